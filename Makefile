@@ -1,0 +1,43 @@
+# Thin wrapper over tox. Every target bootstraps its own tool venv, so a fresh
+# machine with Python 3.11 and Java 17 needs nothing else.
+PYTHON ?= python3
+VENV   := .venv
+TOX    := $(VENV)/bin/tox
+# Extra arguments for tox, e.g. make test TOXARGS="-e py311-test-protocol"
+TOXARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help bootstrap test test-slow lint typecheck bench demo clean
+
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(VENV)/.bootstrapped:
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check 'tox>=4.20,<5'
+	touch $@
+
+bootstrap: $(VENV)/.bootstrapped ## Create the tool venv (tox)
+
+test: bootstrap ## Run every tox env: lint, typecheck and each package's tests
+	$(TOX) run $(TOXARGS)
+
+test-slow: bootstrap ## Run the slow tests too (crash trials, long races)
+	$(TOX) run -e py311-test-protocol,py311-test-storage -- -m slow
+
+lint: bootstrap ## ruff check, ruff format --check, layout checks
+	$(TOX) run -e lint
+
+typecheck: bootstrap ## mypy over every package's src/
+	$(TOX) run -e typecheck
+
+bench: bootstrap ## Run the benchmarks (figures and same-run ratios)
+	$(TOX) run -e bench-avrostate,bench-pyspark
+
+demo: bootstrap ## The main job: a real PySpark pipeline on a local table
+	$(TOX) run -e demo
+
+clean: ## Remove venvs, caches and build output
+	rm -rf $(VENV) .tox .cache build */*.egg-info
+	find packages -name '*.egg-info' -prune -exec rm -rf {} +
+	find packages -name '*.so' -delete
