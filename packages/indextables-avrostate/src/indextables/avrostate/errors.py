@@ -1,4 +1,4 @@
-"""The exception hierarchy of ``indextables.avrostate``: everything derives from :class:`AvroStateError`."""
+"""Exception hierarchy: everything here derives from :class:`AvroStateError`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The exception hierarchy of ``indextables.pyspark``: everything derives from :class:`IndexTablesSparkError`."""
+"""Exception hierarchy: everything here derives from :class:`IndexTablesSparkError`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The exception hierarchy of ``indextables.storage``: everything derives from :class:`StorageError`."""
+"""Exception hierarchy: everything here derives from :class:`StorageError`."""
 
 from __future__ import annotations
 
