@@ -1,0 +1,194 @@
+"""The local filesystem store: atomic put-if-absent that never exposes a partial file.
+
+Every write goes to a temporary file in the destination directory, is
+fsynced, then published in one step: ``os.link`` for put-if-absent (fails if
+the name exists, so exactly one racer wins), ``os.replace`` for put. The
+directory is fsynced afterwards so the new name survives a crash. A crash
+mid-write leaves at most a temporary file (``.indextables-tmp-*``), which
+listings ignore; readers never see a partial object under its key.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import uuid
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from indextables.protocol.store import ObjectInfo
+from indextables.storage.errors import StorageError, StorageExistsError, StorageNotFoundError
+from indextables.storage.keys import TEMP_MARKER, check_key, check_prefix
+from indextables.storage.ranges import check_range
+
+__all__ = ["LocalStore"]
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_temp(directory: Path, data: bytes) -> Path:
+    temp = directory / f"{TEMP_MARKER}{uuid.uuid4().hex}"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        temp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    return temp
+
+
+class LocalStore:
+    """An :class:`~indextables.protocol.store.ObjectStore` over a local directory.
+
+    Args:
+        root: the directory holding the objects (created on first write).
+
+    Example:
+        >>> import tempfile
+        >>> store = LocalStore(tempfile.mkdtemp())
+        >>> store.put_if_absent("_transaction_log/00000000000000000000.json", b"{}")
+        >>> [info.key for info in store.list("_transaction_log/")]
+        ['_transaction_log/00000000000000000000.json']
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self._root = Path(os.path.abspath(os.fspath(root)))
+
+    def __repr__(self) -> str:
+        return f"LocalStore(uri={self.uri!r})"
+
+    @property
+    def uri(self) -> str:
+        """``file://`` URI of the root directory."""
+        return self._root.as_uri()
+
+    @property
+    def root(self) -> Path:
+        """The root directory."""
+        return self._root
+
+    def _path(self, key: str) -> Path:
+        return self._root.joinpath(*check_key(key, store=self.uri).split("/"))
+
+    def _fail(self, key: str, error: OSError) -> StorageError:
+        if isinstance(error, FileNotFoundError | NotADirectoryError):
+            return StorageNotFoundError(f"{self.uri}: no object at key {key!r}")
+        if isinstance(error, IsADirectoryError):
+            return StorageNotFoundError(f"{self.uri}: key {key!r} is a directory, not an object")
+        return StorageError(f"{self.uri}: key {key!r}: {error.strerror or error}")
+
+    def get(self, key: str) -> bytes:
+        """Return the whole object."""
+        try:
+            return self._path(key).read_bytes()
+        except OSError as error:
+            raise self._fail(key, error) from error
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        """Return bytes ``[start, end)`` of the object (shorter at its end)."""
+        check_range(key, start, end, store=self.uri)
+        try:
+            with self._path(key).open("rb") as handle:
+                handle.seek(start)
+                return handle.read(end - start)
+        except OSError as error:
+            raise self._fail(key, error) from error
+
+    def head(self, key: str) -> ObjectInfo:
+        """Return the object's size and modification time (no etag)."""
+        try:
+            stat = self._path(key).stat()
+        except OSError as error:
+            raise self._fail(key, error) from error
+        if not os.path.isfile(self._path(key)):
+            raise StorageNotFoundError(f"{self.uri}: key {key!r} is a directory, not an object")
+        return ObjectInfo(key, stat.st_size, stat.st_mtime_ns // 1_000_000)
+
+    def _prepare(self, key: str, data: bytes) -> tuple[Path, Path]:
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return path, _write_temp(path.parent, data)
+        except OSError as error:
+            raise self._fail(key, error) from error
+
+    def put(self, key: str, data: bytes) -> None:
+        """Create or replace the object atomically (readers see the old or the new bytes)."""
+        path, temp = self._prepare(key, data)
+        try:
+            os.replace(temp, path)
+        except OSError as error:
+            temp.unlink(missing_ok=True)
+            raise self._fail(key, error) from error
+        _fsync_dir(path.parent)
+
+    def put_if_absent(self, key: str, data: bytes) -> None:
+        """Create the object only if the key does not exist yet.
+
+        Raises:
+            StorageExistsError: the key exists (another writer won).
+        """
+        path, temp = self._prepare(key, data)
+        try:
+            os.link(temp, path)
+        except FileExistsError:
+            raise StorageExistsError(f"{self.uri}: key {key!r} already exists") from None
+        except OSError as error:
+            raise self._fail(key, error) from error
+        finally:
+            temp.unlink(missing_ok=True)
+        _fsync_dir(path.parent)
+
+    def list(self, prefix: str = "") -> Iterator[ObjectInfo]:
+        """Yield every object whose key starts with ``prefix``, in key order."""
+        check_prefix(prefix, store=self.uri)
+        directory, _, _ = prefix.rpartition("/")
+        start = self._root.joinpath(*directory.split("/")) if directory else self._root
+        base = f"{directory}/" if directory else ""
+        yield from sorted(self._walk(start, base, prefix), key=lambda info: info.key)
+
+    def _walk(self, directory: Path, base: str, prefix: str) -> Iterator[ObjectInfo]:
+        try:
+            entries = list(os.scandir(directory))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for entry in entries:
+            key = base + entry.name
+            if entry.name.startswith(TEMP_MARKER):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if key.startswith(prefix) or prefix.startswith(key + "/"):
+                    yield from self._walk(Path(entry.path), key + "/", prefix)
+            elif key.startswith(prefix):
+                yield self._info(entry, key)
+
+    def _info(self, entry: os.DirEntry[str], key: str) -> ObjectInfo:
+        stat = entry.stat()
+        return ObjectInfo(key, stat.st_size, stat.st_mtime_ns // 1_000_000)
+
+    def delete(self, key: str) -> None:
+        """Delete the object; a missing key is not an error."""
+        try:
+            self._path(key).unlink()
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as error:
+            if error.errno == errno.EISDIR:
+                return
+            raise self._fail(key, error) from error
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        """Delete several objects, one after the other."""
+        for key in keys:
+            self.delete(key)

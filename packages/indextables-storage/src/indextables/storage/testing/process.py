@@ -1,0 +1,139 @@
+"""A server process in its own process group, started, awaited and stopped reliably."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+from indextables.storage.errors import StorageError
+
+__all__ = [
+    "ServerStartError",
+    "free_port",
+    "free_ports",
+    "log_tail",
+    "managed_process",
+    "port_open",
+    "stop_group",
+    "wait_until",
+]
+
+
+class ServerStartError(StorageError, RuntimeError):
+    """A test server could not be installed or started (the message says why)."""
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def free_ports(count: int) -> list[int]:
+    """Return ``count`` distinct free ports (held open together while choosing)."""
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
+    try:
+        for probe in sockets:
+            probe.bind(("127.0.0.1", 0))
+        return [probe.getsockname()[1] for probe in sockets]
+    finally:
+        for probe in sockets:
+            probe.close()
+
+
+def port_open(port: int) -> bool:
+    """True when something accepts TCP connections on 127.0.0.1:``port``."""
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+        return True
+    return False
+
+
+def log_tail(path: Path, limit: int = 2000) -> str:
+    """The last ``limit`` characters of a server log, for error messages."""
+    try:
+        return path.read_text(errors="replace")[-limit:]
+    except OSError:
+        return "<no log>"
+
+
+def wait_until(
+    ready: Callable[[], bool],
+    *,
+    process: subprocess.Popen[bytes],
+    timeout: float,
+    what: str,
+    log: Path,
+) -> None:
+    """Poll ``ready`` until it is true; fail early if the process exits.
+
+    Raises:
+        ServerStartError: the process died or ``timeout`` seconds passed.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise ServerStartError(
+                f"{what} exited with code {process.returncode} while starting; "
+                f"log {log}:\n{log_tail(log)}"
+            )
+        with contextlib.suppress(Exception):
+            if ready():
+                return
+        time.sleep(0.1)
+    raise ServerStartError(f"{what} was not ready after {timeout:.0f} s; log {log}:\n{log_tail(log)}")
+
+
+def stop_group(process: subprocess.Popen[bytes], *, grace: float = 10.0) -> None:
+    """SIGTERM the process group, then SIGKILL it if it outlives ``grace`` seconds."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            pass
+    # Children of the server (node workers, weed sub-servers) share its group.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+@contextlib.contextmanager
+def managed_process(
+    command: Sequence[str],
+    *,
+    log: Path,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``command`` in a new process group with output to ``log``; kill the group at exit.
+
+    Raises:
+        ServerStartError: the command could not be executed.
+    """
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        try:
+            process = subprocess.Popen(
+                list(command),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=dict(env) if env is not None else None,
+                cwd=cwd,
+                start_new_session=True,
+            )
+        except OSError as error:
+            raise ServerStartError(f"cannot run {command[0]!r}: {error}") from error
+    try:
+        yield process
+    finally:
+        stop_group(process)
