@@ -1,0 +1,110 @@
+"""The ``indextables`` command line: the group, its shared options and the entry point."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from indextables.admin.commands_about import version_command
+from indextables.admin.commands_inspect import (
+    changes_command,
+    describe_command,
+    files_command,
+    history_command,
+    schema_command,
+)
+from indextables.admin.commands_maintain import (
+    checkpoint_command,
+    compact_command,
+    drop_partitions_command,
+    gc_command,
+    purge_command,
+    repair_command,
+    truncate_time_travel_command,
+    validate_command,
+)
+from indextables.admin.context import GlobalOptions, common_options
+from indextables.admin.exitcodes import ExitCode
+
+__all__ = ["cli", "main"]
+
+
+class AdminGroup(click.Group):
+    """A group whose exit codes follow the admin convention.
+
+    click exits with 2 on a usage error; here 2 means "not found", so usage
+    errors exit with 1 like every other user error.
+    """
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Run the command line and exit with an :class:`ExitCode`."""
+        try:
+            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as error:
+            error.show()
+            code = ExitCode.USER_ERROR if isinstance(error, click.UsageError) else error.exit_code
+        except click.Abort:
+            click.echo("Aborted.", err=True)
+            code = ExitCode.USER_ERROR
+        else:
+            code = result if isinstance(result, int) else ExitCode.OK
+        if not standalone_mode:
+            return int(code)
+        sys.exit(int(code))
+
+
+@click.group(cls=AdminGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@common_options
+@click.pass_context
+def cli(
+    ctx: click.Context,
+    output_format: str | None,
+    quiet: bool | None,
+    verbose: bool | None,
+    storage_option: tuple[str, ...],
+) -> None:
+    """Inspect and maintain IndexTables tables on any store, without Spark.
+
+    TABLE is a table URI: a local path, file://, s3://bucket/prefix, az://, memory://.
+    Exit codes: 0 ok, 1 user error, 2 not found, 3 conflict, 4 validation failed.
+    """
+    ctx.obj = GlobalOptions(
+        output=output_format,  # type: ignore[arg-type]
+        quiet=bool(quiet),
+        verbose=bool(verbose),
+        storage_options=storage_option,
+    )
+
+
+for _command in (
+    describe_command,
+    files_command,
+    history_command,
+    changes_command,
+    schema_command,
+    checkpoint_command,
+    compact_command,
+    purge_command,
+    truncate_time_travel_command,
+    drop_partitions_command,
+    repair_command,
+    validate_command,
+    gc_command,
+    version_command,
+):
+    cli.add_command(_command)
+
+
+def main() -> None:
+    """Entry point of the ``indextables`` script."""
+    cli.main(prog_name="indextables")

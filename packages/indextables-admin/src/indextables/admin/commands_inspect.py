@@ -1,0 +1,89 @@
+"""Read-only commands: describe, files, history, changes, schema."""
+
+from __future__ import annotations
+
+import click
+
+from indextables.admin import api
+from indextables.admin.context import CommandContext, admin_command, common_options
+from indextables.admin.errors import UsageError
+from indextables.admin.options import parse_timestamp_ms
+
+__all__ = [
+    "changes_command",
+    "describe_command",
+    "files_command",
+    "history_command",
+    "schema_command",
+]
+
+_TABLE = click.argument("table", metavar="TABLE")
+_FILE_COLUMNS = ("path", "partitionValues", "size", "numRecords", "addedAtVersion")
+
+
+@click.command("describe")
+@_TABLE
+@common_options
+@admin_command
+def describe_command(cmd: CommandContext, table: str) -> None:
+    """State format, version, files, manifests, tombstones, bytes, protocol and schema."""
+    view = api.describe_view(table, storage_options=cmd.storage_options)
+    cmd.output.document(view, title=f"table {table}")
+
+
+@click.command("files")
+@_TABLE
+@click.option(
+    "--where", "where", default=None, help="Partition filter, e.g. \"date >= '2024-01-01'\"."
+)
+@click.option("--version", "version", type=int, default=None, help="Files at this version.")
+@common_options
+@admin_command
+def files_command(cmd: CommandContext, table: str, where: str | None, version: int | None) -> None:
+    """List the live files (wire field names in JSON)."""
+    view = api.files_view(table, where=where, version=version, storage_options=cmd.storage_options)
+    cmd.output.document(view, title=f"files of {table}")
+
+
+@click.command("history")
+@_TABLE
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Newest N versions only.")
+@common_options
+@admin_command
+def history_command(cmd: CommandContext, table: str, limit: int | None) -> None:
+    """List the table's versions, newest first."""
+    view = api.history_view(table, limit=limit, storage_options=cmd.storage_options)
+    cmd.output.document(view, title=f"history of {table}")
+
+
+@click.command("changes")
+@_TABLE
+@click.option("--since-version", type=click.IntRange(min=0), default=None)
+@click.option("--since-timestamp", default=None, help="Epoch ms or ISO 8601 (UTC if no offset).")
+@common_options
+@admin_command
+def changes_command(
+    cmd: CommandContext, table: str, since_version: int | None, since_timestamp: str | None
+) -> None:
+    """Files added and removed after a version or a point in time."""
+    if (since_version is None) == (since_timestamp is None):
+        raise UsageError("give exactly one of --since-version or --since-timestamp")
+    timestamp = None if since_timestamp is None else parse_timestamp_ms(since_timestamp)
+    view = api.changes_view(
+        table,
+        since_version=since_version,
+        since_timestamp=timestamp,
+        storage_options=cmd.storage_options,
+    )
+    cmd.output.document(view, title=f"changes of {table}")
+
+
+@click.command("schema")
+@_TABLE
+@click.option("--version", "version", type=int, default=None, help="Schema at this version.")
+@common_options
+@admin_command
+def schema_command(cmd: CommandContext, table: str, version: int | None) -> None:
+    """Show the columns, their types and the partition columns."""
+    view = api.schema_view(table, version=version, storage_options=cmd.storage_options)
+    cmd.output.document(view, title=f"schema of {table}")

@@ -1,0 +1,176 @@
+"""What every command receives: its output, progress, storage options and switches.
+
+The options shared by every command (``--output``, ``--quiet``,
+``--verbose``, ``--storage-option``) may be given before the command name
+(``indextables --output json describe T``) or after it; after wins.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import wraps
+from typing import Any, ParamSpec, TextIO, TypeVar, cast
+
+import click
+
+from indextables.admin.errors import AdminError
+from indextables.admin.exitcodes import exit_code_for
+from indextables.admin.options import parse_storage_options, storage_options_from_env
+from indextables.admin.output import Output, OutputFormat, make_output
+from indextables.admin.progress import Progress
+from indextables.admin.redact import is_secret_key, redact_text
+
+__all__ = [
+    "CommandContext",
+    "GlobalOptions",
+    "admin_command",
+    "common_options",
+    "confirm_destructive",
+    "needs_confirmation",
+]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@dataclass(slots=True)
+class GlobalOptions:
+    """Shared options given before the command name (stored on the click context)."""
+
+    output: OutputFormat | None = None
+    quiet: bool = False
+    verbose: bool = False
+    storage_options: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class CommandContext:
+    """Everything a command body needs; it never touches streams itself."""
+
+    output: Output
+    progress: Progress
+    storage_options: dict[str, str]
+    verbose: bool = False
+    yes: bool = False
+    interactive: bool = False
+    stdin: TextIO = field(default_factory=lambda: sys.stdin)
+
+    @property
+    def secrets(self) -> list[str]:
+        """The values of every credential option, to scrub from messages."""
+        return [value for key, value in self.storage_options.items() if is_secret_key(key)]
+
+
+def common_options(func: Callable[P, R]) -> Callable[P, R]:
+    """Add ``--output``, ``--quiet``, ``--verbose`` and ``--storage-option`` to a command."""
+    decorators = [
+        click.option(
+            "--output",
+            "-o",
+            "output_format",
+            type=click.Choice(["text", "json"]),
+            default=None,
+            help="text (tables, the default) or json (stable keys, for scripts).",
+        ),
+        click.option("--quiet", "-q", is_flag=True, default=None, help="No progress bars."),
+        click.option(
+            "--verbose", "-v", is_flag=True, default=None, help="Show tracebacks on errors."
+        ),
+        click.option(
+            "--storage-option",
+            "-S",
+            "storage_option",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="Store option (repeatable), e.g. region=us-east-1. Never echoed.",
+        ),
+    ]
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
+def admin_command(func: Callable[..., None]) -> Callable[..., None]:
+    """Turn a ``body(cmd: CommandContext, **params)`` into a click callback.
+
+    Resolves the shared options, builds the :class:`CommandContext`, runs the
+    body, and turns any exception into a redacted message and an exit code
+    (with a traceback only under ``--verbose``).
+    """
+
+    @wraps(func)
+    def callback(**params: Any) -> None:
+        click_ctx = click.get_current_context()
+        cmd = _build_context(click_ctx, params)
+        try:
+            with cmd.progress.session():
+                func(cmd, **params)
+        except click.exceptions.Exit:
+            raise
+        except (click.ClickException, click.Abort):
+            raise
+        except Exception as error:  # every failure becomes an exit code, never a crash
+            click_ctx.exit(_report(cmd, error))
+
+    return callback
+
+
+def _build_context(click_ctx: click.Context, params: dict[str, Any]) -> CommandContext:
+    shared = click_ctx.find_object(GlobalOptions) or GlobalOptions()
+    output_format = params.pop("output_format", None) or shared.output or "text"
+    quiet = bool(params.pop("quiet", None) or shared.quiet)
+    verbose = bool(params.pop("verbose", None) or shared.verbose)
+    pairs = (*shared.storage_options, *params.pop("storage_option", ()))
+    yes = bool(params.pop("yes", False))
+    stdout, stderr = sys.stdout, sys.stderr
+    output = make_output(cast(OutputFormat, output_format), stdout=stdout, stderr=stderr)
+    cmd = CommandContext(
+        output=output,
+        progress=Progress(stderr, quiet=quiet),
+        storage_options={},
+        verbose=verbose,
+        yes=yes,
+        interactive=sys.stdin.isatty(),
+    )
+    try:
+        cmd.storage_options = {**storage_options_from_env(), **parse_storage_options(pairs)}
+    except AdminError as error:
+        click_ctx.exit(_report(cmd, error))
+    return cmd
+
+
+def _report(cmd: CommandContext, error: BaseException) -> int:
+    code = exit_code_for(error)
+    if cmd.verbose:
+        text = "".join(traceback.format_exception(error))
+        sys.stderr.write(redact_text(text, cmd.secrets))
+    message = redact_text(str(error) or type(error).__name__, cmd.secrets)
+    cmd.output.error(message, kind=type(error).__name__, exit_code=int(code))
+    return int(code)
+
+
+def needs_confirmation(cmd: CommandContext) -> bool:
+    """True when a destructive command must ask first: a terminal and no ``--yes``."""
+    return cmd.interactive and not cmd.yes
+
+
+def confirm_destructive(cmd: CommandContext, what: str) -> None:
+    """Ask before a destructive step when a person is at the terminal.
+
+    Skipped with ``--yes`` and when stdin is not a terminal (scripts).
+
+    Raises:
+        click.Abort: the person answered no.
+    """
+    if not needs_confirmation(cmd):
+        return
+    if not click.confirm(f"{what}. Continue?", default=False, err=True):
+        raise click.Abort()
+
+
+def storage_kwargs(cmd: CommandContext) -> Mapping[str, str] | None:
+    """The storage options to hand to the engine (None when there are none)."""
+    return cmd.storage_options or None

@@ -1,0 +1,133 @@
+"""Parsers for the command line's option values: ``key=value`` pairs, durations, timestamps."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, timedelta
+
+from indextables.admin.errors import UsageError
+from indextables.admin.redact import is_secret_key
+
+__all__ = [
+    "STORAGE_OPTION_ENV_PREFIX",
+    "parse_duration",
+    "parse_storage_options",
+    "parse_timestamp_ms",
+    "storage_options_from_env",
+]
+
+# INDEXTABLES_STORAGE_OPTION_REGION=us-east-1 is the same as --storage-option region=us-east-1.
+STORAGE_OPTION_ENV_PREFIX = "INDEXTABLES_STORAGE_OPTION_"
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+_UNITS = {
+    "s": 1.0,
+    "sec": 1.0,
+    "second": 1.0,
+    "seconds": 1.0,
+    "m": 60.0,
+    "min": 60.0,
+    "minute": 60.0,
+    "minutes": 60.0,
+    "h": 3600.0,
+    "hour": 3600.0,
+    "hours": 3600.0,
+    "d": 86400.0,
+    "day": 86400.0,
+    "days": 86400.0,
+    "w": 604800.0,
+    "week": 604800.0,
+    "weeks": 604800.0,
+}
+
+
+def parse_storage_options(pairs: Iterable[str]) -> dict[str, str]:
+    """Turn ``key=value`` strings into a dict; later pairs override earlier ones.
+
+    Args:
+        pairs: the values of every ``--storage-option``.
+
+    Returns:
+        The options as a dict.
+
+    Raises:
+        UsageError: a pair has no ``=`` or an empty key. The message never
+            quotes the value of a credential.
+
+    Example:
+        >>> parse_storage_options(["region=us-east-1", "endpoint_url=http://x"])
+        {'region': 'us-east-1', 'endpoint_url': 'http://x'}
+    """
+    options: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            shown = "<redacted>" if is_secret_key(key) else repr(pair)
+            raise UsageError(f"--storage-option expects key=value, got {shown}")
+        options[key] = value
+    return options
+
+
+def storage_options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Collect storage options from ``INDEXTABLES_STORAGE_OPTION_<KEY>`` variables.
+
+    The key is lower-cased (``..._ENDPOINT_URL`` -> ``endpoint_url``). Store
+    credentials in their usual variables (``AWS_ACCESS_KEY_ID``, ...) are read
+    by the store itself, not here.
+
+    Args:
+        environ: the environment to read; ``os.environ`` by default.
+    """
+    env = os.environ if environ is None else environ
+    return {
+        name[len(STORAGE_OPTION_ENV_PREFIX) :].lower(): value
+        for name, value in env.items()
+        if name.startswith(STORAGE_OPTION_ENV_PREFIX) and len(name) > len(STORAGE_OPTION_ENV_PREFIX)
+    }
+
+
+def parse_duration(text: str) -> timedelta:
+    """Parse a duration such as ``7d``, ``168h``, ``30 days``, ``90m`` or ``45s``.
+
+    A bare number is a number of days (as in ``OLDER THAN 7 DAYS``).
+
+    Raises:
+        UsageError: the text is not a non-negative number with a known unit.
+
+    Example:
+        >>> parse_duration("36h")
+        datetime.timedelta(days=1, seconds=43200)
+    """
+    match = _DURATION.match(text)
+    unit = match.group(2).lower() if match else ""
+    if match is None or (unit and unit not in _UNITS):
+        raise UsageError(f"invalid duration {text!r}: expected e.g. 7d, 168h, 30m, 45s")
+    seconds = float(match.group(1)) * (_UNITS[unit] if unit else _UNITS["d"])
+    return timedelta(seconds=seconds)
+
+
+def parse_timestamp_ms(text: str) -> int:
+    """Parse a point in time to epoch milliseconds.
+
+    Accepts epoch milliseconds (``1705123456789``) or ISO 8601
+    (``2024-01-13``, ``2024-01-13T10:30:00``, ``...Z`` or ``...+02:00``);
+    a time without an offset is UTC.
+
+    Raises:
+        UsageError: the text is neither.
+    """
+    stripped = text.strip()
+    if stripped.isdigit():
+        return int(stripped)
+    try:
+        moment = datetime.fromisoformat(stripped.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"invalid timestamp {text!r}: expected epoch milliseconds or ISO 8601"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
