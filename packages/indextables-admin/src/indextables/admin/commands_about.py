@@ -22,6 +22,7 @@ def version_command(cmd: CommandContext) -> None:
             "packages": [{"name": p.name, "version": p.version} for p in installed_packages()],
             "avrostate_decoder": decoder.implementation,
             "cython_decoder_active": decoder.cython_active,
+            **({"avrostate_problem": decoder.problem} if decoder.problem else {}),
         },
         title="indextables",
     )

@@ -24,13 +24,15 @@ class PackageVersion:
 class DecoderInfo:
     """Which Avro state decoder ``indextables.avrostate`` runs.
 
-    ``implementation`` is ``"cython"``, ``"python"``, or ``None`` when
-    indextables-avrostate is not installed (or exposes no marker yet);
-    ``cython_active`` is True only for the compiled decoder.
+    ``implementation`` is ``"cython"`` or ``"python"`` as
+    ``indextables.avrostate.impl`` chose it, or ``None`` when it could not be
+    loaded (``problem`` then says why); ``cython_active`` is True only for the
+    compiled decoder (``impl.CYTHON_MODULE``).
     """
 
     implementation: str | None
     cython_active: bool
+    problem: str | None = None
 
 
 def installed_packages() -> list[PackageVersion]:
@@ -44,15 +46,17 @@ def installed_packages() -> list[PackageVersion]:
 
 
 def decoder_info() -> DecoderInfo:
-    """Ask indextables.avrostate which decoder it selected."""
+    """Ask ``indextables.avrostate.impl`` which decoder it selected at import."""
     try:
-        module = importlib.import_module("indextables.avrostate")
-    except ImportError:
-        return DecoderInfo(implementation=None, cython_active=False)
-    implementation = getattr(module, "DECODER_IMPLEMENTATION", None)
-    if not isinstance(implementation, str):
-        return DecoderInfo(implementation=None, cython_active=False)
-    return DecoderInfo(implementation=implementation, cython_active=implementation == "cython")
+        impl = importlib.import_module("indextables.avrostate.impl")
+    except Exception as error:  # a broken build or a bad INDEXTABLES_AVROSTATE_IMPL
+        return DecoderInfo(implementation=None, cython_active=False, problem=str(error))
+    name = getattr(impl, "IMPL_NAME", None)
+    cython = getattr(impl, "CYTHON_MODULE", False)
+    return DecoderInfo(
+        implementation=name if isinstance(name, str) else None,
+        cython_active=cython is True,
+    )
 
 
 def python_version() -> str:
