@@ -1,7 +1,31 @@
-"""Exception hierarchy: everything here derives from :class:`IndexTablesSparkError`."""
+"""The exception hierarchy of ``indextables.pyspark``: everything derives from :class:`IndexTablesSparkError`."""
 
 from __future__ import annotations
 
 
 class IndexTablesSparkError(Exception):
     """Root of every error raised by indextables.pyspark."""
+
+
+class OptionError(IndexTablesSparkError, ValueError):
+    """An option of the data source is missing, unknown or has a bad value."""
+
+
+class UnsupportedTypeError(IndexTablesSparkError, TypeError):
+    """A Spark column type that no IndexTables field type can hold."""
+
+
+class QuerySyntaxError(IndexTablesSparkError, ValueError):
+    """A search query string (``query``, ``textsearch``, ``fieldmatch``) does not parse."""
+
+
+class FieldKindError(IndexTablesSparkError, ValueError):
+    """A search helper was used on a field of the wrong kind (e.g. textsearch on a string field)."""
+
+
+class NotATableError(IndexTablesSparkError, FileNotFoundError):
+    """The path given to a read holds no IndexTables transaction log."""
+
+
+class SqlCommandError(IndexTablesSparkError, ValueError):
+    """A maintenance SQL command that does not parse or cannot run."""

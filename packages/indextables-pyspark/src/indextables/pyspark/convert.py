@@ -1,0 +1,116 @@
+"""Value conversion between Arrow/Spark and Tantivy documents, both ways.
+
+Rows go into Tantivy as dicts (``Document.from_dict`` coerces per field); rows
+come back from stored documents (or numeric fast fields) and are rebuilt as
+Arrow arrays exactly typed to the Spark schema (Spark refuses batches whose
+types differ from ``to_arrow_schema``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+import pyarrow as pa
+import tantivy
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import (
+    ArrayType,
+    DateType,
+    MapType,
+    StructType,
+    TimestampNTZType,
+)
+
+from indextables.pyspark.mapping import FieldKind, FieldSpec
+
+# JSON fields must hold objects; arrays are wrapped under this key.
+ARRAY_KEY = "_values"
+
+
+def arrow_schema(schema: StructType) -> pa.Schema:
+    """The Arrow schema Spark expects for batches of this Spark schema."""
+    return to_arrow_schema(schema, timezone="UTC")
+
+
+def _to_tantivy(kind: FieldKind, value: Any) -> Any:
+    if kind is FieldKind.DATE:
+        if isinstance(value, datetime):
+            return value if value.tzinfo else value.replace(tzinfo=UTC)
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    if kind is FieldKind.JSON:
+        return _json_object(value)
+    return value
+
+
+def _json_object(value: Any) -> dict[str, Any]:
+    if isinstance(value, str):
+        value = json.loads(value)
+    if isinstance(value, list) and (not value or not isinstance(value[0], tuple)):
+        value = {ARRAY_KEY: value}
+    elif isinstance(value, list):
+        value = {str(k): v for k, v in value}
+    # Round-trip through JSON so nested dates/decimals become plain JSON values.
+    result: dict[str, Any] = json.loads(json.dumps(value, default=str))
+    return result
+
+
+def documents(
+    batch: pa.RecordBatch, specs: Sequence[FieldSpec], schema: tantivy.Schema
+) -> Iterator[tantivy.Document]:
+    """Tantivy documents for the rows of ``batch`` (null values are left out)."""
+    columns = [(s.name, s.kind, batch.column(s.name).to_pylist()) for s in specs]
+    for i in range(batch.num_rows):
+        row = {}
+        for name, kind, values in columns:
+            value = values[i]
+            if value is not None:
+                row[name] = _to_tantivy(kind, value)
+        yield tantivy.Document.from_dict(row, schema)
+
+
+def _from_tantivy(data_type: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(data_type, DateType) and isinstance(value, datetime):
+        return value.astimezone(UTC).date()
+    if isinstance(data_type, TimestampNTZType) and isinstance(value, datetime):
+        return value.astimezone(UTC).replace(tzinfo=None)
+    if isinstance(data_type, ArrayType) and isinstance(value, dict):
+        return value.get(ARRAY_KEY)
+    if isinstance(data_type, MapType) and isinstance(value, dict):
+        return list(value.items())
+    return value
+
+
+def column_from_docs(
+    docs: Sequence[Mapping[str, list[Any]]], name: str, data_type: Any, arrow_type: pa.DataType
+) -> pa.Array:
+    """One Arrow column rebuilt from stored documents."""
+    values = []
+    for doc in docs:
+        found = doc.get(name)
+        values.append(_from_tantivy(data_type, found[0] if found else None))
+    return pa.array(values, type=arrow_type)
+
+
+def partition_column(value: str | None, arrow_type: pa.DataType, length: int) -> pa.Array:
+    """A constant column for a partition value (strings in the log, typed on output)."""
+    if value is None:
+        return pa.nulls(length, type=arrow_type)
+    if pa.types.is_date32(arrow_type):
+        return pa.array([date.fromisoformat(value)] * length, type=arrow_type)
+    return pa.array([value] * length, type=pa.string()).cast(arrow_type)
+
+
+def partition_value_string(value: Any) -> str | None:
+    """How a partition value is written in the log and in the split's directory name."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ")
+    return str(value)

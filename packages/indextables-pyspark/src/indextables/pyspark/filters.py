@@ -1,0 +1,326 @@
+"""Spark pushed filters -> conditions -> Tantivy queries and split pruning.
+
+Every condition here describes a *superset* of the rows the Spark filter
+keeps: the reader hands every filter back to Spark as unhandled, so Spark
+always re-checks the rows, and a condition may only drop rows that surely do
+not match. A filter that cannot be translated exactly is simply not used.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+import tantivy
+from pyspark.sql import datasource as ds
+
+from indextables.pyspark.mapping import FieldKind, FieldSpec
+from indextables.pyspark.stats import string_max_is_exact
+
+COMPARISONS = ("=", "<", "<=", ">", ">=")
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """One translated filter on a top-level column.
+
+    Attributes:
+        op: one of ``=``, ``<``, ``<=``, ``>``, ``>=``, ``in``, ``null``, ``notnull``,
+            ``prefix``, ``!=``.
+        column: the column name as Spark gave it.
+        values: the operand values (one for comparisons, several for ``in``).
+    """
+
+    op: str
+    column: str
+    values: tuple[Any, ...] = ()
+
+
+_OPS: dict[type, str] = {
+    ds.EqualTo: "=",
+    ds.EqualNullSafe: "=",
+    ds.LessThan: "<",
+    ds.LessThanOrEqual: "<=",
+    ds.GreaterThan: ">",
+    ds.GreaterThanOrEqual: ">=",
+}
+
+
+def translate(spark_filter: ds.Filter) -> Condition | None:
+    """The condition for one Spark filter, or None when it is not usable."""
+    if isinstance(spark_filter, ds.Not):
+        child = spark_filter.child
+        if isinstance(child, ds.EqualTo) and len(child.attribute) == 1 and child.value is not None:
+            return Condition("!=", child.attribute[0], (child.value,))
+        return None
+    attribute = getattr(spark_filter, "attribute", ())
+    if len(attribute) != 1:
+        return None  # nested column paths are not pushed
+    column = attribute[0]
+    op = _OPS.get(type(spark_filter))
+    if op is not None:
+        value = spark_filter.value  # type: ignore[attr-defined]
+        return None if value is None else Condition(op, column, (value,))
+    if isinstance(spark_filter, ds.In):
+        values = tuple(v for v in spark_filter.value if v is not None)
+        return Condition("in", column, values)
+    if isinstance(spark_filter, ds.IsNull):
+        return Condition("null", column)
+    if isinstance(spark_filter, ds.IsNotNull):
+        return Condition("notnull", column)
+    if isinstance(spark_filter, ds.StringStartsWith):
+        return Condition("prefix", column, (spark_filter.value,))
+    return None
+
+
+def translate_all(filters: Iterable[ds.Filter]) -> tuple[Condition, ...]:
+    """Conditions for every translatable filter (the rest are left to Spark alone)."""
+    return tuple(c for c in (translate(f) for f in filters) if c is not None)
+
+
+# -- Tantivy queries -----------------------------------------------------------------
+
+
+def to_query(
+    condition: Condition, spec: FieldSpec, schema: tantivy.Schema
+) -> tantivy.Query | None:
+    """A Tantivy query matching a superset of the condition's rows, or None if not exact."""
+    if not spec.indexed and condition.op not in ("null", "notnull"):
+        return None
+    if condition.op in ("null", "notnull"):
+        return _null_query(condition, spec)
+    if condition.op == "!=":
+        inner = to_query(Condition("=", condition.column, condition.values), spec, schema)
+        if inner is None:
+            return None
+        # Rows where the column is null also fail `col != v` in Spark: keeping them is a superset.
+        return tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, tantivy.Query.all_query()), (tantivy.Occur.MustNot, inner)]
+        )
+    if spec.kind in (FieldKind.I64, FieldKind.F64):
+        return _numeric_query(condition, spec, schema)
+    if spec.is_exact:
+        return _string_query(condition, spec, schema)
+    if spec.kind is FieldKind.BOOL and condition.op == "=":
+        value = condition.values[0]
+        return tantivy.Query.term_query(schema, spec.name, value) if isinstance(value, bool) else None
+    return None
+
+
+def _null_query(condition: Condition, spec: FieldSpec) -> tantivy.Query | None:
+    if not spec.fast or spec.kind in (FieldKind.JSON, FieldKind.TEXT):
+        return None
+    exists = tantivy.Query.exists_query(spec.name)
+    if condition.op == "notnull":
+        return exists
+    return tantivy.Query.boolean_query(
+        [(tantivy.Occur.Must, tantivy.Query.all_query()), (tantivy.Occur.MustNot, exists)]
+    )
+
+
+def _numeric_query(
+    condition: Condition, spec: FieldSpec, schema: tantivy.Schema
+) -> tantivy.Query | None:
+    values = [_number(v, spec.kind) for v in condition.values]
+    if any(v is None for v in values):
+        return None
+    field_type = tantivy.FieldType.Integer if spec.kind is FieldKind.I64 else tantivy.FieldType.Float
+    if condition.op == "in":
+        if not values:
+            return tantivy.Query.empty_query()
+        return tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, _range(schema, spec, field_type, v, v)) for v in values]
+        )
+    value = values[0]
+    bounds = {
+        "=": (value, value, True, True),
+        "<": (None, value, True, False),
+        "<=": (None, value, True, True),
+        ">": (value, None, False, True),
+        ">=": (value, None, True, True),
+    }.get(condition.op)
+    if bounds is None:
+        return None
+    low, high, inc_low, inc_high = bounds
+    return tantivy.Query.range_query(
+        schema, spec.name, field_type, low, high, include_lower=inc_low, include_upper=inc_high
+    )
+
+
+def _range(
+    schema: tantivy.Schema, spec: FieldSpec, field_type: Any, low: Any, high: Any
+) -> tantivy.Query:
+    return tantivy.Query.range_query(schema, spec.name, field_type, low, high)
+
+
+def _number(value: Any, kind: FieldKind) -> int | float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if kind is FieldKind.I64:
+        if isinstance(value, float):
+            # An integer column compared with a fraction: no exact integer query.
+            return int(value) if value.is_integer() else None
+        return value
+    return None if isinstance(value, float) and math.isnan(value) else float(value)
+
+
+def _string_query(
+    condition: Condition, spec: FieldSpec, schema: tantivy.Schema
+) -> tantivy.Query | None:
+    if not all(isinstance(v, str) for v in condition.values):
+        return None
+    if condition.op == "=":
+        return tantivy.Query.term_query(schema, spec.name, condition.values[0])
+    if condition.op == "in":
+        if not condition.values:
+            return tantivy.Query.empty_query()
+        return tantivy.Query.term_set_query(schema, spec.name, list(condition.values))
+    if condition.op == "prefix":
+        pattern = re.escape(condition.values[0]) + ".*"
+        return tantivy.Query.regex_query(schema, spec.name, pattern)
+    return None  # Tantivy has no range queries on text fields.
+
+
+def conjunction(queries: Sequence[tantivy.Query]) -> tantivy.Query:
+    """All of ``queries`` (the match-all query when there are none)."""
+    if not queries:
+        return tantivy.Query.all_query()
+    if len(queries) == 1:
+        return queries[0]
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in queries])
+
+
+# -- pruning by statistics and partition values --------------------------------------
+
+
+def may_match_file(
+    conditions: Iterable[Condition],
+    *,
+    partition_values: Mapping[str, str | None],
+    min_values: Mapping[str, str] | None,
+    max_values: Mapping[str, str] | None,
+    kinds: Mapping[str, FieldKind],
+) -> bool:
+    """False only when a split's partition values or min/max statistics prove no row matches."""
+    lowered = {k.lower(): v for k, v in partition_values.items()}
+    for condition in conditions:
+        column = condition.column.lower()
+        if column in lowered:
+            if not _partition_may_match(condition, lowered[column]):
+                return False
+        elif not _stats_may_match(condition, column, min_values, max_values, kinds):
+            return False
+    return True
+
+
+def _coerce(text: str, like: Any) -> Any:
+    """The log string ``text`` as a value comparable with ``like``, or None."""
+    try:
+        if isinstance(like, bool):
+            return text.lower() == "true"
+        if isinstance(like, int):
+            return int(text)
+        if isinstance(like, float):
+            return float(text)
+        if isinstance(like, datetime):
+            return datetime.fromisoformat(text)
+        if isinstance(like, date):
+            return date.fromisoformat(text)
+        if isinstance(like, str):
+            return text
+    except ValueError:
+        return None
+    return None
+
+
+def _partition_may_match(condition: Condition, value: str | None) -> bool:
+    if condition.op in ("null", "notnull"):
+        return (value is None) == (condition.op == "null")
+    if value is None:
+        return False  # every other filter is false (or null) on a null value
+    results = [_compare_holds(condition.op, value, operand) for operand in condition.values]
+    if condition.op == "in":
+        return any(r is not False for r in results)
+    return results[0] is not False if results else True
+
+
+def _compare_holds(op: str, text: str, operand: Any) -> bool | None:
+    """Whether ``text op operand`` holds; None when it cannot be decided."""
+    if op == "prefix":
+        return text.startswith(operand) if isinstance(operand, str) else None
+    value = _coerce(text, operand)
+    if value is None:
+        return None
+    try:
+        return {
+            "=": value == operand,
+            "in": value == operand,
+            "!=": value != operand,
+            "<": value < operand,
+            "<=": value <= operand,
+            ">": value > operand,
+            ">=": value >= operand,
+        }[op]
+    except TypeError:
+        return None
+
+
+def _stats_may_match(
+    condition: Condition,
+    column: str,
+    min_values: Mapping[str, str] | None,
+    max_values: Mapping[str, str] | None,
+    kinds: Mapping[str, FieldKind],
+) -> bool:
+    kind = kinds.get(column)
+    if kind not in (FieldKind.I64, FieldKind.F64, FieldKind.STRING) or condition.op not in (
+        *COMPARISONS,
+        "in",
+    ):
+        return True
+    low = _stat(min_values, column)
+    high = _stat(max_values, column)
+    if low is None or high is None:
+        return True
+    if kind is FieldKind.STRING and not string_max_is_exact(high):
+        high = None  # a truncated max bounds nothing
+    if not condition.values:
+        return True
+    return any(_overlaps(condition.op, v, low, high, kind) for v in condition.values)
+
+
+def _stat(values: Mapping[str, str] | None, column: str) -> str | None:
+    if not values:
+        return None
+    for key, value in values.items():
+        if key.lower() == column:
+            return value
+    return None
+
+
+def _overlaps(op: str, operand: Any, low: str, high: str | None, kind: FieldKind) -> bool:
+    if kind is FieldKind.STRING:
+        if not isinstance(operand, str):
+            return True
+        lo: Any = low
+        hi: Any = high
+    else:
+        if isinstance(operand, bool) or not isinstance(operand, (int, float)):
+            return True
+        try:
+            lo, hi = float(low), float(high) if high is not None else None
+        except ValueError:
+            return True
+    if op in ("=", "in"):
+        return lo <= operand and (hi is None or operand <= hi)
+    if op == "<":
+        return bool(lo < operand)
+    if op == "<=":
+        return bool(lo <= operand)
+    if op == ">":
+        return hi is None or bool(hi > operand)
+    return hi is None or bool(hi >= operand)

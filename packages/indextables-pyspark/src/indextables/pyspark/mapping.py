@@ -1,0 +1,272 @@
+"""Spark schema -> IndexTables field specs -> Tantivy schema and doc mapping JSON.
+
+One :class:`FieldSpec` per non-partition column decides how the column is
+indexed. The doc mapping JSON is what the transaction log records per split
+(``[{"fast":true,"indexed":true,"name":"id","stored":true,"type":"i64"}, ...]``,
+keys sorted, exactly as the reference writes it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import tantivy
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    ByteType,
+    DataType,
+    DateType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    MapType,
+    ShortType,
+    StringType,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from indextables.pyspark.errors import OptionError, UnsupportedTypeError
+from indextables.pyspark.options import IndexingOptions
+
+
+class FieldKind(Enum):
+    """How one column is held in the Tantivy index."""
+
+    I64 = "i64"
+    F64 = "f64"
+    BOOL = "bool"
+    DATE = "date"
+    STRING = "string"  # text field, raw tokenizer: exact match
+    TEXT = "text"  # text field, tokenized: full-text search
+    JSON = "json"
+    IP = "ip"
+
+
+_INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
+_FLOATING = (FloatType, DoubleType)
+_TEMPORAL = (DateType, TimestampType, TimestampNTZType)
+_NESTED = (StructType, MapType, ArrayType)
+
+# The wire "type" each kind has in the doc mapping JSON.
+_WIRE_TYPE = {
+    FieldKind.I64: "i64",
+    FieldKind.F64: "f64",
+    FieldKind.BOOL: "bool",
+    FieldKind.DATE: "datetime",
+    FieldKind.STRING: "text",
+    FieldKind.TEXT: "text",
+    FieldKind.JSON: "object",
+    FieldKind.IP: "ip",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    """The indexing decision for one column.
+
+    Attributes:
+        name: Column name.
+        kind: The field kind.
+        tokenizer: Tokenizer name for text/json kinds, else None.
+        stored: Whether values are stored (needed to read the column back).
+        indexed: Whether values are searchable.
+        fast: Whether values get a columnar fast field.
+    """
+
+    name: str
+    kind: FieldKind
+    tokenizer: str | None
+    stored: bool
+    indexed: bool
+    fast: bool
+
+    @property
+    def is_tokenized(self) -> bool:
+        """True for fields whose terms are produced by a non-raw tokenizer."""
+        return self.kind in (FieldKind.TEXT, FieldKind.JSON) and self.tokenizer != "raw"
+
+    @property
+    def is_exact(self) -> bool:
+        """True for fields whose indexed term is the whole value (exact match)."""
+        return self.kind is FieldKind.STRING or (
+            self.kind is FieldKind.TEXT and self.tokenizer == "raw"
+        )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The doc mapping JSON entry of this field (keys sorted as the reference writes)."""
+        entry: dict[str, Any] = {
+            "fast": self.fast,
+            "indexed": self.indexed,
+            "name": self.name,
+            "stored": self.stored,
+        }
+        if self.tokenizer is not None:
+            entry["tokenizer"] = self.tokenizer
+        entry["type"] = _WIRE_TYPE[self.kind]
+        return dict(sorted(entry.items()))
+
+
+def default_kind(name: str, data_type: DataType) -> FieldKind:
+    """The field kind a Spark type maps to when no typemap option overrides it.
+
+    Raises:
+        UnsupportedTypeError: for types no field kind can hold (decimal, binary, ...).
+    """
+    if isinstance(data_type, BooleanType):
+        return FieldKind.BOOL
+    if isinstance(data_type, _INTEGRAL):
+        return FieldKind.I64
+    if isinstance(data_type, _FLOATING):
+        return FieldKind.F64
+    if isinstance(data_type, _TEMPORAL):
+        return FieldKind.DATE
+    if isinstance(data_type, StringType):
+        return FieldKind.STRING
+    if isinstance(data_type, _NESTED):
+        return FieldKind.JSON
+    raise UnsupportedTypeError(
+        f"column {name!r} has type {data_type.simpleString()!r}, which IndexTables cannot index; "
+        "supported: string, integral and floating types, boolean, date, timestamp, "
+        "struct, map<string,...>, array"
+    )
+
+
+def _check_override(name: str, data_type: DataType, kind: FieldKind) -> None:
+    allowed = {
+        FieldKind.STRING: isinstance(data_type, StringType),
+        FieldKind.TEXT: isinstance(data_type, StringType),
+        FieldKind.IP: isinstance(data_type, StringType),
+        FieldKind.JSON: isinstance(data_type, (*_NESTED, StringType)),
+    }
+    if not allowed.get(kind, False):
+        raise OptionError(
+            f"option spark.indextables.indexing.typemap.{name}={kind.value!r} does not fit "
+            f"column {name!r} of type {data_type.simpleString()!r}"
+        )
+
+
+def field_spec(name: str, data_type: DataType, options: IndexingOptions) -> FieldSpec:
+    """Decide how one column is indexed, applying the typemap/fast/store/index/tokenizer options."""
+    key = name.lower()
+    kind = default_kind(name, data_type)
+    if key in options.typemap:
+        kind = FieldKind(options.typemap[key])
+        _check_override(name, data_type, kind)
+    tokenizer: str | None = None
+    if kind is FieldKind.STRING:
+        tokenizer = "raw"
+    elif kind in (FieldKind.TEXT, FieldKind.JSON):
+        tokenizer = options.tokenizers.get(key, "default")
+    default_fast = kind not in (FieldKind.TEXT, FieldKind.JSON)
+    fast = default_fast or key in options.fast_fields
+    stored = key not in options.index_only_fields
+    indexed = key not in options.store_only_fields
+    return FieldSpec(name, kind, tokenizer, stored, indexed, fast)
+
+
+def field_specs(
+    schema: StructType, options: IndexingOptions, *, partition_columns: Sequence[str] = ()
+) -> tuple[FieldSpec, ...]:
+    """Field specs of every non-partition column of ``schema``.
+
+    Raises:
+        UnsupportedTypeError: a column's type cannot be indexed.
+        OptionError: an option names a column that does not exist or does not fit.
+    """
+    parts = {c.lower() for c in partition_columns}
+    specs = tuple(
+        field_spec(f.name, f.dataType, options) for f in schema.fields if f.name.lower() not in parts
+    )
+    _check_named_fields(options, {f.name.lower() for f in schema.fields})
+    return specs
+
+
+def _check_named_fields(options: IndexingOptions, columns: set[str]) -> None:
+    for option, names in options.named_fields().items():
+        unknown = sorted(set(names) - columns)
+        if unknown:
+            raise OptionError(
+                f"option {option} names column(s) {', '.join(unknown)} that the DataFrame "
+                f"does not have (columns: {', '.join(sorted(columns))})"
+            )
+
+
+def doc_mapping_json(specs: Iterable[FieldSpec]) -> str:
+    """The compact doc mapping JSON recorded in the log for splits with these fields."""
+    return json.dumps([s.to_json_dict() for s in specs], separators=(",", ":"))
+
+
+def specs_from_doc_mapping(text: str) -> dict[str, FieldSpec]:
+    """Parse a doc mapping JSON (ours or the reference's) into field specs by lowercase name."""
+    specs: dict[str, FieldSpec] = {}
+    for entry in json.loads(text):
+        spec = _spec_from_entry(entry)
+        specs[spec.name.lower()] = spec
+    return specs
+
+
+def _spec_from_entry(entry: Mapping[str, Any]) -> FieldSpec:
+    wire = str(entry.get("type", "text"))
+    tokenizer = entry.get("tokenizer")
+    if wire == "text":
+        kind = FieldKind.STRING if tokenizer in (None, "raw") else FieldKind.TEXT
+        tokenizer = tokenizer or "raw"
+    else:
+        kind = _KIND_BY_WIRE.get(wire, FieldKind.JSON)
+    return FieldSpec(
+        name=str(entry["name"]),
+        kind=kind,
+        tokenizer=tokenizer,
+        stored=bool(entry.get("stored", True)),
+        indexed=bool(entry.get("indexed", True)),
+        fast=bool(entry.get("fast", False)),
+    )
+
+
+_KIND_BY_WIRE = {
+    "i64": FieldKind.I64,
+    "u64": FieldKind.I64,
+    "f64": FieldKind.F64,
+    "bool": FieldKind.BOOL,
+    "date": FieldKind.DATE,
+    "datetime": FieldKind.DATE,
+    "object": FieldKind.JSON,
+    "json": FieldKind.JSON,
+    "ip": FieldKind.IP,
+}
+
+
+def tantivy_schema(specs: Iterable[FieldSpec]) -> tantivy.Schema:
+    """Build the Tantivy schema for these field specs."""
+    builder = tantivy.SchemaBuilder()
+    for spec in specs:
+        _add_field(builder, spec)
+    return builder.build()
+
+
+def _add_field(builder: tantivy.SchemaBuilder, s: FieldSpec) -> None:
+    if s.kind in (FieldKind.STRING, FieldKind.TEXT):
+        option = "position" if s.indexed else "basic"
+        builder.add_text_field(
+            s.name, stored=s.stored, fast=s.fast, tokenizer_name=s.tokenizer, index_option=option
+        )
+    elif s.kind is FieldKind.JSON:
+        builder.add_json_field(s.name, stored=s.stored, fast=s.fast, tokenizer_name=s.tokenizer)
+    elif s.kind is FieldKind.I64:
+        builder.add_integer_field(s.name, stored=s.stored, indexed=s.indexed, fast=s.fast)
+    elif s.kind is FieldKind.F64:
+        builder.add_float_field(s.name, stored=s.stored, indexed=s.indexed, fast=s.fast)
+    elif s.kind is FieldKind.BOOL:
+        builder.add_boolean_field(s.name, stored=s.stored, indexed=s.indexed, fast=s.fast)
+    elif s.kind is FieldKind.DATE:
+        builder.add_date_field(s.name, stored=s.stored, indexed=s.indexed, fast=s.fast)
+    else:
+        builder.add_ip_addr_field(s.name, stored=s.stored, indexed=s.indexed, fast=s.fast)

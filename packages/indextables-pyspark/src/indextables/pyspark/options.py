@@ -1,0 +1,269 @@
+"""Typed, validated views of the data source options (reference option keys).
+
+Spark hands options over case-insensitively; every parser here lowercases keys
+first. Validation happens in the DataSource constructor paths that Spark runs
+while planning, so a bad value fails before any task is scheduled.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from indextables.pyspark.errors import OptionError
+
+PREFIX = "spark.indextables."
+INDEXING = PREFIX + "indexing."
+TYPEMAP = INDEXING + "typemap."
+TOKENIZER = INDEXING + "tokenizer."
+FIELD_TYPES = ("string", "text", "json", "ip")
+TOKENIZERS = ("default", "raw", "en_stem", "whitespace")
+
+_KNOWN_INDEXING = {
+    INDEXING + "fastfields",
+    INDEXING + "storeonlyfields",
+    INDEXING + "indexonlyfields",
+    INDEXING + "json.mode",
+}
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)b?\s*$", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def lower_keys(options: Mapping[str, str]) -> dict[str, str]:
+    """Options with lowercase keys (Spark treats option keys case-insensitively)."""
+    return {str(k).lower(): str(v) for k, v in options.items()}
+
+
+def parse_size(key: str, value: str) -> int:
+    """Parse a byte size such as ``50000000``, ``64M`` or ``1g``.
+
+    Raises:
+        OptionError: the value is not a size.
+    """
+    match = _SIZE.match(value)
+    if match is None:
+        raise OptionError(f"option {key}={value!r} is not a size (examples: 64M, 1G, 50000000)")
+    return int(match.group(1)) * _SIZE_UNITS[match.group(2).lower()]
+
+
+def parse_int(key: str, value: str, *, minimum: int = 0) -> int:
+    """Parse an integer option no smaller than ``minimum``."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise OptionError(f"option {key}={value!r} is not an integer") from None
+    if number < minimum:
+        raise OptionError(f"option {key}={value!r} must be >= {minimum}")
+    return number
+
+
+def split_names(value: str) -> tuple[str, ...]:
+    """A comma-separated list of column names, lowercased, blanks dropped."""
+    return tuple(n.strip().lower() for n in value.split(",") if n.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class IndexingOptions:
+    """Write-side field options.
+
+    Attributes:
+        typemap: lowercase column -> field type (string, text, json, ip).
+        tokenizers: lowercase column -> tokenizer name.
+        fast_fields: columns that get a fast field in addition to the defaults.
+        store_only_fields: columns stored but not indexed.
+        index_only_fields: columns indexed but not stored (cannot be read back).
+    """
+
+    typemap: Mapping[str, str] = field(default_factory=dict)
+    tokenizers: Mapping[str, str] = field(default_factory=dict)
+    fast_fields: frozenset[str] = frozenset()
+    store_only_fields: frozenset[str] = frozenset()
+    index_only_fields: frozenset[str] = frozenset()
+
+    def named_fields(self) -> dict[str, tuple[str, ...]]:
+        """Every option that names columns, with the columns it names."""
+        named = {
+            INDEXING + "fastfields": tuple(self.fast_fields),
+            INDEXING + "storeonlyfields": tuple(self.store_only_fields),
+            INDEXING + "indexonlyfields": tuple(self.index_only_fields),
+        }
+        named.update({TYPEMAP + c: (c,) for c in self.typemap})
+        named.update({TOKENIZER + c: (c,) for c in self.tokenizers})
+        return named
+
+
+def parse_indexing(options: Mapping[str, str]) -> IndexingOptions:
+    """Parse and validate the ``spark.indextables.indexing.*`` options.
+
+    Raises:
+        OptionError: an unknown indexing key, a bad field type or tokenizer.
+    """
+    opts = lower_keys(options)
+    typemap: dict[str, str] = {}
+    tokenizers: dict[str, str] = {}
+    for key, value in opts.items():
+        if key.startswith(TYPEMAP):
+            _typemap_entry(key, value, typemap)
+        elif key.startswith(TOKENIZER):
+            tokenizers[key[len(TOKENIZER) :]] = _choice(key, value, TOKENIZERS)
+        elif key.startswith(INDEXING) and key not in _KNOWN_INDEXING:
+            raise OptionError(f"unknown option {key!r}; known: typemap.<field>, tokenizer.<field>, "
+                              "fastfields, storeonlyfields, indexonlyfields")
+    store_only = frozenset(split_names(opts.get(INDEXING + "storeonlyfields", "")))
+    index_only = frozenset(split_names(opts.get(INDEXING + "indexonlyfields", "")))
+    both = sorted(store_only & index_only)
+    if both:
+        raise OptionError(f"column(s) {', '.join(both)} cannot be both store-only and index-only")
+    return IndexingOptions(
+        typemap=typemap,
+        tokenizers=tokenizers,
+        fast_fields=frozenset(split_names(opts.get(INDEXING + "fastfields", ""))),
+        store_only_fields=store_only,
+        index_only_fields=index_only,
+    )
+
+
+def _typemap_entry(key: str, value: str, typemap: dict[str, str]) -> None:
+    suffix = key[len(TYPEMAP) :]
+    if suffix in FIELD_TYPES and value.strip().lower() not in FIELD_TYPES:
+        # List syntax: typemap.text = "message,body".
+        for name in split_names(value):
+            typemap[name] = suffix
+        return
+    typemap[suffix] = _choice(key, value, FIELD_TYPES)
+
+
+def _choice(key: str, value: str, allowed: tuple[str, ...]) -> str:
+    choice = value.strip().lower()
+    if choice not in allowed:
+        raise OptionError(f"option {key}={value!r} is not one of: {', '.join(allowed)}")
+    return choice
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOptions:
+    """Write-side options beyond field mapping.
+
+    Attributes:
+        heap_size: Tantivy index writer heap (bytes) per open index.
+        batch_size: rows handed to Tantivy per step (bounds Python-side memory).
+        partition_columns: the ``partitionBy`` option, when given.
+    """
+
+    heap_size: int = 64 << 20
+    batch_size: int = 10_000
+    partition_columns: tuple[str, ...] = ()
+
+
+def parse_write(options: Mapping[str, str]) -> WriteOptions:
+    """Parse and validate the writer options.
+
+    Raises:
+        OptionError: a bad heap size or batch size.
+    """
+    opts = lower_keys(options)
+    heap_key = PREFIX + "indexwriter.heapsize"
+    batch_key = PREFIX + "indexwriter.batchsize"
+    heap = parse_size(heap_key, opts[heap_key]) if heap_key in opts else WriteOptions.heap_size
+    if heap < 15 << 20:
+        raise OptionError(f"option {heap_key}={opts[heap_key]!r} is below Tantivy's minimum 15M")
+    batch = parse_int(batch_key, opts.get(batch_key, str(WriteOptions.batch_size)), minimum=1)
+    parts = opts.get("partitionby") or opts.get("__partition_columns") or ""
+    return WriteOptions(heap_size=heap, batch_size=batch, partition_columns=_columns(parts))
+
+
+def _columns(value: str) -> tuple[str, ...]:
+    text = value.strip()
+    if text.startswith("["):
+        # Spark passes partitionBy as a JSON list.
+        import json
+
+        return tuple(str(c) for c in json.loads(text))
+    return tuple(n.strip() for n in text.split(",") if n.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOptions:
+    """Read-side options.
+
+    Attributes:
+        version_as_of: time travel to this table version.
+        timestamp_as_of: time travel to the version current at this epoch-ms time.
+        query: a Tantivy query string over the table's fields.
+        text_search: lowercase column -> query, for tokenized fields only.
+        field_match: lowercase column -> exact value query, for exact fields only.
+        cache_dir: local directory for unbundled split files.
+        cache_max_bytes: size cap of the split cache.
+        splits_per_task: how many splits one read task handles.
+    """
+
+    version_as_of: int | None = None
+    timestamp_as_of: int | None = None
+    query: str | None = None
+    text_search: Mapping[str, str] = field(default_factory=dict)
+    field_match: Mapping[str, str] = field(default_factory=dict)
+    cache_dir: str = field(default_factory=lambda: default_cache_dir())
+    cache_max_bytes: int = 2 << 30
+    splits_per_task: int = 4
+
+
+def default_cache_dir() -> str:
+    """The split cache directory used when none is configured."""
+    return os.path.join(tempfile.gettempdir(), "indextables-split-cache")
+
+
+def parse_read(options: Mapping[str, str]) -> ReadOptions:
+    """Parse and validate the reader options.
+
+    Raises:
+        OptionError: bad versionAsOf/timestampAsOf or cache settings, or both time-travel keys.
+    """
+    opts = lower_keys(options)
+    version = _optional_int(opts, "versionasof")
+    timestamp = _timestamp(opts.get("timestampasof"))
+    if version is not None and timestamp is not None:
+        raise OptionError("options versionAsOf and timestampAsOf cannot be used together")
+    cache_key = PREFIX + "cache.maxsize"
+    return ReadOptions(
+        version_as_of=version,
+        timestamp_as_of=timestamp,
+        query=opts.get("query") or None,
+        text_search=_prefixed(opts, "textsearch."),
+        field_match=_prefixed(opts, "fieldmatch."),
+        cache_dir=opts.get(PREFIX + "cache.directorypath") or default_cache_dir(),
+        cache_max_bytes=parse_size(cache_key, opts[cache_key]) if cache_key in opts else 2 << 30,
+        splits_per_task=parse_int(
+            PREFIX + "read.splitspertask", opts.get(PREFIX + "read.splitspertask", "4"), minimum=1
+        ),
+    )
+
+
+def _optional_int(opts: Mapping[str, str], key: str) -> int | None:
+    return parse_int(key, opts[key]) if key in opts else None
+
+
+def _prefixed(opts: Mapping[str, str], prefix: str) -> dict[str, str]:
+    return {k[len(prefix) :]: v for k, v in opts.items() if k.startswith(prefix)}
+
+
+def _timestamp(value: str | None) -> int | None:
+    """Epoch milliseconds from an integer or an ISO-8601 timestamp (UTC when naive)."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return int(text)
+    from datetime import UTC, datetime
+
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise OptionError(
+            f"option timestampAsOf={value!r} is neither epoch milliseconds nor ISO-8601"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return int(parsed.timestamp() * 1000)

@@ -1,0 +1,148 @@
+"""Search options: the ``query`` option, ``textsearch`` and ``fieldmatch`` helpers.
+
+The reference offers ``col indexquery '...'`` in SQL; a Python data source
+receives no custom expressions, so searches travel as read options:
+
+- ``query``: Tantivy query syntax over the whole table (fields by name,
+  unqualified terms search every tokenized text field);
+- ``textsearch.<column>``: a query on one tokenized (``text``) column;
+- ``fieldmatch.<column>``: an exact value of one exact (``string``) column.
+
+Options are part of the relation, so unlike pushed filters they are never
+subject to the 4.3.0 plan-reuse defect. Validation (field kinds, query
+syntax) runs while Spark plans the read, before any task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import tantivy
+
+from indextables.pyspark.errors import FieldKindError, QuerySyntaxError
+from indextables.pyspark.mapping import FieldSpec
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSpec:
+    """The option-level search of one read (picklable, shipped to tasks).
+
+    Attributes:
+        query: the ``query`` option.
+        text_search: column -> query for tokenized columns.
+        field_match: column -> exact value for exact columns.
+    """
+
+    query: str | None = None
+    text_search: Mapping[str, str] = field(default_factory=dict)
+    field_match: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the read searches nothing (every row is returned)."""
+        return not (self.query or self.text_search or self.field_match)
+
+
+def validate(spec: SearchSpec, fields: Mapping[str, FieldSpec]) -> None:
+    """Check field kinds and query syntax against the table's fields.
+
+    Raises:
+        FieldKindError: textsearch on a non-tokenized field or fieldmatch on a non-exact one,
+            or a column the table does not have.
+        QuerySyntaxError: a query that Tantivy cannot parse.
+    """
+    for column in spec.text_search:
+        found = _field(fields, column, "textsearch")
+        if not found.is_tokenized:
+            raise FieldKindError(
+                f"textsearch on column {column!r} needs a tokenized text field, but it is "
+                f"indexed as {found.kind.value!r}; use fieldmatch.{column} for exact fields"
+            )
+    for column in spec.field_match:
+        found = _field(fields, column, "fieldmatch")
+        if not found.is_exact:
+            raise FieldKindError(
+                f"fieldmatch on column {column!r} needs an exact (string) field, but it is "
+                f"indexed as {found.kind.value!r}; use textsearch.{column} for text fields"
+            )
+    if not spec.is_empty:
+        from indextables.pyspark.mapping import tantivy_schema
+
+        build_query(tantivy.Index(tantivy_schema(fields.values())), spec, fields)
+
+
+def _field(fields: Mapping[str, FieldSpec], column: str, helper: str) -> FieldSpec:
+    found = fields.get(column.lower())
+    if found is None:
+        raise FieldKindError(
+            f"{helper} names column {column!r}, which the table does not index "
+            f"(indexed columns: {', '.join(sorted(f.name for f in fields.values()))})"
+        )
+    return found
+
+
+def build_query(
+    index: tantivy.Index, spec: SearchSpec, fields: Mapping[str, FieldSpec]
+) -> tantivy.Query | None:
+    """The Tantivy query of the search options (None when there is none)."""
+    parts: list[tantivy.Query] = []
+    defaults = [f.name for f in fields.values() if f.is_tokenized] or [
+        f.name for f in fields.values() if f.is_exact
+    ]
+    if spec.query:
+        parts.append(_parse(index, spec.query, defaults, "query"))
+    for column, text in spec.text_search.items():
+        name = fields[column.lower()].name
+        parts.append(_parse(index, text, [name], f"textsearch.{column}"))
+    for column, value in spec.field_match.items():
+        name = fields[column.lower()].name
+        parts.append(tantivy.Query.term_query(index.schema, name, value))
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, p) for p in parts])
+
+
+def _parse(index: tantivy.Index, text: str, defaults: list[str], option: str) -> tantivy.Query:
+    try:
+        return index.parse_query(text, defaults)
+    except ValueError as error:
+        raise QuerySyntaxError(f"option {option}={text!r} is not a valid Tantivy query: {error}") from None
+
+
+def textsearch(
+    spark: SparkSession, path: str, column: str, query: str, **options: Any
+) -> DataFrame:
+    """Rows of the table at ``path`` whose tokenized ``column`` matches ``query``.
+
+    Example:
+        >>> textsearch(spark, "/tmp/logs", "message", "timeout AND db")  # doctest: +SKIP
+    """
+    return (
+        spark.read.format("indextables")
+        .options(**{k: str(v) for k, v in options.items()})
+        .option(f"textsearch.{column}", query)
+        .load(path)
+    )
+
+
+def fieldmatch(
+    spark: SparkSession, path: str, column: str, value: str, **options: Any
+) -> DataFrame:
+    """Rows of the table at ``path`` whose exact (string) ``column`` equals ``value``.
+
+    Example:
+        >>> fieldmatch(spark, "/tmp/logs", "level", "ERROR")  # doctest: +SKIP
+    """
+    return (
+        spark.read.format("indextables")
+        .options(**{k: str(v) for k, v in options.items()})
+        .option(f"fieldmatch.{column}", value)
+        .load(path)
+    )

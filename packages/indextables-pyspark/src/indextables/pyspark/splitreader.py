@@ -1,0 +1,122 @@
+"""Executor side of a read: one split -> Tantivy search -> Arrow batches typed to the schema.
+
+Partition columns are not stored in splits: their values come from the log
+and are added as constant columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import tantivy
+from pyspark.sql.types import StructType
+
+from indextables.pyspark.convert import arrow_schema, column_from_docs, partition_column
+from indextables.pyspark.filters import Condition, conjunction, to_query
+from indextables.pyspark.mapping import FieldKind, FieldSpec, specs_from_doc_mapping
+from indextables.pyspark.search import SearchSpec, build_query
+from indextables.pyspark.splitcache import SplitRef
+
+BATCH_ROWS = 8192
+_FAST_NUMERIC = (FieldKind.I64, FieldKind.F64, FieldKind.BOOL)
+
+
+@dataclass(frozen=True, slots=True)
+class SplitEntry:
+    """One live split as a read task sees it.
+
+    Attributes:
+        ref: how to fetch it.
+        partition_values: its partition values from the log.
+        doc_mapping_json: its resolved doc mapping JSON.
+    """
+
+    ref: SplitRef
+    partition_values: Mapping[str, str | None] = field(default_factory=dict)
+    doc_mapping_json: str | None = None
+
+
+def read_split(
+    directory: str,
+    entry: SplitEntry,
+    schema: StructType,
+    *,
+    search: SearchSpec,
+    conditions: Sequence[Condition],
+) -> Iterator[pa.RecordBatch]:
+    """Search one unbundled split and yield its matching rows as Arrow batches."""
+    index = tantivy.Index.open(directory)
+    searcher = index.searcher()
+    total = searcher.num_docs
+    if total == 0:
+        return
+    fields = _fields(index, entry)
+    query = _query(index, fields, search, conditions)
+    # search(limit=0) panics in tantivy-py: total is at least 1 here.
+    hits = searcher.search(query, limit=total, count=False).hits
+    addresses = sorted((a for _, a in hits), key=lambda a: (a.segment_ord, a.doc))
+    target = arrow_schema(schema)
+    for start in range(0, len(addresses), BATCH_ROWS):
+        chunk = addresses[start : start + BATCH_ROWS]
+        yield _batch(searcher, chunk, schema, target, entry, fields)
+
+
+def _fields(index: tantivy.Index, entry: SplitEntry) -> dict[str, FieldSpec]:
+    if entry.doc_mapping_json:
+        return specs_from_doc_mapping(entry.doc_mapping_json)
+    return {}
+
+
+def _query(
+    index: tantivy.Index,
+    fields: Mapping[str, FieldSpec],
+    search: SearchSpec,
+    conditions: Sequence[Condition],
+) -> tantivy.Query:
+    parts: list[tantivy.Query] = []
+    option_query = build_query(index, search, fields) if not search.is_empty else None
+    if option_query is not None:
+        parts.append(option_query)
+    for condition in conditions:
+        spec = fields.get(condition.column.lower())
+        if spec is None:
+            continue  # a partition column: pruned at planning, re-checked by Spark
+        query = to_query(condition, spec, index.schema)
+        if query is not None:
+            parts.append(query)
+    return conjunction(parts)
+
+
+def _batch(
+    searcher: tantivy.Searcher,
+    addresses: list[tantivy.DocAddress],
+    schema: StructType,
+    target: pa.Schema,
+    entry: SplitEntry,
+    fields: Mapping[str, FieldSpec],
+) -> pa.RecordBatch:
+    partitions = {k.lower(): v for k, v in entry.partition_values.items()}
+    data_columns = [f for f in schema.fields if f.name.lower() not in partitions]
+    docs: list[dict[str, list[object]]] = []
+    if any(not _is_fast_numeric(fields, f.name) for f in data_columns):
+        docs = [searcher.doc(a).to_dict() for a in addresses]
+    arrays = []
+    for spark_field, arrow_field in zip(schema.fields, target, strict=True):
+        key = spark_field.name.lower()
+        if key in partitions:
+            arrays.append(partition_column(partitions[key], arrow_field.type, len(addresses)))
+        elif docs or not addresses:
+            arrays.append(
+                column_from_docs(docs, spark_field.name, spark_field.dataType, arrow_field.type)
+            )
+        else:
+            values = searcher.fast_field_values(spark_field.name, addresses)
+            arrays.append(pa.array(values).cast(arrow_field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _is_fast_numeric(fields: Mapping[str, FieldSpec], name: str) -> bool:
+    spec = fields.get(name.lower())
+    return spec is not None and spec.fast and spec.kind in _FAST_NUMERIC

@@ -1,0 +1,182 @@
+"""Executor side of a write: Arrow batches -> one Tantivy index per partition value -> splits.
+
+Each :class:`PartitionIndex` owns a temporary index directory and one Tantivy
+writer (heap bounded by ``indexWriter.heapSize``); rows go in ``batchSize`` at
+a time. :meth:`SplitWriter.finish` commits every index, bundles it into a
+split (DECISIONS.md footer layout), uploads it as
+``<partition dirs>/part-<uuid>.split`` and returns the AddActions.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+import pyarrow as pa
+import tantivy
+from indextables.protocol.actions import AddAction
+from indextables.protocol.splitbundle import write_split_bundle
+from indextables.protocol.store import ObjectStore
+
+from indextables.pyspark.convert import documents, partition_value_string
+from indextables.pyspark.mapping import FieldSpec, doc_mapping_json, tantivy_schema
+from indextables.pyspark.stats import StatsCollector
+
+PartitionKey = tuple[str | None, ...]
+
+
+@dataclass(slots=True)
+class PartitionIndex:
+    """A Tantivy index being built for one partition value in one task."""
+
+    directory: str
+    index: tantivy.Index
+    writer: tantivy.IndexWriter
+    stats: StatsCollector
+
+    @classmethod
+    def create(
+        cls, specs: tuple[FieldSpec, ...], schema: tantivy.Schema, *, heap_size: int
+    ) -> PartitionIndex:
+        """Open a fresh index in a new temporary directory."""
+        directory = tempfile.mkdtemp(prefix="indextables-write-")
+        index = tantivy.Index(schema, path=directory)
+        # One thread: two were slower on small machines and tasks already run in parallel.
+        writer = index.writer(heap_size, 1)
+        return cls(directory, index, writer, StatsCollector(specs))
+
+    def add(self, batch: pa.RecordBatch, specs: Sequence[FieldSpec], schema: tantivy.Schema) -> None:
+        """Index the rows of one batch and fold them into the statistics."""
+        for doc in documents(batch, specs, schema):
+            self.writer.add_document(doc)
+        self.stats.add(batch)
+
+    def commit(self) -> None:
+        """Make every added document durable in the index directory."""
+        self.writer.commit()
+        self.writer.wait_merging_threads()
+
+    def discard(self) -> None:
+        """Remove the temporary index directory."""
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@dataclass(slots=True)
+class SplitWriter:
+    """Routes rows by partition value and turns each partition's index into a split."""
+
+    store: ObjectStore
+    specs: tuple[FieldSpec, ...]
+    partition_columns: tuple[str, ...]
+    heap_size: int
+    batch_size: int
+    schema: tantivy.Schema = field(init=False)
+    indexes: dict[PartitionKey, PartitionIndex] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.schema = tantivy_schema(self.specs)
+
+    def write(self, batches: Iterable[pa.RecordBatch]) -> None:
+        """Index every batch, ``batch_size`` rows at a time."""
+        for batch in batches:
+            for offset in range(0, batch.num_rows, self.batch_size):
+                self._route(batch.slice(offset, self.batch_size))
+
+    def _route(self, batch: pa.RecordBatch) -> None:
+        if not self.partition_columns:
+            self._index_for(()).add(batch, self.specs, self.schema)
+            return
+        table = pa.Table.from_batches([batch])
+        keys = table.select(list(self.partition_columns)).group_by(
+            list(self.partition_columns), use_threads=False
+        ).aggregate([])
+        for key in keys.to_pylist():
+            mask = _mask(table, key)
+            part = table.filter(mask).combine_chunks().to_batches()
+            values = tuple(partition_value_string(key[c]) for c in self.partition_columns)
+            for piece in part:
+                self._index_for(values).add(piece, self.specs, self.schema)
+
+    def _index_for(self, key: PartitionKey) -> PartitionIndex:
+        if key not in self.indexes:
+            self.indexes[key] = PartitionIndex.create(
+                self.specs, self.schema, heap_size=self.heap_size
+            )
+        return self.indexes[key]
+
+    def finish(self) -> list[AddAction]:
+        """Commit, bundle and upload every partition's split; return their AddActions."""
+        try:
+            return [self._upload(key, part) for key, part in self.indexes.items()]
+        finally:
+            self.abort()
+
+    def abort(self) -> None:
+        """Drop every temporary index directory."""
+        for part in self.indexes.values():
+            part.discard()
+        self.indexes.clear()
+
+    def _upload(self, key: PartitionKey, part: PartitionIndex) -> AddAction:
+        part.commit()
+        buffer = io.BytesIO()
+        footer = write_split_bundle(part.directory, buffer)
+        data = buffer.getvalue()
+        path = split_path(self.partition_columns, key)
+        self.store.put(path, data)
+        return AddAction(
+            path=path,
+            partition_values=dict(zip(self.partition_columns, key, strict=True)),
+            size=len(data),
+            modification_time=int(time.time() * 1000),
+            data_change=True,
+            min_values=part.stats.min_values(),
+            max_values=part.stats.max_values(),
+            num_records=part.stats.num_records,
+            footer_start_offset=footer.footer_start_offset,
+            footer_end_offset=footer.footer_end_offset,
+            has_footer_offsets=True,
+            num_merge_ops=0,
+            doc_mapping_json=doc_mapping_json(self.specs),
+            uncompressed_size_bytes=_directory_size(part.directory),
+        )
+
+
+def _mask(table: pa.Table, key: dict[str, object]) -> pa.ChunkedArray:
+    import pyarrow.compute as pc
+
+    mask = None
+    for column, value in key.items():
+        col = table.column(column)
+        term = pc.is_null(col) if value is None else pc.fill_null(pc.equal(col, value), False)
+        mask = term if mask is None else pc.and_(mask, term)
+    return mask
+
+
+def split_path(partition_columns: Sequence[str], values: PartitionKey) -> str:
+    """``<col>=<value>/.../part-<uuid>.split`` relative to the table root."""
+    dirs = [
+        f"{quote(c, safe='')}={_dir_value(v)}" for c, v in zip(partition_columns, values, strict=True)
+    ]
+    return "/".join([*dirs, f"part-{uuid.uuid4()}.split"])
+
+
+def _dir_value(value: str | None) -> str:
+    if value is None:
+        return "__HIVE_DEFAULT_PARTITION__"
+    return quote(value, safe=" -_.:")
+
+
+def _directory_size(directory: str) -> int:
+    return sum(
+        os.path.getsize(os.path.join(directory, name))
+        for name in os.listdir(directory)
+        if os.path.isfile(os.path.join(directory, name))
+    )
