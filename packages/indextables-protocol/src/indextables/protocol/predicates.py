@@ -1,0 +1,359 @@
+"""Partition predicates: a small expression model, a parser, and pruning.
+
+Values are strings, as the log stores partition values, and compare
+numerically when both sides parse as integers, then as doubles, else as
+strings (:func:`compare_values`). Exact evaluation (:meth:`Predicate.matches`)
+uses SQL's three-valued logic: a comparison with a null (absent or empty)
+value is unknown, and unknown rows do not match. Pruning
+(:meth:`Predicate.may_match`) answers ``False`` only when a manifest's
+partition bounds prove that no entry can match.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from indextables.protocol.predicateparser import parse_tokens, tokenize
+from indextables.protocol.state import PartitionBounds
+
+__all__ = [
+    "And",
+    "EqualTo",
+    "GreaterThan",
+    "GreaterThanOrEqual",
+    "In",
+    "IsNotNull",
+    "IsNull",
+    "LessThan",
+    "LessThanOrEqual",
+    "Not",
+    "Or",
+    "Predicate",
+    "StartsWith",
+    "compare_values",
+    "parse_predicate",
+]
+
+Values = Mapping[str, str | None]
+Bounds = Mapping[str, PartitionBounds] | None
+_PREFIX_END: Final = "\uffff"
+
+
+def _as_number(text: str) -> int | float | None:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return None if math.isnan(number) else number
+
+
+def compare_values(a: str, b: str) -> int:
+    """Compare two values: as integers, else as doubles, else as strings.
+
+    Returns:
+        -1, 0 or 1.
+    """
+    x, y = _as_number(a), _as_number(b)
+    if x is not None and y is not None:
+        return (x > y) - (x < y)
+    return (a > b) - (a < b)
+
+
+class Predicate:
+    """Base of every predicate node (frozen, slotted dataclasses)."""
+
+    __slots__ = ()
+
+    def columns(self) -> frozenset[str]:
+        """The partition columns this predicate reads."""
+        raise NotImplementedError
+
+    def evaluate(self, values: Values) -> bool | None:
+        """Three-valued evaluation on one entry's partition values (None: unknown)."""
+        raise NotImplementedError
+
+    def matches(self, values: Values) -> bool:
+        """Whether an entry with these partition values satisfies the predicate."""
+        return self.evaluate(values) is True
+
+    def may_match(self, bounds: Bounds) -> bool:
+        """``False`` only when ``bounds`` prove that no entry can match."""
+        return True
+
+
+def _value(values: Values, column: str) -> str | None:
+    value = values.get(column)
+    return value if value else None  # empty partition values are nulls
+
+
+def _bounds(bounds: Bounds, column: str) -> tuple[str, str] | None:
+    if bounds is None or column not in bounds:
+        return None
+    b = bounds[column]
+    if b.min is None or b.max is None:
+        return None
+    return b.min, b.max
+
+
+@dataclass(frozen=True, slots=True)
+class _Comparison(Predicate):
+    column: str
+    value: str
+
+    def columns(self) -> frozenset[str]:
+        return frozenset({self.column})
+
+    def evaluate(self, values: Values) -> bool | None:
+        actual = _value(values, self.column)
+        if actual is None:
+            return None
+        return self._holds(compare_values(actual, self.value))
+
+    def _holds(self, order: int) -> bool:
+        raise NotImplementedError
+
+    def may_match(self, bounds: Bounds) -> bool:
+        found = _bounds(bounds, self.column)
+        if found is None:
+            return True
+        low, high = found
+        return self._overlaps(compare_values(low, self.value), compare_values(high, self.value))
+
+    def _overlaps(self, low_order: int, high_order: int) -> bool:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class EqualTo(_Comparison):
+    """``column = value``."""
+
+    def _holds(self, order: int) -> bool:
+        return order == 0
+
+    def _overlaps(self, low_order: int, high_order: int) -> bool:
+        return low_order <= 0 <= high_order
+
+
+@dataclass(frozen=True, slots=True)
+class LessThan(_Comparison):
+    """``column < value``."""
+
+    def _holds(self, order: int) -> bool:
+        return order < 0
+
+    def _overlaps(self, low_order: int, high_order: int) -> bool:
+        return low_order < 0
+
+
+@dataclass(frozen=True, slots=True)
+class LessThanOrEqual(_Comparison):
+    """``column <= value``."""
+
+    def _holds(self, order: int) -> bool:
+        return order <= 0
+
+    def _overlaps(self, low_order: int, high_order: int) -> bool:
+        return low_order <= 0
+
+
+@dataclass(frozen=True, slots=True)
+class GreaterThan(_Comparison):
+    """``column > value``."""
+
+    def _holds(self, order: int) -> bool:
+        return order > 0
+
+    def _overlaps(self, low_order: int, high_order: int) -> bool:
+        return high_order > 0
+
+
+@dataclass(frozen=True, slots=True)
+class GreaterThanOrEqual(_Comparison):
+    """``column >= value``."""
+
+    def _holds(self, order: int) -> bool:
+        return order >= 0
+
+    def _overlaps(self, low_order: int, high_order: int) -> bool:
+        return high_order >= 0
+
+
+@dataclass(frozen=True, slots=True)
+class In(Predicate):
+    """``column IN (v1, v2, ...)``."""
+
+    column: str
+    values: tuple[str, ...]
+
+    def columns(self) -> frozenset[str]:
+        return frozenset({self.column})
+
+    def evaluate(self, values: Values) -> bool | None:
+        actual = _value(values, self.column)
+        if actual is None:
+            return None
+        return any(compare_values(actual, v) == 0 for v in self.values)
+
+    def may_match(self, bounds: Bounds) -> bool:
+        return any(EqualTo(self.column, v).may_match(bounds) for v in self.values)
+
+
+@dataclass(frozen=True, slots=True)
+class IsNull(Predicate):
+    """``column IS NULL`` (absent or empty partition value). Never prunes."""
+
+    column: str
+
+    def columns(self) -> frozenset[str]:
+        return frozenset({self.column})
+
+    def evaluate(self, values: Values) -> bool | None:
+        return _value(values, self.column) is None
+
+
+@dataclass(frozen=True, slots=True)
+class IsNotNull(Predicate):
+    """``column IS NOT NULL``. Never prunes."""
+
+    column: str
+
+    def columns(self) -> frozenset[str]:
+        return frozenset({self.column})
+
+    def evaluate(self, values: Values) -> bool | None:
+        return _value(values, self.column) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class StartsWith(Predicate):
+    """``column LIKE 'prefix%'`` (string comparison)."""
+
+    column: str
+    prefix: str
+
+    def columns(self) -> frozenset[str]:
+        return frozenset({self.column})
+
+    def evaluate(self, values: Values) -> bool | None:
+        actual = _value(values, self.column)
+        return None if actual is None else actual.startswith(self.prefix)
+
+    def may_match(self, bounds: Bounds) -> bool:
+        found = _bounds(bounds, self.column)
+        if found is None:
+            return True
+        low, high = found
+        return not (high < self.prefix or low > self.prefix + _PREFIX_END)
+
+
+@dataclass(frozen=True, slots=True)
+class And(Predicate):
+    """``left AND right``."""
+
+    left: Predicate
+    right: Predicate
+
+    def columns(self) -> frozenset[str]:
+        return self.left.columns() | self.right.columns()
+
+    def evaluate(self, values: Values) -> bool | None:
+        a, b = self.left.evaluate(values), self.right.evaluate(values)
+        if a is False or b is False:
+            return False
+        return None if a is None or b is None else True
+
+    def may_match(self, bounds: Bounds) -> bool:
+        return self.left.may_match(bounds) and self.right.may_match(bounds)
+
+
+@dataclass(frozen=True, slots=True)
+class Or(Predicate):
+    """``left OR right``."""
+
+    left: Predicate
+    right: Predicate
+
+    def columns(self) -> frozenset[str]:
+        return self.left.columns() | self.right.columns()
+
+    def evaluate(self, values: Values) -> bool | None:
+        a, b = self.left.evaluate(values), self.right.evaluate(values)
+        if a is True or b is True:
+            return True
+        return None if a is None or b is None else False
+
+    def may_match(self, bounds: Bounds) -> bool:
+        return self.left.may_match(bounds) or self.right.may_match(bounds)
+
+
+@dataclass(frozen=True, slots=True)
+class Not(Predicate):
+    """``NOT child``. Prunes only ``NOT column = v`` when min == max == v."""
+
+    child: Predicate
+
+    def columns(self) -> frozenset[str]:
+        return self.child.columns()
+
+    def evaluate(self, values: Values) -> bool | None:
+        result = self.child.evaluate(values)
+        return None if result is None else not result
+
+    def may_match(self, bounds: Bounds) -> bool:
+        if not isinstance(self.child, EqualTo):
+            return True
+        found = _bounds(bounds, self.child.column)
+        if found is None:
+            return True
+        low, high = found
+        v = self.child.value
+        return not (compare_values(low, v) == 0 and compare_values(high, v) == 0)
+
+
+_COMPARISONS: Final[dict[str, type[_Comparison]]] = {
+    "=": EqualTo,
+    "==": EqualTo,
+    "<": LessThan,
+    "<=": LessThanOrEqual,
+    ">": GreaterThan,
+    ">=": GreaterThanOrEqual,
+}
+
+
+def parse_predicate(text: str) -> Predicate:
+    """Parse a simple SQL-like filter on partition columns.
+
+    Supports ``=``, ``==``, ``!=``/``<>``, ``<``, ``<=``, ``>``, ``>=``,
+    ``[NOT] IN (...)``, ``IS [NOT] NULL``, ``LIKE 'prefix%'``,
+    ``BETWEEN a AND b``, ``AND``, ``OR``, ``NOT`` and parentheses. Literals
+    are quoted strings (``'it''s'``) or bare numbers; columns are bare or
+    back-quoted/double-quoted names.
+
+    Example:
+        >>> p = parse_predicate("date = '2024-01-01' AND region IN ('us','eu')")
+        >>> p.matches({"date": "2024-01-01", "region": "eu"})
+        True
+
+    Raises:
+        InvalidPredicateError: the text does not parse.
+    """
+    builders: dict[str, Callable[..., Any]] = {
+        "cmp": lambda op, col, val: _COMPARISONS[op](col, val),
+        "ne": lambda col, val: Not(EqualTo(col, val)),
+        "in": lambda col, vals: In(col, tuple(vals)),
+        "isnull": IsNull,
+        "isnotnull": IsNotNull,
+        "startswith": StartsWith,
+        "and": And,
+        "or": Or,
+        "not": Not,
+    }
+    result: Predicate = parse_tokens(tokenize(text), text, builders)
+    return result

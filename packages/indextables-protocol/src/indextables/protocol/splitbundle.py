@@ -1,0 +1,201 @@
+"""The split file: a Quickwit-style bundle of a Tantivy index directory.
+
+Layout (all integers u32 little-endian)::
+
+    [file 1][file 2]...[file n]              the index files, concatenated
+    footer_start_offset:
+    [magic 0x1812BEAE][version 1][JSON {"files": {name: {"start": s, "end": e}}}]
+    [length of the three fields above]
+    [hotcache][length of hotcache]           footer_end_offset == file size
+
+Readers fetch the footer (from ``footer_start_offset`` to the end) in one
+ranged read, then the byte ranges of the files they need. We write an empty
+hotcache: tantivy opens the unbundled directory without one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Final
+
+from indextables.protocol.errors import CorruptFileError
+from indextables.protocol.store import ObjectStore
+
+__all__ = [
+    "SPLIT_MAGIC",
+    "SplitFooter",
+    "parse_split_footer",
+    "read_split_footer",
+    "unbundle_split",
+    "write_split_bundle",
+]
+
+SPLIT_MAGIC: Final = 0x1812BEAE
+SPLIT_VERSION: Final = 1
+_U32: Final = struct.Struct("<I")
+_TAIL_GUESS: Final = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class SplitFooter:
+    """Where each index file lives inside a split.
+
+    Attributes:
+        files: name -> (start, end) byte range in the split.
+        footer_start_offset: where the bundle metadata begins.
+        footer_end_offset: the split's size.
+        hotcache: the hotcache bytes (opaque here).
+    """
+
+    files: Mapping[str, tuple[int, int]]
+    footer_start_offset: int
+    footer_end_offset: int
+    hotcache: bytes
+
+
+def _u32(data: bytes, offset: int, path: str) -> int:
+    if offset < 0 or offset + 4 > len(data):
+        raise CorruptFileError(path, "split footer is truncated")
+    value: int = _U32.unpack_from(data, offset)[0]
+    return value
+
+
+def parse_split_footer(
+    data: bytes, *, footer_start_offset: int, path: str = "<split>"
+) -> SplitFooter:
+    """Parse the footer of a split.
+
+    Args:
+        data: the bytes ``[footer_start_offset, file size)`` of the split, or
+            the whole file (told apart by their length).
+        footer_start_offset: where the footer begins in the split.
+        path: the split's name, for error messages.
+
+    Raises:
+        CorruptFileError: bad magic, version, lengths or file table.
+    """
+    hotcache_length = _u32(data, len(data) - 4, path)
+    meta_length_at = len(data) - 8 - hotcache_length
+    meta_length = _u32(data, meta_length_at, path)
+    meta_start = meta_length_at - meta_length
+    if meta_start < 0:
+        raise CorruptFileError(path, "split footer lengths exceed the data")
+    file_size = footer_start_offset + (len(data) - meta_start)
+    if meta_start not in (0, footer_start_offset):
+        raise CorruptFileError(
+            path, f"footer metadata does not start at offset {footer_start_offset}"
+        )
+    files = _file_table(data[meta_start:meta_length_at], path)
+    _check_ranges(files, footer_start_offset, path)
+    hotcache = data[meta_length_at + 4 : len(data) - 4]
+    return SplitFooter(files, footer_start_offset, file_size, hotcache)
+
+
+def _file_table(meta: bytes, path: str) -> dict[str, tuple[int, int]]:
+    if _u32(meta, 0, path) != SPLIT_MAGIC:
+        raise CorruptFileError(path, f"bad split magic {meta[:4].hex()}")
+    version = _u32(meta, 4, path)
+    if version != SPLIT_VERSION:
+        raise CorruptFileError(path, f"unsupported split bundle version {version}")
+    try:
+        table = json.loads(meta[8:])
+        return {str(name): (int(r["start"]), int(r["end"])) for name, r in table["files"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise CorruptFileError(path, f"bad split file table: {exc!r}") from None
+
+
+def _check_ranges(files: Mapping[str, tuple[int, int]], limit: int, path: str) -> None:
+    for name, (start, end) in files.items():
+        if not 0 <= start <= end <= limit:
+            raise CorruptFileError(path, f"file {name!r} range {start}..{end} outside 0..{limit}")
+
+
+def read_split_footer(
+    store: ObjectStore,
+    key: str,
+    *,
+    footer_start_offset: int | None = None,
+    footer_end_offset: int | None = None,
+) -> SplitFooter:
+    """Read a split's footer from ``store``.
+
+    With both offsets known this is one ranged read; otherwise the size comes
+    from ``head`` and the tail is read (a second read if the guess was short).
+
+    Raises:
+        ObjectNotFoundError: no such split.
+        CorruptFileError: the footer does not parse.
+    """
+    if footer_start_offset is not None and footer_end_offset is not None:
+        data = store.get_range(key, footer_start_offset, footer_end_offset)
+        return parse_split_footer(data, footer_start_offset=footer_start_offset, path=key)
+    size = footer_end_offset if footer_end_offset is not None else store.head(key).size
+    tail_start = max(0, size - _TAIL_GUESS)
+    tail = store.get_range(key, tail_start, size)
+    hotcache_length = _u32(tail, len(tail) - 4, key)
+    meta_at = len(tail) - 8 - hotcache_length
+    if meta_at < 0:
+        tail_start = max(0, size - 8 - hotcache_length - _TAIL_GUESS)
+        tail = store.get_range(key, tail_start, size)
+        meta_at = len(tail) - 8 - hotcache_length
+    meta_length = _u32(tail, meta_at, key)
+    start = tail_start + meta_at - meta_length
+    if start < tail_start:
+        tail = store.get_range(key, start, size)
+        tail_start = start
+    return parse_split_footer(tail[start - tail_start :], footer_start_offset=start, path=key)
+
+
+def write_split_bundle(index_dir: str | os.PathLike[str], dest: BinaryIO) -> SplitFooter:
+    """Bundle every file of a Tantivy index directory into ``dest``.
+
+    Files are written in name order (lock files excluded); ``dest`` receives
+    the whole split, positioned at its start.
+    """
+    files: dict[str, tuple[int, int]] = {}
+    offset = 0
+    for entry in sorted(Path(index_dir).iterdir()):
+        if not entry.is_file() or entry.name.endswith(".lock"):
+            continue
+        data = entry.read_bytes()
+        dest.write(data)
+        files[entry.name] = (offset, offset + len(data))
+        offset += len(data)
+    table = {"files": {n: {"start": s, "end": e} for n, (s, e) in files.items()}}
+    meta = _U32.pack(SPLIT_MAGIC) + _U32.pack(SPLIT_VERSION) + json.dumps(table).encode()
+    hotcache = b""
+    dest.write(meta + _U32.pack(len(meta)) + hotcache + _U32.pack(len(hotcache)))
+    end = offset + len(meta) + 8 + len(hotcache)
+    return SplitFooter(files, offset, end, hotcache)
+
+
+def unbundle_split(
+    data: bytes, dest_dir: str | os.PathLike[str], *, path: str = "<split>"
+) -> SplitFooter:
+    """Write the index files of a whole split into ``dest_dir``.
+
+    Raises:
+        CorruptFileError: the footer does not parse or a name is unsafe.
+    """
+    footer = _footer_of_whole(data, path)
+    target = Path(dest_dir)
+    target.mkdir(parents=True, exist_ok=True)
+    for name, (start, end) in footer.files.items():
+        if "/" in name or "\\" in name or name in ("", ".", ".."):
+            raise CorruptFileError(path, f"unsafe file name {name!r} in split")
+        (target / name).write_bytes(data[start:end])
+    return footer
+
+
+def _footer_of_whole(data: bytes, path: str) -> SplitFooter:
+    hotcache_length = _u32(data, len(data) - 4, path)
+    meta_at = len(data) - 8 - hotcache_length
+    start = meta_at - _u32(data, meta_at, path)
+    if start < 0:
+        raise CorruptFileError(path, "split footer lengths exceed the data")
+    return parse_split_footer(data[start:], footer_start_offset=start, path=path)

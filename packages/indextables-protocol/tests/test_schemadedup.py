@@ -1,0 +1,83 @@
+"""Schema dedup: the canonical hash reproduces every golden docMappingRef."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from indextables.protocol.actions import AddAction
+from indextables.protocol.errors import CorruptFileError
+from indextables.protocol.schemadedup import (
+    canonical_doc_mapping,
+    configuration_with_registry,
+    deduplicate_adds,
+    doc_mapping_hash,
+    registry_from_configuration,
+    resolve_doc_mapping,
+)
+
+MAPPING = (
+    '[{"fast":true,"indexed":true,"name":"id","stored":true,"type":"i64"},'
+    '{"fast":true,"indexed":true,"name":"text","stored":true,"tokenizer":"raw","type":"text"}]'
+)
+
+
+def test_golden_registries_hash_to_their_refs(
+    golden_table: Path, read_avro: Callable[[Path], list[dict[str, Any]]]
+) -> None:
+    states = sorted((golden_table / "_transaction_log").glob("state-v*/_manifest.avro"))
+    registry: dict[str, str] = {}
+    for state in states:
+        for record in read_avro(state):
+            registry.update(record["schemaRegistry"])
+    assert registry
+    for ref, doc_mapping in registry.items():
+        assert doc_mapping_hash(doc_mapping) == ref
+
+
+def test_the_two_refs_named_by_the_decisions_are_reproduced(
+    read_avro: Callable[[Path], list[dict[str, Any]]], golden_root: Path
+) -> None:
+    found = set()
+    for state in golden_root.glob("*/_transaction_log/state-v*/_manifest.avro"):
+        for record in read_avro(state):
+            found |= {doc_mapping_hash(j) for j in record["schemaRegistry"].values()}
+    assert {"z7TwwZ-tDWGD-uX5", "gC45RGOqJ_Grt0xH"} <= found
+
+
+def test_hash_ignores_key_and_field_order() -> None:
+    reordered = (
+        '[{"type":"text","tokenizer":"raw","stored":true,"name":"text","indexed":true,"fast":true},'
+        '{"type":"i64","stored":true,"name":"id","indexed":true,"fast":true}]'
+    )
+    assert doc_mapping_hash(reordered) == doc_mapping_hash(MAPPING)
+    assert len(doc_mapping_hash(MAPPING)) == 16
+
+
+def test_canonical_form_keeps_non_ascii_and_unnamed_array_order() -> None:
+    assert canonical_doc_mapping('{"b":[3,1],"a":"é"}') == '{"a":"é","b":[3,1]}'
+
+
+def test_dedup_then_resolve_restores_the_mapping() -> None:
+    add = AddAction("p.split", {}, 1, 1, True, doc_mapping_json=MAPPING)
+    (deduped,), new = deduplicate_adds([add], {})
+    ref = doc_mapping_hash(MAPPING)
+    assert deduped.doc_mapping_ref == ref
+    assert deduped.doc_mapping_json is None
+    assert new == {ref: MAPPING}
+    config = configuration_with_registry({"other": "x"}, new)
+    assert config["docMappingSchema." + ref] == MAPPING
+    registry = registry_from_configuration(config)
+    assert registry == new
+    assert resolve_doc_mapping(deduped, registry).doc_mapping_json == MAPPING
+    (_,), again = deduplicate_adds([add], registry)
+    assert again == {}
+
+
+def test_unknown_ref_is_an_error_naming_the_file() -> None:
+    add = AddAction("p.split", {}, 1, 1, True, doc_mapping_ref="nope")
+    with pytest.raises(CorruptFileError, match=r"v\.json.*nope"):
+        resolve_doc_mapping(add, {}, path="v.json")
