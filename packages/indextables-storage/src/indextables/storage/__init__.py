@@ -1,4 +1,4 @@
-"""indextables.storage: object stores (local, memory, S3, Azure) implementing the protocol's ObjectStore.
+"""indextables.storage: the protocol's ObjectStore for local, memory, S3 and Azure Blob.
 
 Open one by URI with :func:`open_store`; the protocol finds the same
 factories through the ``indextables.stores`` entry point group. S3 needs the

@@ -1,4 +1,4 @@
-"""The exception hierarchy of ``indextables.storage``: everything derives from :class:`StorageError`.
+"""The exception hierarchy of ``indextables.storage``, rooted at :class:`StorageError`.
 
 Each leaf also derives from the matching error of ``indextables.protocol`` (so the
 protocol handles store failures without importing this package) and, through it,

@@ -51,7 +51,8 @@ def azure_store(uri: str, **options: object) -> ObjectStore:
         from indextables.storage.azureblob import AzureBlobStore
     except ImportError as error:
         raise ConfigurationError(
-            f"Azure URIs need azure-storage-blob: pip install 'indextables-storage[azure]' ({error})"
+            "Azure URIs need azure-storage-blob: "
+            f"pip install 'indextables-storage[azure]' ({error})"
         ) from None
     return AzureBlobStore(
         location.container, account=location.account, prefix=location.prefix, options=parsed

@@ -88,7 +88,9 @@ def wait_until(
             if ready():
                 return
         time.sleep(0.1)
-    raise ServerStartError(f"{what} was not ready after {timeout:.0f} s; log {log}:\n{log_tail(log)}")
+    raise ServerStartError(
+        f"{what} was not ready after {timeout:.0f} s; log {log}:\n{log_tail(log)}"
+    )
 
 
 def stop_group(process: subprocess.Popen[bytes], *, grace: float = 10.0) -> None:
@@ -96,10 +98,8 @@ def stop_group(process: subprocess.Popen[bytes], *, grace: float = 10.0) -> None
     if process.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGTERM)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(grace)
-        except subprocess.TimeoutExpired:
-            pass
     # Children of the server (node workers, weed sub-servers) share its group.
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)

@@ -1,0 +1,270 @@
+"""The S3 store (boto3): ``IfNoneMatch='*'`` puts, ranged GETs, paged listings, batch deletes.
+
+botocore's own retries are switched off: they would resend a conditional
+put whose first attempt may have landed and report a false conflict. This
+store retries itself (:mod:`indextables.storage.retry`) and settles an
+ambiguous put-if-absent by reading the key back.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+import boto3
+from botocore.config import Config
+
+from indextables.protocol.store import ObjectInfo
+from indextables.storage.keys import check_key, check_prefix, join_root, normalize_root
+from indextables.storage.options import S3Options
+from indextables.storage.ranges import check_range
+from indextables.storage.retry import Failure, put_if_absent_resolved, with_retries
+from indextables.storage.s3errors import classify_s3
+from indextables.storage.secrets import install_log_redaction
+
+__all__ = ["S3Store"]
+
+T = TypeVar("T")
+_DELETE_BATCH = 1000  # DeleteObjects accepts at most 1000 keys
+
+
+def _make_client(options: S3Options) -> Any:
+    def reveal(secret: Any) -> str | None:
+        return secret.reveal() if secret is not None else None
+
+    session = boto3.session.Session(profile_name=options.profile)
+    config = Config(
+        connect_timeout=options.common.connect_timeout,
+        read_timeout=options.common.read_timeout,
+        retries={"total_max_attempts": 1, "mode": "standard"},
+        s3={"addressing_style": "path" if options.path_style else "auto"},
+        signature_version="s3v4",
+        # Third-party S3 servers do not all handle the newer default checksums.
+        request_checksum_calculation="when_required",
+        response_checksum_validation="when_required",
+    )
+    client = session.client(
+        "s3",
+        endpoint_url=options.endpoint_url,
+        region_name=options.region,
+        aws_access_key_id=reveal(options.access_key_id),
+        aws_secret_access_key=reveal(options.secret_access_key),
+        aws_session_token=reveal(options.session_token),
+        config=config,
+    )
+    install_log_redaction()
+    return client
+
+
+class S3Store:
+    """An :class:`~indextables.protocol.store.ObjectStore` on an S3 bucket (or S3-compatible server).
+
+    Args:
+        bucket: the bucket.
+        prefix: the root prefix inside the bucket (keys are relative to it).
+        options: endpoint, region, credentials, addressing, timeouts, retries.
+        scheme: ``"s3"`` or ``"s3a"``, for :attr:`uri`.
+
+    Consistency: S3 is strongly consistent for reads after writes and lists;
+    ``put_if_absent`` is atomic where the server implements ``If-None-Match: *``
+    atomically (AWS, SeaweedFS; moto's check is not atomic).
+    """
+
+    def __init__(
+        self, bucket: str, *, prefix: str = "", options: S3Options | None = None, scheme: str = "s3"
+    ) -> None:
+        self._bucket = bucket
+        self._root = normalize_root(prefix)
+        self._options = options or S3Options()
+        self._scheme = scheme
+        self._client = _make_client(self._options)
+
+    def __repr__(self) -> str:
+        return f"S3Store(uri={self.uri!r}, endpoint_url={self._options.endpoint_url!r})"
+
+    @property
+    def uri(self) -> str:
+        """``s3://bucket/prefix`` (no credentials, no endpoint)."""
+        return f"{self._scheme}://{self._bucket}/{self._root}".rstrip("/")
+
+    def _name(self, key: str) -> str:
+        return join_root(self._root, check_key(key, store=self.uri))
+
+    def _where(self, key: str) -> str:
+        return f"{self.uri} key {key!r}"
+
+    def _call(self, key: str, what: str, call: Callable[[], T]) -> T:
+        classify = functools.partial(classify_s3, where=self._where(key))
+        return with_retries(call, classify, self._options.common, what=f"{what} {key!r}")
+
+    def get(self, key: str) -> bytes:
+        """Return the whole object."""
+        name = self._name(key)
+        return self._call(key, "get", lambda: self._read(Key=name))
+
+    def _read(self, **request: Any) -> bytes:
+        response = self._client.get_object(Bucket=self._bucket, **request)
+        data: bytes = response["Body"].read()
+        return data
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        """Return bytes ``[start, end)`` of the object (shorter at its end)."""
+        check_range(key, start, end, store=self.uri)
+        name = self._name(key)
+        if start == end:
+            self.head(key)  # still raise for a missing key
+            return b""
+        return self._call(key, "get_range", lambda: self._read_range(name, start, end))
+
+    def _read_range(self, name: str, start: int, end: int) -> bytes:
+        try:
+            return self._read(Key=name, Range=f"bytes={start}-{end - 1}")
+        except self._client.exceptions.ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "InvalidRange":
+                return b""  # start is at or past the end of the object
+            raise
+
+    def head(self, key: str) -> ObjectInfo:
+        """Return the object's size, modification time and etag."""
+        name = self._name(key)
+        response = self._call(
+            key, "head", lambda: self._client.head_object(Bucket=self._bucket, Key=name)
+        )
+        return ObjectInfo(
+            key,
+            int(response["ContentLength"]),
+            int(response["LastModified"].timestamp() * 1000),
+            str(response.get("ETag", "")).strip('"') or None,
+        )
+
+    def put(self, key: str, data: bytes) -> None:
+        """Create or replace the object; multipart from ``multipart_threshold`` bytes."""
+        name = self._name(key)
+        if len(data) >= self._options.multipart_threshold:
+            self._put_multipart(key, name, data)
+            return
+        self._call(
+            key, "put", lambda: self._client.put_object(Bucket=self._bucket, Key=name, Body=data)
+        )
+
+    def _put_multipart(self, key: str, name: str, data: bytes) -> None:
+        upload = self._call(
+            key,
+            "create_multipart_upload",
+            lambda: self._client.create_multipart_upload(Bucket=self._bucket, Key=name),
+        )
+        upload_id = upload["UploadId"]
+        try:
+            parts = self._upload_parts(key, name, upload_id, data)
+            self._call(
+                key,
+                "complete_multipart_upload",
+                lambda: self._client.complete_multipart_upload(
+                    Bucket=self._bucket,
+                    Key=name,
+                    UploadId=upload_id,
+                    MultipartUpload={"Parts": parts},
+                ),
+            )
+        except BaseException:
+            self._client.abort_multipart_upload(Bucket=self._bucket, Key=name, UploadId=upload_id)
+            raise
+
+    def _upload_parts(
+        self, key: str, name: str, upload_id: str, data: bytes
+    ) -> list[dict[str, Any]]:
+        size = self._options.multipart_part_size
+        parts = []
+        for number, offset in enumerate(range(0, len(data), size), start=1):
+            chunk = data[offset : offset + size]
+            response = self._call(
+                key,
+                f"upload_part {number}",
+                lambda chunk=chunk, number=number: self._client.upload_part(  # type: ignore[misc]
+                    Bucket=self._bucket, Key=name, UploadId=upload_id, PartNumber=number, Body=chunk
+                ),
+            )
+            parts.append({"PartNumber": number, "ETag": response["ETag"]})
+        return parts
+
+    def put_if_absent(self, key: str, data: bytes) -> None:
+        """Create the object only if the key does not exist (``If-None-Match: *``).
+
+        Raises:
+            StorageExistsError: the key exists (another writer won).
+        """
+        name = self._name(key)
+        where = self._where(key)
+
+        def put() -> None:
+            self._client.put_object(Bucket=self._bucket, Key=name, Body=data, IfNoneMatch="*")
+
+        def classify(error: Exception) -> Failure:
+            return classify_s3(error, where=where)
+
+        put_if_absent_resolved(
+            put, lambda: self.get(key), data, classify, self._options.common, what=where
+        )
+
+    def list(self, prefix: str = "") -> Iterator[ObjectInfo]:
+        """Yield every object whose key starts with ``prefix``, in key order (ListObjectsV2 pages)."""
+        full = join_root(self._root, check_prefix(prefix, store=self.uri))
+        skip = len(self._root) + 1 if self._root else 0
+        token: str | None = None
+        while True:
+            page = self._list_page(prefix, full, token)
+            for item in page.get("Contents", []):
+                yield ObjectInfo(
+                    item["Key"][skip:],
+                    int(item["Size"]),
+                    int(item["LastModified"].timestamp() * 1000),
+                    str(item.get("ETag", "")).strip('"') or None,
+                )
+            if not page.get("IsTruncated"):
+                return
+            token = page["NextContinuationToken"]
+
+    def _list_page(self, prefix: str, full: str, token: str | None) -> dict[str, Any]:
+        request: dict[str, Any] = {"Bucket": self._bucket, "Prefix": full, "MaxKeys": 1000}
+        if token:
+            request["ContinuationToken"] = token
+        page: dict[str, Any] = self._call(
+            prefix or "<root>", "list", lambda: self._client.list_objects_v2(**request)
+        )
+        return page
+
+    def delete(self, key: str) -> None:
+        """Delete the object; a missing key is not an error."""
+        name = self._name(key)
+        self._call(key, "delete", lambda: self._client.delete_object(Bucket=self._bucket, Key=name))
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        """Delete objects in batches of 1000 (DeleteObjects)."""
+        names = [self._name(key) for key in keys]
+        for start in range(0, len(names), _DELETE_BATCH):
+            batch = names[start : start + _DELETE_BATCH]
+            self._delete_batch(batch)
+
+    def _delete_batch(self, names: list[str]) -> None:
+        request = {"Objects": [{"Key": name} for name in names], "Quiet": True}
+        response = self._call(
+            names[0],
+            "delete_many",
+            lambda: self._client.delete_objects(Bucket=self._bucket, Delete=request),
+        )
+        errors = [e for e in response.get("Errors", []) if e.get("Code") != "NoSuchKey"]
+        if errors:
+            first = errors[0]
+            failure = classify_s3(
+                _as_client_error(first), where=f"{self.uri} key {first.get('Key')!r}"
+            )
+            raise failure.error
+
+
+def _as_client_error(entry: dict[str, Any]) -> Exception:
+    from botocore.exceptions import ClientError
+
+    return ClientError(
+        {"Error": {"Code": entry.get("Code"), "Message": entry.get("Message")}}, "DeleteObjects"
+    )
