@@ -1,0 +1,168 @@
+"""Block codecs of the Avro object container, and their fastavro registration.
+
+fastavro 1.13 wants ``backports.zstd`` for ``zstandard``; we register codecs
+built on the ``zstandard`` package (and snappy on ``cramjam``) instead, so an
+install never depends on a backport. :func:`register_fastavro_codecs` runs
+when this module is imported.
+"""
+
+from __future__ import annotations
+
+import binascii
+import io
+import zlib
+from collections.abc import Callable
+from typing import Any, BinaryIO, Final, Literal
+
+import cramjam
+import fastavro._read
+import fastavro._write
+import zstandard
+
+__all__ = [
+    "DEFAULT_ZSTD_LEVEL",
+    "Codec",
+    "SUPPORTED_CODECS",
+    "compress_block",
+    "decompress_block",
+    "register_fastavro_codecs",
+]
+
+Codec = Literal["zstandard", "snappy", "deflate", "null"]
+SUPPORTED_CODECS: Final = ("zstandard", "snappy", "deflate", "null")
+DEFAULT_ZSTD_LEVEL: Final = 3
+
+_DCTX: Final = zstandard.ZstdDecompressor()
+
+
+def compress_block(codec: str, data: bytes, *, level: int | None = None) -> bytes:
+    """Compress one block's bytes as the container stores them.
+
+    Raises:
+        ValueError: ``codec`` is not supported.
+    """
+    if codec == "zstandard":
+        return zstandard.ZstdCompressor(
+            level=DEFAULT_ZSTD_LEVEL if level is None else level
+        ).compress(data)
+    if codec == "null":
+        return data
+    if codec == "snappy":
+        # Avro's snappy framing: raw snappy, then the big-endian CRC32 of the input.
+        crc = (binascii.crc32(data) & 0xFFFFFFFF).to_bytes(4, "big")
+        return bytes(cramjam.snappy.compress_raw(data)) + crc
+    if codec == "deflate":
+        compressor = zlib.compressobj(-1 if level is None else level, zlib.DEFLATED, -15)
+        return compressor.compress(data) + compressor.flush()
+    raise ValueError(f"unsupported Avro codec {codec!r}")
+
+
+def decompress_block(codec: str, data: bytes) -> bytes:
+    """Decompress one block's stored bytes.
+
+    Raises:
+        ValueError: ``codec`` is not supported, or the data does not decompress.
+    """
+    if codec == "zstandard":
+        return _zstd_decompress(data)
+    if codec == "null":
+        return data
+    if codec == "snappy":
+        return _snappy_decompress(data)
+    if codec == "deflate":
+        try:
+            return zlib.decompress(data, -15)
+        except zlib.error as exc:
+            raise ValueError(f"deflate: {exc}") from exc
+    raise ValueError(f"unsupported Avro codec {codec!r}")
+
+
+def _zstd_decompress(data: bytes) -> bytes:
+    try:
+        # Frames written without a content size need the streaming reader.
+        return _DCTX.decompress(data)
+    except zstandard.ZstdError:
+        pass
+    try:
+        with _DCTX.stream_reader(io.BytesIO(data)) as reader:
+            out: bytes = reader.read()
+        return out
+    except zstandard.ZstdError as exc:
+        raise ValueError(f"zstandard: {exc}") from exc
+
+
+def _snappy_decompress(data: bytes) -> bytes:
+    if len(data) < 4:
+        raise ValueError("snappy: block shorter than its CRC")
+    try:
+        out = bytes(cramjam.snappy.decompress_raw(data[:-4]))
+    except Exception as exc:  # cramjam raises its own DecompressionError
+        raise ValueError(f"snappy: {exc}") from exc
+    if binascii.crc32(out) & 0xFFFFFFFF != int.from_bytes(data[-4:], "big"):
+        raise ValueError("snappy: CRC mismatch")
+    return out
+
+
+def _encode_long(value: int) -> bytes:
+    n = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while n & ~0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _read_long(fo: BinaryIO) -> int:
+    shift = 0
+    n = 0
+    while True:
+        byte = fo.read(1)
+        if not byte:
+            raise EOFError("truncated block length")
+        n |= (byte[0] & 0x7F) << shift
+        if not byte[0] & 0x80:
+            return (n >> 1) ^ -(n & 1)
+        shift += 7
+
+
+def _fastavro_writer(codec: str) -> Callable[..., None]:
+    def write_block(encoder: Any, block_bytes: bytes, compression_level: int | None) -> None:
+        data = compress_block(codec, block_bytes, level=compression_level)
+        # fastavro's Cython writer passes the output file, its Python twin an encoder.
+        if hasattr(encoder, "write_long"):
+            encoder.write_long(len(data))
+            encoder._fo.write(data)
+        else:
+            encoder.write(_encode_long(len(data)))
+            encoder.write(data)
+
+    return write_block
+
+
+def _fastavro_reader(codec: str) -> Callable[[Any], io.BytesIO]:
+    def read_block(decoder: Any) -> io.BytesIO:
+        if hasattr(decoder, "read_long"):
+            length = decoder.read_long()
+            data = decoder.read_fixed(length)
+        else:
+            length = _read_long(decoder)
+            data = decoder.read(length)
+        return io.BytesIO(decompress_block(codec, data))
+
+    return read_block
+
+
+def register_fastavro_codecs() -> None:
+    """Make fastavro (Cython and pure) read and write zstandard and snappy."""
+    import fastavro._read_py
+    import fastavro._write_py
+
+    for codec in ("zstandard", "snappy"):
+        for writers in (fastavro._write.BLOCK_WRITERS, fastavro._write_py.BLOCK_WRITERS):
+            writers[codec] = _fastavro_writer(codec)
+        for readers in (fastavro._read.BLOCK_READERS, fastavro._read_py.BLOCK_READERS):
+            readers[codec] = _fastavro_reader(codec)
+
+
+register_fastavro_codecs()

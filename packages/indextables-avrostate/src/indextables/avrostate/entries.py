@@ -1,0 +1,206 @@
+"""Lazy, columnar access to the live FileEntry records of a state.
+
+:class:`FileEntries` is the ``files`` sequence of a loaded state. Reading a
+state decodes only the planning columns (path, size, partition values, record
+count, footer offsets); a :class:`~indextables.protocol.state.FileEntry` is
+built from its record's bytes the first time it is indexed. Planners that
+only need the columns use the column properties and never build entries.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Final, overload
+
+from indextables.avrostate import impl
+from indextables.avrostate._decode_common import (
+    SLOT_MAX_VALUES,
+    SLOT_MIN_VALUES,
+    SLOT_PARTITION_VALUES,
+    Columns,
+    DecodeError,
+    Plan,
+)
+from indextables.avrostate.errors import CorruptAvroFileError
+from indextables.protocol.state import FileEntry
+
+__all__ = ["BlockRef", "FileEntries", "build_file_entry", "concat_entries"]
+
+_NEW: Final = object.__new__
+# Member descriptors set slots without the frozen dataclass's __setattr__:
+# building an entry this way takes about half the time of FileEntry(...).
+_SETTERS: Final[tuple[Callable[[Any, Any], None], ...]] = tuple(
+    getattr(FileEntry, f.name).__set__ for f in dataclasses.fields(FileEntry)
+)
+
+
+def build_file_entry(values: Sequence[Any]) -> FileEntry:
+    """Build a FileEntry from its slot values in dataclass field order, fast."""
+    entry: FileEntry = _NEW(FileEntry)
+    for setter, value in zip(_SETTERS, values, strict=True):
+        setter(entry, value)
+    return entry
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BlockRef:
+    """A decompressed block the entries point into, with the plan that decodes it."""
+
+    data: bytes
+    plan: Plan
+    path: str
+
+
+class FileEntries(Sequence[FileEntry]):
+    """The live entries of a state: planning columns now, full entries on access.
+
+    ``blocks[k]`` holds the entries from ``block_starts[k]`` up to the next
+    block's start. The column properties return the internal lists: treat
+    them as read-only.
+    """
+
+    __slots__ = ("_block_starts", "_blocks", "_built", "_cols")
+
+    def __init__(self, columns: Columns, block_starts: list[int], blocks: list[BlockRef]) -> None:
+        self._cols = columns
+        self._block_starts = block_starts
+        self._blocks = blocks
+        self._built: list[FileEntry | None] | None = None
+
+    @classmethod
+    def empty(cls) -> FileEntries:
+        """A sequence with no entries."""
+        return cls(Columns(), [], [])
+
+    def __len__(self) -> int:
+        return len(self._cols.paths)
+
+    @overload
+    def __getitem__(self, index: int) -> FileEntry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[FileEntry]: ...
+
+    def __getitem__(self, index: int | slice) -> FileEntry | Sequence[FileEntry]:
+        if isinstance(index, slice):
+            return [self._entry(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"entry index {index} out of range")
+        return self._entry(index)
+
+    def __iter__(self) -> Iterator[FileEntry]:
+        for i in range(len(self)):
+            yield self._entry(i)
+
+    def _entry(self, i: int) -> FileEntry:
+        built = self._built
+        if built is None:
+            built = self._built = [None] * len(self)
+        entry = built[i]
+        if entry is None:
+            entry = built[i] = self._decode(i)
+        return entry
+
+    def _decode(self, i: int) -> FileEntry:
+        block = self._blocks[bisect.bisect_right(self._block_starts, i) - 1]
+        try:
+            values = impl.decoder().decode_record(block.data, self._cols.starts[i], block.plan)
+        except DecodeError as exc:
+            raise CorruptAvroFileError(block.path, f"record does not decode: {exc}") from exc
+        # Share the interned partition map and the already decoded columns.
+        values[SLOT_PARTITION_VALUES] = self._cols.partition_values[i]
+        return build_file_entry(values)
+
+    @property
+    def paths(self) -> Sequence[str]:
+        """Every entry's path."""
+        return self._cols.paths
+
+    @property
+    def sizes(self) -> Sequence[int | None]:
+        """Every entry's size in bytes."""
+        return self._cols.sizes
+
+    @property
+    def partition_values(self) -> Sequence[Mapping[str, str]]:
+        """Every entry's partition values (equal maps are one shared object)."""
+        return self._cols.partition_values
+
+    @property
+    def added_at_versions(self) -> Sequence[int]:
+        """Every entry's ``addedAtVersion``."""
+        return self._cols.added_at_versions
+
+    def plans(self) -> list[Plan]:
+        """The decoding plans of the blocks the entries live in."""
+        return [block.plan for block in self._blocks]
+
+    @property
+    def num_records(self) -> Sequence[int | None]:
+        """Every entry's record count."""
+        return self._cols.num_records
+
+    @property
+    def footer_start_offsets(self) -> Sequence[int | None]:
+        """Every entry's footer start offset."""
+        return self._cols.footer_starts
+
+    @property
+    def footer_end_offsets(self) -> Sequence[int | None]:
+        """Every entry's footer end offset."""
+        return self._cols.footer_ends
+
+    def column_stats(self, column: str) -> tuple[list[str | None], list[str | None]]:
+        """Return every entry's ``minValues[column]`` and ``maxValues[column]``.
+
+        Decodes only that key of the two maps, without building entries.
+        """
+        mins: list[str | None] = []
+        maxs: list[str | None] = []
+        for block_id, lo, hi in self._runs():
+            block = self._blocks[block_id]
+            starts = self._cols.starts[lo:hi]
+            try:
+                mins += impl.decoder().map_column(
+                    block.data, starts, block.plan, SLOT_MIN_VALUES, column
+                )
+                maxs += impl.decoder().map_column(
+                    block.data, starts, block.plan, SLOT_MAX_VALUES, column
+                )
+            except DecodeError as exc:
+                raise CorruptAvroFileError(block.path, f"record does not decode: {exc}") from exc
+        return mins, maxs
+
+    def _runs(self) -> Iterator[tuple[int, int, int]]:
+        """Yield ``(block id, first entry, end entry)`` for each run of one block."""
+        bounds = [*self._block_starts, len(self)]
+        for block_id in range(len(self._blocks)):
+            yield block_id, bounds[block_id], bounds[block_id + 1]
+
+    def record_spans(self) -> Iterator[tuple[bytes, int, int, Plan]]:
+        """Yield ``(block bytes, start, end, plan)`` per entry, for raw-copy compaction."""
+        cols = self._cols
+        for block_id, lo, hi in self._runs():
+            block = self._blocks[block_id]
+            for i in range(lo, hi):
+                yield block.data, cols.starts[i], cols.ends[i], block.plan
+
+
+def concat_entries(parts: Sequence[FileEntries]) -> FileEntries:
+    """Join several manifests' entries, in order, into one sequence."""
+    if len(parts) == 1:
+        return parts[0]
+    columns = Columns()
+    block_starts: list[int] = []
+    blocks: list[BlockRef] = []
+    for part in parts:
+        offset = len(columns.paths)
+        block_starts += [start + offset for start in part._block_starts]
+        blocks += part._blocks
+        for name in Columns.__slots__:
+            getattr(columns, name).extend(getattr(part._cols, name))
+    return FileEntries(columns, block_starts, blocks)

@@ -1,0 +1,140 @@
+"""Finding and reading states: the current version, its root, its live entries.
+
+The current state is the highest version whose root record exists
+(``_last_checkpoint`` is only a hint, never trusted: a purge can leave an
+older state written later). Manifests whose partition bounds cannot match
+the filter are not fetched; the others are fetched and decoded in parallel
+(zstandard decompression and store I/O release the GIL).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable, Container, Mapping, Sequence
+from typing import TYPE_CHECKING, Final
+
+from indextables.avrostate.entries import FileEntries, concat_entries
+from indextables.avrostate.errors import MissingManifestError, StateNotFoundError
+from indextables.avrostate.layout import (
+    STATE_PREFIX,
+    manifest_key,
+    parse_state_key,
+    state_json_key,
+    state_key,
+)
+from indextables.avrostate.manifest_reader import PartitionCache, read_manifest_entries
+from indextables.avrostate.state_file import decode_state, decode_state_json
+from indextables.protocol.errors import ObjectNotFoundError
+from indextables.protocol.state import ManifestInfo, StateManifest
+from indextables.protocol.stateformat import LoadedState
+from indextables.protocol.store import ObjectStore
+
+if TYPE_CHECKING:
+    from indextables.protocol.predicates import Predicate
+
+__all__ = [
+    "DEFAULT_PARALLELISM",
+    "load_state_manifest",
+    "read_manifests",
+    "read_state",
+    "select_manifests",
+    "state_versions",
+]
+
+DEFAULT_PARALLELISM: Final = 8
+
+
+def state_versions(store: ObjectStore) -> list[int]:
+    """Versions of every complete state (its root record exists), ascending."""
+    found = set()
+    for info in store.list(STATE_PREFIX):
+        parsed = parse_state_key(info.key)
+        if parsed is not None:
+            found.add(parsed[0])
+    return sorted(found)
+
+
+def load_state_manifest(store: ObjectStore, version: int) -> StateManifest:
+    """Read the root record of state ``version`` (Avro form, else the older JSON form).
+
+    Raises:
+        StateNotFoundError: neither form exists.
+    """
+    key = state_key(version)
+    try:
+        return decode_state(store.get(key), path=key)
+    except ObjectNotFoundError:
+        pass
+    json_key = state_json_key(version)
+    try:
+        return decode_state_json(store.get(json_key), path=json_key)
+    except ObjectNotFoundError:
+        raise StateNotFoundError(f"no state for version {version}: {key} does not exist") from None
+
+
+def select_manifests(
+    state: StateManifest, partition_filter: Predicate | None
+) -> list[ManifestInfo]:
+    """The manifests whose partition bounds can hold an entry matching the filter."""
+    if partition_filter is None:
+        return list(state.manifests)
+    return [m for m in state.manifests if partition_filter.may_match(m.partition_bounds)]
+
+
+def _fetch(store: ObjectStore, key: str) -> bytes:
+    try:
+        return store.get(key)
+    except ObjectNotFoundError as exc:
+        raise MissingManifestError(key, "manifest listed in the state does not exist") from exc
+
+
+def read_manifests(
+    store: ObjectStore,
+    state: StateManifest,
+    manifests: Sequence[ManifestInfo],
+    *,
+    pv_filter: Callable[[Mapping[str, str]], bool] | None = None,
+    tombstones: Container[str] | None = None,
+    parallelism: int = DEFAULT_PARALLELISM,
+) -> list[FileEntries]:
+    """Fetch and decode manifests in parallel; one FileEntries per manifest, in order."""
+    cache: PartitionCache = {}
+
+    def load(info: ManifestInfo) -> FileEntries:
+        key = manifest_key(info.path, state.state_version)
+        return read_manifest_entries(
+            _fetch(store, key), path=key, pv_filter=pv_filter, tombstones=tombstones, pv_cache=cache
+        )
+
+    if parallelism <= 1 or len(manifests) <= 1:
+        return [load(m) for m in manifests]
+    workers = min(parallelism, len(manifests))
+    with concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="avrostate") as pool:
+        return list(pool.map(load, manifests))
+
+
+def read_state(
+    store: ObjectStore,
+    version: int,
+    *,
+    partition_filter: Predicate | None = None,
+    parallelism: int = DEFAULT_PARALLELISM,
+) -> LoadedState:
+    """Read state ``version``: its root and its live entries (tombstones applied).
+
+    With a ``partition_filter``, manifests whose bounds cannot match are not
+    read and entries whose partition values do not match are dropped while
+    decoding.
+    """
+    state = load_state_manifest(store, version)
+    chosen = select_manifests(state, partition_filter)
+    parts = read_manifests(
+        store,
+        state,
+        chosen,
+        pv_filter=None if partition_filter is None else partition_filter.matches,
+        tombstones=frozenset(state.tombstones) if state.tombstones else None,
+        parallelism=parallelism,
+    )
+    files = concat_entries(parts) if parts else FileEntries.empty()
+    return LoadedState(state, files, len(chosen), len(state.manifests))

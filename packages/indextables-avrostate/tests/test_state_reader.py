@@ -1,0 +1,130 @@
+"""Reading states: the golden tables' expected.json, current-state choice, pruning, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from indextables.avrostate import (
+    CorruptAvroFileError,
+    MissingManifestError,
+    StateNotFoundError,
+    UnsupportedStateVersionError,
+    read_state,
+    state_versions,
+)
+from indextables.avrostate.layout import state_json_key, state_key
+from indextables.avrostate.state_file import decode_state, state_to_record
+from indextables.protocol.errors import CorruptFileError, UnsupportedProtocolError
+from indextables.protocol.predicates import parse_predicate
+from indextables.protocol.state import FileEntry
+
+_WIRE = {
+    "path": "path",
+    "partitionValues": "partition_values",
+    "size": "size",
+    "dataChange": "data_change",
+    "minValues": "min_values",
+    "maxValues": "max_values",
+    "numRecords": "num_records",
+    "footerStartOffset": "footer_start_offset",
+    "footerEndOffset": "footer_end_offset",
+    "numMergeOps": "num_merge_ops",
+}
+
+
+def _as_expected(entry: FileEntry, registry: dict[str, str], keys: set[str]) -> dict[str, Any]:
+    out = {wire: getattr(entry, attr) for wire, attr in _WIRE.items()}
+    ref = entry.doc_mapping_ref
+    out["docMappingJson"] = entry.doc_mapping_json or (registry.get(ref) if ref else None)
+    unknown = keys - set(out)
+    assert not unknown, f"expected.json lists fields the test does not map: {unknown}"
+    return {k: out[k] for k in keys}
+
+
+def test_golden_state_matches_expected(
+    golden_name: str, golden: Path, copy_golden: Any, decoder: ModuleType
+) -> None:
+    golden_table = copy_golden(golden_name)
+    expected = json.loads((golden / f"{golden_name}.expected.json").read_text())
+    version = state_versions(golden_table)[-1]
+    loaded = read_state(golden_table, version)
+    assert version == expected["version"]
+    assert f"state-v{version:020d}" == expected["stateDir"]
+    assert loaded.manifest.num_files == expected["numFiles"] == len(loaded.files)
+    registry = dict(loaded.manifest.schema_registry)
+    keys = set(expected["liveFiles"][0])
+    got = sorted(
+        (_as_expected(e, registry, keys) for e in loaded.files), key=lambda d: d["path"]
+    )
+    assert got == sorted(expected["liveFiles"], key=lambda d: d["path"])
+
+
+@pytest.mark.parametrize("golden_table", ["13_after_purge"], indirect=True)
+def test_current_state_is_highest_version_not_newest_file(golden_table: Any) -> None:
+    versions = state_versions(golden_table)
+    assert versions == [0, 1, 2, 3, 4, 5]
+    assert read_state(golden_table, versions[-1]).manifest.state_version == 5
+
+
+@pytest.mark.parametrize("golden_table", ["04_partitioned"], indirect=True)
+def test_partition_filter_drops_entries_while_decoding(
+    golden_table: Any, decoder: ModuleType
+) -> None:
+    loaded = read_state(golden_table, 1, partition_filter=parse_predicate("date = '2024-01-02'"))
+    assert [e.partition_values for e in loaded.files] == [{"date": "2024-01-02"}]
+    assert loaded.manifests_read == loaded.manifests_total == 1
+
+
+@pytest.mark.parametrize("golden_table", ["02_five_appends"], indirect=True)
+def test_older_json_state_form_is_read(golden_table: Any) -> None:
+    version = state_versions(golden_table)[-1]
+    avro = decode_state(golden_table.get(state_key(version)), path="x")
+    golden_table.put(state_json_key(version), json.dumps(state_to_record(avro)).encode())
+    golden_table.delete(state_key(version))
+    loaded = read_state(golden_table, version)
+    assert loaded.manifest == avro
+    assert len(loaded.files) == avro.num_files
+
+
+@pytest.mark.parametrize("golden_table", ["02_five_appends"], indirect=True)
+def test_missing_manifest_is_a_typed_error_naming_it(golden_table: Any) -> None:
+    version = state_versions(golden_table)[-1]
+    info = read_state(golden_table, version).manifest.manifests[0]
+    golden_table.delete(f"_transaction_log/{info.path}")
+    with pytest.raises(MissingManifestError, match=info.path) as caught:
+        read_state(golden_table, version)
+    assert isinstance(caught.value, FileNotFoundError)
+
+
+@pytest.mark.parametrize("golden_table", ["01_single_write"], indirect=True)
+def test_unsupported_format_version_is_a_typed_error(golden_table: Any) -> None:
+    version = state_versions(golden_table)[-1]
+    record = state_to_record(decode_state(golden_table.get(state_key(version)), path="x"))
+    record["formatVersion"] = 2
+    golden_table.delete(state_key(version))
+    golden_table.put(state_json_key(version), json.dumps(record).encode())
+    with pytest.raises(UnsupportedStateVersionError, match="_manifest.json") as caught:
+        read_state(golden_table, version)
+    assert isinstance(caught.value, UnsupportedProtocolError)
+
+
+@pytest.mark.parametrize("golden_table", ["01_single_write"], indirect=True)
+def test_corrupt_manifest_names_the_file(golden_table: Any, decoder: ModuleType) -> None:
+    version = state_versions(golden_table)[-1]
+    info = read_state(golden_table, version).manifest.manifests[0]
+    key = f"_transaction_log/{info.path}"
+    golden_table.put(key, b"Obj\x02" + golden_table.get(key)[4:])
+    with pytest.raises(CorruptAvroFileError, match=Path(info.path).name) as caught:
+        read_state(golden_table, version)
+    assert isinstance(caught.value, CorruptFileError)
+
+
+def test_missing_state_is_a_typed_error(store: Any) -> None:
+    assert state_versions(store) == []
+    with pytest.raises(StateNotFoundError, match="state-v00000000000000000007"):
+        read_state(store, 7)
