@@ -7,17 +7,20 @@ tests do not depend on indextables-storage.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
 from indextables.avrostate import impl
 from indextables.protocol.errors import ObjectExistsError, ObjectNotFoundError
+from indextables.protocol.state import FileEntry
 from indextables.protocol.store import ObjectInfo
 
 GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "golden" / "indextables_spark_v0.5.4"
@@ -143,3 +146,41 @@ def golden_table(tmp_path: Path, request: pytest.FixtureRequest) -> DirStore:
     name = request.param
     shutil.copytree(GOLDEN / name, tmp_path / name)
     return DirStore(tmp_path / name)
+
+
+def make_entry(i: int, *, partitions: int = 10, version: int = 1, **extra: Any) -> FileEntry:
+    """A realistic FileEntry: two partition columns, min/max stats, footer offsets."""
+    stats_cols = ("id", "score", "ts", "name", "city", "flag")
+    fields: dict[str, Any] = {
+        "stats": json.dumps({"numRecords": 1000 + i, "nullCount": {"name": i % 3}}),
+        "min_values": {c: f"{c}-min-{i}" for c in stats_cols},
+        "max_values": {c: f"{c}-max-{i}" for c in stats_cols},
+        "num_records": 1000 + i,
+        "footer_start_offset": 10_000 + i,
+        "footer_end_offset": 20_000 + i,
+        "has_footer_offsets": True,
+        "num_merge_ops": 0,
+        "doc_mapping_ref": "z7TwwZ-tDWGD-uX5",
+        "uncompressed_size_bytes": 9_000 + i,
+    }
+    fields.update(extra)
+    return FileEntry(
+        f"date=2024-01-{i % partitions:02d}/region=r{i % 3}/part-{i:08d}.split",
+        {"date": f"2024-01-{i % partitions:02d}", "region": f"r{i % 3}"},
+        20_000 + i,
+        1_700_000_000_000 + i,
+        True,
+        version,
+        1_700_000_000_000 + version,
+        **fields,
+    )
+
+
+@pytest.fixture
+def entries() -> Callable[..., list[FileEntry]]:
+    """``entries(n, start=0, **kw)``: n realistic entries numbered from start."""
+
+    def build(n: int, start: int = 0, **kw: Any) -> list[FileEntry]:
+        return [make_entry(i, **kw) for i in range(start, start + n)]
+
+    return build

@@ -8,11 +8,15 @@ Every malformation raises a typed error naming the file.
 
 from __future__ import annotations
 
+import functools
+import io
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
+
+import fastavro
 
 from indextables.avrostate.codecs import (
     DEFAULT_ZSTD_LEVEL,
@@ -22,7 +26,15 @@ from indextables.avrostate.codecs import (
 )
 from indextables.avrostate.errors import CorruptAvroFileError, UnsupportedCodecError
 
-__all__ = ["MAGIC", "Block", "Container", "encode_container", "encode_long", "parse_container"]
+__all__ = [
+    "MAGIC",
+    "Block",
+    "Container",
+    "encode_container",
+    "encode_long",
+    "encode_records",
+    "parse_container",
+]
 
 MAGIC: Final = b"Obj\x01"
 SYNC_SIZE: Final = 16
@@ -197,3 +209,32 @@ def encode_container(
         stored = compress_block(codec, raw, level=level)
         out += [encode_long(count), encode_long(len(stored)), stored, sync]
     return b"".join(out)
+
+
+def encode_records(
+    schema: Any,
+    records: Iterable[Any],
+    *,
+    codec: str = "zstandard",
+    level: int | None = DEFAULT_ZSTD_LEVEL,
+    block_bytes: int = 64 * 1024,
+) -> bytes:
+    """Encode records (fastavro) into a container whose header holds ``schema`` verbatim.
+
+    fastavro would write its canonicalized schema (full names, no namespace);
+    re-framing its uncompressed blocks keeps the header byte-for-byte the
+    schema the reference writes.
+    """
+    out = io.BytesIO()
+    fastavro.writer(
+        out, _parsed(json.dumps(schema)), records, codec="null", sync_interval=block_bytes
+    )
+    plain = parse_container(out.getvalue(), path="<encoded>")
+    return encode_container(
+        schema, [(b.count, b.data) for b in plain.blocks], codec=codec, level=level
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(schema_json: str) -> Any:
+    return fastavro.parse_schema(json.loads(schema_json))

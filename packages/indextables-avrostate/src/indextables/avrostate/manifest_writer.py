@@ -7,16 +7,13 @@ computes the per-column bounds the state records for pruning.
 
 from __future__ import annotations
 
-import functools
-import io
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-import fastavro
-
 from indextables.avrostate import codecs
 from indextables.avrostate.codecs import DEFAULT_ZSTD_LEVEL, Codec
+from indextables.avrostate.container import encode_records
 from indextables.avrostate.schemas import file_entry_schema
 from indextables.protocol.predicates import compare_values
 from indextables.protocol.state import FileEntry, ManifestInfo, PartitionBounds
@@ -32,11 +29,6 @@ __all__ = [
 
 DEFAULT_BLOCK_BYTES: Final = 64 * 1024
 _ = codecs  # importing codecs registers the zstandard/snappy block codecs with fastavro
-
-
-@functools.cache
-def _parsed_schema(native_fields: bool) -> Any:
-    return fastavro.parse_schema(file_entry_schema(native_fields=native_fields))
 
 
 def new_manifest_path() -> str:
@@ -105,16 +97,13 @@ def encode_manifest(
         level: compression level (zstandard/deflate).
         block_bytes: uncompressed bytes per block (approximate).
     """
-    out = io.BytesIO()
-    fastavro.writer(
-        out,
-        _parsed_schema(needs_native_fields(entries)),
+    return encode_records(
+        file_entry_schema(native_fields=needs_native_fields(entries)),
         (file_entry_to_record(e) for e in entries),
         codec=codec,
-        codec_compression_level=level,
-        sync_interval=block_bytes,
+        level=level,
+        block_bytes=block_bytes,
     )
-    return out.getvalue()
 
 
 def _extend_bounds(lows: dict[str, str], highs: dict[str, str], values: Mapping[str, str]) -> None:

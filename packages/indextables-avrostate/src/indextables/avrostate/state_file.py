@@ -15,7 +15,7 @@ import fastavro
 
 from indextables.avrostate import codecs
 from indextables.avrostate.codecs import DEFAULT_ZSTD_LEVEL
-from indextables.avrostate.container import parse_container
+from indextables.avrostate.container import encode_records, parse_container
 from indextables.avrostate.errors import CorruptAvroFileError, UnsupportedStateVersionError
 from indextables.avrostate.schemas import STATE_MANIFEST_SCHEMA_V1
 from indextables.protocol.state import ManifestInfo, PartitionBounds, StateManifest
@@ -67,11 +67,7 @@ def state_to_record(state: StateManifest) -> dict[str, Any]:
 
 def encode_state(state: StateManifest, *, level: int = DEFAULT_ZSTD_LEVEL) -> bytes:
     """Encode a state root as a zstandard object container with one record."""
-    out = io.BytesIO()
-    fastavro.writer(
-        out, _parsed(), [state_to_record(state)], codec="zstandard", codec_compression_level=level
-    )
-    return out.getvalue()
+    return encode_records(STATE_MANIFEST_SCHEMA_V1, [state_to_record(state)], level=level)
 
 
 def _bounds(raw: Any) -> dict[str, PartitionBounds] | None:
