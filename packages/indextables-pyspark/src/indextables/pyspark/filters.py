@@ -112,7 +112,8 @@ def to_query(
 
 
 def _null_query(condition: Condition, spec: FieldSpec) -> tantivy.Query | None:
-    if not spec.fast or spec.kind in (FieldKind.JSON, FieldKind.TEXT):
+    # exists_query reads fast fields; text fast fields of reference splits are unreadable here.
+    if not spec.fast or spec.kind not in (FieldKind.I64, FieldKind.F64, FieldKind.BOOL, FieldKind.DATE):
         return None
     exists = tantivy.Query.exists_query(spec.name)
     if condition.op == "notnull":
@@ -178,7 +179,14 @@ def _string_query(
     if condition.op == "in":
         if not condition.values:
             return tantivy.Query.empty_query()
-        return tantivy.Query.term_set_query(schema, spec.name, list(condition.values))
+        # Not term_set_query: on reference splits it reads the text fast-field dictionary,
+        # an SSTable that tantivy-py (compiled with FST) cannot open.
+        return tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Should, tantivy.Query.term_query(schema, spec.name, v))
+                for v in condition.values
+            ]
+        )
     if condition.op == "prefix":
         pattern = re.escape(condition.values[0]) + ".*"
         return tantivy.Query.regex_query(schema, spec.name, pattern)

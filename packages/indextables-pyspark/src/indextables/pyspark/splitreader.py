@@ -9,11 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from typing import Any
+
 import pyarrow as pa
+import pyarrow.compute as pc
 import tantivy
 from pyspark.sql.types import StructType
 
 from indextables.pyspark.convert import arrow_schema, column_from_docs, partition_column
+from indextables.pyspark.errors import IndexTablesSparkError
 from indextables.pyspark.filters import Condition, conjunction, to_query
 from indextables.pyspark.mapping import FieldKind, FieldSpec, specs_from_doc_mapping
 from indextables.pyspark.search import SearchSpec, build_query
@@ -53,14 +57,47 @@ def read_split(
     if total == 0:
         return
     fields = _fields(index, entry)
-    query = _query(index, fields, search, conditions)
-    # search(limit=0) panics in tantivy-py: total is at least 1 here.
-    hits = searcher.search(query, limit=total, count=False).hits
-    addresses = sorted((a for _, a in hits), key=lambda a: (a.segment_ord, a.doc))
+    post_filter: Mapping[str, str] = {}
+    try:
+        hits = _search(searcher, _query(index, fields, search, conditions), total)
+    except ValueError as error:
+        if "SSTable" not in str(error):
+            raise
+        # Splits of the reference (Quickwit) use SSTable term dictionaries, which
+        # tantivy-py cannot read: scan everything instead. Pushed conditions may be
+        # dropped (Spark re-checks them); exact matches are applied here.
+        _refuse_full_text(search, entry)
+        hits = _search(searcher, tantivy.Query.all_query(), total)
+        post_filter = search.field_match
+    addresses = sorted(hits, key=lambda a: (a.segment_ord, a.doc))
     target = arrow_schema(schema)
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
-        yield _batch(searcher, chunk, schema, target, entry, fields)
+        batch = _batch(searcher, chunk, schema, target, entry, fields)
+        yield _match_exact(batch, post_filter) if post_filter else batch
+
+
+def _search(searcher: tantivy.Searcher, query: tantivy.Query, total: int) -> list[Any]:
+    # search(limit=0) panics in tantivy-py: callers guarantee total >= 1.
+    return [a for _, a in searcher.search(query, limit=total, count=False).hits]
+
+
+def _refuse_full_text(search: SearchSpec, entry: SplitEntry) -> None:
+    if search.query or search.text_search:
+        raise IndexTablesSparkError(
+            f"split {entry.ref.path} uses an SSTable term dictionary (written by the Scala "
+            "reference), which tantivy-py cannot search: the query/textsearch options are "
+            "not available on it; use Spark filters or fieldmatch, or MERGE SPLITS to rewrite it"
+        )
+
+
+def _match_exact(batch: pa.RecordBatch, matches: Mapping[str, str]) -> pa.RecordBatch:
+    mask = None
+    for column, value in matches.items():
+        name = next(n for n in batch.schema.names if n.lower() == column.lower())
+        term = pc.fill_null(pc.equal(batch.column(name), value), False)
+        mask = term if mask is None else pc.and_(mask, term)
+    return batch.filter(mask)
 
 
 def _fields(index: tantivy.Index, entry: SplitEntry) -> dict[str, FieldSpec]:

@@ -1,0 +1,136 @@
+"""The ``indextables`` Python data source: schema, readers and writers for Spark.
+
+Every method runs in a Spark Python worker process, never in the user's
+driver process; the instance is pickled between them, so it holds options
+only. Option validation happens here, while Spark plans the query, so a bad
+value fails before any task runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pyspark.sql.datasource import DataSource
+from pyspark.sql.types import StructType
+
+from indextables.pyspark.errors import OptionError
+from indextables.pyspark.mapping import field_specs
+from indextables.pyspark.options import (
+    INDEXING,
+    lower_keys,
+    parse_indexing,
+    parse_read,
+    parse_write,
+)
+from indextables.pyspark.reader import IndexTablesReader
+from indextables.pyspark.search import SearchSpec
+from indextables.pyspark.tableaccess import TableView, load_view
+from indextables.pyspark.writer import IndexTablesWriter, WritePlan
+
+FORMAT = "indextables"
+
+
+class IndexTablesDataSource(DataSource):  # type: ignore[misc]
+    """``spark.read.format("indextables")`` / ``df.write.format("indextables")``."""
+
+    @classmethod
+    def name(cls) -> str:
+        """The format name."""
+        return FORMAT
+
+    def _path(self) -> str:
+        path = lower_keys(self.options).get("path")
+        if not path:
+            raise OptionError('no table path: use .load("<uri>") / .save("<uri>") or option path')
+        return path
+
+    def _view(self) -> TableView:
+        read = parse_read(self.options)
+        return load_view(
+            self._path(), self.options, version=read.version_as_of, timestamp=read.timestamp_as_of
+        )
+
+    def schema(self) -> StructType:
+        """The table's logical schema from its metadata (partition columns included)."""
+        return StructType.fromJson(json.loads(self._view().schema_json))
+
+    def reader(self, schema: StructType) -> IndexTablesReader:
+        """A reader of the requested snapshot."""
+        read = parse_read(self.options)
+        view = self._view()
+        search = SearchSpec(read.query, dict(read.text_search), dict(read.field_match))
+        return IndexTablesReader(
+            view, schema, options=self.options, read_options=read, search=search
+        )
+
+    def writer(self, schema: StructType, overwrite: bool) -> IndexTablesWriter:
+        """A writer; validates every option against the DataFrame's schema first."""
+        return IndexTablesWriter(plan_write(self._path(), self.options, schema), overwrite=overwrite)
+
+    def streamReader(self, schema: StructType) -> Any:  # noqa: N802 - Spark's method name
+        """A micro-batch reader of the rows of files added after the checkpointed version."""
+        from indextables.pyspark.streaming import IndexTablesStreamReader
+
+        return IndexTablesStreamReader(self._path(), self.options, schema)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> Any:  # noqa: N802
+        """A streaming sink that appends each micro-batch exactly once."""
+        from indextables.pyspark.streaming import IndexTablesStreamWriter
+
+        return IndexTablesStreamWriter(plan_write(self._path(), self.options, schema))
+
+
+def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> WritePlan:
+    """Validate a write against the DataFrame's schema and the existing table, if any.
+
+    Raises:
+        OptionError: bad option values, or partitioning that contradicts the table.
+        UnsupportedTypeError: a column type that cannot be indexed.
+    """
+    from indextables.pyspark.tableaccess import table_exists
+
+    existing = load_view(path, options) if table_exists(path, options) else None
+    merged = dict(existing.configuration) if existing else {}
+    merged = {k: v for k, v in lower_keys(merged).items() if k.startswith(INDEXING)}
+    merged.update(lower_keys(options))
+    write = parse_write(merged)
+    if existing is not None:
+        write = _check_against_table(write, existing, schema)
+    _check_partitions(write.partition_columns, schema)
+    specs = field_specs(schema, parse_indexing(merged), partition_columns=write.partition_columns)
+    configuration = {k: v for k, v in merged.items() if k.startswith(INDEXING)}
+    return WritePlan(path, dict(options), schema, specs, write, configuration)
+
+
+def _check_partitions(columns: tuple[str, ...], schema: StructType) -> None:
+    names = {f.name for f in schema.fields}
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise OptionError(
+            f"partitionBy names column(s) {', '.join(missing)} that the DataFrame does not "
+            f"have (columns: {', '.join(sorted(names))})"
+        )
+    if columns and len(columns) >= len(names):
+        raise OptionError("partitionBy cannot name every column: nothing would be indexed")
+
+
+def _check_against_table(write: Any, table: TableView, schema: StructType) -> Any:
+    from dataclasses import replace
+
+    asked = write.partition_columns
+    if asked and tuple(asked) != table.partition_columns:
+        raise OptionError(
+            f"partitionBy={','.join(asked)} differs from the table's partition columns "
+            f"({','.join(table.partition_columns) or 'none'}) at {table.uri}"
+        )
+    existing = StructType.fromJson(json.loads(table.schema_json))
+    have = {f.name.lower(): f.dataType.simpleString() for f in existing.fields}
+    given = {f.name.lower(): f.dataType.simpleString() for f in schema.fields}
+    if have != given:
+        raise OptionError(
+            f"the DataFrame's columns {sorted(given.items())} do not match the table's "
+            f"{sorted(have.items())} at {table.uri}"
+        )
+    return replace(write, partition_columns=table.partition_columns)

@@ -1,0 +1,154 @@
+"""The batch reader: planning (snapshot, pruning, task grouping) and task execution.
+
+Two platform constraints shape this module (see docs/pyspark.md):
+
+- A reader class that defines ``pushFilters`` makes every read fail while
+  ``spark.sql.python.filterPushdown.enabled`` is false. The method is
+  therefore attached through a descriptor whose bound object reports the
+  base class's function to Spark's check, so both settings work.
+- Spark 4.3.0 may run a planned read again for a query without filters.
+  Pruned splits are still planned (in tasks of their own) and every pushed
+  filter is handed back to Spark; :mod:`indextables.pyspark.planguard`
+  decides per task whether the pushed filters may narrow the read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
+from pyspark.sql.types import StructType
+
+from indextables.pyspark.filters import Condition, may_match_file, translate_all
+from indextables.pyspark.mapping import FieldKind, specs_from_doc_mapping
+from indextables.pyspark.options import ReadOptions
+from indextables.pyspark.planguard import may_use_pushed_filters, new_token
+from indextables.pyspark.search import SearchSpec, validate
+from indextables.pyspark.splitcache import SplitCache
+from indextables.pyspark.splitreader import SplitEntry, read_split
+from indextables.pyspark.tableaccess import LiveSplit, TableView, open_table_store
+
+
+@dataclass(frozen=True, slots=True)
+class ReadTask(InputPartition):  # type: ignore[misc]
+    """One read task: a group of splits and how to read them.
+
+    Attributes:
+        splits: the splits this task reads.
+        pruned: True when planning proved, from the pushed filters, that no row matches.
+        token: the planned read's token (see planguard).
+        planned_at: when the read was planned (epoch seconds).
+    """
+
+    splits: tuple[SplitEntry, ...]
+    pruned: bool
+    token: str
+    planned_at: float
+
+
+class _BoundPush:
+    """``reader.pushFilters`` as Spark sees it (see the module docstring)."""
+
+    # Spark compares this to DataSourceReader.pushFilters to decide whether
+    # pushdown is "implemented"; with pushdown disabled that must look false.
+    __func__ = DataSourceReader.pushFilters
+
+    def __init__(self, reader: IndexTablesReader) -> None:
+        self._reader = reader
+
+    def __call__(self, filters: list[Filter]) -> Iterable[Filter]:
+        return self._reader.push_filters(filters)
+
+
+class _PushFilters:
+    def __get__(self, reader: Any, owner: type | None = None) -> Any:
+        if reader is None:
+            return DataSourceReader.pushFilters
+        return _BoundPush(reader)
+
+
+class IndexTablesReader(DataSourceReader):  # type: ignore[misc]
+    """Reads one snapshot of an IndexTables table."""
+
+    pushFilters = _PushFilters()  # noqa: N815 - Spark's method name
+
+    def __init__(
+        self,
+        view: TableView,
+        schema: StructType,
+        *,
+        options: Mapping[str, str],
+        read_options: ReadOptions,
+        search: SearchSpec,
+    ) -> None:
+        self.view = view
+        self.schema = schema
+        self.options = dict(options)
+        self.read_options = read_options
+        self.search = search
+        self.conditions: tuple[Condition, ...] = ()
+        if not search.is_empty:
+            validate(search, _fields_of(view))
+
+    def push_filters(self, filters: list[Filter]) -> Iterator[Filter]:
+        """Keep translatable filters for pruning and Tantivy queries; hand all back to Spark."""
+        self.conditions = translate_all(filters)
+        yield from filters
+
+    def partitions(self) -> Sequence[ReadTask]:
+        """Group the snapshot's splits into tasks; splits pruned by the filters go last."""
+        kinds = {k: s.kind for k, s in _fields_of(self.view).items()}
+        kept: list[SplitEntry] = []
+        pruned: list[SplitEntry] = []
+        for split in self.view.splits:
+            (kept if self._may_match(split, kinds) else pruned).append(split.entry)
+        token, now = new_token(), time.time()
+        size = self.read_options.splits_per_task
+        tasks = [ReadTask(tuple(g), False, token, now) for g in _groups(kept, size)]
+        tasks += [ReadTask(tuple(g), True, token, now) for g in _groups(pruned, size * 4)]
+        return tasks or [ReadTask((), False, token, now)]
+
+    def _may_match(self, split: LiveSplit, kinds: Mapping[str, FieldKind]) -> bool:
+        return may_match_file(
+            self.conditions,
+            partition_values=split.entry.partition_values,
+            min_values=split.min_values,
+            max_values=split.max_values,
+            kinds=kinds,
+        )
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """Yield the rows of one task's splits as Arrow batches."""
+        assert isinstance(partition, ReadTask)
+        if not partition.splits:
+            return
+        narrow = bool(self.conditions) and may_use_pushed_filters(
+            partition.token, partition.planned_at
+        )
+        if partition.pruned and narrow:
+            return
+        conditions = self.conditions if narrow else ()
+        store = open_table_store(self.view.uri, self.options)
+        cache = SplitCache(self.read_options.cache_dir, self.read_options.cache_max_bytes)
+        for entry in partition.splits:
+            directory = cache.fetch(store, self.view.uri, entry.ref)
+            yield from read_split(
+                directory, entry, self.schema, search=self.search, conditions=conditions
+            )
+
+
+def _groups(items: list[SplitEntry], size: int) -> Iterator[list[SplitEntry]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _fields_of(view: TableView) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    mappings = {s.entry.doc_mapping_json for s in view.splits if s.entry.doc_mapping_json}
+    for mapping in sorted(mappings):
+        fields.update(specs_from_doc_mapping(mapping))
+    return fields

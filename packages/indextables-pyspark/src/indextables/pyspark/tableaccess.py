@@ -1,0 +1,162 @@
+"""The one place this package talks to the protocol engine and the object stores.
+
+Everything the data source needs from a table goes through these functions,
+which return plain, picklable records (Spark pickles readers and partitions
+to worker processes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from indextables.protocol.actions import AddAction
+from indextables.protocol.errors import TableNotFoundError
+from indextables.protocol.store import ObjectStore
+
+from indextables.pyspark.errors import NotATableError
+from indextables.pyspark.options import lower_keys
+from indextables.pyspark.splitcache import SplitRef
+from indextables.pyspark.splitreader import SplitEntry
+
+STORAGE_PREFIX = "storage."
+
+
+def storage_options(options: Mapping[str, str]) -> dict[str, str]:
+    """Store options from data source options: ``spark.indextables.*`` aliases and ``storage.<name>``."""
+    result: dict[str, str] = {}
+    for key, value in lower_keys(options).items():
+        if key.startswith("spark.indextables."):
+            result[key] = value
+        elif key.startswith(STORAGE_PREFIX):
+            result[key[len(STORAGE_PREFIX) :]] = value
+    return result
+
+
+def open_table_store(uri: str, options: Mapping[str, str]) -> ObjectStore:
+    """The object store rooted at the table ``uri``."""
+    from indextables.storage import open_store
+
+    return open_store(uri, **storage_options(options))
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSplit:
+    """One live split with what planning needs (stats) and what tasks need (entry)."""
+
+    entry: SplitEntry
+    min_values: Mapping[str, str] | None
+    max_values: Mapping[str, str] | None
+    num_records: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class TableView:
+    """A snapshot of a table as the data source uses it.
+
+    Attributes:
+        uri: the table URI.
+        version: the snapshot's version.
+        schema_json: Spark schema JSON (``metaData.schemaString``).
+        partition_columns: partition columns, in order.
+        splits: the live splits.
+        configuration: the table configuration.
+    """
+
+    uri: str
+    version: int
+    schema_json: str
+    partition_columns: tuple[str, ...]
+    splits: tuple[LiveSplit, ...]
+    configuration: Mapping[str, str]
+
+
+def _engine() -> Any:
+    import indextables.protocol as protocol
+
+    return protocol
+
+
+def _open(uri: str, options: Mapping[str, str]) -> Any:
+    try:
+        return _engine().open_table(uri, storage_options=storage_options(options))
+    except TableNotFoundError as error:
+        raise NotATableError(f"{uri!r} is not an IndexTables table: {error}") from None
+
+
+def table_exists(uri: str, options: Mapping[str, str]) -> bool:
+    """True when ``uri`` holds a table."""
+    try:
+        _open(uri, options)
+    except NotATableError:
+        return False
+    return True
+
+
+def load_view(
+    uri: str,
+    options: Mapping[str, str],
+    *,
+    version: int | None = None,
+    timestamp: int | None = None,
+) -> TableView:
+    """Read the table's snapshot (latest, or time travel by version or epoch-ms timestamp).
+
+    Raises:
+        NotATableError: ``uri`` holds no table.
+    """
+    snapshot = _open(uri, options).snapshot(version, timestamp=timestamp)
+    metadata = snapshot.metadata
+    return TableView(
+        uri=uri,
+        version=snapshot.version,
+        schema_json=metadata.schema_string,
+        partition_columns=tuple(metadata.partition_columns),
+        splits=tuple(_live(f) for f in snapshot.files),
+        configuration=dict(metadata.configuration),
+    )
+
+
+def _live(entry: Any) -> LiveSplit:
+    has_footer = bool(entry.has_footer_offsets) or entry.footer_start_offset is not None
+    ref = SplitRef(
+        path=entry.path,
+        size=entry.size,
+        footer_start_offset=entry.footer_start_offset if has_footer else None,
+        footer_end_offset=entry.footer_end_offset if has_footer else None,
+    )
+    split = SplitEntry(ref, dict(entry.partition_values or {}), entry.doc_mapping_json)
+    return LiveSplit(split, entry.min_values, entry.max_values, entry.num_records)
+
+
+def commit_write(
+    uri: str,
+    options: Mapping[str, str],
+    *,
+    schema_json: str,
+    partition_columns: Sequence[str],
+    adds: Sequence[AddAction],
+    overwrite: bool,
+    configuration: Mapping[str, str] | None = None,
+) -> int:
+    """Commit the adds of one write (creating the table if needed); return the new version."""
+    engine = _engine()
+    store_options = storage_options(options)
+    try:
+        table = engine.open_table(uri, storage_options=store_options)
+    except TableNotFoundError:
+        table = engine.create_table(
+            uri,
+            schema=schema_json,
+            partition_columns=tuple(partition_columns),
+            configuration=dict(configuration or {}),
+            storage_options=store_options,
+        )
+    mode = "overwrite" if overwrite else "append"
+    return int(table.commit(adds=list(adds), mode=mode))
+
+
+def table_handle(uri: str, options: Mapping[str, str]) -> Any:
+    """The engine's Table object (maintenance commands call its methods)."""
+    return _open(uri, options)

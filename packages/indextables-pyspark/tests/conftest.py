@@ -1,0 +1,72 @@
+"""Shared fixtures: golden tables, a session-scoped local[2] SparkSession."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+GOLDEN = Path("/work/shared/golden/indextables_spark_v0.5.4")
+GOLDEN_NAMES = sorted(p.name[: -len(".expected.json")] for p in GOLDEN.glob("*.expected.json"))
+
+
+def _expected(name: str) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads((GOLDEN / f"{name}.expected.json").read_text())
+    return result
+
+
+def _sort_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+@pytest.fixture
+def expected() -> Any:
+    """A function returning the oracle (expected.json) of one golden table."""
+    return _expected
+
+
+@pytest.fixture
+def sort_rows() -> Any:
+    """A function sorting rows into a canonical order, for comparisons."""
+    return _sort_rows
+
+
+@pytest.fixture
+def golden_copy(tmp_path: Path) -> Any:
+    """A function copying a golden table to a temporary folder (golden tables are read-only)."""
+
+    def copy(name: str) -> Path:
+        target = tmp_path / name
+        shutil.copytree(GOLDEN / name, target)
+        return target
+
+    return copy
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One local[2] SparkSession for the whole run (startup takes 5-10 s)."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("indextables-pyspark-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    import indextables.pyspark as itp
+
+    itp.register(session)
+    yield session
+    session.stop()

@@ -1,0 +1,109 @@
+"""Spark schema -> field specs -> doc mapping JSON and Tantivy schema."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DecimalType,
+    DoubleType,
+    IntegerType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from indextables.pyspark.errors import OptionError, UnsupportedTypeError
+from indextables.pyspark.mapping import (
+    FieldKind,
+    doc_mapping_json,
+    field_specs,
+    specs_from_doc_mapping,
+    tantivy_schema,
+)
+from indextables.pyspark.options import parse_indexing
+
+GOLDEN_SCHEMA = StructType(
+    [
+        StructField("id", IntegerType(), False),
+        StructField("text", StringType()),
+        StructField("score", DoubleType(), False),
+    ]
+)
+
+
+def test_default_mapping_is_the_reference_doc_mapping(expected: Any) -> None:
+    specs = field_specs(GOLDEN_SCHEMA, parse_indexing({}))
+    golden = expected("01_single_write")["liveFiles"][0]["docMappingJson"]
+    assert doc_mapping_json(specs) == golden
+
+
+def test_typemap_text_and_tokenizer_options() -> None:
+    options = {
+        "spark.indextables.indexing.typemap.text": "text",
+        "spark.indextables.indexing.tokenizer.text": "en_stem",
+    }
+    spec = {s.name: s for s in field_specs(GOLDEN_SCHEMA, parse_indexing(options))}["text"]
+    assert (spec.kind, spec.tokenizer, spec.fast, spec.is_tokenized) == (
+        FieldKind.TEXT,
+        "en_stem",
+        False,
+        True,
+    )
+
+
+def test_list_syntax_fast_store_and_index_only() -> None:
+    options = {
+        "spark.indextables.indexing.typemap.text": "TEXT,other",
+        "spark.indextables.indexing.storeonlyfields": "score",
+        "spark.indextables.indexing.fastfields": "Text",
+    }
+    schema = StructType([*GOLDEN_SCHEMA.fields, StructField("other", StringType())])
+    specs = {s.name: s for s in field_specs(schema, parse_indexing(options))}
+    assert specs["text"].kind is specs["other"].kind is FieldKind.TEXT
+    assert specs["text"].fast and not specs["other"].fast
+    assert not specs["score"].indexed and specs["score"].stored
+
+
+def test_doc_mapping_round_trips() -> None:
+    specs = field_specs(GOLDEN_SCHEMA, parse_indexing({}))
+    parsed = specs_from_doc_mapping(doc_mapping_json(specs))
+    assert tuple(parsed.values()) == specs
+    assert tantivy_schema(specs) is not None
+
+
+@pytest.mark.parametrize("data_type", [DecimalType(10, 2), BinaryType()])
+def test_unsupported_types_are_named(data_type: object) -> None:
+    schema = StructType([StructField("amount", data_type)])  # type: ignore[arg-type]
+    with pytest.raises(UnsupportedTypeError, match="amount"):
+        field_specs(schema, parse_indexing({}))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"spark.indextables.indexing.typemap.score": "fulltext"}, "not one of"),
+        ({"spark.indextables.indexing.tokenizer.text": "klingon"}, "not one of"),
+        ({"spark.indextables.indexing.typemap.score": "text"}, "does not fit"),
+        ({"spark.indextables.indexing.fastfields": "nope"}, "nope"),
+        ({"spark.indextables.indexing.bogus": "1"}, "unknown option"),
+    ],
+)
+def test_bad_options_fail_with_the_key(options: dict[str, str], message: str) -> None:
+    with pytest.raises(OptionError, match=message):
+        field_specs(GOLDEN_SCHEMA, parse_indexing(options))
+
+
+def test_nested_and_timestamp_columns_map_to_json_and_date() -> None:
+    schema = StructType(
+        [StructField("tags", ArrayType(StringType())), StructField("ts", TimestampType())]
+    )
+    specs = {s.name: s for s in field_specs(schema, parse_indexing({}))}
+    assert specs["tags"].kind is FieldKind.JSON
+    assert specs["ts"].kind is FieldKind.DATE
+    assert json.loads(doc_mapping_json(specs.values()))[1]["type"] == "datetime"
