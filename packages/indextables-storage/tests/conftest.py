@@ -8,7 +8,7 @@ reason, never skip.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -80,6 +80,6 @@ def shared_backend(request: pytest.FixtureRequest, tmp_path: Path) -> StoreLocat
 
 
 @pytest.fixture
-def store(backend: StoreLocation) -> Iterator[ObjectStore]:
+def store(backend: StoreLocation) -> ObjectStore:
     """The store of :func:`backend`."""
-    yield backend.open()
+    return backend.open()

@@ -42,7 +42,7 @@ def test_missing_key_raises_not_found(store: ObjectStore, operation: str) -> Non
         "get_range": lambda: store.get_range("missing/key.json", 0, 4),
         "head": lambda: store.head("missing/key.json"),
     }
-    with pytest.raises(ObjectNotFoundError, match="missing/key.json") as caught:
+    with pytest.raises(ObjectNotFoundError, match=r"missing/key\.json") as caught:
         calls[operation]()
     assert isinstance(caught.value, FileNotFoundError)
     assert isinstance(caught.value, StorageError)
@@ -83,7 +83,7 @@ def test_head_reports_size_and_a_recent_time(store: ObjectStore) -> None:
 
 def test_put_if_absent_creates_once_and_keeps_the_first_content(store: ObjectStore) -> None:
     store.put_if_absent("_transaction_log/00000000000000000001.json", b"winner")
-    with pytest.raises(ObjectExistsError, match="00000000000000000001.json") as caught:
+    with pytest.raises(ObjectExistsError, match=r"00000000000000000001\.json") as caught:
         store.put_if_absent("_transaction_log/00000000000000000001.json", b"loser")
     assert isinstance(caught.value, FileExistsError)
     assert store.get("_transaction_log/00000000000000000001.json") == b"winner"

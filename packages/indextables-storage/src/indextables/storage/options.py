@@ -174,8 +174,8 @@ def _convert(name: str, value: object, kind: type) -> object:
         return _to_bool(name, value)
     if kind in (int, float):
         try:
-            return kind(value)
-        except (TypeError, ValueError):
+            return int(str(value)) if kind is int else float(str(value))
+        except ValueError:
             raise ConfigurationError(f"storage option {name!r} is not a number") from None
     return str(value)
 

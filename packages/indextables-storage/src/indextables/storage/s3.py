@@ -9,7 +9,7 @@ ambiguous put-if-absent by reading the key back.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import boto3
@@ -58,7 +58,7 @@ def _make_client(options: S3Options) -> Any:
 
 
 class S3Store:
-    """An :class:`~indextables.protocol.store.ObjectStore` on an S3 bucket (or S3-compatible server).
+    """An :class:`~indextables.protocol.store.ObjectStore` on an S3 (or S3-compatible) bucket.
 
     Args:
         bucket: the bucket.
@@ -208,7 +208,7 @@ class S3Store:
         )
 
     def list(self, prefix: str = "") -> Iterator[ObjectInfo]:
-        """Yield every object whose key starts with ``prefix``, in key order (ListObjectsV2 pages)."""
+        """Yield every object whose key starts with ``prefix``, in key order (paged)."""
         full = join_root(self._root, check_prefix(prefix, store=self.uri))
         skip = len(self._root) + 1 if self._root else 0
         token: str | None = None
@@ -246,7 +246,7 @@ class S3Store:
             batch = names[start : start + _DELETE_BATCH]
             self._delete_batch(batch)
 
-    def _delete_batch(self, names: list[str]) -> None:
+    def _delete_batch(self, names: Sequence[str]) -> None:
         request = {"Objects": [{"Key": name} for name in names], "Quiet": True}
         response = self._call(
             names[0],
@@ -265,6 +265,7 @@ class S3Store:
 def _as_client_error(entry: dict[str, Any]) -> Exception:
     from botocore.exceptions import ClientError
 
-    return ClientError(
+    error: Exception = ClientError(
         {"Error": {"Code": entry.get("Code"), "Message": entry.get("Message")}}, "DeleteObjects"
     )
+    return error

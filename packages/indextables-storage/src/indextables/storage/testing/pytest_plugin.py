@@ -2,7 +2,10 @@
 
 Use them from any package's ``conftest.py``::
 
-    from indextables.storage.testing.pytest_plugin import moto_server, seaweedfs_server  # noqa: F401
+    from indextables.storage.testing.pytest_plugin import (  # noqa: F401
+        moto_server,
+        seaweedfs_server,
+    )
 
 or list ``"indextables.storage.testing.pytest_plugin"`` in ``pytest_plugins`` of a
 top-level conftest. Each server starts once per test session, on first use,
