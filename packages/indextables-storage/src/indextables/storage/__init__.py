@@ -32,11 +32,11 @@ if TYPE_CHECKING:
     from indextables.storage.s3 import S3Store
 
 __all__ = [
-    "ENTRY_POINT_GROUP",
     "AuthenticationError",
     "AzureBlobStore",
     "ConfigurationError",
     "ContainerNotFoundError",
+    "ENTRY_POINT_GROUP",
     "InvalidKeyError",
     "LocalStore",
     "MemoryStore",
