@@ -75,7 +75,11 @@ class TableView:
 def _engine() -> Any:
     import indextables.protocol as protocol
 
-    return protocol
+    if hasattr(protocol, "open_table"):
+        return protocol
+    from indextables.protocol import table
+
+    return table
 
 
 def _open(uri: str, options: Mapping[str, str]) -> Any:
@@ -113,12 +117,12 @@ def load_view(
         version=snapshot.version,
         schema_json=metadata.schema_string,
         partition_columns=tuple(metadata.partition_columns),
-        splits=tuple(_live(f) for f in snapshot.files),
+        splits=tuple(_live(f, snapshot.schema_registry) for f in snapshot.files),
         configuration=dict(metadata.configuration),
     )
 
 
-def _live(entry: Any) -> LiveSplit:
+def _live(entry: Any, registry: Mapping[str, str]) -> LiveSplit:
     has_footer = bool(entry.has_footer_offsets) or entry.footer_start_offset is not None
     ref = SplitRef(
         path=entry.path,
@@ -126,7 +130,10 @@ def _live(entry: Any) -> LiveSplit:
         footer_start_offset=entry.footer_start_offset if has_footer else None,
         footer_end_offset=entry.footer_end_offset if has_footer else None,
     )
-    split = SplitEntry(ref, dict(entry.partition_values or {}), entry.doc_mapping_json)
+    mapping = entry.doc_mapping_json
+    if mapping is None and entry.doc_mapping_ref:
+        mapping = registry.get(entry.doc_mapping_ref)
+    split = SplitEntry(ref, dict(entry.partition_values or {}), mapping)
     return LiveSplit(split, entry.min_values, entry.max_values, entry.num_records)
 
 

@@ -1,0 +1,141 @@
+"""Structured Streaming: a source of newly added rows and an exactly-once appending sink.
+
+Source offsets are table versions: ``{"version": v}`` means every file added
+up to version ``v`` has been emitted. A micro-batch ``(start, end]`` reads the
+files live at ``end`` that were not live at ``start`` and were added with
+``dataChange`` (merges and compactions add no new rows). Option
+``startingVersion``: ``latest`` (default: only rows committed after the query
+starts), or a version ``n`` (rows added after ``n``; ``-1`` = everything).
+
+The sink commits each micro-batch as one version and records the batch id in
+the table configuration (``indextables.streaming.<writerId>.batchId``); a
+replayed batch whose id is already recorded commits nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    InputPartition,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import StructType
+
+from indextables.pyspark.options import lower_keys, parse_read
+from indextables.pyspark.planguard import new_token
+from indextables.pyspark.reader import ReadTask
+from indextables.pyspark.search import SearchSpec
+from indextables.pyspark.splitcache import SplitCache
+from indextables.pyspark.splitreader import read_split
+from indextables.pyspark.tableaccess import load_view, open_table_store, table_handle
+from indextables.pyspark.writer import SplitsMessage, WritePlan
+
+
+class IndexTablesStreamReader(DataSourceStreamReader):  # type: ignore[misc]
+    """Emits the rows of splits added after the last processed version."""
+
+    def __init__(self, path: str, options: Mapping[str, str], schema: StructType) -> None:
+        self.path = path
+        self.options = dict(options)
+        self.schema = schema
+        self.read_options = parse_read(options)
+
+    def initialOffset(self) -> dict[str, int]:  # noqa: N802 - Spark's method name
+        """Where a new query starts (see ``startingVersion``)."""
+        start = lower_keys(self.options).get("startingversion", "latest").strip().lower()
+        if start == "latest":
+            return {"version": load_view(self.path, self.options).version}
+        return {"version": int(start)}
+
+    def latestOffset(self) -> dict[str, int]:  # noqa: N802
+        """The table's current version."""
+        return {"version": load_view(self.path, self.options).version}
+
+    def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
+        """Tasks over the splits added in versions ``(start, end]``."""
+        before = set()
+        if start["version"] >= 0:
+            before = {s.entry.ref.path for s in load_view(self.path, self.options, version=start["version"]).splits}
+        after = load_view(self.path, self.options, version=end["version"])
+        new = [s.entry for s in after.splits if s.entry.ref.path not in before]
+        size = self.read_options.splits_per_task
+        token = new_token()
+        return [ReadTask(tuple(new[i : i + size]), False, token, 0.0) for i in range(0, len(new), size)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """The rows of one task's splits."""
+        assert isinstance(partition, ReadTask)
+        store = open_table_store(self.path, self.options)
+        cache = SplitCache(self.read_options.cache_dir, self.read_options.cache_max_bytes)
+        for entry in partition.splits:
+            directory = cache.fetch(store, self.path, entry.ref)
+            yield from read_split(directory, entry, self.schema, search=SearchSpec(), conditions=())
+
+    def commit(self, end: dict[str, int]) -> None:
+        """Nothing to release: offsets are versions."""
+
+
+class IndexTablesStreamWriter(DataSourceStreamWriter):  # type: ignore[misc]
+    """Appends each micro-batch as one version, at most once per batch id."""
+
+    def __init__(self, plan: WritePlan) -> None:
+        self.plan = plan
+        self.writer_id = lower_keys(plan.options).get("writerid", "default")
+
+    def write(self, iterator: Iterator[Any]) -> SplitsMessage:
+        """Build and upload this task's splits (rows arrive as Arrow batches or Rows)."""
+        from indextables.pyspark.writer import IndexTablesWriter
+
+        return IndexTablesWriter(self.plan, overwrite=False).write(_as_batches(iterator, self.plan))
+
+    def commit(self, messages: Sequence[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        """Commit the adds and the batch id in one version, unless the id is recorded already."""
+        import dataclasses
+
+        from indextables.pyspark.tableaccess import commit_write, table_exists
+
+        key = f"indextables.streaming.{self.writer_id}.batchid"
+        if not table_exists(self.plan.uri, self.plan.options):
+            # Create the table empty first: the batch id must land with the adds.
+            commit_write(
+                self.plan.uri,
+                self.plan.options,
+                schema_json=self.plan.schema.json(),
+                partition_columns=self.plan.write_options.partition_columns,
+                adds=[],
+                overwrite=False,
+                configuration=self.plan.configuration,
+            )
+        table = table_handle(self.plan.uri, self.plan.options)
+        metadata = table.snapshot().metadata
+        done = metadata.configuration.get(key)
+        if done is not None and int(done) >= batchId:
+            return
+        adds = [a for m in messages if isinstance(m, SplitsMessage) for a in m.adds]
+        configuration = {**dict(metadata.configuration), key: str(batchId)}
+        table.commit(adds=adds, metadata=dataclasses.replace(metadata, configuration=configuration))
+
+    def abort(self, messages: Sequence[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        """Commit nothing."""
+
+
+def _as_batches(iterator: Iterator[Any], plan: WritePlan) -> Iterator[pa.RecordBatch]:
+    from indextables.pyspark.convert import arrow_schema
+
+    target = arrow_schema(plan.schema)
+    rows: list[dict[str, Any]] = []
+    for item in iterator:
+        if isinstance(item, pa.RecordBatch):
+            yield item
+            continue
+        rows.append(item.asDict(recursive=True))
+        if len(rows) >= plan.write_options.batch_size:
+            yield pa.RecordBatch.from_pylist(rows, schema=target)
+            rows = []
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=target)

@@ -1,0 +1,165 @@
+"""The data source through a real SparkSession: golden interop, writes, reads, search, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.errors import PySparkException
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+GOLDEN = Path("/work/shared/golden/indextables_spark_v0.5.4")
+NAMES = sorted(p.name[: -len(".expected.json")] for p in GOLDEN.glob("*.expected.json"))
+FMT = "indextables"
+
+
+def _rows(df: Any) -> list[dict[str, Any]]:
+    return [r.asDict(recursive=True) for r in df.collect()]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_golden_tables_read_exactly(spark: Any, name: str, expected: Any, sort_rows: Any) -> None:
+    oracle = expected(name)
+    rows = _rows(spark.read.format(FMT).load(str(GOLDEN / name)))
+    assert sort_rows(rows) == sort_rows(oracle["rows"])
+
+
+def test_append_to_golden_copy_keeps_old_rows(
+    spark: Any, golden_copy: Any, expected: Any, sort_rows: Any
+) -> None:
+    table = golden_copy("04_partitioned")
+    old = expected("04_partitioned")["rows"]
+    new = spark.createDataFrame(
+        [(6, "2024-01-04", "doc6", 60.0)], "id int, date string, text string, score double"
+    )
+    new.write.format(FMT).mode("append").save(str(table))
+    rows = _rows(spark.read.format(FMT).load(str(table)))
+    assert sort_rows(rows) == sort_rows(
+        [*old, {"id": 6, "date": "2024-01-04", "text": "doc6", "score": 60.0}]
+    )
+
+
+@pytest.fixture(scope="module")
+def logs(spark: Any, tmp_path_factory: Any) -> str:
+    """A partitioned table of 200 log rows with message as text, written in two appends."""
+    path = str(tmp_path_factory.mktemp("logs") / "table")
+    df = spark.range(200).selectExpr(
+        "id",
+        "concat('2024-01-0', cast(id % 3 + 1 as string)) as day",
+        "case when id % 10 = 0 then 'ERROR' else 'INFO' end as level",
+        "case when id % 7 = 0 then concat('request ', id, ' timed out') "
+        "else concat('request ', id, ' ok') end as message",
+        "cast(id as double) / 4 as latency",
+    )
+    options = {"spark.indextables.indexing.typemap.message": "text", "partitionBy": "day"}
+    df.where("id < 100").write.format(FMT).options(**options).mode("append").save(path)
+    df.where("id >= 100").write.format(FMT).options(**options).mode("append").save(path)
+    return path
+
+
+def test_write_read_round_trip_with_partitions(spark: Any, logs: str) -> None:
+    df = spark.read.format(FMT).load(logs)
+    assert [f.name for f in df.schema.fields] == ["id", "day", "level", "message", "latency"]
+    rows = sorted(_rows(df), key=lambda r: r["id"])
+    assert len(rows) == 200
+    assert rows[7] == {
+        "id": 7, "day": "2024-01-02", "level": "INFO",
+        "message": "request 7 timed out", "latency": 1.75,
+    }
+
+
+@pytest.mark.parametrize(
+    ("options", "count"),
+    [
+        ({"query": "message:timed AND message:out"}, len([i for i in range(200) if i % 7 == 0])),
+        ({"textsearch.message": "timed"}, len([i for i in range(200) if i % 7 == 0])),
+        ({"fieldmatch.level": "ERROR"}, 20),
+        ({"query": "level:ERROR AND message:timed"}, len([i for i in range(200) if i % 70 == 0])),
+        ({"versionAsOf": "1"}, 100),
+    ],
+)
+def test_search_options_and_time_travel(
+    spark: Any, logs: str, options: dict[str, str], count: int
+) -> None:
+    assert spark.read.format(FMT).options(**options).load(logs).count() == count
+
+
+@pytest.mark.parametrize("pushdown", ["true", "false"])
+def test_filtered_then_unfiltered_on_one_dataframe(spark: Any, logs: str, pushdown: str) -> None:
+    """The PySpark 4.3.0 plan-reuse defect (platform.md) must not change results."""
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", pushdown)
+    try:
+        df = spark.read.format(FMT).load(logs)
+        assert df.where("id = 2").count() == 1
+        assert len(df.where("level = 'ERROR' and day = '2024-01-01'").collect()) == 7
+        assert df.count() == 200
+        df.createOrReplaceTempView("logs_view")
+        assert spark.sql("SELECT * FROM logs_view WHERE latency > 49").count() == 3
+        assert spark.sql("SELECT count(*) AS n FROM logs_view").first()["n"] == 200
+    finally:
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
+
+
+def test_sql_temporary_view_select_insert_overwrite(spark: Any, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    spark.createDataFrame([(1, "a")], "id long, name string").write.format(FMT).save(path)
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW tv USING indextables OPTIONS (path '{path}')")
+    spark.sql("INSERT INTO tv VALUES (2, 'b')")
+    assert sorted(r.id for r in spark.sql("SELECT id FROM tv").collect()) == [1, 2]
+    spark.sql("INSERT OVERWRITE tv VALUES (3, 'c')")
+    assert [tuple(r) for r in spark.sql("SELECT * FROM tv").collect()] == [(3, "c")]
+
+
+def test_overwrite_replaces_rows(spark: Any, tmp_path: Path) -> None:
+    path = str(tmp_path / "o")
+    spark.range(5).write.format(FMT).save(path)
+    spark.range(3).write.format(FMT).mode("overwrite").save(path)
+    assert spark.read.format(FMT).load(path).count() == 3
+    assert spark.read.format(FMT).option("versionAsOf", "0").load(path).count() == 5
+
+
+def _error_of(action: Any) -> str:
+    with pytest.raises(PySparkException) as caught:
+        action()
+    return str(caught.value)
+
+
+def test_unsupported_column_type_is_a_clear_error(spark: Any, tmp_path: Path) -> None:
+    df = spark.sql("SELECT cast(1.5 as decimal(10,2)) AS amount")
+    message = _error_of(lambda: df.write.format(FMT).save(str(tmp_path / "d")))
+    assert "column 'amount' has type 'decimal(10,2)'" in message
+
+
+def test_bad_option_value_fails_before_tasks(spark: Any, tmp_path: Path) -> None:
+    df = spark.range(1)
+    writer = df.write.format(FMT).option("spark.indextables.indexing.typemap.id", "text")
+    assert "does not fit" in _error_of(lambda: writer.save(str(tmp_path / "b")))
+
+
+def test_unparsable_query_is_a_clear_error(spark: Any, logs: str) -> None:
+    df = spark.read.format(FMT).option("query", "message:(unclosed").load(logs)
+    assert "is not a valid Tantivy query" in _error_of(df.count)
+
+
+def test_textsearch_on_exact_field_is_a_planning_error(spark: Any, logs: str) -> None:
+    df = spark.read.format(FMT).option("textsearch.level", "ERROR").load(logs)
+    assert "needs a tokenized text field" in _error_of(df.count)
+
+
+def test_path_that_is_not_a_table(spark: Any, tmp_path: Path) -> None:
+    message = _error_of(lambda: spark.read.format(FMT).load(str(tmp_path / "nothing")))
+    assert "is not an IndexTables table" in message
+
+
+def test_protocol_too_new(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "p"
+    spark.range(1).write.format(FMT).save(str(path))
+    log = path / "_transaction_log"
+    newest = max(int(p.name[:20]) for p in log.glob("*.json") if p.name[:20].isdigit())
+    action = {"protocol": {"minReaderVersion": 99, "minWriterVersion": 99}}
+    (log / f"{newest + 1:020d}.json").write_text(json.dumps(action) + "\n")
+    message = _error_of(lambda: spark.read.format(FMT).load(str(path)).count())
+    assert "99" in message
