@@ -142,3 +142,27 @@ def read_avro() -> Callable[[Path], list[dict[str, Any]]]:
 def store_of_table(golden_table: Path) -> DictStore:
     """A read-only copy of ``golden_table`` in a test-only memory store."""
     return DictStore.from_directory(golden_table)
+
+
+@pytest.fixture
+def golden_copy(golden_table: Path, tmp_path: Path) -> Path:
+    """A writable copy of ``golden_table`` (the originals are never written)."""
+    import shutil
+
+    target = tmp_path / golden_table.name
+    shutil.copytree(golden_table, target)
+    return target
+
+
+SCHEMA = {
+    "type": "struct",
+    "fields": [
+        {"name": "id", "type": "integer", "nullable": False, "metadata": {}},
+        {"name": "date", "type": "string", "nullable": True, "metadata": {}},
+    ],
+}
+
+
+@pytest.fixture
+def schema() -> dict[str, Any]:
+    return SCHEMA

@@ -85,3 +85,14 @@ class TableNotFoundError(ProtocolError, FileNotFoundError):
 
 class VersionNotFoundError(ProtocolError, LookupError):
     """A requested version or timestamp is not (or no longer) reachable."""
+
+
+class TableExistsError(ProtocolError, FileExistsError):
+    """``create_table`` found a transaction log already at the location."""
+
+
+class PluginNotFoundError(ProtocolError, LookupError):
+    """No installed package provides a needed store or state format.
+
+    The message names the package to install.
+    """

@@ -1,0 +1,79 @@
+"""The commit protocol: optimistic concurrency on put-if-absent version files.
+
+Each attempt re-reads the latest snapshot, checks the protocol, builds the
+actions against that snapshot (a builder may refuse: files it removes must
+still be live), and creates ``%020d.json`` of the next version with
+put-if-absent. Losing the race (the file exists) sleeps a jittered
+exponential backoff and tries again; after ``max_attempts`` the commit fails
+with :class:`~indextables.protocol.errors.CommitConflictError`.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from indextables.protocol.actions import Action
+from indextables.protocol.errors import CommitConflictError, ObjectExistsError
+from indextables.protocol.logreplay import version_key
+from indextables.protocol.metrics import emit
+from indextables.protocol.protocolcheck import check_writable
+from indextables.protocol.retry import RetryPolicy
+from indextables.protocol.snapshot import Snapshot, SnapshotReader
+from indextables.protocol.versionfile import encode_version_file
+
+__all__ = ["CommitOutcome", "run_commit"]
+
+Builder = Callable[[Snapshot], Sequence[Action]]
+
+
+@dataclass(frozen=True, slots=True)
+class CommitOutcome:
+    """A successful commit: its version, the snapshot it was built on, its actions."""
+
+    version: int
+    read: Snapshot
+    actions: tuple[Action, ...]
+    attempts: int
+
+
+def run_commit(
+    reader: SnapshotReader,
+    build: Builder,
+    *,
+    policy: RetryPolicy,
+    compress: bool = True,
+    rng: random.Random | None = None,
+) -> CommitOutcome:
+    """Commit the actions ``build`` makes from the latest snapshot, retrying lost races.
+
+    Raises:
+        CommitConflictError: every attempt lost, or the builder refused.
+        UnsupportedProtocolError: the table needs a newer writer.
+    """
+    started = time.monotonic()
+    version = -1
+    for attempt in range(policy.max_attempts):
+        read = reader.load()
+        check_writable(read.protocol, path=reader.store.uri)
+        actions = tuple(build(read))
+        version = read.version + 1
+        try:
+            reader.store.put_if_absent(
+                version_key(version), encode_version_file(actions, compress=compress)
+            )
+        except ObjectExistsError:
+            time.sleep(policy.delay_seconds(attempt, rng))
+            continue
+        tags = {"table": reader.store.uri}
+        emit("indextables.commit.attempts", attempt + 1, **tags)
+        emit("indextables.commit.duration_ms", (time.monotonic() - started) * 1000, **tags)
+        return CommitOutcome(version, read, actions, attempt + 1)
+    raise CommitConflictError(
+        f"{reader.store.uri}: lost the race for a new version {policy.max_attempts} times "
+        f"(last tried {version})",
+        version=version,
+        attempts=policy.max_attempts,
+    )

@@ -1,0 +1,104 @@
+"""CHECKPOINT, COMPACT and DESCRIBE STATE."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from indextables.protocol.lastcheckpoint import FORMAT_AVRO_STATE
+from indextables.protocol.logreplay import read_last_checkpoint
+from indextables.protocol.maintenance.results import CheckpointResult, DescribeStateResult
+from indextables.protocol.snapshot import read_state_manifest
+from indextables.protocol.statewrite import advance_last_checkpoint, write_state_for
+
+if TYPE_CHECKING:
+    from indextables.protocol.table import Table
+
+__all__ = ["checkpoint", "compact", "describe_state"]
+
+TOMBSTONE_THRESHOLD = 0.10
+MAX_MANIFESTS = 20
+
+
+def checkpoint(table: Table) -> CheckpointResult:
+    """Write a state at the current version (nothing to do if one exists)."""
+    layout = table.reader.layout()
+    snap = table.reader.load(layout=layout)
+    state = write_state_for(table.reader, snap, layout=layout)
+    status = "SUCCESS" if state is not None else "SUCCESS: state already exists"
+    if state is None:
+        existing = read_state_manifest(table.reader, snap.version)
+        advance_last_checkpoint(table.reader, existing)
+    return CheckpointResult(
+        table.uri,
+        status,
+        snap.version,
+        snap.num_files + 2,
+        snap.num_files,
+        snap.protocol.min_reader_version,
+        False,
+    )
+
+
+def compact(table: Table) -> CheckpointResult:
+    """Write a compacted state (all live entries, no tombstones).
+
+    A state is immutable, so when the current version already has one, an
+    empty version is committed first and the compacted state written for it.
+    """
+    layout = table.reader.layout()
+    if layout.latest in layout.states:
+        table.commit_actions([])
+        layout = table.reader.layout()
+    snap = table.reader.load(layout=layout)
+    state = write_state_for(table.reader, snap, layout=layout, force_compaction=True)
+    table.reader.invalidate()
+    status = "SUCCESS" if state is not None else "SKIPPED: a concurrent writer wrote this state"
+    return CheckpointResult(
+        table.uri,
+        status,
+        snap.version,
+        snap.num_files + 2,
+        snap.num_files,
+        snap.protocol.min_reader_version,
+        False,
+        compacted=state is not None,
+    )
+
+
+def describe_state(table: Table) -> DescribeStateResult:
+    """Describe the current (highest) state, or the legacy checkpoint / plain log."""
+    layout = table.reader.layout()
+    if not layout.states:
+        pointer = read_last_checkpoint(table.store)
+        fmt = pointer.checkpoint_format if pointer is not None else "none"
+        snap = table.reader.load(layout=layout)
+        return DescribeStateResult(
+            table.uri,
+            fmt,
+            snap.version,
+            snap.num_files,
+            0,
+            0,
+            0.0,
+            snap.total_bytes,
+            False,
+            "No state found" if pointer is None else "OK",
+        )
+    version = layout.states[-1]
+    manifest = read_state_manifest(table.reader, version)
+    entries = sum(m.num_entries for m in manifest.manifests)
+    tombstones = len(manifest.tombstones)
+    ratio = tombstones / entries if entries else 0.0
+    needs = ratio > TOMBSTONE_THRESHOLD or len(manifest.manifests) > MAX_MANIFESTS
+    return DescribeStateResult(
+        table.uri,
+        FORMAT_AVRO_STATE,
+        manifest.state_version,
+        manifest.num_files,
+        len(manifest.manifests),
+        tombstones,
+        ratio,
+        manifest.total_bytes,
+        needs,
+        "OK",
+    )

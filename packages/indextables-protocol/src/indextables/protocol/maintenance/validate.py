@@ -1,0 +1,107 @@
+"""VALIDATE: check every invariant of the current snapshot against storage."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from indextables.protocol.actions import AddAction, RemoveAction
+from indextables.protocol.errors import ObjectNotFoundError, ProtocolError
+from indextables.protocol.maintenance.results import ValidateResult
+from indextables.protocol.protocolcheck import check_readable, check_writable
+from indextables.protocol.snapshot import Snapshot, read_state_manifest
+
+if TYPE_CHECKING:
+    from indextables.protocol.table import Table
+
+__all__ = ["validate"]
+
+
+def _storage_problems(table: Table, snap: Snapshot) -> list[str]:
+    problems = []
+    for entry in snap.files:
+        try:
+            size = table.store.head(entry.path).size
+        except ObjectNotFoundError:
+            problems.append(f"missing split {entry.path}")
+            continue
+        if size != entry.size:
+            problems.append(f"{entry.path}: size {size} in storage, {entry.size} in the log")
+        if entry.footer_end_offset is not None and entry.footer_end_offset != entry.size:
+            problems.append(f"{entry.path}: footerEndOffset {entry.footer_end_offset} != size")
+    return problems
+
+
+def _entry_problems(snap: Snapshot) -> list[str]:
+    problems = []
+    columns = set(snap.partition_columns)
+    for entry in snap.files:
+        if set(entry.partition_values) - columns:
+            problems.append(
+                f"{entry.path}: partition values {dict(entry.partition_values)} "
+                f"outside partition columns {sorted(columns)}"
+            )
+        if entry.doc_mapping_ref is not None and entry.doc_mapping_json is None:
+            problems.append(f"{entry.path}: docMappingRef {entry.doc_mapping_ref} unresolved")
+    return problems
+
+
+def _state_problems(table: Table, snap: Snapshot) -> list[str]:
+    if snap.state_version is None:
+        return []
+    state = read_state_manifest(table.reader, snap.state_version)
+    loaded = table.reader.load(snap.state_version)
+    problems = []
+    if state.num_files != loaded.num_files:
+        problems.append(
+            f"state {state.state_version}: numFiles {state.num_files} "
+            f"!= {loaded.num_files} live entries"
+        )
+    if state.total_bytes != loaded.total_bytes:
+        problems.append(
+            f"state {state.state_version}: totalBytes {state.total_bytes} != {loaded.total_bytes}"
+        )
+    entries = sum(m.num_entries for m in state.manifests)
+    if entries < state.num_files:
+        problems.append(
+            f"state {state.state_version}: manifests hold {entries} entries "
+            f"< numFiles {state.num_files}"
+        )
+    return problems
+
+
+def _resurrections(table: Table, snap: Snapshot) -> list[str]:
+    """A file removed at version k must not be live unless re-added after k."""
+    layout = table.reader.layout()
+    last_remove: dict[str, int] = {}
+    last_add: dict[str, int] = {}
+    for version in sorted(v for v in layout.listing.versions if v <= snap.version):
+        for action in table.reader.actions(version):
+            if isinstance(action, RemoveAction):
+                last_remove[action.path] = version
+            elif isinstance(action, AddAction):
+                last_add[action.path] = version
+    live = {f.path for f in snap.files}
+    return [
+        f"{path}: removed at version {removed} but live without a later add"
+        for path, removed in last_remove.items()
+        if path in live and last_add.get(path, -1) <= removed
+    ]
+
+
+def validate(table: Table) -> ValidateResult:
+    """Check the current snapshot: protocol, splits in storage, state counts, no resurrection."""
+    snap = table.snapshot()
+    problems: list[str] = []
+    try:
+        check_readable(snap.protocol, path=table.uri)
+        check_writable(snap.protocol, path=table.uri)
+    except ProtocolError as exc:
+        problems.append(str(exc))
+    paths = [f.path for f in snap.files]
+    if len(paths) != len(set(paths)):
+        problems.append("duplicate live paths")
+    problems += _storage_problems(table, snap)
+    problems += _entry_problems(snap)
+    problems += _state_problems(table, snap)
+    problems += _resurrections(table, snap)
+    return ValidateResult(table.uri, snap.version, len(snap.files), tuple(problems))

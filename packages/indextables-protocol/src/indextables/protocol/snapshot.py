@@ -1,0 +1,330 @@
+"""Snapshots: the table as of one version, and the reader that builds them.
+
+A snapshot of version ``v`` is the highest complete state at or below ``v``
+(its live entries, tombstones applied), then every version file after that
+state up to ``v`` replayed in order. Tables the reference wrote hold states
+without version files: a state alone then stands for its version. Protocol
+and metadata come from the newest version file that has them, else from the
+state's ``metadata`` record, else from older version files (usually 0).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from indextables.protocol.actions import (
+    Action,
+    MetadataAction,
+    ProtocolAction,
+    SkipAction,
+    decode_action_object,
+)
+from indextables.protocol.checkpoint import read_json_checkpoint
+from indextables.protocol.errors import (
+    CorruptFileError,
+    TableNotFoundError,
+    VersionNotFoundError,
+)
+from indextables.protocol.logreplay import (
+    LogListing,
+    Replay,
+    list_log,
+    read_last_checkpoint,
+    read_version,
+    require_versions,
+)
+from indextables.protocol.metrics import emit
+from indextables.protocol.predicates import Predicate
+from indextables.protocol.protocolcheck import check_readable
+from indextables.protocol.schemadedup import registry_from_configuration, resolve_doc_mapping
+from indextables.protocol.state import FileEntry, StateManifest
+from indextables.protocol.stateformat import StateFormat
+from indextables.protocol.store import ObjectStore
+
+__all__ = ["Snapshot", "SnapshotReader", "TableLayout", "read_state_manifest"]
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The table as of one version.
+
+    Attributes:
+        version: the table version.
+        protocol: the protocol in force.
+        metadata: the table metadata in force.
+        files: live splits (``doc_mapping_json`` restored from the registry).
+        timestamp: commit time of ``version`` (epoch ms; 0 when unknown).
+        state_version: the state the snapshot was built on, if any.
+        schema_registry: doc mapping hash -> JSON.
+        skips: skip actions in the version files replayed after the state.
+        partition_filter: the filter ``files`` was restricted by, if any.
+    """
+
+    version: int
+    protocol: ProtocolAction
+    metadata: MetadataAction
+    files: tuple[FileEntry, ...]
+    timestamp: int = 0
+    state_version: int | None = None
+    schema_registry: Mapping[str, str] = field(default_factory=dict)
+    skips: tuple[SkipAction, ...] = ()
+    partition_filter: Predicate | None = None
+
+    @property
+    def num_files(self) -> int:
+        """Number of live splits."""
+        return len(self.files)
+
+    @property
+    def total_bytes(self) -> int:
+        """Total size of the live splits."""
+        return sum(f.size for f in self.files)
+
+    @property
+    def partition_columns(self) -> tuple[str, ...]:
+        """The table's partition columns."""
+        return self.metadata.partition_columns
+
+
+@dataclass(frozen=True, slots=True)
+class TableLayout:
+    """What the log holds right now: version files, states, the latest version."""
+
+    listing: LogListing
+    states: tuple[int, ...]
+
+    @property
+    def latest(self) -> int:
+        """The current table version (-1 when the location holds no table)."""
+        candidates = [v for v in (self.listing.latest, *self.states[-1:]) if v is not None]
+        return max(candidates, default=-1)
+
+    def base_state(self, version: int) -> int | None:
+        """The highest state at or below ``version``."""
+        below = [s for s in self.states if s <= version]
+        return below[-1] if below else None
+
+
+@dataclass(slots=True)
+class _Base:
+    files: dict[str, FileEntry]
+    manifest: StateManifest | None
+    metadata: MetadataAction | None
+    version: int | None
+
+
+class SnapshotReader:
+    """Builds snapshots of one table, caching immutable pieces.
+
+    States and version files never change once written, so decoded states
+    and snapshots of a fixed version are cached (``ttl_seconds``); the latest
+    version is resolved by listing on every call.
+    """
+
+    def __init__(
+        self, store: ObjectStore, state_format: StateFormat, *, ttl_seconds: float = 300.0
+    ) -> None:
+        self.store = store
+        self.state_format = state_format
+        self.ttl_seconds = ttl_seconds
+        self._lock = threading.Lock()
+        self._snapshots: dict[tuple[int, Predicate | None], tuple[float, Snapshot]] = {}
+        self._states: dict[int, _Base] = {}
+        self._versions: dict[int, list[Action]] = {}
+
+    def invalidate(self) -> None:
+        """Drop every cached snapshot and state."""
+        with self._lock:
+            self._snapshots.clear()
+            self._states.clear()
+
+    def layout(self) -> TableLayout:
+        """List the log: version files, legacy checkpoints and states."""
+        listing = list_log(self.store)
+        states = tuple(self.state_format.state_versions(self.store))
+        return TableLayout(listing, states)
+
+    def actions(self, version: int) -> list[Action]:
+        """The actions of one version file (cached: version files are immutable)."""
+        cached = self._versions.get(version)
+        if cached is None:
+            cached = read_version(self.store, version)
+            with self._lock:
+                if len(self._versions) > 256:
+                    self._versions.clear()
+                self._versions[version] = cached
+        return cached
+
+    def load(
+        self,
+        version: int | None = None,
+        *,
+        partition_filter: Predicate | None = None,
+        layout: TableLayout | None = None,
+    ) -> Snapshot:
+        """Return the snapshot of ``version`` (latest when ``None``).
+
+        Raises:
+            TableNotFoundError: no log at this location.
+            VersionNotFoundError: the version is in the future or no longer reachable.
+            UnsupportedProtocolError: the table needs a newer reader.
+        """
+        layout = layout or self.layout()
+        latest = layout.latest
+        if latest < 0:
+            raise TableNotFoundError(f"{self.store.uri}: no IndexTables transaction log here")
+        target = latest if version is None else version
+        if not 0 <= target <= latest:
+            raise VersionNotFoundError(
+                f"{self.store.uri}: version {target} does not exist (latest is {latest})"
+            )
+        key = (target, partition_filter)
+        cached = self._snapshots.get(key)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
+        snapshot = self._build(layout, target, partition_filter)
+        with self._lock:
+            self._snapshots[key] = (time.monotonic() + self.ttl_seconds, snapshot)
+        return snapshot
+
+    def replay_since_base(self, version: int, layout: TableLayout) -> tuple[_Base, Replay]:
+        """The (unfiltered) base of ``version`` and the replay of the files after it."""
+        base = self._base(layout, version, None)
+        start = 0 if base.version is None else base.version + 1
+        require_versions(layout.listing, start, version, uri=self.store.uri)
+        replay = Replay(dict(base.files))
+        for v in range(start, version + 1):
+            replay.apply(v, layout.listing.versions[v].last_modified_ms, self.actions(v))
+        return base, replay
+
+    def _build(self, layout: TableLayout, target: int, flt: Predicate | None) -> Snapshot:
+        base = self._base(layout, target, flt)
+        start = 0 if base.version is None else base.version + 1
+        require_versions(layout.listing, start, target, uri=self.store.uri)
+        replay = Replay(dict(base.files))
+        for v in range(start, target + 1):
+            replay.apply(v, layout.listing.versions[v].last_modified_ms, self.actions(v))
+        protocol = replay.protocol or self._older(layout, start - 1, ProtocolAction)
+        if protocol is None:
+            protocol = _protocol_of_state(base.manifest)
+        metadata = replay.metadata or base.metadata
+        metadata = metadata or self._older(layout, start - 1, MetadataAction)
+        if metadata is None:
+            raise CorruptFileError(self.store.uri, f"no metaData action reachable at {target}")
+        check_readable(protocol, path=self.store.uri)
+        registry = dict(base.manifest.schema_registry) if base.manifest else {}
+        registry.update(registry_from_configuration(metadata.configuration))
+        files = [
+            resolve_doc_mapping(f, registry, path=self.store.uri) for f in replay.files.values()
+        ]
+        if flt is not None:
+            files = [f for f in files if flt.matches(f.partition_values)]
+        return Snapshot(
+            target,
+            protocol,
+            metadata,
+            tuple(files),
+            timestamp=self._timestamp(layout, target, base),
+            state_version=base.version,
+            schema_registry=registry,
+            skips=tuple(replay.skips),
+            partition_filter=flt,
+        )
+
+    def _timestamp(self, layout: TableLayout, version: int, base: _Base) -> int:
+        info = layout.listing.versions.get(version)
+        if info is not None:
+            return info.last_modified_ms
+        if base.manifest is not None and base.version == version:
+            return base.manifest.created_at
+        return 0
+
+    def _older(self, layout: TableLayout, below: int, kind: type[Any]) -> Any:
+        """The newest action of ``kind`` in the version files at or below ``below``."""
+        for v in sorted((v for v in layout.listing.versions if v <= below), reverse=True):
+            for action in reversed(self.actions(v)):
+                if isinstance(action, kind):
+                    return action
+        return None
+
+    def _base(self, layout: TableLayout, target: int, flt: Predicate | None) -> _Base:
+        state = layout.base_state(target)
+        legacy = self._legacy_checkpoint(layout, target)
+        if legacy is not None and (
+            state is None or (legacy.version is not None and legacy.version > state)
+        ):
+            return legacy
+        if state is None:
+            return _Base({}, None, None, None)
+        if flt is None and state in self._states:
+            return self._states[state]
+        base = self._read_state(state, flt)
+        if flt is None:
+            with self._lock:
+                self._states = {state: base}  # keep the newest only: they are large
+        return base
+
+    def _read_state(self, version: int, flt: Predicate | None) -> _Base:
+        started = time.monotonic()
+        loaded = self.state_format.read_state(self.store, version, partition_filter=flt)
+        files = {entry.path: entry for entry in loaded.files}
+        manifest = loaded.manifest
+        elapsed = (time.monotonic() - started) * 1000
+        tombstones = len(manifest.tombstones)
+        tags = {"table": self.store.uri}
+        emit("indextables.state.read.duration_ms", elapsed, **tags)
+        emit("indextables.state.read.manifest_count", loaded.manifests_read, **tags)
+        emit("indextables.state.read.file_count", len(files), **tags)
+        emit("indextables.state.tombstone_count", tombstones, **tags)
+        emit("indextables.state.tombstone_ratio", tombstones / max(len(files), 1), **tags)
+        return _Base(files, manifest, _metadata_of_state(manifest, self.store.uri), version)
+
+    def _legacy_checkpoint(self, layout: TableLayout, target: int) -> _Base | None:
+        """A legacy JSON checkpoint at or below ``target`` named by ``_last_checkpoint``."""
+        if not layout.listing.checkpoint_files:
+            return None
+        pointer = read_last_checkpoint(self.store)
+        if pointer is None or pointer.checkpoint_format == "avro-state":
+            return None
+        if pointer.version > target:
+            return None
+        replay = Replay({})
+        actions = read_json_checkpoint(self.store, pointer)
+        replay.apply(pointer.version, pointer.created_time, actions)
+        return _Base(replay.files, None, replay.metadata, pointer.version)
+
+
+def _metadata_of_state(manifest: StateManifest, uri: str) -> MetadataAction | None:
+    if manifest.metadata is None:
+        return None
+    try:
+        obj = json.loads(manifest.metadata)
+    except ValueError as exc:
+        raise CorruptFileError(
+            uri, f"state {manifest.state_version}: bad metadata: {exc}"
+        ) from None
+    action = decode_action_object(obj, path=f"{uri} state {manifest.state_version}")
+    if not isinstance(action, MetadataAction):
+        raise CorruptFileError(uri, f"state {manifest.state_version}: metadata is not metaData")
+    return action
+
+
+def _protocol_of_state(manifest: StateManifest | None) -> ProtocolAction:
+    # A state records only its protocol version; used when every version file
+    # with a protocol action has been purged.
+    version = manifest.protocol_version if manifest is not None else 1
+    return ProtocolAction(version, version)
+
+
+def read_state_manifest(reader: SnapshotReader, version: int) -> StateManifest:
+    """The root record of state ``version`` (without its entries when the format allows)."""
+    read_manifest = getattr(reader.state_format, "read_manifest", None)
+    if read_manifest is not None:
+        manifest: StateManifest = read_manifest(reader.store, version)
+        return manifest
+    return reader.state_format.read_state(reader.store, version).manifest

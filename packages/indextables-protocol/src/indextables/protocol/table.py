@@ -1,0 +1,451 @@
+"""``Table``: open, create, read, commit, time travel and maintain a table.
+
+Example:
+    >>> table = create_table("memory://docs", schema=SCHEMA)  # doctest: +SKIP
+    >>> version = table.commit(adds=[add])                    # doctest: +SKIP
+    >>> table.snapshot().num_files                            # doctest: +SKIP
+    1
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Literal
+
+from indextables.protocol.actions import (
+    Action,
+    AddAction,
+    FileFormat,
+    MetadataAction,
+    RemoveAction,
+    SkipAction,
+)
+from indextables.protocol.commit import run_commit
+from indextables.protocol.config import TableConfig
+from indextables.protocol.discovery import load_state_format, open_store
+from indextables.protocol.errors import (
+    CommitConflictError,
+    InvalidPredicateError,
+    ObjectExistsError,
+    ProtocolError,
+    TableExistsError,
+    VersionNotFoundError,
+)
+from indextables.protocol.history import Changes, HistoryEntry, changes_between, history_of
+from indextables.protocol.logreplay import version_key
+from indextables.protocol.predicates import Predicate, parse_predicate
+from indextables.protocol.protocolcheck import new_table_protocol
+from indextables.protocol.schemadedup import configuration_with_registry, deduplicate_adds
+from indextables.protocol.skips import SkipTracker
+from indextables.protocol.snapshot import Snapshot, SnapshotReader
+from indextables.protocol.state import FileEntry
+from indextables.protocol.stateformat import StateFormat
+from indextables.protocol.statewrite import write_state_for
+from indextables.protocol.store import ObjectStore
+from indextables.protocol.versionfile import encode_version_file
+
+__all__ = ["Table", "create_table", "open_table"]
+
+Mode = Literal["append", "overwrite"]
+FilterLike = Predicate | str | None
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _predicate(value: FilterLike) -> Predicate | None:
+    return parse_predicate(value) if isinstance(value, str) else value
+
+
+def _resolve(
+    uri: str,
+    storage_options: Mapping[str, Any] | None,
+    store: ObjectStore | None,
+    state_format: StateFormat | None,
+) -> tuple[ObjectStore, StateFormat]:
+    return store or open_store(uri, storage_options), state_format or load_state_format()
+
+
+def open_table(
+    uri: str,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    config: TableConfig | None = None,
+    store: ObjectStore | None = None,
+    state_format: StateFormat | None = None,
+) -> Table:
+    """Open the table at ``uri``.
+
+    The store and state format come from installed packages (entry points);
+    ``store``/``state_format`` override them.
+
+    Raises:
+        PluginNotFoundError: a needed package is not installed (named in the message).
+        TableNotFoundError: no transaction log at ``uri``.
+    """
+    resolved_store, fmt = _resolve(uri, storage_options, store, state_format)
+    table = Table(resolved_store, fmt, uri=uri, config=config)
+    table.reader.load()  # fail early: no table, unreadable protocol
+    return table
+
+
+def create_table(
+    uri: str,
+    *,
+    schema: str | Mapping[str, Any],
+    partition_columns: Sequence[str] = (),
+    configuration: Mapping[str, str] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    config: TableConfig | None = None,
+    store: ObjectStore | None = None,
+    state_format: StateFormat | None = None,
+) -> Table:
+    """Create a table: version 0 with the protocol and metadata, put-if-absent.
+
+    Args:
+        uri: the table root.
+        schema: the Spark schema JSON (text or the parsed object).
+        partition_columns: partition column names, in order.
+        configuration: table properties (``metaData.configuration``).
+
+    Raises:
+        TableExistsError: a log already exists there.
+    """
+    resolved_store, fmt = _resolve(uri, storage_options, store, state_format)
+    table = Table(resolved_store, fmt, uri=uri, config=config)
+    if table.reader.layout().latest >= 0:
+        raise TableExistsError(f"{uri}: a table already exists here")
+    schema_text = schema if isinstance(schema, str) else json.dumps(schema, separators=(",", ":"))
+    metadata = MetadataAction(
+        str(uuid.uuid4()),
+        FileFormat(),
+        schema_text,
+        tuple(partition_columns),
+        dict(configuration or {}),
+        created_time=_now_ms(),
+    )
+    data = encode_version_file([new_table_protocol(), metadata], compress=table.config.compress)
+    try:
+        resolved_store.put_if_absent(version_key(0), data)
+    except ObjectExistsError:
+        raise TableExistsError(f"{uri}: another writer created the table first") from None
+    return table
+
+
+def _as_add(item: AddAction | FileEntry) -> AddAction:
+    return item if isinstance(item, AddAction) else AddAction.from_file_entry(item)
+
+
+def _path_of(item: str | RemoveAction | FileEntry) -> str:
+    return item if isinstance(item, str) else item.path
+
+
+@dataclass(frozen=True, slots=True)
+class _CommitPlan:
+    adds: tuple[AddAction, ...]
+    removes: tuple[str, ...]
+    registry: Mapping[str, str]
+    metadata: MetadataAction | None
+
+
+class Table:
+    """A handle on one table: reads snapshots, commits, runs maintenance.
+
+    Handles are cheap and hold no lock; any number of them, in any number of
+    processes, may commit to the same table concurrently.
+    """
+
+    def __init__(
+        self,
+        store: ObjectStore,
+        state_format: StateFormat,
+        *,
+        uri: str | None = None,
+        config: TableConfig | None = None,
+    ) -> None:
+        self.store = store
+        self.state_format = state_format
+        self.uri = uri or store.uri
+        self.config = config or TableConfig()
+        self.reader = SnapshotReader(store, state_format, ttl_seconds=self.config.cache_ttl_seconds)
+        self.skips = SkipTracker(self)
+
+    def __repr__(self) -> str:
+        return f"Table({self.uri!r})"
+
+    # ---------------------------------------------------------------- reading
+
+    @property
+    def version(self) -> int:
+        """The current table version."""
+        return self.reader.layout().latest
+
+    def snapshot(
+        self,
+        version: int | None = None,
+        *,
+        timestamp: int | float | datetime | None = None,
+        partition_filter: FilterLike = None,
+    ) -> Snapshot:
+        """The table as of ``version``, or of ``timestamp``, else the latest version.
+
+        Args:
+            version: a table version.
+            timestamp: epoch milliseconds or a datetime: the newest version
+                committed at or before it.
+            partition_filter: a predicate or SQL-like string on partition
+                columns; ``files`` then holds only matching entries.
+
+        Raises:
+            VersionNotFoundError: the version or timestamp is not reachable.
+            InvalidPredicateError: the filter names a non-partition column.
+        """
+        if timestamp is not None:
+            if version is not None:
+                raise ValueError("give a version or a timestamp, not both")
+            version = self.version_at(timestamp)
+        flt = _predicate(partition_filter)
+        snap = self.reader.load(version, partition_filter=flt)
+        if flt is not None:
+            unknown = flt.columns() - set(snap.partition_columns)
+            if unknown:
+                raise InvalidPredicateError(
+                    f"{self.uri}: {sorted(unknown)} are not partition columns "
+                    f"{list(snap.partition_columns)}"
+                )
+        return snap
+
+    def history(self) -> list[HistoryEntry]:
+        """One entry per retained version, oldest first."""
+        return history_of(self.reader)
+
+    def version_at(self, timestamp: int | float | datetime) -> int:
+        """The newest version committed at or before ``timestamp``.
+
+        Raises:
+            VersionNotFoundError: every retained version is newer.
+        """
+        millis = (
+            int(timestamp.timestamp() * 1000) if isinstance(timestamp, datetime) else int(timestamp)
+        )
+        candidates = [h.version for h in self.history() if h.timestamp <= millis]
+        if not candidates:
+            raise VersionNotFoundError(f"{self.uri}: no retained version at or before {millis}")
+        return max(candidates)
+
+    def changes_since(
+        self, version: int | None = None, *, timestamp: int | float | datetime | None = None
+    ) -> Changes:
+        """Files added and removed after ``version`` (or after ``timestamp``) up to now."""
+        if timestamp is not None:
+            version = self.version_at(timestamp)
+        return changes_between(self.reader, -1 if version is None else version)
+
+    def invalidate_cache(self) -> None:
+        """Forget cached snapshots and states."""
+        self.reader.invalidate()
+
+    # ---------------------------------------------------------------- writing
+
+    def commit(
+        self,
+        adds: Iterable[AddAction | FileEntry] = (),
+        removes: Iterable[str | RemoveAction | FileEntry] = (),
+        *,
+        mode: Mode = "append",
+        metadata: MetadataAction | None = None,
+        read_version: int | None = None,
+    ) -> int:
+        """Commit adds and removes as one new version and return it.
+
+        ``mode="overwrite"`` also removes every file live in the snapshot the
+        writer read (``read_version``, else the latest at call time). Every
+        removed file must still be live when the commit lands: if a concurrent
+        commit removed one, this raises rather than dropping data silently.
+
+        Raises:
+            CommitConflictError: lost every race, or a removed file is gone.
+            UnsupportedProtocolError: the table needs a newer writer.
+        """
+        plan = self._plan(adds, removes, mode=mode, metadata=metadata, read_version=read_version)
+        outcome = run_commit(
+            self.reader,
+            lambda snap: self._actions(snap, plan),
+            policy=self.config.retry,
+            compress=self.config.compress,
+        )
+        self.reader.invalidate()
+        self._after_commit(outcome.version, outcome.actions)
+        return outcome.version
+
+    def commit_actions(self, actions: Sequence[Action]) -> int:
+        """Commit prepared actions as they are (no conflict checks beyond the race)."""
+        outcome = run_commit(
+            self.reader,
+            lambda snap: actions,
+            policy=self.config.retry,
+            compress=self.config.compress,
+        )
+        self.reader.invalidate()
+        self._after_commit(outcome.version, outcome.actions)
+        return outcome.version
+
+    def _plan(
+        self,
+        adds: Iterable[AddAction | FileEntry],
+        removes: Iterable[str | RemoveAction | FileEntry],
+        *,
+        mode: Mode,
+        metadata: MetadataAction | None,
+        read_version: int | None,
+    ) -> _CommitPlan:
+        if mode not in ("append", "overwrite"):
+            raise ValueError(f"mode must be 'append' or 'overwrite', not {mode!r}")
+        paths = [_path_of(r) for r in removes]
+        if mode == "overwrite":
+            paths += [f.path for f in self.reader.load(read_version).files]
+        new_adds, registry = deduplicate_adds([_as_add(a) for a in adds], {})
+        return _CommitPlan(tuple(new_adds), tuple(dict.fromkeys(paths)), registry, metadata)
+
+    def _actions(self, snap: Snapshot, plan: _CommitPlan) -> list[Action]:
+        live = {f.path: f for f in snap.files}
+        gone = [p for p in plan.removes if p not in live]
+        if gone:
+            raise CommitConflictError(
+                f"{self.uri}: cannot remove {gone[:5]}: not live at version {snap.version} "
+                "(a concurrent commit removed them)",
+                version=snap.version + 1,
+            )
+        actions: list[Action] = []
+        metadata = plan.metadata
+        missing = {r: j for r, j in plan.registry.items() if r not in snap.schema_registry}
+        if missing:
+            base = metadata or snap.metadata
+            metadata = replace(
+                base, configuration=configuration_with_registry(base.configuration, missing)
+            )
+        if metadata is not None:
+            actions.append(metadata)
+        now = _now_ms()
+        for path in plan.removes:
+            entry = live[path]
+            actions.append(
+                RemoveAction(
+                    path,
+                    True,
+                    deletion_timestamp=now,
+                    extended_file_metadata=True,
+                    partition_values=dict(entry.partition_values),
+                    size=entry.size,
+                )
+            )
+        actions.extend(plan.adds)
+        return actions
+
+    def _after_commit(self, version: int, actions: Sequence[Action]) -> None:
+        """Write a state when due; a failure here never undoes the commit."""
+        if not self.config.checkpoint_enabled:
+            return
+        adds = [a for a in actions if isinstance(a, AddAction)]
+        removed = any(isinstance(a, RemoveAction) for a in actions)
+        merge = removed and bool(adds) and not any(a.data_change for a in adds)
+        due = version % self.config.checkpoint_interval == 0
+        if not (due or (merge and self.config.compaction_after_merge)):
+            return
+        try:
+            self._write_state(version, force_compaction=merge)
+        except (ProtocolError, OSError):
+            # The commit is durable; the next checkpoint will cover this version.
+            return
+
+    def _write_state(self, version: int, *, force_compaction: bool = False) -> Any:
+        layout = self.reader.layout()
+        snap = self.reader.load(version, layout=layout)
+        return write_state_for(self.reader, snap, layout=layout, force_compaction=force_compaction)
+
+    # ---------------------------------------------------------------- skips
+
+    def record_skip(
+        self,
+        path: str,
+        *,
+        reason: str,
+        operation: str = "merge",
+        cooldown_hours: float | None = None,
+    ) -> int:
+        """Record that ``operation`` skipped ``path``; see :class:`SkipTracker`."""
+        return self.skips.record(
+            path, reason=reason, operation=operation, cooldown_hours=cooldown_hours
+        )
+
+    def skipped_files(self) -> list[SkipAction]:
+        """Every skip action in the retained version files, oldest first."""
+        return self.skips.all()
+
+    # ---------------------------------------------------------------- maintenance
+
+    def checkpoint(self) -> Any:
+        """Write a state at the current version (CHECKPOINT INDEXTABLES)."""
+        from indextables.protocol.maintenance.checkpointing import checkpoint
+
+        return checkpoint(self)
+
+    def compact(self) -> Any:
+        """Rewrite the state without tombstones (COMPACT INDEXTABLES)."""
+        from indextables.protocol.maintenance.checkpointing import compact
+
+        return compact(self)
+
+    def describe_state(self) -> Any:
+        """Describe the current state (DESCRIBE INDEXTABLES STATE)."""
+        from indextables.protocol.maintenance.checkpointing import describe_state
+
+        return describe_state(self)
+
+    def purge(
+        self,
+        *,
+        older_than: float | None = None,
+        log_retention: float | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Delete orphaned splits, old version files, old states, unreferenced manifests."""
+        from indextables.protocol.maintenance.purge import purge
+
+        return purge(self, older_than=older_than, log_retention=log_retention, dry_run=dry_run)
+
+    def truncate_time_travel(self, *, dry_run: bool = False) -> Any:
+        """Checkpoint, then delete every older version file, checkpoint and state."""
+        from indextables.protocol.maintenance.purge import truncate_time_travel
+
+        return truncate_time_travel(self, dry_run=dry_run)
+
+    def drop_partitions(self, partition_filter: Predicate | str) -> Any:
+        """Remove every live file whose partition values match the filter."""
+        from indextables.protocol.maintenance.partitions import drop_partitions
+
+        return drop_partitions(self, _predicate(partition_filter))
+
+    def repair(
+        self,
+        target_uri: str,
+        *,
+        storage_options: Mapping[str, Any] | None = None,
+        target_store: ObjectStore | None = None,
+    ) -> Any:
+        """Write a fresh log at ``target_uri`` for the live split files."""
+        from indextables.protocol.maintenance.repair import repair
+
+        return repair(self, target_uri, storage_options=storage_options, target_store=target_store)
+
+    def validate(self) -> Any:
+        """Check every invariant of the current snapshot; see ValidateResult."""
+        from indextables.protocol.maintenance.validate import validate
+
+        return validate(self)
