@@ -73,12 +73,13 @@ def _plan_states(
     return _StatePlan(tuple(sorted(expired)), tuple(kept), orphans)
 
 
-def _protected_versions(table: Table, layout: TableLayout, covered: list[int]) -> set[int]:
-    """Version files that hold the newest protocol/metadata below the current state."""
+def _state_has_metadata(table: Table, layout: TableLayout) -> bool:
     current = layout.states[-1] if layout.states else None
-    state_has_metadata = (
-        current is not None and read_state_manifest(table.reader, current).metadata is not None
-    )
+    return current is not None and read_state_manifest(table.reader, current).metadata is not None
+
+
+def _protected_versions(table: Table, covered: list[int], *, state_has_metadata: bool) -> set[int]:
+    """Version files that hold the newest protocol (and metadata, if the state lacks it)."""
     protected: set[int] = set()
     need = {ProtocolAction} if state_has_metadata else {ProtocolAction, MetadataAction}
     for version in sorted(covered, reverse=True):
@@ -96,7 +97,9 @@ def _old_version_files(table: Table, layout: TableLayout, cutoff: int) -> list[i
         return []
     current = layout.states[-1]
     covered = [v for v in layout.listing.versions if v < current]
-    protected = _protected_versions(table, layout, covered)
+    protected = _protected_versions(
+        table, covered, state_has_metadata=_state_has_metadata(table, layout)
+    )
     return sorted(
         v
         for v in covered
@@ -218,7 +221,9 @@ def truncate_time_travel(table: Table, *, dry_run: bool = False) -> TruncateResu
         layout = table.reader.layout()
     current = snap.version
     covered = [v for v in layout.listing.versions if v < current]
-    protected = _protected_versions(table, layout, covered) if layout.states else set(covered)
+    # Our states carry metadata; a dry run assumes the state it would write.
+    has_metadata = _state_has_metadata(table, layout) if current in layout.states else True
+    protected = _protected_versions(table, covered, state_has_metadata=has_metadata)
     versions = sorted(v for v in covered if v not in protected)
     checkpoints = [
         k for v, keys in layout.listing.checkpoint_files.items() if v < current for k in keys
