@@ -1,0 +1,96 @@
+"""Local store specifics: crash safety of put-if-absent, temporary files, directory keys."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from indextables.protocol.errors import ObjectNotFoundError
+from indextables.storage import LocalStore, StorageError
+from indextables.storage.keys import TEMP_MARKER
+
+_WRITER = textwrap.dedent(
+    """
+    import hashlib, sys
+    from indextables.storage import LocalStore
+    store = LocalStore(sys.argv[1])
+    for index in range(10_000):
+        seed = hashlib.sha256(str(index).encode()).digest()
+        print(index, flush=True)
+        store.put_if_absent(f"log/{index:05d}.json", seed * (2 << 16))
+    """
+)
+
+
+def _expected(index: int) -> bytes:
+    return hashlib.sha256(str(index).encode()).digest() * (2 << 16)
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.6, 0.9])
+def test_a_killed_writer_never_leaves_a_partial_object(tmp_path: Path, delay: float) -> None:
+    root = tmp_path / "store"
+    command = [sys.executable, "-c", _WRITER, str(root)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as writer:
+        assert writer.stdout is not None
+        writer.stdout.readline()  # the writer is running
+        time.sleep(delay)
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+    store = LocalStore(root)
+    keys = [info.key for info in store.list("log/")]
+    assert keys, "the writer was killed before it wrote anything"
+    for key in keys:
+        index = int(key.removeprefix("log/").removesuffix(".json"))
+        assert store.get(key) == _expected(index), f"{key} is partial"
+    leftovers = [name for name in os.listdir(root / "log") if name.startswith(TEMP_MARKER)]
+    assert len(leftovers) <= 1  # at most the write in flight at the kill
+
+
+def test_temporary_files_are_not_listed_and_do_not_block_a_key(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / f"{TEMP_MARKER}crashed").write_bytes(b"half")
+    store.put_if_absent("dir/object", b"whole")
+    assert [info.key for info in store.list()] == ["dir/object"]
+
+
+def test_put_if_absent_leaves_no_temporary_file(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    store.put_if_absent("a/b", b"1")
+    store.put("a/b", b"2")
+    with pytest.raises(FileExistsError):
+        store.put_if_absent("a/b", b"3")
+    assert os.listdir(tmp_path / "a") == ["b"]
+    assert store.get("a/b") == b"2"
+
+
+def test_a_directory_is_not_an_object(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    store.put("dir/inner", b"x")
+    with pytest.raises(ObjectNotFoundError):
+        store.get("dir")
+    with pytest.raises(ObjectNotFoundError):
+        store.head("dir")
+    store.delete("dir")
+    assert store.get("dir/inner") == b"x"
+
+
+def test_a_key_under_an_object_is_a_storage_error(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    store.put("file", b"x")
+    with pytest.raises(StorageError, match="'file/child'"):
+        store.put("file/child", b"y")
+    with pytest.raises(ObjectNotFoundError):
+        store.get("file/child")
+
+
+def test_missing_root_lists_nothing(tmp_path: Path) -> None:
+    assert list(LocalStore(tmp_path / "absent").list()) == []
