@@ -24,7 +24,7 @@ def test_twins_have_identical_signatures() -> None:
     import inspect  # noqa: PLC0415
 
     py = impl.load("python")
-    for name in ("scan_block", "decode_record", "map_column"):
+    for name in ("scan_block", "decode_record", "map_column", "decode_entries"):
         params = list(inspect.signature(getattr(py, name)).parameters)
         if CYTHON_MODULE:
             compiled = getattr(impl.load("cython"), name)

@@ -18,3 +18,10 @@ def decode_record(data: bytes, start: int, plan: Plan) -> list[Any]: ...
 def map_column(
     data: bytes, starts: list[int], plan: Plan, slot: int, key: str
 ) -> list[str | None]: ...
+def decode_entries(
+    data: bytes,
+    starts: list[int],
+    partition_values: list[dict[str, str]],
+    plan: Plan,
+    entry_type: type,
+) -> list[Any]: ...

@@ -6,6 +6,7 @@ Every read is bounds-checked against the block's length: hostile bytes raise
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.object cimport Py_TYPE, PyObject, PyTypeObject
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint64_t, INT64_MIN
 from libc.string cimport memcmp
@@ -36,7 +37,7 @@ DEF SLOT_NUMREC = 10
 DEF SLOT_FSTART = 11
 DEF SLOT_FEND = 12
 
-__all__ = ["decode_record", "map_column", "scan_block"]
+__all__ = ["decode_entries", "decode_record", "map_column", "scan_block"]
 
 cdef dict _EMPTY = {}
 
@@ -65,6 +66,17 @@ cdef int _load_plan(object plan, COp* ops) except -1:
 
 
 cdef inline int64_t _long(const unsigned char* p, Py_ssize_t n, Py_ssize_t* pos) except? -1:
+    cdef Py_ssize_t at = pos[0]
+    cdef unsigned char first
+    if at < n:
+        first = p[at]
+        if not (first & 0x80):  # one-byte varints (short lengths, counts, nulls) dominate
+            pos[0] = at + 1
+            return <int64_t>((first >> 1) ^ (0 - (first & 1)))
+    return _long_slow(p, n, pos)
+
+
+cdef int64_t _long_slow(const unsigned char* p, Py_ssize_t n, Py_ssize_t* pos) except? -1:
     cdef uint64_t acc = 0
     cdef int shift = 0
     cdef unsigned char b
@@ -248,6 +260,8 @@ def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object p
     cdef list nrecs = out.num_records, fstarts = out.footer_starts, fends = out.footer_ends
     cdef list added = out.added_at_versions, starts = out.starts, ends = out.ends
     cdef bint has_tombstones = bool(tombstones)
+    cdef Py_ssize_t prev_pv_start = -1, prev_pv_len = -1, pv_len
+    cdef object prev_hit = None
     _load_plan(plan, ops)
     for r in range(count):
         start = pos
@@ -270,12 +284,19 @@ def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object p
             if op.slot == SLOT_PV:
                 pv_start = pos
                 _skip_strings(p, n, &pos, 2)
-                raw = PyBytes_FromStringAndSize(<const char*>p + pv_start, pos - pv_start)
-                hit = pv_cache.get(raw)
-                if hit is None:
-                    values = _map(p, n, &pv_start)
-                    hit = (values, True if pv_filter is None else bool(pv_filter(values)))
-                    pv_cache[raw] = hit
+                pv_len = pos - pv_start
+                if pv_len == prev_pv_len and memcmp(p + pv_start, p + prev_pv_start, <size_t>pv_len) == 0:
+                    hit = prev_hit  # same map as the previous record: no key, no lookup
+                else:
+                    raw = PyBytes_FromStringAndSize(<const char*>p + pv_start, pv_len)
+                    hit = pv_cache.get(raw)
+                    if hit is None:
+                        values = _map(p, n, &pv_start)
+                        hit = (values, True if pv_filter is None else bool(pv_filter(values)))
+                        pv_cache[raw] = hit
+                    prev_hit = hit
+                    prev_pv_start = pos - pv_len
+                    prev_pv_len = pv_len
                 pv = (<tuple>hit)[0]
                 if not (<tuple>hit)[1]:
                     keep = False
@@ -387,4 +408,43 @@ def map_column(bytes data, list starts, tuple plan, int slot, str key):
             found = _map_lookup(p, n, &pos, k, klen)
             break
         out.append(found)
+    return out
+
+
+cdef dict _DESCRIPTORS = {}
+cdef tuple _NOARGS = ()
+
+
+cdef list _descriptors(type entry_type):
+    found = _DESCRIPTORS.get(entry_type)
+    if found is None:
+        import dataclasses
+        found = [entry_type.__dict__[f.name] for f in dataclasses.fields(entry_type)]
+        if len(found) != len(DEFAULTS):
+            raise TypeError(f"{entry_type.__name__} does not have the FileEntry slots")
+        _DESCRIPTORS[entry_type] = found
+    return <list>found
+
+
+def decode_entries(bytes data, list starts, list partition_values, tuple plan, type entry_type):
+    """Decode the records at ``starts`` into ``entry_type`` objects (slotted FileEntry).
+
+    Slots are set through their member descriptors' C setter: a frozen
+    dataclass's ``__init__`` goes through ``object.__setattr__`` per field.
+    """
+    cdef list descrs = _descriptors(entry_type)
+    cdef Py_ssize_t i, s, nslots = len(descrs)
+    cdef list out = []
+    cdef list values
+    cdef PyTypeObject* tp = <PyTypeObject*>entry_type
+    if len(partition_values) != len(starts):
+        raise ValueError("one partition map per start is required")
+    for i in range(len(starts)):
+        values = decode_record(data, starts[i], plan)
+        values[1] = partition_values[i]
+        obj = tp.tp_new(entry_type, <PyObject*>_NOARGS, NULL)
+        for s in range(nslots):
+            d = descrs[s]
+            (<PyTypeObject*>Py_TYPE(d)).tp_descr_set(d, obj, values[s])
+        out.append(obj)
     return out

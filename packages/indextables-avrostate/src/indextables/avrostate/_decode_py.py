@@ -15,6 +15,7 @@ Malformed bytes raise :class:`~indextables.avrostate._decode_common.DecodeError`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Container, Mapping
 from typing import Any
 
@@ -47,7 +48,7 @@ from indextables.avrostate._decode_common import (
     Plan,
 )
 
-__all__ = ["decode_record", "map_column", "scan_block"]
+__all__ = ["decode_entries", "decode_record", "map_column", "scan_block"]
 
 _MASK64 = (1 << 64) - 1
 _EMPTY: dict[str, str] = {}
@@ -319,4 +320,45 @@ def map_column(data: bytes, starts: list[int], plan: Plan, slot: int, key: str) 
             found = _map_lookup(data, pos, raw_key)
             break
         out.append(found)
+    return out
+
+
+_SETTERS: dict[type, list[Callable[[Any, Any], None]]] = {}
+
+
+def _setters(entry_type: type) -> list[Callable[[Any, Any], None]]:
+    found = _SETTERS.get(entry_type)
+    if found is None:
+        fields = dataclasses.fields(entry_type)
+        found = [entry_type.__dict__[f.name].__set__ for f in fields]
+        if len(found) != len(DEFAULTS):
+            raise TypeError(f"{entry_type.__name__} does not have the FileEntry slots")
+        _SETTERS[entry_type] = found
+    return found
+
+
+def decode_entries(
+    data: bytes,
+    starts: list[int],
+    partition_values: list[dict[str, str]],
+    plan: Plan,
+    entry_type: type,
+) -> list[Any]:
+    """Decode the records at ``starts`` into ``entry_type`` objects (slotted FileEntry).
+
+    Slots are set through their member descriptors: a frozen dataclass's
+    ``__init__`` goes through ``object.__setattr__`` per field, twice as slow.
+    """
+    setters = _setters(entry_type)
+    if len(partition_values) != len(starts):
+        raise ValueError("one partition map per start is required")
+    out = []
+    new = object.__new__
+    for start, values_map in zip(starts, partition_values, strict=True):
+        values = decode_record(data, start, plan)
+        values[1] = values_map
+        entry = new(entry_type)
+        for setter, value in zip(setters, values, strict=True):
+            setter(entry, value)
+        out.append(entry)
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import binascii
 import io
+import threading
 import zlib
 from collections.abc import Callable
 from typing import Any, BinaryIO, Final, Literal
@@ -32,7 +33,15 @@ Codec = Literal["zstandard", "snappy", "deflate", "null"]
 SUPPORTED_CODECS: Final = ("zstandard", "snappy", "deflate", "null")
 DEFAULT_ZSTD_LEVEL: Final = 3
 
-_DCTX: Final = zstandard.ZstdDecompressor()
+# A ZstdDecompressor must not be shared between threads (manifests are read in parallel).
+_LOCAL: Final = threading.local()
+
+
+def _dctx() -> zstandard.ZstdDecompressor:
+    dctx = getattr(_LOCAL, "dctx", None)
+    if dctx is None:
+        dctx = _LOCAL.dctx = zstandard.ZstdDecompressor()
+    return dctx
 
 
 def compress_block(codec: str, data: bytes, *, level: int | None = None) -> bytes:
@@ -80,11 +89,11 @@ def decompress_block(codec: str, data: bytes) -> bytes:
 def _zstd_decompress(data: bytes) -> bytes:
     try:
         # Frames written without a content size need the streaming reader.
-        return _DCTX.decompress(data)
+        return _dctx().decompress(data)
     except zstandard.ZstdError:
         pass
     try:
-        with _DCTX.stream_reader(io.BytesIO(data)) as reader:
+        with _dctx().stream_reader(io.BytesIO(data)) as reader:
             out: bytes = reader.read()
         return out
     except zstandard.ZstdError as exc:

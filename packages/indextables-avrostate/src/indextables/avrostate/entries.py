@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Final, overload
+from typing import TYPE_CHECKING, Any, Final, overload
 
 from indextables.avrostate import impl
 from indextables.avrostate._decode_common import (
@@ -24,7 +24,10 @@ from indextables.avrostate._decode_common import (
     Plan,
 )
 from indextables.avrostate.errors import CorruptAvroFileError
-from indextables.protocol.state import FileEntry
+from indextables.protocol.state import FileEntry, PartitionBounds
+
+if TYPE_CHECKING:
+    from indextables.protocol.predicates import Predicate
 
 __all__ = ["BlockRef", "FileEntries", "build_file_entry", "concat_entries"]
 
@@ -93,27 +96,38 @@ class FileEntries(Sequence[FileEntry]):
         return self._entry(index)
 
     def __iter__(self) -> Iterator[FileEntry]:
-        for i in range(len(self)):
-            yield self._entry(i)
+        built = self._built_list()
+        for block_id, lo, hi in self._runs():
+            if any(entry is None for entry in built[lo:hi]):
+                decoded = self._decode_range(block_id, lo, hi)
+                for i, entry in enumerate(decoded, lo):
+                    if built[i] is None:
+                        built[i] = entry
+            yield from built[lo:hi]  # type: ignore[misc]
+
+    def _built_list(self) -> list[FileEntry | None]:
+        if self._built is None:
+            self._built = [None] * len(self)
+        return self._built
 
     def _entry(self, i: int) -> FileEntry:
-        built = self._built
-        if built is None:
-            built = self._built = [None] * len(self)
+        built = self._built_list()
         entry = built[i]
         if entry is None:
-            entry = built[i] = self._decode(i)
+            block_id = bisect.bisect_right(self._block_starts, i) - 1
+            entry = built[i] = self._decode_range(block_id, i, i + 1)[0]
         return entry
 
-    def _decode(self, i: int) -> FileEntry:
-        block = self._blocks[bisect.bisect_right(self._block_starts, i) - 1]
+    def _decode_range(self, block_id: int, lo: int, hi: int) -> list[FileEntry]:
+        """Build the entries ``[lo, hi)``, all in block ``block_id``, in one decoder call."""
+        block = self._blocks[block_id]
+        cols = self._cols
         try:
-            values = impl.decoder().decode_record(block.data, self._cols.starts[i], block.plan)
+            return impl.decoder().decode_entries(  # type: ignore[no-any-return]
+                block.data, cols.starts[lo:hi], cols.partition_values[lo:hi], block.plan, FileEntry
+            )
         except DecodeError as exc:
             raise CorruptAvroFileError(block.path, f"record does not decode: {exc}") from exc
-        # Share the interned partition map and the already decoded columns.
-        values[SLOT_PARTITION_VALUES] = self._cols.partition_values[i]
-        return build_file_entry(values)
 
     @property
     def paths(self) -> Sequence[str]:
@@ -174,6 +188,26 @@ class FileEntries(Sequence[FileEntry]):
             except DecodeError as exc:
                 raise CorruptAvroFileError(block.path, f"record does not decode: {exc}") from exc
         return mins, maxs
+
+    def stats_may_match(self, predicate: Predicate) -> list[int]:
+        """Indices of the entries whose min/max statistics may satisfy ``predicate``.
+
+        The predicate's ``may_match`` sees each entry's ``minValues``/``maxValues``
+        as bounds; a missing statistic never prunes, and neither does a max of
+        32 or more characters (the writer truncates long strings, so it is not
+        an upper bound).
+        """
+        columns = sorted(predicate.columns())
+        stats = []
+        for column in columns:
+            mins, maxs = self.column_stats(column)
+            stats.append((column, mins, [None if m is not None and len(m) >= 32 else m for m in maxs]))
+        may_match = predicate.may_match
+        return [
+            i
+            for i in range(len(self))
+            if may_match({c: PartitionBounds(lo[i], hi[i]) for c, lo, hi in stats})
+        ]
 
     def _runs(self) -> Iterator[tuple[int, int, int]]:
         """Yield ``(block id, first entry, end entry)`` for each run of one block."""

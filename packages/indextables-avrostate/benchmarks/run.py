@@ -1,0 +1,245 @@
+"""Benchmarks of the Avro state: figures and same-run baselines, never assertions on time.
+
+    python packages/indextables-avrostate/benchmarks/run.py [--repeat 7] [--data-dir DIR]
+        [--only snapshot,materialize,...] [--skip-1m]
+
+Prints, per scenario, the median, spread (min-max) and the ratio to the
+baselines measured in the same run (fastavro, the marshal floor, zstd alone,
+delta-rs loading a checkpoint of the same files); memory scenarios run in a
+child process and report peak RSS growth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import io
+import json
+import marshal
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import data as bench_data  # noqa: E402
+import fastavro  # noqa: E402
+
+from indextables.avrostate import IMPL_NAME, StateOptions, read_state, write_state  # noqa: E402
+from indextables.avrostate.codecs import decompress_block  # noqa: E402
+from indextables.avrostate.container import parse_container  # noqa: E402
+from indextables.avrostate.manifest_writer import file_entry_to_record  # noqa: E402
+from indextables.protocol.predicates import parse_predicate  # noqa: E402
+
+N = 70_000
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> list[float]:
+    fn()  # warm-up (imports, caches, page cache)
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def fmt(times: list[float]) -> str:
+    med = statistics.median(times)
+    return f"median {med * 1000:8.1f} ms  spread {min(times) * 1000:.1f}-{max(times) * 1000:.1f} ms"
+
+
+def report(name: str, times: list[float], baselines: dict[str, float] | None = None) -> float:
+    med = statistics.median(times)
+    ratios = "".join(
+        f"  {base / med:6.1f}x faster than {label}" if base >= med
+        else f"  {med / base:6.2f}x of {label}"
+        for label, base in (baselines or {}).items()
+    )
+    print(f"{name:<44} {fmt(times)}{ratios}", flush=True)
+    return med
+
+
+def ensure_data(root: Path, skip_1m: bool) -> dict[str, Path]:
+    sets = {"70k": (N, 100), "100k": (100_000, 100)}
+    if not skip_1m:
+        sets["1m"] = (1_000_000, 1000)
+    out = {}
+    for name, (n, parts) in sets.items():
+        path = root / f"table-{name}"
+        if not (path / ".complete").exists():
+            print(f"(building {name} table of {n} entries in {path} ...)", flush=True)
+            bench_data.write_table(path, n, partitions=parts)
+            (path / ".complete").write_text("ok")
+        out[name] = path
+    delta = root / "delta-70k"
+    if not (delta / ".complete").exists():
+        try:
+            bench_data.write_delta_log(delta, bench_data.entries(N))
+            (delta / ".complete").write_text("ok")
+        except ImportError:
+            print("(deltalake not installed: no delta-rs baseline)")
+    out["delta"] = delta
+    return out
+
+
+def manifest_files(table: Path) -> list[Path]:
+    return sorted((table / "_transaction_log" / "manifests").glob("*.avro"))
+
+
+def baselines(table: Path, delta: Path, repeat: int) -> dict[str, float]:
+    files = [p.read_bytes() for p in manifest_files(table)]
+    print(f"-- baselines ({N} entries, {len(files)} manifests, "
+          f"{sum(map(len, files)) / 1e6:.1f} MB compressed)")
+    out = {}
+    out["fastavro"] = report("fastavro full read", timed(
+        lambda: [list(fastavro.reader(io.BytesIO(d))) for d in files], repeat))
+    containers = [parse_container(d, path="m") for d in files]
+    out["zstd"] = report("zstd decompression only", timed(
+        lambda: [decompress_block(c.codec, b.data) for c in containers for b in c.blocks], repeat))
+    records = [file_entry_to_record(e) for e in bench_data.entries(N)]
+    raw_size = sum(len(decompress_block(c.codec, b.data)) for c in containers for b in c.blocks)
+    blob = marshal.dumps(records)
+    print(f"   (raw Avro {raw_size / 1e6:.1f} MB, {raw_size / N:.0f} B/entry; marshal blob {len(blob) / 1e6:.1f} MB)")
+    out["marshal"] = report("marshal.loads floor (eager dicts)", timed(lambda: marshal.loads(blob), repeat))
+    if (delta / ".complete").exists():
+        from deltalake import DeltaTable
+
+        out["delta-rs"] = report("delta-rs checkpoint load + file_uris()", timed(
+            lambda: DeltaTable(str(delta)).file_uris(), repeat))
+    return out
+
+
+def store_of(path: Path) -> bench_data.DirStore:
+    return bench_data.DirStore(path)
+
+
+def bench_reads(tables: dict[str, Path], base: dict[str, float], repeat: int) -> None:
+    store = store_of(tables["70k"])
+    print(f"-- reads ({IMPL_NAME} decoder)")
+    snapshot = {k: v for k, v in base.items() if k in ("fastavro", "delta-rs", "zstd")}
+    report("planning snapshot, 70k", timed(lambda: read_state(store, 1), repeat), snapshot)
+
+    def materialize() -> None:
+        for entry in read_state(store, 1).files:
+            entry.stats  # noqa: B018 - every field is built with the entry
+
+    report("every field materialized, 70k", timed(materialize, repeat),
+           {k: v for k, v in base.items() if k in ("marshal", "fastavro")})
+    files = read_state(store, 1).files
+    predicate = parse_predicate("id >= '35000000' AND id < '36000000'")
+    kept: list[int] = []
+
+    def skipping() -> None:
+        kept[:] = files.stats_may_match(predicate)
+
+    report("data skipping (min/max), 70k", timed(skipping, repeat))
+    print(f"   ({len(kept)} of {len(files)} entries may match)")
+
+
+def bench_writes(tables: dict[str, Path], repeat: int) -> None:
+    store = store_of(tables["70k"])
+    base = read_state(store, 1).manifest
+    versions = iter(range(1_000_000, 2_000_000))
+    adds = bench_data.entries(100, start=10_000_000)
+    print("-- writes")
+
+    def incremental() -> None:
+        write_state(store, version=next(versions), base=base, adds=adds, removes=[],
+                    schema_registry={}, metadata=None)
+
+    report("incremental write, 100 onto 70k", timed(incremental, repeat))
+
+    def compaction() -> None:
+        write_state(store, version=next(versions), base=base, adds=[], removes=[],
+                    schema_registry={}, metadata=None, force_compaction=True)
+
+    report("full compaction, 70k", timed(compaction, max(3, repeat // 2)))
+    cleanup(store)
+
+
+def cleanup(store: bench_data.DirStore) -> None:
+    for info in list(store.list("_transaction_log/state-v")):
+        if not info.key.startswith("_transaction_log/state-v00000000000000000001/"):
+            store.delete(info.key)
+    keep = {m.path for m in read_state(store, 1).manifest.manifests}
+    for info in list(store.list("_transaction_log/manifests/")):
+        if info.key.removeprefix("_transaction_log/") not in keep:
+            store.delete(info.key)
+
+
+def _rss_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field):
+            return int(line.split()[1])
+    return 0
+
+
+def child(args: argparse.Namespace) -> None:
+    store = store_of(Path(args.table))
+    flt = parse_predicate(args.filter) if args.filter else None
+    read_state(store, 1, partition_filter=flt)  # warm the page cache and imports
+    gc.collect()
+    before = _rss_kb("VmRSS")
+    times = []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        loaded = read_state(store, 1, partition_filter=flt)
+        times.append(time.perf_counter() - start)
+        del loaded
+        gc.collect()
+    loaded = read_state(store, 1, partition_filter=flt)
+    print(json.dumps({"times": times, "growth_mb": (_rss_kb("VmHWM") - before) / 1024,
+                      "files": len(loaded.files), "read": loaded.manifests_read,
+                      "total": loaded.manifests_total}))
+
+
+def in_child(table: Path, repeat: int, flt: str | None = None) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--child", "--table", str(table), "--repeat", str(repeat)]
+    if flt:
+        cmd += ["--filter", flt]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=os.environ.copy())
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def bench_memory(tables: dict[str, Path], repeat: int) -> None:
+    print("-- fresh processes (peak RSS growth over the process before the measured reads)")
+    res = in_child(tables["100k"], repeat)
+    report("planning snapshot, 100k", res["times"])
+    print(f"   peak RSS growth {res['growth_mb']:.0f} MB, {res['files']} entries")
+    if "1m" in tables:
+        res = in_child(tables["1m"], repeat, "date = '2024-01-05'")
+        report("1M compacted, 1000 partitions, date = X", res["times"])
+        print(f"   peak RSS growth {res['growth_mb']:.0f} MB, {res['files']} entries, "
+              f"manifests read {res['read']} of {res['total']}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--data-dir", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "indextables-avrostate-bench"))
+    parser.add_argument("--skip-1m", action="store_true")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--table", help=argparse.SUPPRESS)
+    parser.add_argument("--filter", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+    tables = ensure_data(Path(args.data_dir), args.skip_1m)
+    print(f"python {sys.version.split()[0]}, decoder {IMPL_NAME}, repeat {args.repeat}, "
+          f"{os.cpu_count()} CPUs")
+    base = baselines(tables["70k"], tables["delta"], args.repeat)
+    bench_reads(tables, base, args.repeat)
+    bench_writes(tables, args.repeat)
+    bench_memory(tables, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
