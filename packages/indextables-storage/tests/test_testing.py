@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,48 +12,70 @@ from indextables.storage.testing import ServerStartError, azurite_cache_dir, mot
 from indextables.storage.testing.process import managed_process, port_open, wait_until
 
 
+def _start(command: list[str], log: Path, ready: Callable[[], bool], timeout: float) -> None:
+    with managed_process(command, log=log) as process:
+        wait_until(ready, process=process, timeout=timeout, what="demo", log=log)
+
+
 def test_a_server_that_exits_while_starting_is_a_clear_error(tmp_path: Path) -> None:
-    log = tmp_path / "server.log"
     command = [sys.executable, "-c", "print('bad flag --nope'); raise SystemExit(3)"]
     with pytest.raises(ServerStartError, match=r"(?s)exited with code 3.*bad flag --nope"):
-        with managed_process(command, log=log) as process:
-            wait_until(lambda: False, process=process, timeout=30, what="demo", log=log)
+        _start(command, tmp_path / "server.log", lambda: False, 30)
 
 
 def test_a_server_that_never_gets_ready_times_out_clearly(tmp_path: Path) -> None:
-    log = tmp_path / "server.log"
     command = [sys.executable, "-c", "import time; time.sleep(60)"]
     with pytest.raises(ServerStartError, match=r"demo was not ready after 1 s"):
-        with managed_process(command, log=log) as process:
-            wait_until(lambda: False, process=process, timeout=1, what="demo", log=log)
+        _start(command, tmp_path / "server.log", lambda: False, 1)
 
 
 def test_a_missing_program_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ServerStartError, match="cannot run '/no/such/server'"):
-        with managed_process(["/no/such/server"], log=tmp_path / "log"):
-            pass
+        _start(["/no/such/server"], tmp_path / "log", lambda: True, 1)
+
+
+def _fail_inside_process_block(log: Path, groups: list[int]) -> None:
+    with managed_process(["sh", "-c", "sleep 300 & sleep 300"], log=log) as process:
+        groups.append(process.pid)
+        raise RuntimeError("test body failed")
 
 
 def test_the_whole_process_group_is_stopped_even_when_the_block_raises(tmp_path: Path) -> None:
-    command = ["sh", "-c", "sleep 300 & sleep 300"]
+    groups: list[int] = []
     with pytest.raises(RuntimeError, match="test body failed"):
-        with managed_process(command, log=tmp_path / "log") as process:
-            group = process.pid
-            raise RuntimeError("test body failed")
-    with pytest.raises(ProcessLookupError):
-        os.killpg(group, 0)
+        _fail_inside_process_block(tmp_path / "log", groups)
+    assert _living_members(groups[0]) == []
+
+
+def _living_members(group: int) -> list[int]:
+    """Processes of ``group`` that are not zombies (an orphan waits for init to reap it)."""
+    living = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[2]) == group and fields[0] != "Z":
+            living.append(int(entry.name))
+    return living
+
+
+def _fail_inside_moto_block(ports: list[int]) -> None:
+    with moto_server() as server:
+        ports.append(int(server.endpoint_url.rsplit(":", 1)[1]))
+        server.open_store(server.create_bucket()).put("k", b"v")
+        assert port_open(ports[0])
+        raise KeyError("fail inside")
 
 
 @pytest.mark.s3
 @pytest.mark.integration
 def test_moto_server_answers_inside_and_is_gone_after_the_block() -> None:
-    with pytest.raises(KeyError), moto_server() as server:
-        port = int(server.endpoint_url.rsplit(":", 1)[1])
-        store = server.open_store(server.create_bucket())
-        store.put("k", b"v")
-        assert port_open(port)
-        raise KeyError("fail inside")
-    assert not port_open(port)
+    ports: list[int] = []
+    with pytest.raises(KeyError, match="fail inside"):
+        _fail_inside_moto_block(ports)
+    assert not port_open(ports[0])
 
 
 def test_azurite_cache_dir_follows_the_environment(
