@@ -309,3 +309,24 @@ def test_metadata_change_is_committed(table: Any) -> None:
     table.commit(metadata=replace(meta, configuration={"k": "v"}))
     assert table.snapshot().metadata.configuration == {"k": "v"}
     assert isinstance(meta.format, FileFormat)
+
+
+def test_legacy_json_checkpoint_tables_are_read(table: Any, root: Path) -> None:
+    from indextables.protocol.checkpoint import write_json_checkpoint
+    from indextables.protocol.lastcheckpoint import encode_last_checkpoint
+
+    adds = [split(root, f"p{i}.split") for i in range(4)]
+    for add in adds[:3]:
+        table.commit(adds=[add])
+    snap = table.snapshot()
+    actions = [snap.protocol, snap.metadata, *(AddAction.from_file_entry(f) for f in snap.files)]
+    pointer = write_json_checkpoint(table.store, version=3, actions=actions, actions_per_part=2)
+    table.store.put("_transaction_log/_last_checkpoint", encode_last_checkpoint(pointer))
+    for version in range(3):
+        (root / "_transaction_log" / f"{version:020d}.json").unlink()
+    table.commit(adds=[adds[3]])
+    reopened = open_table(str(root))
+    assert {f.path for f in reopened.snapshot().files} == {a.path for a in adds}
+    assert reopened.snapshot().state_version == 3
+    with pytest.raises(VersionNotFoundError):
+        reopened.snapshot(2)

@@ -107,6 +107,15 @@ def _old_version_files(table: Table, layout: TableLayout, cutoff: int) -> list[i
     )
 
 
+def _old_checkpoint_files(table: Table, layout: TableLayout, cutoff: int) -> list[str]:
+    """Legacy JSON checkpoint files below the current state, older than ``cutoff``."""
+    if not layout.states:
+        return []
+    current = layout.states[-1]
+    keys = [k for v, ks in layout.listing.checkpoint_files.items() if v < current for k in ks]
+    return [k for k in keys if table.store.head(k).last_modified_ms < cutoff]
+
+
 def _referenced_splits(
     table: Table, layout: TableLayout, kept_states: tuple[int, ...], kept_versions: set[int]
 ) -> set[str]:
@@ -174,7 +183,9 @@ def purge(
         keep_versions=cfg.state_retention_versions,
         retention_ms=int(cfg.state_retention_hours * _HOUR_MS),
     )
-    old_versions = _old_version_files(table, layout, now - int(log_hours * _HOUR_MS))
+    log_cutoff = now - int(log_hours * _HOUR_MS)
+    old_versions = _old_version_files(table, layout, log_cutoff)
+    old_checkpoints = _old_checkpoint_files(table, layout, log_cutoff)
     kept_versions = set(layout.listing.versions) - set(old_versions)
     referenced = _referenced_splits(table, layout, plan.kept, kept_versions)
     orphans = _orphaned_splits(table, referenced, now - int(retention * _HOUR_MS))
@@ -185,6 +196,7 @@ def purge(
             )
         table.store.delete_many(plan.manifests)
         table.store.delete_many([version_key(v) for v in old_versions])
+        table.store.delete_many(old_checkpoints)
         table.store.delete_many([key for key, _ in orphans])
         table.reader.invalidate()
     size_mb = sum(size for _, size in orphans) / (1024 * 1024)
@@ -195,7 +207,7 @@ def purge(
         0 if dry_run else len(orphans),
         size_mb,
         retention,
-        0 if dry_run else len(old_versions),
+        0 if dry_run else len(old_versions) + len(old_checkpoints),
         len(plan.expired),
         0 if dry_run else len(plan.expired),
         dry_run,
@@ -203,7 +215,7 @@ def purge(
         f"{len(old_versions)} version files, {len(plan.manifests)} manifests eligible",
         manifests_deleted=0 if dry_run else len(plan.manifests),
         orphaned_files=tuple(key for key, _ in orphans),
-        tx_log_files=tuple(version_key(v) for v in old_versions),
+        tx_log_files=(*(version_key(v) for v in old_versions), *old_checkpoints),
     )
 
 

@@ -1,0 +1,130 @@
+"""Writers killed with SIGKILL at random points of commit, checkpoint, compaction, purge.
+
+A child process loops over random operations on one local table, logging
+each add it is about to commit ("intend") and each commit that returned
+("commit"), fsynced. The parent kills it after a random delay, then checks:
+the table opens; every committed add is live unless a remove of it was
+attempted; nothing that was never intended is live; the next writer commits
+and the table validates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from indextables.protocol import AddAction, create_table, open_table
+
+CHILD = r"""
+import json, os, random, sys, time
+from indextables.protocol import AddAction, open_table
+from indextables.protocol.maintenance.purge import purge
+from dataclasses import replace
+
+uri, journal, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rng = random.Random(seed)
+table = open_table(uri)
+table.config = replace(table.config, checkpoint_interval=3, state_retention_versions=0,
+                       state_retention_hours=0.0)
+out = open(journal, "a")
+
+def log(record):
+    out.write(json.dumps(record) + "\n"); out.flush(); os.fsync(out.fileno())
+
+n = 0
+while True:
+    op = rng.random()
+    if op < 0.6:
+        n += 1
+        path = f"s{seed}/part-{n:05d}.split"
+        data = os.urandom(64)
+        table.store.put(path, data)
+        live = [f.path for f in table.snapshot().files]
+        removes = [rng.choice(live)] if live and rng.random() < 0.3 else []
+        log({"intend": path, "removes": removes})
+        version = table.commit(adds=[AddAction(path, {}, len(data), 1, True)], removes=removes)
+        log({"commit": path, "version": version})
+    elif op < 0.75:
+        table.checkpoint()
+    elif op < 0.9:
+        table.compact()
+    else:
+        purge(table, now_ms=int((time.time() + 40 * 86400) * 1000))
+"""
+
+
+def _records(journal: Path) -> list[dict[str, object]]:
+    if not journal.exists():
+        return []
+    lines = journal.read_text().splitlines()
+    records = []
+    for line in lines:
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            break  # a line cut by the kill
+    return records
+
+
+def _check(uri: str, journal: Path) -> None:
+    table = open_table(uri)
+    live = {f.path for f in table.snapshot().files}
+    records = _records(journal)
+    intended = {r["intend"] for r in records if "intend" in r}
+    attempted_removes = {p for r in records if "intend" in r for p in r["removes"]}  # type: ignore[union-attr]
+    committed = {r["commit"] for r in records if "commit" in r}
+    assert live <= intended, f"never-intended files are live: {sorted(live - intended)[:5]}"
+    lost = committed - attempted_removes - live
+    assert not lost, f"committed files lost: {sorted(lost)[:5]}"
+    result = table.validate()
+    assert result.ok, result.problems
+
+
+def _trial(uri: str, journal: Path, seed: int, rng: random.Random) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, uri, str(journal), str(seed)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    time.sleep(rng.uniform(0.3, 2.5))
+    if child.poll() is not None:
+        raise AssertionError(f"child died on its own: {child.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    assert child.stderr is not None
+    child.stderr.close()
+    _check(uri, journal)
+
+
+def _run_trials(tmp_path: Path, trials: int) -> None:
+    uri = str(tmp_path / "table")
+    create_table(uri, schema={"type": "struct", "fields": []})
+    journal = tmp_path / "journal.jsonl"
+    rng = random.Random(20240101)
+    for seed in range(trials):
+        _trial(uri, journal, seed, rng)
+    # the next writer proceeds after all those crashes
+    table = open_table(uri)
+    (tmp_path / "table" / "final.split").write_bytes(b"f" * 8)
+    version = table.commit(adds=[AddAction("final.split", {}, 8, 1, True)])
+    assert table.snapshot().version == version
+    assert table.validate().ok
+
+
+@pytest.mark.integration
+def test_a_handful_of_sigkill_trials(tmp_path: Path) -> None:
+    _run_trials(tmp_path, 5)
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_fifty_sigkill_trials(tmp_path: Path) -> None:
+    _run_trials(tmp_path, 50)
