@@ -74,12 +74,31 @@ def test_text_record_shows_every_property_and_nested_rows() -> None:
 
 def test_text_rows_respect_columns() -> None:
     out, err = streams()
-    TextOutput(out, err).document(ROWS, title="files", columns=["path", "size"])
+    TextOutput(out, err).document(ROWS, title="files", columns={"": ["path", "size"]})
     text = out.getvalue()
     assert "files (2)" in text
     assert "a.split" in text
     assert "20" in text
     assert "partitionValues" not in text
+
+
+def test_text_nested_rows_respect_columns_by_key() -> None:
+    out, err = streams()
+    TextOutput(out, err).document({"files": ROWS}, title="t", columns={"files": ["path"]})
+    text = out.getvalue()
+    assert "files (2)" in text
+    assert "b.split" in text
+    assert "size" not in text
+
+
+def test_text_string_lists_get_one_row_each_never_cut() -> None:
+    paths = [f"dir/{'p' * 150}-{i}.split" for i in range(3)]
+    out, err = streams()
+    TextOutput(out, err).document({"orphaned_files": paths}, title="purge")
+    text = out.getvalue()
+    assert "orphaned_files (3)" in text
+    for path in paths:
+        assert path.split("/")[1][:100] in text.replace("\n", "")
 
 
 def test_text_cells_are_not_markup() -> None:

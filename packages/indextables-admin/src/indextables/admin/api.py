@@ -1,79 +1,273 @@
 """The Python API: every admin operation as a function with keyword-only options.
 
 Scripts call these instead of shelling out to ``indextables``; the command
-line is a thin layer over them. Each opens the table at ``table`` (a URI) and
-delegates to the engine in indextables.protocol.
+line is a thin layer over them. Each opens the table at ``table`` (a URI:
+a path, ``file://``, ``s3://``, ``az://``/``abfss://``, ``memory://``) and
+delegates to the engine (:mod:`indextables.protocol`), returning its typed
+result.
+
+Example:
+    >>> from indextables import admin
+    >>> state = admin.describe("/data/events")              # doctest: +SKIP
+    >>> state.needs_compaction                              # doctest: +SKIP
+    False
 """
 
 from __future__ import annotations
 
-import importlib
+import json
 from collections.abc import Mapping
-from datetime import timedelta
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
-from indextables.admin.errors import EngineUnavailableError
-from indextables.admin.progress import ProgressCallback
+from indextables.protocol import Table, open_table
+from indextables.protocol.errors import InvalidPredicateError
+from indextables.protocol.history import Changes, HistoryEntry
+from indextables.protocol.maintenance import (
+    CheckpointResult,
+    DescribeStateResult,
+    DropPartitionsResult,
+    PurgeResult,
+    RepairResult,
+    TruncateResult,
+    ValidateResult,
+)
 
-StorageOptions = Mapping[str, str] | None
+# The engine's operations, called directly: Table's methods forward to these
+# and are typed ``Any`` (to keep the protocol's imports lazy).
+from indextables.protocol.maintenance import checkpointing as _checkpointing
+from indextables.protocol.maintenance import partitions as _partitions
+from indextables.protocol.maintenance import purge as _purge
+from indextables.protocol.maintenance import repair as _repair
+from indextables.protocol.maintenance import validate as _validate
+from indextables.protocol.predicates import Predicate, parse_predicate
+from indextables.protocol.snapshot import Snapshot
+from indextables.protocol.state import FileEntry
+
+if TYPE_CHECKING:
+    # Imported where used: a broken avrostate build must not stop `indextables version`.
+    from indextables.avrostate import GcReport
+
+__all__ = [
+    "CheckpointResult",
+    "DescribeStateResult",
+    "DropPartitionsPlan",
+    "DropPartitionsResult",
+    "PurgeResult",
+    "RepairResult",
+    "TruncateResult",
+    "ValidateResult",
+    "StorageOptions",
+    "TableDescription",
+    "TableSchema",
+    "changes",
+    "checkpoint",
+    "compact",
+    "describe",
+    "describe_table",
+    "drop_partitions",
+    "files",
+    "gc",
+    "history",
+    "plan_drop_partitions",
+    "purge",
+    "repair",
+    "schema",
+    "snapshot",
+    "truncate_time_travel",
+    "validate",
+]
+
+StorageOptions = Mapping[str, Any] | None
 
 
-def _engine(name: str) -> Any:
-    module = importlib.import_module("indextables.protocol")
-    found = getattr(module, name, None)
-    if found is None:
-        raise EngineUnavailableError(f"indextables.protocol has no {name}() yet")
-    return found
+@dataclass(frozen=True, slots=True)
+class TableSchema:
+    """A table's columns as of one version.
+
+    Attributes:
+        version: the table version the schema was read at.
+        partition_columns: partition columns, in order.
+        fields: the Spark struct fields (``name``, ``type``, ``nullable``, ``metadata``).
+        schema_string: the schema JSON as the log stores it.
+    """
+
+    version: int
+    partition_columns: tuple[str, ...]
+    fields: tuple[Mapping[str, Any], ...]
+    schema_string: str
 
 
-def _open(table: str, storage_options: StorageOptions) -> Any:
-    return _engine("open_table")(table, storage_options=dict(storage_options or {}))
+@dataclass(frozen=True, slots=True)
+class DropPartitionsPlan:
+    """What ``drop_partitions`` would remove: the matching live files."""
+
+    table_path: str
+    version: int
+    partitions: tuple[Mapping[str, str], ...]
+    files: tuple[FileEntry, ...]
+
+    @property
+    def total_size_bytes(self) -> int:
+        """Bytes of the files that would be removed."""
+        return sum(f.size for f in self.files)
 
 
-def describe(table: str, *, storage_options: StorageOptions = None) -> Any:
-    """Describe the table's state (``DESCRIBE INDEXTABLES STATE``)."""
-    return _open(table, storage_options).describe_state()
+def _open(table: str, *, storage_options: StorageOptions = None) -> Table:
+    return open_table(table, storage_options=storage_options)
 
 
-def checkpoint(table: str, *, storage_options: StorageOptions = None) -> Any:
+def snapshot(
+    table: str,
+    *,
+    version: int | None = None,
+    timestamp: int | datetime | None = None,
+    where: str | Predicate | None = None,
+    storage_options: StorageOptions = None,
+) -> Snapshot:
+    """The table as of ``version`` (or ``timestamp``), restricted to ``where`` partitions."""
+    return _open(table, storage_options=storage_options).snapshot(
+        version, timestamp=timestamp, partition_filter=where
+    )
+
+
+def describe(table: str, *, storage_options: StorageOptions = None) -> DescribeStateResult:
+    """The current state (``DESCRIBE INDEXTABLES STATE``)."""
+    return _checkpointing.describe_state(_open(table, storage_options=storage_options))
+
+
+@dataclass(frozen=True, slots=True)
+class TableDescription:
+    """The current state together with the snapshot it describes (protocol, schema, files)."""
+
+    state: DescribeStateResult
+    snapshot: Snapshot
+
+
+def describe_table(table: str, *, storage_options: StorageOptions = None) -> TableDescription:
+    """:func:`describe` plus the latest snapshot, read through one table handle."""
+    handle = _open(table, storage_options=storage_options)
+    return TableDescription(_checkpointing.describe_state(handle), handle.snapshot())
+
+
+def files(
+    table: str,
+    *,
+    where: str | Predicate | None = None,
+    version: int | None = None,
+    storage_options: StorageOptions = None,
+) -> tuple[FileEntry, ...]:
+    """The live files at ``version`` (latest by default) matching ``where``."""
+    return snapshot(table, version=version, where=where, storage_options=storage_options).files
+
+
+def history(table: str, *, storage_options: StorageOptions = None) -> list[HistoryEntry]:
+    """One entry per retained version, oldest first."""
+    return _open(table, storage_options=storage_options).history()
+
+
+def changes(
+    table: str,
+    *,
+    since_version: int | None = None,
+    since_timestamp: int | datetime | None = None,
+    storage_options: StorageOptions = None,
+) -> Changes:
+    """Files added and removed after a version (or the version current at a time)."""
+    if (since_version is None) == (since_timestamp is None):
+        raise ValueError("give exactly one of since_version or since_timestamp")
+    handle = _open(table, storage_options=storage_options)
+    return handle.changes_since(since_version, timestamp=since_timestamp)
+
+
+def schema(
+    table: str, *, version: int | None = None, storage_options: StorageOptions = None
+) -> TableSchema:
+    """The table's columns and partition columns at ``version`` (latest by default)."""
+    snap = snapshot(table, version=version, storage_options=storage_options)
+    parsed = json.loads(snap.metadata.schema_string)
+    return TableSchema(
+        snap.version,
+        snap.partition_columns,
+        tuple(parsed.get("fields", ())),
+        snap.metadata.schema_string,
+    )
+
+
+def checkpoint(table: str, *, storage_options: StorageOptions = None) -> CheckpointResult:
     """Write a state at the current version (``CHECKPOINT INDEXTABLES``)."""
-    return _open(table, storage_options).checkpoint()
+    return _checkpointing.checkpoint(_open(table, storage_options=storage_options))
 
 
-def compact(
-    table: str, *, storage_options: StorageOptions = None, progress: ProgressCallback | None = None
-) -> Any:
-    """Rewrite the state compacted (``COMPACT INDEXTABLES``)."""
-    return _open(table, storage_options).compact()
+def compact(table: str, *, storage_options: StorageOptions = None) -> CheckpointResult:
+    """Write a compacted state: every live entry, sorted, no tombstones (``COMPACT``)."""
+    return _checkpointing.compact(_open(table, storage_options=storage_options))
 
 
 def purge(
     table: str,
     *,
-    older_than: timedelta = timedelta(days=7),
-    log_retention: timedelta = timedelta(days=30),
+    older_than: timedelta | None = None,
+    log_retention: timedelta | None = None,
     dry_run: bool = False,
     storage_options: StorageOptions = None,
-    progress: ProgressCallback | None = None,
-) -> Any:
-    """Delete orphaned splits, old versions and states (``PURGE INDEXTABLE``)."""
-    return _open(table, storage_options).purge(
-        older_than=older_than, log_retention=log_retention, dry_run=dry_run
+) -> PurgeResult:
+    """Delete orphaned splits, old version files, old states (``PURGE INDEXTABLE``).
+
+    Args:
+        table: the table URI.
+        older_than: orphaned splits younger than this are kept (default 7 days,
+            at least 24 hours).
+        log_retention: covered version files younger than this are kept
+            (default 30 days).
+        dry_run: report what would be deleted; delete nothing.
+        storage_options: options of the store.
+    """
+    return _purge.purge(
+        _open(table, storage_options=storage_options),
+        older_than=_hours(older_than),
+        log_retention=_hours(log_retention),
+        dry_run=dry_run,
     )
 
 
 def truncate_time_travel(
     table: str, *, dry_run: bool = False, storage_options: StorageOptions = None
-) -> Any:
-    """Delete history older than the current version (``TRUNCATE INDEXTABLES TIME TRAVEL``)."""
-    return _open(table, storage_options).truncate_time_travel(dry_run=dry_run)
+) -> TruncateResult:
+    """Delete every version older than the current one (``TRUNCATE ... TIME TRAVEL``)."""
+    handle = _open(table, storage_options=storage_options)
+    return _purge.truncate_time_travel(handle, dry_run=dry_run)
+
+
+def plan_drop_partitions(
+    table: str, *, where: str | Predicate, storage_options: StorageOptions = None
+) -> DropPartitionsPlan:
+    """The live files ``drop_partitions`` would remove; changes nothing.
+
+    Raises:
+        InvalidPredicateError: the table is unpartitioned, or ``where`` names a
+            column that is not a partition column.
+    """
+    predicate = parse_predicate(where) if isinstance(where, str) else where
+    snap = snapshot(table, where=predicate, storage_options=storage_options)
+    if not snap.partition_columns:
+        raise InvalidPredicateError(f"{table}: the table has no partition columns")
+    if not predicate.columns():
+        raise InvalidPredicateError(f"{table}: the predicate names no partition column")
+    partitions = {tuple(sorted(f.partition_values.items())): None for f in snap.files}
+    return DropPartitionsPlan(table, snap.version, tuple(dict(p) for p in partitions), snap.files)
 
 
 def drop_partitions(
-    table: str, *, where: str, dry_run: bool = False, storage_options: StorageOptions = None
-) -> Any:
-    """Remove the matching partitions (``DROP INDEXTABLES PARTITIONS``)."""
-    return _open(table, storage_options).drop_partitions(where, dry_run=dry_run)
+    table: str, *, where: str | Predicate, storage_options: StorageOptions = None
+) -> DropPartitionsResult:
+    """Commit the removal of every live file of the matching partitions.
+
+    The split files stay in storage until ``purge`` deletes them.
+    """
+    predicate = parse_predicate(where) if isinstance(where, str) else where
+    return _partitions.drop_partitions(_open(table, storage_options=storage_options), predicate)
 
 
 def repair(
@@ -81,27 +275,53 @@ def repair(
     *,
     destination: str,
     storage_options: StorageOptions = None,
-    progress: ProgressCallback | None = None,
-) -> Any:
-    """Write a clean log for ``source`` at ``destination`` (``REPAIR INDEXFILES ...``)."""
-    return _engine("repair")(source, destination, storage_options=dict(storage_options or {}))
+    destination_options: StorageOptions = None,
+) -> RepairResult:
+    """Write a clean log for ``source`` at ``destination`` (``REPAIR INDEXFILES ...``).
+
+    Only splits that exist (and whose footer parses) are kept; the source is
+    never modified. ``destination_options`` default to ``storage_options``.
+    """
+    handle = _open(source, storage_options=storage_options)
+    target_options = storage_options if destination_options is None else destination_options
+    return _repair.repair(handle, destination, storage_options=target_options)
 
 
-def validate(
-    table: str, *, storage_options: StorageOptions = None, progress: ProgressCallback | None = None
-) -> Any:
-    """Check the table's invariants."""
-    return _open(table, storage_options).validate()
+def validate(table: str, *, storage_options: StorageOptions = None) -> ValidateResult:
+    """Check every invariant of the current snapshot; ``result.problems`` lists failures."""
+    return _validate.validate(_open(table, storage_options=storage_options))
 
 
-def gc(table: str, *, dry_run: bool = False, storage_options: StorageOptions = None) -> Any:
-    """Delete unreferenced manifests and expired states."""
-    return _open(table, storage_options).gc(dry_run=dry_run)
+def gc(
+    table: str,
+    *,
+    retention: timedelta = timedelta(days=7),
+    keep_versions: int = 2,
+    min_manifest_age: timedelta = timedelta(hours=1),
+    dry_run: bool = False,
+    storage_options: StorageOptions = None,
+) -> GcReport:
+    """Delete expired old states and manifests no kept state references.
+
+    Args:
+        table: the table URI.
+        retention: old states younger than this are kept.
+        keep_versions: old states always kept besides the current one.
+        min_manifest_age: unreferenced manifests younger than this are kept
+            (a writer may be about to commit a state that uses them).
+        dry_run: report what would be deleted; delete nothing.
+        storage_options: options of the store.
+    """
+    from indextables.avrostate import StateOptions, collect_garbage
+
+    handle = _open(table, storage_options=storage_options)
+    options = StateOptions(
+        retention_versions=keep_versions,
+        retention_hours=retention.total_seconds() / 3600,
+        gc_safety_hours=min_manifest_age.total_seconds() / 3600,
+    )
+    return collect_garbage(handle.store, options=options, dry_run=dry_run)
 
 
-def describe_view(table: str, **kwargs: Any) -> Any:
-    """Placeholder until the engine lands."""
-    return describe(table, **kwargs)
-
-
-files_view = history_view = changes_view = schema_view = describe_view
+def _hours(value: timedelta | None) -> float | None:
+    return None if value is None else value.total_seconds() / 3600

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from indextables.admin import api
+from indextables.admin import api, views
 from indextables.admin.context import CommandContext, admin_command, common_options
 from indextables.admin.errors import UsageError
 from indextables.admin.options import parse_timestamp_ms
@@ -18,7 +18,8 @@ __all__ = [
 ]
 
 _TABLE = click.argument("table", metavar="TABLE")
-_FILE_COLUMNS = ("path", "partitionValues", "size", "numRecords", "addedAtVersion")
+# The text form shows these columns of a file; JSON has every wire field.
+FILE_COLUMNS = ("path", "partitionValues", "size", "numRecords", "addedAtVersion")
 
 
 @click.command("describe")
@@ -27,8 +28,9 @@ _FILE_COLUMNS = ("path", "partitionValues", "size", "numRecords", "addedAtVersio
 @admin_command
 def describe_command(cmd: CommandContext, table: str) -> None:
     """State format, version, files, manifests, tombstones, bytes, protocol and schema."""
-    view = api.describe_view(table, storage_options=cmd.storage_options)
-    cmd.output.document(view, title=f"table {table}")
+    with cmd.progress.phase("reading state"):
+        description = api.describe_table(table, storage_options=cmd.storage_options)
+    cmd.output.document(views.describe_document(description), title=f"table {table}")
 
 
 @click.command("files")
@@ -41,8 +43,12 @@ def describe_command(cmd: CommandContext, table: str) -> None:
 @admin_command
 def files_command(cmd: CommandContext, table: str, where: str | None, version: int | None) -> None:
     """List the live files (wire field names in JSON)."""
-    view = api.files_view(table, where=where, version=version, storage_options=cmd.storage_options)
-    cmd.output.document(view, title=f"files of {table}")
+    with cmd.progress.phase("reading files"):
+        snap = api.snapshot(
+            table, version=version, where=where, storage_options=cmd.storage_options
+        )
+    document = views.files_document(table, snap.files, version=snap.version, where=where)
+    cmd.output.document(document, title=f"files of {table}", columns={"files": FILE_COLUMNS})
 
 
 @click.command("history")
@@ -51,31 +57,37 @@ def files_command(cmd: CommandContext, table: str, where: str | None, version: i
 @common_options
 @admin_command
 def history_command(cmd: CommandContext, table: str, limit: int | None) -> None:
-    """List the table's versions, newest first."""
-    view = api.history_view(table, limit=limit, storage_options=cmd.storage_options)
-    cmd.output.document(view, title=f"history of {table}")
+    """List the retained versions, newest first."""
+    entries = api.history(table, storage_options=cmd.storage_options)
+    cmd.output.document(
+        views.history_document(table, entries, limit=limit), title=f"history of {table}"
+    )
 
 
 @click.command("changes")
 @_TABLE
-@click.option("--since-version", type=click.IntRange(min=0), default=None)
+@click.option("--since-version", type=click.IntRange(min=-1), default=None)
 @click.option("--since-timestamp", default=None, help="Epoch ms or ISO 8601 (UTC if no offset).")
 @common_options
 @admin_command
 def changes_command(
     cmd: CommandContext, table: str, since_version: int | None, since_timestamp: str | None
 ) -> None:
-    """Files added and removed after a version or a point in time."""
+    """Files added and removed after a version (or after the version current at a time)."""
     if (since_version is None) == (since_timestamp is None):
         raise UsageError("give exactly one of --since-version or --since-timestamp")
     timestamp = None if since_timestamp is None else parse_timestamp_ms(since_timestamp)
-    view = api.changes_view(
+    found = api.changes(
         table,
         since_version=since_version,
         since_timestamp=timestamp,
         storage_options=cmd.storage_options,
     )
-    cmd.output.document(view, title=f"changes of {table}")
+    cmd.output.document(
+        views.changes_document(table, found),
+        title=f"changes of {table}",
+        columns={"adds": FILE_COLUMNS},
+    )
 
 
 @click.command("schema")
@@ -85,5 +97,5 @@ def changes_command(
 @admin_command
 def schema_command(cmd: CommandContext, table: str, version: int | None) -> None:
     """Show the columns, their types and the partition columns."""
-    view = api.schema_view(table, version=version, storage_options=cmd.storage_options)
-    cmd.output.document(view, title=f"schema of {table}")
+    found = api.schema(table, version=version, storage_options=cmd.storage_options)
+    cmd.output.document(views.schema_document(table, found), title=f"schema of {table}")

@@ -3,9 +3,12 @@ drop-partitions, repair, validate, gc."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from indextables.admin import api, views
+from indextables.admin.commands_inspect import FILE_COLUMNS
 from indextables.admin.context import (
     CommandContext,
     admin_command,
@@ -15,6 +18,9 @@ from indextables.admin.context import (
 )
 from indextables.admin.errors import ValidationFailedError
 from indextables.admin.options import parse_duration
+
+if TYPE_CHECKING:
+    from indextables.avrostate import GcReport
 
 __all__ = [
     "checkpoint_command",
@@ -40,7 +46,7 @@ _YES = click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmati
 @admin_command
 def checkpoint_command(cmd: CommandContext, table: str) -> None:
     """Write a state (checkpoint) at the current version."""
-    with cmd.progress.phase("checkpoint"):
+    with cmd.progress.phase("writing state"):
         result = api.checkpoint(table, storage_options=cmd.storage_options)
     cmd.output.document(views.record(result), title=f"checkpoint of {table}")
 
@@ -51,9 +57,8 @@ def checkpoint_command(cmd: CommandContext, table: str) -> None:
 @admin_command
 def compact_command(cmd: CommandContext, table: str) -> None:
     """Rewrite the state: all live entries, sorted by partition, no tombstones."""
-    result = api.compact(
-        table, storage_options=cmd.storage_options, progress=cmd.progress.callback()
-    )
+    with cmd.progress.phase("compacting state"):
+        result = api.compact(table, storage_options=cmd.storage_options)
     cmd.output.document(views.record(result), title=f"compaction of {table}")
 
 
@@ -63,13 +68,13 @@ def compact_command(cmd: CommandContext, table: str) -> None:
     "--older-than",
     default="7d",
     show_default=True,
-    help="Delete orphaned splits older than this (7d, 168h, ...).",
+    help="Orphaned splits younger than this are kept (at least 24h).",
 )
 @click.option(
     "--log-retention",
     default="30d",
     show_default=True,
-    help="Delete log versions and states older than this, when a checkpoint covers them.",
+    help="Version files younger than this are kept (older ones only when a state covers them).",
 )
 @_DRY_RUN
 @_YES
@@ -78,18 +83,28 @@ def compact_command(cmd: CommandContext, table: str) -> None:
 def purge_command(
     cmd: CommandContext, table: str, older_than: str, log_retention: str, dry_run: bool
 ) -> None:
-    """Delete orphaned split files, old log versions and old states."""
-    options = {
-        "older_than": parse_duration(older_than),
-        "log_retention": parse_duration(log_retention),
-        "storage_options": cmd.storage_options,
-        "progress": cmd.progress.callback(),
-    }
+    """Delete orphaned split files, old version files, old states and manifests."""
+    split_age, log_age = parse_duration(older_than), parse_duration(log_retention)
+
+    def run(dry: bool) -> api.PurgeResult:
+        with cmd.progress.phase("planning purge" if dry else "purging"):
+            return api.purge(
+                table,
+                older_than=split_age,
+                log_retention=log_age,
+                dry_run=dry,
+                storage_options=cmd.storage_options,
+            )
+
     if not dry_run and needs_confirmation(cmd):
-        preview = api.purge(table, dry_run=True, **options)  # type: ignore[arg-type]
-        confirm_destructive(cmd, views.deletion_summary(preview, table=table))
-    result = api.purge(table, dry_run=dry_run, **options)  # type: ignore[arg-type]
-    cmd.output.document(views.record(result), title=f"purge of {table}")
+        preview = run(True)
+        confirm_destructive(
+            cmd,
+            f"Purge deletes {preview.orphaned_files_found} orphaned split(s), "
+            f"{len(preview.tx_log_files)} version file(s) and "
+            f"{preview.expired_states_found} old state(s) of {table}",
+        )
+    cmd.output.document(views.record(run(dry_run)), title=f"purge of {table}")
 
 
 @click.command("truncate-time-travel")
@@ -99,12 +114,21 @@ def purge_command(
 @common_options
 @admin_command
 def truncate_time_travel_command(cmd: CommandContext, table: str, dry_run: bool) -> None:
-    """Delete every log version and state older than the current one."""
+    """Delete every version file, checkpoint and state older than the current version."""
+
+    def run(dry: bool) -> api.TruncateResult:
+        with cmd.progress.phase("planning truncation" if dry else "truncating history"):
+            return api.truncate_time_travel(table, dry_run=dry, storage_options=cmd.storage_options)
+
     if not dry_run and needs_confirmation(cmd):
-        preview = api.truncate_time_travel(table, dry_run=True, storage_options=cmd.storage_options)
-        confirm_destructive(cmd, views.deletion_summary(preview, table=table))
-    result = api.truncate_time_travel(table, dry_run=dry_run, storage_options=cmd.storage_options)
-    cmd.output.document(views.record(result), title=f"truncate time travel of {table}")
+        preview = run(True)
+        confirm_destructive(
+            cmd,
+            f"Truncation deletes {preview.versions_deleted} version file(s) and "
+            f"{preview.checkpoints_deleted} checkpoint(s)/state(s) of {table}; "
+            "time travel to them is then impossible",
+        )
+    cmd.output.document(views.record(run(dry_run)), title=f"truncate time travel of {table}")
 
 
 @click.command("drop-partitions")
@@ -115,15 +139,24 @@ def truncate_time_travel_command(cmd: CommandContext, table: str, dry_run: bool)
 @common_options
 @admin_command
 def drop_partitions_command(cmd: CommandContext, table: str, where: str, dry_run: bool) -> None:
-    """Remove every file of the matching partitions from the table (logically)."""
-    if not dry_run and needs_confirmation(cmd):
-        preview = api.drop_partitions(
-            table, where=where, dry_run=True, storage_options=cmd.storage_options
+    """Remove every file of the matching partitions (split files stay until purge)."""
+    if dry_run or needs_confirmation(cmd):
+        with cmd.progress.phase("finding partitions"):
+            plan = api.plan_drop_partitions(table, where=where, storage_options=cmd.storage_options)
+        if dry_run:
+            cmd.output.document(
+                views.drop_plan_document(plan, where=where),
+                title=f"drop partitions of {table} (dry run)",
+                columns={"files": FILE_COLUMNS},
+            )
+            return
+        confirm_destructive(
+            cmd,
+            f"Dropping removes {len(plan.files)} file(s) in {len(plan.partitions)} "
+            f"partition(s) from {table}",
         )
-        confirm_destructive(cmd, views.deletion_summary(preview, table=table))
-    result = api.drop_partitions(
-        table, where=where, dry_run=dry_run, storage_options=cmd.storage_options
-    )
+    with cmd.progress.phase("dropping partitions"):
+        result = api.drop_partitions(table, where=where, storage_options=cmd.storage_options)
     cmd.output.document(views.record(result), title=f"drop partitions of {table}")
 
 
@@ -134,12 +167,8 @@ def drop_partitions_command(cmd: CommandContext, table: str, where: str, dry_run
 @admin_command
 def repair_command(cmd: CommandContext, source: str, destination: str) -> None:
     """Write a clean log for SRC at DST, keeping only splits that exist."""
-    result = api.repair(
-        source,
-        destination=destination,
-        storage_options=cmd.storage_options,
-        progress=cmd.progress.callback(),
-    )
+    with cmd.progress.phase("checking splits and writing the new log"):
+        result = api.repair(source, destination=destination, storage_options=cmd.storage_options)
     cmd.output.document(views.record(result), title=f"repair of {source}")
 
 
@@ -149,26 +178,67 @@ def repair_command(cmd: CommandContext, source: str, destination: str) -> None:
 @admin_command
 def validate_command(cmd: CommandContext, table: str) -> None:
     """Check the table's invariants; exit 4 when any fails, listing each finding."""
-    result = api.validate(
-        table, storage_options=cmd.storage_options, progress=cmd.progress.callback()
-    )
-    document = views.record(result)
-    cmd.output.document(document, title=f"validation of {table}")
-    failures = views.failure_count(result)
-    if failures:
-        raise ValidationFailedError(f"{failures} invariant(s) failed", findings=failures)
+    with cmd.progress.phase("validating"):
+        result = api.validate(table, storage_options=cmd.storage_options)
+    cmd.output.document(views.validate_document(result), title=f"validation of {table}")
+    if not result.ok:
+        raise ValidationFailedError(
+            f"{table}: {len(result.problems)} invariant(s) failed",
+            findings=len(result.problems),
+        )
 
 
 @click.command("gc")
 @_TABLE
+@click.option(
+    "--retention", default="7d", show_default=True, help="Old states younger than this are kept."
+)
+@click.option(
+    "--keep-versions",
+    type=click.IntRange(min=0),
+    default=2,
+    show_default=True,
+    help="Old states always kept besides the current one.",
+)
+@click.option(
+    "--min-manifest-age",
+    default="1h",
+    show_default=True,
+    help="Unreferenced manifests younger than this are kept.",
+)
 @_DRY_RUN
 @_YES
 @common_options
 @admin_command
-def gc_command(cmd: CommandContext, table: str, dry_run: bool) -> None:
-    """Delete unreferenced manifests and states past their retention."""
+def gc_command(
+    cmd: CommandContext,
+    table: str,
+    retention: str,
+    keep_versions: int,
+    min_manifest_age: str,
+    dry_run: bool,
+) -> None:
+    """Delete expired old states and manifests no kept state references."""
+    state_age, manifest_age = parse_duration(retention), parse_duration(min_manifest_age)
+
+    def run(dry: bool) -> GcReport:
+        with cmd.progress.phase("collecting garbage"):
+            return api.gc(
+                table,
+                retention=state_age,
+                keep_versions=keep_versions,
+                min_manifest_age=manifest_age,
+                dry_run=dry,
+                storage_options=cmd.storage_options,
+            )
+
     if not dry_run and needs_confirmation(cmd):
-        preview = api.gc(table, dry_run=True, storage_options=cmd.storage_options)
-        confirm_destructive(cmd, views.deletion_summary(preview, table=table))
-    result = api.gc(table, dry_run=dry_run, storage_options=cmd.storage_options)
-    cmd.output.document(views.record(result), title=f"gc of {table}")
+        preview = run(True)
+        confirm_destructive(
+            cmd,
+            f"GC deletes {len(preview.deleted_states)} state(s) and "
+            f"{len(preview.deleted_manifests)} manifest(s) of {table}",
+        )
+    cmd.output.document(
+        views.gc_document(table, run(dry_run), dry_run=dry_run), title=f"gc of {table}"
+    )

@@ -21,7 +21,3 @@ class ValidationFailedError(AdminError):
     def __init__(self, message: str, *, findings: int) -> None:
         super().__init__(message)
         self.findings = findings
-
-
-class EngineUnavailableError(AdminError, NotImplementedError):
-    """The installed indextables-protocol does not provide an operation the command needs."""

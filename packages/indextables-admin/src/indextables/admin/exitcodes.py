@@ -10,6 +10,7 @@ from indextables.protocol.errors import (
     ObjectExistsError,
     ObjectNotFoundError,
     PreconditionFailedError,
+    TableExistsError,
     TableNotFoundError,
     VersionNotFoundError,
 )
@@ -20,7 +21,9 @@ __all__ = ["ExitCode", "exit_code_for"]
 class ExitCode(IntEnum):
     """What the ``indextables`` process returns.
 
-    Anything that is neither "not found", "conflict" nor "validation failed"
+    ``CONFLICT`` covers a lost commit race and a destination that is already
+    taken (``repair --to`` an existing table). Anything that is neither "not
+    found", "conflict" nor "validation failed"
     (bad options, an unreadable file, a store failure) is ``USER_ERROR``.
     """
 
@@ -37,6 +40,7 @@ _MAPPING: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (CommitConflictError, ExitCode.CONFLICT),
     (ObjectExistsError, ExitCode.CONFLICT),
     (PreconditionFailedError, ExitCode.CONFLICT),
+    (TableExistsError, ExitCode.CONFLICT),
     (TableNotFoundError, ExitCode.NOT_FOUND),
     (VersionNotFoundError, ExitCode.NOT_FOUND),
     (ObjectNotFoundError, ExitCode.NOT_FOUND),

@@ -47,15 +47,16 @@ class Output(Protocol):
         data: JsonObject | Sequence[JsonObject],
         *,
         title: str,
-        columns: Sequence[str] | None = None,
+        columns: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         """Show a command's result: one object (a record) or a list of records.
 
         Args:
             data: the JSON-compatible result.
             title: a caption for the text form.
-            columns: for a list of records, the columns the text form shows
-                (all scalar keys when ``None``); JSON always has every key.
+            columns: for the text form, the columns to show of each list of
+                records, by its key (``""`` for a top-level list); lists not
+                named show every scalar key. JSON always has every key.
         """
         ...
 
@@ -77,7 +78,7 @@ class JsonOutput:
         data: JsonObject | Sequence[JsonObject],
         *,
         title: str,
-        columns: Sequence[str] | None = None,
+        columns: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         """Write ``data`` as one JSON document (``title``/``columns`` are for text only)."""
         self._stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -103,22 +104,25 @@ class TextOutput:
         data: JsonObject | Sequence[JsonObject],
         *,
         title: str,
-        columns: Sequence[str] | None = None,
+        columns: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         """Print a record as a property/value table, a list of records as a table.
 
         Lists of records nested in a record follow as tables of their own.
         """
+        shown = columns or {}
         if isinstance(data, Mapping):
-            self._record(data, title=title)
+            self._record(data, title=title, columns=shown)
         else:
-            self._console.print(_rows_table(data, title=title, columns=columns))
+            self._console.print(_rows_table(data, title=title, columns=shown.get("")))
 
     def error(self, message: str, *, kind: str, exit_code: int) -> None:
         """Print ``error: <message>`` on stderr."""
         self._err_console.print(Text(f"error: {message}", style="bold red"))
 
-    def _record(self, data: JsonObject, *, title: str) -> None:
+    def _record(
+        self, data: JsonObject, *, title: str, columns: Mapping[str, Sequence[str]]
+    ) -> None:
         table = Table(title=title, title_justify="left", show_header=True)
         table.add_column("property", no_wrap=True)
         table.add_column("value", overflow="fold")
@@ -126,11 +130,14 @@ class TextOutput:
         for key, value in data.items():
             if _is_record_list(value) and value:
                 nested.append((key, value))  # type: ignore[arg-type]
+            elif _is_long_scalar_list(value):
+                # Paths to delete and the like: one per row, never cut short.
+                nested.append((key, [{key: item} for item in value]))  # type: ignore[union-attr]
             else:
                 table.add_row(Text(key), Text(_cell(value)))
         self._console.print(table)
         for key, rows in nested:
-            self._console.print(_rows_table(rows, title=key, columns=None))
+            self._console.print(_rows_table(rows, title=key, columns=columns.get(key)))
 
 
 def make_output(kind: OutputFormat, *, stdout: TextIO, stderr: TextIO) -> Output:
@@ -158,6 +165,16 @@ def _is_record_list(value: JsonValue) -> bool:
         isinstance(value, Sequence)
         and not isinstance(value, str)
         and all(isinstance(item, Mapping) for item in value)
+    )
+
+
+def _is_long_scalar_list(value: JsonValue) -> bool:
+    """A list of strings too long for one cell (it would be cut)."""
+    return (
+        isinstance(value, Sequence)
+        and not isinstance(value, str)
+        and all(isinstance(item, str) for item in value)
+        and len(", ".join(value)) > _MAX_CELL  # type: ignore[arg-type]
     )
 
 
