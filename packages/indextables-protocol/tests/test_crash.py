@@ -17,7 +17,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,9 +31,9 @@ from indextables.protocol import AddAction, open_table
 from indextables.protocol.maintenance.purge import purge
 from dataclasses import replace
 
-uri, journal, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+uri, options, journal, seed = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 rng = random.Random(seed)
-table = open_table(uri)
+table = open_table(uri, storage_options=options)
 table.config = replace(table.config, checkpoint_interval=3, state_retention_versions=0,
                        state_retention_hours=0.0)
 out = open(journal, "a")
@@ -74,8 +76,8 @@ def _records(journal: Path) -> list[dict[str, object]]:
     return records
 
 
-def _check(uri: str, journal: Path) -> None:
-    table = open_table(uri)
+def _check(uri: str, options: dict[str, Any], journal: Path) -> None:
+    table = open_table(uri, storage_options=options)
     live = {f.path for f in table.snapshot().files}
     records = _records(journal)
     intended = {r["intend"] for r in records if "intend" in r}
@@ -88,32 +90,32 @@ def _check(uri: str, journal: Path) -> None:
     assert result.ok, result.problems
 
 
-def _trial(uri: str, journal: Path, seed: int, rng: random.Random) -> None:
+def _trial(uri: str, options: dict[str, Any], journal: Path, seed: int, rng: random.Random) -> None:
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, uri, str(journal), str(seed)],
+        [sys.executable, "-c", CHILD, uri, json.dumps(options), str(journal), str(seed)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    time.sleep(rng.uniform(0.3, 2.5))
+    time.sleep(rng.uniform(0.8, 3.0))  # imports take ~0.6 s; then it is mid-operation
     if child.poll() is not None:
         raise AssertionError(f"child died on its own: {child.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     assert child.stderr is not None
     child.stderr.close()
-    _check(uri, journal)
+    _check(uri, options, journal)
 
 
-def _run_trials(tmp_path: Path, trials: int) -> None:
-    uri = str(tmp_path / "table")
-    create_table(uri, schema={"type": "struct", "fields": []})
-    journal = tmp_path / "journal.jsonl"
+def _run_trials(uri: str, options: dict[str, Any], journal: Path, trials: int) -> None:
+    create_table(uri, schema={"type": "struct", "fields": []}, storage_options=options)
     rng = random.Random(20240101)
     for seed in range(trials):
-        _trial(uri, journal, seed, rng)
+        _trial(uri, options, journal, seed, rng)
+    commits = sum(1 for r in _records(journal) if "commit" in r)
+    assert commits >= trials, f"only {commits} commits in {trials} trials: kills came too early"
     # the next writer proceeds after all those crashes
-    table = open_table(uri)
-    (tmp_path / "table" / "final.split").write_bytes(b"f" * 8)
+    table = open_table(uri, storage_options=options)
+    table.store.put("final.split", b"f" * 8)
     version = table.commit(adds=[AddAction("final.split", {}, 8, 1, True)])
     assert table.snapshot().version == version
     assert table.validate().ok
@@ -121,10 +123,33 @@ def _run_trials(tmp_path: Path, trials: int) -> None:
 
 @pytest.mark.integration
 def test_a_handful_of_sigkill_trials(tmp_path: Path) -> None:
-    _run_trials(tmp_path, 5)
+    _run_trials(str(tmp_path / "table"), {}, tmp_path / "journal.jsonl", 5)
 
 
 @pytest.mark.integration
 @pytest.mark.slow
 def test_fifty_sigkill_trials(tmp_path: Path) -> None:
-    _run_trials(tmp_path, 50)
+    _run_trials(str(tmp_path / "table"), {}, tmp_path / "journal.jsonl", 50)
+
+
+@pytest.fixture(scope="module")
+def seaweedfs() -> Iterator[Any]:
+    from indextables.storage.testing import seaweedfs_server
+
+    with seaweedfs_server() as server:
+        yield server
+
+
+@pytest.mark.integration
+@pytest.mark.s3
+def test_sigkill_trials_on_seaweedfs(seaweedfs: Any, tmp_path: Path) -> None:
+    uri, options = seaweedfs.store_args(seaweedfs.create_bucket(), prefix="crash")
+    _run_trials(uri, dict(options), tmp_path / "journal.jsonl", 3)
+
+
+@pytest.mark.integration
+@pytest.mark.s3
+@pytest.mark.slow
+def test_fifty_sigkill_trials_on_seaweedfs(seaweedfs: Any, tmp_path: Path) -> None:
+    uri, options = seaweedfs.store_args(seaweedfs.create_bucket(), prefix="crash50")
+    _run_trials(uri, dict(options), tmp_path / "journal.jsonl", 50)

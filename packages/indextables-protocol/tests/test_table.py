@@ -330,3 +330,22 @@ def test_legacy_json_checkpoint_tables_are_read(table: Any, root: Path) -> None:
     assert reopened.snapshot().state_version == 3
     with pytest.raises(VersionNotFoundError):
         reopened.snapshot(2)
+
+
+def test_checkpointing_a_legacy_json_table_keeps_every_file(table: Any, root: Path) -> None:
+    from indextables.protocol.checkpoint import write_json_checkpoint
+    from indextables.protocol.lastcheckpoint import encode_last_checkpoint
+
+    adds = [split(root, f"p{i}.split") for i in range(3)]
+    table.commit(adds=adds[:2])
+    snap = table.snapshot()
+    actions = [snap.protocol, snap.metadata, *(AddAction.from_file_entry(f) for f in snap.files)]
+    pointer = write_json_checkpoint(table.store, version=1, actions=actions)
+    table.store.put("_transaction_log/_last_checkpoint", encode_last_checkpoint(pointer))
+    (root / "_transaction_log" / f"{1:020d}.json").unlink()
+    table.commit(adds=[adds[2]])
+    table.checkpoint()
+    reopened = open_table(str(root))
+    assert reopened.snapshot().state_version == 2
+    assert {f.path for f in reopened.snapshot().files} == {a.path for a in adds}
+    assert reopened.describe_state().num_files == 3

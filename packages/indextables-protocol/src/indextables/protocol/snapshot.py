@@ -101,7 +101,19 @@ class TableLayout:
     @property
     def latest(self) -> int:
         """The current table version (-1 when the location holds no table)."""
-        candidates = [v for v in (self.listing.latest, *self.states[-1:]) if v is not None]
+        # A legacy JSON checkpoint also stands for its version once the
+        # version files it covers are gone.
+        checkpoints = max(
+            (
+                v
+                for v, keys in self.listing.checkpoint_files.items()
+                if any(k.endswith(f"{v:020d}.checkpoint.json") for k in keys)
+            ),
+            default=None,
+        )
+        candidates = [
+            v for v in (self.listing.latest, *self.states[-1:], checkpoints) if v is not None
+        ]
         return max(candidates, default=-1)
 
     def base_state(self, version: int) -> int | None:

@@ -59,7 +59,13 @@ def write_state_for(
         return None
     base, replay = reader.replay_since_base(version, layout)
     registry = dict(snapshot.schema_registry)
-    adds = _deduplicated(list(replay.added.values()), registry)
+    if base.manifest is None:
+        # No state to build on (a plain log, or a legacy JSON checkpoint):
+        # the new state holds every live file.
+        delta, removes = list(replay.files.values()), []
+    else:
+        delta, removes = list(replay.added.values()), sorted(replay.removed)
+    adds = _deduplicated(delta, registry)
     started = time.monotonic()
     try:
         state = reader.state_format.write_state(
@@ -67,7 +73,7 @@ def write_state_for(
             version=version,
             base=base.manifest,
             adds=adds,
-            removes=sorted(replay.removed),
+            removes=removes,
             schema_registry=registry,
             metadata=dumps(encode_action_object(snapshot.metadata)),
             force_compaction=force_compaction,

@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from indextables.protocol.actions import (
@@ -411,8 +411,8 @@ class Table:
     def purge(
         self,
         *,
-        older_than: float | None = None,
-        log_retention: float | None = None,
+        older_than: float | timedelta | None = None,
+        log_retention: float | timedelta | None = None,
         dry_run: bool = False,
     ) -> Any:
         """Delete orphaned splits, old version files, old states, unreferenced manifests."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
 from indextables.protocol.actions import AddAction, MetadataAction, ProtocolAction, RemoveAction
@@ -150,24 +151,30 @@ def _orphaned_splits(table: Table, referenced: set[str], cutoff: int) -> list[tu
     return found
 
 
+def _hours(value: float | timedelta | None) -> float | None:
+    return value.total_seconds() / 3600 if isinstance(value, timedelta) else value
+
+
 def purge(
     table: Table,
     *,
-    older_than: float | None = None,
-    log_retention: float | None = None,
+    older_than: float | timedelta | None = None,
+    log_retention: float | timedelta | None = None,
     dry_run: bool = False,
     now_ms: int | None = None,
 ) -> PurgeResult:
     """Delete orphaned splits, old version files, old states and unreferenced manifests.
 
     Args:
-        older_than: hours an orphaned split must be old (default 168, at least 24).
-        log_retention: hours a covered version file must be old (default 720).
+        older_than: how old an orphaned split must be (hours or a timedelta;
+            default 168 h, at least 24 h).
+        log_retention: how old a covered version file must be (default 720 h).
         dry_run: report without deleting.
     """
     started = time.monotonic()
     now = now_ms if now_ms is not None else int(time.time() * 1000)
     cfg = table.config
+    older_than, log_retention = _hours(older_than), _hours(log_retention)
     retention = cfg.split_retention_hours if older_than is None else older_than
     if retention < MIN_SPLIT_RETENTION_HOURS:
         raise ValueError(
