@@ -105,7 +105,7 @@ def test_filtered_then_unfiltered_on_one_dataframe(spark: Any, logs: str, pushdo
 
 def test_sql_temporary_view_select_insert_overwrite(spark: Any, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
-    spark.createDataFrame([(1, "a")], "id long, name string").write.format(FMT).save(path)
+    spark.createDataFrame([(1, "a")], "id long, name string").write.format(FMT).mode("append").save(path)
     spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW tv USING indextables OPTIONS (path '{path}')")
     spark.sql("INSERT INTO tv VALUES (2, 'b')")
     assert sorted(r.id for r in spark.sql("SELECT id FROM tv").collect()) == [1, 2]
@@ -115,10 +115,10 @@ def test_sql_temporary_view_select_insert_overwrite(spark: Any, tmp_path: Path) 
 
 def test_overwrite_replaces_rows(spark: Any, tmp_path: Path) -> None:
     path = str(tmp_path / "o")
-    spark.range(5).write.format(FMT).save(path)
+    spark.range(5).write.format(FMT).mode("append").save(path)
     spark.range(3).write.format(FMT).mode("overwrite").save(path)
     assert spark.read.format(FMT).load(path).count() == 3
-    assert spark.read.format(FMT).option("versionAsOf", "0").load(path).count() == 5
+    assert spark.read.format(FMT).option("versionAsOf", "1").load(path).count() == 5
 
 
 def _error_of(action: Any) -> str:
@@ -129,13 +129,13 @@ def _error_of(action: Any) -> str:
 
 def test_unsupported_column_type_is_a_clear_error(spark: Any, tmp_path: Path) -> None:
     df = spark.sql("SELECT cast(1.5 as decimal(10,2)) AS amount")
-    message = _error_of(lambda: df.write.format(FMT).save(str(tmp_path / "d")))
+    message = _error_of(lambda: df.write.format(FMT).mode("append").save(str(tmp_path / "d")))
     assert "column 'amount' has type 'decimal(10,2)'" in message
 
 
 def test_bad_option_value_fails_before_tasks(spark: Any, tmp_path: Path) -> None:
     df = spark.range(1)
-    writer = df.write.format(FMT).option("spark.indextables.indexing.typemap.id", "text")
+    writer = df.write.format(FMT).mode("append").option("spark.indextables.indexing.typemap.id", "text")
     assert "does not fit" in _error_of(lambda: writer.save(str(tmp_path / "b")))
 
 
@@ -156,7 +156,7 @@ def test_path_that_is_not_a_table(spark: Any, tmp_path: Path) -> None:
 
 def test_protocol_too_new(spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "p"
-    spark.range(1).write.format(FMT).save(str(path))
+    spark.range(1).write.format(FMT).mode("append").save(str(path))
     log = path / "_transaction_log"
     newest = max(int(p.name[:20]) for p in log.glob("*.json") if p.name[:20].isdigit())
     action = {"protocol": {"minReaderVersion": 99, "minWriterVersion": 99}}

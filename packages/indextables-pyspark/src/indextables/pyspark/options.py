@@ -143,6 +143,10 @@ def _choice(key: str, value: str, allowed: tuple[str, ...]) -> str:
     return choice
 
 
+DEFAULT_HEAP_SIZE = 64 << 20
+DEFAULT_BATCH_SIZE = 10_000
+
+
 @dataclass(frozen=True, slots=True)
 class WriteOptions:
     """Write-side options beyond field mapping.
@@ -153,8 +157,8 @@ class WriteOptions:
         partition_columns: the ``partitionBy`` option, when given.
     """
 
-    heap_size: int = 64 << 20
-    batch_size: int = 10_000
+    heap_size: int = DEFAULT_HEAP_SIZE
+    batch_size: int = DEFAULT_BATCH_SIZE
     partition_columns: tuple[str, ...] = ()
 
 
@@ -167,10 +171,10 @@ def parse_write(options: Mapping[str, str]) -> WriteOptions:
     opts = lower_keys(options)
     heap_key = PREFIX + "indexwriter.heapsize"
     batch_key = PREFIX + "indexwriter.batchsize"
-    heap = parse_size(heap_key, opts[heap_key]) if heap_key in opts else WriteOptions.heap_size
+    heap = parse_size(heap_key, opts[heap_key]) if heap_key in opts else DEFAULT_HEAP_SIZE
     if heap < 15 << 20:
         raise OptionError(f"option {heap_key}={opts[heap_key]!r} is below Tantivy's minimum 15M")
-    batch = parse_int(batch_key, opts.get(batch_key, str(WriteOptions.batch_size)), minimum=1)
+    batch = parse_int(batch_key, opts.get(batch_key, str(DEFAULT_BATCH_SIZE)), minimum=1)
     parts = opts.get("partitionby") or opts.get("__partition_columns") or ""
     return WriteOptions(heap_size=heap, batch_size=batch, partition_columns=_columns(parts))
 

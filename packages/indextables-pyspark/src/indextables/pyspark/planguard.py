@@ -5,14 +5,15 @@ relation: after ``df.where("id = 2").collect()``, ``df.count()`` runs the
 cached read again, with the filter of the first query, although its own plan
 has no filter. Every planned read therefore carries a random token; the
 first SQL execution that runs it claims the token (a marker file on the
-executor's host) and may use the pushed filters. Any other execution sees a
-claim by another execution id and reads everything; that is always correct
-because the reader hands every filter back to Spark, which re-checks rows.
+executor's host) and may use the pushed filters and pruning. Any other
+execution sees a claim by another execution id and does not trust the plan.
 
-A host that never ran the first query cannot tell a reuse from a first run,
-so a claim is also refused when the plan is older than ``MAX_PLAN_AGE``
-seconds: a reuse that soon after planning, on a host the first query never
-touched, is the remaining (documented) gap.
+On a reuse the first task re-reads the table's current snapshot (or the
+pinned time-travel version) in full and the other tasks return nothing, so
+a reused DataFrame or temporary view also sees commits made after its first
+action. Claims are marker files on the executor's host: all executors on one
+host (local, local-cluster) agree; on a multi-host cluster a host that never
+ran the first execution cannot see its claim (documented limitation).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import tempfile
 import time
 import uuid
 
-MAX_PLAN_AGE = 60.0
 _MARKER_DIR = os.path.join(tempfile.gettempdir(), "indextables-plan-claims")
 _MARKER_TTL = 24 * 3600.0
 
@@ -42,19 +42,17 @@ def current_execution_id() -> str | None:
     return context.getLocalProperty("spark.sql.execution.id")
 
 
-def may_use_pushed_filters(token: str, planned_at: float, *, marker_dir: str = _MARKER_DIR) -> bool:
-    """True when this task belongs to the execution that first ran the planned read."""
+def is_reused(token: str) -> bool:
+    """True when another SQL execution already ran this planned read (a stale, reused plan)."""
     execution = current_execution_id()
     if execution is None:
         return False
-    os.makedirs(marker_dir, exist_ok=True)
-    marker = os.path.join(marker_dir, token)
+    os.makedirs(_MARKER_DIR, exist_ok=True)
+    marker = os.path.join(_MARKER_DIR, token)
     owner = _read(marker)
     if owner is None:
-        if time.time() - planned_at > MAX_PLAN_AGE:
-            return False
         owner = _claim(marker, execution)
-    return owner == execution
+    return owner != execution
 
 
 def _read(marker: str) -> str | None:

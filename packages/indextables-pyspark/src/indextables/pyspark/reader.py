@@ -26,11 +26,11 @@ from pyspark.sql.types import StructType
 from indextables.pyspark.filters import Condition, may_match_file, translate_all
 from indextables.pyspark.mapping import FieldKind, specs_from_doc_mapping
 from indextables.pyspark.options import ReadOptions
-from indextables.pyspark.planguard import may_use_pushed_filters, new_token
+from indextables.pyspark.planguard import is_reused, new_token
 from indextables.pyspark.search import SearchSpec, validate
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
-from indextables.pyspark.tableaccess import LiveSplit, TableView, open_table_store
+from indextables.pyspark.tableaccess import LiveSplit, TableView, load_view, open_table_store
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,17 +48,17 @@ class ReadTask(InputPartition):  # type: ignore[misc]
     pruned: bool
     token: str
     planned_at: float
+    index: int = 0
 
 
 class _BoundPush:
     """``reader.pushFilters`` as Spark sees it (see the module docstring)."""
 
-    # Spark compares this to DataSourceReader.pushFilters to decide whether
-    # pushdown is "implemented"; with pushdown disabled that must look false.
-    __func__ = DataSourceReader.pushFilters
-
     def __init__(self, reader: IndexTablesReader) -> None:
         self._reader = reader
+        # Spark compares this to DataSourceReader.pushFilters to decide whether
+        # pushdown is "implemented"; with pushdown disabled that must look false.
+        self.__func__ = DataSourceReader.pushFilters
 
     def __call__(self, filters: list[Filter]) -> Iterable[Filter]:
         return self._reader.push_filters(filters)
@@ -108,9 +108,11 @@ class IndexTablesReader(DataSourceReader):  # type: ignore[misc]
             (kept if self._may_match(split, kinds) else pruned).append(split.entry)
         token, now = new_token(), time.time()
         size = self.read_options.splits_per_task
-        tasks = [ReadTask(tuple(g), False, token, now) for g in _groups(kept, size)]
-        tasks += [ReadTask(tuple(g), True, token, now) for g in _groups(pruned, size * 4)]
-        return tasks or [ReadTask((), False, token, now)]
+        groups = [(g, False) for g in _groups(kept, size)]
+        groups += [(g, True) for g in _groups(pruned, size * 4)]
+        if not groups:
+            groups = [([], False)]
+        return [ReadTask(tuple(g), p, token, now, i) for i, (g, p) in enumerate(groups)]
 
     def _may_match(self, split: LiveSplit, kinds: Mapping[str, FieldKind]) -> bool:
         return may_match_file(
@@ -124,21 +126,33 @@ class IndexTablesReader(DataSourceReader):  # type: ignore[misc]
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Yield the rows of one task's splits as Arrow batches."""
         assert isinstance(partition, ReadTask)
-        if not partition.splits:
+        splits, conditions = partition.splits, self.conditions
+        if is_reused(partition.token):
+            # A stale plan run again by another query (PySpark 4.3.0): its filters and
+            # split list may not be this query's. Task 0 reads the current snapshot in
+            # full (Spark re-applies this query's filters); the other tasks read nothing.
+            if partition.index != 0:
+                return
+            splits, conditions = self._current_splits(), ()
+        elif partition.pruned:
             return
-        narrow = bool(self.conditions) and may_use_pushed_filters(
-            partition.token, partition.planned_at
-        )
-        if partition.pruned and narrow:
+        if not splits:
             return
-        conditions = self.conditions if narrow else ()
         store = open_table_store(self.view.uri, self.options)
         cache = SplitCache(self.read_options.cache_dir, self.read_options.cache_max_bytes)
-        for entry in partition.splits:
+        for entry in splits:
             directory = cache.fetch(store, self.view.uri, entry.ref)
             yield from read_split(
                 directory, entry, self.schema, search=self.search, conditions=conditions
             )
+
+
+    def _current_splits(self) -> tuple[SplitEntry, ...]:
+        read = self.read_options
+        view = load_view(
+            self.view.uri, self.options, version=read.version_as_of, timestamp=read.timestamp_as_of
+        )
+        return tuple(s.entry for s in view.splits)
 
 
 def _groups(items: list[SplitEntry], size: int) -> Iterator[list[SplitEntry]]:
