@@ -349,3 +349,12 @@ def test_checkpointing_a_legacy_json_table_keeps_every_file(table: Any, root: Pa
     assert reopened.snapshot().state_version == 2
     assert {f.path for f in reopened.snapshot().files} == {a.path for a in adds}
     assert reopened.describe_state().num_files == 3
+
+
+def test_adding_a_live_path_again_conflicts(table: Any, root: Path) -> None:
+    add = split(root, "a.split")
+    table.commit(adds=[add])
+    with pytest.raises(CommitConflictError, match="already live"):
+        table.commit(adds=[add])
+    assert table.commit(adds=[add], removes=[add.path]) == 2  # replace in one commit
+    assert table.snapshot().num_files == 1

@@ -322,6 +322,13 @@ class Table:
                 "(a concurrent commit removed them)",
                 version=snap.version + 1,
             )
+        removing = set(plan.removes)
+        duplicates = [a.path for a in plan.adds if a.path in live and a.path not in removing]
+        if duplicates:
+            raise CommitConflictError(
+                f"{self.uri}: cannot add {duplicates[:5]}: already live at version {snap.version}",
+                version=snap.version + 1,
+            )
         actions: list[Action] = []
         metadata = plan.metadata
         missing = {r: j for r, j in plan.registry.items() if r not in snap.schema_registry}
