@@ -25,3 +25,13 @@ def decode_entries(
     plan: Plan,
     entry_type: type,
 ) -> list[Any]: ...
+def compare_column(
+    data: bytes,
+    starts: list[int],
+    plan: Plan,
+    slot: int,
+    key: str,
+    literal: str,
+    compare: Callable[[str, str], int] | None,
+    max_len: int,
+) -> list[int | None]: ...

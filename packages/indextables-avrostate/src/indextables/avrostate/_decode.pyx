@@ -7,11 +7,11 @@ Every read is bounds-checked against the block's length: hostile bytes raise
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.object cimport Py_TYPE, PyObject, PyTypeObject
-from cpython.unicode cimport PyUnicode_DecodeUTF8
+from cpython.unicode cimport PyUnicode_Compare, PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint64_t, INT64_MIN
 from libc.string cimport memcmp
 
-from indextables.avrostate._decode_common import DEFAULTS, MAX_FIELDS, DecodeError
+from indextables.avrostate._decode_common import DEFAULTS, MAX_FIELDS, DecodeError, as_number as _as_number
 
 DEF K_NULL = 0
 DEF K_BOOL = 1
@@ -37,7 +37,7 @@ DEF SLOT_NUMREC = 10
 DEF SLOT_FSTART = 11
 DEF SLOT_FEND = 12
 
-__all__ = ["decode_entries", "decode_record", "map_column", "scan_block"]
+__all__ = ["compare_column", "decode_entries", "decode_record", "map_column", "scan_block"]
 
 cdef dict _EMPTY = {}
 
@@ -447,4 +447,83 @@ def decode_entries(bytes data, list starts, list partition_values, tuple plan, t
             d = descrs[s]
             (<PyTypeObject*>Py_TYPE(d)).tp_descr_set(d, obj, values[s])
         out.append(obj)
+    return out
+
+
+cdef inline int _simple_int(str value, int64_t* out):
+    """Parse ``-?[0-9]{1,18}`` (ASCII): exactly what Python's int() gives for such text."""
+    cdef Py_ssize_t i = 0, n = len(value)
+    cdef int64_t acc = 0
+    cdef bint negative = False
+    cdef Py_UCS4 c
+    if n == 0 or n > 19:
+        return 0
+    if value[0] == u'-':
+        negative = True
+        i = 1
+        if n == 1:
+            return 0
+    if n - i > 18:
+        return 0
+    while i < n:
+        c = value[i]
+        if <uint64_t>c < 48 or <uint64_t>c > 57:  # not an ASCII digit
+            return 0
+        acc = acc * 10 + (<int64_t>c - 48)
+        i += 1
+    out[0] = -acc if negative else acc
+    return 1
+
+
+cdef inline bint _not_a_number(str value):
+    """True when neither int() nor float() can parse ``value`` (it starts with a letter
+    that cannot begin inf/infinity/nan)."""
+    cdef Py_UCS4 c
+    if len(value) == 0:
+        return True
+    c = value[0]
+    if (u'a' <= c <= u'z') or (u'A' <= c <= u'Z'):
+        return c not in u'iInN'
+    return False
+
+
+cdef inline int _sign(double d):
+    return (d > 0) - (d < 0)
+
+
+def compare_column(bytes data, list starts, tuple plan, int slot, str key, str literal,
+                   object compare, Py_ssize_t max_len):
+    """Compare ``values[slot][key]`` of each record with ``literal`` (see ``_decode_py``).
+
+    Fast paths in C for plain string order, simple integers and clearly
+    non-numeric text; anything else is delegated to ``compare`` itself.
+    """
+    cdef list values = map_column(data, starts, plan, slot, key)
+    cdef list out = []
+    cdef int64_t v, lit_int = 0
+    cdef double lit_double = 0.0
+    cdef int lit_kind = 0  # 0: not a number, 1: int in int64, 2: float, 3: other number
+    if compare is not None:
+        number = _as_number(literal)
+        if number is None:
+            lit_kind = 0
+        elif isinstance(number, int) and -(2**63) <= number < 2**63:
+            lit_kind = 1
+            lit_int = number
+        elif isinstance(number, float):
+            lit_kind = 2
+            lit_double = number
+        else:
+            lit_kind = 3
+    for value in values:
+        if value is None or (max_len > 0 and len(<str>value) >= max_len):
+            out.append(None)
+        elif compare is None or lit_kind == 0 or _not_a_number(<str>value):
+            out.append(PyUnicode_Compare(value, literal))
+        elif lit_kind == 1 and _simple_int(<str>value, &v):
+            out.append((v > lit_int) - (v < lit_int))
+        elif lit_kind == 2 and _simple_int(<str>value, &v) and -(1 << 53) < v < (1 << 53):
+            out.append(_sign(<double>v - lit_double) if lit_double == lit_double else compare(value, literal))
+        else:
+            out.append(compare(value, literal))
     return out

@@ -313,3 +313,16 @@ class Columns:
         self.footer_ends: list[int | None] = []
         self.starts: list[int] = []
         self.ends: list[int] = []
+
+
+def as_number(text: str) -> int | float | None:
+    """The number ``compare_values`` sees in ``text`` (int, else non-NaN float), or ``None``."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return None if number != number else number

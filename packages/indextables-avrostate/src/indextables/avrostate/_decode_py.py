@@ -48,7 +48,7 @@ from indextables.avrostate._decode_common import (
     Plan,
 )
 
-__all__ = ["decode_entries", "decode_record", "map_column", "scan_block"]
+__all__ = ["compare_column", "decode_entries", "decode_record", "map_column", "scan_block"]
 
 _MASK64 = (1 << 64) - 1
 _EMPTY: dict[str, str] = {}
@@ -361,4 +361,34 @@ def decode_entries(
         for setter, value in zip(setters, values, strict=True):
             setter(entry, value)
         out.append(entry)
+    return out
+
+
+def _plain_compare(a: str, b: str) -> int:
+    return (a > b) - (a < b)
+
+
+def compare_column(
+    data: bytes,
+    starts: list[int],
+    plan: Plan,
+    slot: int,
+    key: str,
+    literal: str,
+    compare: Callable[[str, str], int] | None,
+    max_len: int,
+) -> list[int | None]:
+    """Compare ``values[slot][key]`` of each record with ``literal``.
+
+    Returns -1/0/1 per record, or ``None`` where the value is absent or (when
+    ``max_len`` > 0) at least ``max_len`` characters long. ``compare`` is the
+    ordering (numeric-aware ``compare_values``); ``None`` means plain string order.
+    """
+    order = _plain_compare if compare is None else compare
+    out: list[int | None] = []
+    for value in map_column(data, starts, plan, slot, key):
+        if value is None or (max_len > 0 and len(value) >= max_len):
+            out.append(None)
+        else:
+            out.append(order(value, literal))
     return out

@@ -26,8 +26,13 @@ from indextables.avrostate._decode_common import (
 from indextables.avrostate.errors import CorruptAvroFileError
 from indextables.protocol.state import FileEntry, PartitionBounds
 
+from indextables.protocol.predicates import compare_values
+
 if TYPE_CHECKING:
     from indextables.protocol.predicates import Predicate
+
+# Writers truncate string statistics to 32 characters: such a max bounds nothing.
+STATS_TRUNCATION: Final = 32
 
 __all__ = ["BlockRef", "FileEntries", "build_file_entry", "concat_entries"]
 
@@ -192,22 +197,36 @@ class FileEntries(Sequence[FileEntry]):
     def stats_may_match(self, predicate: Predicate) -> list[int]:
         """Indices of the entries whose min/max statistics may satisfy ``predicate``.
 
-        The predicate's ``may_match`` sees each entry's ``minValues``/``maxValues``
-        as bounds; a missing statistic never prunes, and neither does a max of
-        32 or more characters (the writer truncates long strings, so it is not
-        an upper bound).
+        Equals ``[i for i in range(len(self)) if predicate.may_match(bounds_i)]``
+        with ``bounds_i`` built from entry i's ``minValues``/``maxValues``, but
+        compares statistics straight from the record bytes, a column at a time,
+        without building entries. A max of 32 or more characters never prunes:
+        the writer truncates long strings, so it is not an upper bound.
         """
-        columns = sorted(predicate.columns())
-        stats = []
-        for column in columns:
-            mins, maxs = self.column_stats(column)
-            stats.append((column, mins, [None if m is not None and len(m) >= 32 else m for m in maxs]))
-        may_match = predicate.may_match
-        return [
-            i
-            for i in range(len(self))
-            if may_match({c: PartitionBounds(lo[i], hi[i]) for c, lo, hi in stats})
-        ]
+        verdicts = stats_verdicts(self, predicate)
+        return [i for i, ok in enumerate(verdicts) if ok]
+
+    def compare_stat(
+        self, column: str, literal: str, *, maximum: bool, plain: bool = False
+    ) -> list[int | None]:
+        """Order of each entry's min (or max) statistic of ``column`` against ``literal``.
+
+        -1/0/1 per entry (numeric-aware like ``compare_values``, or plain string
+        order with ``plain``); ``None`` where there is no usable statistic.
+        """
+        slot = SLOT_MAX_VALUES if maximum else SLOT_MIN_VALUES
+        order = None if plain else compare_values
+        out: list[int | None] = []
+        for block_id, lo, hi in self._runs():
+            block = self._blocks[block_id]
+            try:
+                out += impl.decoder().compare_column(
+                    block.data, self._cols.starts[lo:hi], block.plan, slot, column, literal,
+                    order, STATS_TRUNCATION if maximum else 0,
+                )
+            except DecodeError as exc:
+                raise CorruptAvroFileError(block.path, f"record does not decode: {exc}") from exc
+        return out
 
     def _runs(self) -> Iterator[tuple[int, int, int]]:
         """Yield ``(block id, first entry, end entry)`` for each run of one block."""
@@ -238,3 +257,12 @@ def concat_entries(parts: Sequence[FileEntries]) -> FileEntries:
         for name in Columns.__slots__:
             getattr(columns, name).extend(getattr(part._cols, name))
     return FileEntries(columns, block_starts, blocks)
+
+
+def stats_verdicts(files: FileEntries, predicate: Predicate) -> list[bool]:
+    """Per entry, whether its min/max statistics may satisfy ``predicate`` (see
+    :meth:`FileEntries.stats_may_match`); ``And``/``Or``/``Not``, comparisons,
+    ``In`` and ``StartsWith`` are evaluated column-wise, other nodes per entry."""
+    from indextables.avrostate import stats_skipping  # noqa: PLC0415 - avoids a cycle
+
+    return stats_skipping.verdicts(files, predicate)

@@ -8,20 +8,77 @@ once, so a pruned read holds only what it returns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Mapping
+import json
+from collections.abc import Callable, Container, Iterable, Mapping
 from typing import Any
 
 from indextables.avrostate import impl
 from indextables.avrostate._decode_common import Columns, DecodeError, Plan, compile_plan
+from indextables.avrostate.container import Container as AvroContainer
 from indextables.avrostate.container import parse_container
 from indextables.avrostate.entries import BlockRef, FileEntries
 from indextables.avrostate.errors import CorruptAvroFileError
 from indextables.protocol.state import FileEntry
 
-__all__ = ["PartitionCache", "read_manifest", "read_manifest_entries"]
+__all__ = ["EntriesBuilder", "PartitionCache", "read_manifest", "read_manifest_entries"]
 
 PartitionCache = dict[Any, tuple[dict[str, str], bool]]
 """Raw partition-map bytes -> (decoded map, filter verdict); share it across one read."""
+
+
+class EntriesBuilder:
+    """Scans the blocks of one or more manifests, in order, into one :class:`FileEntries`.
+
+    Args:
+        pv_filter: keep only entries whose partition values it accepts.
+        tombstones: paths to drop.
+        pv_cache: raw partition-map bytes -> (map, verdict), so equal maps
+            become one object and are filtered once.
+    """
+
+    def __init__(
+        self,
+        *,
+        pv_filter: Callable[[Mapping[str, str]], bool] | None = None,
+        tombstones: Container[str] | None = None,
+        pv_cache: PartitionCache | None = None,
+    ) -> None:
+        self._filter = pv_filter
+        self._tombstones = tombstones
+        self._cache: PartitionCache = {} if pv_cache is None else pv_cache
+        self._columns = Columns()
+        self._block_starts: list[int] = []
+        self._blocks: list[BlockRef] = []
+        self._plans: dict[str, Plan] = {}
+
+    def _plan(self, schema: Any, path: str) -> Plan:
+        key = json.dumps(schema, sort_keys=True)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = compile_plan(schema, path=path)
+        return plan
+
+    def add(self, container: AvroContainer, blocks: Iterable[tuple[int, bytes]] | None = None) -> None:
+        """Scan a container's blocks (``blocks``: already decompressed ones, if given)."""
+        path = container.path
+        plan = self._plan(container.schema, path)
+        decoder = impl.decoder()
+        columns = self._columns
+        for count, raw in container.decompressed() if blocks is None else blocks:
+            before = len(columns.paths)
+            try:
+                kept = decoder.scan_block(
+                    raw, count, plan, self._cache, self._filter, self._tombstones, columns
+                )
+            except DecodeError as exc:
+                raise CorruptAvroFileError(path, f"block does not decode: {exc}") from exc
+            if kept:
+                self._block_starts.append(before)
+                self._blocks.append(BlockRef(raw, plan, path))
+
+    def build(self) -> FileEntries:
+        """The entries scanned so far."""
+        return FileEntries(self._columns, self._block_starts, self._blocks)
 
 
 def read_manifest_entries(
@@ -32,36 +89,14 @@ def read_manifest_entries(
     tombstones: Container[str] | None = None,
     pv_cache: PartitionCache | None = None,
 ) -> FileEntries:
-    """Decode a manifest into lazy entries.
-
-    Args:
-        data: the whole manifest file.
-        path: its name, for error messages.
-        pv_filter: keep only entries whose partition values it accepts.
-        tombstones: paths to drop.
-        pv_cache: a cache shared by the manifests of one read (equal
-            partition maps become one object and are filtered once).
+    """Decode a manifest into lazy entries (see :class:`EntriesBuilder` for the options).
 
     Raises:
         CorruptAvroFileError: the file or one of its records does not decode.
     """
-    container = parse_container(data, path=path)
-    plan = compile_plan(container.schema, path=path)
-    decoder = impl.decoder()
-    cache: PartitionCache = {} if pv_cache is None else pv_cache
-    columns = Columns()
-    block_starts: list[int] = []
-    blocks: list[BlockRef] = []
-    for count, raw in container.decompressed():
-        before = len(columns.paths)
-        try:
-            kept = decoder.scan_block(raw, count, plan, cache, pv_filter, tombstones, columns)
-        except DecodeError as exc:
-            raise CorruptAvroFileError(path, f"block does not decode: {exc}") from exc
-        if kept:
-            block_starts.append(before)
-            blocks.append(BlockRef(raw, plan, path))
-    return FileEntries(columns, block_starts, blocks)
+    builder = EntriesBuilder(pv_filter=pv_filter, tombstones=tombstones, pv_cache=pv_cache)
+    builder.add(parse_container(data, path=path))
+    return builder.build()
 
 
 def read_manifest(data: bytes, *, path: str) -> list[FileEntry]:

@@ -13,7 +13,9 @@ import concurrent.futures
 from collections.abc import Callable, Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
-from indextables.avrostate.entries import FileEntries, concat_entries
+from indextables.avrostate.container import Container as AvroContainer
+from indextables.avrostate.container import parse_container
+from indextables.avrostate.entries import FileEntries
 from indextables.avrostate.errors import MissingManifestError, StateNotFoundError
 from indextables.avrostate.layout import (
     STATE_PREFIX,
@@ -22,7 +24,11 @@ from indextables.avrostate.layout import (
     state_json_key,
     state_key,
 )
-from indextables.avrostate.manifest_reader import PartitionCache, read_manifest_entries
+from indextables.avrostate.manifest_reader import (
+    EntriesBuilder,
+    PartitionCache,
+    read_manifest_entries,
+)
 from indextables.avrostate.state_file import decode_state, decode_state_json
 from indextables.protocol.errors import ObjectNotFoundError
 from indextables.protocol.state import ManifestInfo, StateManifest
@@ -35,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_PARALLELISM",
     "load_state_manifest",
+    "read_entries",
     "read_manifests",
     "read_state",
     "select_manifests",
@@ -113,6 +120,46 @@ def read_manifests(
         return list(pool.map(load, manifests))
 
 
+def _prepare(
+    store: ObjectStore, key: str, *, decompress: bool
+) -> tuple[AvroContainer, list[tuple[int, bytes]] | None]:
+    """Fetch and frame a manifest; decompress it too when every block will be kept."""
+    container = parse_container(_fetch(store, key), path=key)
+    return container, list(container.decompressed()) if decompress else None
+
+
+def read_entries(
+    store: ObjectStore,
+    state: StateManifest,
+    manifests: Sequence[ManifestInfo],
+    *,
+    pv_filter: Callable[[Mapping[str, str]], bool] | None = None,
+    tombstones: Container[str] | None = None,
+    parallelism: int = DEFAULT_PARALLELISM,
+) -> FileEntries:
+    """Read manifests into one lazy sequence, in manifest order.
+
+    Worker threads fetch and (without a filter) decompress, which release the
+    GIL; this thread scans blocks as they arrive. With a filter, blocks are
+    decompressed one at a time here so those without a match are dropped at
+    once and peak memory stays near what the read returns.
+    """
+    builder = EntriesBuilder(pv_filter=pv_filter, tombstones=tombstones)
+    keys = [manifest_key(m.path, state.state_version) for m in manifests]
+    decompress = pv_filter is None
+    if parallelism <= 1 or len(keys) <= 1:
+        for key in keys:
+            builder.add(*_prepare(store, key, decompress=False))
+        return builder.build()
+    with concurrent.futures.ThreadPoolExecutor(
+        min(parallelism, len(keys)), thread_name_prefix="avrostate"
+    ) as pool:
+        futures = [pool.submit(_prepare, store, key, decompress=decompress) for key in keys]
+        for future in futures:
+            builder.add(*future.result())
+    return builder.build()
+
+
 def read_state(
     store: ObjectStore,
     version: int,
@@ -128,7 +175,7 @@ def read_state(
     """
     state = load_state_manifest(store, version)
     chosen = select_manifests(state, partition_filter)
-    parts = read_manifests(
+    files = read_entries(
         store,
         state,
         chosen,
@@ -136,5 +183,4 @@ def read_state(
         tombstones=frozenset(state.tombstones) if state.tombstones else None,
         parallelism=parallelism,
     )
-    files = concat_entries(parts) if parts else FileEntries.empty()
     return LoadedState(state, files, len(chosen), len(state.manifests))

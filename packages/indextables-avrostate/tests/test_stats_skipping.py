@@ -1,0 +1,92 @@
+"""Data skipping on min/max statistics equals the predicate's own may_match, per entry."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from indextables.avrostate.manifest_reader import read_manifest_entries
+from indextables.avrostate.manifest_writer import encode_manifest
+from indextables.protocol.predicates import (
+    And,
+    EqualTo,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+    Or,
+    Predicate,
+    StartsWith,
+)
+from indextables.protocol.state import FileEntry, PartitionBounds
+
+VALUE = st.one_of(
+    st.integers(-(10**20), 10**20).map(str),
+    st.integers(-50, 50).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(str),
+    st.sampled_from(["", " 7", "+3", "1_000", "inf", "nan", "-", "abc", "Zed", "é", "2024-01-05", "a" * 40]),
+    st.text(max_size=6),
+)
+COLUMN = st.sampled_from(["a", "b"])
+LEAF = st.one_of(
+    st.builds(EqualTo, COLUMN, VALUE),
+    st.builds(LessThan, COLUMN, VALUE),
+    st.builds(LessThanOrEqual, COLUMN, VALUE),
+    st.builds(GreaterThan, COLUMN, VALUE),
+    st.builds(GreaterThanOrEqual, COLUMN, VALUE),
+    st.builds(In, COLUMN, st.lists(VALUE, max_size=3).map(tuple)),
+    st.builds(StartsWith, COLUMN, st.text(max_size=3)),
+    st.builds(IsNull, COLUMN),
+)
+PREDICATE = st.recursive(
+    LEAF,
+    lambda inner: st.one_of(
+        st.builds(And, inner, inner), st.builds(Or, inner, inner), st.builds(Not, inner)
+    ),
+    max_leaves=4,
+)
+STATS = st.dictionaries(COLUMN, VALUE, max_size=2) | st.none()
+
+
+def _entry(i: int, mins: Any, maxs: Any) -> FileEntry:
+    return FileEntry(f"f{i}", {}, 1, 0, True, 0, 0, min_values=mins, max_values=maxs)
+
+
+def _expected(entries: list[FileEntry], predicate: Predicate) -> list[int]:
+    out = []
+    for i, e in enumerate(entries):
+        bounds = {}
+        for column in predicate.columns():
+            low = (e.min_values or {}).get(column)
+            high = (e.max_values or {}).get(column)
+            if high is not None and len(high) >= 32:
+                high = None
+            bounds[column] = PartitionBounds(low, high)
+        if predicate.may_match(bounds):
+            out.append(i)
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(STATS, STATS), max_size=20), PREDICATE)
+def test_stats_may_match_equals_per_entry_may_match(
+    decoder: ModuleType, stats: list[Any], predicate: Predicate
+) -> None:
+    entries = [_entry(i, lo, hi) for i, (lo, hi) in enumerate(stats)]
+    files = read_manifest_entries(encode_manifest(entries, block_bytes=200), path="m")
+    assert files.stats_may_match(predicate) == _expected(entries, predicate)
+
+
+def test_realistic_range_predicate_prunes(decoder: ModuleType, entries: Any) -> None:
+    originals = entries(200)
+    files = read_manifest_entries(encode_manifest(originals), path="m")
+    predicate = And(GreaterThanOrEqual("id", "id-max-150"), LessThanOrEqual("id", "id-min-160"))
+    kept = files.stats_may_match(predicate)
+    assert kept == _expected(originals, predicate)
+    assert 0 < len(kept) < 200
