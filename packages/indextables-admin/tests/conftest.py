@@ -52,6 +52,18 @@ def expected_of(name: str) -> dict[str, Any]:
     return loaded
 
 
+@pytest.fixture
+def cli_run() -> Any:
+    """The in-process runner: ``cli_run(*args, input=None) -> Run``."""
+    return run_cli
+
+
+@pytest.fixture
+def golden_expected(golden_name: str) -> dict[str, Any]:
+    """The expected.json of each golden table."""
+    return expected_of(golden_name)
+
+
 @pytest.fixture(params=GOLDEN_NAMES or ["<golden tables missing>"])
 def golden_name(request: pytest.FixtureRequest) -> str:
     """Each golden table's name (fails, never skips, when the tables are missing)."""
@@ -70,6 +82,18 @@ def golden_copy(golden_name: str, tmp_path: Path) -> Path:
 def partitioned_table(tmp_path: Path) -> Path:
     """A private copy of the partitioned golden table (date=2024-01-01..03)."""
     return copy_golden("04_partitioned", tmp_path)
+
+
+@pytest.fixture
+def partitioned_expected() -> dict[str, Any]:
+    """The expected.json of the partitioned golden table."""
+    return expected_of("04_partitioned")
+
+
+@pytest.fixture
+def unpartitioned_table(tmp_path: Path) -> Path:
+    """A private copy of an unpartitioned golden table (five appends)."""
+    return copy_golden("02_five_appends", tmp_path)
 
 
 @pytest.fixture

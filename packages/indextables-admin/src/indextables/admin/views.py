@@ -78,13 +78,12 @@ def wire_name(field_name: str) -> str:
 
 
 def file_entry_to_wire(entry: FileEntry) -> JsonObject:
-    """A live file as its wire record: camelCase keys, absent optional fields left out."""
-    record: dict[str, JsonValue] = {}
-    for spec in dataclasses.fields(entry):
-        value = getattr(entry, spec.name)
-        if value is not None:
-            record[wire_name(spec.name)] = to_json(value)
-    return record
+    """A live file as its wire record: camelCase keys, every field (``null`` when absent).
+
+    Keeping absent fields as ``null`` gives every file the same keys, so
+    scripts never need to test for a key.
+    """
+    return {wire_name(f.name): to_json(getattr(entry, f.name)) for f in dataclasses.fields(entry)}
 
 
 def protocol_to_wire(protocol: ProtocolAction) -> JsonObject:
@@ -106,12 +105,18 @@ def record(result: Any) -> JsonObject:
 
 
 def describe_document(description: TableDescription) -> JsonObject:
-    """``describe``: DESCRIBE INDEXTABLES STATE's columns, then table facts."""
+    """``describe``: DESCRIBE INDEXTABLES STATE's columns, then the latest snapshot's facts.
+
+    The reference columns (``version``, ``num_files``, ...) describe the newest
+    state; ``table_*`` describe the table, which may have versions after it.
+    """
     snap = description.snapshot
     counts = [f.num_records for f in snap.files]
     return {
         **record(description.state),
         "table_version": snap.version,
+        "table_num_files": snap.num_files,
+        "table_total_bytes": snap.total_bytes,
         "num_records": None if None in counts else sum(c or 0 for c in counts),
         "protocol": protocol_to_wire(snap.protocol),
         "table_id": snap.metadata.id,
