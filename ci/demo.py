@@ -70,19 +70,32 @@ def session() -> Any:
 
 def log_lines(spark: Any, count: int, *, first_id: int = 0, days: int = 5) -> Any:
     """Deterministic synthetic log lines (no randomness: every run writes the same table)."""
+
+    def pick(choices: str, salt: int) -> str:
+        size = choices.count(",") + 1
+        return f"element_at(array({choices}), cast(pmod(hash(id, {salt}), {size}) + 1 as int))"
+
+    day = (
+        f"cast(date_add(date'2024-03-01', cast(floor((id - {first_id}) * {days} / {count})"
+        " as int)) as string) as day"
+    )
+    message = ", ".join(
+        [
+            pick("'GET','POST','PUT','DELETE'", 4),
+            "concat('/v1/', " + pick("'users','orders','items','carts','search'", 5) + ")",
+            pick("'completed','completed','retried','failed','timed out'", 6),
+            "case when pmod(hash(id, 7), 10000) = 0 then 'deadlock detected' else '' end",
+            "concat('in ', pmod(hash(id, 8), 1000), ' ms')",
+        ]
+    )
     return spark.range(first_id, first_id + count, numPartitions=2).selectExpr(
         "id",
-        f"cast(date_add(date'2024-03-01', cast(floor((id - {first_id}) * {days} / {count}) as int))"
-        " as string) as day",
+        day,
         "timestamp_seconds(1709251200 + id) as ts",
-        "element_at(array('INFO','INFO','INFO','INFO','WARN','ERROR'), cast(pmod(hash(id, 1), 6) + 1 as int)) as level",
-        "element_at(array('api','auth','billing','search','storage'), cast(pmod(hash(id, 2), 5) + 1 as int)) as service",
+        pick("'INFO','INFO','INFO','INFO','WARN','ERROR'", 1) + " as level",
+        pick("'api','auth','billing','search','storage'", 2) + " as service",
         "concat('host-', lpad(cast(pmod(hash(id, 3), 40) as string), 2, '0')) as host",
-        "concat_ws(' ', element_at(array('GET','POST','PUT','DELETE'), cast(pmod(hash(id, 4), 4) + 1 as int)),"
-        " concat('/v1/', element_at(array('users','orders','items','carts','search'), cast(pmod(hash(id, 5), 5) + 1 as int))),"
-        " element_at(array('completed','completed','retried','failed','timed out'), cast(pmod(hash(id, 6), 5) + 1 as int)),"
-        " case when pmod(hash(id, 7), 10000) = 0 then 'deadlock detected' else '' end,"
-        " concat('in ', pmod(hash(id, 8), 1000), ' ms')) as message",
+        f"concat_ws(' ', {message}) as message",
         "cast(pmod(hash(id, 8), 1000) as int) as latency_ms",
     )
 
@@ -107,10 +120,14 @@ def main() -> int:
         timed("full text: message:deadlock (query option)", needle.count)
         phrase = spark.read.format(FMT).option("query", 'message:"timed out" AND level:ERROR')
         timed('full text: "timed out" AND level:ERROR', phrase.load(str(TABLE)).count)
-        timed("exact: level = 'ERROR' AND service = 'billing'",
-              table.where("level = 'ERROR' AND service = 'billing'").count)
-        timed("exact (fieldmatch helper): host = host-07",
-              itp.fieldmatch(spark, str(TABLE), "host", "host-07").count)
+        timed(
+            "exact: level = 'ERROR' AND service = 'billing'",
+            table.where("level = 'ERROR' AND service = 'billing'").count,
+        )
+        timed(
+            "exact (fieldmatch helper): host = host-07",
+            itp.fieldmatch(spark, str(TABLE), "host", "host-07").count,
+        )
         timed("range: latency_ms >= 995", table.where("latency_ms >= 995").count)
         timed("partition: day = '2024-03-02'", table.where("day = '2024-03-02'").count)
         for row in needle.orderBy("id").limit(3).collect():
@@ -131,8 +148,10 @@ def main() -> int:
     with step("Streaming: read the rows added by the append (trigger availableNow)"):
         stream_rows(spark, version_before)
     with step("Time travel"):
-        timed("versionAsOf 1 (the first write)",
-              spark.read.format(FMT).option("versionAsOf", "1").load(str(TABLE)).count)
+        timed(
+            "versionAsOf 1 (the first write)",
+            spark.read.format(FMT).option("versionAsOf", "1").load(str(TABLE)).count,
+        )
         timed("latest", spark.read.format(FMT).load(str(TABLE)).count)
         _ = first_version
     spark.stop()
@@ -153,8 +172,10 @@ def stream_rows(spark: Any, state_rows: list[Any]) -> None:
         .start()
     )
     query.awaitTermination()
-    timed(f"rows streamed after version {start_version}",
-          lambda: spark.sql("SELECT count(*) FROM new_logs").first()[0])
+    timed(
+        f"rows streamed after version {start_version}",
+        lambda: spark.sql("SELECT count(*) FROM new_logs").first()[0],
+    )
     _ = state_rows
 
 

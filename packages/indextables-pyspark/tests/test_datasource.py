@@ -66,8 +66,11 @@ def test_write_read_round_trip_with_partitions(spark: Any, logs: str) -> None:
     rows = sorted(_rows(df), key=lambda r: r["id"])
     assert len(rows) == 200
     assert rows[7] == {
-        "id": 7, "day": "2024-01-02", "level": "INFO",
-        "message": "request 7 timed out", "latency": 1.75,
+        "id": 7,
+        "day": "2024-01-02",
+        "level": "INFO",
+        "message": "request 7 timed out",
+        "latency": 1.75,
     }
 
 
@@ -105,7 +108,9 @@ def test_filtered_then_unfiltered_on_one_dataframe(spark: Any, logs: str, pushdo
 
 def test_sql_temporary_view_select_insert_overwrite(spark: Any, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
-    spark.createDataFrame([(1, "a")], "id long, name string").write.format(FMT).mode("append").save(path)
+    spark.createDataFrame([(1, "a")], "id long, name string").write.format(FMT).mode("append").save(
+        path
+    )
     spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW tv USING indextables OPTIONS (path '{path}')")
     spark.sql("INSERT INTO tv VALUES (2, 'b')")
     assert sorted(r.id for r in spark.sql("SELECT id FROM tv").collect()) == [1, 2]
@@ -135,7 +140,9 @@ def test_unsupported_column_type_is_a_clear_error(spark: Any, tmp_path: Path) ->
 
 def test_bad_option_value_fails_before_tasks(spark: Any, tmp_path: Path) -> None:
     df = spark.range(1)
-    writer = df.write.format(FMT).mode("append").option("spark.indextables.indexing.typemap.id", "text")
+    writer = (
+        df.write.format(FMT).mode("append").option("spark.indextables.indexing.typemap.id", "text")
+    )
     assert "does not fit" in _error_of(lambda: writer.save(str(tmp_path / "b")))
 
 

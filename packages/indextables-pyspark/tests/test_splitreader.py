@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from indextables.protocol.splitbundle import unbundle_split
 from pyspark.sql.types import StructType
 
+from indextables.protocol.splitbundle import unbundle_split
 from indextables.pyspark.errors import IndexTablesSparkError
 from indextables.pyspark.filters import Condition
 from indextables.pyspark.search import SearchSpec
@@ -69,9 +69,9 @@ def test_conditions_and_search_narrow_exactly(
     assert sort_rows(rows) == sort_rows([r for r in oracle["rows"] if keep(r)])
 
 
-def test_full_text_query_on_reference_split_is_a_clear_error(
-    tmp_path: Path, expected: Any
-) -> None:
+def test_full_text_query_on_reference_split_is_a_clear_error(tmp_path: Path, expected: Any) -> None:
     oracle = expected("04_partitioned")
     with pytest.raises(IndexTablesSparkError, match="SSTable term dictionary"):
-        _read_all("04_partitioned", oracle, tmp_path, search=SearchSpec(query="text:doc2"), conditions=())
+        _read_all(
+            "04_partitioned", oracle, tmp_path, search=SearchSpec(query="text:doc2"), conditions=()
+        )

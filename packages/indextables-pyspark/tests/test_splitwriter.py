@@ -8,7 +8,6 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from indextables.storage import LocalStore
 from pyspark.sql.types import (
     DateType,
     DoubleType,
@@ -27,6 +26,7 @@ from indextables.pyspark.search import SearchSpec
 from indextables.pyspark.splitcache import SplitCache, SplitRef
 from indextables.pyspark.splitreader import SplitEntry, read_split
 from indextables.pyspark.splitwriter import SplitWriter
+from indextables.storage import LocalStore
 
 SCHEMA = StructType(
     [
@@ -67,7 +67,9 @@ def written(tmp_path: Path) -> tuple[LocalStore, list[Any]]:
     return store, writer.finish()
 
 
-def _read(store: LocalStore, adds: list[Any], tmp_path: Path, **kwargs: Any) -> list[dict[str, Any]]:
+def _read(
+    store: LocalStore, adds: list[Any], tmp_path: Path, **kwargs: Any
+) -> list[dict[str, Any]]:
     cache = SplitCache(str(tmp_path / "cache"), 1 << 30)
     rows: list[dict[str, Any]] = []
     for add in adds:
@@ -84,10 +86,12 @@ def test_one_split_per_partition_with_stats(written: tuple[LocalStore, list[Any]
     by_day = {a.partition_values["day"]: a for a in adds}
     assert sorted(by_day) == ["2024-01-01", "2024-01-02"]
     first = by_day["2024-01-01"]
-    assert first.path.startswith("day=2024-01-01/part-") and first.path.endswith(".split")
+    assert first.path.startswith("day=2024-01-01/part-")
+    assert first.path.endswith(".split")
     assert first.num_records == 50
     assert (first.min_values["id"], first.max_values["id"]) == ("0", "98")
-    assert first.max_values["latency"] == "24.5" and first.min_values["latency"] == "0"
+    assert first.max_values["latency"] == "24.5"
+    assert first.min_values["latency"] == "0"
     assert "day" not in first.min_values
     assert first.footer_end_offset == first.size
 
@@ -109,11 +113,19 @@ def test_round_trip_returns_every_row(
         (SearchSpec(), (Condition("in", "level", ("ERROR",)),), lambda r: r["level"] == "ERROR"),
         (SearchSpec(), (Condition("prefix", "level", ("ERR",)),), lambda r: r["level"] == "ERROR"),
         (SearchSpec(), (Condition("<", "latency", (2.0,)),), lambda r: r["latency"] < 2),
-        (SearchSpec(), (Condition("=", "level", ("INFO",)), Condition(">", "id", (90,))), lambda r: r["level"] == "INFO" and r["id"] > 90),
+        (
+            SearchSpec(),
+            (Condition("=", "level", ("INFO",)), Condition(">", "id", (90,))),
+            lambda r: r["level"] == "INFO" and r["id"] > 90,
+        ),
     ],
 )
 def test_search_and_conditions_are_exact_on_our_splits(
-    written: tuple[LocalStore, list[Any]], tmp_path: Path, search: SearchSpec, conditions: Any, keep: Any
+    written: tuple[LocalStore, list[Any]],
+    tmp_path: Path,
+    search: SearchSpec,
+    conditions: Any,
+    keep: Any,
 ) -> None:
     store, adds = written
     rows = _read(store, adds, tmp_path, search=search, conditions=conditions)

@@ -3,8 +3,10 @@
 Example:
     >>> import indextables.pyspark as itp  # doctest: +SKIP
     >>> itp.register(spark)  # doctest: +SKIP
-    >>> df.write.format("indextables").option("partitionBy", "day").save("/tmp/logs")  # doctest: +SKIP
-    >>> spark.read.format("indextables").option("query", "message:timeout").load("/tmp/logs")  # doctest: +SKIP
+    >>> writer = df.write.format("indextables").option("partitionBy", "day")  # doctest: +SKIP
+    >>> writer.mode("append").save("/tmp/logs")  # doctest: +SKIP
+    >>> reader = spark.read.format("indextables").option("query", "message:x")  # doctest: +SKIP
+    >>> reader.load("/tmp/logs").count()  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ FORMAT = "indextables"
 
 
 def register(spark: SparkSession) -> None:
-    """Register the ``indextables`` format with ``spark`` (needed only without auto-registration)."""
+    """Register the ``indextables`` format with ``spark`` (unless auto-registered)."""
     from indextables.pyspark.datasource import IndexTablesDataSource
 
     spark.dataSource.register(IndexTablesDataSource)
@@ -42,14 +44,18 @@ def sql(spark: SparkSession, text: str) -> DataFrame:
     return run_sql(spark, text)
 
 
-def textsearch(spark: SparkSession, path: str, column: str, query: str, **options: Any) -> DataFrame:
+def textsearch(
+    spark: SparkSession, path: str, column: str, query: str, **options: Any
+) -> DataFrame:
     """Rows whose tokenized ``column`` matches the Tantivy ``query`` (see :mod:`.search`)."""
     from indextables.pyspark.search import textsearch as _textsearch
 
     return _textsearch(spark, path, column, query, **options)
 
 
-def fieldmatch(spark: SparkSession, path: str, column: str, value: str, **options: Any) -> DataFrame:
+def fieldmatch(
+    spark: SparkSession, path: str, column: str, value: str, **options: Any
+) -> DataFrame:
     """Rows whose exact (string) ``column`` equals ``value`` (see :mod:`.search`)."""
     from indextables.pyspark.search import fieldmatch as _fieldmatch
 

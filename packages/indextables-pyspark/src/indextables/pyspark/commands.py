@@ -41,10 +41,15 @@ _COMMANDS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     ("truncate", _pattern(r"TRUNCATE INDEXTABLES TIME TRAVEL " + _PATH + r"(?P<dry> DRY RUN)?")),
-    ("drop_partitions", _pattern(r"DROP INDEXTABLES PARTITIONS FROM " + _PATH + r" WHERE (?P<where>.+?)")),
+    (
+        "drop_partitions",
+        _pattern(r"DROP INDEXTABLES PARTITIONS FROM " + _PATH + r" WHERE (?P<where>.+?)"),
+    ),
     (
         "repair",
-        _pattern(r"REPAIR INDEXFILES TRANSACTION LOG " + _PATH + r" AT LOCATION '(?P<target>[^']+)'"),
+        _pattern(
+            r"REPAIR INDEXFILES TRANSACTION LOG " + _PATH + r" AT LOCATION '(?P<target>[^']+)'"
+        ),
     ),
 ]
 
@@ -59,12 +64,16 @@ def parse(text: str) -> tuple[str, dict[str, str]] | None:
             return name, groups
     if re.match(r"^\s*MERGE\s+SPLITS\b", text, _FLAGS):
         raise SqlCommandError("MERGE SPLITS is not implemented by indextables-pyspark yet")
-    if re.match(r"^\s*(DESCRIBE|CHECKPOINT|COMPACT|PURGE|TRUNCATE|DROP|REPAIR|MERGE)\s+INDEX", text, _FLAGS):
+    if re.match(
+        r"^\s*(DESCRIBE|CHECKPOINT|COMPACT|PURGE|TRUNCATE|DROP|REPAIR|MERGE)\s+INDEX", text, _FLAGS
+    ):
         raise SqlCommandError(f"cannot parse IndexTables command: {text.strip()!r}")
     return None
 
 
-def run_sql(spark: SparkSession, text: str, *, options: Mapping[str, str] | None = None) -> DataFrame:
+def run_sql(
+    spark: SparkSession, text: str, *, options: Mapping[str, str] | None = None
+) -> DataFrame:
     """Run one statement: an IndexTables maintenance command or anything ``spark.sql`` takes.
 
     Raises:

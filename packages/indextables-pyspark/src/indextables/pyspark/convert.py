@@ -15,6 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 import tantivy
+
+from indextables.pyspark.mapping import FieldKind, FieldSpec
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (
     ArrayType,
@@ -23,8 +25,6 @@ from pyspark.sql.types import (
     StructType,
     TimestampNTZType,
 )
-
-from indextables.pyspark.mapping import FieldKind, FieldSpec
 
 # JSON fields must hold objects; arrays are wrapped under this key.
 ARRAY_KEY = "_values"

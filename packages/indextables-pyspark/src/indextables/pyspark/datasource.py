@@ -12,9 +12,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pyspark.sql.datasource import DataSource
-from pyspark.sql.types import StructType
-
 from indextables.pyspark.errors import OptionError
 from indextables.pyspark.mapping import field_specs
 from indextables.pyspark.options import (
@@ -28,11 +25,13 @@ from indextables.pyspark.reader import IndexTablesReader
 from indextables.pyspark.search import SearchSpec
 from indextables.pyspark.tableaccess import TableView, load_view
 from indextables.pyspark.writer import IndexTablesWriter, WritePlan
+from pyspark.sql.datasource import DataSource
+from pyspark.sql.types import StructType
 
 FORMAT = "indextables"
 
 
-class IndexTablesDataSource(DataSource):  # type: ignore[misc]
+class IndexTablesDataSource(DataSource):
     """``spark.read.format("indextables")`` / ``df.write.format("indextables")``."""
 
     @classmethod
@@ -67,15 +66,17 @@ class IndexTablesDataSource(DataSource):  # type: ignore[misc]
 
     def writer(self, schema: StructType, overwrite: bool) -> IndexTablesWriter:
         """A writer; validates every option against the DataFrame's schema first."""
-        return IndexTablesWriter(plan_write(self._path(), self.options, schema), overwrite=overwrite)
+        return IndexTablesWriter(
+            plan_write(self._path(), self.options, schema), overwrite=overwrite
+        )
 
-    def streamReader(self, schema: StructType) -> Any:  # noqa: N802 - Spark's method name
+    def streamReader(self, schema: StructType) -> Any:
         """A micro-batch reader of the rows of files added after the checkpointed version."""
         from indextables.pyspark.streaming import IndexTablesStreamReader
 
         return IndexTablesStreamReader(self._path(), self.options, schema)
 
-    def streamWriter(self, schema: StructType, overwrite: bool) -> Any:  # noqa: N802
+    def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
         """A streaming sink that appends each micro-batch exactly once."""
         from indextables.pyspark.streaming import IndexTablesStreamWriter
 

@@ -1,4 +1,4 @@
-"""The exception hierarchy of ``indextables.pyspark``: everything derives from :class:`IndexTablesSparkError`."""
+"""The exception hierarchy of ``indextables.pyspark``: all derive from IndexTablesSparkError."""
 
 from __future__ import annotations
 

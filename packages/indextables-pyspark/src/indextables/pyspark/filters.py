@@ -16,10 +16,10 @@ from datetime import date, datetime
 from typing import Any
 
 import tantivy
-from pyspark.sql import datasource as ds
 
 from indextables.pyspark.mapping import FieldKind, FieldSpec
 from indextables.pyspark.stats import string_max_is_exact
+from pyspark.sql import datasource as ds
 
 COMPARISONS = ("=", "<", "<=", ">", ">=")
 
@@ -57,7 +57,7 @@ def translate(spark_filter: ds.Filter) -> Condition | None:
         if isinstance(child, ds.EqualTo) and len(child.attribute) == 1 and child.value is not None:
             return Condition("!=", child.attribute[0], (child.value,))
         return None
-    attribute = getattr(spark_filter, "attribute", ())
+    attribute: tuple[str, ...] = tuple(getattr(spark_filter, "attribute", ()))
     if len(attribute) != 1:
         return None  # nested column paths are not pushed
     column = attribute[0]
@@ -85,9 +85,7 @@ def translate_all(filters: Iterable[ds.Filter]) -> tuple[Condition, ...]:
 # -- Tantivy queries -----------------------------------------------------------------
 
 
-def to_query(
-    condition: Condition, spec: FieldSpec, schema: tantivy.Schema
-) -> tantivy.Query | None:
+def to_query(condition: Condition, spec: FieldSpec, schema: tantivy.Schema) -> tantivy.Query | None:
     """A Tantivy query matching a superset of the condition's rows, or None if not exact."""
     if not spec.indexed and condition.op not in ("null", "notnull"):
         return None
@@ -107,13 +105,20 @@ def to_query(
         return _string_query(condition, spec, schema)
     if spec.kind is FieldKind.BOOL and condition.op == "=":
         value = condition.values[0]
-        return tantivy.Query.term_query(schema, spec.name, value) if isinstance(value, bool) else None
+        return (
+            tantivy.Query.term_query(schema, spec.name, value) if isinstance(value, bool) else None
+        )
     return None
 
 
 def _null_query(condition: Condition, spec: FieldSpec) -> tantivy.Query | None:
     # exists_query reads fast fields; text fast fields of reference splits are unreadable here.
-    if not spec.fast or spec.kind not in (FieldKind.I64, FieldKind.F64, FieldKind.BOOL, FieldKind.DATE):
+    if not spec.fast or spec.kind not in (
+        FieldKind.I64,
+        FieldKind.F64,
+        FieldKind.BOOL,
+        FieldKind.DATE,
+    ):
         return None
     exists = tantivy.Query.exists_query(spec.name)
     if condition.op == "notnull":
@@ -129,7 +134,9 @@ def _numeric_query(
     values = [_number(v, spec.kind) for v in condition.values]
     if any(v is None for v in values):
         return None
-    field_type = tantivy.FieldType.Integer if spec.kind is FieldKind.I64 else tantivy.FieldType.Float
+    field_type = (
+        tantivy.FieldType.Integer if spec.kind is FieldKind.I64 else tantivy.FieldType.Float
+    )
     if condition.op == "in":
         if not values:
             return tantivy.Query.empty_query()
@@ -264,15 +271,17 @@ def _compare_holds(op: str, text: str, operand: Any) -> bool | None:
     if value is None:
         return None
     try:
-        return {
-            "=": value == operand,
-            "in": value == operand,
-            "!=": value != operand,
-            "<": value < operand,
-            "<=": value <= operand,
-            ">": value > operand,
-            ">=": value >= operand,
-        }[op]
+        return bool(
+            {
+                "=": value == operand,
+                "in": value == operand,
+                "!=": value != operand,
+                "<": value < operand,
+                "<=": value <= operand,
+                ">": value > operand,
+                ">=": value >= operand,
+            }[op]
+        )
     except TypeError:
         return None
 

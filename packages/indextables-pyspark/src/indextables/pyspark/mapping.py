@@ -15,6 +15,9 @@ from enum import Enum
 from typing import Any
 
 import tantivy
+
+from indextables.pyspark.errors import OptionError, UnsupportedTypeError
+from indextables.pyspark.options import IndexingOptions
 from pyspark.sql.types import (
     ArrayType,
     BooleanType,
@@ -32,9 +35,6 @@ from pyspark.sql.types import (
     TimestampNTZType,
     TimestampType,
 )
-
-from indextables.pyspark.errors import OptionError, UnsupportedTypeError
-from indextables.pyspark.options import IndexingOptions
 
 
 class FieldKind(Enum):
@@ -183,7 +183,9 @@ def field_specs(
     """
     parts = {c.lower() for c in partition_columns}
     specs = tuple(
-        field_spec(f.name, f.dataType, options) for f in schema.fields if f.name.lower() not in parts
+        field_spec(f.name, f.dataType, options)
+        for f in schema.fields
+        if f.name.lower() not in parts
     )
     _check_named_fields(options, {f.name.lower() for f in schema.fields})
     return specs
@@ -256,10 +258,16 @@ def _add_field(builder: tantivy.SchemaBuilder, s: FieldSpec) -> None:
     if s.kind in (FieldKind.STRING, FieldKind.TEXT):
         option = "position" if s.indexed else "basic"
         builder.add_text_field(
-            s.name, stored=s.stored, fast=s.fast, tokenizer_name=s.tokenizer, index_option=option
+            s.name,
+            stored=s.stored,
+            fast=s.fast,
+            tokenizer_name=s.tokenizer or "raw",
+            index_option=option,
         )
     elif s.kind is FieldKind.JSON:
-        builder.add_json_field(s.name, stored=s.stored, fast=s.fast, tokenizer_name=s.tokenizer)
+        builder.add_json_field(
+            s.name, stored=s.stored, fast=s.fast, tokenizer_name=s.tokenizer or "default"
+        )
     elif s.kind is FieldKind.I64:
         builder.add_integer_field(s.name, stored=s.stored, indexed=s.indexed, fast=s.fast)
     elif s.kind is FieldKind.F64:

@@ -110,8 +110,10 @@ def parse_indexing(options: Mapping[str, str]) -> IndexingOptions:
         elif key.startswith(TOKENIZER):
             tokenizers[key[len(TOKENIZER) :]] = _choice(key, value, TOKENIZERS)
         elif key.startswith(INDEXING) and key not in _KNOWN_INDEXING:
-            raise OptionError(f"unknown option {key!r}; known: typemap.<field>, tokenizer.<field>, "
-                              "fastfields, storeonlyfields, indexonlyfields")
+            raise OptionError(
+                f"unknown option {key!r}; known: typemap.<field>, tokenizer.<field>, "
+                "fastfields, storeonlyfields, indexonlyfields"
+            )
     store_only = frozenset(split_names(opts.get(INDEXING + "storeonlyfields", "")))
     index_only = frozenset(split_names(opts.get(INDEXING + "indexonlyfields", "")))
     both = sorted(store_only & index_only)

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
-from pyspark.sql.types import StructType
 
 from indextables.pyspark.filters import Condition, may_match_file, translate_all
 from indextables.pyspark.mapping import FieldKind, specs_from_doc_mapping
@@ -31,10 +29,12 @@ from indextables.pyspark.search import SearchSpec, validate
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
 from indextables.pyspark.tableaccess import LiveSplit, TableView, load_view, open_table_store
+from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
+from pyspark.sql.types import StructType
 
 
 @dataclass(frozen=True, slots=True)
-class ReadTask(InputPartition):  # type: ignore[misc]
+class ReadTask(InputPartition):
     """One read task: a group of splits and how to read them.
 
     Attributes:
@@ -71,10 +71,10 @@ class _PushFilters:
         return _BoundPush(reader)
 
 
-class IndexTablesReader(DataSourceReader):  # type: ignore[misc]
+class IndexTablesReader(DataSourceReader):
     """Reads one snapshot of an IndexTables table."""
 
-    pushFilters = _PushFilters()  # noqa: N815 - Spark's method name
+    pushFilters = _PushFilters()
 
     def __init__(
         self,
@@ -145,7 +145,6 @@ class IndexTablesReader(DataSourceReader):  # type: ignore[misc]
             yield from read_split(
                 directory, entry, self.schema, search=self.search, conditions=conditions
             )
-
 
     def _current_splits(self) -> tuple[SplitEntry, ...]:
         read = self.read_options

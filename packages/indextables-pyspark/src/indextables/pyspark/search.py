@@ -113,7 +113,9 @@ def _parse(index: tantivy.Index, text: str, defaults: list[str], option: str) ->
     try:
         return index.parse_query(text, defaults)
     except ValueError as error:
-        raise QuerySyntaxError(f"option {option}={text!r} is not a valid Tantivy query: {error}") from None
+        raise QuerySyntaxError(
+            f"option {option}={text!r} is not a valid Tantivy query: {error}"
+        ) from None
 
 
 def textsearch(

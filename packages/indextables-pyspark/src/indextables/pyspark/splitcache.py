@@ -10,6 +10,7 @@ until the cache is under its cap again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -111,10 +112,9 @@ def _cache_key(table_uri: str, split: SplitRef) -> str:
 
 def _touch(path: str) -> None:
     now = time.time()
-    try:
+    # Evicted meanwhile: the caller still holds open files, which stay valid.
+    with contextlib.suppress(OSError):
         os.utime(path, (now, now))
-    except OSError:
-        pass  # evicted meanwhile: the caller still holds open files, which stay valid
 
 
 def _mtime(path: str) -> float:

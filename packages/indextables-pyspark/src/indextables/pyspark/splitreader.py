@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import tantivy
-from pyspark.sql.types import StructType
 
 from indextables.pyspark.convert import arrow_schema, column_from_docs, partition_column
 from indextables.pyspark.errors import IndexTablesSparkError
@@ -22,6 +20,7 @@ from indextables.pyspark.filters import Condition, conjunction, to_query
 from indextables.pyspark.mapping import FieldKind, FieldSpec, specs_from_doc_mapping
 from indextables.pyspark.search import SearchSpec, build_query
 from indextables.pyspark.splitcache import SplitRef
+from pyspark.sql.types import StructType
 
 BATCH_ROWS = 8192
 _FAST_NUMERIC = (FieldKind.I64, FieldKind.F64, FieldKind.BOOL)

@@ -21,10 +21,10 @@ from urllib.parse import quote
 
 import pyarrow as pa
 import tantivy
+
 from indextables.protocol.actions import AddAction
 from indextables.protocol.splitbundle import write_split_bundle
 from indextables.protocol.store import ObjectStore
-
 from indextables.pyspark.convert import documents, partition_value_string
 from indextables.pyspark.mapping import FieldSpec, doc_mapping_json, tantivy_schema
 from indextables.pyspark.stats import StatsCollector
@@ -52,7 +52,9 @@ class PartitionIndex:
         writer = index.writer(heap_size, 1)
         return cls(directory, index, writer, StatsCollector(specs))
 
-    def add(self, batch: pa.RecordBatch, specs: Sequence[FieldSpec], schema: tantivy.Schema) -> None:
+    def add(
+        self, batch: pa.RecordBatch, specs: Sequence[FieldSpec], schema: tantivy.Schema
+    ) -> None:
         """Index the rows of one batch and fold them into the statistics."""
         for doc in documents(batch, specs, schema):
             self.writer.add_document(doc)
@@ -94,9 +96,11 @@ class SplitWriter:
             self._index_for(()).add(batch, self.specs, self.schema)
             return
         table = pa.Table.from_batches([batch])
-        keys = table.select(list(self.partition_columns)).group_by(
-            list(self.partition_columns), use_threads=False
-        ).aggregate([])
+        keys = (
+            table.select(list(self.partition_columns))
+            .group_by(list(self.partition_columns), use_threads=False)
+            .aggregate([])
+        )
         for key in keys.to_pylist():
             mask = _mask(table, key)
             part = table.filter(mask).combine_chunks().to_batches()
@@ -163,7 +167,8 @@ def _mask(table: pa.Table, key: dict[str, object]) -> pa.ChunkedArray:
 def split_path(partition_columns: Sequence[str], values: PartitionKey) -> str:
     """``<col>=<value>/.../part-<uuid>.split`` relative to the table root."""
     dirs = [
-        f"{quote(c, safe='')}={_dir_value(v)}" for c, v in zip(partition_columns, values, strict=True)
+        f"{quote(c, safe='')}={_dir_value(v)}"
+        for c, v in zip(partition_columns, values, strict=True)
     ]
     return "/".join([*dirs, f"part-{uuid.uuid4()}.split"])
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -37,8 +38,8 @@ class StatsCollector:
     """Accumulates min/max over Arrow batches for the columns that carry statistics."""
 
     specs: tuple[FieldSpec, ...]
-    minimums: dict[str, object] = field(default_factory=dict)
-    maximums: dict[str, object] = field(default_factory=dict)
+    minimums: dict[str, Any] = field(default_factory=dict)
+    maximums: dict[str, Any] = field(default_factory=dict)
     num_records: int = 0
 
     def add(self, batch: pa.RecordBatch) -> None:
@@ -53,10 +54,10 @@ class StatsCollector:
             bounds = pc.min_max(column).as_py()
             self._fold(spec.name, bounds["min"], bounds["max"])
 
-    def _fold(self, name: str, low: object, high: object) -> None:
+    def _fold(self, name: str, low: Any, high: Any) -> None:
         old_low, old_high = self.minimums.get(name), self.maximums.get(name)
-        self.minimums[name] = low if old_low is None else min(old_low, low)  # type: ignore[type-var]
-        self.maximums[name] = high if old_high is None else max(old_high, high)  # type: ignore[type-var]
+        self.minimums[name] = low if old_low is None else min(old_low, low)
+        self.maximums[name] = high if old_high is None else max(old_high, high)
 
     def min_values(self) -> dict[str, str]:
         """The ``minValues`` map of the AddAction."""

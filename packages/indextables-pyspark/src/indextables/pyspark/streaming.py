@@ -18,13 +18,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.datasource import (
-    DataSourceStreamReader,
-    DataSourceStreamWriter,
-    InputPartition,
-    WriterCommitMessage,
-)
-from pyspark.sql.types import StructType
 
 from indextables.pyspark.options import lower_keys, parse_read
 from indextables.pyspark.planguard import new_token
@@ -34,9 +27,16 @@ from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import read_split
 from indextables.pyspark.tableaccess import load_view, open_table_store, table_handle
 from indextables.pyspark.writer import SplitsMessage, WritePlan
+from pyspark.sql.datasource import (
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    InputPartition,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import StructType
 
 
-class IndexTablesStreamReader(DataSourceStreamReader):  # type: ignore[misc]
+class IndexTablesStreamReader(DataSourceStreamReader):
     """Emits the rows of splits added after the last processed version."""
 
     def __init__(self, path: str, options: Mapping[str, str], schema: StructType) -> None:
@@ -45,27 +45,34 @@ class IndexTablesStreamReader(DataSourceStreamReader):  # type: ignore[misc]
         self.schema = schema
         self.read_options = parse_read(options)
 
-    def initialOffset(self) -> dict[str, int]:  # noqa: N802 - Spark's method name
+    def initialOffset(self) -> dict[str, int]:
         """Where a new query starts (see ``startingVersion``)."""
         start = lower_keys(self.options).get("startingversion", "latest").strip().lower()
         if start == "latest":
             return {"version": load_view(self.path, self.options).version}
         return {"version": int(start)}
 
-    def latestOffset(self) -> dict[str, int]:  # noqa: N802
-        """The table's current version."""
+    def latestOffset(
+        self, start: dict[str, Any] | None = None, limit: Any = None
+    ) -> dict[str, int]:
+        """The table's current version (every new version is admitted at once)."""
         return {"version": load_view(self.path, self.options).version}
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
         """Tasks over the splits added in versions ``(start, end]``."""
         before = set()
         if start["version"] >= 0:
-            before = {s.entry.ref.path for s in load_view(self.path, self.options, version=start["version"]).splits}
+            before = {
+                s.entry.ref.path
+                for s in load_view(self.path, self.options, version=start["version"]).splits
+            }
         after = load_view(self.path, self.options, version=end["version"])
         new = [s.entry for s in after.splits if s.entry.ref.path not in before]
         size = self.read_options.splits_per_task
         token = new_token()
-        return [ReadTask(tuple(new[i : i + size]), False, token, 0.0) for i in range(0, len(new), size)]
+        return [
+            ReadTask(tuple(new[i : i + size]), False, token, 0.0) for i in range(0, len(new), size)
+        ]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """The rows of one task's splits."""
@@ -80,7 +87,7 @@ class IndexTablesStreamReader(DataSourceStreamReader):  # type: ignore[misc]
         """Nothing to release: offsets are versions."""
 
 
-class IndexTablesStreamWriter(DataSourceStreamWriter):  # type: ignore[misc]
+class IndexTablesStreamWriter(DataSourceStreamWriter):
     """Appends each micro-batch as one version, at most once per batch id."""
 
     def __init__(self, plan: WritePlan) -> None:
@@ -93,7 +100,7 @@ class IndexTablesStreamWriter(DataSourceStreamWriter):  # type: ignore[misc]
 
         return IndexTablesWriter(self.plan, overwrite=False).write(_as_batches(iterator, self.plan))
 
-    def commit(self, messages: Sequence[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+    def commit(self, messages: Sequence[WriterCommitMessage | None], batchId: int) -> None:
         """Commit the adds and the batch id in one version, unless the id is recorded already."""
         import dataclasses
 
@@ -120,7 +127,7 @@ class IndexTablesStreamWriter(DataSourceStreamWriter):  # type: ignore[misc]
         configuration = {**dict(metadata.configuration), key: str(batchId)}
         table.commit(adds=adds, metadata=dataclasses.replace(metadata, configuration=configuration))
 
-    def abort(self, messages: Sequence[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+    def abort(self, messages: Sequence[WriterCommitMessage | None], batchId: int) -> None:
         """Commit nothing."""
 
 

@@ -14,7 +14,6 @@ from typing import Any
 from indextables.protocol.actions import AddAction
 from indextables.protocol.errors import TableNotFoundError
 from indextables.protocol.store import ObjectStore
-
 from indextables.pyspark.errors import NotATableError
 from indextables.pyspark.options import lower_keys
 from indextables.pyspark.splitcache import SplitRef
@@ -24,7 +23,7 @@ STORAGE_PREFIX = "storage."
 
 
 def storage_options(options: Mapping[str, str]) -> dict[str, str]:
-    """Store options from data source options: ``spark.indextables.*`` aliases and ``storage.<name>``."""
+    """Store options from data source options: ``spark.indextables.*``, ``storage.<name>``."""
     result: dict[str, str] = {}
     for key, value in lower_keys(options).items():
         if key.startswith("spark.indextables."):

@@ -13,18 +13,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
-from indextables.protocol.actions import AddAction
-from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
-from pyspark.sql.types import StructType
 
+from indextables.protocol.actions import AddAction
 from indextables.pyspark.mapping import FieldSpec
 from indextables.pyspark.options import WriteOptions
 from indextables.pyspark.splitwriter import SplitWriter
 from indextables.pyspark.tableaccess import commit_write, open_table_store
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
 
 
 @dataclass(frozen=True, slots=True)
-class SplitsMessage(WriterCommitMessage):  # type: ignore[misc]
+class SplitsMessage(WriterCommitMessage):
     """What one write task produced: the AddActions of its uploaded splits."""
 
     adds: tuple[AddAction, ...]
@@ -51,7 +51,7 @@ class WritePlan:
     configuration: Mapping[str, str]
 
 
-class IndexTablesWriter(DataSourceArrowWriter):  # type: ignore[misc]
+class IndexTablesWriter(DataSourceArrowWriter):
     """Writes a DataFrame as splits and commits them."""
 
     def __init__(self, plan: WritePlan, *, overwrite: bool) -> None:
