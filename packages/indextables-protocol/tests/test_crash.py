@@ -96,7 +96,7 @@ def _trial(uri: str, options: dict[str, Any], journal: Path, seed: int, rng: ran
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    time.sleep(rng.uniform(0.8, 3.0))  # imports take ~0.6 s; then it is mid-operation
+    time.sleep(rng.uniform(*delay))  # past start-up, so the kill lands mid-operation
     if child.poll() is not None:
         raise AssertionError(f"child died on its own: {child.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
     os.kill(child.pid, signal.SIGKILL)
@@ -106,11 +106,17 @@ def _trial(uri: str, options: dict[str, Any], journal: Path, seed: int, rng: ran
     _check(uri, options, journal)
 
 
-def _run_trials(uri: str, options: dict[str, Any], journal: Path, trials: int) -> None:
+LOCAL_DELAY = (0.8, 3.0)  # start-up (imports, open) takes ~0.6 s here
+S3_DELAY = (3.0, 8.0)  # boto3 start-up and round trips to SeaweedFS are slower
+
+
+def _run_trials(
+    uri: str, options: dict[str, Any], journal: Path, trials: int, delay: tuple[float, float]
+) -> None:
     create_table(uri, schema={"type": "struct", "fields": []}, storage_options=options)
     rng = random.Random(20240101)
     for seed in range(trials):
-        _trial(uri, options, journal, seed, rng)
+        _trial(uri, options, journal, seed, rng, delay)
     commits = sum(1 for r in _records(journal) if "commit" in r)
     assert commits >= trials, f"only {commits} commits in {trials} trials: kills came too early"
     # the next writer proceeds after all those crashes
@@ -123,13 +129,13 @@ def _run_trials(uri: str, options: dict[str, Any], journal: Path, trials: int) -
 
 @pytest.mark.integration
 def test_a_handful_of_sigkill_trials(tmp_path: Path) -> None:
-    _run_trials(str(tmp_path / "table"), {}, tmp_path / "journal.jsonl", 5)
+    _run_trials(str(tmp_path / "table"), {}, tmp_path / "journal.jsonl", 5, LOCAL_DELAY)
 
 
 @pytest.mark.integration
 @pytest.mark.slow
 def test_fifty_sigkill_trials(tmp_path: Path) -> None:
-    _run_trials(str(tmp_path / "table"), {}, tmp_path / "journal.jsonl", 50)
+    _run_trials(str(tmp_path / "table"), {}, tmp_path / "journal.jsonl", 50, LOCAL_DELAY)
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +150,7 @@ def seaweedfs() -> Iterator[Any]:
 @pytest.mark.s3
 def test_sigkill_trials_on_seaweedfs(seaweedfs: Any, tmp_path: Path) -> None:
     uri, options = seaweedfs.store_args(seaweedfs.create_bucket(), prefix="crash")
-    _run_trials(uri, dict(options), tmp_path / "journal.jsonl", 3)
+    _run_trials(uri, dict(options), tmp_path / "journal.jsonl", 3, S3_DELAY)
 
 
 @pytest.mark.integration
@@ -152,4 +158,4 @@ def test_sigkill_trials_on_seaweedfs(seaweedfs: Any, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_fifty_sigkill_trials_on_seaweedfs(seaweedfs: Any, tmp_path: Path) -> None:
     uri, options = seaweedfs.store_args(seaweedfs.create_bucket(), prefix="crash50")
-    _run_trials(uri, dict(options), tmp_path / "journal.jsonl", 50)
+    _run_trials(uri, dict(options), tmp_path / "journal.jsonl", 50, S3_DELAY)

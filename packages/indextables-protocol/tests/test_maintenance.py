@@ -218,3 +218,16 @@ def test_repair_rebuilds_a_log_from_golden_splits(golden_root: Path, tmp_path: P
     assert repaired.validate().ok
     with pytest.raises(TableExistsError):
         table.repair(str(source))
+
+
+def test_maintenance_refuses_tables_needing_a_newer_writer(table: Any, root: Path) -> None:
+    from indextables.protocol import UnsupportedProtocolError
+    from indextables.protocol.actions import ProtocolAction
+    from indextables.protocol.versionfile import encode_version_file
+
+    log = root / "_transaction_log" / f"{1:020d}.json"
+    log.write_bytes(encode_version_file([ProtocolAction(4, 5)]))
+    reopened = open_table(str(root))
+    for operation in (reopened.checkpoint, reopened.compact, reopened.purge):
+        with pytest.raises(UnsupportedProtocolError):
+            operation()

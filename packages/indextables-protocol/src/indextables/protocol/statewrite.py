@@ -23,6 +23,7 @@ from indextables.protocol.lastcheckpoint import (
 )
 from indextables.protocol.logreplay import LAST_CHECKPOINT_KEY, read_last_checkpoint
 from indextables.protocol.metrics import emit
+from indextables.protocol.protocolcheck import check_writable
 from indextables.protocol.schemadedup import doc_mapping_hash
 from indextables.protocol.snapshot import Snapshot, SnapshotReader, TableLayout
 from indextables.protocol.state import FileEntry, StateManifest
@@ -54,6 +55,7 @@ def write_state_for(
     Returns:
         The new state's root record, or ``None`` if that state already exists.
     """
+    check_writable(snapshot.protocol, path=reader.store.uri)
     version = snapshot.version
     if version in layout.states:
         return None

@@ -20,6 +20,7 @@ from indextables.protocol.actions import AddAction, MetadataAction, ProtocolActi
 from indextables.protocol.errors import ProtocolError
 from indextables.protocol.logreplay import LOG_DIR, version_key
 from indextables.protocol.maintenance.results import PurgeResult, TruncateResult
+from indextables.protocol.protocolcheck import check_writable
 from indextables.protocol.snapshot import TableLayout, read_state_manifest
 from indextables.protocol.statewrite import write_state_for
 
@@ -183,6 +184,7 @@ def purge(
         )
     log_hours = cfg.log_retention_hours if log_retention is None else log_retention
     layout = table.reader.layout()
+    check_writable(table.reader.load(layout=layout).protocol, path=table.uri)
     plan = _plan_states(
         table,
         layout,
