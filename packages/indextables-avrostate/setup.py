@@ -21,13 +21,13 @@ class OptionalBuildExt(build_ext):
     def run(self) -> None:
         try:
             super().run()
-        except Exception as exc:  # noqa: BLE001 - any build failure falls back
+        except Exception as exc:
             sys.stderr.write(f"indextables-avrostate: Cython extension not built ({exc})\n")
 
     def build_extension(self, ext) -> None:  # type: ignore[no-untyped-def]
         try:
             super().build_extension(ext)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             sys.stderr.write(f"indextables-avrostate: {ext.name} not built ({exc})\n")
 
 
@@ -41,9 +41,7 @@ def extensions() -> list:  # type: ignore[type-arg]
         return []
     from setuptools import Extension
 
-    ext = Extension(
-        "indextables.avrostate._decode", [EXT_SOURCE], extra_compile_args=["-O3"]
-    )
+    ext = Extension("indextables.avrostate._decode", [EXT_SOURCE], extra_compile_args=["-O3"])
     return cythonize([ext], compiler_directives={"language_level": "3"}, quiet=True)
 
 

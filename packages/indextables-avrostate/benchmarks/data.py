@@ -124,7 +124,12 @@ def write_table(
         infos.append(manifest_info(path, chunk))
         total += sum(e.size for e in chunk)
     state = StateManifest(
-        1, version, 1_700_000_000_000, n, total, tuple(infos),
+        1,
+        version,
+        1_700_000_000_000,
+        n,
+        total,
+        tuple(infos),
         schema_registry={"z7TwwZ-tDWGD-uX5": "[]"},
     )
     store.put(f"_transaction_log/state-v{version:020d}/_manifest.avro", encode_state(state))
@@ -137,21 +142,41 @@ def write_delta_log(root: Path, files: list[FileEntry]) -> None:
 
     log = root / "_delta_log"
     log.mkdir(parents=True, exist_ok=True)
-    fields = [{"name": n, "type": "string", "nullable": True, "metadata": {}}
-              for n in ("date", "region", *STAT_COLUMNS)]
+    fields = [
+        {"name": n, "type": "string", "nullable": True, "metadata": {}}
+        for n in ("date", "region", *STAT_COLUMNS)
+    ]
     actions = [
         {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}},
-        {"metaData": {"id": "bench", "format": {"provider": "parquet", "options": {}},
-                      "schemaString": json.dumps({"type": "struct", "fields": fields}),
-                      "partitionColumns": ["date", "region"], "configuration": {},
-                      "createdTime": 1_700_000_000_000}},
+        {
+            "metaData": {
+                "id": "bench",
+                "format": {"provider": "parquet", "options": {}},
+                "schemaString": json.dumps({"type": "struct", "fields": fields}),
+                "partitionColumns": ["date", "region"],
+                "configuration": {},
+                "createdTime": 1_700_000_000_000,
+            }
+        },
     ]
     for e in files:
-        stats = {"numRecords": e.num_records, "minValues": e.min_values,
-                 "maxValues": e.max_values, "nullCount": {c: 0 for c in STAT_COLUMNS}}
-        actions.append({"add": {"path": e.path.replace(".split", ".parquet"),
-                                "partitionValues": dict(e.partition_values), "size": e.size,
-                                "modificationTime": e.modification_time, "dataChange": True,
-                                "stats": json.dumps(stats)}})
+        stats = {
+            "numRecords": e.num_records,
+            "minValues": e.min_values,
+            "maxValues": e.max_values,
+            "nullCount": dict.fromkeys(STAT_COLUMNS, 0),
+        }
+        actions.append(
+            {
+                "add": {
+                    "path": e.path.replace(".split", ".parquet"),
+                    "partitionValues": dict(e.partition_values),
+                    "size": e.size,
+                    "modificationTime": e.modification_time,
+                    "dataChange": True,
+                    "stats": json.dumps(stats),
+                }
+            }
+        )
     (log / f"{0:020d}.json").write_text("\n".join(json.dumps(a) for a in actions) + "\n")
     DeltaTable(str(root)).create_checkpoint()

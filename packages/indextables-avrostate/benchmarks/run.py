@@ -27,14 +27,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import data as bench_data  # noqa: E402
-import fastavro  # noqa: E402
+import data as bench_data
+import fastavro
 
-from indextables.avrostate import IMPL_NAME, StateOptions, read_state, write_state  # noqa: E402
-from indextables.avrostate.codecs import decompress_block  # noqa: E402
-from indextables.avrostate.container import parse_container  # noqa: E402
-from indextables.avrostate.manifest_writer import file_entry_to_record  # noqa: E402
-from indextables.protocol.predicates import parse_predicate  # noqa: E402
+from indextables.avrostate import IMPL_NAME, read_state, write_state
+from indextables.avrostate.codecs import decompress_block
+from indextables.avrostate.container import parse_container
+from indextables.avrostate.manifest_writer import file_entry_to_record
+from indextables.protocol.predicates import parse_predicate
 
 N = 70_000
 
@@ -58,7 +58,8 @@ def fmt(times: list[float]) -> str:
 def report(name: str, times: list[float], baselines: dict[str, float] | None = None) -> float:
     med = statistics.median(times)
     ratios = "".join(
-        f"  {base / med:6.1f}x faster than {label}" if base >= med
+        f"  {base / med:6.1f}x faster than {label}"
+        if base >= med
         else f"  {med / base:6.2f}x of {label}"
         for label, base in (baselines or {}).items()
     )
@@ -95,24 +96,40 @@ def manifest_files(table: Path) -> list[Path]:
 
 def baselines(table: Path, delta: Path, repeat: int) -> dict[str, float]:
     files = [p.read_bytes() for p in manifest_files(table)]
-    print(f"-- baselines ({N} entries, {len(files)} manifests, "
-          f"{sum(map(len, files)) / 1e6:.1f} MB compressed)")
+    print(
+        f"-- baselines ({N} entries, {len(files)} manifests, "
+        f"{sum(map(len, files)) / 1e6:.1f} MB compressed)"
+    )
     out = {}
-    out["fastavro"] = report("fastavro full read", timed(
-        lambda: [list(fastavro.reader(io.BytesIO(d))) for d in files], repeat))
+    out["fastavro"] = report(
+        "fastavro full read",
+        timed(lambda: [list(fastavro.reader(io.BytesIO(d))) for d in files], repeat),
+    )
     containers = [parse_container(d, path="m") for d in files]
-    out["zstd"] = report("zstd decompression only", timed(
-        lambda: [decompress_block(c.codec, b.data) for c in containers for b in c.blocks], repeat))
+    out["zstd"] = report(
+        "zstd decompression only",
+        timed(
+            lambda: [decompress_block(c.codec, b.data) for c in containers for b in c.blocks],
+            repeat,
+        ),
+    )
     records = [file_entry_to_record(e) for e in bench_data.entries(N)]
     raw_size = sum(len(decompress_block(c.codec, b.data)) for c in containers for b in c.blocks)
     blob = marshal.dumps(records)
-    print(f"   (raw Avro {raw_size / 1e6:.1f} MB, {raw_size / N:.0f} B/entry; marshal blob {len(blob) / 1e6:.1f} MB)")
-    out["marshal"] = report("marshal.loads floor (eager dicts)", timed(lambda: marshal.loads(blob), repeat))
+    print(
+        f"   (raw Avro {raw_size / 1e6:.1f} MB, {raw_size / N:.0f} B/entry; "
+        f"marshal blob {len(blob) / 1e6:.1f} MB)"
+    )
+    out["marshal"] = report(
+        "marshal.loads floor (eager dicts)", timed(lambda: marshal.loads(blob), repeat)
+    )
     if (delta / ".complete").exists():
         from deltalake import DeltaTable
 
-        out["delta-rs"] = report("delta-rs checkpoint load + file_uris()", timed(
-            lambda: DeltaTable(str(delta)).file_uris(), repeat))
+        out["delta-rs"] = report(
+            "delta-rs checkpoint load + file_uris()",
+            timed(lambda: DeltaTable(str(delta)).file_uris(), repeat),
+        )
     return out
 
 
@@ -130,8 +147,11 @@ def bench_reads(tables: dict[str, Path], base: dict[str, float], repeat: int) ->
         for entry in read_state(store, 1).files:
             entry.stats  # noqa: B018 - every field is built with the entry
 
-    report("every field materialized, 70k", timed(materialize, repeat),
-           {k: v for k, v in base.items() if k in ("marshal", "fastavro")})
+    report(
+        "every field materialized, 70k",
+        timed(materialize, repeat),
+        {k: v for k, v in base.items() if k in ("marshal", "fastavro")},
+    )
     files = read_state(store, 1).files
     predicate = parse_predicate("id >= '35000000' AND id < '36000000'")
     kept: list[int] = []
@@ -151,14 +171,29 @@ def bench_writes(tables: dict[str, Path], repeat: int) -> None:
     print("-- writes")
 
     def incremental() -> None:
-        write_state(store, version=next(versions), base=base, adds=adds, removes=[],
-                    schema_registry={}, metadata=None)
+        write_state(
+            store,
+            version=next(versions),
+            base=base,
+            adds=adds,
+            removes=[],
+            schema_registry={},
+            metadata=None,
+        )
 
     report("incremental write, 100 onto 70k", timed(incremental, repeat))
 
     def compaction() -> None:
-        write_state(store, version=next(versions), base=base, adds=[], removes=[],
-                    schema_registry={}, metadata=None, force_compaction=True)
+        write_state(
+            store,
+            version=next(versions),
+            base=base,
+            adds=[],
+            removes=[],
+            schema_registry={},
+            metadata=None,
+            force_compaction=True,
+        )
 
     report("full compaction, 70k", timed(compaction, max(3, repeat // 2)))
     cleanup(store)
@@ -195,9 +230,17 @@ def child(args: argparse.Namespace) -> None:
         del loaded
         gc.collect()
     loaded = read_state(store, 1, partition_filter=flt)
-    print(json.dumps({"times": times, "growth_mb": (_rss_kb("VmHWM") - before) / 1024,
-                      "files": len(loaded.files), "read": loaded.manifests_read,
-                      "total": loaded.manifests_total}))
+    print(
+        json.dumps(
+            {
+                "times": times,
+                "growth_mb": (_rss_kb("VmHWM") - before) / 1024,
+                "files": len(loaded.files),
+                "read": loaded.manifests_read,
+                "total": loaded.manifests_total,
+            }
+        )
+    )
 
 
 def in_child(table: Path, repeat: int, flt: str | None = None) -> dict[str, Any]:
@@ -216,14 +259,21 @@ def bench_memory(tables: dict[str, Path], repeat: int) -> None:
     if "1m" in tables:
         res = in_child(tables["1m"], repeat, "date = '2024-01-05'")
         report("1M compacted, 1000 partitions, date = X", res["times"])
-        print(f"   peak RSS growth {res['growth_mb']:.0f} MB, {res['files']} entries, "
-              f"manifests read {res['read']} of {res['total']}")
+        print(
+            f"   peak RSS growth {res['growth_mb']:.0f} MB, {res['files']} entries, "
+            f"manifests read {res['read']} of {res['total']}"
+        )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--data-dir", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "indextables-avrostate-bench"))
+    parser.add_argument(
+        "--data-dir",
+        default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "indextables-avrostate-bench"),
+    )
     parser.add_argument("--skip-1m", action="store_true")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--table", help=argparse.SUPPRESS)
@@ -233,8 +283,10 @@ def main() -> None:
         child(args)
         return
     tables = ensure_data(Path(args.data_dir), args.skip_1m)
-    print(f"python {sys.version.split()[0]}, decoder {IMPL_NAME}, repeat {args.repeat}, "
-          f"{os.cpu_count()} CPUs")
+    print(
+        f"python {sys.version.split()[0]}, decoder {IMPL_NAME}, repeat {args.repeat}, "
+        f"{os.cpu_count()} CPUs"
+    )
     base = baselines(tables["70k"], tables["delta"], args.repeat)
     bench_reads(tables, base, args.repeat)
     bench_writes(tables, args.repeat)

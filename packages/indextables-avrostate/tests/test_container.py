@@ -1,4 +1,4 @@
-"""Container framing and codecs: round trips, and each kind of bad input as a typed error naming the file."""
+"""Container framing and codecs: round trips; each bad input is a typed error naming the file."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ def test_every_codec_round_trips_and_fastavro_reads_it(
     originals = entries(300)
     data = encode_manifest(originals, codec=codec, block_bytes=4096)
     container = parse_container(data, path="m")
-    assert container.codec == codec and len(container.blocks) > 1
+    assert container.codec == codec
+    assert len(container.blocks) > 1
     assert read_manifest(data, path="m") == originals
     assert [r["path"] for r in fastavro.reader(io.BytesIO(data))] == [e.path for e in originals]
 
@@ -87,7 +88,7 @@ def test_corrupt_block_bytes_raise_typed_error(decoder: ModuleType, entries: Any
     header_end = parse_container(bytes(data), path="m").blocks[0]
     middle = bytes(data).index(header_end.data) + 40
     data[middle : middle + 8] = b"\xff" * 8
-    with pytest.raises(CorruptAvroFileError, match="m.avro"):
+    with pytest.raises(CorruptAvroFileError, match=r"m\.avro"):
         read_manifest(bytes(data), path="m.avro")
 
 
@@ -107,5 +108,5 @@ def test_state_root_must_hold_exactly_one_record(entries: Any) -> None:
 
 def test_state_root_with_wrong_record_is_typed_error(entries: Any) -> None:
     data = encode_manifest(entries(1))  # one record, but a FileEntry
-    with pytest.raises(CorruptAvroFileError, match="state-v1/_manifest.avro"):
+    with pytest.raises(CorruptAvroFileError, match=r"state-v1/_manifest\.avro"):
         decode_state(data, path="state-v1/_manifest.avro")

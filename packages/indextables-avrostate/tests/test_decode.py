@@ -1,4 +1,4 @@
-"""The decoder twins: equal to each other and to fastavro, resolving by name, robust to hostile bytes."""
+"""Decoder twins: equal to each other and to fastavro, resolve by name, survive hostile bytes."""
 
 from __future__ import annotations
 
@@ -87,13 +87,33 @@ def _fastavro_entries(data: bytes) -> list[FileEntry]:
     return out
 
 
-_WIRE_ORDER = (
-    "path partitionValues size modificationTime dataChange addedAtVersion addedAtTimestamp stats "
-    "minValues maxValues numRecords footerStartOffset footerEndOffset hasFooterOffsets "
-    "deleteOpstamp splitTags numMergeOps docMappingJson docMappingRef uncompressedSizeBytes "
-    "timeRangeStart timeRangeEnd companionSourceFiles companionDeltaVersion "
-    "companionFastFieldMode"
-).split()
+_WIRE_ORDER = [
+    "path",
+    "partitionValues",
+    "size",
+    "modificationTime",
+    "dataChange",
+    "addedAtVersion",
+    "addedAtTimestamp",
+    "stats",
+    "minValues",
+    "maxValues",
+    "numRecords",
+    "footerStartOffset",
+    "footerEndOffset",
+    "hasFooterOffsets",
+    "deleteOpstamp",
+    "splitTags",
+    "numMergeOps",
+    "docMappingJson",
+    "docMappingRef",
+    "uncompressedSizeBytes",
+    "timeRangeStart",
+    "timeRangeEnd",
+    "companionSourceFiles",
+    "companionDeltaVersion",
+    "companionFastFieldMode",
+]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -124,7 +144,10 @@ _EXTRA_FIELDS = [
             "items": {
                 "type": "record",
                 "name": "R",
-                "fields": [{"name": "a", "type": "E"}, {"name": "b", "type": {"type": "map", "values": "F"}}],
+                "fields": [
+                    {"name": "a", "type": "E"},
+                    {"name": "b", "type": {"type": "map", "values": "F"}},
+                ],
             },
         },
     },
@@ -162,17 +185,28 @@ def test_fewer_and_reordered_fields_resolve_by_name(decoder: ModuleType, entries
     schema = _with_fields(FILE_ENTRY_SCHEMA_V1, list(reversed(keep)))
     got = read_manifest(_write(schema, [file_entry_to_record(e) for e in originals]), path="m")
     for entry, original in zip(got, originals, strict=True):
-        assert entry.path == original.path and entry.split_tags == ("a",)
-        assert entry.added_at_version == 0 and entry.num_merge_ops is None
-        assert entry.doc_mapping_ref is None and entry.companion_source_files is None
+        assert entry.path == original.path
+        assert entry.split_tags == ("a",)
+        assert entry.added_at_version == 0
+        assert entry.num_merge_ops is None
+        assert entry.doc_mapping_ref is None
+        assert entry.companion_source_files is None
         assert entry.min_values == original.min_values
 
 
-_DROPPED = {"addedAtVersion", "addedAtTimestamp", "numMergeOps", "docMappingRef", "companionSourceFiles"}
+_DROPPED = {
+    "addedAtVersion",
+    "addedAtTimestamp",
+    "numMergeOps",
+    "docMappingRef",
+    "companionSourceFiles",
+}
 
 
 def test_native_writer_fields_are_read(decoder: ModuleType, entries: Any) -> None:
-    originals = entries(3, delete_opstamp=7, doc_mapping_json="[]", time_range_start=1, time_range_end=2)
+    originals = entries(
+        3, delete_opstamp=7, doc_mapping_json="[]", time_range_start=1, time_range_end=2
+    )
     data = encode_manifest(originals)
     assert parse_container(data, path="m").schema == FILE_ENTRY_SCHEMA_V2
     assert read_manifest(data, path="m") == originals
@@ -180,10 +214,17 @@ def test_native_writer_fields_are_read(decoder: ModuleType, entries: Any) -> Non
 
 @pytest.mark.parametrize(
     ("name", "type_"),
-    [("size", "string"), ("path", ["null", "long"]), ("partitionValues", "string"), ("stats", "null")],
+    [
+        ("size", "string"),
+        ("path", ["null", "long"]),
+        ("partitionValues", "string"),
+        ("stats", "null"),
+    ],
 )
 def test_unresolvable_known_field_types_are_rejected(name: str, type_: Any) -> None:
-    fields = [dict(f, type=type_) if f["name"] == name else f for f in FILE_ENTRY_SCHEMA_V1["fields"]]
+    fields = [
+        dict(f, type=type_) if f["name"] == name else f for f in FILE_ENTRY_SCHEMA_V1["fields"]
+    ]
     with pytest.raises(SchemaMismatchError, match=name):
         compile_plan(_with_fields(FILE_ENTRY_SCHEMA_V1, fields), path="m.avro")
 
@@ -205,8 +246,15 @@ def test_map_column_reads_one_statistic(decoder: ModuleType, entries: Any) -> No
 
 
 def _required(e: FileEntry) -> tuple[Any, ...]:
-    return (e.path, e.partition_values, e.size, e.modification_time, e.data_change,
-            e.added_at_version, e.added_at_timestamp)
+    return (
+        e.path,
+        e.partition_values,
+        e.size,
+        e.modification_time,
+        e.data_change,
+        e.added_at_version,
+        e.added_at_timestamp,
+    )
 
 
 def _blocks(entries: list[FileEntry]) -> tuple[Any, list[tuple[int, bytes]]]:
@@ -226,16 +274,28 @@ def _outcome(module: ModuleType, raw: bytes, count: int, plan: Any) -> Any:
         built = module.decode_entries(raw, cols.starts, cols.partition_values, plan, FileEntry)
     except DecodeError:
         return "DecodeError"
-    assert built == [build_file_entry([r[0], pv, *r[2:]]) for r, pv in zip(records, cols.partition_values, strict=True)]
+    assert built == [
+        build_file_entry([r[0], pv, *r[2:]])
+        for r, pv in zip(records, cols.partition_values, strict=True)
+    ]
     return [getattr(cols, n) for n in Columns.__slots__], records, stats
 
 
 def _sample_entries() -> list[FileEntry]:
     return [
         FileEntry(
-            f"p={i}/part-{i}.split", {"p": str(i)}, 100 + i, 5, True, i, 9,
-            min_values={"id": str(i)}, max_values={"id": str(i + 1)}, num_records=i,
-            split_tags=("t",), stats="{}",
+            f"p={i}/part-{i}.split",
+            {"p": str(i)},
+            100 + i,
+            5,
+            True,
+            i,
+            9,
+            min_values={"id": str(i)},
+            max_values={"id": str(i + 1)},
+            num_records=i,
+            split_tags=("t",),
+            stats="{}",
         )
         for i in range(3)
     ]

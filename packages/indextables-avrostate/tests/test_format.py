@@ -15,17 +15,34 @@ def test_registered_under_the_entry_point() -> None:
     found = {ep.name: ep for ep in entry_points(group="indextables.state_formats")}
     assert found["avro-state"].load() is AvroStateFormat
     fmt = AvroStateFormat()
-    assert isinstance(fmt, StateFormat) and fmt.name == "avro-state"
+    assert isinstance(fmt, StateFormat)
+    assert fmt.name == "avro-state"
 
 
 def test_write_then_read_through_the_format(store: Any, entries: Any, decoder: ModuleType) -> None:
     fmt = AvroStateFormat(options=StateOptions(parallelism=2, entries_per_manifest=40))
-    assert fmt.state_versions(store) == [] and fmt.latest_version(store) is None
-    first = fmt.write_state(store, version=3, base=None, adds=entries(100), removes=[],
-                            schema_registry={"r": "[]"}, metadata='{"metaData":{}}')
-    second = fmt.write_state(store, version=4, base=first, adds=entries(5, start=100), removes=[],
-                             schema_registry={}, metadata=None)
-    assert fmt.state_versions(store) == [3, 4] and fmt.latest_version(store) == 4
+    assert fmt.state_versions(store) == []
+    assert fmt.latest_version(store) is None
+    first = fmt.write_state(
+        store,
+        version=3,
+        base=None,
+        adds=entries(100),
+        removes=[],
+        schema_registry={"r": "[]"},
+        metadata='{"metaData":{}}',
+    )
+    second = fmt.write_state(
+        store,
+        version=4,
+        base=first,
+        adds=entries(5, start=100),
+        removes=[],
+        schema_registry={},
+        metadata=None,
+    )
+    assert fmt.state_versions(store) == [3, 4]
+    assert fmt.latest_version(store) == 4
     assert fmt.read_manifest(store, 4) == second
     loaded = fmt.read_state(store, 4)
     assert isinstance(loaded.files, FileEntries)

@@ -37,8 +37,17 @@ def _state() -> StateManifest:
         3,
         300,
         (
-            ManifestInfo("manifests/manifest-0123456789abcdef.avro", 3, 1, 12, partition_bounds=bounds),
-            ManifestInfo("manifests/manifest-00000000ffffffff.avro", 1, 2, 2, tombstone_count=1, live_entry_count=0),
+            ManifestInfo(
+                "manifests/manifest-0123456789abcdef.avro", 3, 1, 12, partition_bounds=bounds
+            ),
+            ManifestInfo(
+                "manifests/manifest-00000000ffffffff.avro",
+                1,
+                2,
+                2,
+                tombstone_count=1,
+                live_entry_count=0,
+            ),
         ),
         tombstones=("a.split",),
         schema_registry={"z7TwwZ-tDWGD-uX5": "[]"},
@@ -71,7 +80,9 @@ def test_fastavro_reads_our_manifest_with_the_same_schema(entries: Any) -> None:
     originals = entries(50)
     data = encode_manifest(originals)
     reader = fastavro.reader(io.BytesIO(data))
-    assert [_normalize(r) for r in reader] == [_normalize(file_entry_to_record(e)) for e in originals]
+    assert [_normalize(r) for r in reader] == [
+        _normalize(file_entry_to_record(e)) for e in originals
+    ]
     assert parse_container(data, path="m").schema == FILE_ENTRY_SCHEMA_V1
 
 

@@ -64,8 +64,9 @@ def test_file_entry_field_ids_match_decisions() -> None:
     assert schema_ids == ids
     native = {f["name"] for f in FILE_ENTRY_NATIVE_FIELDS}
     assert native == {"deleteOpstamp", "docMappingJson", "timeRangeStart", "timeRangeEnd"}
-    assert FILE_ENTRY_SCHEMA_V2["fields"][: len(FILE_ENTRY_SCHEMA_V1["fields"])] == (
-        FILE_ENTRY_SCHEMA_V1["fields"]
+    assert (
+        FILE_ENTRY_SCHEMA_V2["fields"][: len(FILE_ENTRY_SCHEMA_V1["fields"])]
+        == (FILE_ENTRY_SCHEMA_V1["fields"])
     )
     for field in FILE_ENTRY_NATIVE_FIELDS:
         assert field["type"][0] == "null"
@@ -83,7 +84,9 @@ def test_state_manifest_fields_match_decisions() -> None:
     for field in item["fields"]:
         ours[field["name"]] = _render(field["type"])
     bounds = item["fields"][4]["type"][1]["values"]
-    ours["partitionBounds"] = '["null",map<PartitionBoundsItem{min["null","string"],max["null","string"]}>]'
+    ours["partitionBounds"] = (
+        '["null",map<PartitionBoundsItem{min["null","string"],max["null","string"]}>]'
+    )
     assert [f["name"] for f in bounds["fields"]] == ["min", "max"]
     for name, type_ in documented.items():
         assert ours[name] == type_, name
@@ -98,7 +101,8 @@ def test_state_manifest_fields_match_decisions() -> None:
 def test_optional_fields_default_to_null_and_required_have_no_default(schema: Any) -> None:
     for field in schema["fields"]:
         if isinstance(field["type"], list):
-            assert field["type"][0] == "null" and field["default"] is None
+            assert field["type"][0] == "null"
+            assert field["default"] is None
         elif field["name"] == "hasFooterOffsets":
             assert field["default"] is False
         else:

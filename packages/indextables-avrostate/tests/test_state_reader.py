@@ -58,9 +58,7 @@ def test_golden_state_matches_expected(
     assert loaded.manifest.num_files == expected["numFiles"] == len(loaded.files)
     registry = dict(loaded.manifest.schema_registry)
     keys = set(expected["liveFiles"][0])
-    got = sorted(
-        (_as_expected(e, registry, keys) for e in loaded.files), key=lambda d: d["path"]
-    )
+    got = sorted((_as_expected(e, registry, keys) for e in loaded.files), key=lambda d: d["path"])
     assert got == sorted(expected["liveFiles"], key=lambda d: d["path"])
 
 
@@ -108,7 +106,7 @@ def test_unsupported_format_version_is_a_typed_error(golden_table: Any) -> None:
     record["formatVersion"] = 2
     golden_table.delete(state_key(version))
     golden_table.put(state_json_key(version), json.dumps(record).encode())
-    with pytest.raises(UnsupportedStateVersionError, match="_manifest.json") as caught:
+    with pytest.raises(UnsupportedStateVersionError, match=r"_manifest\.json") as caught:
         read_state(golden_table, version)
     assert isinstance(caught.value, UnsupportedProtocolError)
 

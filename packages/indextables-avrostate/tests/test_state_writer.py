@@ -20,10 +20,24 @@ from indextables.protocol.state import FileEntry, StateManifest
 REGISTRY = {"z7TwwZ-tDWGD-uX5": "[]"}
 
 
-def _write(store: Any, version: int, base: StateManifest | None, adds: Any = (), removes: Any = (),
-           **kw: Any) -> StateManifest:
-    return write_state(store, version=version, base=base, adds=list(adds), removes=list(removes),
-                       schema_registry=REGISTRY, metadata=None, **kw)
+def _write(
+    store: Any,
+    version: int,
+    base: StateManifest | None,
+    adds: Any = (),
+    removes: Any = (),
+    **kw: Any,
+) -> StateManifest:
+    return write_state(
+        store,
+        version=version,
+        base=base,
+        adds=list(adds),
+        removes=list(removes),
+        schema_registry=REGISTRY,
+        metadata=None,
+        **kw,
+    )
 
 
 def _live(store: Any, version: int) -> dict[str, FileEntry]:
@@ -37,22 +51,29 @@ def _manifest_bytes(store: Any, state: StateManifest) -> int:
     return sum(len(store.get(manifest_key(m.path, state.state_version))) for m in state.manifests)
 
 
-def test_first_state_then_incremental_reuses_manifests(store: Any, entries: Any, decoder: ModuleType) -> None:
+def test_first_state_then_incremental_reuses_manifests(
+    store: Any, entries: Any, decoder: ModuleType
+) -> None:
     first = _write(store, 1, None, entries(1000))
     second = _write(store, 2, first, entries(10, start=1000, version=2))
     assert second.manifests[: len(first.manifests)] == first.manifests
     assert len(second.manifests) == len(first.manifests) + 1
     new = second.manifests[-1]
     assert (new.num_entries, new.min_added_at_version, new.max_added_at_version) == (10, 2, 2)
-    assert second.num_files == 1010 and second.tombstones == ()
+    assert second.num_files == 1010
+    assert second.tombstones == ()
     assert second.total_bytes == sum(e.size for e in entries(1010))
-    assert _live(store, 2) == {e.path: e for e in entries(1000) + entries(10, start=1000, version=2)}
+    assert _live(store, 2) == {
+        e.path: e for e in entries(1000) + entries(10, start=1000, version=2)
+    }
     # O(delta): the write added one small manifest and the root, nothing the size of the base
     written = len(store.get(manifest_key(new.path, 2))) + len(store.get(state_key(2)))
     assert written * 4 < _manifest_bytes(store, first)
 
 
-def test_removes_become_tombstones_with_exact_counts(store: Any, entries: Any, decoder: ModuleType) -> None:
+def test_removes_become_tombstones_with_exact_counts(
+    store: Any, entries: Any, decoder: ModuleType
+) -> None:
     base = _write(store, 1, None, entries(100))
     gone = [e.path for e in entries(3)] + ["not/live.split"]
     state = _write(store, 2, base, removes=gone)
@@ -75,11 +96,12 @@ def test_first_state_is_compacted_sorted_with_bounds(store: Any, entries: Any) -
         dates = [e.partition_values["date"] for e in files]
         bounds = info.partition_bounds
         assert bounds is not None
-        assert bounds["date"].min == min(dates) and bounds["date"].max == max(dates)
+        assert bounds["date"].min == min(dates)
+        assert bounds["date"].max == max(dates)
 
 
 def _paths(store: Any, info: Any, version: int) -> set[str]:
-    from indextables.avrostate import read_manifest  # noqa: PLC0415
+    from indextables.avrostate import read_manifest
 
     return {e.path for e in read_manifest(store.get(manifest_key(info.path, version)), path="m")}
 
@@ -88,7 +110,8 @@ def test_numeric_partition_bounds_compare_as_numbers(store: Any) -> None:
     adds = [FileEntry(f"p{i}.split", {"n": str(i)}, 1, 0, True, 1, 0) for i in (9, 10, 100, 2)]
     state = _write(store, 1, None, adds)
     bounds = state.manifests[0].partition_bounds
-    assert bounds is not None and (bounds["n"].min, bounds["n"].max) == ("2", "100")
+    assert bounds is not None
+    assert (bounds["n"].min, bounds["n"].max) == ("2", "100")
     assert compare_values("9", "10") < 0
 
 
@@ -119,7 +142,8 @@ def test_forced_compaction_drops_tombstones(store: Any, entries: Any, decoder: M
     mid = _write(store, 2, base, removes=[entries(1)[0].path])
     assert mid.tombstones
     state = _write(store, 3, mid, force_compaction=True)
-    assert state.tombstones == () and state.num_files == 99
+    assert state.tombstones == ()
+    assert state.num_files == 99
     assert set(_live(store, 3)) == {e.path for e in entries(100)[1:]}
 
 
@@ -133,11 +157,13 @@ def test_readded_tombstoned_path_is_live_once_and_never_resurrected(
     replacement = FileEntry(target.path, target.partition_values, 5, 0, True, 3, 0)
     state = _write(store, 3, removed, adds=[replacement])
     live = _live(store, 3)
-    assert live[target.path] == replacement and len(live) == 100
+    assert live[target.path] == replacement
+    assert len(live) == 100
     # compaction removed the old entry from every manifest: it cannot come back
     assert state.tombstones == ()
     again = _write(store, 4, state, removes=[target.path])
-    assert target.path not in _live(store, 4) and again.num_files == 99
+    assert target.path not in _live(store, 4)
+    assert again.num_files == 99
 
 
 def test_replace_in_one_commit(store: Any, entries: Any) -> None:
@@ -145,7 +171,8 @@ def test_replace_in_one_commit(store: Any, entries: Any) -> None:
     old = entries(1)[0]
     new = FileEntry(old.path, old.partition_values, 1, 0, True, 2, 0)
     state = _write(store, 2, base, adds=[new], removes=[old.path])
-    assert _live(store, 2)[old.path] == new and state.num_files == 20
+    assert _live(store, 2)[old.path] == new
+    assert state.num_files == 20
 
 
 def test_existing_state_is_a_conflict(store: Any, entries: Any) -> None:
@@ -168,12 +195,15 @@ def test_compaction_keeps_native_fields_and_mixes_schemas(store: Any, entries: A
     assert schema == FILE_ENTRY_SCHEMA_V1
 
 
-def test_pruned_read_fetches_only_matching_manifests(store: Any, entries: Any, decoder: ModuleType) -> None:
+def test_pruned_read_fetches_only_matching_manifests(
+    store: Any, entries: Any, decoder: ModuleType
+) -> None:
     opts = StateOptions(entries_per_manifest=10)
     _write(store, 1, None, entries(100, partitions=10), options=opts)
     store.gets.clear()
     loaded = read_state(store, 1, partition_filter=parse_predicate("date = '2024-01-03'"))
-    assert loaded.manifests_total == 10 and loaded.manifests_read == 1
+    assert loaded.manifests_total == 10
+    assert loaded.manifests_read == 1
     assert {e.partition_values["date"] for e in loaded.files} == {"2024-01-03"}
     assert len(loaded.files) == 10
     assert sum(1 for k in store.gets if "/manifests/" in k) == 1
@@ -186,7 +216,13 @@ def test_compaction_reason_order() -> None:
     kw: dict[str, Any] = {"new_tombstones": 0, "num_files": 10, "options": opts}
     assert compaction_reason(base, [], frozenset(), force=True, **kw) is CompactionReason.FORCED
     assert compaction_reason(None, [], frozenset(), force=False, **kw) is CompactionReason.NO_BASE
-    assert compaction_reason(base, add, frozenset(), force=False, **kw) is CompactionReason.READDED_PATH
+    assert (
+        compaction_reason(base, add, frozenset(), force=False, **kw)
+        is CompactionReason.READDED_PATH
+    )
     assert compaction_reason(base, [], frozenset(), force=False, **kw) is None
     kw["num_files"] = 9
-    assert compaction_reason(base, [], frozenset(), force=False, **kw) is CompactionReason.TOMBSTONE_RATIO
+    assert (
+        compaction_reason(base, [], frozenset(), force=False, **kw)
+        is CompactionReason.TOMBSTONE_RATIO
+    )

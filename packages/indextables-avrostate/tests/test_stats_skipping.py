@@ -30,7 +30,9 @@ VALUE = st.one_of(
     st.integers(-(10**20), 10**20).map(str),
     st.integers(-50, 50).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(str),
-    st.sampled_from(["", " 7", "+3", "1_000", "inf", "nan", "-", "abc", "Zed", "é", "2024-01-05", "a" * 40]),
+    st.sampled_from(
+        ["", " 7", "+3", "1_000", "inf", "nan", "-", "abc", "Zed", "é", "2024-01-05", "a" * 40]
+    ),
     st.text(max_size=6),
 )
 COLUMN = st.sampled_from(["a", "b"])
@@ -73,7 +75,9 @@ def _expected(entries: list[FileEntry], predicate: Predicate) -> list[int]:
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(st.tuples(STATS, STATS), max_size=20), PREDICATE)
 def test_stats_may_match_equals_per_entry_may_match(
     decoder: ModuleType, stats: list[Any], predicate: Predicate

@@ -21,13 +21,11 @@ from typing import Any
 
 from indextables.avrostate._decode_common import (
     DEFAULTS,
-    K_ARR,
     K_BOOL,
     K_DOUBLE,
     K_ENUM,
     K_FIXED,
     K_FLOAT,
-    K_GARR,
     K_GMAP,
     K_LONG,
     K_MAP,
@@ -102,7 +100,7 @@ def _skip(data: bytes, pos: int, tree: tuple[Any, ...]) -> int:
     kind, arg = tree
     if kind == K_NULL:
         return pos
-    if kind == K_LONG or kind == K_ENUM:
+    if kind in (K_LONG, K_ENUM):
         return _long(data, pos)[1]
     if kind == K_STR:
         return _span(data, pos)[1]
@@ -352,12 +350,12 @@ def decode_entries(
     setters = _setters(entry_type)
     if len(partition_values) != len(starts):
         raise ValueError("one partition map per start is required")
-    out = []
+    out: list[Any] = []
     new = object.__new__
     for start, values_map in zip(starts, partition_values, strict=True):
         values = decode_record(data, start, plan)
         values[1] = values_map
-        entry = new(entry_type)
+        entry: Any = new(entry_type)
         for setter, value in zip(setters, values, strict=True):
             setter(entry, value)
         out.append(entry)

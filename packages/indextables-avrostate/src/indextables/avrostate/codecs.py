@@ -16,8 +16,6 @@ from collections.abc import Callable
 from typing import Any, BinaryIO, Final, Literal
 
 import cramjam
-import fastavro._read
-import fastavro._write
 import zstandard
 
 __all__ = [
@@ -164,14 +162,17 @@ def _fastavro_reader(codec: str) -> Callable[[Any], io.BytesIO]:
 
 def register_fastavro_codecs() -> None:
     """Make fastavro (Cython and pure) read and write zstandard and snappy."""
+    import fastavro._read
     import fastavro._read_py
+    import fastavro._write
     import fastavro._write_py
 
+    # The compiled modules' stubs do not declare these tables: reach them through vars().
     for codec in ("zstandard", "snappy"):
-        for writers in (fastavro._write.BLOCK_WRITERS, fastavro._write_py.BLOCK_WRITERS):
-            writers[codec] = _fastavro_writer(codec)
-        for readers in (fastavro._read.BLOCK_READERS, fastavro._read_py.BLOCK_READERS):
-            readers[codec] = _fastavro_reader(codec)
+        for module in (fastavro._write, fastavro._write_py):
+            vars(module)["BLOCK_WRITERS"][codec] = _fastavro_writer(codec)
+        for module in (fastavro._read, fastavro._read_py):
+            vars(module)["BLOCK_READERS"][codec] = _fastavro_reader(codec)
 
 
 register_fastavro_codecs()

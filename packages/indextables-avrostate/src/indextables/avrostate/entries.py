@@ -18,15 +18,13 @@ from indextables.avrostate import impl
 from indextables.avrostate._decode_common import (
     SLOT_MAX_VALUES,
     SLOT_MIN_VALUES,
-    SLOT_PARTITION_VALUES,
     Columns,
     DecodeError,
     Plan,
 )
 from indextables.avrostate.errors import CorruptAvroFileError
-from indextables.protocol.state import FileEntry, PartitionBounds
-
 from indextables.protocol.predicates import compare_values
+from indextables.protocol.state import FileEntry
 
 if TYPE_CHECKING:
     from indextables.protocol.predicates import Predicate
@@ -221,8 +219,14 @@ class FileEntries(Sequence[FileEntry]):
             block = self._blocks[block_id]
             try:
                 out += impl.decoder().compare_column(
-                    block.data, self._cols.starts[lo:hi], block.plan, slot, column, literal,
-                    order, STATS_TRUNCATION if maximum else 0,
+                    block.data,
+                    self._cols.starts[lo:hi],
+                    block.plan,
+                    slot,
+                    column,
+                    literal,
+                    order,
+                    STATS_TRUNCATION if maximum else 0,
                 )
             except DecodeError as exc:
                 raise CorruptAvroFileError(block.path, f"record does not decode: {exc}") from exc
@@ -263,6 +267,6 @@ def stats_verdicts(files: FileEntries, predicate: Predicate) -> list[bool]:
     """Per entry, whether its min/max statistics may satisfy ``predicate`` (see
     :meth:`FileEntries.stats_may_match`); ``And``/``Or``/``Not``, comparisons,
     ``In`` and ``StartsWith`` are evaluated column-wise, other nodes per entry."""
-    from indextables.avrostate import stats_skipping  # noqa: PLC0415 - avoids a cycle
+    from indextables.avrostate import stats_skipping
 
     return stats_skipping.verdicts(files, predicate)

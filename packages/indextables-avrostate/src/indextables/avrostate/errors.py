@@ -1,4 +1,4 @@
-"""The exception hierarchy of ``indextables.avrostate``: everything derives from :class:`AvroStateError`.
+"""The exception hierarchy of ``indextables.avrostate``: all derive from :class:`AvroStateError`.
 
 Leaves also derive from the matching protocol error, so engine code that only
 knows ``indextables.protocol`` (``CorruptFileError``, ``UnsupportedProtocolError``)

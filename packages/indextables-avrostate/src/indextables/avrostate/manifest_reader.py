@@ -58,7 +58,9 @@ class EntriesBuilder:
             plan = self._plans[key] = compile_plan(schema, path=path)
         return plan
 
-    def add(self, container: AvroContainer, blocks: Iterable[tuple[int, bytes]] | None = None) -> None:
+    def add(
+        self, container: AvroContainer, blocks: Iterable[tuple[int, bytes]] | None = None
+    ) -> None:
         """Scan a container's blocks (``blocks``: already decompressed ones, if given)."""
         path = container.path
         plan = self._plan(container.schema, path)

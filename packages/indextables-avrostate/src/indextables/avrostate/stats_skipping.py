@@ -40,7 +40,8 @@ def _comparison(files: FileEntries, node: Predicate) -> list[bool]:
     overlaps = node._overlaps  # type: ignore[attr-defined]
     table = {(lo, hi): bool(overlaps(lo, hi)) for lo in _ORDERS for hi in _ORDERS}
     return [
-        True if lo is None or hi is None else table[lo, hi] for lo, hi in zip(lows, highs, strict=True)
+        True if lo is None or hi is None else table[lo, hi]
+        for lo, hi in zip(lows, highs, strict=True)
     ]
 
 
@@ -84,9 +85,15 @@ def _per_entry(files: FileEntries, node: Predicate) -> list[bool]:
 def verdicts(files: FileEntries, node: Predicate) -> list[bool]:
     """Per entry: may its statistics satisfy ``node``?"""
     if isinstance(node, And):
-        return [a and b for a, b in zip(verdicts(files, node.left), verdicts(files, node.right), strict=True)]
+        return [
+            a and b
+            for a, b in zip(verdicts(files, node.left), verdicts(files, node.right), strict=True)
+        ]
     if isinstance(node, Or):
-        return [a or b for a, b in zip(verdicts(files, node.left), verdicts(files, node.right), strict=True)]
+        return [
+            a or b
+            for a, b in zip(verdicts(files, node.left), verdicts(files, node.right), strict=True)
+        ]
     if isinstance(node, Not):
         return _not(files, node)
     if isinstance(node, In):
