@@ -271,7 +271,9 @@ def _outcome(module: ModuleType, raw: bytes, count: int, plan: Any) -> Any:
         records = [module.decode_record(raw, s, plan) for s in cols.starts]
         stats = module.map_column(raw, cols.starts, plan, SLOT_MIN_VALUES, "id")
         stats += module.map_column(raw, cols.starts, plan, SLOT_MAX_VALUES, "id")
-        built = module.decode_entries(raw, cols.starts, cols.partition_values, plan, FileEntry)
+        built = module.decode_entries(
+            raw, cols.starts, cols.paths, cols.partition_values, plan, FileEntry
+        )
     except DecodeError:
         return "DecodeError"
     assert built == [

@@ -21,6 +21,7 @@ def map_column(
 def decode_entries(
     data: bytes,
     starts: list[int],
+    paths: list[str],
     partition_values: list[dict[str, str]],
     plan: Plan,
     entry_type: type,

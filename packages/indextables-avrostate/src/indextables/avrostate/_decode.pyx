@@ -332,18 +332,15 @@ def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object p
     return kept
 
 
-def decode_record(bytes data, Py_ssize_t start, tuple plan):
-    """Decode every FileEntry slot of the record at ``start`` (defaults for missing ones)."""
-    cdef COp ops[NFIELDS]
-    cdef const unsigned char* p = <const unsigned char*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
+cdef list _decode_values(const unsigned char* p, Py_ssize_t n, Py_ssize_t start, tuple plan,
+                         COp* ops, Py_ssize_t nf, bint keep_eager_path):
+    """Decode one record's slots; with ``keep_eager_path``, path and partition values
+    are skipped (the caller already holds them)."""
     cdef Py_ssize_t pos = start, f
-    cdef Py_ssize_t nf = len(plan)
     cdef COp* op
     cdef list values = list(DEFAULTS)
     if start < 0 or start > n:
         raise DecodeError(f"record start {start} out of range")
-    _load_plan(plan, ops)
     for f in range(nf):
         op = &ops[f]
         if op.slot < 0:
@@ -353,8 +350,19 @@ def decode_record(bytes data, Py_ssize_t start, tuple plan):
             if not _branch(p, n, &pos, op):
                 values[op.slot] = None
                 continue
+        if keep_eager_path and op.slot <= SLOT_PV:
+            _skip_kind(p, n, &pos, op.kind)
+            continue
         values[op.slot] = _value(p, n, &pos, op.kind)
     return values
+
+
+def decode_record(bytes data, Py_ssize_t start, tuple plan):
+    """Decode every FileEntry slot of the record at ``start`` (defaults for missing ones)."""
+    cdef COp ops[NFIELDS]
+    _load_plan(plan, ops)
+    return _decode_values(<const unsigned char*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data),
+                          start, plan, ops, len(plan), False)
 
 
 cdef object _map_lookup(const unsigned char* p, Py_ssize_t n, Py_ssize_t* pos,
@@ -426,21 +434,30 @@ cdef list _descriptors(type entry_type):
     return <list>found
 
 
-def decode_entries(bytes data, list starts, list partition_values, tuple plan, type entry_type):
+def decode_entries(bytes data, list starts, list paths, list partition_values, tuple plan,
+                   type entry_type):
     """Decode the records at ``starts`` into ``entry_type`` objects (slotted FileEntry).
 
-    Slots are set through their member descriptors' C setter: a frozen
-    dataclass's ``__init__`` goes through ``object.__setattr__`` per field.
+    ``paths`` and ``partition_values`` come from the planning scan and are
+    reused, not decoded again. Slots are set through their member descriptors'
+    C setter: a frozen dataclass's ``__init__`` goes through
+    ``object.__setattr__`` per field.
     """
+    cdef COp ops[NFIELDS]
+    cdef const unsigned char* p = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
+    cdef Py_ssize_t nf = len(plan)
     cdef list descrs = _descriptors(entry_type)
     cdef Py_ssize_t i, s, nslots = len(descrs)
     cdef list out = []
     cdef list values
     cdef PyTypeObject* tp = <PyTypeObject*>entry_type
-    if len(partition_values) != len(starts):
-        raise ValueError("one partition map per start is required")
+    if len(partition_values) != len(starts) or len(paths) != len(starts):
+        raise ValueError("one path and one partition map per start are required")
+    _load_plan(plan, ops)
     for i in range(len(starts)):
-        values = decode_record(data, starts[i], plan)
+        values = _decode_values(p, n, starts[i], plan, ops, nf, True)
+        values[0] = paths[i]
         values[1] = partition_values[i]
         obj = tp.tp_new(entry_type, <PyObject*>_NOARGS, NULL)
         for s in range(nslots):

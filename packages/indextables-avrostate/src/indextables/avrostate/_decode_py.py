@@ -267,6 +267,12 @@ def _append(out: Columns, row: list[Any], start: int, end: int) -> None:
 
 def decode_record(data: bytes, start: int, plan: Plan) -> list[Any]:
     """Decode every FileEntry slot of the record at ``start`` (defaults for missing ones)."""
+    return _decode_values(data, start, plan, keep_eager_path=False)
+
+
+def _decode_values(data: bytes, start: int, plan: Plan, *, keep_eager_path: bool) -> list[Any]:
+    """Decode one record's slots; with ``keep_eager_path``, path and partition values
+    are skipped (the caller already holds them)."""
     if start < 0 or start > len(data):
         raise DecodeError(f"record start {start} out of range")
     values = list(DEFAULTS)
@@ -280,6 +286,9 @@ def decode_record(data: bytes, start: int, plan: Plan) -> list[Any]:
             if not present:
                 values[op.slot] = None
                 continue
+        if keep_eager_path and op.slot <= SLOT_PARTITION_VALUES:
+            pos = _skip(data, pos, op.skip[1][op.value_branch] if op.n_branches else op.skip)
+            continue
         values[op.slot], pos = _value(data, pos, op.kind)
     return values
 
@@ -338,22 +347,26 @@ def _setters(entry_type: type) -> list[Callable[[Any, Any], None]]:
 def decode_entries(
     data: bytes,
     starts: list[int],
+    paths: list[str],
     partition_values: list[dict[str, str]],
     plan: Plan,
     entry_type: type,
 ) -> list[Any]:
     """Decode the records at ``starts`` into ``entry_type`` objects (slotted FileEntry).
 
-    Slots are set through their member descriptors: a frozen dataclass's
-    ``__init__`` goes through ``object.__setattr__`` per field, twice as slow.
+    ``paths`` and ``partition_values`` come from the planning scan and are
+    reused, not decoded again. Slots are set through their member
+    descriptors: a frozen dataclass's ``__init__`` goes through
+    ``object.__setattr__`` per field, twice as slow.
     """
     setters = _setters(entry_type)
-    if len(partition_values) != len(starts):
-        raise ValueError("one partition map per start is required")
+    if len(partition_values) != len(starts) or len(paths) != len(starts):
+        raise ValueError("one path and one partition map per start are required")
     out: list[Any] = []
     new = object.__new__
-    for start, values_map in zip(starts, partition_values, strict=True):
-        values = decode_record(data, start, plan)
+    for start, path, values_map in zip(starts, paths, partition_values, strict=True):
+        values = _decode_values(data, start, plan, keep_eager_path=True)
+        values[0] = path
         values[1] = values_map
         entry: Any = new(entry_type)
         for setter, value in zip(setters, values, strict=True):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -81,27 +81,29 @@ def _reencode(part: FileEntries) -> FileEntries:
     return read_manifest_entries(encode_manifest(entries), path="<re-encoded>")
 
 
-def _records(part: FileEntries, drop: frozenset[str]) -> Iterator[_Record]:
+def _records(part: FileEntries, drop: frozenset[str]) -> list[_Record]:
     v1, v2 = _plans()
     keys: dict[int, tuple[Any, ...]] = {}
-    for i, (data, start, end, plan) in enumerate(part.record_spans()):
-        path = part.paths[i]
-        if path in drop:
-            continue
-        if plan is not v1 and plan != v1 and plan != v2:
+    paths, pvs, sizes = part.paths, part.partition_values, part.sizes
+    versions, starts, ends = part.added_at_versions, part.record_starts, part.record_ends
+    out: list[_Record] = []
+    for block, lo, hi in part.block_runs():
+        native = block.plan != v1  # compared once per block: plans are deep tuples
+        if native and block.plan != v2:
             raise ValueError("record spans of a foreign schema must be re-encoded first")
-        values = part.partition_values[i]
-        key = keys.get(id(values))
-        if key is None:
-            key = keys[id(values)] = partition_sort_key(values)
-        yield (
-            (key, path),
-            data[start:end],
-            values,
-            part.sizes[i] or 0,
-            part.added_at_versions[i],
-            plan != v1,
-        )
+        data = block.data
+        for i in range(lo, hi):
+            path = paths[i]
+            if path in drop:
+                continue
+            values = pvs[i]
+            key = keys.get(id(values))
+            if key is None:
+                key = keys[id(values)] = partition_sort_key(values)
+            out.append(
+                ((key, path), data[starts[i] : ends[i]], values, sizes[i] or 0, versions[i], native)
+            )
+    return out
 
 
 def _normalized(part: FileEntries) -> FileEntries:
@@ -176,7 +178,10 @@ def compact_entries(
     records = [r for part in sources[: len(parts)] for r in _records(part, replaced)]
     if adds:
         records += _records(sources[-1], frozenset())
-    records.sort(key=lambda r: r[0])
+    # Rank the few distinct partition keys once: sorting on (rank, path) avoids
+    # comparing nested key tuples a million times.
+    ranks = {key: rank for rank, key in enumerate(sorted({r[0][0] for r in records}))}
+    records.sort(key=lambda r: (ranks[r[0][0]], r[0][1]))
     native = any(r[5] for r in records)
     step = max(1, options.entries_per_manifest)
     chunks = [records[i : i + step] for i in range(0, len(records), step)]

@@ -127,7 +127,12 @@ class FileEntries(Sequence[FileEntry]):
         cols = self._cols
         try:
             return impl.decoder().decode_entries(  # type: ignore[no-any-return]
-                block.data, cols.starts[lo:hi], cols.partition_values[lo:hi], block.plan, FileEntry
+                block.data,
+                cols.starts[lo:hi],
+                cols.paths[lo:hi],
+                cols.partition_values[lo:hi],
+                block.plan,
+                FileEntry,
             )
         except DecodeError as exc:
             raise CorruptAvroFileError(block.path, f"record does not decode: {exc}") from exc
@@ -238,13 +243,20 @@ class FileEntries(Sequence[FileEntry]):
         for block_id in range(len(self._blocks)):
             yield block_id, bounds[block_id], bounds[block_id + 1]
 
-    def record_spans(self) -> Iterator[tuple[bytes, int, int, Plan]]:
-        """Yield ``(block bytes, start, end, plan)`` per entry, for raw-copy compaction."""
-        cols = self._cols
+    def block_runs(self) -> Iterator[tuple[BlockRef, int, int]]:
+        """Yield ``(block, first entry, end entry)`` per block, for raw-copy compaction."""
         for block_id, lo, hi in self._runs():
-            block = self._blocks[block_id]
-            for i in range(lo, hi):
-                yield block.data, cols.starts[i], cols.ends[i], block.plan
+            yield self._blocks[block_id], lo, hi
+
+    @property
+    def record_starts(self) -> Sequence[int]:
+        """Each entry's record offset inside its block."""
+        return self._cols.starts
+
+    @property
+    def record_ends(self) -> Sequence[int]:
+        """Each entry's record end offset inside its block."""
+        return self._cols.ends
 
 
 def concat_entries(parts: Sequence[FileEntries]) -> FileEntries:
