@@ -6,6 +6,7 @@ and are added as constant columns.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,7 @@ from indextables.pyspark.filters import Condition, conjunction, to_query
 from indextables.pyspark.mapping import FieldKind, FieldSpec, specs_from_doc_mapping
 from indextables.pyspark.search import SearchSpec, build_query
 from indextables.pyspark.splitcache import SplitRef
+from indextables.pyspark.splitwriter import ROWS_FILE
 from pyspark.sql.types import StructType
 
 BATCH_ROWS = 8192
@@ -56,9 +58,14 @@ def read_split(
     if total == 0:
         return
     fields = _fields(index, entry)
+    query = _query(index, fields, search, conditions)
+    rows_path = os.path.join(directory, ROWS_FILE)
+    if query is None and os.path.exists(rows_path):
+        yield from _scan_rows(rows_path, schema, entry)
+        return
     post_filter: Mapping[str, str] = {}
     try:
-        hits = _search(searcher, _query(index, fields, search, conditions), total)
+        hits = _search(searcher, query or tantivy.Query.all_query(), total)
     except ValueError as error:
         if "SSTable" not in str(error):
             raise
@@ -74,6 +81,26 @@ def read_split(
         chunk = addresses[start : start + BATCH_ROWS]
         batch = _batch(searcher, chunk, schema, target, entry, fields)
         yield _match_exact(batch, post_filter) if post_filter else batch
+
+
+def _scan_rows(path: str, schema: StructType, entry: SplitEntry) -> Iterator[pa.RecordBatch]:
+    """Every row of the split from its columnar copy (no stored-document fetches)."""
+    target = arrow_schema(schema)
+    partitions = {k.lower(): v for k, v in entry.partition_values.items()}
+    with pa.memory_map(path) as source:
+        reader = pa.ipc.open_file(source)
+        for number in range(reader.num_record_batches):
+            batch = reader.get_batch(number)
+            by_name = {n.lower(): i for i, n in enumerate(batch.schema.names)}
+            arrays = []
+            for arrow_field in target:
+                key = arrow_field.name.lower()
+                if key in partitions:
+                    column = partition_column(partitions[key], arrow_field.type, batch.num_rows)
+                else:
+                    column = batch.column(by_name[key]).cast(arrow_field.type)
+                arrays.append(column)
+            yield pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
 def _search(searcher: tantivy.Searcher, query: tantivy.Query, total: int) -> list[Any]:
@@ -110,7 +137,7 @@ def _query(
     fields: Mapping[str, FieldSpec],
     search: SearchSpec,
     conditions: Sequence[Condition],
-) -> tantivy.Query:
+) -> tantivy.Query | None:
     parts: list[tantivy.Query] = []
     option_query = build_query(index, search, fields) if not search.is_empty else None
     if option_query is not None:
@@ -122,7 +149,7 @@ def _query(
         query = to_query(condition, spec, index.schema)
         if query is not None:
             parts.append(query)
-    return conjunction(parts)
+    return conjunction(parts) if parts else None
 
 
 def _batch(

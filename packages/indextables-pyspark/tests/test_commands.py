@@ -1,0 +1,74 @@
+"""Maintenance SQL commands: parsing without Spark, and running them through Spark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from indextables.pyspark.commands import parse
+from indextables.pyspark.errors import SqlCommandError
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "args"),
+    [
+        ("DESCRIBE INDEXTABLES STATE '/t'", "describe_state", {"path": "/t"}),
+        ("describe indextables transaction log s3://b/t", "describe_log", {"path": "s3://b/t"}),
+        ("CHECKPOINT INDEXTABLES '/t';", "checkpoint", {"path": "/t"}),
+        ('COMPACT INDEXTABLES "/t"', "compact", {"path": "/t"}),
+        (
+            "PURGE INDEXTABLE '/t' OLDER THAN 7 DAYS DRY RUN",
+            "purge",
+            {"path": "/t", "n": "7", "unit": "DAYS", "dry": " DRY RUN"},
+        ),
+        ("PURGE INDEXTABLE '/t'", "purge", {"path": "/t"}),
+        (
+            "TRUNCATE INDEXTABLES TIME TRAVEL '/t' DRY RUN",
+            "truncate",
+            {"path": "/t", "dry": " DRY RUN"},
+        ),
+        (
+            "DROP INDEXTABLES PARTITIONS FROM '/t' WHERE day = '2024-01-01'",
+            "drop_partitions",
+            {"path": "/t", "where": "day = '2024-01-01'"},
+        ),
+        (
+            "REPAIR INDEXFILES TRANSACTION LOG '/t' AT LOCATION '/u'",
+            "repair",
+            {"path": "/t", "target": "/u"},
+        ),
+    ],
+)
+def test_reference_grammar_parses(text: str, name: str, args: dict[str, str]) -> None:
+    assert parse(text) == (name, args)
+
+
+def test_other_statements_are_not_ours() -> None:
+    assert parse("SELECT 1") is None
+
+
+@pytest.mark.parametrize("text", ["CHECKPOINT INDEXTABLES", "MERGE SPLITS '/t'"])
+def test_broken_or_unsupported_commands_raise(text: str) -> None:
+    with pytest.raises(SqlCommandError):
+        parse(text)
+
+
+@pytest.mark.spark
+@pytest.mark.integration
+def test_commands_run_through_spark(spark: Any, tmp_path: Path) -> None:
+    import indextables.pyspark as itp
+
+    path = str(tmp_path / "t")
+    df = spark.range(10).selectExpr("id", "cast(id % 2 as string) as part")
+    df.write.format("indextables").option("partitionBy", "part").mode("append").save(path)
+    df.write.format("indextables").option("partitionBy", "part").mode("append").save(path)
+    state = itp.sql(spark, f"DESCRIBE INDEXTABLES STATE '{path}'").first().asDict()
+    assert state["num_files"] == "4"
+    assert itp.sql(spark, f"CHECKPOINT INDEXTABLES '{path}'").first()["status"] == "SUCCESS"
+    itp.sql(spark, f"DROP INDEXTABLES PARTITIONS FROM '{path}' WHERE part = '1'")
+    assert spark.read.format("indextables").load(path).count() == 10
+    assert itp.sql(spark, "SELECT 41 + 1 AS x").first()["x"] == 42
+    history = itp.sql(spark, f"DESCRIBE INDEXTABLES TRANSACTION LOG '{path}'").collect()
+    assert len(history) >= 4
