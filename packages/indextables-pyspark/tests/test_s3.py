@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from indextables.storage.testing import moto_server
 
 pytestmark = [pytest.mark.spark, pytest.mark.s3, pytest.mark.integration]
