@@ -90,7 +90,14 @@ def _check(uri: str, options: dict[str, Any], journal: Path) -> None:
     assert result.ok, result.problems
 
 
-def _trial(uri: str, options: dict[str, Any], journal: Path, seed: int, rng: random.Random) -> None:
+def _trial(
+    uri: str,
+    options: dict[str, Any],
+    journal: Path,
+    seed: int,
+    rng: random.Random,
+    delay: tuple[float, float],
+) -> None:
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, uri, json.dumps(options), str(journal), str(seed)],
         stdout=subprocess.DEVNULL,
