@@ -197,3 +197,14 @@ def test_put_if_absent_race_between_processes_has_one_winner(
 def test_errors_derive_from_the_protocol_root(store: ObjectStore) -> None:
     with pytest.raises(ObjectStoreError):
         store.get("nope")
+
+
+def test_a_pickled_store_reaches_the_same_objects(store: ObjectStore) -> None:
+    import pickle
+
+    store.put("shipped", b"to an executor")
+    copy = pickle.loads(pickle.dumps(store))
+    assert copy.uri == store.uri
+    assert copy.get("shipped") == b"to an executor"
+    copy.put_if_absent("from-copy", b"back")
+    assert store.get("from-copy") == b"back"

@@ -113,6 +113,13 @@ class AzureBlobStore:
     def __repr__(self) -> str:
         return f"AzureBlobStore(uri={self.uri!r}, endpoint_url={self._options.endpoint_url!r})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Spark ships stores to executors: pickle the settings, rebuild the client there.
+        factory = functools.partial(
+            AzureBlobStore, account=self._account, prefix=self._root, options=self._options
+        )
+        return (factory, (self._container_name,))
+
     @property
     def uri(self) -> str:
         """``abfss://container@account.dfs.core.windows.net/prefix`` (or ``az://``)."""

@@ -7,11 +7,13 @@ Nothing crosses processes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from indextables.protocol.store import ObjectInfo
 from indextables.storage.errors import StorageExistsError, StorageNotFoundError
@@ -78,10 +80,19 @@ class MemoryStore:
     def __init__(self, name: str, *, root: str = "") -> None:
         self._name = name
         self._root = normalize_root(root)
-        self._space = _space(name)
+        _space(name)
 
     def __repr__(self) -> str:
         return f"MemoryStore(uri={self.uri!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickles by name: in the same process the copy sees the same objects.
+        return (functools.partial(MemoryStore, root=self._root), (self._name,))
+
+    @property
+    def _space(self) -> _Space:
+        # Looked up on each call, so clear_memory_stores() is seen by live stores too.
+        return _space(self._name)
 
     @property
     def uri(self) -> str:

@@ -8,6 +8,7 @@ ambiguous put-if-absent by reading the key back.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -82,6 +83,13 @@ class S3Store:
 
     def __repr__(self) -> str:
         return f"S3Store(uri={self.uri!r}, endpoint_url={self._options.endpoint_url!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Spark ships stores to executors: pickle the settings, rebuild the client there.
+        factory = functools.partial(
+            S3Store, prefix=self._root, options=self._options, scheme=self._scheme
+        )
+        return (factory, (self._bucket,))
 
     @property
     def uri(self) -> str:
@@ -168,7 +176,10 @@ class S3Store:
                 ),
             )
         except BaseException:
-            self._client.abort_multipart_upload(Bucket=self._bucket, Key=name, UploadId=upload_id)
+            with contextlib.suppress(Exception):  # keep the original error
+                self._client.abort_multipart_upload(
+                    Bucket=self._bucket, Key=name, UploadId=upload_id
+                )
             raise
 
     def _upload_parts(
