@@ -49,7 +49,7 @@ def test_other_statements_are_not_ours() -> None:
     assert parse("SELECT 1") is None
 
 
-@pytest.mark.parametrize("text", ["CHECKPOINT INDEXTABLES", "MERGE SPLITS '/t'"])
+@pytest.mark.parametrize("text", ["CHECKPOINT INDEXTABLES", "COMPACT INDEXTABLES '/t' NOW"])
 def test_broken_or_unsupported_commands_raise(text: str) -> None:
     with pytest.raises(SqlCommandError):
         parse(text)
@@ -67,8 +67,15 @@ def test_commands_run_through_spark(spark: Any, tmp_path: Path) -> None:
     state = itp.sql(spark, f"DESCRIBE INDEXTABLES STATE '{path}'").first().asDict()
     assert state["num_files"] == "4"
     assert itp.sql(spark, f"CHECKPOINT INDEXTABLES '{path}'").first()["status"] == "SUCCESS"
+    merged = itp.sql(spark, f"MERGE SPLITS '{path}'").first().asDict()
+    assert (merged["status"], merged["merged_files"], merged["new_files"]) == ("SUCCESS", "4", "2")
+    state = itp.sql(spark, f"DESCRIBE INDEXTABLES STATE '{path}'").first().asDict()
+    assert state["num_files"] == "2"
+    assert spark.read.format("indextables").load(path).count() == 20
     itp.sql(spark, f"DROP INDEXTABLES PARTITIONS FROM '{path}' WHERE part = '1'")
-    assert spark.read.format("indextables").load(path).count() == 10
+    assert (
+        sorted(r.part for r in spark.read.format("indextables").load(path).collect()) == ["0"] * 10
+    )
     assert itp.sql(spark, "SELECT 41 + 1 AS x").first()["x"] == 42
     history = itp.sql(spark, f"DESCRIBE INDEXTABLES TRANSACTION LOG '{path}'").collect()
     assert len(history) >= 4

@@ -29,6 +29,13 @@ def _pattern(text: str) -> re.Pattern[str]:
 
 
 _COMMANDS: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "merge",
+        _pattern(
+            r"MERGE SPLITS " + _PATH + r"(?: WHERE (?P<where>.+?))?"
+            r"(?: TARGET SIZE (?P<size>\d+)(?P<sunit>[KMG]B?)?)?(?: MAX GROUPS (?P<groups>\d+))?"
+        ),
+    ),
     ("describe_state", _pattern(r"DESCRIBE INDEXTABLES STATE " + _PATH)),
     ("describe_log", _pattern(r"DESCRIBE INDEXTABLES TRANSACTION LOG " + _PATH)),
     ("checkpoint", _pattern(r"CHECKPOINT INDEXTABLES " + _PATH)),
@@ -62,8 +69,6 @@ def parse(text: str) -> tuple[str, dict[str, str]] | None:
             groups = {k: v for k, v in match.groupdict().items() if v is not None}
             groups["path"] = groups.pop("dpath", None) or groups.pop("bare", None) or groups["path"]
             return name, groups
-    if re.match(r"^\s*MERGE\s+SPLITS\b", text, _FLAGS):
-        raise SqlCommandError("MERGE SPLITS is not implemented by indextables-pyspark yet")
     if re.match(
         r"^\s*(DESCRIBE|CHECKPOINT|COMPACT|PURGE|TRUNCATE|DROP|REPAIR|MERGE)\s+INDEX", text, _FLAGS
     ):
@@ -83,6 +88,8 @@ def run_sql(
     if parsed is None:
         return spark.sql(text)
     name, args = parsed
+    if name == "merge":
+        return _frame(spark, [_merge(spark, args, dict(options or {}))])
     table = table_handle(args["path"], dict(options or {}))
     rows = _HANDLERS[name](table, args)
     return _frame(spark, rows)
@@ -114,6 +121,24 @@ def _as_rows(result: Any, **extra: Any) -> list[dict[str, Any]]:
     else:
         record = {"result": result}
     return [{**extra, **record}]
+
+
+def _merge(spark: SparkSession, args: dict[str, str], options: dict[str, str]) -> dict[str, Any]:
+    from indextables.pyspark.merge import DEFAULT_TARGET_SIZE, merge_splits
+    from indextables.pyspark.options import parse_size
+
+    size = DEFAULT_TARGET_SIZE
+    if "size" in args:
+        size = parse_size("TARGET SIZE", args["size"] + args.get("sunit", ""))
+    groups = int(args["groups"]) if "groups" in args else None
+    return merge_splits(
+        spark,
+        args["path"],
+        options=options,
+        target_size=size,
+        where=args.get("where"),
+        max_groups=groups,
+    )
 
 
 def _describe_state(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:

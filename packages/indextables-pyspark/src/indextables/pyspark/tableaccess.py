@@ -48,6 +48,7 @@ class LiveSplit:
     min_values: Mapping[str, str] | None
     max_values: Mapping[str, str] | None
     num_records: int | None
+    num_merge_ops: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +134,8 @@ def _live(entry: Any, registry: Mapping[str, str]) -> LiveSplit:
     if mapping is None and entry.doc_mapping_ref:
         mapping = registry.get(entry.doc_mapping_ref)
     split = SplitEntry(ref, dict(entry.partition_values or {}), mapping)
-    return LiveSplit(split, entry.min_values, entry.max_values, entry.num_records)
+    merges = entry.num_merge_ops or 0
+    return LiveSplit(split, entry.min_values, entry.max_values, entry.num_records, merges)
 
 
 def commit_write(

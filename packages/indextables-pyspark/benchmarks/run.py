@@ -1,0 +1,120 @@
+"""Benchmarks of the Spark data source against Parquet in the same session (figures only).
+
+- write: N log rows as IndexTables vs ``df.write.parquet`` of the same DataFrame;
+- needle search (a token in ~0.01% of rows) and an exact-match filter on M rows:
+  IndexTables ``query`` option / filter vs Parquet ``contains`` / ``=``.
+
+Usage: python benchmarks/run.py [--write-rows 1000000] [--search-rows 2000000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def measure(action: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
+    """Median and spread (max - min) of ``repeat`` timed runs, and the last result."""
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), max(times) - min(times), result
+
+
+def report(label: str, ours: tuple[float, float, Any], base: tuple[float, float, Any]) -> None:
+    """One line: both medians, spreads and the ratio."""
+    print(
+        f"{label:<28} indextables {ours[0] * 1000:9.1f} ms (±{ours[1] * 500:6.1f})  "
+        f"parquet {base[0] * 1000:9.1f} ms (±{base[1] * 500:6.1f})  "
+        f"parquet/indextables = {base[0] / ours[0]:6.2f}x  rows {ours[2]} / {base[2]}"
+    )
+
+
+def logs(spark: Any, rows: int) -> Any:
+    """Deterministic log rows with a needle token in ~0.01% of messages."""
+    return spark.range(rows, numPartitions=2).selectExpr(
+        "id",
+        "element_at(array('INFO','WARN','ERROR'), cast(pmod(hash(id), 3) + 1 as int)) as level",
+        "concat('host-', pmod(hash(id, 1), 500)) as host",
+        "concat('request ', id, ' served ', case when pmod(hash(id, 2), 10000) = 0 "
+        "then 'needlezz' else 'ok' end) as message",
+    )
+
+
+def main() -> int:
+    """Run the benchmarks and print figures."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--write-rows", type=int, default=1_000_000)
+    parser.add_argument("--search-rows", type=int, default=2_000_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    import indextables.pyspark as itp
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.python.filterPushdown.enabled", "true")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    itp.register(spark)
+    work = tempfile.mkdtemp(prefix="indextables-bench-")
+    try:
+        options = {"spark.indextables.indexing.typemap.message": "text"}
+        data = logs(spark, args.write_rows).cache()
+        data.count()
+
+        def write_it() -> int:
+            data.write.format("indextables").options(**options).mode("overwrite").save(f"{work}/w")
+            return args.write_rows
+
+        def write_pq() -> int:
+            data.write.mode("overwrite").parquet(f"{work}/wp")
+            return args.write_rows
+
+        ours, base = measure(write_it, 1), measure(write_pq, 1)
+        report("write", ours, base)
+        print(
+            f"{'':<28} rows/s: indextables {args.write_rows / ours[0]:,.0f}, "
+            f"parquet {args.write_rows / base[0]:,.0f}"
+        )
+        data.unpersist()
+
+        big = logs(spark, args.search_rows)
+        big.write.format("indextables").options(**options).mode("overwrite").save(f"{work}/s")
+        big.write.mode("overwrite").parquet(f"{work}/sp")
+        table = spark.read.format("indextables")
+        parquet = spark.read.parquet(f"{work}/sp")
+        report(
+            "needle search",
+            measure(
+                lambda: table.option("query", "message:needlezz").load(f"{work}/s").count(),
+                args.repeat,
+            ),
+            measure(lambda: parquet.where("message like '%needlezz%'").count(), args.repeat),
+        )
+        report(
+            "exact match host",
+            measure(lambda: table.load(f"{work}/s").where("host = 'host-42'").count(), args.repeat),
+            measure(lambda: parquet.where("host = 'host-42'").count(), args.repeat),
+        )
+    finally:
+        spark.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

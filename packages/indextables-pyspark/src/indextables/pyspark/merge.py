@@ -1,0 +1,204 @@
+"""MERGE SPLITS: bin-pack small splits of one partition into bigger ones, as Spark tasks.
+
+Planning (driver side) groups live splits by partition values and doc mapping
+and packs them, smallest first, into groups of at most ``target_size`` bytes;
+only groups of two or more splits are merged. Each group is one Spark task:
+it reads the group's rows and writes them as one new split. The driver then
+commits every merged add (``dataChange=false``) with the removes of its
+sources in one version. A group whose task fails is recorded as a
+``mergeskip`` with a cooldown instead of failing the job.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from indextables.protocol.actions import AddAction, RemoveAction
+from indextables.pyspark.mapping import specs_from_doc_mapping
+from indextables.pyspark.options import parse_read
+from indextables.pyspark.search import SearchSpec
+from indextables.pyspark.splitcache import SplitCache
+from indextables.pyspark.splitreader import SplitEntry, read_split
+from indextables.pyspark.splitwriter import SplitWriter
+from indextables.pyspark.tableaccess import (
+    LiveSplit,
+    load_view,
+    open_table_store,
+    table_handle,
+)
+from pyspark.sql.types import StructType
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_TARGET_SIZE = 1 << 30
+SKIP_COOLDOWN_HOURS = 24.0
+
+
+@dataclass(frozen=True, slots=True)
+class MergeGroup:
+    """Splits of one partition (and one doc mapping) to merge into one."""
+
+    splits: tuple[LiveSplit, ...]
+
+    @property
+    def size(self) -> int:
+        """Total bytes of the group's splits."""
+        return sum(s.entry.ref.size for s in self.splits)
+
+
+@dataclass(frozen=True, slots=True)
+class MergeOutcome:
+    """What one merge task did: a merged add, or the reason it failed."""
+
+    group: MergeGroup
+    add: AddAction | None
+    error: str | None = None
+
+
+def plan_groups(
+    splits: Sequence[LiveSplit],
+    *,
+    target_size: int,
+    where: str | None = None,
+    skipped: frozenset[str] = frozenset(),
+    max_groups: int | None = None,
+) -> list[MergeGroup]:
+    """Bin-pack splits per (partition values, doc mapping), smallest first."""
+    predicate = _predicate(where)
+    buckets: dict[str, list[LiveSplit]] = {}
+    for split in splits:
+        values = split.entry.partition_values
+        if split.entry.ref.path in skipped or (predicate and not predicate.matches(values)):
+            continue
+        key = json.dumps([sorted(values.items()), split.entry.doc_mapping_json])
+        buckets.setdefault(key, []).append(split)
+    groups = [g for key in sorted(buckets) for g in _pack(buckets[key], target_size)]
+    return groups[:max_groups] if max_groups is not None else groups
+
+
+def _pack(splits: list[LiveSplit], target_size: int) -> Iterator[MergeGroup]:
+    current: list[LiveSplit] = []
+    for split in sorted(splits, key=lambda s: (s.entry.ref.size, s.entry.ref.path)):
+        if current and sum(s.entry.ref.size for s in current) + split.entry.ref.size > target_size:
+            if len(current) > 1:
+                yield MergeGroup(tuple(current))
+            current = []
+        current.append(split)
+    if len(current) > 1:
+        yield MergeGroup(tuple(current))
+
+
+def _predicate(where: str | None) -> Any:
+    if not where:
+        return None
+    from indextables.protocol.predicates import parse_predicate
+
+    return parse_predicate(where)
+
+
+def merge_group(
+    uri: str,
+    options: Mapping[str, str],
+    schema_json: str,
+    partition_columns: Sequence[str],
+    group: MergeGroup,
+) -> MergeOutcome:
+    """Read every row of the group's splits and write them as one split (runs in a task)."""
+    try:
+        return MergeOutcome(group, _merge(uri, options, schema_json, partition_columns, group))
+    except Exception as error:
+        return MergeOutcome(group, None, f"{type(error).__name__}: {error}")
+
+
+def _merge(
+    uri: str,
+    options: Mapping[str, str],
+    schema_json: str,
+    partition_columns: Sequence[str],
+    group: MergeGroup,
+) -> AddAction:
+    schema = StructType.fromJson(json.loads(schema_json))
+    first = group.splits[0].entry
+    specs = tuple(specs_from_doc_mapping(first.doc_mapping_json or "[]").values())
+    store = open_table_store(uri, options)
+    read = parse_read(options)
+    cache = SplitCache(read.cache_dir, read.cache_max_bytes)
+    writer = SplitWriter(
+        store, specs, tuple(partition_columns), heap_size=64 << 20, batch_size=10_000
+    )
+    writer.write(_rows(store, uri, cache, group.splits, schema))
+    (add,) = writer.finish()
+    merges = max(s.num_merge_ops for s in group.splits)
+    return dataclasses.replace(add, data_change=False, num_merge_ops=merges + 1)
+
+
+def _rows(
+    store: Any, uri: str, cache: SplitCache, splits: Sequence[LiveSplit], schema: StructType
+) -> Iterator[Any]:
+    for split in splits:
+        entry: SplitEntry = split.entry
+        directory = cache.fetch(store, uri, entry.ref)
+        yield from read_split(directory, entry, schema, search=SearchSpec(), conditions=())
+
+
+def merge_splits(
+    spark: SparkSession,
+    uri: str,
+    *,
+    options: Mapping[str, str] | None = None,
+    target_size: int = DEFAULT_TARGET_SIZE,
+    where: str | None = None,
+    max_groups: int | None = None,
+) -> dict[str, Any]:
+    """Run MERGE SPLITS on the table at ``uri``; return the result row."""
+    opts = dict(options or {})
+    table = table_handle(uri, opts)
+    view = load_view(uri, opts)
+    skipped = frozenset(s.path for s in table.skipped_files())
+    groups = plan_groups(
+        view.splits, target_size=target_size, where=where, skipped=skipped, max_groups=max_groups
+    )
+    result: dict[str, Any] = {"table_path": uri, "merge_groups": len(groups)}
+    if not groups:
+        return {**result, "status": "NO_ACTION", "merged_files": 0, "new_files": 0}
+    args = (uri, opts, view.schema_json, view.partition_columns)
+    outcomes = (
+        spark.sparkContext.parallelize(groups, len(groups))
+        .map(lambda g: merge_group(*args, g))
+        .collect()
+    )
+    done = [o for o in outcomes if o.add is not None]
+    for failed in (o for o in outcomes if o.add is None):
+        for split in failed.group.splits:
+            table.record_skip(
+                split.entry.ref.path,
+                reason=failed.error or "merge failed",
+                operation="merge",
+                cooldown_hours=SKIP_COOLDOWN_HOURS,
+            )
+    if done:
+        removes = [
+            RemoveAction(
+                path=s.entry.ref.path,
+                data_change=False,
+                partition_values=dict(s.entry.partition_values),
+                size=s.entry.ref.size,
+            )
+            for o in done
+            for s in o.group.splits
+        ]
+        table.commit(adds=[o.add for o in done if o.add is not None], removes=removes)
+    return {
+        **result,
+        "status": "SUCCESS" if len(done) == len(outcomes) else "PARTIAL",
+        "merged_files": sum(len(o.group.splits) for o in done),
+        "new_files": len(done),
+        "skipped_groups": len(outcomes) - len(done),
+        "original_size": sum(o.group.size for o in done),
+        "new_size": sum(o.add.size for o in done if o.add is not None),
+    }
