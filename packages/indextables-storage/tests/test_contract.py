@@ -208,3 +208,25 @@ def test_a_pickled_store_reaches_the_same_objects(store: ObjectStore) -> None:
     assert copy.get("shipped") == b"to an executor"
     copy.put_if_absent("from-copy", b"back")
     assert store.get("from-copy") == b"back"
+
+
+@pytest.mark.slow
+def test_many_put_if_absent_races_between_threads(
+    backend: StoreLocation, store: ObjectStore
+) -> None:
+    payloads = [f"racer-{index}".encode() for index in range(8)]
+    for round_ in range(10):
+        key = f"_transaction_log/{round_:020d}.json"
+        _check_race(store, key, race_put_if_absent(backend.uri, backend.options, key, payloads))
+
+
+@pytest.mark.slow
+def test_many_put_if_absent_races_between_processes(shared_backend: StoreLocation) -> None:
+    store = shared_backend.open()
+    payloads = [f"process-{index}".encode() for index in range(4)]
+    for round_ in range(3):
+        key = f"_transaction_log/process-{round_}.json"
+        outcomes = race_put_if_absent(
+            shared_backend.uri, shared_backend.options, key, payloads, mode="processes"
+        )
+        _check_race(store, key, outcomes)

@@ -34,7 +34,11 @@ def _expected(index: int) -> bytes:
     return hashlib.sha256(str(index).encode()).digest() * (2 << 16)
 
 
-@pytest.mark.parametrize("delay", [0.3, 0.6, 0.9])
+_DELAYS = [0.3, 0.6, 0.9]
+_SLOW_DELAYS = [pytest.param(0.1 + 0.13 * n, marks=pytest.mark.slow) for n in range(12)]
+
+
+@pytest.mark.parametrize("delay", _DELAYS + _SLOW_DELAYS)
 def test_a_killed_writer_never_leaves_a_partial_object(tmp_path: Path, delay: float) -> None:
     root = tmp_path / "store"
     command = [sys.executable, "-c", _WRITER, str(root)]
