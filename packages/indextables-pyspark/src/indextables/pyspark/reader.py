@@ -14,6 +14,7 @@ Two platform constraints shape this module (see docs/pyspark.md):
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -93,6 +94,16 @@ class IndexTablesReader(DataSourceReader):
         self.conditions: tuple[Condition, ...] = ()
         if not search.is_empty:
             validate(search, _fields_of(view))
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Spark pickles the reader into every task; the split list travels in the
+        # tasks' partitions instead, so large tables do not ship it N times.
+        state = dict(self.__dict__)
+        state["view"] = dataclasses.replace(self.view, splits=())
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     def push_filters(self, filters: list[Filter]) -> Iterator[Filter]:
         """Keep translatable filters for pruning and Tantivy queries; hand all back to Spark."""
