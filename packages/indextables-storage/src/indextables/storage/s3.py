@@ -189,13 +189,15 @@ class S3Store:
         parts = []
         for number, offset in enumerate(range(0, len(data), size), start=1):
             chunk = data[offset : offset + size]
-            response = self._call(
-                key,
-                f"upload_part {number}",
-                lambda chunk=chunk, number=number: self._client.upload_part(  # type: ignore[misc]
-                    Bucket=self._bucket, Key=name, UploadId=upload_id, PartNumber=number, Body=chunk
-                ),
+            upload = functools.partial(
+                self._client.upload_part,
+                Bucket=self._bucket,
+                Key=name,
+                UploadId=upload_id,
+                PartNumber=number,
+                Body=chunk,
             )
+            response = self._call(key, f"upload_part {number}", upload)
             parts.append({"PartNumber": number, "ETag": response["ETag"]})
         return parts
 
