@@ -24,6 +24,7 @@ with atheris.instrument_imports():
         compile_plan,
     )
     from indextables.avrostate.schemas import FILE_ENTRY_SCHEMA_V2
+    from indextables.protocol.predicates import compare_values
     from indextables.protocol.state import FileEntry
 
 PLAN = compile_plan(FILE_ENTRY_SCHEMA_V2, path="<fuzz>")
@@ -36,12 +37,15 @@ def outcome(module: object, raw: bytes, count: int) -> object:
         module.scan_block(raw, count, PLAN, {}, None, None, cols)  # type: ignore[attr-defined]
         records = [module.decode_record(raw, s, PLAN) for s in cols.starts]  # type: ignore[attr-defined]
         stats = module.map_column(raw, cols.starts, PLAN, SLOT_MIN_VALUES, "id")  # type: ignore[attr-defined]
+        orders = module.compare_stats(  # type: ignore[attr-defined]
+            raw, cols.starts, PLAN, "id", ["1", "a"], compare_values, 32
+        )
         built = module.decode_entries(  # type: ignore[attr-defined]
             raw, cols.starts, cols.paths, cols.partition_values, PLAN, FileEntry
         )
     except DecodeError:
         return "DecodeError"
-    return [getattr(cols, n) for n in Columns.__slots__], records, stats, built
+    return [getattr(cols, n) for n in Columns.__slots__], records, stats, orders, built
 
 
 def test_one_input(data: bytes) -> None:

@@ -26,6 +26,7 @@ from indextables.avrostate.entries import build_file_entry
 from indextables.avrostate.manifest_reader import read_manifest_entries
 from indextables.avrostate.manifest_writer import encode_manifest, file_entry_to_record
 from indextables.avrostate.schemas import FILE_ENTRY_SCHEMA_V1, FILE_ENTRY_SCHEMA_V2
+from indextables.protocol.predicates import compare_values
 from indextables.protocol.state import FileEntry
 
 # Both twins where the extension is built; the pure env has only the twin.
@@ -271,6 +272,10 @@ def _outcome(module: ModuleType, raw: bytes, count: int, plan: Any) -> Any:
         records = [module.decode_record(raw, s, plan) for s in cols.starts]
         stats = module.map_column(raw, cols.starts, plan, SLOT_MIN_VALUES, "id")
         stats += module.map_column(raw, cols.starts, plan, SLOT_MAX_VALUES, "id")
+        stats.append(
+            module.compare_stats(raw, cols.starts, plan, "id", ["1", "a", "é"], compare_values, 32)
+        )
+        stats.append(module.compare_stats(raw, cols.starts, plan, "id", ["1"], None, 0))
         built = module.decode_entries(
             raw, cols.starts, cols.paths, cols.partition_values, plan, FileEntry
         )

@@ -26,13 +26,12 @@ def decode_entries(
     plan: Plan,
     entry_type: type,
 ) -> list[Any]: ...
-def compare_column(
+def compare_stats(
     data: bytes,
     starts: list[int],
     plan: Plan,
-    slot: int,
     key: str,
-    literal: str,
+    literals: list[str],
     compare: Callable[[str, str], int] | None,
     max_len: int,
-) -> list[int | None]: ...
+) -> list[tuple[list[int | None], list[int | None]]]: ...

@@ -36,6 +36,8 @@ from indextables.avrostate._decode_common import (
     SLOT_ADDED_AT_VERSION,
     SLOT_FOOTER_END,
     SLOT_FOOTER_START,
+    SLOT_MAX_VALUES,
+    SLOT_MIN_VALUES,
     SLOT_NUM_RECORDS,
     SLOT_PARTITION_VALUES,
     SLOT_PATH,
@@ -46,7 +48,7 @@ from indextables.avrostate._decode_common import (
     Plan,
 )
 
-__all__ = ["compare_column", "decode_entries", "decode_record", "map_column", "scan_block"]
+__all__ = ["compare_stats", "decode_entries", "decode_record", "map_column", "scan_block"]
 
 _MASK64 = (1 << 64) - 1
 _EMPTY: dict[str, str] = {}
@@ -379,27 +381,31 @@ def _plain_compare(a: str, b: str) -> int:
     return (a > b) - (a < b)
 
 
-def compare_column(
+def compare_stats(
     data: bytes,
     starts: list[int],
     plan: Plan,
-    slot: int,
     key: str,
-    literal: str,
+    literals: list[str],
     compare: Callable[[str, str], int] | None,
     max_len: int,
-) -> list[int | None]:
-    """Compare ``values[slot][key]`` of each record with ``literal``.
+) -> list[tuple[list[int | None], list[int | None]]]:
+    """Order each record's ``minValues[key]`` and ``maxValues[key]`` against each literal.
 
-    Returns -1/0/1 per record, or ``None`` where the value is absent or (when
-    ``max_len`` > 0) at least ``max_len`` characters long. ``compare`` is the
-    ordering (numeric-aware ``compare_values``); ``None`` means plain string order.
+    Per literal, two lists (min orders, max orders) of -1/0/1, or ``None``
+    where the statistic is absent or, for maxima when ``max_len`` > 0, at
+    least ``max_len`` characters long. ``compare`` is the ordering
+    (numeric-aware ``compare_values``); ``None`` means plain string order.
     """
     order = _plain_compare if compare is None else compare
-    out: list[int | None] = []
-    for value in map_column(data, starts, plan, slot, key):
-        if value is None or (max_len > 0 and len(value) >= max_len):
-            out.append(None)
-        else:
-            out.append(order(value, literal))
+    mins = map_column(data, starts, plan, SLOT_MIN_VALUES, key)
+    maxs = map_column(data, starts, plan, SLOT_MAX_VALUES, key)
+    out: list[tuple[list[int | None], list[int | None]]] = []
+    for literal in literals:
+        lows = [None if v is None else order(v, literal) for v in mins]
+        highs = [
+            None if v is None or (max_len > 0 and len(v) >= max_len) else order(v, literal)
+            for v in maxs
+        ]
+        out.append((lows, highs))
     return out

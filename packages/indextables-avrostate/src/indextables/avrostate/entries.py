@@ -209,32 +209,35 @@ class FileEntries(Sequence[FileEntry]):
         verdicts = stats_verdicts(self, predicate)
         return [i for i, ok in enumerate(verdicts) if ok]
 
-    def compare_stat(
-        self, column: str, literal: str, *, maximum: bool, plain: bool = False
-    ) -> list[int | None]:
-        """Order of each entry's min (or max) statistic of ``column`` against ``literal``.
+    def stat_orders(
+        self, column: str, literals: list[str], *, plain: bool = False
+    ) -> list[tuple[list[int | None], list[int | None]]]:
+        """Order of each entry's min and max statistic of ``column`` against each literal.
 
-        -1/0/1 per entry (numeric-aware like ``compare_values``, or plain string
-        order with ``plain``); ``None`` where there is no usable statistic.
+        Per literal, ``(min orders, max orders)``: -1/0/1 per entry
+        (numeric-aware like ``compare_values``, or plain string order with
+        ``plain``), ``None`` where there is no usable statistic (absent, or a
+        max truncated by the writer).
         """
-        slot = SLOT_MAX_VALUES if maximum else SLOT_MIN_VALUES
         order = None if plain else compare_values
-        out: list[int | None] = []
+        out: list[tuple[list[int | None], list[int | None]]] = [([], []) for _ in literals]
         for block_id, lo, hi in self._runs():
             block = self._blocks[block_id]
             try:
-                out += impl.decoder().compare_column(
+                parts = impl.decoder().compare_stats(
                     block.data,
                     self._cols.starts[lo:hi],
                     block.plan,
-                    slot,
                     column,
-                    literal,
+                    literals,
                     order,
-                    STATS_TRUNCATION if maximum else 0,
+                    STATS_TRUNCATION,
                 )
             except DecodeError as exc:
                 raise CorruptAvroFileError(block.path, f"record does not decode: {exc}") from exc
+            for (lows, highs), (more_lows, more_highs) in zip(out, parts, strict=True):
+                lows += more_lows
+                highs += more_highs
         return out
 
     def _runs(self) -> Iterator[tuple[int, int, int]]:
