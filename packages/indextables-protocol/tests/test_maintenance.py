@@ -231,3 +231,43 @@ def test_maintenance_refuses_tables_needing_a_newer_writer(table: Any, root: Pat
     for operation in (reopened.checkpoint, reopened.compact, reopened.purge):
         with pytest.raises(UnsupportedProtocolError):
             operation()
+
+
+def test_purge_keeps_young_unreferenced_manifests(table: Any, root: Path) -> None:
+    for i in range(3):
+        table.commit(adds=[split(root, f"p{i}.split")])
+        table.checkpoint()
+    table.compact()
+    from dataclasses import replace
+
+    table.config = replace(table.config, state_retention_versions=0, state_retention_hours=0)
+    result = table.purge()
+    assert result.expired_states_deleted == 3
+    assert result.manifests_deleted == 0  # unreferenced now, but younger than the 1 h window
+    manifests = list((root / "_transaction_log/manifests").iterdir())
+    assert len(manifests) >= 4
+    assert open_table(str(root)).validate().ok
+
+
+def test_validate_checks_partition_bounds_by_pruning(table: Any, root: Path) -> None:
+    table.commit(adds=[split(root, f"p{d}.split", date=f"2024-01-0{d}") for d in (1, 2, 3)])
+    table.checkpoint()
+    result = table.validate()
+    assert result.ok, result.problems
+    assert result.files_checked == 3
+    # corrupt the state's bounds: a filtered read would now miss every entry
+    from dataclasses import replace
+
+    from indextables.avrostate import encode_state
+    from indextables.protocol.state import PartitionBounds
+
+    key = "_transaction_log/state-v00000000000000000001/_manifest.avro"
+    state = table.state_format.read_state(table.store, 1).manifest
+    wrong = {"date": PartitionBounds("2030-01-01", "2030-12-31")}
+    bad = replace(
+        state, manifests=tuple(replace(m, partition_bounds=wrong) for m in state.manifests)
+    )
+    table.store.put(key, encode_state(bad))
+    reopened = open_table(str(root))
+    problems = reopened.validate().problems
+    assert any("partition bounds prune" in p for p in problems), problems

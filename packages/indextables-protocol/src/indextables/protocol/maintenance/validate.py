@@ -1,4 +1,12 @@
-"""VALIDATE: check every invariant of the current snapshot against storage."""
+"""VALIDATE: check every invariant of the current snapshot against storage.
+
+Checked: the protocol is supported for reading and writing; live paths are
+unique; every live split exists with its recorded size; partition values use
+partition columns only; doc mapping references resolve; the base state's
+counts match its entries; manifest partition bounds keep every entry when
+pruning by its own partition (up to 64 partitions); no file removed at some
+version is live without a later add.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +15,7 @@ from typing import TYPE_CHECKING
 from indextables.protocol.actions import AddAction, RemoveAction
 from indextables.protocol.errors import ObjectNotFoundError, ProtocolError
 from indextables.protocol.maintenance.results import ValidateResult
+from indextables.protocol.predicates import And, EqualTo, Predicate
 from indextables.protocol.protocolcheck import check_readable, check_writable
 from indextables.protocol.snapshot import Snapshot, read_state_manifest
 
@@ -69,6 +78,41 @@ def _state_problems(table: Table, snap: Snapshot) -> list[str]:
     return problems
 
 
+MAX_BOUNDS_CHECKS = 64
+
+
+def _bounds_problems(table: Table, snap: Snapshot) -> list[str]:
+    """Pruning by each partition's exact values must keep that partition's entries.
+
+    A manifest whose partition bounds do not cover its entries would make a
+    filtered read silently miss them.
+    """
+    if snap.state_version is None or not snap.partition_columns:
+        return []
+    state_files = table.reader.load(snap.state_version).files
+    partitions: dict[tuple[tuple[str, str], ...], set[str]] = {}
+    for entry in state_files:
+        key = tuple(sorted(entry.partition_values.items()))
+        partitions.setdefault(key, set()).add(entry.path)
+    problems = []
+    for key, paths in list(partitions.items())[:MAX_BOUNDS_CHECKS]:
+        if not key:
+            continue
+        predicate: Predicate = EqualTo(*key[0])
+        for column, value in key[1:]:
+            predicate = And(predicate, EqualTo(column, value))
+        loaded = table.state_format.read_state(
+            table.store, snap.state_version, partition_filter=predicate
+        )
+        missing = paths - {entry.path for entry in loaded.files}
+        if missing:
+            problems.append(
+                f"state {snap.state_version}: partition bounds prune {sorted(missing)[:3]} "
+                f"for {dict(key)}"
+            )
+    return problems
+
+
 def _resurrections(table: Table, snap: Snapshot) -> list[str]:
     """A file removed at version k must not be live unless re-added after k."""
     layout = table.reader.layout()
@@ -103,5 +147,6 @@ def validate(table: Table) -> ValidateResult:
     problems += _storage_problems(table, snap)
     problems += _entry_problems(snap)
     problems += _state_problems(table, snap)
+    problems += _bounds_problems(table, snap)
     problems += _resurrections(table, snap)
     return ValidateResult(table.uri, snap.version, len(snap.files), tuple(problems))
