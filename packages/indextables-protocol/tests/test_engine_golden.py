@@ -99,3 +99,21 @@ def test_append_checkpoint_compact_keep_every_old_file(golden_copy: Path) -> Non
     assert result.ok, result.problems
     pointer = json.loads((golden_copy / "_transaction_log/_last_checkpoint").read_text())
     assert pointer["version"] == compacted.checkpoint_version
+
+
+def test_state_only_history_time_travel_and_changes(golden_root: Path, tmp_path: Path) -> None:
+    target = tmp_path / "t"
+    shutil.copytree(golden_root / "02_five_appends", target)
+    table = open_table(str(target))
+    history = table.history()
+    assert [h.version for h in history] == [0, 1, 2, 3, 4, 5]
+    assert [h.operation for h in history] == ["CREATE"] + ["STATE"] * 5
+    counts = [table.snapshot(v).num_files for v in range(6)]
+    assert counts == [0, 2, 4, 6, 8, 10]  # five appends of two splits each
+    assert table.snapshot(timestamp=history[3].timestamp).version == 3
+    changes = table.changes_since(3)
+    assert len(changes.adds) == 4
+    assert changes.removes == ()
+    assert {f.path for f in changes.adds} == {f.path for f in table.snapshot().files} - {
+        f.path for f in table.snapshot(3).files
+    }
