@@ -49,7 +49,7 @@ def test_changes_needs_exactly_one_start(partitioned_table: Path) -> None:
 
 
 def test_plan_then_drop_partitions(partitioned_table: Path) -> None:
-    plan = admin.plan_drop_partitions(str(partitioned_table), where="date = '2024-01-02'")
+    plan = admin.drop_partitions_plan(str(partitioned_table), where="date = '2024-01-02'")
     assert [f.partition_values["date"] for f in plan.files] == ["2024-01-02"]
     assert plan.partitions == ({"date": "2024-01-02"},)
     assert len(admin.files(str(partitioned_table))) == 3  # planning changes nothing
@@ -58,9 +58,9 @@ def test_plan_then_drop_partitions(partitioned_table: Path) -> None:
     assert len(admin.files(str(partitioned_table))) == 2
 
 
-def test_plan_drop_partitions_refuses_unpartitioned(unpartitioned_table: Path) -> None:
+def test_drop_partitions_plan_refuses_unpartitioned(unpartitioned_table: Path) -> None:
     with pytest.raises(InvalidPredicateError):
-        admin.plan_drop_partitions(str(unpartitioned_table), where="id = 1")
+        admin.drop_partitions_plan(str(unpartitioned_table), where="id = 1")
 
 
 def test_purge_takes_timedeltas(partitioned_table: Path) -> None:

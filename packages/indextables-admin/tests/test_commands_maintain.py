@@ -49,6 +49,35 @@ def test_compact_writes_a_clean_state(partitioned_table: Path, cli_run: Any) -> 
     assert described["num_files"] == 3
 
 
+def keys_of(table: Path) -> set[str]:
+    return {p.relative_to(table).as_posix() for p in table.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("purge", "--older-than", "7d"),
+        ("truncate-time-travel",),
+        ("gc", "--retention", "0d", "--keep-versions", "0", "--min-manifest-age", "0s"),
+    ],
+)
+def test_dry_run_lists_exactly_what_the_real_run_deletes(
+    partitioned_table: Path, cli_run: Any, args: tuple[str, ...]
+) -> None:
+    make_orphan(partitioned_table)
+    assert cli_run("compact", str(partitioned_table)).exit_code == 0
+    command, *options = args
+    before = keys_of(partitioned_table)
+    dry = cli_run(command, str(partitioned_table), *options, "--dry-run", "-o", "json")
+    assert dry.exit_code == 0, dry.stderr
+    assert keys_of(partitioned_table) == before  # the dry run changed nothing
+    would_delete = dry.json()["would_delete"]
+    assert would_delete  # each scenario deletes something
+    real = cli_run(command, str(partitioned_table), *options, "-o", "json")
+    assert real.exit_code == 0, real.stderr
+    assert sorted(before - keys_of(partitioned_table)) == would_delete
+
+
 def test_purge_dry_run_lists_the_orphan_and_deletes_nothing(
     partitioned_table: Path, cli_run: Any
 ) -> None:

@@ -73,15 +73,30 @@ def test_drop_partitions_on_s3(
     assert after["table_num_files"] == (3 if dry_run else 2)
 
 
-def test_compact_truncate_and_gc_on_s3(s3_table: tuple[str, list[str]], cli_run: Any) -> None:
+def keys_under(server: Any, uri: str) -> set[str]:
+    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+    pages = (
+        server.client()
+        .get_paginator("list_objects_v2")
+        .paginate(Bucket=bucket, Prefix=prefix + "/")
+    )
+    return {o["Key"][len(prefix) + 1 :] for page in pages for o in page.get("Contents", [])}
+
+
+def test_compact_truncate_and_gc_on_s3(
+    s3_table: tuple[str, list[str]], cli_run: Any, moto_server: Any
+) -> None:
     uri, options = s3_table
     assert cli_run("compact", uri, *options).exit_code == 0
+    before = keys_under(moto_server, uri)
     dry = cli_run("truncate-time-travel", uri, *options, "--dry-run", "-o", "json")
     assert dry.exit_code == 0, dry.stderr
     assert dry.json()["checkpoints_deleted"] == 1
+    assert keys_under(moto_server, uri) == before
     assert len(cli_run("history", uri, *options, "-o", "json").json()["versions"]) == 3
     real = cli_run("truncate-time-travel", uri, *options, "-o", "json")
     assert real.exit_code == 0, real.stderr
+    assert sorted(before - keys_under(moto_server, uri)) == dry.json()["would_delete"]
     newest = cli_run("history", uri, *options, "-o", "json").json()["versions"][0]
     assert newest["version"] == 2
     gc_args = ["--retention", "0d", "--keep-versions", "0", "--min-manifest-age", "0s"]

@@ -59,7 +59,7 @@ def run_on_terminal(args: list[str], answer: str | None) -> tuple[int, str]:
 def test_purge_asks_on_a_terminal(partitioned_table: Path, answer: str, deleted: bool) -> None:
     orphan = orphan_in(partitioned_table)
     code, screen = run_on_terminal(["purge", str(partitioned_table)], answer)
-    assert "Purge deletes 1 orphaned split(s)" in screen
+    assert "Purge deletes 1 object(s)" in screen
     assert orphan.exists() is not deleted
     assert code == (0 if deleted else 1)
 

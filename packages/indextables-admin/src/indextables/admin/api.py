@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from indextables.admin.whatif import RecordingStore
 from indextables.protocol import Table, open_table
 from indextables.protocol.errors import InvalidPredicateError
 from indextables.protocol.history import Changes, HistoryEntry
@@ -47,7 +48,7 @@ from indextables.protocol.state import FileEntry
 
 if TYPE_CHECKING:
     # Imported where used: a broken avrostate build must not stop `indextables version`.
-    from indextables.avrostate import GcReport
+    from indextables.avrostate import GcReport, StateOptions
 
 __all__ = [
     "CheckpointResult",
@@ -69,13 +70,16 @@ __all__ = [
     "drop_partitions",
     "files",
     "gc",
+    "gc_plan",
     "history",
-    "plan_drop_partitions",
+    "drop_partitions_plan",
     "purge",
+    "purge_plan",
     "repair",
     "schema",
     "snapshot",
     "truncate_time_travel",
+    "truncate_time_travel_plan",
     "validate",
 ]
 
@@ -232,6 +236,38 @@ def purge(
     )
 
 
+def _simulation(handle: Table) -> tuple[Table, RecordingStore]:
+    overlay = RecordingStore(handle.store)
+    return Table(overlay, handle.state_format, uri=handle.uri, config=handle.config), overlay
+
+
+def purge_plan(
+    table: str,
+    *,
+    older_than: timedelta | None = None,
+    log_retention: timedelta | None = None,
+    storage_options: StorageOptions = None,
+) -> tuple[str, ...]:
+    """Every key :func:`purge` with these options would delete now, sorted; deletes nothing.
+
+    The engine's purge runs for real against a :class:`RecordingStore`
+    overlay of the table's store, so the list follows the engine's own rules
+    (states, manifests, version files, orphaned splits and their ``.crc``).
+    """
+    simulated, overlay = _simulation(_open(table, storage_options=storage_options))
+    _purge.purge(simulated, older_than=_hours(older_than), log_retention=_hours(log_retention))
+    return overlay.deleted_keys
+
+
+def truncate_time_travel_plan(
+    table: str, *, storage_options: StorageOptions = None
+) -> tuple[str, ...]:
+    """Every key :func:`truncate_time_travel` would delete now, sorted; deletes nothing."""
+    simulated, overlay = _simulation(_open(table, storage_options=storage_options))
+    _purge.truncate_time_travel(simulated)
+    return overlay.deleted_keys
+
+
 def truncate_time_travel(
     table: str, *, dry_run: bool = False, storage_options: StorageOptions = None
 ) -> TruncateResult:
@@ -240,7 +276,7 @@ def truncate_time_travel(
     return _purge.truncate_time_travel(handle, dry_run=dry_run)
 
 
-def plan_drop_partitions(
+def drop_partitions_plan(
     table: str, *, where: str | Predicate, storage_options: StorageOptions = None
 ) -> DropPartitionsPlan:
     """The live files ``drop_partitions`` would remove; changes nothing.
@@ -312,15 +348,40 @@ def gc(
         dry_run: report what would be deleted; delete nothing.
         storage_options: options of the store.
     """
-    from indextables.avrostate import StateOptions, collect_garbage
+    from indextables.avrostate import collect_garbage
 
+    options = _state_options(retention, keep_versions, min_manifest_age)
     handle = _open(table, storage_options=storage_options)
-    options = StateOptions(
+    return collect_garbage(handle.store, options=options, dry_run=dry_run)
+
+
+def gc_plan(
+    table: str,
+    *,
+    retention: timedelta = timedelta(days=7),
+    keep_versions: int = 2,
+    min_manifest_age: timedelta = timedelta(hours=1),
+    storage_options: StorageOptions = None,
+) -> tuple[str, ...]:
+    """Every key :func:`gc` with these options would delete now, sorted; deletes nothing."""
+    from indextables.avrostate import collect_garbage
+
+    options = _state_options(retention, keep_versions, min_manifest_age)
+    overlay = RecordingStore(_open(table, storage_options=storage_options).store)
+    collect_garbage(overlay, options=options)
+    return overlay.deleted_keys
+
+
+def _state_options(
+    retention: timedelta, keep_versions: int, min_manifest_age: timedelta
+) -> StateOptions:
+    from indextables.avrostate import StateOptions
+
+    return StateOptions(
         retention_versions=keep_versions,
         retention_hours=retention.total_seconds() / 3600,
         gc_safety_hours=min_manifest_age.total_seconds() / 3600,
     )
-    return collect_garbage(handle.store, options=options, dry_run=dry_run)
 
 
 def _hours(value: timedelta | None) -> float | None:

@@ -96,15 +96,22 @@ def purge_command(
                 storage_options=cmd.storage_options,
             )
 
-    if not dry_run and needs_confirmation(cmd):
-        preview = run(True)
-        confirm_destructive(
-            cmd,
-            f"Purge deletes {preview.orphaned_files_found} orphaned split(s), "
-            f"{len(preview.tx_log_files)} version file(s) and "
-            f"{preview.expired_states_found} old state(s) of {table}",
-        )
-    cmd.output.document(views.record(run(dry_run)), title=f"purge of {table}")
+    def plan() -> tuple[str, ...]:
+        with cmd.progress.phase("listing what purge deletes"):
+            return api.purge_plan(
+                table,
+                older_than=split_age,
+                log_retention=log_age,
+                storage_options=cmd.storage_options,
+            )
+
+    if dry_run:
+        document = {**views.record(run(True)), "would_delete": list(plan())}
+        cmd.output.document(document, title=f"purge of {table} (dry run)")
+        return
+    if needs_confirmation(cmd):
+        confirm_destructive(cmd, f"Purge deletes {len(plan())} object(s) of {table}")
+    cmd.output.document(views.record(run(False)), title=f"purge of {table}")
 
 
 @click.command("truncate-time-travel")
@@ -120,15 +127,21 @@ def truncate_time_travel_command(cmd: CommandContext, table: str, dry_run: bool)
         with cmd.progress.phase("planning truncation" if dry else "truncating history"):
             return api.truncate_time_travel(table, dry_run=dry, storage_options=cmd.storage_options)
 
-    if not dry_run and needs_confirmation(cmd):
-        preview = run(True)
+    def plan() -> tuple[str, ...]:
+        with cmd.progress.phase("listing what truncation deletes"):
+            return api.truncate_time_travel_plan(table, storage_options=cmd.storage_options)
+
+    if dry_run:
+        document = {**views.record(run(True)), "would_delete": list(plan())}
+        cmd.output.document(document, title=f"truncate time travel of {table} (dry run)")
+        return
+    if needs_confirmation(cmd):
         confirm_destructive(
             cmd,
-            f"Truncation deletes {preview.versions_deleted} version file(s) and "
-            f"{preview.checkpoints_deleted} checkpoint(s)/state(s) of {table}; "
-            "time travel to them is then impossible",
+            f"Truncation deletes {len(plan())} object(s) of {table}; "
+            "time travel to older versions is then impossible",
         )
-    cmd.output.document(views.record(run(dry_run)), title=f"truncate time travel of {table}")
+    cmd.output.document(views.record(run(False)), title=f"truncate time travel of {table}")
 
 
 @click.command("drop-partitions")
@@ -142,7 +155,7 @@ def drop_partitions_command(cmd: CommandContext, table: str, where: str, dry_run
     """Remove every file of the matching partitions (split files stay until purge)."""
     if dry_run or needs_confirmation(cmd):
         with cmd.progress.phase("finding partitions"):
-            plan = api.plan_drop_partitions(table, where=where, storage_options=cmd.storage_options)
+            plan = api.drop_partitions_plan(table, where=where, storage_options=cmd.storage_options)
         if dry_run:
             cmd.output.document(
                 views.drop_plan_document(plan, where=where),
@@ -232,13 +245,23 @@ def gc_command(
                 storage_options=cmd.storage_options,
             )
 
-    if not dry_run and needs_confirmation(cmd):
-        preview = run(True)
-        confirm_destructive(
-            cmd,
-            f"GC deletes {len(preview.deleted_states)} state(s) and "
-            f"{len(preview.deleted_manifests)} manifest(s) of {table}",
-        )
-    cmd.output.document(
-        views.gc_document(table, run(dry_run), dry_run=dry_run), title=f"gc of {table}"
-    )
+    def plan() -> tuple[str, ...]:
+        with cmd.progress.phase("listing what gc deletes"):
+            return api.gc_plan(
+                table,
+                retention=state_age,
+                keep_versions=keep_versions,
+                min_manifest_age=manifest_age,
+                storage_options=cmd.storage_options,
+            )
+
+    if dry_run:
+        document = {
+            **views.gc_document(table, run(True), dry_run=True),
+            "would_delete": list(plan()),
+        }
+        cmd.output.document(document, title=f"gc of {table} (dry run)")
+        return
+    if needs_confirmation(cmd):
+        confirm_destructive(cmd, f"GC deletes {len(plan())} object(s) of {table}")
+    cmd.output.document(views.gc_document(table, run(False), dry_run=False), title=f"gc of {table}")
