@@ -158,3 +158,17 @@ def test_entry_point_describes_a_table_in_a_real_process(partitioned_table: Path
     )
     assert missing.returncode == 2
     assert "Traceback" not in missing.stderr
+
+
+def test_a_credential_value_is_scrubbed_from_documents(
+    partitioned_table: Path, cli_run: Any
+) -> None:
+    # Local stores ignore Azure options, so this "credential" only meets the output.
+    secret = partitioned_table.parent.name
+    for output in ("text", "json"):
+        run = cli_run(
+            "describe", str(partitioned_table), "-S", f"account_key={secret}", "-o", output
+        )
+        assert run.exit_code == 0, run.stderr
+        assert secret not in run.stdout + run.stderr
+        assert "***" in run.stdout

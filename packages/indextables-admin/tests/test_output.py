@@ -6,7 +6,13 @@ from collections.abc import Sequence
 
 import pytest
 
-from indextables.admin.output import JsonObject, JsonOutput, TextOutput, make_output
+from indextables.admin.output import (
+    JsonObject,
+    JsonOutput,
+    RedactingOutput,
+    TextOutput,
+    make_output,
+)
 
 RECORD: JsonObject = {
     "format": "avro-state",
@@ -129,3 +135,20 @@ def test_text_error_goes_to_stderr() -> None:
 def test_make_output(kind: str, cls: type) -> None:
     out, err = streams()
     assert isinstance(make_output(kind, stdout=out, stderr=err), cls)  # type: ignore[arg-type]
+
+
+def test_redacting_output_scrubs_documents_titles_and_errors() -> None:
+    out, err = streams()
+    inner = JsonOutput(out, err)
+    output = RedactingOutput(inner, lambda text: text.replace("hunter2", "***"))
+    output.document(
+        {"table_path": "s3://u:hunter2@b/t", "nested": [{"x": ["a", "hunter2"]}], "n": 1},
+        title="t hunter2",
+    )
+    output.error("bad key hunter2", kind="X", exit_code=1)
+    assert "hunter2" not in out.getvalue() + err.getvalue()
+    assert json.loads(out.getvalue()) == {
+        "table_path": "s3://u:***@b/t",
+        "nested": [{"x": ["a", "***"]}],
+        "n": 1,
+    }

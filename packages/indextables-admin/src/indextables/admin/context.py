@@ -19,7 +19,7 @@ import click
 from indextables.admin.errors import AdminError
 from indextables.admin.exitcodes import exit_code_for
 from indextables.admin.options import parse_storage_options, storage_options_from_env
-from indextables.admin.output import Output, OutputFormat, make_output
+from indextables.admin.output import Output, OutputFormat, RedactingOutput, make_output
 from indextables.admin.progress import Progress
 from indextables.admin.redact import is_secret_key, redact_text
 
@@ -139,6 +139,8 @@ def _build_context(click_ctx: click.Context, params: dict[str, Any]) -> CommandC
         cmd.storage_options = {**storage_options_from_env(), **parse_storage_options(pairs)}
     except AdminError as error:
         click_ctx.exit(_report(cmd, error))
+    secrets = cmd.secrets
+    cmd.output = RedactingOutput(output, lambda text: redact_text(text, secrets))
     return cmd
 
 

@@ -9,7 +9,7 @@ as rich tables, so the two can never disagree.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, Protocol, TextIO, TypeAlias
 
 from rich.console import Console
@@ -22,6 +22,7 @@ __all__ = [
     "JsonOutput",
     "Output",
     "OutputFormat",
+    "RedactingOutput",
     "TextOutput",
     "make_output",
 ]
@@ -138,6 +139,44 @@ class TextOutput:
         self._console.print(table)
         for key, rows in nested:
             self._console.print(_rows_table(rows, title=key, columns=columns.get(key)))
+
+
+class RedactingOutput:
+    """Passes documents and errors on with every string scrubbed by ``scrub``.
+
+    The command line wraps its output in one, so a credential that reaches a
+    result (say a URI with user info echoed back as ``table_path``) is never
+    printed.
+    """
+
+    def __init__(self, inner: Output, scrub: Callable[[str], str]) -> None:
+        """Wrap ``inner``; ``scrub`` maps a string to its printable form."""
+        self._inner = inner
+        self._scrub = scrub
+
+    def document(
+        self,
+        data: JsonObject | Sequence[JsonObject],
+        *,
+        title: str,
+        columns: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
+        """Scrub every string of ``data`` (and the title), then show it."""
+        clean = self._clean(data)
+        self._inner.document(clean, title=self._scrub(title), columns=columns)  # type: ignore[arg-type]
+
+    def error(self, message: str, *, kind: str, exit_code: int) -> None:
+        """Scrub the message, then report it."""
+        self._inner.error(self._scrub(message), kind=kind, exit_code=exit_code)
+
+    def _clean(self, value: JsonValue) -> JsonValue:
+        if isinstance(value, str):
+            return self._scrub(value)
+        if isinstance(value, Mapping):
+            return {k: self._clean(v) for k, v in value.items()}
+        if isinstance(value, Sequence):
+            return [self._clean(item) for item in value]
+        return value
 
 
 def make_output(kind: OutputFormat, *, stdout: TextIO, stderr: TextIO) -> Output:
