@@ -15,7 +15,7 @@ from indextables.protocol.actions import (
 from indextables.protocol.snapshot import SnapshotReader, TableLayout, read_state_manifest
 from indextables.protocol.state import FileEntry
 
-__all__ = ["Changes", "HistoryEntry", "changes_between", "history_of"]
+__all__ = ["Changes", "HistoryEntry", "changes_between", "commit_times", "history_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +70,16 @@ def _operation(actions: list[Action]) -> str:
 
 def _state_time(reader: SnapshotReader, version: int) -> int:
     return read_state_manifest(reader, version).created_at
+
+
+def commit_times(reader: SnapshotReader, layout: TableLayout | None = None) -> dict[int, int]:
+    """Version -> commit time (epoch ms) of every retained version, without reading actions."""
+    layout = layout or reader.layout()
+    times = {v: info.last_modified_ms for v, info in layout.listing.versions.items()}
+    for version in layout.states:
+        if version not in times:
+            times[version] = _state_time(reader, version)
+    return times
 
 
 def history_of(reader: SnapshotReader, layout: TableLayout | None = None) -> list[HistoryEntry]:

@@ -36,7 +36,13 @@ from indextables.protocol.errors import (
     TableExistsError,
     VersionNotFoundError,
 )
-from indextables.protocol.history import Changes, HistoryEntry, changes_between, history_of
+from indextables.protocol.history import (
+    Changes,
+    HistoryEntry,
+    changes_between,
+    commit_times,
+    history_of,
+)
 from indextables.protocol.logreplay import version_key
 from indextables.protocol.predicates import Predicate, parse_predicate
 from indextables.protocol.protocolcheck import new_table_protocol
@@ -234,7 +240,8 @@ class Table:
         millis = (
             int(timestamp.timestamp() * 1000) if isinstance(timestamp, datetime) else int(timestamp)
         )
-        candidates = [h.version for h in self.history() if h.timestamp <= millis]
+        times = commit_times(self.reader)
+        candidates = [version for version, stamp in times.items() if stamp <= millis]
         if not candidates:
             raise VersionNotFoundError(f"{self.uri}: no retained version at or before {millis}")
         return max(candidates)
