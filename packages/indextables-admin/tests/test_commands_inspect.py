@@ -65,8 +65,10 @@ def test_history_newest_first_with_limit(partitioned_table: Path, cli_run: Any) 
     versions = run.json()["versions"]
     assert [v["version"] for v in versions] == [1, 0]
     assert versions[1]["operation"] == "CREATE"
+    assert versions[0]["time"].endswith("+00:00")
     assert set(versions[0]) == {
         "version",
+        "time",
         "timestamp",
         "operation",
         "num_adds",

@@ -13,7 +13,7 @@ import enum
 import json
 import re
 from collections.abc import Mapping, Sequence
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from indextables.admin.api import DropPartitionsPlan, TableDescription, TableSchema
@@ -143,10 +143,13 @@ def files_document(
 def history_document(
     table: str, entries: Sequence[HistoryEntry], *, limit: int | None
 ) -> JsonObject:
-    """``history``: retained versions, newest first."""
+    """``history``: retained versions, newest first (``time`` is ``timestamp`` in ISO 8601)."""
     newest_first = sorted(entries, key=lambda e: e.version, reverse=True)
     shown = newest_first if limit is None else newest_first[:limit]
-    return {"table_path": table, "versions": [record(e) for e in shown]}
+    return {
+        "table_path": table,
+        "versions": [{**record(e), "time": _iso_utc(e.timestamp)} for e in shown],
+    }
 
 
 def changes_document(table: str, changes: Changes) -> JsonObject:
@@ -211,6 +214,10 @@ def gc_document(table: str, report: GcReport, *, dry_run: bool) -> JsonObject:
         "deleted_manifests": [{"path": p} for p in report.deleted_manifests],
         "kept_states": list(report.kept_states),
     }
+
+
+def _iso_utc(epoch_ms: int) -> str:
+    return datetime.fromtimestamp(epoch_ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
 
 
 def _fields_document(fields: Sequence[Mapping[str, Any]]) -> list[JsonValue]:
