@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import sys
 import traceback
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
-from typing import Any, ParamSpec, TextIO, TypeVar, cast
+from typing import Any, ParamSpec, TypeVar, cast
 
 import click
 
@@ -56,7 +56,6 @@ class CommandContext:
     verbose: bool = False
     yes: bool = False
     interactive: bool = False
-    stdin: TextIO = field(default_factory=lambda: sys.stdin)
 
     @property
     def secrets(self) -> list[str]:
@@ -108,10 +107,8 @@ def admin_command(func: Callable[..., None]) -> Callable[..., None]:
         try:
             with cmd.progress.session():
                 func(cmd, **params)
-        except click.exceptions.Exit:
-            raise
-        except (click.ClickException, click.Abort):
-            raise
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise  # click's own control flow: exits, usage errors, a "no" at a prompt
         except Exception as error:  # every failure becomes an exit code, never a crash
             click_ctx.exit(_report(cmd, error))
 
@@ -171,8 +168,3 @@ def confirm_destructive(cmd: CommandContext, what: str) -> None:
         return
     if not click.confirm(f"{what}. Continue?", default=False, err=True):
         raise click.Abort()
-
-
-def storage_kwargs(cmd: CommandContext) -> Mapping[str, str] | None:
-    """The storage options to hand to the engine (None when there are none)."""
-    return cmd.storage_options or None
