@@ -75,11 +75,15 @@ class DirStore:
             self.delete(key)
 
 
-def make_entry(i: int, *, partitions: int) -> FileEntry:
-    """Entry ``i``; its partition is ``i // (files per partition)`` so ranges stay sorted."""
+def partition_of(i: int, partitions: int) -> tuple[str, str]:
+    """The (date, region) partition of entry ``i``: ``partitions`` distinct pairs."""
     p = i % partitions
-    date = f"2024-{1 + p // 28 % 12:02d}-{1 + p % 28:02d}"
-    region = f"region-{p // 336}"
+    return f"2024-{1 + p // 28 % 12:02d}-{1 + p % 28:02d}", f"region-{p // 336}"
+
+
+def make_entry(i: int, *, partitions: int) -> FileEntry:
+    """Entry ``i`` of a table with ``partitions`` partitions."""
+    date, region = partition_of(i, partitions)
     mins = {c: f"{c}-{i * 7 % 100_000:06d}" for c in STAT_COLUMNS}
     maxs = {c: f"{c}-{i * 7 % 100_000 + 500:06d}" for c in STAT_COLUMNS}
     mins["id"], maxs["id"] = str(i * 1000), str(i * 1000 + 999)
@@ -112,9 +116,10 @@ def entries(n: int, *, partitions: int = 100, start: int = 0) -> list[FileEntry]
 def write_table(
     root: Path, n: int, *, partitions: int, per_manifest: int = 50_000, version: int = 1
 ) -> DirStore:
-    """A compacted state of ``n`` entries sorted by partition, built chunk by chunk."""
+    """A compacted state of ``n`` entries sorted by partition values (as compaction
+    sorts them), built chunk by chunk."""
     store = DirStore(root)
-    order = sorted(range(n), key=lambda i: (i % partitions, i))
+    order = sorted(range(n), key=lambda i: (*partition_of(i, partitions), i))
     infos = []
     total = 0
     for lo in range(0, n, per_manifest):

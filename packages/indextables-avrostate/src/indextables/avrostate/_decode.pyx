@@ -263,12 +263,15 @@ def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object p
     cdef list added = out.added_at_versions, starts = out.starts, ends = out.ends
     cdef bint has_tombstones = bool(tombstones)
     cdef Py_ssize_t prev_pv_start = -1, prev_pv_len = -1, pv_len
+    cdef Py_ssize_t path_start, path_end
     cdef object prev_hit = None
     _load_plan(plan, ops)
     for r in range(count):
         start = pos
         keep = True
         path = None
+        path_start = -1
+        path_end = -1
         pv = _EMPTY
         size = nrec = fstart = fend = None
         added_version = 0
@@ -303,12 +306,13 @@ def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object p
                 if not (<tuple>hit)[1]:
                     keep = False
                 continue
-            value = _value(p, n, &pos, op.kind)
             if op.slot == SLOT_PATH:
-                path = value
-                if has_tombstones and value in tombstones:
-                    keep = False
-            elif op.slot == SLOT_SIZE:
+                # decoded after the record, only if the partition filter keeps it
+                path_start = _span(p, n, &pos)
+                path_end = pos
+                continue
+            value = _value(p, n, &pos, op.kind)
+            if op.slot == SLOT_SIZE:
                 size = value
             elif op.slot == SLOT_NUMREC:
                 nrec = value
@@ -318,6 +322,13 @@ def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object p
                 fend = value
             elif op.slot == SLOT_ADDED:
                 added_version = value
+        if keep and path_start >= 0:
+            try:
+                path = PyUnicode_DecodeUTF8(<const char*>p + path_start, path_end - path_start, NULL)
+            except UnicodeDecodeError as exc:
+                raise DecodeError(f"invalid UTF-8 at {path_start}") from exc
+            if has_tombstones and path in tombstones:
+                keep = False
         if keep:
             paths.append(path)
             pvs.append(pv)

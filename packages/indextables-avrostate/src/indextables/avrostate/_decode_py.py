@@ -80,12 +80,16 @@ def _span(data: bytes, pos: int) -> tuple[int, int]:
     return pos, pos + size
 
 
-def _str(data: bytes, pos: int) -> tuple[str, int]:
-    start, end = _span(data, pos)
+def _text(data: bytes, start: int, end: int) -> str:
     try:
-        return data[start:end].decode("utf-8"), end
+        return data[start:end].decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DecodeError(f"invalid UTF-8 at {start}") from exc
+
+
+def _str(data: bytes, pos: int) -> tuple[str, int]:
+    start, end = _span(data, pos)
+    return _text(data, start, end), end
 
 
 def _block_count(data: bytes, pos: int) -> tuple[int, int]:
@@ -213,12 +217,18 @@ def scan_block(
     tombstones: Container[str] | None,
     out: Columns,
 ) -> int:
-    """Decode the planning slots of ``count`` records; return how many were kept."""
+    """Decode the planning slots of ``count`` records; return how many were kept.
+
+    The path is decoded last, only for records the partition filter keeps
+    (most records of a pruned read never become strings); tombstones are
+    checked then.
+    """
     pos = 0
     kept = 0
     for _ in range(count):
         start = pos
         keep = True
+        path_span: tuple[int, int] | None = None
         row: list[Any] = [None, _EMPTY, None, None, None, None, 0]
         for op in plan:
             if op.slot < 0 or not op.eager or not keep:
@@ -231,13 +241,14 @@ def scan_block(
             if op.slot == SLOT_PARTITION_VALUES:
                 row[1], keep, pos = _partition_values(data, pos, pv_cache, pv_filter)
                 continue
-            value, pos = _value(data, pos, op.kind)
             if op.slot == SLOT_PATH:
-                row[0] = value
-                if tombstones and value in tombstones:
-                    keep = False
-            else:
-                row[_ROW_INDEX[op.slot]] = value
+                path_span = _span(data, pos)
+                pos = path_span[1]
+                continue
+            row[_ROW_INDEX[op.slot]], pos = _value(data, pos, op.kind)
+        if keep and path_span is not None:
+            row[0] = _text(data, *path_span)
+            keep = not (tombstones and row[0] in tombstones)
         if keep:
             _append(out, row, start, pos)
             kept += 1
