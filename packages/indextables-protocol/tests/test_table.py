@@ -358,3 +358,16 @@ def test_adding_a_live_path_again_conflicts(table: Any, root: Path) -> None:
         table.commit(adds=[add])
     assert table.commit(adds=[add], removes=[add.path]) == 2  # replace in one commit
     assert table.snapshot().num_files == 1
+
+
+def test_newest_protocol_below_a_state_is_found(table: Any, root: Path) -> None:
+    upgraded = ProtocolAction(4, 4, reader_features=("avroState",), writer_features=("avroState",))
+    table.commit(adds=[split(root, "a.split")])
+    table.commit_actions([upgraded])
+    for i in range(9):
+        table.commit(adds=[split(root, f"p{i}.split")])
+    reopened = open_table(str(root))
+    snap = reopened.snapshot()
+    assert (snap.version, snap.state_version) == (11, 10)
+    assert snap.protocol == upgraded
+    assert reopened.snapshot(1).protocol == ProtocolAction(4, 4)

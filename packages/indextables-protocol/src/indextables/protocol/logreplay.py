@@ -20,6 +20,7 @@ from indextables.protocol.actions import (
     RemoveAction,
     SkipAction,
 )
+from indextables.protocol.compression import decompress_log_bytes
 from indextables.protocol.errors import ObjectNotFoundError, VersionNotFoundError
 from indextables.protocol.lastcheckpoint import (
     LAST_CHECKPOINT_NAME,
@@ -95,6 +96,27 @@ def read_version(store: ObjectStore, version: int) -> list[Action]:
     except ObjectNotFoundError:
         raise VersionNotFoundError(f"{store.uri}: version file {key} does not exist") from None
     return decode_version_file(data, path=f"{store.uri}/{key}")
+
+
+def version_has_action(store: ObjectStore, version: int, wire_key: str) -> bool:
+    """Whether version file ``version`` may hold a ``wire_key`` action.
+
+    Searches the decompressed text for the key (``"protocol":``) without
+    decoding JSON, so scanning old versions for the newest protocol does not
+    decode every large batch of adds. ``True`` may be a false positive (the
+    same key nested elsewhere) and needs confirming by decoding; ``False`` is
+    certain, since a key inside a JSON string has its quotes escaped.
+
+    Raises:
+        VersionNotFoundError: the file does not exist.
+    """
+    key = version_key(version)
+    try:
+        data = store.get(key)
+    except ObjectNotFoundError:
+        raise VersionNotFoundError(f"{store.uri}: version file {key} does not exist") from None
+    text = decompress_log_bytes(data, path=f"{store.uri}/{key}")
+    return re.search(b'"' + re.escape(wire_key.encode()) + rb'"\s*:', text) is not None
 
 
 def read_last_checkpoint(store: ObjectStore) -> LastCheckpoint | None:

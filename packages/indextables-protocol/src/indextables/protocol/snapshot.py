@@ -14,7 +14,7 @@ import json
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from indextables.protocol.actions import (
@@ -37,6 +37,7 @@ from indextables.protocol.logreplay import (
     read_last_checkpoint,
     read_version,
     require_versions,
+    version_has_action,
 )
 from indextables.protocol.metrics import emit
 from indextables.protocol.predicates import Predicate
@@ -47,6 +48,8 @@ from indextables.protocol.stateformat import StateFormat
 from indextables.protocol.store import ObjectStore
 
 __all__ = ["Snapshot", "SnapshotReader", "TableLayout", "read_state_manifest"]
+
+_ABSENT: Any = object()  # "this version file has no such action"
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +151,7 @@ class SnapshotReader:
         self._snapshots: dict[tuple[int, Predicate | None], tuple[float, Snapshot]] = {}
         self._states: dict[int, _Base] = {}
         self._versions: dict[int, list[Action]] = {}
+        self._found: dict[tuple[str, int], Any] = {}
 
     def invalidate(self) -> None:
         """Drop every cached snapshot and state."""
@@ -257,12 +261,32 @@ class SnapshotReader:
         return 0
 
     def _older(self, layout: TableLayout, below: int, kind: type[Any]) -> Any:
-        """The newest action of ``kind`` in the version files at or below ``below``."""
+        """The newest action of ``kind`` in the version files at or below ``below``.
+
+        Files are only decoded when their text holds the action's key, and the
+        answer is remembered: version files never change.
+        """
+        wire_key = "protocol" if kind is ProtocolAction else "metaData"
         for v in sorted((v for v in layout.listing.versions if v <= below), reverse=True):
-            for action in reversed(self.actions(v)):
-                if isinstance(action, kind):
-                    return action
+            found = self._found.get((wire_key, v))
+            if found is None:
+                found = self._scan(v, wire_key, kind)
+                with self._lock:
+                    self._found[(wire_key, v)] = found
+            if found is not _ABSENT:
+                return found
         return None
+
+    def _scan(self, version: int, wire_key: str, kind: type[Any]) -> Any:
+        try:
+            if version not in self._versions and not version_has_action(
+                self.store, version, wire_key
+            ):
+                return _ABSENT
+            actions = self.actions(version)
+        except VersionNotFoundError:
+            return _ABSENT  # purged since the listing
+        return next((a for a in reversed(actions) if isinstance(a, kind)), _ABSENT)
 
     def _base(self, layout: TableLayout, target: int, flt: Predicate | None) -> _Base:
         state = layout.base_state(target)
@@ -284,8 +308,10 @@ class SnapshotReader:
     def _read_state(self, version: int, flt: Predicate | None) -> _Base:
         started = time.monotonic()
         loaded = self.state_format.read_state(self.store, version, partition_filter=flt)
-        files = {entry.path: entry for entry in loaded.files}
         manifest = loaded.manifest
+        # Restore doc mappings once per state read, not on every snapshot built on it.
+        registry = manifest.schema_registry
+        files = {entry.path: _with_mapping(entry, registry) for entry in loaded.files}
         elapsed = (time.monotonic() - started) * 1000
         tombstones = len(manifest.tombstones)
         tags = {"table": self.store.uri}
@@ -309,6 +335,13 @@ class SnapshotReader:
         actions = read_json_checkpoint(self.store, pointer)
         replay.apply(pointer.version, pointer.created_time, actions)
         return _Base(replay.files, None, replay.metadata, pointer.version)
+
+
+def _with_mapping(entry: FileEntry, registry: Mapping[str, str]) -> FileEntry:
+    if entry.doc_mapping_json is not None or entry.doc_mapping_ref is None:
+        return entry
+    found = registry.get(entry.doc_mapping_ref)
+    return entry if found is None else replace(entry, doc_mapping_json=found)
 
 
 def _metadata_of_state(manifest: StateManifest, uri: str) -> MetadataAction | None:
