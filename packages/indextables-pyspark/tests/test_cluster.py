@@ -7,6 +7,7 @@ fixture, so the scenario runs in its own interpreter and reports JSON.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -38,7 +39,7 @@ SCRIPT = textwrap.dedent(
         "filtered": table.where("id >= 990").count(),
         "after_filter": table.count(),
         "query": spark.read.format("indextables").option("query", "message:7").load(path).count(),
-        "executors": len(spark.sparkContext._jsc.sc().getExecutorMemoryStatus()) - 1,
+        "executors": spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1,
     }
     print("RESULT " + json.dumps(result))
     spark.stop()
@@ -49,8 +50,11 @@ SCRIPT = textwrap.dedent(
 def test_local_cluster_write_and_read(tmp_path: Path) -> None:
     script = tmp_path / "scenario.py"
     script.write_text(SCRIPT)
+    # Standalone workers write their directories under SPARK_WORKER_DIR (default: SPARK_HOME).
+    env = {**os.environ, "SPARK_WORKER_DIR": str(tmp_path / "work")}
     done = subprocess.run(
         [sys.executable, str(script), str(tmp_path / "table")],
+        env=env,
         capture_output=True,
         text=True,
         timeout=600,

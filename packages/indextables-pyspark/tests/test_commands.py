@@ -61,7 +61,7 @@ def test_commands_run_through_spark(spark: Any, tmp_path: Path) -> None:
     import indextables.pyspark as itp
 
     path = str(tmp_path / "t")
-    df = spark.range(10).selectExpr("id", "cast(id % 2 as string) as part")
+    df = spark.range(10, numPartitions=1).selectExpr("id", "cast(id % 2 as string) as part")
     df.write.format("indextables").option("partitionBy", "part").mode("append").save(path)
     df.write.format("indextables").option("partitionBy", "part").mode("append").save(path)
     state = itp.sql(spark, f"DESCRIBE INDEXTABLES STATE '{path}'").first().asDict()

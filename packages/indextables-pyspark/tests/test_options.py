@@ -1,0 +1,58 @@
+"""Reader and writer option parsing."""
+
+from __future__ import annotations
+
+import pytest
+
+from indextables.pyspark.errors import OptionError
+from indextables.pyspark.options import parse_read, parse_size, parse_write
+
+
+def test_write_options_defaults_and_values() -> None:
+    parsed = parse_write(
+        {
+            "spark.indextables.indexWriter.heapSize": "100M",
+            "spark.indextables.indexwriter.batchsize": "500",
+            "partitionBy": "day, hour",
+        }
+    )
+    assert (parsed.heap_size, parsed.batch_size) == (100 << 20, 500)
+    assert parsed.partition_columns == ("day", "hour")
+    assert parse_write({"__partition_columns": '["a"]'}).partition_columns == ("a",)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"spark.indextables.indexwriter.heapsize": "1M"},
+        {"spark.indextables.indexwriter.heapsize": "lots"},
+        {"spark.indextables.indexwriter.batchsize": "0"},
+    ],
+)
+def test_bad_write_options(options: dict[str, str]) -> None:
+    with pytest.raises(OptionError, match="spark.indextables.indexwriter"):
+        parse_write(options)
+
+
+def test_read_options() -> None:
+    parsed = parse_read(
+        {"versionAsOf": "3", "query": "a:b", "textsearch.Msg": "x", "fieldmatch.lvl": "E"}
+    )
+    assert (parsed.version_as_of, parsed.query) == (3, "a:b")
+    assert dict(parsed.text_search) == {"msg": "x"}
+    assert dict(parsed.field_match) == {"lvl": "E"}
+    assert parse_read({"timestampAsOf": "1970-01-01T00:00:01"}).timestamp_as_of == 1000
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"versionAsOf": "1", "timestampAsOf": "5"}, {"versionAsOf": "-2"}, {"timestampAsOf": "soon"}],
+)
+def test_bad_read_options(options: dict[str, str]) -> None:
+    with pytest.raises(OptionError):
+        parse_read(options)
+
+
+def test_parse_size() -> None:
+    assert parse_size("k", "2g") == 2 << 30
+    assert parse_size("k", "1024") == 1024
