@@ -1,6 +1,9 @@
 """The Python API: same operations as the command line, keyword-only options, typed results."""
 
 import inspect
+import os
+import shutil
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -79,3 +82,30 @@ def test_validate_and_missing_table(partitioned_table: Path, tmp_path: Path) -> 
     assert admin.validate(str(partitioned_table)).ok
     with pytest.raises(TableNotFoundError):
         admin.describe(str(tmp_path / "none"))
+
+
+def test_progress_of_validate_repair_compact_and_purge(
+    partitioned_table: Path, tmp_path: Path
+) -> None:
+    seen: list[tuple[str, int, int | None]] = []
+
+    def progress(phase: str, done: int, total: int | None) -> None:
+        seen.append((phase, done, total))
+
+    admin.validate(str(partitioned_table), progress=progress)
+    assert seen[-1] == ("splits checked", 3, 3)
+    seen.clear()
+    admin.repair(str(partitioned_table), destination=str(tmp_path / "r"), progress=progress)
+    assert seen[-1] == ("splits checked", 3, 3)
+    seen.clear()
+    admin.compact(str(partitioned_table), progress=progress)
+    assert seen
+    assert {phase for phase, _, _ in seen} == {"manifests written"}
+    seen.clear()
+    orphan = partitioned_table / "date=2024-01-01/orphan.split"
+    shutil.copyfile(next(partitioned_table.rglob("part-*.split")), orphan)
+    old = time.time() - 10 * 86400
+    os.utime(orphan, (old, old))
+    admin.purge(str(partitioned_table), progress=progress)
+    assert seen == [("objects deleted", 1, None)]
+    assert not orphan.exists()

@@ -85,5 +85,7 @@ def test_dry_run_never_asks(partitioned_table: Path) -> None:
 def test_progress_is_drawn_on_a_terminal_and_not_with_quiet(partitioned_table: Path) -> None:
     _, screen = run_on_terminal(["validate", str(partitioned_table)], None)
     assert "validating" in screen
+    assert "splits checked" in screen
+    assert "3/3" in screen
     _, quiet = run_on_terminal(["validate", str(partitioned_table), "--quiet"], None)
     assert "validating" not in quiet

@@ -16,11 +16,13 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from indextables.admin.observe import CallCounter, ObservedStore
+from indextables.admin.progress import ProgressCallback
 from indextables.admin.whatif import RecordingStore
 from indextables.protocol import Table, open_table
 from indextables.protocol.errors import InvalidPredicateError
@@ -204,9 +206,15 @@ def checkpoint(table: str, *, storage_options: StorageOptions = None) -> Checkpo
     return _checkpointing.checkpoint(_open(table, storage_options=storage_options))
 
 
-def compact(table: str, *, storage_options: StorageOptions = None) -> CheckpointResult:
-    """Write a compacted state: every live entry, sorted, no tombstones (``COMPACT``)."""
-    return _checkpointing.compact(_open(table, storage_options=storage_options))
+def compact(
+    table: str, *, storage_options: StorageOptions = None, progress: ProgressCallback | None = None
+) -> CheckpointResult:
+    """Write a compacted state: every live entry, sorted, no tombstones (``COMPACT``).
+
+    ``progress(phase, done, total)`` hears of each manifest written.
+    """
+    counter = _counter(progress, "manifests written", "put", keys=_is_manifest)
+    return _checkpointing.compact(_observed(_open(table, storage_options=storage_options), counter))
 
 
 def purge(
@@ -216,6 +224,7 @@ def purge(
     log_retention: timedelta | None = None,
     dry_run: bool = False,
     storage_options: StorageOptions = None,
+    progress: ProgressCallback | None = None,
 ) -> PurgeResult:
     """Delete orphaned splits, old version files, old states (``PURGE INDEXTABLE``).
 
@@ -227,13 +236,41 @@ def purge(
             (default 30 days).
         dry_run: report what would be deleted; delete nothing.
         storage_options: options of the store.
+        progress: ``progress(phase, done, total)``, told of each object deleted.
     """
+    counter = _counter(progress, "objects deleted", "delete")
     return _purge.purge(
-        _open(table, storage_options=storage_options),
+        _observed(_open(table, storage_options=storage_options), counter),
         older_than=_hours(older_than),
         log_retention=_hours(log_retention),
         dry_run=dry_run,
     )
+
+
+def _observed(handle: Table, counter: CallCounter | None) -> Table:
+    """``handle`` on a store that reports to ``counter`` (``handle`` itself without one)."""
+    if counter is None:
+        return handle
+    store = ObservedStore(handle.store, counter)
+    return Table(store, handle.state_format, uri=handle.uri, config=handle.config)
+
+
+def _counter(
+    progress: ProgressCallback | None,
+    phase: str,
+    method: str,
+    *,
+    keys: Callable[[str], bool] = lambda key: True,
+) -> CallCounter | None:
+    return None if progress is None else CallCounter(progress, phase, method, keys=keys)
+
+
+def _is_split(key: str) -> bool:
+    return key.endswith(".split")
+
+
+def _is_manifest(key: str) -> bool:
+    return key.startswith("_transaction_log/manifests/")
 
 
 def _simulation(handle: Table) -> tuple[Table, RecordingStore]:
@@ -269,10 +306,15 @@ def truncate_time_travel_plan(
 
 
 def truncate_time_travel(
-    table: str, *, dry_run: bool = False, storage_options: StorageOptions = None
+    table: str,
+    *,
+    dry_run: bool = False,
+    storage_options: StorageOptions = None,
+    progress: ProgressCallback | None = None,
 ) -> TruncateResult:
     """Delete every version older than the current one (``TRUNCATE ... TIME TRAVEL``)."""
-    handle = _open(table, storage_options=storage_options)
+    counter = _counter(progress, "objects deleted", "delete")
+    handle = _observed(_open(table, storage_options=storage_options), counter)
     return _purge.truncate_time_travel(handle, dry_run=dry_run)
 
 
@@ -312,20 +354,34 @@ def repair(
     destination: str,
     storage_options: StorageOptions = None,
     destination_options: StorageOptions = None,
+    progress: ProgressCallback | None = None,
 ) -> RepairResult:
     """Write a clean log for ``source`` at ``destination`` (``REPAIR INDEXFILES ...``).
 
     Only splits that exist (and whose footer parses) are kept; the source is
     never modified. ``destination_options`` default to ``storage_options``.
+    ``progress(phase, done, total)`` hears of each split checked.
     """
-    handle = _open(source, storage_options=storage_options)
+    counter = _counter(progress, "splits checked", "head", keys=_is_split)
+    handle = _observed(_open(source, storage_options=storage_options), counter)
+    if counter is not None:
+        counter.total = handle.snapshot().num_files
     target_options = storage_options if destination_options is None else destination_options
     return _repair.repair(handle, destination, storage_options=target_options)
 
 
-def validate(table: str, *, storage_options: StorageOptions = None) -> ValidateResult:
-    """Check every invariant of the current snapshot; ``result.problems`` lists failures."""
-    return _validate.validate(_open(table, storage_options=storage_options))
+def validate(
+    table: str, *, storage_options: StorageOptions = None, progress: ProgressCallback | None = None
+) -> ValidateResult:
+    """Check every invariant of the current snapshot; ``result.problems`` lists failures.
+
+    ``progress(phase, done, total)`` hears of each split checked in storage.
+    """
+    counter = _counter(progress, "splits checked", "head", keys=_is_split)
+    handle = _observed(_open(table, storage_options=storage_options), counter)
+    if counter is not None:
+        counter.total = handle.snapshot().num_files  # cached: validate reads it again
+    return _validate.validate(handle)
 
 
 def gc(
@@ -336,6 +392,7 @@ def gc(
     min_manifest_age: timedelta = timedelta(hours=1),
     dry_run: bool = False,
     storage_options: StorageOptions = None,
+    progress: ProgressCallback | None = None,
 ) -> GcReport:
     """Delete expired old states and manifests no kept state references.
 
@@ -351,8 +408,9 @@ def gc(
     from indextables.avrostate import collect_garbage
 
     options = _state_options(retention, keep_versions, min_manifest_age)
-    handle = _open(table, storage_options=storage_options)
-    return collect_garbage(handle.store, options=options, dry_run=dry_run)
+    counter = _counter(progress, "objects deleted", "delete")
+    store = _observed(_open(table, storage_options=storage_options), counter).store
+    return collect_garbage(store, options=options, dry_run=dry_run)
 
 
 def gc_plan(

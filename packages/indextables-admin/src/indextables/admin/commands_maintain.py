@@ -58,7 +58,9 @@ def checkpoint_command(cmd: CommandContext, table: str) -> None:
 def compact_command(cmd: CommandContext, table: str) -> None:
     """Rewrite the state: all live entries, sorted by partition, no tombstones."""
     with cmd.progress.phase("compacting state"):
-        result = api.compact(table, storage_options=cmd.storage_options)
+        result = api.compact(
+            table, storage_options=cmd.storage_options, progress=cmd.progress.callback()
+        )
     cmd.output.document(views.record(result), title=f"compaction of {table}")
 
 
@@ -94,6 +96,7 @@ def purge_command(
                 log_retention=log_age,
                 dry_run=dry,
                 storage_options=cmd.storage_options,
+                progress=cmd.progress.callback(),
             )
 
     def plan() -> tuple[str, ...]:
@@ -125,7 +128,12 @@ def truncate_time_travel_command(cmd: CommandContext, table: str, dry_run: bool)
 
     def run(dry: bool) -> api.TruncateResult:
         with cmd.progress.phase("planning truncation" if dry else "truncating history"):
-            return api.truncate_time_travel(table, dry_run=dry, storage_options=cmd.storage_options)
+            return api.truncate_time_travel(
+                table,
+                dry_run=dry,
+                storage_options=cmd.storage_options,
+                progress=cmd.progress.callback(),
+            )
 
     def plan() -> tuple[str, ...]:
         with cmd.progress.phase("listing what truncation deletes"):
@@ -181,7 +189,12 @@ def drop_partitions_command(cmd: CommandContext, table: str, where: str, dry_run
 def repair_command(cmd: CommandContext, source: str, destination: str) -> None:
     """Write a clean log for SRC at DST, keeping only splits that exist."""
     with cmd.progress.phase("checking splits and writing the new log"):
-        result = api.repair(source, destination=destination, storage_options=cmd.storage_options)
+        result = api.repair(
+            source,
+            destination=destination,
+            storage_options=cmd.storage_options,
+            progress=cmd.progress.callback(),
+        )
     cmd.output.document(views.record(result), title=f"repair of {source}")
 
 
@@ -192,7 +205,9 @@ def repair_command(cmd: CommandContext, source: str, destination: str) -> None:
 def validate_command(cmd: CommandContext, table: str) -> None:
     """Check the table's invariants; exit 4 when any fails, listing each finding."""
     with cmd.progress.phase("validating"):
-        result = api.validate(table, storage_options=cmd.storage_options)
+        result = api.validate(
+            table, storage_options=cmd.storage_options, progress=cmd.progress.callback()
+        )
     cmd.output.document(views.validate_document(result), title=f"validation of {table}")
     if not result.ok:
         raise ValidationFailedError(
@@ -243,6 +258,7 @@ def gc_command(
                 min_manifest_age=manifest_age,
                 dry_run=dry,
                 storage_options=cmd.storage_options,
+                progress=cmd.progress.callback(),
             )
 
     def plan() -> tuple[str, ...]:
