@@ -30,7 +30,7 @@ def test_write_options_defaults_and_values() -> None:
     ],
 )
 def test_bad_write_options(options: dict[str, str]) -> None:
-    with pytest.raises(OptionError, match="spark.indextables.indexwriter"):
+    with pytest.raises(OptionError, match=r"spark\.indextables\.indexwriter"):
         parse_write(options)
 
 
