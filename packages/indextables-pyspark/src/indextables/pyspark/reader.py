@@ -15,6 +15,7 @@ Two platform constraints shape this module (see docs/pyspark.md):
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,8 +24,8 @@ from typing import Any
 import pyarrow as pa
 
 from indextables.pyspark.filters import Condition, may_match_file, translate_all
-from indextables.pyspark.mapping import FieldKind, specs_from_doc_mapping
-from indextables.pyspark.options import ReadOptions
+from indextables.pyspark.mapping import FieldKind, field_specs, specs_from_doc_mapping
+from indextables.pyspark.options import ReadOptions, parse_indexing
 from indextables.pyspark.planguard import is_reused, new_token
 from indextables.pyspark.search import SearchSpec, validate
 from indextables.pyspark.splitcache import SplitCache
@@ -171,8 +172,15 @@ def _groups(items: list[SplitEntry], size: int) -> Iterator[list[SplitEntry]]:
 
 
 def _fields_of(view: TableView) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
     mappings = {s.entry.doc_mapping_json for s in view.splits if s.entry.doc_mapping_json}
+    if not mappings:
+        # No split yet: the field kinds follow from the schema and the indexing options
+        # recorded in the table configuration at creation.
+        schema = StructType.fromJson(json.loads(view.schema_json))
+        indexing = parse_indexing(view.configuration)
+        specs = field_specs(schema, indexing, partition_columns=view.partition_columns)
+        return {s.name.lower(): s for s in specs}
+    fields: dict[str, Any] = {}
     for mapping in sorted(mappings):
         fields.update(specs_from_doc_mapping(mapping))
     return fields
