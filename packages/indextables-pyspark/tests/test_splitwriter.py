@@ -130,3 +130,15 @@ def test_search_and_conditions_are_exact_on_our_splits(
     store, adds = written
     rows = _read(store, adds, tmp_path, search=search, conditions=conditions)
     assert rows == [r for r in _rows(100) if keep(r)]
+
+
+def test_open_indexes_are_bounded(tmp_path: Path) -> None:
+    store = LocalStore(str(tmp_path / "bounded"))
+    specs = field_specs(SCHEMA, parse_indexing(OPTIONS), partition_columns=("day",))
+    writer = SplitWriter(store, specs, ("day",), heap_size=20 << 20, batch_size=50, max_open=1)
+    batch = pa.RecordBatch.from_pylist(_rows(100), schema=arrow_schema(SCHEMA))
+    writer.write([batch])  # days alternate row by row: every 50-row slice holds both
+    adds = writer.finish()
+    assert len(adds) == 4
+    assert sum(a.num_records for a in adds) == 100
+    assert _read(store, adds, tmp_path, search=SearchSpec(), conditions=()) == _rows(100)

@@ -35,6 +35,8 @@ PartitionKey = tuple[str | None, ...]
 # files: full scans read it instead of fetching stored documents one by one (~100x
 # faster). Tantivy and other readers ignore the extra file.
 ROWS_FILE = "indextables-rows.arrow"
+# At most this many partition indexes (each with its own writer heap) open per task.
+MAX_OPEN_INDEXES = 8
 
 
 @dataclass(slots=True)
@@ -97,8 +99,10 @@ class SplitWriter:
     partition_columns: tuple[str, ...]
     heap_size: int
     batch_size: int
+    max_open: int = MAX_OPEN_INDEXES
     schema: tantivy.Schema = field(init=False)
     indexes: dict[PartitionKey, PartitionIndex] = field(default_factory=dict)
+    finished: list[AddAction] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.schema = tantivy_schema(self.specs)
@@ -127,6 +131,15 @@ class SplitWriter:
                 self._index_for(values).add(piece, self.specs, self.schema)
 
     def _index_for(self, key: PartitionKey) -> PartitionIndex:
+        if key not in self.indexes and len(self.indexes) >= self.max_open:
+            # Bounded memory: ship the least recently opened partition's split now;
+            # later rows of that value start another split.
+            oldest = next(iter(self.indexes))
+            part = self.indexes.pop(oldest)
+            try:
+                self.finished.append(self._upload(oldest, part))
+            finally:
+                part.discard()
         if key not in self.indexes:
             self.indexes[key] = PartitionIndex.create(
                 self.specs, self.schema, heap_size=self.heap_size
@@ -136,7 +149,7 @@ class SplitWriter:
     def finish(self) -> list[AddAction]:
         """Commit, bundle and upload every partition's split; return their AddActions."""
         try:
-            return [self._upload(key, part) for key, part in self.indexes.items()]
+            return [*self.finished, *(self._upload(k, p) for k, p in self.indexes.items())]
         finally:
             self.abort()
 
