@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -59,6 +62,39 @@ def _living_members(group: int) -> list[int]:
         if int(fields[2]) == group and fields[0] != "Z":
             living.append(int(entry.name))
     return living
+
+
+_DYING_PARENT = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from indextables.storage.testing.process import managed_process
+    with managed_process(["sleep", "300"], log=Path(sys.argv[1])) as process:
+        Path(sys.argv[2]).write_text(str(process.pid))
+        time.sleep(300)
+    """
+)
+
+
+def _wait_for(condition: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def test_servers_die_with_a_test_process_killed_outright(tmp_path: Path) -> None:
+    pid_file = tmp_path / "group"
+    command = [sys.executable, "-c", _DYING_PARENT, str(tmp_path / "log"), str(pid_file)]
+    with subprocess.Popen(command) as parent:
+        started = lambda: pid_file.exists() and pid_file.read_text().strip() != ""  # noqa: E731
+        assert _wait_for(started, 30), "the parent never started its server"
+        group = int(pid_file.read_text())
+        assert _wait_for(lambda: len(_living_members(group)) >= 2, 10), "server not running"
+        parent.kill()
+    assert _wait_for(lambda: not _living_members(group), 10), _living_members(group)
 
 
 def _fail_inside_moto_block(ports: list[int]) -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -116,14 +118,20 @@ def managed_process(
 ) -> Iterator[subprocess.Popen[bytes]]:
     """Run ``command`` in a new process group with output to ``log``; kill the group at exit.
 
+    A watchdog process leads the group and kills it if this process dies
+    without cleaning up (see :mod:`indextables.storage.testing.watchdog`).
+
     Raises:
         ServerStartError: the command could not be executed.
     """
+    if shutil.which(command[0]) is None:
+        raise ServerStartError(f"cannot run {command[0]!r}: not found or not executable")
     log.parent.mkdir(parents=True, exist_ok=True)
+    watched = [sys.executable, "-m", "indextables.storage.testing.watchdog", str(os.getpid())]
     with log.open("ab") as out:
         try:
             process = subprocess.Popen(
-                list(command),
+                [*watched, "--", *command],
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
