@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import io
 from types import ModuleType
 from typing import Any
 
+import fastavro
 import pytest
 
 from indextables.avrostate import StateOptions, read_state, write_state
 from indextables.avrostate.compaction import partition_sort_key
 from indextables.avrostate.container import parse_container
 from indextables.avrostate.layout import manifest_key, state_key
+from indextables.avrostate.manifest_writer import file_entry_to_record, manifest_info
 from indextables.avrostate.schemas import FILE_ENTRY_SCHEMA_V1, FILE_ENTRY_SCHEMA_V2
+from indextables.avrostate.state_file import encode_state
 from indextables.avrostate.state_writer import CompactionReason, compaction_reason
 from indextables.protocol.errors import ObjectExistsError
 from indextables.protocol.predicates import compare_values, parse_predicate
@@ -226,3 +230,35 @@ def test_compaction_reason_order() -> None:
         compaction_reason(base, [], frozenset(), force=False, **kw)
         is CompactionReason.TOMBSTONE_RATIO
     )
+
+
+def test_compacting_a_reference_table_keeps_every_entry(
+    copy_golden: Any, decoder: ModuleType
+) -> None:
+    table = copy_golden("13_after_purge")
+    before = read_state(table, 5)
+    state = _write(table, 6, before.manifest, force_compaction=True)
+    assert state.tombstones == ()
+    assert len(state.manifests) == 1
+    assert state.num_files == before.manifest.num_files
+    assert state.total_bytes == sum(e.size for e in before.files)
+    assert _live(table, 6) == {e.path: e for e in before.files}
+
+
+def test_compaction_re_encodes_foreign_writer_schemas(store: Any, entries: Any) -> None:
+    originals = entries(30)
+    fields = list(reversed(FILE_ENTRY_SCHEMA_V1["fields"]))
+    schema = {**FILE_ENTRY_SCHEMA_V1, "fields": fields}
+    out = io.BytesIO()
+    fastavro.writer(
+        out, fastavro.parse_schema(schema), [file_entry_to_record(e) for e in originals]
+    )
+    store.put("_transaction_log/manifests/manifest-foreign.avro", out.getvalue())
+    info = manifest_info("manifests/manifest-foreign.avro", originals)
+    base = StateManifest(1, 1, 0, 30, sum(e.size for e in originals), (info,))
+    store.put_if_absent(state_key(1), encode_state(base))
+    assert _live(store, 1) == {e.path: e for e in originals}
+    state = _write(store, 2, base, force_compaction=True)
+    new_schema = parse_container(store.get(manifest_key(state.manifests[0].path, 2)), path="m")
+    assert new_schema.schema == FILE_ENTRY_SCHEMA_V1
+    assert _live(store, 2) == {e.path: e for e in originals}
