@@ -212,6 +212,40 @@ def conjunction(queries: Sequence[tantivy.Query]) -> tantivy.Query:
 # -- pruning by statistics and partition values --------------------------------------
 
 
+def partition_predicate(
+    conditions: Iterable[Condition], partition_columns: Sequence[str]
+) -> Any | None:
+    """A protocol predicate for manifest-level pruning (equality and IN only), or None.
+
+    Only equality keeps Spark's semantics under the log's numeric-aware
+    comparisons; ranges are left to per-file pruning.
+    """
+    from indextables.protocol import predicates as p
+
+    columns = {c.lower(): c for c in partition_columns}
+    parts: list[Any] = []
+    for condition in conditions:
+        column = columns.get(condition.column.lower())
+        if column is None or condition.op not in ("=", "in") or not condition.values:
+            continue
+        values = tuple(_log_string(v) for v in condition.values)
+        parts.append(p.EqualTo(column, values[0]) if condition.op == "=" else p.In(column, values))
+    if not parts:
+        return None
+    combined = parts[0]
+    for part in parts[1:]:
+        combined = p.And(combined, part)
+    return combined
+
+
+def _log_string(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()
+    return str(value)
+
+
 def may_match_file(
     conditions: Iterable[Condition],
     *,

@@ -6,10 +6,10 @@ Two platform constraints shape this module (see docs/pyspark.md):
   ``spark.sql.python.filterPushdown.enabled`` is false. The method is
   therefore attached through a descriptor whose bound object reports the
   base class's function to Spark's check, so both settings work.
-- Spark 4.3.0 may run a planned read again for a query without filters.
-  Pruned splits are still planned (in tasks of their own) and every pushed
-  filter is handed back to Spark; :mod:`indextables.pyspark.planguard`
-  decides per task whether the pushed filters may narrow the read.
+- Spark 4.3.0 may run a planned read again for another query. Every pushed
+  filter is handed back to Spark, and :mod:`indextables.pyspark.planguard`
+  tells a task whether its plan is being reused; a reused plan's first task
+  re-reads the whole current snapshot and the others return nothing.
 """
 
 from __future__ import annotations
@@ -23,7 +23,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from indextables.pyspark.filters import Condition, may_match_file, translate_all
+from indextables.pyspark.filters import (
+    Condition,
+    may_match_file,
+    partition_predicate,
+    translate_all,
+)
 from indextables.pyspark.mapping import FieldKind, field_specs, specs_from_doc_mapping
 from indextables.pyspark.options import ReadOptions, parse_indexing
 from indextables.pyspark.planguard import is_reused, new_token
@@ -41,13 +46,11 @@ class ReadTask(InputPartition):
 
     Attributes:
         splits: the splits this task reads.
-        pruned: True when planning proved, from the pushed filters, that no row matches.
         token: the planned read's token (see planguard).
         planned_at: when the read was planned (epoch seconds).
     """
 
     splits: tuple[SplitEntry, ...]
-    pruned: bool
     token: str
     planned_at: float
     index: int = 0
@@ -112,19 +115,20 @@ class IndexTablesReader(DataSourceReader):
         yield from filters
 
     def partitions(self) -> Sequence[ReadTask]:
-        """Group the snapshot's splits into tasks; splits pruned by the filters go last."""
+        """Group the splits that may match the pushed filters into tasks."""
+        view = self.view
+        predicate = partition_predicate(self.conditions, view.partition_columns)
+        if predicate is not None:
+            # Manifest-level pruning by partition bounds, on the same version.
+            view = load_view(
+                view.uri, self.options, version=view.version, partition_filter=predicate
+            )
         kinds = {k: s.kind for k, s in _fields_of(self.view).items()}
-        kept: list[SplitEntry] = []
-        pruned: list[SplitEntry] = []
-        for split in self.view.splits:
-            (kept if self._may_match(split, kinds) else pruned).append(split.entry)
+        kept = [s.entry for s in view.splits if self._may_match(s, kinds)]
+        # Pruned splits need no task: a reused plan re-reads the whole snapshot (see read()).
         token, now = new_token(), time.time()
-        size = self.read_options.splits_per_task
-        groups = [(g, False) for g in _groups(kept, size)]
-        groups += [(g, True) for g in _groups(pruned, size * 4)]
-        if not groups:
-            groups = [([], False)]
-        return [ReadTask(tuple(g), p, token, now, i) for i, (g, p) in enumerate(groups)]
+        groups = list(_groups(kept, self.read_options.splits_per_task)) or [[]]
+        return [ReadTask(tuple(g), token, now, i) for i, g in enumerate(groups)]
 
     def _may_match(self, split: LiveSplit, kinds: Mapping[str, FieldKind]) -> bool:
         return may_match_file(
@@ -146,8 +150,6 @@ class IndexTablesReader(DataSourceReader):
             if partition.index != 0:
                 return
             splits, conditions = self._current_splits(), ()
-        elif partition.pruned:
-            return
         if not splits:
             return
         store = open_table_store(self.view.uri, self.options)

@@ -70,9 +70,7 @@ class IndexTablesStreamReader(DataSourceStreamReader):
         new = [s.entry for s in after.splits if s.entry.ref.path not in before]
         size = self.read_options.splits_per_task
         token = new_token()
-        return [
-            ReadTask(tuple(new[i : i + size]), False, token, 0.0) for i in range(0, len(new), size)
-        ]
+        return [ReadTask(tuple(new[i : i + size]), token, 0.0) for i in range(0, len(new), size)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """The rows of one task's splits."""

@@ -104,13 +104,16 @@ def load_view(
     *,
     version: int | None = None,
     timestamp: int | None = None,
+    partition_filter: Any = None,
 ) -> TableView:
     """Read the table's snapshot (latest, or time travel by version or epoch-ms timestamp).
 
     Raises:
         NotATableError: ``uri`` holds no table.
     """
-    snapshot = _open(uri, options).snapshot(version, timestamp=timestamp)
+    snapshot = _open(uri, options).snapshot(
+        version, timestamp=timestamp, partition_filter=partition_filter
+    )
     metadata = snapshot.metadata
     return TableView(
         uri=uri,
