@@ -266,20 +266,6 @@ def compile_plan(schema: Any, *, path: str) -> Plan:
     return tuple(ops)
 
 
-def plan_signature(schema: Any) -> str:
-    """A canonical text of a schema's decoding-relevant parts (names and types, no docs)."""
-    import json
-
-    def strip(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {k: strip(v) for k, v in sorted(node.items()) if k not in ("doc", "field-id")}
-        if isinstance(node, list):
-            return [strip(v) for v in node]
-        return node
-
-    return json.dumps(strip(schema), sort_keys=True, separators=(",", ":"))
-
-
 class DecodeError(ValueError):
     """Record bytes do not decode under the plan (callers add the file name)."""
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 # Writers truncate string statistics to 32 characters: such a max bounds nothing.
 STATS_TRUNCATION: Final = 32
 
-__all__ = ["BlockRef", "FileEntries", "build_file_entry", "concat_entries"]
+__all__ = ["BlockRef", "FileEntries", "build_file_entry"]
 
 _NEW: Final = object.__new__
 # Member descriptors set slots without the frozen dataclass's __setattr__:
@@ -260,22 +260,6 @@ class FileEntries(Sequence[FileEntry]):
     def record_ends(self) -> Sequence[int]:
         """Each entry's record end offset inside its block."""
         return self._cols.ends
-
-
-def concat_entries(parts: Sequence[FileEntries]) -> FileEntries:
-    """Join several manifests' entries, in order, into one sequence."""
-    if len(parts) == 1:
-        return parts[0]
-    columns = Columns()
-    block_starts: list[int] = []
-    blocks: list[BlockRef] = []
-    for part in parts:
-        offset = len(columns.paths)
-        block_starts += [start + offset for start in part._block_starts]
-        blocks += part._blocks
-        for name in Columns.__slots__:
-            getattr(columns, name).extend(getattr(part._cols, name))
-    return FileEntries(columns, block_starts, blocks)
 
 
 def stats_verdicts(files: FileEntries, predicate: Predicate) -> list[bool]:

@@ -104,8 +104,3 @@ def read_manifest_entries(
 def read_manifest(data: bytes, *, path: str) -> list[FileEntry]:
     """Decode every entry of a manifest eagerly (tests, tools, small manifests)."""
     return list(read_manifest_entries(data, path=path))
-
-
-def manifest_plan(data: bytes, *, path: str) -> Plan:
-    """Return the decoding plan of a manifest's writer schema."""
-    return compile_plan(parse_container(data, path=path).schema, path=path)
