@@ -95,19 +95,25 @@ def main() -> int:
         big = logs(spark, args.search_rows)
         big.write.format("indextables").options(**options).mode("overwrite").save(f"{work}/s")
         big.write.mode("overwrite").parquet(f"{work}/sp")
-        table = spark.read.format("indextables")
+
+        # A DataFrameReader is a mutable builder: take a fresh one per query.
+        def table() -> Any:
+            return spark.read.format("indextables")
+
         parquet = spark.read.parquet(f"{work}/sp")
         report(
             "needle search",
             measure(
-                lambda: table.option("query", "message:needlezz").load(f"{work}/s").count(),
+                lambda: table().option("query", "message:needlezz").load(f"{work}/s").count(),
                 args.repeat,
             ),
             measure(lambda: parquet.where("message like '%needlezz%'").count(), args.repeat),
         )
         report(
             "exact match host",
-            measure(lambda: table.load(f"{work}/s").where("host = 'host-42'").count(), args.repeat),
+            measure(
+                lambda: table().load(f"{work}/s").where("host = 'host-42'").count(), args.repeat
+            ),
             measure(lambda: parquet.where("host = 'host-42'").count(), args.repeat),
         )
     finally:
