@@ -57,3 +57,29 @@ def test_stream_sink_commits_each_batch_once(spark: Any, tmp_path: Path) -> None
     assert load_view(sink, {}).configuration["indextables.streaming.default.batchid"] == "0"
     IndexTablesStreamWriter(plan).commit([], 0)  # replaying batch 0 must not commit again
     assert load_view(sink, {}).version == before
+
+
+def test_processing_time_trigger_picks_up_new_commits(spark: Any, tmp_path: Path) -> None:
+    import time
+
+    path = str(tmp_path / "src3")
+    spark.range(2).write.format(FMT).mode("append").save(path)
+    query = (
+        spark.readStream.format(FMT)
+        .load(path)  # startingVersion latest: only rows committed from now on
+        .writeStream.format("memory")
+        .queryName("live_rows")
+        .trigger(processingTime="1 second")
+        .start()
+    )
+    try:
+        query.processAllAvailable()  # the start offset is fixed before the new commit
+        spark.range(50, 53).write.format(FMT).mode("append").save(path)
+        deadline = time.monotonic() + 120
+        rows: list[int] = []
+        while time.monotonic() < deadline and len(rows) < 3:
+            query.processAllAvailable()
+            rows = sorted(r.id for r in spark.sql("SELECT id FROM live_rows").collect())
+        assert rows == [50, 51, 52]
+    finally:
+        query.stop()
