@@ -99,6 +99,20 @@ cdef int64_t _long_slow(const unsigned char* p, Py_ssize_t n, Py_ssize_t* pos) e
 
 cdef inline Py_ssize_t _span(const unsigned char* p, Py_ssize_t n, Py_ssize_t* pos) except -1:
     """Advance past a length-prefixed run; return its start (pos[0] becomes its end)."""
+    cdef Py_ssize_t at = pos[0]
+    cdef unsigned char b
+    cdef Py_ssize_t size
+    if at < n:
+        b = p[at]
+        if not (b & 0x81):  # a one-byte, non-negative length: most keys and values
+            size = b >> 1
+            if size <= n - at - 1:
+                pos[0] = at + 1 + size
+                return at + 1
+    return _span_slow(p, n, pos)
+
+
+cdef Py_ssize_t _span_slow(const unsigned char* p, Py_ssize_t n, Py_ssize_t* pos) except -1:
     cdef int64_t size = _long(p, n, pos)
     cdef Py_ssize_t start = pos[0]
     if size < 0 or size > n - start:
@@ -116,6 +130,17 @@ cdef inline str _str(const unsigned char* p, Py_ssize_t n, Py_ssize_t* pos):
 
 
 cdef inline int64_t _block_count(const unsigned char* p, Py_ssize_t n, Py_ssize_t* pos) except? -1:
+    cdef Py_ssize_t at = pos[0]
+    cdef unsigned char b
+    if at < n:
+        b = p[at]
+        if not (b & 0x81) and (b >> 1) <= n:  # a one-byte, non-negative, plausible count
+            pos[0] = at + 1
+            return b >> 1
+    return _block_count_slow(p, n, pos)
+
+
+cdef int64_t _block_count_slow(const unsigned char* p, Py_ssize_t n, Py_ssize_t* pos) except? -1:
     cdef int64_t count = _long(p, n, pos)
     if count < 0:
         _long(p, n, pos)
