@@ -13,6 +13,10 @@ from libc.string cimport memcmp
 
 from indextables.avrostate._decode_common import DEFAULTS, MAX_FIELDS, DecodeError, as_number as _as_number
 
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(void* op)
+    bint PyType_IS_GC(PyTypeObject* tp)
+
 DEF K_NULL = 0
 DEF K_BOOL = 1
 DEF K_LONG = 2
@@ -491,6 +495,7 @@ def decode_entries(bytes data, list starts, list paths, list partition_values, t
     cdef list out = []
     cdef list values
     cdef PyTypeObject* tp = <PyTypeObject*>entry_type
+    cdef bint untrack = PyType_IS_GC(tp)
     if len(partition_values) != len(starts) or len(paths) != len(starts):
         raise ValueError("one path and one partition map per start are required")
     _load_plan(plan, ops)
@@ -502,6 +507,12 @@ def decode_entries(bytes data, list starts, list paths, list partition_values, t
         for s in range(nslots):
             d = descrs[s]
             (<PyTypeObject*>Py_TYPE(d)).tp_descr_set(d, obj, values[s])
+        if untrack:
+            # A frozen entry holding only strings, numbers, string maps and string
+            # tuples cannot be part of a reference cycle: keeping 70k of them out
+            # of the cyclic GC's lists (as CPython does for such tuples and dicts)
+            # saves a quarter of the materialization time.
+            PyObject_GC_UnTrack(<void*>obj)
         out.append(obj)
     return out
 
