@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 import tantivy
-from indextables.storage import LocalStore
 
 from indextables.pyspark.splitcache import SplitCache, SplitRef
+from indextables.storage import LocalStore
 
 GOLDEN = Path("/work/shared/golden/indextables_spark_v0.5.4/04_partitioned")
 
