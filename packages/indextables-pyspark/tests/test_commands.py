@@ -79,3 +79,26 @@ def test_commands_run_through_spark(spark: Any, tmp_path: Path) -> None:
     assert itp.sql(spark, "SELECT 41 + 1 AS x").first()["x"] == 42
     history = itp.sql(spark, f"DESCRIBE INDEXTABLES TRANSACTION LOG '{path}'").collect()
     assert len(history) >= 4
+
+
+@pytest.mark.spark
+@pytest.mark.integration
+def test_failed_merge_group_becomes_a_mergeskip(spark: Any, tmp_path: Path) -> None:
+    import indextables.pyspark as itp
+    from indextables.pyspark.tableaccess import load_view, table_handle
+
+    path = tmp_path / "m"
+    for start in (0, 10):
+        df = spark.range(start, start + 10, numPartitions=1)
+        df.write.format("indextables").mode("append").save(str(path))
+    victim = load_view(str(path), {}).splits[0].entry.ref.path
+    (path / victim).unlink()  # the merge task cannot read this split
+    merged = itp.sql(spark, f"MERGE SPLITS '{path}'").first().asDict()
+    assert (merged["status"], merged["skipped_groups"], merged["new_files"]) == (
+        "PARTIAL",
+        "1",
+        "0",
+    )
+    skipped = {s.path for s in table_handle(str(path), {}).skipped_files()}
+    assert victim in skipped
+    assert len(load_view(str(path), {}).splits) == 2  # nothing committed for the failed group
