@@ -11,7 +11,10 @@ pytestmark = [pytest.mark.spark, pytest.mark.integration]
 FMT = "indextables"
 
 
-def test_stream_reads_rows_added_after_the_start_version(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("trigger", [{"availableNow": True}, {"once": True}])
+def test_stream_reads_rows_added_after_the_start_version(
+    spark: Any, tmp_path: Path, trigger: dict[str, bool]
+) -> None:
     path = str(tmp_path / "src")
     spark.range(5).write.format(FMT).mode("append").save(path)
     spark.range(100, 103).write.format(FMT).mode("append").save(path)
@@ -20,12 +23,13 @@ def test_stream_reads_rows_added_after_the_start_version(spark: Any, tmp_path: P
         .option("startingVersion", "1")
         .load(path)
         .writeStream.format("memory")
-        .queryName("streamed_rows")
-        .trigger(availableNow=True)
+        .queryName(f"streamed_rows_{next(iter(trigger)).lower()}")
+        .trigger(**trigger)
         .start()
     )
     query.awaitTermination()
-    rows = sorted(r.id for r in spark.sql("SELECT id FROM streamed_rows").collect())
+    table = f"streamed_rows_{next(iter(trigger)).lower()}"
+    rows = sorted(r.id for r in spark.sql(f"SELECT id FROM {table}").collect())
     assert rows == [100, 101, 102]
 
 
