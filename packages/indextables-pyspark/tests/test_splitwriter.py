@@ -142,3 +142,43 @@ def test_open_indexes_are_bounded(tmp_path: Path) -> None:
     assert len(adds) == 4
     assert sum(a.num_records for a in adds) == 100
     assert _read(store, adds, tmp_path, search=SearchSpec(), conditions=()) == _rows(100)
+
+
+def test_nested_columns_round_trip_on_both_read_paths(tmp_path: Path) -> None:
+    from pyspark.sql.types import ArrayType, MapType
+    from pyspark.sql.types import StructType as Struct
+
+    schema = StructType(
+        [
+            StructField("id", LongType()),
+            StructField("attrs", MapType(StringType(), LongType())),
+            StructField("tags", ArrayType(StringType())),
+            StructField("who", Struct([StructField("name", StringType())])),
+        ]
+    )
+    rows = [
+        {"id": i, "attrs": [("a", i)], "tags": ["x", str(i)], "who": {"name": f"n{i}"}}
+        for i in range(5)
+    ]
+    store = LocalStore(str(tmp_path / "nested"))
+    specs = field_specs(schema, parse_indexing({}))
+    writer = SplitWriter(store, specs, (), heap_size=20 << 20, batch_size=10)
+    writer.write([pa.RecordBatch.from_pylist(rows, schema=arrow_schema(schema))])
+    (add,) = writer.finish()
+    ref = SplitRef(add.path, add.size, add.footer_start_offset, add.footer_end_offset)
+    entry = SplitEntry(ref, {}, add.doc_mapping_json)
+    directory = SplitCache(str(tmp_path / "cache"), 1 << 30).fetch(store, store.uri, ref)
+    scanned = [
+        r
+        for b in read_split(directory, entry, schema, search=SearchSpec(), conditions=())
+        for r in b.to_pylist()
+    ]
+    searched = [
+        r
+        for b in read_split(
+            directory, entry, schema, search=SearchSpec(), conditions=(Condition(">=", "id", (0,)),)
+        )
+        for r in b.to_pylist()
+    ]
+    assert sorted(scanned, key=lambda r: r["id"]) == rows
+    assert sorted(searched, key=lambda r: r["id"]) == rows

@@ -162,9 +162,9 @@ def _batch(
 ) -> pa.RecordBatch:
     partitions = {k.lower(): v for k, v in entry.partition_values.items()}
     data_columns = [f for f in schema.fields if f.name.lower() not in partitions]
-    docs: list[dict[str, list[object]]] = []
+    docs: list[tantivy.Document] = []
     if any(not _is_fast_numeric(fields, f.name) for f in data_columns):
-        docs = [searcher.doc(a).to_dict() for a in addresses]
+        docs = [searcher.doc(a) for a in addresses]
     arrays = []
     for spark_field, arrow_field in zip(schema.fields, target, strict=True):
         key = spark_field.name.lower()
