@@ -2,7 +2,10 @@
 # machine with Python 3.11 and Java 17 needs nothing else.
 PYTHON ?= python3
 VENV   := .venv
-TOX    := $(VENV)/bin/tox
+WHEELHOUSE := $(CURDIR)/.cache/wheelhouse
+PYSPARK_VERSION := 4.3.0
+# tox-uv installs every env; uv finds the prebuilt pyspark wheel here.
+TOX    := UV_FIND_LINKS=$(WHEELHOUSE) $(VENV)/bin/tox
 # Extra arguments for tox, e.g. make test TOXARGS="-e py311-test-protocol"
 TOXARGS ?=
 
@@ -14,10 +17,17 @@ help: ## Show this help
 
 $(VENV)/.bootstrapped:
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check 'tox>=4.20,<5'
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check 'tox>=4.20,<5' 'tox-uv>=1.20'
 	touch $@
 
-bootstrap: $(VENV)/.bootstrapped ## Create the tool venv (tox)
+# pyspark is published only as an sdist that builds a ~456 MB wheel. Build it
+# once here (pip caches it across runs); every tox env installs from this dir.
+$(WHEELHOUSE)/.built: $(VENV)/.bootstrapped
+	$(VENV)/bin/pip wheel --quiet --disable-pip-version-check --no-deps \
+		-w $(WHEELHOUSE) 'pyspark==$(PYSPARK_VERSION)'
+	touch $@
+
+bootstrap: $(VENV)/.bootstrapped $(WHEELHOUSE)/.built ## Create the tool venv (tox, tox-uv) and the pyspark wheel
 
 test: bootstrap ## Run every tox env: lint, typecheck and each package's tests
 	$(TOX) run $(TOXARGS)

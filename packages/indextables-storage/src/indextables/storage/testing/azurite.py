@@ -1,6 +1,6 @@
 """Azurite (the Azure Blob emulator, from npm) on 127.0.0.1, installed on demand.
 
-Azurite 3.37.0 is installed with ``npm install --prefix <cache>`` the first
+Azurite 3.37.0 is installed with ``npm install`` run inside ``<cache>`` the first
 time, where ``<cache>`` is ``$INDEXTABLES_TEST_CACHE/azurite`` when that is
 set, else ``<repository>/.cache/azurite`` (else ``~/.cache/indextables/azurite``).
 A file lock keeps concurrent test sessions from installing twice.
@@ -148,9 +148,17 @@ def _npm_install(cache: Path) -> None:
     npm = shutil.which("npm")
     if npm is None:
         raise ServerStartError("npm not found: Azurite tests need Node.js 20+ and npm")
-    command = [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund"]
-    command += ["--loglevel=error", f"azurite@{AZURITE_VERSION}"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    # The cache is its own npm project, installed from inside it. ``--prefix``
+    # would also move npm's *global* config to <cache>/etc/npmrc, losing the
+    # machine's registry and CA settings (an intercepting proxy's CA lives there).
+    package_json = cache / "package.json"
+    if not package_json.exists():
+        package_json.write_text('{"name": "indextables-test-servers", "private": true}\n')
+    command = [npm, "install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error"]
+    command.append(f"azurite@{AZURITE_VERSION}")
+    result = subprocess.run(
+        command, cwd=cache, capture_output=True, text=True, timeout=600, check=False
+    )
     if result.returncode != 0 or _installed_version(cache) != AZURITE_VERSION:
         raise ServerStartError(
             f"npm install azurite@{AZURITE_VERSION} into {cache} failed "
