@@ -23,9 +23,8 @@ from indextables.protocol.errors import ObjectExistsError, ObjectNotFoundError
 from indextables.protocol.state import FileEntry
 from indextables.protocol.store import ObjectInfo
 
-GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "golden" / "indextables_spark_v0.5.4"
-if not GOLDEN.is_dir():
-    GOLDEN = Path("/work/shared/golden/indextables_spark_v0.5.4")
+# The golden tables live in shared/, beside the repository checkout.
+GOLDEN = Path(__file__).resolve().parents[4] / "shared/golden/indextables_spark_v0.5.4"
 GOLDEN_TABLES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
 
 

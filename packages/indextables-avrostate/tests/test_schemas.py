@@ -18,14 +18,14 @@ from indextables.avrostate.schemas import (
     STATE_MANIFEST_SCHEMA_V1,
 )
 
-DECISIONS = Path("/work/shared/spec/DECISIONS.md")
+# shared/ lives beside the repository checkout.
+DECISIONS = Path(__file__).resolve().parents[4] / "shared/spec/DECISIONS.md"
 
 
 def _decisions() -> str:
-    for candidate in (Path(__file__).resolve().parents[3] / "shared/spec/DECISIONS.md", DECISIONS):
-        if candidate.is_file():
-            return candidate.read_text()
-    raise AssertionError("DECISIONS.md not found")
+    if not DECISIONS.is_file():
+        raise AssertionError(f"DECISIONS.md not found at {DECISIONS}")
+    return DECISIONS.read_text()
 
 
 def _render(type_: Any) -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +105,27 @@ def test_failed_merge_group_becomes_a_mergeskip(spark: Any, tmp_path: Path) -> N
     skipped = {s.path for s in table_handle(str(path), {}).skipped_files()}
     assert victim in skipped
     assert len(load_view(str(path), {}).splits) == 2  # nothing committed for the failed group
+
+
+@pytest.mark.spark
+@pytest.mark.integration
+def test_purge_older_than_counts_days_and_hours(spark: Any, tmp_path: Path) -> None:
+    import indextables.pyspark as itp
+
+    path = tmp_path / "t"
+    spark.range(3, numPartitions=1).write.format("indextables").mode("append").save(str(path))
+    orphan = path / "part-orphan.split"
+    orphan.write_bytes(b"never committed")
+    three_days_ago = time.time() - 3 * 86400
+    os.utime(orphan, (three_days_ago, three_days_ago))
+
+    def dry_run(older_than: str) -> dict[str, Any]:
+        text = f"PURGE INDEXTABLE '{path}' OLDER THAN {older_than} DRY RUN"
+        row: dict[str, Any] = itp.sql(spark, text).first().asDict()
+        return row
+
+    two_days = dry_run("2 DAYS")
+    assert (two_days["retention_hours"], two_days["orphaned_files_found"]) == ("48.0", "1")
+    assert json.loads(two_days["orphaned_files"]) == ["part-orphan.split"]
+    assert dry_run("100 HOURS")["orphaned_files_found"] == "0"
+    assert orphan.exists()

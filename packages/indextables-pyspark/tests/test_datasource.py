@@ -11,7 +11,7 @@ from pyspark.errors import PySparkException
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
-GOLDEN = Path("/work/shared/golden/indextables_spark_v0.5.4")
+GOLDEN = Path(__file__).resolve().parents[4] / "shared/golden/indextables_spark_v0.5.4"
 NAMES = sorted(p.name[: -len(".expected.json")] for p in GOLDEN.glob("*.expected.json"))
 FMT = "indextables"
 
@@ -170,3 +170,25 @@ def test_protocol_too_new(spark: Any, tmp_path: Path) -> None:
     (log / f"{newest + 1:020d}.json").write_text(json.dumps(action) + "\n")
     message = _error_of(lambda: spark.read.format(FMT).load(str(path)).count())
     assert "99" in message
+
+
+def test_overwrite_keeps_files_appended_after_it_was_planned(spark: Any, tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from indextables.pyspark.datasource import plan_write
+    from indextables.pyspark.writer import IndexTablesWriter
+
+    path = str(tmp_path / "t")
+    schema = "id long, word string"
+    spark.createDataFrame([(1, "old")], schema).write.format(FMT).mode("append").save(path)
+    df = spark.createDataFrame([(3, "replacement")], schema)
+    writer = IndexTablesWriter(plan_write(path, {}, df.schema), overwrite=True)
+    # Another job appends between the overwrite's planning and its commit.
+    spark.createDataFrame([(2, "concurrent")], schema).write.format(FMT).mode("append").save(path)
+    batch = pa.RecordBatch.from_pydict(
+        {"id": [3], "word": ["replacement"]},
+        schema=pa.schema([("id", pa.int64()), ("word", pa.string())]),
+    )
+    writer.commit([writer.write(iter([batch]))])
+    rows = _rows(spark.read.format(FMT).load(path))
+    assert sorted(r["word"] for r in rows) == ["concurrent", "replacement"]

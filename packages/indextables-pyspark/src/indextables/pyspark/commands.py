@@ -12,6 +12,7 @@ import dataclasses
 import json
 import re
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from indextables.pyspark.errors import SqlCommandError
@@ -161,7 +162,7 @@ def _purge(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
     older = None
     if "n" in args:
         hours = 24 if args["unit"].upper().startswith("DAY") else 1
-        older = int(args["n"]) * hours * 3600.0
+        older = timedelta(hours=int(args["n"]) * hours)
     result = table.purge(older_than=older, dry_run="dry" in args)
     return _as_rows(result, table_path=args["path"])
 

@@ -102,7 +102,8 @@ def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> Wri
     _check_partitions(write.partition_columns, schema)
     specs = field_specs(schema, parse_indexing(merged), partition_columns=write.partition_columns)
     configuration = {k: v for k, v in merged.items() if k.startswith(INDEXING)}
-    return WritePlan(path, dict(options), schema, specs, write, configuration)
+    read_version = existing.version if existing is not None else None
+    return WritePlan(path, dict(options), schema, specs, write, configuration, read_version)
 
 
 def _check_partitions(columns: tuple[str, ...], schema: StructType) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from indextables.protocol.actions import AddAction
-from indextables.protocol.errors import TableNotFoundError
+from indextables.protocol.errors import TableExistsError, TableNotFoundError
 from indextables.protocol.store import ObjectStore
 from indextables.pyspark.errors import NotATableError
 from indextables.pyspark.options import lower_keys
@@ -149,23 +149,32 @@ def commit_write(
     partition_columns: Sequence[str],
     adds: Sequence[AddAction],
     overwrite: bool,
+    read_version: int | None = None,
     configuration: Mapping[str, str] | None = None,
 ) -> int:
-    """Commit the adds of one write (creating the table if needed); return the new version."""
+    """Commit the adds of one write (creating the table if needed); return the new version.
+
+    An overwrite removes the files live at ``read_version`` (the version the
+    job planned against), so a file appended after planning is never dropped
+    silently: the engine refuses the commit if the removed set changed.
+    """
     engine = _engine()
     store_options = storage_options(options)
     try:
         table = engine.open_table(uri, storage_options=store_options)
     except TableNotFoundError:
-        table = engine.create_table(
-            uri,
-            schema=schema_json,
-            partition_columns=tuple(partition_columns),
-            configuration=dict(configuration or {}),
-            storage_options=store_options,
-        )
+        try:
+            table = engine.create_table(
+                uri,
+                schema=schema_json,
+                partition_columns=tuple(partition_columns),
+                configuration=dict(configuration or {}),
+                storage_options=store_options,
+            )
+        except TableExistsError:  # another job created it first: append to theirs
+            table = engine.open_table(uri, storage_options=store_options)
     mode = "overwrite" if overwrite else "append"
-    return int(table.commit(adds=list(adds), mode=mode))
+    return int(table.commit(adds=list(adds), mode=mode, read_version=read_version))
 
 
 def table_handle(uri: str, options: Mapping[str, str]) -> Any:

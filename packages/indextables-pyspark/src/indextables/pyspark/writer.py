@@ -41,6 +41,8 @@ class WritePlan:
         specs: the field specs of the non-partition columns.
         write_options: heap/batch sizes and partition columns.
         configuration: table configuration recorded when the table is created.
+        read_version: the table version the write was planned against (None for
+            a new table); an overwrite removes exactly that version's files.
     """
 
     uri: str
@@ -49,6 +51,7 @@ class WritePlan:
     specs: tuple[FieldSpec, ...]
     write_options: WriteOptions
     configuration: Mapping[str, str]
+    read_version: int | None = None
 
 
 class IndexTablesWriter(DataSourceArrowWriter):
@@ -84,6 +87,7 @@ class IndexTablesWriter(DataSourceArrowWriter):
             partition_columns=self.plan.write_options.partition_columns,
             adds=adds,
             overwrite=self.overwrite,
+            read_version=self.plan.read_version,
             configuration=self.plan.configuration,
         )
 
