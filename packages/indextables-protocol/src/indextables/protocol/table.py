@@ -44,6 +44,15 @@ from indextables.protocol.history import (
     history_of,
 )
 from indextables.protocol.logreplay import version_key
+from indextables.protocol.maintenance.results import (
+    CheckpointResult,
+    DescribeStateResult,
+    DropPartitionsResult,
+    PurgeResult,
+    RepairResult,
+    TruncateResult,
+    ValidateResult,
+)
 from indextables.protocol.predicates import Predicate, parse_predicate
 from indextables.protocol.protocolcheck import new_table_protocol
 from indextables.protocol.schemadedup import configuration_with_registry, deduplicate_adds
@@ -404,19 +413,19 @@ class Table:
 
     # ---------------------------------------------------------------- maintenance
 
-    def checkpoint(self) -> Any:
+    def checkpoint(self) -> CheckpointResult:
         """Write a state at the current version (CHECKPOINT INDEXTABLES)."""
         from indextables.protocol.maintenance.checkpointing import checkpoint
 
         return checkpoint(self)
 
-    def compact(self) -> Any:
+    def compact(self) -> CheckpointResult:
         """Rewrite the state without tombstones (COMPACT INDEXTABLES)."""
         from indextables.protocol.maintenance.checkpointing import compact
 
         return compact(self)
 
-    def describe_state(self) -> Any:
+    def describe_state(self) -> DescribeStateResult:
         """Describe the current state (DESCRIBE INDEXTABLES STATE)."""
         from indextables.protocol.maintenance.checkpointing import describe_state
 
@@ -428,19 +437,19 @@ class Table:
         older_than: float | timedelta | None = None,
         log_retention: float | timedelta | None = None,
         dry_run: bool = False,
-    ) -> Any:
+    ) -> PurgeResult:
         """Delete orphaned splits, old version files, old states, unreferenced manifests."""
         from indextables.protocol.maintenance.purge import purge
 
         return purge(self, older_than=older_than, log_retention=log_retention, dry_run=dry_run)
 
-    def truncate_time_travel(self, *, dry_run: bool = False) -> Any:
+    def truncate_time_travel(self, *, dry_run: bool = False) -> TruncateResult:
         """Checkpoint, then delete every older version file, checkpoint and state."""
         from indextables.protocol.maintenance.purge import truncate_time_travel
 
         return truncate_time_travel(self, dry_run=dry_run)
 
-    def drop_partitions(self, partition_filter: Predicate | str) -> Any:
+    def drop_partitions(self, partition_filter: Predicate | str) -> DropPartitionsResult:
         """Remove every live file whose partition values match the filter."""
         from indextables.protocol.maintenance.partitions import drop_partitions
 
@@ -452,13 +461,13 @@ class Table:
         *,
         storage_options: Mapping[str, Any] | None = None,
         target_store: ObjectStore | None = None,
-    ) -> Any:
+    ) -> RepairResult:
         """Write a fresh log at ``target_uri`` for the live split files."""
         from indextables.protocol.maintenance.repair import repair
 
         return repair(self, target_uri, storage_options=storage_options, target_store=target_store)
 
-    def validate(self) -> Any:
+    def validate(self) -> ValidateResult:
         """Check every invariant of the current snapshot; see ValidateResult."""
         from indextables.protocol.maintenance.validate import validate
 
