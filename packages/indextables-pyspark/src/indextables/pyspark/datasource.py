@@ -18,6 +18,7 @@ from indextables.pyspark.options import (
     INDEXING,
     lower_keys,
     parse_indexing,
+    parse_on_write,
     parse_read,
     parse_write,
 )
@@ -97,13 +98,16 @@ def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> Wri
     merged = {k: v for k, v in lower_keys(merged).items() if k.startswith(INDEXING)}
     merged.update(lower_keys(options))
     write = parse_write(merged)
+    on_write = parse_on_write(options)
     if existing is not None:
         write = _check_against_table(write, existing, schema)
     _check_partitions(write.partition_columns, schema)
     specs = field_specs(schema, parse_indexing(merged), partition_columns=write.partition_columns)
     configuration = {k: v for k, v in merged.items() if k.startswith(INDEXING)}
     read_version = existing.version if existing is not None else None
-    return WritePlan(path, dict(options), schema, specs, write, configuration, read_version)
+    return WritePlan(
+        path, dict(options), schema, specs, write, configuration, read_version, on_write
+    )
 
 
 def _check_partitions(columns: tuple[str, ...], schema: StructType) -> None:

@@ -172,6 +172,24 @@ def merge_splits(
         .map(lambda g: merge_group(*args, g))
         .collect()
     )
+    done = commit_outcomes(table, outcomes)
+    return {
+        **result,
+        "status": "SUCCESS" if len(done) == len(outcomes) else "PARTIAL",
+        "merged_files": sum(len(o.group.splits) for o in done),
+        "new_files": len(done),
+        "skipped_groups": len(outcomes) - len(done),
+        "original_size": sum(o.group.size for o in done),
+        "new_size": sum(o.add.size for o in done if o.add is not None),
+    }
+
+
+def commit_outcomes(table: Any, outcomes: Sequence[MergeOutcome]) -> list[MergeOutcome]:
+    """Record failed groups as merge skips; commit the merged adds with their removes.
+
+    Returns:
+        The outcomes that produced a merged split.
+    """
     done = [o for o in outcomes if o.add is not None]
     for failed in (o for o in outcomes if o.add is None):
         for split in failed.group.splits:
@@ -193,12 +211,4 @@ def merge_splits(
             for s in o.group.splits
         ]
         table.commit(adds=[o.add for o in done if o.add is not None], removes=removes)
-    return {
-        **result,
-        "status": "SUCCESS" if len(done) == len(outcomes) else "PARTIAL",
-        "merged_files": sum(len(o.group.splits) for o in done),
-        "new_files": len(done),
-        "skipped_groups": len(outcomes) - len(done),
-        "original_size": sum(o.group.size for o in done),
-        "new_size": sum(o.add.size for o in done if o.add is not None),
-    }
+    return done

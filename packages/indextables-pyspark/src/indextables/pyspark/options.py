@@ -273,3 +273,111 @@ def _timestamp(value: str | None) -> int | None:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return int(parsed.timestamp() * 1000)
+
+
+MERGE_ON_WRITE = PREFIX + "mergeonwrite."
+PURGE_ON_WRITE = PREFIX + "purgeonwrite."
+MIN_SPLIT_RETENTION_HOURS = 24.0
+
+
+@dataclass(frozen=True, slots=True)
+class OnWriteOptions:
+    """Maintenance that runs after a successful write (reference keys, case-insensitive).
+
+    Attributes:
+        merge: ``spark.indextables.mergeOnWrite.enabled`` (default false).
+        merge_target_size: ``mergeOnWrite.targetSize`` (default 4G).
+        merge_min_splits: ``mergeOnWrite.minSplitsToMerge``: merge only when a
+            partition has at least this many small splits (default 2).
+        purge: ``spark.indextables.purgeOnWrite.enabled`` (default false).
+        purge_after_merge: ``purgeOnWrite.triggerAfterMerge`` (default true).
+        purge_after_writes: ``purgeOnWrite.triggerAfterWrites``: purge when the
+            committed version is a multiple of this (0 = never; default 0).
+        split_retention_hours: ``purgeOnWrite.splitRetentionHours`` (default 168, >= 24).
+        log_retention_hours: ``purgeOnWrite.txLogRetentionHours`` (default 720).
+    """
+
+    merge: bool = False
+    merge_target_size: int = 4 << 30
+    merge_min_splits: int = 2
+    purge: bool = False
+    purge_after_merge: bool = True
+    purge_after_writes: int = 0
+    split_retention_hours: float = 168.0
+    log_retention_hours: float = 720.0
+
+    @property
+    def enabled(self) -> bool:
+        """True when any after-write maintenance is enabled."""
+        return self.merge or self.purge
+
+
+def parse_on_write(options: Mapping[str, str]) -> OnWriteOptions:
+    """Parse and validate the ``mergeOnWrite.*`` / ``purgeOnWrite.*`` options.
+
+    Keys of the reference this implementation does not use (async, disk space,
+    concurrency tuning) are accepted and ignored.
+
+    Raises:
+        OptionError: a value that is not a boolean, size or number, or a split
+            retention below 24 hours.
+    """
+    opts = lower_keys(options)
+    m, p = MERGE_ON_WRITE, PURGE_ON_WRITE
+    size_key = m + "targetsize"
+    result = OnWriteOptions(
+        merge=parse_bool(m + "enabled", opts.get(m + "enabled", "false")),
+        merge_target_size=parse_size(size_key, opts[size_key]) if size_key in opts else 4 << 30,
+        merge_min_splits=parse_int(
+            m + "minsplitstomerge", opts.get(m + "minsplitstomerge", "2"), minimum=2
+        ),
+        purge=parse_bool(p + "enabled", opts.get(p + "enabled", "false")),
+        purge_after_merge=parse_bool(
+            p + "triggeraftermerge", opts.get(p + "triggeraftermerge", "true")
+        ),
+        purge_after_writes=parse_int(
+            p + "triggerafterwrites", opts.get(p + "triggerafterwrites", "0")
+        ),
+        split_retention_hours=parse_hours(
+            p + "splitretentionhours", opts.get(p + "splitretentionhours", "168")
+        ),
+        log_retention_hours=parse_hours(
+            p + "txlogretentionhours", opts.get(p + "txlogretentionhours", "720")
+        ),
+    )
+    if result.merge_target_size <= 0:
+        raise OptionError(f"option {size_key}={opts[size_key]!r} must be a positive size")
+    if result.split_retention_hours < MIN_SPLIT_RETENTION_HOURS:
+        raise OptionError(
+            f"option {p}splitretentionhours={opts[p + 'splitretentionhours']!r} is below the "
+            f"minimum {MIN_SPLIT_RETENTION_HOURS:g} hours (splits of commits in flight "
+            "could be deleted)"
+        )
+    return result
+
+
+def parse_bool(key: str, value: str) -> bool:
+    """Parse ``true``/``false`` (case-insensitive).
+
+    Raises:
+        OptionError: any other value.
+    """
+    text = value.strip().lower()
+    if text not in ("true", "false"):
+        raise OptionError(f"option {key}={value!r} is not a boolean (true or false)")
+    return text == "true"
+
+
+def parse_hours(key: str, value: str) -> float:
+    """Parse a non-negative number of hours.
+
+    Raises:
+        OptionError: not a number, or negative.
+    """
+    try:
+        hours = float(value)
+    except ValueError:
+        raise OptionError(f"option {key}={value!r} is not a number of hours") from None
+    if hours < 0 or hours != hours:
+        raise OptionError(f"option {key}={value!r} must be a non-negative number of hours")
+    return hours

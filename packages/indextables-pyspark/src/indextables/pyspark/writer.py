@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from indextables.protocol.actions import AddAction
 from indextables.pyspark.mapping import FieldSpec
-from indextables.pyspark.options import WriteOptions
+from indextables.pyspark.options import OnWriteOptions, WriteOptions
 from indextables.pyspark.splitwriter import SplitWriter
 from indextables.pyspark.tableaccess import commit_write, open_table_store
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
@@ -43,6 +43,7 @@ class WritePlan:
         configuration: table configuration recorded when the table is created.
         read_version: the table version the write was planned against (None for
             a new table); an overwrite removes exactly that version's files.
+        on_write: merge-on-write / purge-on-write settings.
     """
 
     uri: str
@@ -52,6 +53,7 @@ class WritePlan:
     write_options: WriteOptions
     configuration: Mapping[str, str]
     read_version: int | None = None
+    on_write: OnWriteOptions = OnWriteOptions()
 
 
 class IndexTablesWriter(DataSourceArrowWriter):
@@ -78,9 +80,9 @@ class IndexTablesWriter(DataSourceArrowWriter):
             writer.abort()
 
     def commit(self, messages: Sequence[WriterCommitMessage | None]) -> None:
-        """Commit every task's adds in one version."""
+        """Commit every task's adds in one version, then run the after-write maintenance."""
         adds = [a for m in messages if isinstance(m, SplitsMessage) for a in m.adds]
-        commit_write(
+        version = commit_write(
             self.plan.uri,
             self.plan.options,
             schema_json=self.plan.schema.json(),
@@ -90,6 +92,10 @@ class IndexTablesWriter(DataSourceArrowWriter):
             read_version=self.plan.read_version,
             configuration=self.plan.configuration,
         )
+        if self.plan.on_write.enabled:
+            from indextables.pyspark.onwrite import after_write
+
+            after_write(self.plan.uri, self.plan.options, self.plan.on_write, version=version)
 
     def abort(self, messages: Sequence[WriterCommitMessage | None]) -> None:
         """Commit nothing; uploaded splits stay as orphans for PURGE to remove."""

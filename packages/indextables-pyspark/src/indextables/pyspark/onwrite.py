@@ -1,0 +1,81 @@
+"""Merge-on-write and purge-on-write: maintenance run after a write has committed.
+
+The reference runs these from the driver after the write's commit (merge
+asynchronously by default). A Python data source commits in a worker process
+without a SparkSession, so here both run synchronously in that process right
+after the commit: the merge reads and writes its groups one after the other.
+A failure of either never fails the write, whose data is already committed;
+a merge group that fails is recorded as a ``mergeskip`` like MERGE SPLITS.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+
+from indextables.pyspark.merge import commit_outcomes, merge_group, plan_groups
+from indextables.pyspark.options import OnWriteOptions
+from indextables.pyspark.tableaccess import load_view, table_handle
+
+_LOG = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class OnWriteResult:
+    """What the after-write maintenance did.
+
+    Attributes:
+        merged_groups: merge groups committed (0 when merge did not run).
+        purged: True when PURGE ran.
+        error: the message of a maintenance failure (the write stays committed).
+    """
+
+    merged_groups: int = 0
+    purged: bool = False
+    error: str | None = None
+
+
+def after_write(
+    uri: str, options: Mapping[str, str], settings: OnWriteOptions, *, version: int
+) -> OnWriteResult:
+    """Run the enabled maintenance on the table after the write that committed ``version``."""
+    if not settings.enabled:
+        return OnWriteResult()
+    try:
+        merged = _merge(uri, options, settings) if settings.merge else 0
+        purge = settings.purge and (
+            (settings.merge and settings.purge_after_merge and merged > 0)
+            or (settings.purge_after_writes > 0 and version % settings.purge_after_writes == 0)
+        )
+        if purge:
+            _purge(uri, options, settings)
+        return OnWriteResult(merged, purge)
+    except Exception as error:  # the write is committed: report, never undo it
+        _LOG.warning("after-write maintenance of %s failed: %s", uri, error)
+        return OnWriteResult(error=f"{type(error).__name__}: {error}")
+
+
+def _merge(uri: str, options: Mapping[str, str], settings: OnWriteOptions) -> int:
+    table = table_handle(uri, options)
+    view = load_view(uri, options)
+    skipped = frozenset(s.path for s in table.skipped_files())
+    groups = [
+        g
+        for g in plan_groups(view.splits, target_size=settings.merge_target_size, skipped=skipped)
+        if len(g.splits) >= settings.merge_min_splits
+    ]
+    if not groups:
+        return 0
+    args = (uri, options, view.schema_json, view.partition_columns)
+    outcomes = [merge_group(*args, group) for group in groups]
+    return len(commit_outcomes(table, outcomes))
+
+
+def _purge(uri: str, options: Mapping[str, str], settings: OnWriteOptions) -> None:
+    table = table_handle(uri, options)
+    table.purge(
+        older_than=timedelta(hours=settings.split_retention_hours),
+        log_retention=timedelta(hours=settings.log_retention_hours),
+    )
