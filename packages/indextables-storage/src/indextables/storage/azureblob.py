@@ -8,8 +8,8 @@ and settles an ambiguous put-if-absent by reading the blob back.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.storage.blob import BlobServiceClient, ContainerClient
@@ -17,15 +17,14 @@ from azure.storage.blob import BlobServiceClient, ContainerClient
 from indextables.protocol.store import ObjectInfo
 from indextables.storage.azureerrors import classify_azure, error_code
 from indextables.storage.errors import ConfigurationError
-from indextables.storage.keys import check_key, check_prefix, join_root, normalize_root
-from indextables.storage.options import AzureOptions
-from indextables.storage.ranges import check_range
-from indextables.storage.retry import Failure, put_if_absent_resolved, with_retries
+from indextables.storage.keys import check_prefix, join_root, normalize_root
+from indextables.storage.options import AzureOptions, CommonOptions
+from indextables.storage.remote import RemoteStore
+from indextables.storage.retry import Failure
 from indextables.storage.secrets import install_log_redaction
 
 __all__ = ["AzureBlobStore"]
 
-T = TypeVar("T")
 _DELETE_BATCH = 256  # a blob batch holds at most 256 sub-requests
 
 
@@ -81,7 +80,7 @@ def _service(options: AzureOptions, account: str | None) -> BlobServiceClient:
     return BlobServiceClient(url, credential=_credential(options, account), **settings)
 
 
-class AzureBlobStore:
+class AzureBlobStore(RemoteStore):
     """An :class:`~indextables.protocol.store.ObjectStore` on an Azure Blob container.
 
     Args:
@@ -129,31 +128,19 @@ class AzureBlobStore:
             base = f"az://{self._container_name}"
         return f"{base}/{self._root}".rstrip("/")
 
-    def _name(self, key: str) -> str:
-        return join_root(self._root, check_key(key, store=self.uri))
+    @property
+    def _common(self) -> CommonOptions:
+        return self._options.common
 
-    def _where(self, key: str) -> str:
-        return f"{self.uri} key {key!r}"
-
-    def _call(self, key: str, what: str, call: Callable[[], T]) -> T:
-        classify = functools.partial(classify_azure, where=self._where(key))
-        return with_retries(call, classify, self._options.common, what=f"{what} {key!r}")
+    def _classify(self, error: Exception, *, where: str) -> Failure:
+        return classify_azure(error, where=where)
 
     def get(self, key: str) -> bytes:
         """Return the whole blob."""
         name = self._name(key)
         return self._call(key, "get", lambda: self._container.download_blob(name).readall())
 
-    def get_range(self, key: str, start: int, end: int) -> bytes:
-        """Return bytes ``[start, end)`` of the blob (shorter at its end)."""
-        check_range(key, start, end, store=self.uri)
-        name = self._name(key)
-        if start == end:
-            self.head(key)
-            return b""
-        return self._call(key, "get_range", lambda: self._download_range(name, start, end))
-
-    def _download_range(self, name: str, start: int, end: int) -> bytes:
+    def _read_range(self, name: str, start: int, end: int) -> bytes:
         try:
             stream = self._container.download_blob(name, offset=start, length=end - start)
             data: bytes = stream.readall()
@@ -178,24 +165,8 @@ class AzureBlobStore:
         name = self._name(key)
         self._call(key, "put", lambda: self._container.upload_blob(name, data, overwrite=True))
 
-    def put_if_absent(self, key: str, data: bytes) -> None:
-        """Create the blob only if it does not exist (``If-None-Match: *``).
-
-        Raises:
-            StorageExistsError: the key exists (another writer won).
-        """
-        name = self._name(key)
-        where = self._where(key)
-
-        def put() -> None:
-            self._container.upload_blob(name, data, overwrite=False)
-
-        def classify(error: Exception) -> Failure:
-            return classify_azure(error, where=where)
-
-        put_if_absent_resolved(
-            put, lambda: self.get(key), data, classify, self._options.common, what=where
-        )
+    def _create(self, name: str, data: bytes) -> None:
+        self._container.upload_blob(name, data, overwrite=False)
 
     def list(self, prefix: str = "") -> Iterator[ObjectInfo]:
         """Yield every blob whose key starts with ``prefix``, in key order."""

@@ -10,23 +10,22 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import boto3
 from botocore.config import Config
 
 from indextables.protocol.store import ObjectInfo
-from indextables.storage.keys import check_key, check_prefix, join_root, normalize_root
-from indextables.storage.options import S3Options
-from indextables.storage.ranges import check_range
-from indextables.storage.retry import Failure, put_if_absent_resolved, with_retries
+from indextables.storage.keys import check_prefix, join_root, normalize_root
+from indextables.storage.options import CommonOptions, S3Options
+from indextables.storage.remote import RemoteStore
+from indextables.storage.retry import Failure
 from indextables.storage.s3errors import classify_s3
 from indextables.storage.secrets import install_log_redaction
 
 __all__ = ["S3Store"]
 
-T = TypeVar("T")
 _DELETE_BATCH = 1000  # DeleteObjects accepts at most 1000 keys
 
 
@@ -58,7 +57,7 @@ def _make_client(options: S3Options) -> Any:
     return client
 
 
-class S3Store:
+class S3Store(RemoteStore):
     """An :class:`~indextables.protocol.store.ObjectStore` on an S3 (or S3-compatible) bucket.
 
     Args:
@@ -96,15 +95,12 @@ class S3Store:
         """``s3://bucket/prefix`` (no credentials, no endpoint)."""
         return f"{self._scheme}://{self._bucket}/{self._root}".rstrip("/")
 
-    def _name(self, key: str) -> str:
-        return join_root(self._root, check_key(key, store=self.uri))
+    @property
+    def _common(self) -> CommonOptions:
+        return self._options.common
 
-    def _where(self, key: str) -> str:
-        return f"{self.uri} key {key!r}"
-
-    def _call(self, key: str, what: str, call: Callable[[], T]) -> T:
-        classify = functools.partial(classify_s3, where=self._where(key))
-        return with_retries(call, classify, self._options.common, what=f"{what} {key!r}")
+    def _classify(self, error: Exception, *, where: str) -> Failure:
+        return classify_s3(error, where=where)
 
     def get(self, key: str) -> bytes:
         """Return the whole object."""
@@ -115,15 +111,6 @@ class S3Store:
         response = self._client.get_object(Bucket=self._bucket, **request)
         data: bytes = response["Body"].read()
         return data
-
-    def get_range(self, key: str, start: int, end: int) -> bytes:
-        """Return bytes ``[start, end)`` of the object (shorter at its end)."""
-        check_range(key, start, end, store=self.uri)
-        name = self._name(key)
-        if start == end:
-            self.head(key)  # still raise for a missing key
-            return b""
-        return self._call(key, "get_range", lambda: self._read_range(name, start, end))
 
     def _read_range(self, name: str, start: int, end: int) -> bytes:
         try:
@@ -201,24 +188,8 @@ class S3Store:
             parts.append({"PartNumber": number, "ETag": response["ETag"]})
         return parts
 
-    def put_if_absent(self, key: str, data: bytes) -> None:
-        """Create the object only if the key does not exist (``If-None-Match: *``).
-
-        Raises:
-            StorageExistsError: the key exists (another writer won).
-        """
-        name = self._name(key)
-        where = self._where(key)
-
-        def put() -> None:
-            self._client.put_object(Bucket=self._bucket, Key=name, Body=data, IfNoneMatch="*")
-
-        def classify(error: Exception) -> Failure:
-            return classify_s3(error, where=where)
-
-        put_if_absent_resolved(
-            put, lambda: self.get(key), data, classify, self._options.common, what=where
-        )
+    def _create(self, name: str, data: bytes) -> None:
+        self._client.put_object(Bucket=self._bucket, Key=name, Body=data, IfNoneMatch="*")
 
     def list(self, prefix: str = "") -> Iterator[ObjectInfo]:
         """Yield every object whose key starts with ``prefix``, in key order (paged)."""
