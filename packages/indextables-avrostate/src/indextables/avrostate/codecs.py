@@ -24,6 +24,7 @@ __all__ = [
     "SUPPORTED_CODECS",
     "compress_block",
     "decompress_block",
+    "encode_long",
     "register_fastavro_codecs",
 ]
 
@@ -110,7 +111,8 @@ def _snappy_decompress(data: bytes) -> bytes:
     return out
 
 
-def _encode_long(value: int) -> bytes:
+def encode_long(value: int) -> bytes:
+    """Encode ``value`` as an Avro zig-zag varint."""
     n = (value << 1) ^ (value >> 63)
     out = bytearray()
     while n & ~0x7F:
@@ -141,7 +143,7 @@ def _fastavro_writer(codec: str) -> Callable[..., None]:
             encoder.write_long(len(data))
             encoder._fo.write(data)
         else:
-            encoder.write(_encode_long(len(data)))
+            encoder.write(encode_long(len(data)))
             encoder.write(data)
 
     return write_block

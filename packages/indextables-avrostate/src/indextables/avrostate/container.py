@@ -23,6 +23,7 @@ from indextables.avrostate.codecs import (
     SUPPORTED_CODECS,
     compress_block,
     decompress_block,
+    encode_long,
 )
 from indextables.avrostate.errors import CorruptAvroFileError, UnsupportedCodecError
 
@@ -169,17 +170,6 @@ def parse_container(data: bytes, *, path: str) -> Container:
             raise cur.fail("sync marker mismatch")
         blocks.append(Block(count, block))
     return Container(path, schema, codec, tuple(blocks))
-
-
-def encode_long(value: int) -> bytes:
-    """Encode ``value`` as an Avro zig-zag varint."""
-    n = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while n & ~0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def _encode_bytes(value: bytes) -> bytes:
