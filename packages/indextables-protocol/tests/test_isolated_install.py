@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import venv
@@ -35,6 +36,9 @@ print(json.dumps({
 
 @pytest.mark.integration
 def test_installs_into_a_fresh_venv_with_zero_runtime_dependencies(tmp_path: Path) -> None:
+    # Build from a copy: setuptools leaves build/ and *.egg-info in the source tree.
+    source = tmp_path / "source"
+    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "tests"))
     env = tmp_path / "venv"
     venv.create(env, with_pip=True)
     python = env / "bin" / "python"
@@ -46,7 +50,7 @@ def test_installs_into_a_fresh_venv_with_zero_runtime_dependencies(tmp_path: Pat
             "install",
             "--quiet",
             "--disable-pip-version-check",
-            str(PACKAGE),
+            str(source),
         ],
         check=True,
         cwd=tmp_path,
