@@ -129,3 +129,51 @@ def test_purge_older_than_counts_days_and_hours(spark: Any, tmp_path: Path) -> N
     assert json.loads(two_days["orphaned_files"]) == ["part-orphan.split"]
     assert dry_run("100 HOURS")["orphaned_files_found"] == "0"
     assert orphan.exists()
+
+
+@pytest.mark.spark
+@pytest.mark.integration
+def test_purge_truncate_and_repair_report_the_tables_state(spark: Any, tmp_path: Path) -> None:
+    import indextables.pyspark as itp
+    from indextables.protocol import open_table
+    from pyspark.errors import AnalysisException
+
+    path = tmp_path / "t"
+    for start in (0, 10):  # versions 0 (create) and 1, 2 (appends)
+        df = spark.range(start, start + 10, numPartitions=1)
+        df.write.format("indextables").mode("append").save(str(path))
+    live = sorted(f.path for f in open_table(str(path)).snapshot().files)
+    orphan = path / "part-orphan.split"
+    orphan.write_bytes(b"never committed")
+    old = time.time() - 9 * 86400
+    os.utime(orphan, (old, old))
+
+    purged = itp.sql(spark, f"PURGE INDEXTABLE '{path}' OLDER THAN 8 DAYS").first().asDict()
+    assert purged["table_path"] == str(path)
+    assert (purged["orphaned_files_found"], purged["orphaned_files_deleted"]) == ("1", "1")
+    assert json.loads(purged["orphaned_files"]) == ["part-orphan.split"]
+    assert (purged["retention_hours"], purged["dry_run"]) == ("192.0", "false")
+    assert not orphan.exists()
+    assert all((path / name).exists() for name in live)
+
+    def version_files() -> set[str]:
+        return {p.name for p in (path / "_transaction_log").glob("*.json*")}
+
+    before = version_files()
+    truncated = itp.sql(spark, f"TRUNCATE INDEXTABLES TIME TRAVEL '{path}'").first().asDict()
+    gone = before - version_files()
+    assert truncated["checkpoint_version"] == "2"
+    assert truncated["versions_deleted"] == str(len(gone))
+    assert any(name.startswith("00000000000000000001.") for name in gone)
+    assert truncated["files_preserved"] == str(len(live))
+    reader = spark.read.format("indextables")
+    assert reader.load(str(path)).count() == 20
+    with pytest.raises(AnalysisException, match="version"):
+        reader.option("versionAsOf", "1").load(str(path)).count()
+
+    target = tmp_path / "repaired"
+    text = f"REPAIR INDEXFILES TRANSACTION LOG '{path}' AT LOCATION '{target}'"
+    repaired = itp.sql(spark, text).first().asDict()
+    assert (repaired["source_version"], repaired["total_splits"]) == ("2", str(len(live)))
+    assert (repaired["valid_splits"], repaired["missing_splits"]) == (str(len(live)), "0")
+    assert sorted(f.path for f in open_table(str(target)).snapshot().files) == live
