@@ -214,7 +214,7 @@ def compact(
     ``progress(phase, done, total)`` hears of each manifest written.
     """
     counter = _counter(progress, "manifests written", "put", keys=_is_manifest)
-    return _checkpointing.compact(_observed(_open(table, storage_options=storage_options), counter))
+    return _checkpointing.compact(_open_observed(table, storage_options, counter))
 
 
 def purge(
@@ -240,19 +240,34 @@ def purge(
     """
     counter = _counter(progress, "objects deleted", "delete")
     return _purge.purge(
-        _observed(_open(table, storage_options=storage_options), counter),
+        _open_observed(table, storage_options, counter),
         older_than=_hours(older_than),
         log_retention=_hours(log_retention),
         dry_run=dry_run,
     )
 
 
-def _observed(handle: Table, counter: CallCounter | None) -> Table:
-    """``handle`` on a store that reports to ``counter`` (``handle`` itself without one)."""
+def _open_observed(
+    table: str, storage_options: StorageOptions, counter: CallCounter | None
+) -> Table:
+    """Open ``table`` on a store that reports to ``counter`` (the plain store without one)."""
+    handle = _open(table, storage_options=storage_options)
     if counter is None:
         return handle
     store = ObservedStore(handle.store, counter)
     return Table(store, handle.state_format, uri=handle.uri, config=handle.config)
+
+
+def _open_checking_splits(
+    table: str, storage_options: StorageOptions, progress: ProgressCallback | None
+) -> Table:
+    """Open ``table`` for a pass that heads every live split, counting them to ``progress``."""
+    counter = _counter(progress, "splits checked", "head", keys=_is_split)
+    handle = _open_observed(table, storage_options, counter)
+    if counter is not None:
+        # The snapshot is cached on the handle: the pass reads it again for free.
+        counter.total = handle.snapshot().num_files
+    return handle
 
 
 def _counter(
@@ -314,7 +329,7 @@ def truncate_time_travel(
 ) -> TruncateResult:
     """Delete every version older than the current one (``TRUNCATE ... TIME TRAVEL``)."""
     counter = _counter(progress, "objects deleted", "delete")
-    handle = _observed(_open(table, storage_options=storage_options), counter)
+    handle = _open_observed(table, storage_options, counter)
     return _purge.truncate_time_travel(handle, dry_run=dry_run)
 
 
@@ -362,10 +377,7 @@ def repair(
     never modified. ``destination_options`` default to ``storage_options``.
     ``progress(phase, done, total)`` hears of each split checked.
     """
-    counter = _counter(progress, "splits checked", "head", keys=_is_split)
-    handle = _observed(_open(source, storage_options=storage_options), counter)
-    if counter is not None:
-        counter.total = handle.snapshot().num_files
+    handle = _open_checking_splits(source, storage_options, progress)
     target_options = storage_options if destination_options is None else destination_options
     return _repair.repair(handle, destination, storage_options=target_options)
 
@@ -377,10 +389,7 @@ def validate(
 
     ``progress(phase, done, total)`` hears of each split checked in storage.
     """
-    counter = _counter(progress, "splits checked", "head", keys=_is_split)
-    handle = _observed(_open(table, storage_options=storage_options), counter)
-    if counter is not None:
-        counter.total = handle.snapshot().num_files  # cached: validate reads it again
+    handle = _open_checking_splits(table, storage_options, progress)
     return _validate.validate(handle)
 
 
@@ -409,7 +418,7 @@ def gc(
 
     options = _state_options(retention, keep_versions, min_manifest_age)
     counter = _counter(progress, "objects deleted", "delete")
-    store = _observed(_open(table, storage_options=storage_options), counter).store
+    store = _open_observed(table, storage_options, counter).store
     return collect_garbage(store, options=options, dry_run=dry_run)
 
 
