@@ -3,6 +3,7 @@ drop-partitions, repair, validate, gc."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
@@ -18,6 +19,7 @@ from indextables.admin.context import (
 )
 from indextables.admin.errors import ValidationFailedError
 from indextables.admin.options import parse_duration
+from indextables.admin.output import JsonObject
 
 if TYPE_CHECKING:
     from indextables.avrostate import GcReport
@@ -108,13 +110,14 @@ def purge_command(
                 storage_options=cmd.storage_options,
             )
 
-    if dry_run:
-        document = {**views.record(run(True)), "would_delete": list(plan())}
-        cmd.output.document(document, title=f"purge of {table} (dry run)")
-        return
-    if needs_confirmation(cmd):
-        confirm_destructive(cmd, f"Purge deletes {len(plan())} object(s) of {table}")
-    cmd.output.document(views.record(run(False)), title=f"purge of {table}")
+    _delete_or_plan(
+        cmd,
+        dry_run=dry_run,
+        title=f"purge of {table}",
+        report=lambda dry: views.record(run(dry)),
+        plan=plan,
+        question=lambda count: f"Purge deletes {count} object(s) of {table}",
+    )
 
 
 @click.command("truncate-time-travel")
@@ -139,17 +142,17 @@ def truncate_time_travel_command(cmd: CommandContext, table: str, dry_run: bool)
         with cmd.progress.phase("listing what truncation deletes"):
             return api.truncate_time_travel_plan(table, storage_options=cmd.storage_options)
 
-    if dry_run:
-        document = {**views.record(run(True)), "would_delete": list(plan())}
-        cmd.output.document(document, title=f"truncate time travel of {table} (dry run)")
-        return
-    if needs_confirmation(cmd):
-        confirm_destructive(
-            cmd,
-            f"Truncation deletes {len(plan())} object(s) of {table}; "
-            "time travel to older versions is then impossible",
-        )
-    cmd.output.document(views.record(run(False)), title=f"truncate time travel of {table}")
+    _delete_or_plan(
+        cmd,
+        dry_run=dry_run,
+        title=f"truncate time travel of {table}",
+        report=lambda dry: views.record(run(dry)),
+        plan=plan,
+        question=lambda count: (
+            f"Truncation deletes {count} object(s) of {table}; "
+            "time travel to older versions is then impossible"
+        ),
+    )
 
 
 @click.command("drop-partitions")
@@ -271,13 +274,40 @@ def gc_command(
                 storage_options=cmd.storage_options,
             )
 
+    _delete_or_plan(
+        cmd,
+        dry_run=dry_run,
+        title=f"gc of {table}",
+        report=lambda dry: views.gc_document(table, run(dry), dry_run=dry),
+        plan=plan,
+        question=lambda count: f"GC deletes {count} object(s) of {table}",
+    )
+
+
+def _delete_or_plan(
+    cmd: CommandContext,
+    *,
+    dry_run: bool,
+    title: str,
+    report: Callable[[bool], JsonObject],
+    plan: Callable[[], tuple[str, ...]],
+    question: Callable[[int], str],
+) -> None:
+    """The flow every deleting command shares: a dry run, or a confirmed real run.
+
+    Args:
+        cmd: the command's context.
+        dry_run: show the dry-run report and the exact paths; delete nothing.
+        title: the caption of the report (`` (dry run)`` is appended for a dry run).
+        report: runs the command (``True`` for a dry run) and returns its document.
+        plan: lists the paths the real run would delete.
+        question: the confirmation prompt, given how many objects would go.
+    """
     if dry_run:
-        document = {
-            **views.gc_document(table, run(True), dry_run=True),
-            "would_delete": list(plan()),
-        }
-        cmd.output.document(document, title=f"gc of {table} (dry run)")
+        document = {**report(True), "would_delete": list(plan())}
+        cmd.output.document(document, title=f"{title} (dry run)")
         return
     if needs_confirmation(cmd):
-        confirm_destructive(cmd, f"GC deletes {len(plan())} object(s) of {table}")
-    cmd.output.document(views.gc_document(table, run(False), dry_run=False), title=f"gc of {table}")
+        # Planning is a listing pass: only pay for it when a person will see the count.
+        confirm_destructive(cmd, question(len(plan())))
+    cmd.output.document(report(False), title=title)
