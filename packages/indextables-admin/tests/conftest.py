@@ -39,9 +39,14 @@ def run_cli(*args: str, input: str | None = None) -> Run:
 
 
 def copy_golden(name: str, destination: Path) -> Path:
-    """Copy a golden table (never write into the originals)."""
+    """Copy a golden table (never write into the originals).
+
+    The copy gets fresh modification times, like a table just written: with the
+    originals' times, how many old manifests purge may delete would depend on
+    when the tests run.
+    """
     target = destination / name
-    shutil.copytree(GOLDEN / name, target)
+    shutil.copytree(GOLDEN / name, target, copy_function=shutil.copyfile)
     return target
 
 
