@@ -39,8 +39,18 @@ SCRIPT = textwrap.dedent(
         "filtered": table.where("id >= 990").count(),
         "after_filter": table.count(),
         "query": spark.read.format("indextables").option("query", "message:7").load(path).count(),
+        "view_after_append": None,
         "executors": spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1,
     }
+    # A temporary view keeps its first plan: after an append, the reused plan must
+    # see the new rows (claims are read back from the table store on any executor).
+    table.createOrReplaceTempView("v")
+    spark.sql("SELECT * FROM v WHERE id < 5").count()
+    spark.range(1000, 1010, numPartitions=2).selectExpr(
+        "id", "'9' as part", "'late event' as message").write.format("indextables").mode(
+        "append").option("partitionBy", "part").save(path)
+    result["view_after_append"] = spark.sql("SELECT count(*) AS n FROM v").first()["n"]
+    result["claims"] = len(os.listdir(os.path.join(path, "_indextables_plans")))
     print("RESULT " + json.dumps(result))
     spark.stop()
     """
@@ -63,10 +73,13 @@ def test_local_cluster_write_and_read(tmp_path: Path) -> None:
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert lines, done.stderr[-3000:]
     result = json.loads(lines[-1][len("RESULT ") :])
+    claims = result.pop("claims")
     assert result == {
         "count": 1000,
         "filtered": 10,
-        "after_filter": 1000,
+        "after_filter": 1000,  # a reused plan (the filtered one) run for a plain count
         "query": 1,
         "executors": 2,
+        "view_after_append": 1010,
     }
+    assert claims >= 4  # one per planned read, in the table's own store

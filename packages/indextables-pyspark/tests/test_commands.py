@@ -147,12 +147,20 @@ def test_purge_truncate_and_repair_report_the_tables_state(spark: Any, tmp_path:
     orphan.write_bytes(b"never committed")
     old = time.time() - 9 * 86400
     os.utime(orphan, (old, old))
+    assert spark.read.format("indextables").load(str(path)).count() == 20  # claims its plan
+    claims = list((path / "_indextables_plans").iterdir())
+    assert len(claims) == 1
+    stale_claim = path / "_indextables_plans" / ("0" * 32)
+    stale_claim.write_text("1")
+    os.utime(stale_claim, (old, old))
 
     purged = itp.sql(spark, f"PURGE INDEXTABLE '{path}' OLDER THAN 8 DAYS").first().asDict()
     assert purged["table_path"] == str(path)
     assert (purged["orphaned_files_found"], purged["orphaned_files_deleted"]) == ("1", "1")
     assert json.loads(purged["orphaned_files"]) == ["part-orphan.split"]
     assert (purged["retention_hours"], purged["dry_run"]) == ("192.0", "false")
+    assert purged["plan_claims_deleted"] == "1"  # the stale claim; never counted as an orphan
+    assert list((path / "_indextables_plans").iterdir()) == claims
     assert not orphan.exists()
     assert all((path / name).exists() for name in live)
 

@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from indextables.pyspark.errors import SqlCommandError
+from indextables.pyspark.planguard import sweep_claims
 from indextables.pyspark.tableaccess import table_handle
 
 if TYPE_CHECKING:
@@ -163,8 +164,10 @@ def _purge(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
     if "n" in args:
         hours = 24 if args["unit"].upper().startswith("DAY") else 1
         older = timedelta(hours=int(args["n"]) * hours)
-    result = table.purge(older_than=older, dry_run="dry" in args)
-    return _as_rows(result, table_path=args["path"])
+    dry_run = "dry" in args
+    result = table.purge(older_than=older, dry_run=dry_run)
+    claims = 0 if dry_run else sweep_claims(table.store)
+    return _as_rows(result, table_path=args["path"], plan_claims_deleted=claims)
 
 
 def _truncate(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from datetime import timedelta
 
 from indextables.pyspark.merge import commit_outcomes, merge_group, plan_groups
 from indextables.pyspark.options import OnWriteOptions
+from indextables.pyspark.planguard import sweep_claims
 from indextables.pyspark.tableaccess import load_view, table_handle
 
 _LOG = logging.getLogger(__name__)
@@ -79,3 +80,4 @@ def _purge(uri: str, options: Mapping[str, str], settings: OnWriteOptions) -> No
         older_than=timedelta(hours=settings.split_retention_hours),
         log_retention=timedelta(hours=settings.log_retention_hours),
     )
+    sweep_claims(table.store)

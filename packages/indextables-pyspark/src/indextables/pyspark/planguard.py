@@ -4,27 +4,44 @@ Spark 4.3.0 caches the planned read (pushed filters and partitions) per
 relation: after ``df.where("id = 2").collect()``, ``df.count()`` runs the
 cached read again, with the filter of the first query, although its own plan
 has no filter. Every planned read therefore carries a random token; the
-first SQL execution that runs it claims the token (a marker file on the
-executor's host) and may use the pushed filters and pruning. Any other
-execution sees a claim by another execution id and does not trust the plan.
+first SQL execution that runs it claims the token and may use the pushed
+filters and pruning. Any other execution sees a claim by another execution
+id and does not trust the plan.
+
+The claim is a small object ``_indextables_plans/<token>`` written with
+put-if-absent into the table's own object store, so every executor host of
+a cluster sees the same first claim (the store's conditional write decides
+the race). The prefix holds no ``.split`` file and lies outside the
+transaction log, so no reader, PURGE or REPAIR takes a claim for table data.
+Claims only matter while a DataFrame lives: one read in 16 sweeps claims
+older than a day, and ``PURGE INDEXTABLE`` removes them too. A store that
+refuses the write (read-only credentials) falls back to a marker file on the
+executor's host, which all executors of one host share.
 
 On a reuse the first task re-reads the table's current snapshot (or the
 pinned time-travel version) in full and the other tasks return nothing, so
 a reused DataFrame or temporary view also sees commits made after its first
-action. Claims are marker files on the executor's host: all executors on one
-host (local, local-cluster) agree; on a multi-host cluster a host that never
-ran the first execution cannot see its claim (documented limitation).
+action.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 import time
 import uuid
 
+from indextables.protocol.errors import ObjectExistsError, ObjectStoreError
+from indextables.protocol.store import ObjectStore
+
+CLAIM_PREFIX = "_indextables_plans/"
+CLAIM_TTL_HOURS = 24.0
 _MARKER_DIR = os.path.join(tempfile.gettempdir(), "indextables-plan-claims")
-_MARKER_TTL = 24 * 3600.0
+_SWEEP_ONE_IN = 16
+_LOG = logging.getLogger(__name__)
+# Owners never change once claimed: cache them per worker process.
+_OWNERS: dict[str, str] = {}
 
 
 def new_token() -> str:
@@ -42,28 +59,57 @@ def current_execution_id() -> str | None:
     return context.getLocalProperty("spark.sql.execution.id")
 
 
-def is_reused(token: str) -> bool:
-    """True when another SQL execution already ran this planned read (a stale, reused plan)."""
+def is_reused(token: str, store: ObjectStore) -> bool:
+    """True when another SQL execution already ran this planned read (a stale, reused plan).
+
+    Args:
+        token: the planned read's token.
+        store: the table's object store (the claim is written there).
+    """
     execution = current_execution_id()
     if execution is None:
         return False
-    os.makedirs(_MARKER_DIR, exist_ok=True)
-    marker = os.path.join(_MARKER_DIR, token)
-    owner = _read(marker)
+    owner = _OWNERS.get(token)
     if owner is None:
-        owner = _claim(marker, execution)
+        owner = claim(store, token, execution)
+        if len(_OWNERS) > 10_000:
+            _OWNERS.clear()
+        _OWNERS[token] = owner
     return owner != execution
 
 
-def _read(marker: str) -> str | None:
+def claim(store: ObjectStore, token: str, execution: str) -> str:
+    """Claim ``token`` for ``execution`` unless already claimed; return the owning execution."""
+    key = CLAIM_PREFIX + token
     try:
-        with open(marker, encoding="utf-8") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
+        store.put_if_absent(key, execution.encode())
+    except ObjectExistsError:
+        return store.get(key).decode()
+    except ObjectStoreError as error:
+        _LOG.debug("plan claim %s not writable in the table store (%s): host marker", key, error)
+        return _claim_on_host(token, execution)
+    if int(token[:2], 16) < 256 // _SWEEP_ONE_IN:
+        sweep_claims(store)
+    return execution
 
 
-def _claim(marker: str, execution: str) -> str | None:
+def sweep_claims(
+    store: ObjectStore, *, older_than_hours: float = CLAIM_TTL_HOURS, now: float | None = None
+) -> int:
+    """Delete plan claims older than ``older_than_hours``; return how many were deleted."""
+    cutoff_ms = int(((now if now is not None else time.time()) - older_than_hours * 3600) * 1000)
+    try:
+        old = [i.key for i in store.list(CLAIM_PREFIX) if i.last_modified_ms < cutoff_ms]
+        store.delete_many(old)
+    except ObjectStoreError as error:
+        _LOG.debug("cannot sweep plan claims: %s", error)
+        return 0
+    return len(old)
+
+
+def _claim_on_host(token: str, execution: str) -> str:
+    os.makedirs(_MARKER_DIR, exist_ok=True)
+    marker = os.path.join(_MARKER_DIR, token)
     # Write then link: the marker appears complete or not at all (first link wins).
     staging = f"{marker}.{uuid.uuid4().hex}.tmp"
     with open(staging, "w", encoding="utf-8") as handle:
@@ -74,23 +120,5 @@ def _claim(marker: str, execution: str) -> str | None:
         pass
     finally:
         os.unlink(staging)
-    _sweep(os.path.dirname(marker))
-    return _read(marker)
-
-
-def _sweep(marker_dir: str) -> None:
-    """Drop markers older than a day (they only matter while a DataFrame lives)."""
-    cutoff = time.time() - _MARKER_TTL
-    try:
-        names = os.listdir(marker_dir)
-    except OSError:
-        return
-    if len(names) < 1000:
-        return
-    for name in names:
-        path = os.path.join(marker_dir, name)
-        try:
-            if os.stat(path).st_mtime < cutoff:
-                os.unlink(path)
-        except OSError:
-            continue
+    with open(marker, encoding="utf-8") as handle:
+        return handle.read()

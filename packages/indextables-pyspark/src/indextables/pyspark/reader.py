@@ -143,7 +143,8 @@ class IndexTablesReader(DataSourceReader):
         """Yield the rows of one task's splits as Arrow batches."""
         assert isinstance(partition, ReadTask)
         splits, conditions = partition.splits, self.conditions
-        if is_reused(partition.token):
+        store = open_table_store(self.view.uri, self.options)
+        if is_reused(partition.token, store):
             # A stale plan run again by another query (PySpark 4.3.0): its filters and
             # split list may not be this query's. Task 0 reads the current snapshot in
             # full (Spark re-applies this query's filters); the other tasks read nothing.
@@ -152,7 +153,6 @@ class IndexTablesReader(DataSourceReader):
             splits, conditions = self._current_splits(), ()
         if not splits:
             return
-        store = open_table_store(self.view.uri, self.options)
         cache = SplitCache(self.read_options.cache_dir, self.read_options.cache_max_bytes)
         for entry in splits:
             directory = cache.fetch(store, self.view.uri, entry.ref)
