@@ -134,9 +134,10 @@ def test_purge_older_than_counts_days_and_hours(spark: Any, tmp_path: Path) -> N
 @pytest.mark.spark
 @pytest.mark.integration
 def test_purge_truncate_and_repair_report_the_tables_state(spark: Any, tmp_path: Path) -> None:
+    from pyspark.errors import AnalysisException
+
     import indextables.pyspark as itp
     from indextables.protocol import open_table
-    from pyspark.errors import AnalysisException
 
     path = tmp_path / "t"
     for start in (0, 10):  # versions 0 (create) and 1, 2 (appends)

@@ -97,16 +97,12 @@ def test_merge_on_write_reduces_the_split_count(spark: Any, tmp_path: Path) -> N
     assert len(after) == 2  # 16 small splits merged into one per partition value
     assert not set(before) & set(after)
     rows = spark.read.format("indextables").load(str(path)).collect()
-    assert sorted((r.id, r.part) for r in rows) == sorted(
-        [(i, str(i % 2)) for i in range(40)] * 2
-    )
+    assert sorted((r.id, r.part) for r in rows) == sorted([(i, str(i % 2)) for i in range(40)] * 2)
 
 
 @pytest.mark.spark
 @pytest.mark.integration
-def test_purge_on_write_removes_an_old_orphan_never_a_live_file(
-    spark: Any, tmp_path: Path
-) -> None:
+def test_purge_on_write_removes_an_old_orphan_never_a_live_file(spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "t"
     spark.range(5, numPartitions=1).write.format("indextables").mode("append").save(str(path))
     live = _splits(path)

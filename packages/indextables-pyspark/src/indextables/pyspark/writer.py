@@ -10,7 +10,7 @@ version. A failed job commits nothing: its uploaded splits are orphans that
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
@@ -53,7 +53,7 @@ class WritePlan:
     write_options: WriteOptions
     configuration: Mapping[str, str]
     read_version: int | None = None
-    on_write: OnWriteOptions = OnWriteOptions()
+    on_write: OnWriteOptions = field(default_factory=OnWriteOptions)
 
 
 class IndexTablesWriter(DataSourceArrowWriter):
