@@ -11,6 +11,7 @@ from indextables.protocol.snapshot import read_state_manifest
 from indextables.protocol.statewrite import advance_last_checkpoint, write_state_for
 
 if TYPE_CHECKING:
+    from indextables.protocol.snapshot import Snapshot
     from indextables.protocol.table import Table
 
 __all__ = ["checkpoint", "compact", "describe_state"]
@@ -28,15 +29,7 @@ def checkpoint(table: Table) -> CheckpointResult:
     if state is None:
         existing = read_state_manifest(table.reader, snap.version)
         advance_last_checkpoint(table.reader, existing)
-    return CheckpointResult(
-        table.uri,
-        status,
-        snap.version,
-        snap.num_files,
-        snap.num_files,
-        snap.protocol.min_reader_version,
-        False,
-    )
+    return _result(table, snap, status, compacted=False)
 
 
 def compact(table: Table) -> CheckpointResult:
@@ -53,6 +46,11 @@ def compact(table: Table) -> CheckpointResult:
     state = write_state_for(table.reader, snap, layout=layout, force_compaction=True)
     table.reader.invalidate()
     status = "SUCCESS" if state is not None else "SKIPPED: a concurrent writer wrote this state"
+    return _result(table, snap, status, compacted=state is not None)
+
+
+def _result(table: Table, snap: Snapshot, status: str, *, compacted: bool) -> CheckpointResult:
+    """The reference's CHECKPOINT row: one action per live file, never multi-part."""
     return CheckpointResult(
         table.uri,
         status,
@@ -61,7 +59,7 @@ def compact(table: Table) -> CheckpointResult:
         snap.num_files,
         snap.protocol.min_reader_version,
         False,
-        compacted=state is not None,
+        compacted=compacted,
     )
 
 
