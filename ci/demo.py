@@ -56,6 +56,7 @@ def session() -> Any:
         SparkSession.builder.master("local[2]")
         .appName("indextables-demo")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")  # keep the demo's own output readable
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.python.filterPushdown.enabled", "true")
