@@ -1,0 +1,117 @@
+"""Where the time of a selective query goes (figures only, never asserts).
+
+Times, on one table of N log rows (written once into ``--path``):
+
+- a no-op Python data source ``count()``: Spark's own floor per action;
+- the needle search (``query`` option) and an exact match through Spark,
+  and the same queries on Parquet;
+- our parts in-process: snapshot load, ``schema()``, ``reader()``,
+  ``partitions()`` and the tasks' ``read()`` with a warm split cache.
+
+Usage: python benchmarks/profile_needle.py [--rows 1000000] [--path DIR] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pyspark.sql.datasource import DataSource, DataSourceReader
+from run import logs
+
+
+class _NoopReader(DataSourceReader):
+    def read(self, partition: Any) -> Any:
+        yield (1,)
+
+
+class _Noop(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "noop"
+
+    def schema(self) -> str:
+        return "x long"
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return _NoopReader()
+
+
+def timed(label: str, action: Callable[[], Any], repeat: int) -> None:
+    """Print the median and minimum of ``repeat`` runs of ``action``."""
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = action()
+        times.append(time.perf_counter() - start)
+    median, low = statistics.median(times) * 1000, min(times) * 1000
+    print(f"{label:<28} median {median:8.1f} ms  min {low:8.1f} ms  result {result}", flush=True)
+
+
+def main() -> int:
+    """Write the table if needed, then print the figures."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--path", default=os.path.join(tempfile.gettempdir(), "it-profile"))
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    import indextables.pyspark as itp
+    from indextables.pyspark.datasource import IndexTablesDataSource
+    from indextables.pyspark.tableaccess import load_view
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.python.filterPushdown.enabled", "true")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    itp.register(spark)
+    spark.dataSource.register(_Noop)
+    path, repeat = args.path, args.repeat
+    if not os.path.exists(path):
+        options = {"spark.indextables.indexing.typemap.message": "text"}
+        logs(spark, args.rows).write.format("indextables").options(**options).save(path)
+        logs(spark, args.rows).write.parquet(path + "-parquet")
+    try:
+        parquet = spark.read.parquet(path + "-parquet")
+
+        def table() -> Any:
+            return spark.read.format("indextables")
+
+        timed("no-op python source", lambda: spark.read.format("noop").load().count(), repeat)
+        needle = "message:needlezz"
+        timed("needle (query)", lambda: table().option("query", needle).load(path).count(), repeat)
+        timed("needle parquet", lambda: parquet.where("message like '%needlezz%'").count(), repeat)
+        exact = "host = 'host-42'"
+        timed("exact match", lambda: table().load(path).where(exact).count(), repeat)
+        timed("exact parquet", lambda: parquet.where(exact).count(), repeat)
+        source = IndexTablesDataSource({"path": path, "query": needle})
+        timed("snapshot load", lambda: len(load_view(path, {}).splits), repeat)
+        timed("schema()", lambda: len(source.schema().fields), repeat)
+        schema = source.schema()
+        timed("reader()", lambda: type(source.reader(schema)).__name__, repeat)
+        reader = source.reader(schema)
+        timed("partitions()", lambda: len(reader.partitions()), repeat)
+        tasks = reader.partitions()
+
+        def read_all() -> int:
+            return sum(b.num_rows for t in tasks for b in reader.read(t))
+
+        timed("read() of all tasks", read_all, repeat)
+    finally:
+        spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
