@@ -34,7 +34,7 @@ class _NoopReader(DataSourceReader):
 class _Noop(DataSource):
     @classmethod
     def name(cls) -> str:
-        return "noop"
+        return "itnoop"
 
     def schema(self) -> str:
         return "x long"
@@ -88,7 +88,7 @@ def main() -> int:
         def table() -> Any:
             return spark.read.format("indextables")
 
-        timed("no-op python source", lambda: spark.read.format("noop").load().count(), repeat)
+        timed("no-op python source", lambda: spark.read.format("itnoop").load().count(), repeat)
         needle = "message:needlezz"
         timed("needle (query)", lambda: table().option("query", needle).load(path).count(), repeat)
         timed("needle parquet", lambda: parquet.where("message like '%needlezz%'").count(), repeat)

@@ -192,3 +192,29 @@ def test_overwrite_keeps_files_appended_after_it_was_planned(spark: Any, tmp_pat
     writer.commit([writer.write(iter([batch]))])
     rows = _rows(spark.read.format(FMT).load(path))
     assert sorted(r["word"] for r in rows) == ["concurrent", "replacement"]
+
+
+@pytest.mark.parametrize(
+    ("options", "per_task"),
+    [
+        ({}, 4),
+        ({"query": "message:timed"}, 16),
+        ({"query": "message:timed", "spark.indextables.read.splitsPerTask": "1"}, 1),
+    ],
+)
+def test_selective_reads_plan_fewer_larger_tasks(
+    logs: str, options: dict[str, str], per_task: int
+) -> None:
+    import math
+
+    from indextables.pyspark.datasource import IndexTablesDataSource
+    from indextables.pyspark.tableaccess import load_view
+
+    n = len(load_view(logs, {}).splits)
+    assert n > 4  # two appends x three days, at least
+    source = IndexTablesDataSource({"path": logs, **options})
+    planned = source.reader(source.schema()).partitions()
+    assert len(planned) == math.ceil(n / per_task)
+    assert sorted(s.ref.path for t in planned for s in t.splits) == sorted(
+        s.entry.ref.path for s in load_view(logs, {}).splits
+    )

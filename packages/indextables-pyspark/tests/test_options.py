@@ -56,3 +56,9 @@ def test_bad_read_options(options: dict[str, str]) -> None:
 def test_parse_size() -> None:
     assert parse_size("k", "2g") == 2 << 30
     assert parse_size("k", "1024") == 1024
+
+
+def test_selective_reads_group_more_splits_per_task_unless_set() -> None:
+    assert (parse_read({}).splits_per_task, parse_read({}).selective_splits_per_task) == (4, 16)
+    both = parse_read({"spark.indextables.read.splitsPerTask": "2"})
+    assert (both.splits_per_task, both.selective_splits_per_task) == (2, 2)

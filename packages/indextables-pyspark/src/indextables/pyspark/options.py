@@ -204,6 +204,10 @@ class ReadOptions:
         cache_dir: local directory for unbundled split files.
         cache_max_bytes: size cap of the split cache.
         splits_per_task: how many splits one read task handles.
+        selective_splits_per_task: the same for a selective read (a search
+            option or a pushed filter that becomes a Tantivy query): such a
+            task touches few rows per split, so fewer, larger tasks save
+            Spark's per-task cost. Both follow ``read.splitsPerTask`` when set.
     """
 
     version_as_of: int | None = None
@@ -214,6 +218,7 @@ class ReadOptions:
     cache_dir: str = field(default_factory=lambda: default_cache_dir())
     cache_max_bytes: int = 2 << 30
     splits_per_task: int = 4
+    selective_splits_per_task: int = 16
 
 
 def default_cache_dir() -> str:
@@ -233,6 +238,8 @@ def parse_read(options: Mapping[str, str]) -> ReadOptions:
     if version is not None and timestamp is not None:
         raise OptionError("options versionAsOf and timestampAsOf cannot be used together")
     cache_key = PREFIX + "cache.maxsize"
+    per_task_key = PREFIX + "read.splitspertask"
+    per_task = parse_int(per_task_key, opts[per_task_key], minimum=1) if per_task_key in opts else 0
     return ReadOptions(
         version_as_of=version,
         timestamp_as_of=timestamp,
@@ -241,9 +248,8 @@ def parse_read(options: Mapping[str, str]) -> ReadOptions:
         field_match=_prefixed(opts, "fieldmatch."),
         cache_dir=opts.get(PREFIX + "cache.directorypath") or default_cache_dir(),
         cache_max_bytes=parse_size(cache_key, opts[cache_key]) if cache_key in opts else 2 << 30,
-        splits_per_task=parse_int(
-            PREFIX + "read.splitspertask", opts.get(PREFIX + "read.splitspertask", "4"), minimum=1
-        ),
+        splits_per_task=per_task or 4,
+        selective_splits_per_task=per_task or 16,
     )
 
 

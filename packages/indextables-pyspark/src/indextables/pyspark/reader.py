@@ -127,8 +127,15 @@ class IndexTablesReader(DataSourceReader):
         kept = [s.entry for s in view.splits if self._may_match(s, kinds)]
         # Pruned splits need no task: a reused plan re-reads the whole snapshot (see read()).
         token, now = new_token(), time.time()
-        groups = list(_groups(kept, self.read_options.splits_per_task)) or [[]]
+        read = self.read_options
+        selective = not self.search.is_empty or self._has_index_query(kinds)
+        size = read.selective_splits_per_task if selective else read.splits_per_task
+        groups = list(_groups(kept, size)) or [[]]
         return [ReadTask(tuple(g), token, now, i) for i, g in enumerate(groups)]
+
+    def _has_index_query(self, kinds: Mapping[str, FieldKind]) -> bool:
+        """True when a pushed filter names an indexed column (it narrows the Tantivy search)."""
+        return any(c.column.lower() in kinds for c in self.conditions)
 
     def _may_match(self, split: LiveSplit, kinds: Mapping[str, FieldKind]) -> bool:
         return may_match_file(
