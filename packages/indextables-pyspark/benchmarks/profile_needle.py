@@ -80,7 +80,9 @@ def main() -> int:
     path, repeat = args.path, args.repeat
     if not os.path.exists(path):
         options = {"spark.indextables.indexing.typemap.message": "text"}
-        logs(spark, args.rows).write.format("indextables").options(**options).save(path)
+        logs(spark, args.rows).write.format("indextables").options(**options).mode(
+            "overwrite"
+        ).save(path)
         logs(spark, args.rows).write.parquet(path + "-parquet")
     try:
         parquet = spark.read.parquet(path + "-parquet")
