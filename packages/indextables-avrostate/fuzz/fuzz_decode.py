@@ -37,15 +37,16 @@ def outcome(module: object, raw: bytes, count: int) -> object:
         module.scan_block(raw, count, PLAN, {}, None, None, cols)  # type: ignore[attr-defined]
         records = [module.decode_record(raw, s, PLAN) for s in cols.starts]  # type: ignore[attr-defined]
         stats = module.map_column(raw, cols.starts, PLAN, SLOT_MIN_VALUES, "id")  # type: ignore[attr-defined]
-        orders = module.compare_stats(  # type: ignore[attr-defined]
-            raw, cols.starts, PLAN, "id", ["1", "a"], compare_values, 32
+        spans = module.stat_spans(raw, cols.starts, PLAN, "id")  # type: ignore[attr-defined]
+        orders = module.stat_codes(  # type: ignore[attr-defined]
+            raw, spans, ["1", "a", "1.5"], compare_values, 32
         )
         built = module.decode_entries(  # type: ignore[attr-defined]
             raw, cols.starts, cols.paths, cols.partition_values, PLAN, FileEntry
         )
     except DecodeError:
         return "DecodeError"
-    return [getattr(cols, n) for n in Columns.__slots__], records, stats, orders, built
+    return [getattr(cols, n) for n in Columns.__slots__], records, stats, spans, orders, built
 
 
 def test_one_input(data: bytes) -> None:

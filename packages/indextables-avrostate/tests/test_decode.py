@@ -246,6 +246,76 @@ def test_map_column_reads_one_statistic(decoder: ModuleType, entries: Any) -> No
     assert files.column_stats("nope") == ([None] * 50, [None] * 50)
 
 
+STAT_VALUE = st.one_of(
+    st.integers(-(10**20), 10**20).map(str),
+    st.integers(-(2**53) - 3, -(2**53) + 3).map(str),
+    st.integers(2**53 - 3, 2**53 + 3).map(str),
+    st.integers(10**17 - 2, 10**17 + 2).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(str),
+    st.sampled_from(["", "-", "-0", "007", " 7", "+3", "1_0", "inf", "nan", "NaN", "é", "a" * 40]),
+    st.sampled_from(["1" * 18, "1" * 19, "-" + "9" * 18, "1" * 40]),
+    st.text(max_size=5),
+)
+
+
+def _code(value: str | None, literal: str, plain: bool, max_len: int) -> int:
+    """The independent oracle of one order code (see ``_decode_py.stat_codes``)."""
+    if value is None or (max_len > 0 and len(value) >= max_len):
+        return 3
+    if plain:
+        return 1 + (value > literal) - (value < literal)
+    return 1 + compare_values(value, literal)
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.tuples(STAT_VALUE | st.none(), STAT_VALUE | st.none()), max_size=12),
+    st.lists(STAT_VALUE, max_size=4),
+    st.booleans(),
+)
+def test_stat_codes_order_like_compare_values(
+    decoder: ModuleType,
+    stats: list[tuple[str | None, str | None]],
+    literals: list[str],
+    plain: bool,
+) -> None:
+    entries = [
+        FileEntry(
+            f"f{i}",
+            {},
+            1,
+            0,
+            True,
+            0,
+            0,
+            min_values=None if low is None else {"id": low, "other": "1"},
+            max_values=None if high is None else {"other": "2", "id": high},
+        )
+        for i, (low, high) in enumerate(stats)
+    ]
+    files = read_manifest_entries(encode_manifest(entries, block_bytes=150), path="m")
+    for _ in range(2):  # the second call reuses the located spans
+        codes = files.stat_codes("id", literals, plain=plain)
+        assert codes == [
+            bytes(4 * _code(lo, lit, plain, 0) + _code(hi, lit, plain, 32) for lo, hi in stats)
+            for lit in literals
+        ]
+    assert files.stat_codes("absent", ["1"]) == [b"\x0f" * len(stats)]
+
+
+def test_stat_spans_of_hostile_sizes_fail_alike() -> None:
+    raw = _RAW
+    for name in TWINS:
+        module = impl.load(name)  # type: ignore[arg-type]
+        spans = module.stat_spans(raw, [0], _PLAN, "id")
+        with pytest.raises(DecodeError):
+            module.stat_codes(raw, spans[:-1], ["1"], compare_values, 32)
+        with pytest.raises(DecodeError):
+            module.stat_codes(raw[:10], spans, ["a"], None, 32)  # a span past the block
+
+
 def _required(e: FileEntry) -> tuple[Any, ...]:
     return (
         e.path,
@@ -272,10 +342,10 @@ def _outcome(module: ModuleType, raw: bytes, count: int, plan: Any) -> Any:
         records = [module.decode_record(raw, s, plan) for s in cols.starts]
         stats = module.map_column(raw, cols.starts, plan, SLOT_MIN_VALUES, "id")
         stats += module.map_column(raw, cols.starts, plan, SLOT_MAX_VALUES, "id")
-        stats.append(
-            module.compare_stats(raw, cols.starts, plan, "id", ["1", "a", "é"], compare_values, 32)
-        )
-        stats.append(module.compare_stats(raw, cols.starts, plan, "id", ["1"], None, 0))
+        spans = module.stat_spans(raw, cols.starts, plan, "id")
+        stats.append(spans)
+        stats.append(module.stat_codes(raw, spans, ["1", "a", "é", "1.5"], compare_values, 32))
+        stats.append(module.stat_codes(raw, spans, ["1"], None, 0))
         built = module.decode_entries(
             raw, cols.starts, cols.paths, cols.partition_values, plan, FileEntry
         )

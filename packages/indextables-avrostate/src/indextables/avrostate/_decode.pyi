@@ -26,12 +26,11 @@ def decode_entries(
     plan: Plan,
     entry_type: type,
 ) -> list[Any]: ...
-def compare_stats(
+def stat_spans(data: bytes, starts: list[int], plan: Plan, key: str) -> bytes: ...
+def stat_codes(
     data: bytes,
-    starts: list[int],
-    plan: Plan,
-    key: str,
+    spans: bytes,
     literals: list[str],
     compare: Callable[[str, str], int] | None,
     max_len: int,
-) -> list[tuple[list[int | None], list[int | None]]]: ...
+) -> list[bytes]: ...

@@ -8,7 +8,7 @@ Every read is bounds-checked against the block's length: hostile bytes raise
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.object cimport Py_TYPE, PyObject, PyTypeObject
 from cpython.unicode cimport PyUnicode_Compare, PyUnicode_DecodeUTF8
-from libc.stdint cimport int64_t, uint64_t, INT64_MIN
+from libc.stdint cimport int32_t, int64_t, uint64_t, INT32_MAX, INT64_MIN
 from libc.string cimport memcmp
 
 from indextables.avrostate._decode_common import DEFAULTS, MAX_FIELDS, DecodeError, as_number as _as_number
@@ -43,7 +43,14 @@ DEF SLOT_FEND = 12
 DEF SLOT_MINV = 8
 DEF SLOT_MAXV = 9
 
-__all__ = ["compare_stats", "decode_entries", "decode_record", "map_column", "scan_block"]
+__all__ = [
+    "decode_entries",
+    "decode_record",
+    "map_column",
+    "scan_block",
+    "stat_codes",
+    "stat_spans",
+]
 
 cdef dict _EMPTY = {}
 

@@ -1,14 +1,17 @@
 """Pure-Python FileEntry decoder: the readable reference twin of ``_decode.pyx``.
 
-Both modules expose the same three functions with the same behaviour
-(checked by tests on randomized and hostile bytes):
+Both modules expose the same functions with the same behaviour (checked by
+tests on randomized and hostile bytes):
 
 * :func:`scan_block` decodes the planning slots of every record of a block
   into :class:`~indextables.avrostate._decode_common.Columns`, dropping
   tombstoned paths and entries whose partition values fail ``pv_filter``;
 * :func:`decode_record` decodes every slot of one record;
 * :func:`map_column` reads one key of a map slot (min/max statistics) for many
-  records without building the maps.
+  records without building the maps;
+* :func:`decode_entries` builds FileEntry objects for many records;
+* :func:`stat_spans` locates one column's min and max statistics in many
+  records, and :func:`stat_codes` orders them against literals (data skipping).
 
 Malformed bytes raise :class:`~indextables.avrostate._decode_common.DecodeError`.
 """
@@ -16,8 +19,10 @@ Malformed bytes raise :class:`~indextables.avrostate._decode_common.DecodeError`
 from __future__ import annotations
 
 import dataclasses
+import re
+import struct
 from collections.abc import Callable, Container, Mapping
-from typing import Any
+from typing import Any, Final
 
 from indextables.avrostate._decode_common import (
     DEFAULTS,
@@ -46,9 +51,17 @@ from indextables.avrostate._decode_common import (
     DecodeError,
     FieldOp,
     Plan,
+    as_number,
 )
 
-__all__ = ["compare_stats", "decode_entries", "decode_record", "map_column", "scan_block"]
+__all__ = [
+    "decode_entries",
+    "decode_record",
+    "map_column",
+    "scan_block",
+    "stat_codes",
+    "stat_spans",
+]
 
 _MASK64 = (1 << 64) - 1
 _EMPTY: dict[str, str] = {}
@@ -392,31 +405,154 @@ def _plain_compare(a: str, b: str) -> int:
     return (a > b) - (a < b)
 
 
-def compare_stats(
+def _sign(order: float) -> int:
+    return (order > 0) - (order < 0)
+
+
+def _map_find(data: bytes, pos: int, key: bytes) -> tuple[tuple[int, int], int]:
+    """Skip a map<string>: the ``(start, length)`` of ``key``'s value ((-1, 0) if absent), end."""
+    found = (-1, 0)
+    while True:
+        count, pos = _block_count(data, pos)
+        if count == 0:
+            return found, pos
+        for _ in range(count):
+            kstart, kend = _span(data, pos)
+            vstart, pos = _span(data, kend)
+            if data[kstart:kend] == key:
+                found = (vstart, pos - vstart)  # the last duplicate wins, as in a dict
+
+
+# One record's located statistic of a column (native layout, no padding, the
+# Cython StatSpan): min int, max int, min start, min length, max start, max
+# length, min kind, max kind. A kind is 0 (absent, start -1), 1 (a plain ASCII
+# integer of up to 18 digits, parsed into the int field) or 2 (other).
+SPAN: Final = struct.Struct("=qqiiiiii")
+_SIMPLE_INT: Final = re.compile(rb"-?[0-9]{1,18}")
+_INT32_MAX: Final = 2**31 - 1
+_TWO53: Final = 2**53
+
+
+def _classify(data: bytes, start: int, length: int) -> tuple[int, int]:
+    """(kind, int value) of a located statistic."""
+    if start < 0:
+        return 0, 0
+    raw = data[start : start + length]
+    return (1, int(raw)) if _SIMPLE_INT.fullmatch(raw) else (2, 0)
+
+
+def stat_spans(data: bytes, starts: list[int], plan: Plan, key: str) -> bytes:
+    """Locate (and pre-parse) each record's ``minValues[key]`` and ``maxValues[key]``.
+
+    Returns one :data:`SPAN` record per record, packed in bytes: where the
+    min and max value bytes lie in ``data`` and, for plain integers, their
+    value, so ordering them later need not touch the record bytes.
+    """
+    if len(data) > _INT32_MAX:
+        raise DecodeError(f"block of {len(data)} bytes is too large for statistic spans")
+    raw_key = key.encode("utf-8")
+    wanted = sum(op.slot in (SLOT_MIN_VALUES, SLOT_MAX_VALUES) for op in plan)
+    out = bytearray()
+    for start in starts:
+        if start < 0 or start > len(data):
+            raise DecodeError(f"record start {start} out of range")
+        pos = start
+        found = {SLOT_MIN_VALUES: (-1, 0), SLOT_MAX_VALUES: (-1, 0)}
+        remaining = wanted
+        for op in plan:
+            if remaining == 0:
+                break
+            if op.slot not in found:
+                pos = _skip(data, pos, op.skip)
+                continue
+            remaining -= 1
+            if op.n_branches:
+                present, pos = _branch(data, pos, op)
+                if not present:
+                    continue
+            found[op.slot], pos = _map_find(data, pos, raw_key)
+        (min_start, min_len), (max_start, max_len) = found[SLOT_MIN_VALUES], found[SLOT_MAX_VALUES]
+        min_kind, min_int = _classify(data, min_start, min_len)
+        max_kind, max_int = _classify(data, max_start, max_len)
+        out += SPAN.pack(
+            min_int, max_int, min_start, min_len, max_start, max_len, min_kind, max_kind
+        )
+    return bytes(out)
+
+
+def _text_code(
     data: bytes,
-    starts: list[int],
-    plan: Plan,
-    key: str,
+    start: int,
+    length: int,
+    literal: str,
+    order: Callable[[str, str], int],
+    max_len: int,
+) -> int:
+    if start < 0:
+        return 3
+    if length < 0 or start > len(data) or length > len(data) - start:
+        raise DecodeError(f"statistic span {start}+{length} out of range")
+    try:
+        text = data[start : start + length].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DecodeError("invalid UTF-8 in a statistic") from exc
+    if max_len > 0 and len(text) >= max_len:
+        return 3
+    return 1 + _sign(order(text, literal))
+
+
+def _span_code(
+    data: bytes,
+    located: tuple[int, int, int, int],
+    literal: tuple[str, int | float | None],
+    compare: Callable[[str, str], int] | None,
+    max_len: int,
+) -> int:
+    """Order code of one located statistic ``(kind, start, length, int value)``."""
+    kind, start, length, number = located
+    text, lit_number = literal
+    if kind == 0:
+        return 3
+    if kind == 1 and compare is not None and not (max_len > 0 and length >= max_len):
+        # compare_values on a plain integer, without decoding it
+        if isinstance(lit_number, int) and -(2**63) <= lit_number < 2**63:
+            return 1 + _sign(number - lit_number)
+        if isinstance(lit_number, float) and -_TWO53 < number < _TWO53:
+            return 1 + _sign(float(number) - lit_number)
+    return _text_code(data, start, length, text, compare or _plain_compare, max_len)
+
+
+def stat_codes(
+    data: bytes,
+    spans: bytes,
     literals: list[str],
     compare: Callable[[str, str], int] | None,
     max_len: int,
-) -> list[tuple[list[int | None], list[int | None]]]:
-    """Order each record's ``minValues[key]`` and ``maxValues[key]`` against each literal.
+) -> list[bytes]:
+    """Order the statistics located by :func:`stat_spans` against each literal.
 
-    Per literal, two lists (min orders, max orders) of -1/0/1, or ``None``
-    where the statistic is absent or, for maxima when ``max_len`` > 0, at
-    least ``max_len`` characters long. ``compare`` is the ordering
-    (numeric-aware ``compare_values``); ``None`` means plain string order.
+    Per literal, one byte per record: ``4 * min code + max code``, where a
+    code is 0 (below the literal), 1 (equal), 2 (above) or 3 (no usable
+    statistic: absent or, for maxima when ``max_len`` > 0, at least
+    ``max_len`` characters long). ``compare`` is the ordering (numeric-aware
+    ``compare_values``); ``None`` means plain string order.
     """
-    order = _plain_compare if compare is None else compare
-    mins = map_column(data, starts, plan, SLOT_MIN_VALUES, key)
-    maxs = map_column(data, starts, plan, SLOT_MAX_VALUES, key)
-    out: list[tuple[list[int | None], list[int | None]]] = []
-    for literal in literals:
-        lows = [None if v is None else order(v, literal) for v in mins]
-        highs = [
-            None if v is None or (max_len > 0 and len(v) >= max_len) else order(v, literal)
-            for v in maxs
-        ]
-        out.append((lows, highs))
+    if len(spans) % SPAN.size:
+        raise DecodeError(f"statistic spans of {len(spans)} bytes are not whole records")
+    located = [
+        ((min_kind, min_start, min_len, min_int), (max_kind, max_start, max_len, max_int))
+        for min_int, max_int, min_start, min_len, max_start, max_len, min_kind, max_kind in (
+            SPAN.iter_unpack(spans)
+        )
+    ]
+    out = []
+    for text in literals:
+        literal = (text, None if compare is None else as_number(text))
+        out.append(
+            bytes(
+                4 * _span_code(data, low, literal, compare, 0)
+                + _span_code(data, high, literal, compare, max_len)
+                for low, high in located
+            )
+        )
     return out

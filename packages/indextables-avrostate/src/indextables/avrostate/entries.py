@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, overload
 
@@ -67,13 +68,15 @@ class FileEntries(Sequence[FileEntry]):
     them as read-only.
     """
 
-    __slots__ = ("_block_starts", "_blocks", "_built", "_cols")
+    __slots__ = ("_block_starts", "_blocks", "_built", "_cols", "_spans")
 
     def __init__(self, columns: Columns, block_starts: list[int], blocks: list[BlockRef]) -> None:
         self._cols = columns
         self._block_starts = block_starts
         self._blocks = blocks
         self._built: list[FileEntry | None] | None = None
+        # column -> per block, its entries' statistic spans (see stat_codes)
+        self._spans: dict[str, list[bytes]] = {}
 
     @classmethod
     def empty(cls) -> FileEntries:
@@ -206,39 +209,51 @@ class FileEntries(Sequence[FileEntry]):
         without building entries. A max of 32 or more characters never prunes:
         the writer truncates long strings, so it is not an upper bound.
         """
-        verdicts = stats_verdicts(self, predicate)
-        return [i for i, ok in enumerate(verdicts) if ok]
+        return list(itertools.compress(range(len(self)), stats_verdicts(self, predicate)))
 
-    def stat_orders(
-        self, column: str, literals: list[str], *, plain: bool = False
-    ) -> list[tuple[list[int | None], list[int | None]]]:
-        """Order of each entry's min and max statistic of ``column`` against each literal.
+    def stat_codes(self, column: str, literals: list[str], *, plain: bool = False) -> list[bytes]:
+        """Order each entry's min and max statistic of ``column`` against each literal.
 
-        Per literal, ``(min orders, max orders)``: -1/0/1 per entry
-        (numeric-aware like ``compare_values``, or plain string order with
-        ``plain``), ``None`` where there is no usable statistic (absent, or a
-        max truncated by the writer).
+        Per literal, one byte per entry: ``4 * min code + max code``, a code
+        being 0 (below the literal), 1 (equal), 2 (above) or 3 (no usable
+        statistic: absent, or a max truncated by the writer). Orders are
+        numeric-aware like ``compare_values``, or plain string order with
+        ``plain``. Where each entry's statistics of ``column`` lie in its
+        record is found once and kept, so later predicates on the column only
+        compare.
         """
         order = None if plain else compare_values
-        out: list[tuple[list[int | None], list[int | None]]] = [([], []) for _ in literals]
-        for block_id, lo, hi in self._runs():
-            block = self._blocks[block_id]
+        parts: list[list[bytes]] = [[] for _ in literals]
+        for block, spans in zip(self._blocks, self._stat_spans(column), strict=True):
             try:
-                parts = impl.decoder().compare_stats(
-                    block.data,
-                    self._cols.starts[lo:hi],
-                    block.plan,
-                    column,
-                    literals,
-                    order,
-                    STATS_TRUNCATION,
+                codes = impl.decoder().stat_codes(
+                    block.data, spans, literals, order, STATS_TRUNCATION
                 )
             except DecodeError as exc:
                 raise CorruptAvroFileError(block.path, f"record does not decode: {exc}") from exc
-            for (lows, highs), (more_lows, more_highs) in zip(out, parts, strict=True):
-                lows += more_lows
-                highs += more_highs
-        return out
+            for part, more in zip(parts, codes, strict=True):
+                part.append(more)
+        return [b"".join(part) for part in parts]
+
+    def _stat_spans(self, column: str) -> list[bytes]:
+        """Per block, where its entries' min and max of ``column`` lie (computed once)."""
+        found = self._spans.get(column)
+        if found is None:
+            found = []
+            for block_id, lo, hi in self._runs():
+                block = self._blocks[block_id]
+                try:
+                    found.append(
+                        impl.decoder().stat_spans(
+                            block.data, self._cols.starts[lo:hi], block.plan, column
+                        )
+                    )
+                except DecodeError as exc:
+                    raise CorruptAvroFileError(
+                        block.path, f"record does not decode: {exc}"
+                    ) from exc
+            self._spans[column] = found
+        return found
 
     def _runs(self) -> Iterator[tuple[int, int, int]]:
         """Yield ``(block id, first entry, end entry)`` for each run of one block."""
@@ -262,8 +277,8 @@ class FileEntries(Sequence[FileEntry]):
         return self._cols.ends
 
 
-def stats_verdicts(files: FileEntries, predicate: Predicate) -> list[bool]:
-    """Per entry, whether its min/max statistics may satisfy ``predicate`` (see
+def stats_verdicts(files: FileEntries, predicate: Predicate) -> bytes:
+    """Per entry, 1 if its min/max statistics may satisfy ``predicate``, else 0 (see
     :meth:`FileEntries.stats_may_match`); ``And``/``Or``/``Not``, comparisons,
     ``In`` and ``StartsWith`` are evaluated column-wise, other nodes per entry."""
     from indextables.avrostate import stats_skipping

@@ -1,16 +1,22 @@
 """Column-wise evaluation of a predicate's ``may_match`` over per-entry min/max statistics.
 
 A comparison leaf needs two compare-orders per entry (min and max against
-its literal). All literals of a column are compared in one walk over the
-records by the decoder, straight from the record bytes; each leaf's verdict
-for the nine order pairs comes from the predicate itself, so the semantics
-stay those of :mod:`indextables.protocol.predicates`.
+its literal). All literals of a column are compared in one pass by the
+decoder, straight from the record bytes, into one code byte per entry and
+literal (see :meth:`FileEntries.stat_codes`). A leaf turns its codes into a
+mask with ``bytes.translate`` through a 256-byte table that the predicate
+itself fills (its ``_overlaps`` for each of the nine order pairs), so the
+semantics stay those of :mod:`indextables.protocol.predicates` while no
+Python code runs per entry. Masks hold one byte (0 or 1) per entry; read as
+little-endian integers, ``And``/``Or`` are ``&``/``|`` over all entries at
+once.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
 
 from indextables.protocol.predicates import (
     And,
@@ -30,10 +36,13 @@ if TYPE_CHECKING:
 
 __all__ = ["verdicts"]
 
-_PREFIX_END = "\uffff"
-_ORDERS = (-1, 0, 1)
-# (column, literal, plain order) -> (min orders, max orders)
-_Orders = dict[tuple[str, str, bool], tuple[list[int | None], list[int | None]]]
+_PREFIX_END: Final = "\uffff"
+# A stat code is 4 * min code + max code; a code is 0/1/2 for the order -1/0/1
+# against the literal, 3 where there is no usable statistic.
+_ORDER_OF_CODE: Final = (-1, 0, 1, None)
+# (column, literal, plain order) -> one stat code per entry
+_Codes = dict[tuple[str, str, bool], bytes]
+_Verdict = Callable[[int | None, int | None], bool]
 
 
 def _is_comparison(node: Predicate) -> bool:
@@ -56,53 +65,64 @@ def _needs(node: Predicate, out: dict[tuple[str, bool], set[str]]) -> None:
         out[node.column, False].add(node.value)  # type: ignore[attr-defined]
 
 
-def _orders(files: FileEntries, node: Predicate) -> _Orders:
+def _codes(files: FileEntries, node: Predicate) -> _Codes:
     needs: dict[tuple[str, bool], set[str]] = defaultdict(set)
     _needs(node, needs)
-    found: _Orders = {}
+    found: _Codes = {}
     for (column, plain), literals in needs.items():
         ordered = sorted(literals)
-        for literal, pair in zip(
-            ordered, files.stat_orders(column, ordered, plain=plain), strict=True
+        for literal, codes in zip(
+            ordered, files.stat_codes(column, ordered, plain=plain), strict=True
         ):
-            found[column, literal, plain] = pair
+            found[column, literal, plain] = codes
     return found
 
 
-def _comparison(orders: _Orders, node: Predicate) -> list[bool]:
-    lows, highs = orders[node.column, node.value, False]  # type: ignore[attr-defined]
+def _table(verdict: _Verdict) -> bytes:
+    """A ``bytes.translate`` table: stat code -> 1 if ``verdict(min order, max order)``."""
+    return bytes(
+        verdict(_ORDER_OF_CODE[code >> 2], _ORDER_OF_CODE[code & 3]) if code < 16 else 1
+        for code in range(256)
+    )
+
+
+def _mask(codes: bytes, verdict: _Verdict) -> int:
+    return int.from_bytes(codes.translate(_table(verdict)), "little")
+
+
+def _comparison(codes: _Codes, node: Predicate) -> int:
     overlaps = node._overlaps  # type: ignore[attr-defined]
-    table = {(lo, hi): bool(overlaps(lo, hi)) for lo in _ORDERS for hi in _ORDERS}
-    return [
-        True if lo is None or hi is None else table[lo, hi]
-        for lo, hi in zip(lows, highs, strict=True)
-    ]
+    return _mask(
+        codes[node.column, node.value, False],  # type: ignore[attr-defined]
+        lambda lo, hi: True if lo is None or hi is None else bool(overlaps(lo, hi)),
+    )
 
 
-def _starts_with(orders: _Orders, node: StartsWith) -> list[bool]:
-    highs = orders[node.column, node.prefix, True][1]
-    lows = orders[node.column, node.prefix + _PREFIX_END, True][0]
-    return [
-        True if lo is None or hi is None else not (hi < 0 or lo > 0)
-        for lo, hi in zip(lows, highs, strict=True)
-    ]
+def _starts_with(codes: _Codes, node: StartsWith) -> int:
+    # may match unless max < prefix or min > prefix + U+FFFF; any missing bound: may match
+    highs = codes[node.column, node.prefix, True]
+    lows = codes[node.column, node.prefix + _PREFIX_END, True]
+    no_high = _mask(highs, lambda _, hi: hi is None)
+    no_low = _mask(lows, lambda lo, _: lo is None)
+    high_reaches = _mask(highs, lambda _, hi: hi is not None and hi >= 0)
+    low_reaches = _mask(lows, lambda lo, _: lo is not None and lo <= 0)
+    return no_high | no_low | (high_reaches & low_reaches)
 
 
-def _not(orders: _Orders, node: Not, size: int) -> list[bool]:
+def _not(codes: _Codes, node: Not, everything: int) -> int:
     child = node.child
     if not isinstance(child, EqualTo):
-        return [True] * size
-    lows, highs = orders[child.column, child.value, False]
-    return [
-        True if lo is None or hi is None else not (lo == 0 and hi == 0)
-        for lo, hi in zip(lows, highs, strict=True)
-    ]
+        return everything
+    return _mask(
+        codes[child.column, child.value, False],
+        lambda lo, hi: True if lo is None or hi is None else not (lo == 0 and hi == 0),
+    )
 
 
-def _per_entry(files: FileEntries, node: Predicate) -> list[bool]:
+def _per_entry(files: FileEntries, node: Predicate) -> int:
     """Fallback for node types without a column-wise form."""
     stats = [(c, *files.column_stats(c)) for c in sorted(node.columns())]
-    out = []
+    out = bytearray()
     for i in range(len(files)):
         bounds = {}
         for column, mins, maxs in stats:
@@ -111,34 +131,32 @@ def _per_entry(files: FileEntries, node: Predicate) -> list[bool]:
                 high = None
             bounds[column] = PartitionBounds(mins[i], high)
         out.append(node.may_match(bounds))
-    return out
+    return int.from_bytes(out, "little")
 
 
-def _eval(files: FileEntries, orders: _Orders, node: Predicate) -> list[bool]:
-    size = len(files)
+def _eval(files: FileEntries, codes: _Codes, node: Predicate, everything: int) -> int:
     if isinstance(node, And | Or):
-        left = _eval(files, orders, node.left)
-        right = _eval(files, orders, node.right)
-        if isinstance(node, And):
-            return [a and b for a, b in zip(left, right, strict=True)]
-        return [a or b for a, b in zip(left, right, strict=True)]
+        left = _eval(files, codes, node.left, everything)
+        right = _eval(files, codes, node.right, everything)
+        return left & right if isinstance(node, And) else left | right
     if isinstance(node, Not):
-        return _not(orders, node, size)
+        return _not(codes, node, everything)
     if isinstance(node, In):
-        result = [False] * size
+        result = 0
         for value in node.values:
-            leaf = _comparison(orders, EqualTo(node.column, value))
-            result = [a or b for a, b in zip(result, leaf, strict=True)]
+            result |= _comparison(codes, EqualTo(node.column, value))
         return result
     if isinstance(node, StartsWith):
-        return _starts_with(orders, node)
+        return _starts_with(codes, node)
     if isinstance(node, IsNull | IsNotNull):
-        return [True] * size
+        return everything
     if _is_comparison(node):
-        return _comparison(orders, node)
+        return _comparison(codes, node)
     return _per_entry(files, node)
 
 
-def verdicts(files: FileEntries, node: Predicate) -> list[bool]:
-    """Per entry: may its statistics satisfy ``node``?"""
-    return _eval(files, _orders(files, node), node)
+def verdicts(files: FileEntries, node: Predicate) -> bytes:
+    """Per entry, 1 if its statistics may satisfy ``node``, else 0."""
+    size = len(files)
+    everything = int.from_bytes(b"\x01" * size, "little")
+    return _eval(files, _codes(files, node), node, everything).to_bytes(size, "little")
