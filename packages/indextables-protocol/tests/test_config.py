@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -83,3 +84,27 @@ def test_a_failing_hook_never_breaks_the_caller() -> None:
         for hook in hooks:
             remove_metrics_hook(hook)
     assert seen == [("indextables.test", 2.0, {"table": "t"})]
+
+
+def test_found_plugins_are_looked_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from indextables.protocol import discovery
+
+    scans: list[str] = []
+    real = discovery.entry_points
+
+    def counting(*, group: str) -> Any:
+        scans.append(group)
+        return real(group=group)
+
+    monkeypatch.setattr(discovery, "entry_points", counting)
+    monkeypatch.setattr(discovery, "_FOUND", {})
+    first = load_state_format()
+    second = load_state_format()
+    assert type(first) is type(second)
+    assert scans == [discovery.STATE_FORMATS_GROUP]
+    with pytest.raises(PluginNotFoundError):
+        load_state_format("no-such-format")
+    with pytest.raises(PluginNotFoundError):
+        load_state_format("no-such-format")
+    # A miss is looked up again every time (a package installed later is found).
+    assert scans.count(discovery.STATE_FORMATS_GROUP) == 3

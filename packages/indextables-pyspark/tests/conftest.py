@@ -71,3 +71,21 @@ def spark() -> Iterator[Any]:
     itp.register(session)
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def logs(spark: Any, tmp_path_factory: Any) -> str:
+    """200 partitioned log rows, message as text, in two appends (tests never write to it)."""
+    path = str(tmp_path_factory.mktemp("logs") / "table")
+    df = spark.range(200).selectExpr(
+        "id",
+        "concat('2024-01-0', cast(id % 3 + 1 as string)) as day",
+        "case when id % 10 = 0 then 'ERROR' else 'INFO' end as level",
+        "case when id % 7 = 0 then concat('request ', id, ' timed out') "
+        "else concat('request ', id, ' ok') end as message",
+        "cast(id as double) / 4 as latency",
+    )
+    options = {"spark.indextables.indexing.typemap.message": "text", "partitionBy": "day"}
+    df.where("id < 100").write.format("indextables").options(**options).mode("append").save(path)
+    df.where("id >= 100").write.format("indextables").options(**options).mode("append").save(path)
+    return path

@@ -42,24 +42,6 @@ def test_append_to_golden_copy_keeps_old_rows(
     )
 
 
-@pytest.fixture(scope="module")
-def logs(spark: Any, tmp_path_factory: Any) -> str:
-    """A partitioned table of 200 log rows with message as text, written in two appends."""
-    path = str(tmp_path_factory.mktemp("logs") / "table")
-    df = spark.range(200).selectExpr(
-        "id",
-        "concat('2024-01-0', cast(id % 3 + 1 as string)) as day",
-        "case when id % 10 = 0 then 'ERROR' else 'INFO' end as level",
-        "case when id % 7 = 0 then concat('request ', id, ' timed out') "
-        "else concat('request ', id, ' ok') end as message",
-        "cast(id as double) / 4 as latency",
-    )
-    options = {"spark.indextables.indexing.typemap.message": "text", "partitionBy": "day"}
-    df.where("id < 100").write.format(FMT).options(**options).mode("append").save(path)
-    df.where("id >= 100").write.format(FMT).options(**options).mode("append").save(path)
-    return path
-
-
 def test_write_read_round_trip_with_partitions(spark: Any, logs: str) -> None:
     df = spark.read.format(FMT).load(logs)
     assert [f.name for f in df.schema.fields] == ["id", "day", "level", "message", "latency"]

@@ -12,7 +12,7 @@ from pyspark.sql.types import StructType
 from indextables.protocol.splitbundle import unbundle_split
 from indextables.pyspark.errors import IndexTablesSparkError
 from indextables.pyspark.filters import Condition
-from indextables.pyspark.search import SearchSpec
+from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitcache import SplitRef
 from indextables.pyspark.splitreader import SplitEntry, read_split
 

@@ -43,10 +43,20 @@ def uri_scheme(uri: str) -> str:
     return "file"
 
 
+# Scanning installed distributions for entry points takes ~10 ms here, once
+# per lookup: found plugins are kept for the life of the process. Misses are
+# not kept, so a package installed later is still found.
+_FOUND: dict[tuple[str, str], Any] = {}
+
+
 def _entry_point(group: str, name: str) -> Any:
+    found = _FOUND.get((group, name))
+    if found is not None:
+        return found
     for point in entry_points(group=group):
         if point.name == name:
-            return point.load()
+            found = _FOUND[(group, name)] = point.load()
+            return found
     return None
 
 

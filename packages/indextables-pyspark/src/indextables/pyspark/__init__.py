@@ -7,10 +7,12 @@ Example:
     >>> writer.mode("append").save("/tmp/logs")  # doctest: +SKIP
     >>> reader = spark.read.format("indextables").option("query", "message:x")  # doctest: +SKIP
     >>> reader.load("/tmp/logs").count()  # doctest: +SKIP
+    >>> itp.search(spark, "/tmp/logs", "message:timeout", where="level = 'ERROR'")  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from indextables.pyspark.errors import (
@@ -44,11 +46,38 @@ def sql(spark: SparkSession, text: str) -> DataFrame:
     return run_sql(spark, text)
 
 
+def search(
+    spark: SparkSession,
+    path: str,
+    query: str | None = None,
+    *,
+    where: str | None = None,
+    textsearch: Mapping[str, str] | None = None,
+    fieldmatch: Mapping[str, str] | None = None,
+    limit: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> DataFrame:
+    """Interactive search: the matching rows, searched in the driver when small
+    (see :mod:`.localsearch`), through Spark tasks otherwise."""
+    from indextables.pyspark.localsearch import search as _search
+
+    return _search(
+        spark,
+        path,
+        query,
+        where=where,
+        textsearch=textsearch,
+        fieldmatch=fieldmatch,
+        limit=limit,
+        options=options,
+    )
+
+
 def textsearch(
     spark: SparkSession, path: str, column: str, query: str, **options: Any
 ) -> DataFrame:
-    """Rows whose tokenized ``column`` matches the Tantivy ``query`` (see :mod:`.search`)."""
-    from indextables.pyspark.search import textsearch as _textsearch
+    """Rows whose tokenized ``column`` matches the Tantivy ``query`` (see :mod:`.searchoptions`)."""
+    from indextables.pyspark.searchoptions import textsearch as _textsearch
 
     return _textsearch(spark, path, column, query, **options)
 
@@ -56,8 +85,8 @@ def textsearch(
 def fieldmatch(
     spark: SparkSession, path: str, column: str, value: str, **options: Any
 ) -> DataFrame:
-    """Rows whose exact (string) ``column`` equals ``value`` (see :mod:`.search`)."""
-    from indextables.pyspark.search import fieldmatch as _fieldmatch
+    """Rows whose exact (string) ``column`` equals ``value`` (see :mod:`.searchoptions`)."""
+    from indextables.pyspark.searchoptions import fieldmatch as _fieldmatch
 
     return _fieldmatch(spark, path, column, value, **options)
 
@@ -74,6 +103,7 @@ __all__ = [
     "__version__",
     "fieldmatch",
     "register",
+    "search",
     "sql",
     "textsearch",
 ]

@@ -23,7 +23,7 @@ from indextables.pyspark.options import (
     parse_write,
 )
 from indextables.pyspark.reader import IndexTablesReader
-from indextables.pyspark.search import SearchSpec
+from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.tableaccess import TableView, load_view
 from indextables.pyspark.writer import IndexTablesWriter, WritePlan
 from pyspark.sql.datasource import DataSource
@@ -46,7 +46,8 @@ class IndexTablesDataSource(DataSource):
             raise OptionError('no table path: use .load("<uri>") / .save("<uri>") or option path')
         return path
 
-    def _view(self) -> TableView:
+    def view(self) -> TableView:
+        """The requested snapshot of the table (time-travel options applied)."""
         read = parse_read(self.options)
         return load_view(
             self._path(), self.options, version=read.version_as_of, timestamp=read.timestamp_as_of
@@ -54,16 +55,11 @@ class IndexTablesDataSource(DataSource):
 
     def schema(self) -> StructType:
         """The table's logical schema from its metadata (partition columns included)."""
-        return StructType.fromJson(json.loads(self._view().schema_json))
+        return table_schema(self.view())
 
     def reader(self, schema: StructType) -> IndexTablesReader:
         """A reader of the requested snapshot."""
-        read = parse_read(self.options)
-        view = self._view()
-        search = SearchSpec(read.query, dict(read.text_search), dict(read.field_match))
-        return IndexTablesReader(
-            view, schema, options=self.options, read_options=read, search=search
-        )
+        return make_reader(self.options, self.view(), schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> IndexTablesWriter:
         """A writer; validates every option against the DataFrame's schema first."""
@@ -82,6 +78,20 @@ class IndexTablesDataSource(DataSource):
         from indextables.pyspark.streaming import IndexTablesStreamWriter
 
         return IndexTablesStreamWriter(plan_write(self._path(), self.options, schema))
+
+
+def table_schema(view: TableView) -> StructType:
+    """The logical schema of a table snapshot (partition columns included)."""
+    return StructType.fromJson(json.loads(view.schema_json))
+
+
+def make_reader(
+    options: Mapping[str, str], view: TableView, schema: StructType
+) -> IndexTablesReader:
+    """A reader of ``view`` for the read ``options`` (search options validated here)."""
+    read = parse_read(options)
+    search = SearchSpec(read.query, dict(read.text_search), dict(read.field_match))
+    return IndexTablesReader(view, schema, options=options, read_options=read, search=search)
 
 
 def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> WritePlan:

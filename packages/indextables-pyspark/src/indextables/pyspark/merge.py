@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from indextables.protocol.actions import AddAction, RemoveAction
 from indextables.pyspark.mapping import specs_from_doc_mapping
 from indextables.pyspark.options import parse_read
-from indextables.pyspark.search import SearchSpec
+from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
 from indextables.pyspark.splitwriter import SplitWriter

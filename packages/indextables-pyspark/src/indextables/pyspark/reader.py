@@ -32,7 +32,7 @@ from indextables.pyspark.filters import (
 from indextables.pyspark.mapping import FieldKind, field_specs, specs_from_doc_mapping
 from indextables.pyspark.options import ReadOptions, parse_indexing
 from indextables.pyspark.planguard import is_reused, new_token
-from indextables.pyspark.search import SearchSpec, validate
+from indextables.pyspark.searchoptions import SearchSpec, validate
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
 from indextables.pyspark.tableaccess import LiveSplit, TableView, load_view, open_table_store

@@ -19,7 +19,7 @@ from indextables.pyspark.convert import arrow_schema, column_from_docs, partitio
 from indextables.pyspark.errors import IndexTablesSparkError
 from indextables.pyspark.filters import Condition, conjunction, to_query
 from indextables.pyspark.mapping import FieldKind, FieldSpec, specs_from_doc_mapping
-from indextables.pyspark.search import SearchSpec, build_query
+from indextables.pyspark.searchoptions import SearchSpec, build_query
 from indextables.pyspark.splitcache import SplitRef
 from indextables.pyspark.splitwriter import ROWS_FILE
 from pyspark.sql.types import StructType

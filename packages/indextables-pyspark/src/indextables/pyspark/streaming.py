@@ -22,7 +22,7 @@ import pyarrow as pa
 from indextables.pyspark.options import lower_keys, parse_read
 from indextables.pyspark.planguard import new_token
 from indextables.pyspark.reader import ReadTask
-from indextables.pyspark.search import SearchSpec
+from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import read_split
 from indextables.pyspark.tableaccess import load_view, open_table_store, table_handle

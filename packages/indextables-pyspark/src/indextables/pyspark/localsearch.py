@@ -1,0 +1,228 @@
+"""Interactive search: a selective read run in the driver, handed to Spark as a DataFrame.
+
+Every action on a Python data source pays PySpark's planning round trips to
+Python workers and its task scheduling, ~300-400 ms here however few rows
+match (docs/performance.md). A search that touches a few splits and returns a
+few rows is faster done where the user already is: the driver loads the
+snapshot, prunes it, searches the splits with the same split cache and split
+reader the read tasks use, and returns a DataFrame over the matching rows (a
+local relation, which Spark evaluates without Python workers).
+
+When the plan is large (more splits than ``localMaxSplits``) or the result is
+(more rows than ``localMaxRows``), the search falls back to the distributed
+read with the same options and filters, so the result does not depend on
+the path taken. A ``where`` condition is always evaluated by Spark on the
+result as well: translated conditions only narrow the search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from indextables.pyspark.convert import arrow_schema
+from indextables.pyspark.datasource import (
+    FORMAT,
+    IndexTablesDataSource,
+    make_reader,
+    table_schema,
+)
+from indextables.pyspark.errors import OptionError
+from indextables.pyspark.filters import translate_predicate
+from indextables.pyspark.options import PREFIX, lower_keys, parse_int
+from indextables.pyspark.reader import IndexTablesReader
+from indextables.pyspark.splitcache import SplitCache
+from indextables.pyspark.splitreader import SplitEntry, read_split
+from indextables.pyspark.tableaccess import open_table_store
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+MODE = PREFIX + "search.mode"
+LOCAL_MAX_SPLITS = PREFIX + "search.localmaxsplits"
+LOCAL_MAX_ROWS = PREFIX + "search.localmaxrows"
+MODES = ("auto", "local", "distributed")
+_FETCH_THREADS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPlacement:
+    """Where a search runs (options ``spark.indextables.search.*``, case-insensitive).
+
+    Attributes:
+        mode: ``auto`` (driver when small, else distributed), ``local`` (always
+            the driver) or ``distributed`` (always Spark tasks).
+        local_max_splits: in ``auto``, the most splits searched in the driver.
+        local_max_rows: in ``auto``, the most result rows collected in the driver.
+    """
+
+    mode: str = "auto"
+    local_max_splits: int = 32
+    local_max_rows: int = 100_000
+
+
+def parse_placement(options: Mapping[str, str]) -> SearchPlacement:
+    """Parse the search placement options.
+
+    Raises:
+        OptionError: an unknown mode or a limit that is not a positive integer.
+    """
+    opts = lower_keys(options)
+    mode = opts.get(MODE, "auto").strip().lower()
+    if mode not in MODES:
+        raise OptionError(f"option {MODE}={opts[MODE]!r} must be one of {', '.join(MODES)}")
+    defaults = SearchPlacement()
+    splits = opts.get(LOCAL_MAX_SPLITS)
+    rows = opts.get(LOCAL_MAX_ROWS)
+    return SearchPlacement(
+        mode=mode,
+        local_max_splits=(
+            parse_int(LOCAL_MAX_SPLITS, splits, minimum=1)
+            if splits is not None
+            else defaults.local_max_splits
+        ),
+        local_max_rows=(
+            parse_int(LOCAL_MAX_ROWS, rows, minimum=1)
+            if rows is not None
+            else defaults.local_max_rows
+        ),
+    )
+
+
+class _TooLarge(Exception):
+    """The local result passed ``localMaxRows``: the search goes distributed."""
+
+
+def search(
+    spark: SparkSession,
+    path: str,
+    query: str | None = None,
+    *,
+    where: str | None = None,
+    textsearch: Mapping[str, str] | None = None,
+    fieldmatch: Mapping[str, str] | None = None,
+    limit: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> DataFrame:
+    """The rows of the table at ``path`` matching a search, as a DataFrame.
+
+    Args:
+        spark: the session the DataFrame belongs to.
+        path: the table URI.
+        query: Tantivy query syntax over the table's fields (the ``query`` read option).
+        where: a filter in SQL syntax (``host = 'h1' AND day >= '2024-01-02'``);
+            comparisons, IN, IS [NOT] NULL and ``LIKE 'prefix%'`` joined by AND
+            narrow the search and prune splits; Spark applies the whole condition.
+        textsearch: column -> query on tokenized columns.
+        fieldmatch: column -> exact value on exact (string) columns.
+        limit: at most this many rows.
+        options: any other read options (``versionAsOf``, store credentials,
+            ``spark.indextables.search.mode`` / ``localMaxSplits`` / ``localMaxRows``).
+
+    Returns:
+        A DataFrame with the table's schema.
+
+    Raises:
+        OptionError: bad options or a ``limit`` below zero.
+        QuerySyntaxError: a query Tantivy cannot parse.
+        FieldKindError: textsearch/fieldmatch on the wrong kind of column.
+        NotATableError: nothing at ``path`` is a table.
+    """
+    if limit is not None and limit < 0:
+        raise OptionError(f"limit={limit} must be >= 0")
+    read_options = _read_options(path, query, textsearch, fieldmatch, options)
+    placement = parse_placement(read_options)
+    frame = None
+    if placement.mode != "distributed":
+        frame = _local(spark, read_options, where, limit, placement)
+    if frame is None:
+        frame = spark.read.format(FORMAT).options(**read_options).load()
+    if where:
+        frame = frame.where(where)
+    return frame if limit is None else frame.limit(limit)
+
+
+def _read_options(
+    path: str,
+    query: str | None,
+    textsearch: Mapping[str, str] | None,
+    fieldmatch: Mapping[str, str] | None,
+    options: Mapping[str, Any] | None,
+) -> dict[str, str]:
+    out = {str(k): str(v) for k, v in (options or {}).items()}
+    out["path"] = path
+    if query:
+        out["query"] = query
+    for column, text in (textsearch or {}).items():
+        out[f"textsearch.{column}"] = text
+    for column, value in (fieldmatch or {}).items():
+        out[f"fieldmatch.{column}"] = value
+    return out
+
+
+def _local(
+    spark: SparkSession,
+    read_options: dict[str, str],
+    where: str | None,
+    limit: int | None,
+    placement: SearchPlacement,
+) -> DataFrame | None:
+    """The search run in this process, or None when it should run distributed."""
+    view = IndexTablesDataSource(read_options).view()
+    schema = table_schema(view)
+    reader = make_reader(read_options, view, schema)
+    if where:
+        reader.conditions = translate_predicate(where, schema)
+    entries = [entry for task in reader.partitions() for entry in task.splits]
+    auto = placement.mode == "auto"
+    if auto and len(entries) > placement.local_max_splits:
+        return None
+    # Without a where clause every row read is a result row, so reading may stop at limit.
+    row_cap = placement.local_max_rows if auto else None
+    stop_at = limit if limit is not None and not where else None
+    try:
+        batches = _collect(reader, entries, row_cap=row_cap, stop_at=stop_at)
+    except _TooLarge:
+        return None
+    table = pa.Table.from_batches(batches, schema=arrow_schema(schema))
+    return spark.createDataFrame(table, schema=schema)
+
+
+def _collect(
+    reader: IndexTablesReader,
+    entries: Sequence[SplitEntry],
+    *,
+    row_cap: int | None,
+    stop_at: int | None,
+) -> list[pa.RecordBatch]:
+    """Every matching batch of ``entries``; splits are fetched in parallel, read in order."""
+    store = open_table_store(reader.view.uri, reader.options)
+    read = reader.read_options
+    cache = SplitCache(read.cache_dir, read.cache_max_bytes)
+    out: list[pa.RecordBatch] = []
+    rows = 0
+    pool = ThreadPoolExecutor(max_workers=_FETCH_THREADS)
+    try:
+        fetches = [pool.submit(cache.fetch, store, reader.view.uri, e.ref) for e in entries]
+        for entry, fetch in zip(entries, fetches, strict=True):
+            for batch in read_split(
+                fetch.result(),
+                entry,
+                reader.schema,
+                search=reader.search,
+                conditions=reader.conditions,
+            ):
+                out.append(batch)
+                rows += batch.num_rows
+                if row_cap is not None and rows > row_cap:
+                    raise _TooLarge
+                if stop_at is not None and rows >= stop_at:
+                    return out
+    finally:
+        # Splits not yet fetched when the search stops early are not downloaded.
+        pool.shutdown(wait=True, cancel_futures=True)
+    return out
