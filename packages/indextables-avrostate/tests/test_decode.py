@@ -246,6 +246,20 @@ def test_map_column_reads_one_statistic(decoder: ModuleType, entries: Any) -> No
     assert files.column_stats("nope") == ([None] * 50, [None] * 50)
 
 
+def test_planning_int_columns_keep_nulls(decoder: ModuleType, entries: Any) -> None:
+    originals = [
+        FileEntry(*_required(e), num_records=None, footer_start_offset=None) if i % 3 == 0 else e
+        for i, e in enumerate(entries(30))
+    ]
+    files = read_manifest_entries(encode_manifest(originals, block_bytes=500), path="m")
+    assert list(files.sizes) == [e.size for e in originals]
+    assert list(files.num_records) == [e.num_records for e in originals]
+    assert list(files.footer_start_offsets) == [e.footer_start_offset for e in originals]
+    assert list(files.footer_end_offsets) == [e.footer_end_offset for e in originals]
+    assert list(files.added_at_versions) == [e.added_at_version for e in originals]
+    assert list(files) == originals
+
+
 STAT_VALUE = st.one_of(
     st.integers(-(10**20), 10**20).map(str),
     st.integers(-(2**53) - 3, -(2**53) + 3).map(str),

@@ -5,11 +5,14 @@ Every read is bounds-checked against the block's length: hostile bytes raise
 ``DecodeError``, never crash. See ``_decode_py`` for the readable reference.
 """
 
+from cpython cimport array
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.object cimport Py_TYPE, PyObject, PyTypeObject
+from cpython.object cimport Py_SIZE, Py_TYPE, PyObject, PyTypeObject
 from cpython.unicode cimport PyUnicode_Compare, PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, int64_t, uint64_t, INT32_MAX, INT64_MIN
 from libc.string cimport memcmp
+
+import array
 
 from indextables.avrostate._decode_common import DEFAULTS, MAX_FIELDS, DecodeError, as_number as _as_number
 
@@ -194,23 +197,59 @@ cdef inline int _branch(const unsigned char* p, Py_ssize_t n, Py_ssize_t* pos, C
     return 1 if branch == op.value_branch else 0
 
 
+cdef array.array _int_column(object column):
+    """A Columns int64 column (``array('q')``), checked once per block."""
+    if not isinstance(column, array.array) or (<array.array>column).ob_descr.itemsize != 8 \
+            or column.typecode != "q":
+        raise TypeError("Columns int columns must be array('q')")
+    return <array.array>column
+
+
+cdef inline int _push(array.array column, int64_t value) except -1:
+    cdef Py_ssize_t size = Py_SIZE(column)
+    array.resize_smart(column, size + 1)
+    column.data.as_longlongs[size] = value
+    return 0
+
+
+cdef array.array _offsets(object starts):
+    """Record offsets as an int64 array (FileEntries passes slices of one)."""
+    if isinstance(starts, array.array) and starts.typecode == "q":
+        return <array.array>starts
+    return array.array("q", starts)
+
+
+cdef int _null(object out, str column, Py_ssize_t row) except -1:
+    """Note a null in an int column (stored as 0 there): rare, older writers."""
+    nulls = out.nulls.get(column)
+    if nulls is None:
+        nulls = out.nulls[column] = []
+    nulls.append(row)
+    return 0
+
+
 def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object pv_filter,
                object tombstones, object out):
     """Decode the planning slots of ``count`` records; return how many were kept."""
     cdef COp ops[NFIELDS]
     cdef const unsigned char* p = <const unsigned char*>PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
-    cdef Py_ssize_t pos = 0, start, pv_start, r, f
+    cdef Py_ssize_t pos = 0, start, pv_start, r, f, row
     cdef Py_ssize_t nf = len(plan)
     cdef Py_ssize_t kept = 0
     cdef bint keep, present
     cdef COp* op
-    cdef list paths = out.paths, pvs = out.partition_values, sizes = out.sizes
-    cdef list nrecs = out.num_records, fstarts = out.footer_starts, fends = out.footer_ends
-    cdef list added = out.added_at_versions, starts = out.starts, ends = out.ends
+    cdef list paths = out.paths, pvs = out.partition_values
+    cdef array.array sizes = _int_column(out.sizes), nrecs = _int_column(out.num_records)
+    cdef array.array fstarts = _int_column(out.footer_starts)
+    cdef array.array fends = _int_column(out.footer_ends)
+    cdef array.array added = _int_column(out.added_at_versions)
+    cdef array.array starts = _int_column(out.starts), ends = _int_column(out.ends)
     cdef bint has_tombstones = bool(tombstones)
     cdef Py_ssize_t prev_pv_start = -1, prev_pv_len = -1, pv_len
     cdef Py_ssize_t path_start, path_end
+    cdef int64_t size, nrec, fstart, fend, added_version
+    cdef bint has_size, has_nrec, has_fstart, has_fend
     cdef object prev_hit = None
     _load_plan(plan, ops)
     for r in range(count):
@@ -220,8 +259,8 @@ def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object p
         path_start = -1
         path_end = -1
         pv = _EMPTY
-        size = nrec = fstart = fend = None
-        added_version = 0
+        size = nrec = fstart = fend = added_version = 0
+        has_size = has_nrec = has_fstart = has_fend = False
         for f in range(nf):
             op = &ops[f]
             if op.slot < 0:
@@ -258,17 +297,24 @@ def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object p
                 path_start = _span(p, n, &pos)
                 path_end = pos
                 continue
-            value = _value(p, n, &pos, op.kind)
+            if op.kind != K_LONG:  # compile_plan gives the other eager slots long values
+                raise DecodeError(f"slot {op.slot} is not a long")
             if op.slot == SLOT_SIZE:
-                size = value
+                size = _long(p, n, &pos)
+                has_size = True
             elif op.slot == SLOT_NUMREC:
-                nrec = value
+                nrec = _long(p, n, &pos)
+                has_nrec = True
             elif op.slot == SLOT_FSTART:
-                fstart = value
+                fstart = _long(p, n, &pos)
+                has_fstart = True
             elif op.slot == SLOT_FEND:
-                fend = value
+                fend = _long(p, n, &pos)
+                has_fend = True
             elif op.slot == SLOT_ADDED:
-                added_version = value
+                added_version = _long(p, n, &pos)
+            else:
+                _long(p, n, &pos)
         if keep and path_start >= 0:
             try:
                 path = PyUnicode_DecodeUTF8(<const char*>p + path_start, path_end - path_start, NULL)
@@ -277,15 +323,25 @@ def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object p
             if has_tombstones and path in tombstones:
                 keep = False
         if keep:
+            row = len(paths)
             paths.append(path)
             pvs.append(pv)
-            sizes.append(size)
-            nrecs.append(nrec)
-            fstarts.append(fstart)
-            fends.append(fend)
-            added.append(added_version)
-            starts.append(start)
-            ends.append(pos)
+            _push(sizes, size)
+            _push(nrecs, nrec)
+            _push(fstarts, fstart)
+            _push(fends, fend)
+            _push(added, added_version)
+            _push(starts, start)
+            _push(ends, pos)
+            if not (has_size and has_nrec and has_fstart and has_fend):
+                if not has_size:
+                    _null(out, "sizes", row)
+                if not has_nrec:
+                    _null(out, "num_records", row)
+                if not has_fstart:
+                    _null(out, "footer_starts", row)
+                if not has_fend:
+                    _null(out, "footer_ends", row)
             kept += 1
     if pos != n:
         raise DecodeError(f"block has {n - pos} trailing bytes")
@@ -343,7 +399,7 @@ cdef object _map_lookup(const unsigned char* p, Py_ssize_t n, Py_ssize_t* pos,
                 _span(p, n, pos)
 
 
-def map_column(bytes data, list starts, tuple plan, int slot, str key):
+def map_column(bytes data, object starts, tuple plan, int slot, str key):
     """Return ``values[slot][key]`` (``None`` when absent) for the records at ``starts``."""
     cdef COp ops[NFIELDS]
     cdef const unsigned char* p = <const unsigned char*>PyBytes_AS_STRING(data)
@@ -355,9 +411,11 @@ def map_column(bytes data, list starts, tuple plan, int slot, str key):
     cdef Py_ssize_t klen = PyBytes_GET_SIZE(raw_key)
     cdef COp* op
     cdef list out = []
+    cdef array.array offsets = _offsets(starts)
+    cdef Py_ssize_t i
     _load_plan(plan, ops)
-    for start in starts:
-        pos = start
+    for i in range(Py_SIZE(offsets)):
+        pos = offsets.data.as_longlongs[i]
         if pos < 0 or pos > n:
             raise DecodeError(f"record start {pos} out of range")
         found = None
@@ -395,7 +453,7 @@ cdef list _descriptors(type entry_type):
     return <list>found
 
 
-def decode_entries(bytes data, list starts, list paths, list partition_values, tuple plan,
+def decode_entries(bytes data, object starts, list paths, list partition_values, tuple plan,
                    type entry_type):
     """Decode the records at ``starts`` into ``entry_type`` objects (slotted FileEntry).
 
@@ -414,11 +472,12 @@ def decode_entries(bytes data, list starts, list paths, list partition_values, t
     cdef list values
     cdef PyTypeObject* tp = <PyTypeObject*>entry_type
     cdef bint untrack = PyType_IS_GC(tp)
-    if len(partition_values) != len(starts) or len(paths) != len(starts):
+    cdef array.array offsets = _offsets(starts)
+    if len(partition_values) != len(offsets) or len(paths) != len(offsets):
         raise ValueError("one path and one partition map per start are required")
     _load_plan(plan, ops)
-    for i in range(len(starts)):
-        values = _decode_values(p, n, starts[i], plan, ops, nf, True)
+    for i in range(Py_SIZE(offsets)):
+        values = _decode_values(p, n, offsets.data.as_longlongs[i], plan, ops, nf, True)
         values[0] = paths[i]
         values[1] = partition_values[i]
         obj = tp.tp_new(entry_type, <PyObject*>_NOARGS, NULL)

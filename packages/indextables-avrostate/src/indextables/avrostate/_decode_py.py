@@ -279,13 +279,17 @@ _ROW_INDEX = {
 }
 
 
+_NULLABLE = ("sizes", "num_records", "footer_starts", "footer_ends")
+
+
 def _append(out: Columns, row: list[Any], start: int, end: int) -> None:
+    index = len(out.paths)
     out.paths.append(row[0])
     out.partition_values.append(row[1])
-    out.sizes.append(row[2])
-    out.num_records.append(row[3])
-    out.footer_starts.append(row[4])
-    out.footer_ends.append(row[5])
+    for name, value in zip(_NULLABLE, row[2:6], strict=True):
+        if value is None:
+            out.nulls.setdefault(name, []).append(index)
+        getattr(out, name).append(0 if value is None else value)
     out.added_at_versions.append(row[6])
     out.starts.append(start)
     out.ends.append(end)

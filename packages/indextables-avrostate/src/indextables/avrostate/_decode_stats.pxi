@@ -162,7 +162,7 @@ cdef inline void _classify(const unsigned char* p, Py_ssize_t start, Py_ssize_t 
         kind[0] = 2
 
 
-def stat_spans(bytes data, list starts, tuple plan, str key):
+def stat_spans(bytes data, object starts, tuple plan, str key):
     """Locate (and pre-parse) each record's ``minValues[key]`` and ``maxValues[key]``.
 
     Returns one 40-byte ``StatSpan`` per record, packed in bytes (see
@@ -174,7 +174,8 @@ def stat_spans(bytes data, list starts, tuple plan, str key):
     cdef const unsigned char* p = <const unsigned char*>PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
     cdef Py_ssize_t pos, f, i, remaining, wanted = 0
-    cdef Py_ssize_t nf = len(plan), count = len(starts)
+    cdef array.array offsets = _offsets(starts)
+    cdef Py_ssize_t nf = len(plan), count = Py_SIZE(offsets)
     cdef bytes raw_key = key.encode("utf-8")
     cdef const unsigned char* k = <const unsigned char*>PyBytes_AS_STRING(raw_key)
     cdef Py_ssize_t klen = PyBytes_GET_SIZE(raw_key)
@@ -190,7 +191,7 @@ def stat_spans(bytes data, list starts, tuple plan, str key):
         if ops[f].slot == SLOT_MINV or ops[f].slot == SLOT_MAXV:
             wanted += 1
     for i in range(count):
-        pos = starts[i]
+        pos = offsets.data.as_longlongs[i]
         if pos < 0 or pos > n:
             raise DecodeError(f"record start {pos} out of range")
         min_start = max_start = -1

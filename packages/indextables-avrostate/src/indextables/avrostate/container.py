@@ -70,9 +70,9 @@ class Container:
         """Total record count over every block."""
         return sum(block.count for block in self.blocks)
 
-    def decompressed(self) -> Iterator[tuple[int, bytes]]:
-        """Yield ``(count, raw bytes)`` per block, decompressing lazily."""
-        for block in self.blocks:
+    def decompressed(self, first: int = 0, end: int | None = None) -> Iterator[tuple[int, bytes]]:
+        """Yield ``(count, raw bytes)`` per block (``blocks[first:end]``), decompressing lazily."""
+        for block in self.blocks[first:end]:
             try:
                 yield block.count, decompress_block(self.codec, block.data)
             except ValueError as exc:

@@ -68,7 +68,7 @@ class FileEntries(Sequence[FileEntry]):
     them as read-only.
     """
 
-    __slots__ = ("_block_starts", "_blocks", "_built", "_cols", "_spans")
+    __slots__ = ("_block_starts", "_blocks", "_built", "_cols", "_spans", "_with_nulls")
 
     def __init__(self, columns: Columns, block_starts: list[int], blocks: list[BlockRef]) -> None:
         self._cols = columns
@@ -77,6 +77,7 @@ class FileEntries(Sequence[FileEntry]):
         self._built: list[FileEntry | None] | None = None
         # column -> per block, its entries' statistic spans (see stat_codes)
         self._spans: dict[str, list[bytes]] = {}
+        self._with_nulls: dict[str, Sequence[int | None]] = {}
 
     @classmethod
     def empty(cls) -> FileEntries:
@@ -148,7 +149,7 @@ class FileEntries(Sequence[FileEntry]):
     @property
     def sizes(self) -> Sequence[int | None]:
         """Every entry's size in bytes."""
-        return self._cols.sizes
+        return self._nullable("sizes")
 
     @property
     def partition_values(self) -> Sequence[Mapping[str, str]]:
@@ -167,17 +168,23 @@ class FileEntries(Sequence[FileEntry]):
     @property
     def num_records(self) -> Sequence[int | None]:
         """Every entry's record count."""
-        return self._cols.num_records
+        return self._nullable("num_records")
 
     @property
     def footer_start_offsets(self) -> Sequence[int | None]:
         """Every entry's footer start offset."""
-        return self._cols.footer_starts
+        return self._nullable("footer_starts")
 
     @property
     def footer_end_offsets(self) -> Sequence[int | None]:
         """Every entry's footer end offset."""
-        return self._cols.footer_ends
+        return self._nullable("footer_ends")
+
+    def _nullable(self, name: str) -> Sequence[int | None]:
+        found = self._with_nulls.get(name)
+        if found is None:
+            found = self._with_nulls[name] = self._cols.with_nulls(name)
+        return found
 
     def column_stats(self, column: str) -> tuple[list[str | None], list[str | None]]:
         """Return every entry's ``minValues[column]`` and ``maxValues[column]``.

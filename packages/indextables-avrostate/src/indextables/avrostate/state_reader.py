@@ -128,6 +128,27 @@ def _prepare(
     return container, list(container.decompressed()) if decompress else None
 
 
+# Blocks per decompression task: small enough to spread a manifest over every core.
+_BLOCKS_PER_TASK: Final = 8
+_Blocks = list[tuple[int, bytes]]
+
+
+def _decompress_run(container: AvroContainer, first: int, end: int) -> _Blocks:
+    return list(container.decompressed(first, end))
+
+
+def _prepare_parallel(
+    pool: concurrent.futures.ThreadPoolExecutor, store: ObjectStore, key: str
+) -> tuple[AvroContainer, list[concurrent.futures.Future[_Blocks]]]:
+    """Fetch and frame a manifest, and queue the decompression of its blocks in runs."""
+    container = parse_container(_fetch(store, key), path=key)
+    runs = [
+        pool.submit(_decompress_run, container, first, first + _BLOCKS_PER_TASK)
+        for first in range(0, len(container.blocks), _BLOCKS_PER_TASK)
+    ]
+    return container, runs
+
+
 def read_entries(
     store: ObjectStore,
     state: StateManifest,
@@ -140,23 +161,30 @@ def read_entries(
     """Read manifests into one lazy sequence, in manifest order.
 
     Worker threads fetch and (without a filter) decompress, which release the
-    GIL; this thread scans blocks as they arrive. With a filter, blocks are
-    decompressed one at a time here so those without a match are dropped at
-    once and peak memory stays near what the read returns.
+    GIL; this thread scans. A manifest's blocks are decompressed in runs by
+    several workers at once, and this thread waits for all of them before
+    scanning it: a worker needs the GIL between blocks, which a scanning
+    thread would hold for up to the 5 ms switch interval, so overlapping
+    scanning with decompression starves the workers. With a filter, blocks
+    are decompressed one at a time here so those without a match are dropped
+    at once and peak memory stays near what the read returns.
     """
     builder = EntriesBuilder(pv_filter=pv_filter, tombstones=tombstones)
     keys = [manifest_key(m.path, state.state_version) for m in manifests]
-    decompress = pv_filter is None
-    if parallelism <= 1 or len(keys) <= 1:
+    if parallelism <= 1 or (len(keys) <= 1 and pv_filter is not None):
         for key in keys:
             builder.add(*_prepare(store, key, decompress=False))
         return builder.build()
-    with concurrent.futures.ThreadPoolExecutor(
-        min(parallelism, len(keys)), thread_name_prefix="avrostate"
-    ) as pool:
-        futures = [pool.submit(_prepare, store, key, decompress=decompress) for key in keys]
-        for future in futures:
-            builder.add(*future.result())
+    with concurrent.futures.ThreadPoolExecutor(parallelism, thread_name_prefix="avrostate") as pool:
+        if pv_filter is not None:
+            futures = [pool.submit(_prepare, store, key, decompress=False) for key in keys]
+            for future in futures:
+                builder.add(*future.result())
+            return builder.build()
+        prepared = [pool.submit(_prepare_parallel, pool, store, key) for key in keys]
+        for framing in prepared:
+            container, runs = framing.result()
+            builder.add(container, [block for run in runs for block in run.result()])
     return builder.build()
 
 
