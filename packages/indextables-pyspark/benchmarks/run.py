@@ -1,8 +1,10 @@
 """Benchmarks of the Spark data source against Parquet in the same session (figures only).
 
 - write: N log rows as IndexTables vs ``df.write.parquet`` of the same DataFrame;
-- needle search (a token in ~0.01% of rows) and an exact-match filter on M rows:
-  IndexTables ``query`` option / filter vs Parquet ``contains`` / ``=``.
+- needle search (a token in ~0.01% of rows) and an exact-match filter on M rows,
+  collecting the matching rows: IndexTables through ``itp.search`` (small
+  searches run in the driver) and through ``spark.read`` (Spark tasks), vs
+  Parquet ``LIKE '%token%'`` / ``=``.
 
 Usage: python benchmarks/run.py [--write-rows 1000000] [--search-rows 2000000] [--repeat 5]
 """
@@ -65,6 +67,7 @@ def main() -> int:
     spark = (
         SparkSession.builder.master("local[2]")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.python.filterPushdown.enabled", "true")
         .getOrCreate()
     )
@@ -101,20 +104,35 @@ def main() -> int:
             return spark.read.format("indextables")
 
         parquet = spark.read.parquet(f"{work}/sp")
-        report(
-            "needle search",
-            measure(
-                lambda: table().option("query", "message:needlezz").load(f"{work}/s").count(),
-                args.repeat,
-            ),
-            measure(lambda: parquet.where("message like '%needlezz%'").count(), args.repeat),
+        needle, exact = "message:needlezz", "host = 'host-42'"
+        table_path = f"{work}/s"
+
+        def rows(df: Any) -> int:
+            return len(df.collect())
+
+        needle_parquet = measure(
+            lambda: rows(parquet.where("message like '%needlezz%'")), args.repeat
         )
         report(
-            "exact match host",
-            measure(
-                lambda: table().load(f"{work}/s").where("host = 'host-42'").count(), args.repeat
-            ),
-            measure(lambda: parquet.where("host = 'host-42'").count(), args.repeat),
+            "needle, itp.search",
+            measure(lambda: rows(itp.search(spark, table_path, needle)), args.repeat),
+            needle_parquet,
+        )
+        report(
+            "needle, spark.read query",
+            measure(lambda: rows(table().option("query", needle).load(table_path)), args.repeat),
+            needle_parquet,
+        )
+        exact_parquet = measure(lambda: rows(parquet.where(exact)), args.repeat)
+        report(
+            "exact, itp.search where",
+            measure(lambda: rows(itp.search(spark, table_path, where=exact)), args.repeat),
+            exact_parquet,
+        )
+        report(
+            "exact, spark.read filter",
+            measure(lambda: rows(table().load(table_path).where(exact)), args.repeat),
+            exact_parquet,
         )
     finally:
         spark.stop()

@@ -127,3 +127,53 @@ def test_purge_on_write_removes_an_old_orphan_never_a_live_file(spark: Any, tmp_
     assert all((path / name).exists() for name in _splits(path))
     assert set(live) < set(_splits(path))
     assert spark.read.format("indextables").load(str(path)).count() == 10
+
+
+@pytest.mark.spark
+@pytest.mark.integration
+@pytest.mark.parametrize("background", ["true", "false"])
+def test_itp_write_merges_as_spark_tasks(spark: Any, tmp_path: Path, background: str) -> None:
+    import indextables.pyspark as itp
+    from indextables.pyspark.tablewrite import JOB_GROUP
+
+    path = tmp_path / "t"
+    df = spark.range(40, numPartitions=4).selectExpr("id", "cast(id % 2 as string) as part")
+    first = itp.write(df, str(path), partition_by=["part"])
+    assert first.maintenance is None
+    assert len(_splits(path)) == 8
+    tracker = spark.sparkContext.statusTracker()
+    jobs_before = set(tracker.getJobIdsForGroup(JOB_GROUP))
+    options = {MOW + "enabled": "true", MOW + "async.enabled": background}
+    result = itp.write(df, str(path), partition_by=["part"], options=options)
+    assert result.version == first.version + 1
+    assert result.maintenance is not None
+    if background == "false":
+        assert result.maintenance.done()
+    outcome = result.maintenance.result(timeout=300)
+    # The commit left the merge to the caller (deferred), which ran it as Spark jobs.
+    assert (outcome.merged_groups, outcome.error) == (2, None)
+    assert set(tracker.getJobIdsForGroup(JOB_GROUP)) > jobs_before
+    assert spark.sparkContext.getLocalProperty("spark.jobGroup.id") is None
+    assert len(_splits(path)) == 2
+    rows = spark.read.format("indextables").load(str(path)).collect()
+    assert sorted((r.id, r.part) for r in rows) == sorted([(i, str(i % 2)) for i in range(40)] * 2)
+
+
+@pytest.mark.spark
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"mode": "errorifexists"}, "must be one of append, overwrite"),
+        ({"options": {POW + "enabled": "true", POW + "splitRetentionHours": "1"}}, "minimum 24"),
+    ],
+)
+def test_itp_write_refuses_bad_input_before_writing(
+    spark: Any, tmp_path: Path, kwargs: dict[str, Any], match: str
+) -> None:
+    import indextables.pyspark as itp
+
+    path = tmp_path / "t"
+    with pytest.raises(OptionError, match=match):
+        itp.write(spark.range(3), str(path), **kwargs)
+    assert not path.exists()

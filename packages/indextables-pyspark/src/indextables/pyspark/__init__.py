@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from indextables.pyspark.errors import (
@@ -27,6 +27,7 @@ from indextables.pyspark.errors import (
 from indextables.pyspark.version import __version__
 
 if TYPE_CHECKING:
+    from indextables.pyspark.tablewrite import WriteResult
     from pyspark.sql import DataFrame, SparkSession
 
 FORMAT = "indextables"
@@ -73,6 +74,20 @@ def search(
     )
 
 
+def write(
+    df: DataFrame,
+    path: str,
+    *,
+    mode: str = "append",
+    partition_by: Sequence[str] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> WriteResult:
+    """Write ``df``; merge-on-write then runs as Spark tasks (see :mod:`.tablewrite`)."""
+    from indextables.pyspark.tablewrite import write as _write
+
+    return _write(df, path, mode=mode, partition_by=partition_by, options=options)
+
+
 def textsearch(
     spark: SparkSession, path: str, column: str, query: str, **options: Any
 ) -> DataFrame:
@@ -106,4 +121,5 @@ __all__ = [
     "search",
     "sql",
     "textsearch",
+    "write",
 ]

@@ -26,6 +26,7 @@ from indextables.pyspark.splitreader import SplitEntry, read_split
 from indextables.pyspark.splitwriter import SplitWriter
 from indextables.pyspark.tableaccess import (
     LiveSplit,
+    TableView,
     load_view,
     open_table_store,
     table_handle,
@@ -166,12 +167,7 @@ def merge_splits(
     result: dict[str, Any] = {"table_path": uri, "merge_groups": len(groups)}
     if not groups:
         return {**result, "status": "NO_ACTION", "merged_files": 0, "new_files": 0}
-    args = (uri, opts, view.schema_json, view.partition_columns)
-    outcomes = (
-        spark.sparkContext.parallelize(groups, len(groups))
-        .map(lambda g: merge_group(*args, g))
-        .collect()
-    )
+    outcomes = run_as_tasks(spark, uri, opts, view, groups)
     done = commit_outcomes(table, outcomes)
     return {
         **result,
@@ -182,6 +178,28 @@ def merge_splits(
         "original_size": sum(o.group.size for o in done),
         "new_size": sum(o.add.size for o in done if o.add is not None),
     }
+
+
+def run_in_process(
+    uri: str, options: Mapping[str, str], view: TableView, groups: Sequence[MergeGroup]
+) -> list[MergeOutcome]:
+    """Merge ``groups`` one after the other in this process."""
+    args = (uri, options, view.schema_json, view.partition_columns)
+    return [merge_group(*args, group) for group in groups]
+
+
+def run_as_tasks(
+    spark: SparkSession,
+    uri: str,
+    options: Mapping[str, str],
+    view: TableView,
+    groups: Sequence[MergeGroup],
+) -> list[MergeOutcome]:
+    """Merge ``groups`` as Spark tasks, one task per group."""
+    args = (uri, dict(options), view.schema_json, view.partition_columns)
+    rdd = spark.sparkContext.parallelize(list(groups), len(groups))
+    outcomes: list[MergeOutcome] = rdd.map(lambda g: merge_group(*args, g)).collect()
+    return outcomes
 
 
 def commit_outcomes(table: Any, outcomes: Sequence[MergeOutcome]) -> list[MergeOutcome]:

@@ -2,8 +2,11 @@
 
 The reference runs these from the driver after the write's commit (merge
 asynchronously by default). A Python data source commits in a worker process
-without a SparkSession, so here both run synchronously in that process right
-after the commit: the merge reads and writes its groups one after the other.
+without a SparkSession, so after ``df.write.format("indextables")`` both run
+synchronously in that process right after the commit, merging the groups one
+after the other. ``itp.write`` (:mod:`.tablewrite`) instead defers them to the
+caller's process, where the merge groups run as Spark tasks (in a background
+thread unless ``mergeOnWrite.async.enabled`` is false).
 A failure of either never fails the write, whose data is already committed;
 a merge group that fails is recorded as a ``mergeskip`` like MERGE SPLITS.
 """
@@ -11,14 +14,20 @@ a merge group that fails is recorded as a ``mergeskip`` like MERGE SPLITS.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
-from indextables.pyspark.merge import commit_outcomes, merge_group, plan_groups
+from indextables.pyspark.merge import (
+    MergeGroup,
+    MergeOutcome,
+    commit_outcomes,
+    plan_groups,
+    run_in_process,
+)
 from indextables.pyspark.options import OnWriteOptions
 from indextables.pyspark.planguard import sweep_claims
-from indextables.pyspark.tableaccess import load_view, table_handle
+from indextables.pyspark.tableaccess import TableView, load_view, table_handle
 
 _LOG = logging.getLogger(__name__)
 
@@ -38,14 +47,27 @@ class OnWriteResult:
     error: str | None = None
 
 
+GroupRunner = Callable[
+    [str, Mapping[str, str], TableView, Sequence[MergeGroup]], list[MergeOutcome]
+]
+
+
 def after_write(
-    uri: str, options: Mapping[str, str], settings: OnWriteOptions, *, version: int
+    uri: str,
+    options: Mapping[str, str],
+    settings: OnWriteOptions,
+    *,
+    version: int,
+    run_groups: GroupRunner = run_in_process,
 ) -> OnWriteResult:
-    """Run the enabled maintenance on the table after the write that committed ``version``."""
+    """Run the enabled maintenance on the table after the write that committed ``version``.
+
+    ``run_groups`` merges the planned groups (in this process by default).
+    """
     if not settings.enabled:
         return OnWriteResult()
     try:
-        merged = _merge(uri, options, settings) if settings.merge else 0
+        merged = _merge(uri, options, settings, run_groups) if settings.merge else 0
         purge = settings.purge and (
             (settings.merge and settings.purge_after_merge and merged > 0)
             or (settings.purge_after_writes > 0 and version % settings.purge_after_writes == 0)
@@ -58,7 +80,9 @@ def after_write(
         return OnWriteResult(error=f"{type(error).__name__}: {error}")
 
 
-def _merge(uri: str, options: Mapping[str, str], settings: OnWriteOptions) -> int:
+def _merge(
+    uri: str, options: Mapping[str, str], settings: OnWriteOptions, run_groups: GroupRunner
+) -> int:
     table = table_handle(uri, options)
     view = load_view(uri, options)
     skipped = frozenset(s.path for s in table.skipped_files())
@@ -69,9 +93,7 @@ def _merge(uri: str, options: Mapping[str, str], settings: OnWriteOptions) -> in
     ]
     if not groups:
         return 0
-    args = (uri, options, view.schema_json, view.partition_columns)
-    outcomes = [merge_group(*args, group) for group in groups]
-    return len(commit_outcomes(table, outcomes))
+    return len(commit_outcomes(table, run_groups(uri, options, view, groups)))
 
 
 def _purge(uri: str, options: Mapping[str, str], settings: OnWriteOptions) -> None:

@@ -283,6 +283,7 @@ def _timestamp(value: str | None) -> int | None:
 
 MERGE_ON_WRITE = PREFIX + "mergeonwrite."
 PURGE_ON_WRITE = PREFIX + "purgeonwrite."
+ON_WRITE_DEFERRED = PREFIX + "onwrite.deferred"
 MIN_SPLIT_RETENTION_HOURS = 24.0
 
 
@@ -295,6 +296,10 @@ class OnWriteOptions:
         merge_target_size: ``mergeOnWrite.targetSize`` (default 4G).
         merge_min_splits: ``mergeOnWrite.minSplitsToMerge``: merge only when a
             partition has at least this many small splits (default 2).
+        merge_async: ``mergeOnWrite.async.enabled``: with ``itp.write``, run the
+            maintenance in a background thread of the caller (default true).
+        deferred: ``spark.indextables.onWrite.deferred``: the data source commit
+            leaves the maintenance to its caller (set by ``itp.write``).
         purge: ``spark.indextables.purgeOnWrite.enabled`` (default false).
         purge_after_merge: ``purgeOnWrite.triggerAfterMerge`` (default true).
         purge_after_writes: ``purgeOnWrite.triggerAfterWrites``: purge when the
@@ -306,6 +311,8 @@ class OnWriteOptions:
     merge: bool = False
     merge_target_size: int = 4 << 30
     merge_min_splits: int = 2
+    merge_async: bool = True
+    deferred: bool = False
     purge: bool = False
     purge_after_merge: bool = True
     purge_after_writes: int = 0
@@ -321,7 +328,7 @@ class OnWriteOptions:
 def parse_on_write(options: Mapping[str, str]) -> OnWriteOptions:
     """Parse and validate the ``mergeOnWrite.*`` / ``purgeOnWrite.*`` options.
 
-    Keys of the reference this implementation does not use (async, disk space,
+    Keys of the reference this implementation does not use (disk space,
     concurrency tuning) are accepted and ignored.
 
     Raises:
@@ -337,6 +344,8 @@ def parse_on_write(options: Mapping[str, str]) -> OnWriteOptions:
         merge_min_splits=parse_int(
             m + "minsplitstomerge", opts.get(m + "minsplitstomerge", "2"), minimum=2
         ),
+        merge_async=parse_bool(m + "async.enabled", opts.get(m + "async.enabled", "true")),
+        deferred=parse_bool(ON_WRITE_DEFERRED, opts.get(ON_WRITE_DEFERRED, "false")),
         purge=parse_bool(p + "enabled", opts.get(p + "enabled", "false")),
         purge_after_merge=parse_bool(
             p + "triggeraftermerge", opts.get(p + "triggeraftermerge", "true")

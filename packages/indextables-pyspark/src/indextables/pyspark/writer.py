@@ -92,7 +92,7 @@ class IndexTablesWriter(DataSourceArrowWriter):
             read_version=self.plan.read_version,
             configuration=self.plan.configuration,
         )
-        if self.plan.on_write.enabled:
+        if self.plan.on_write.enabled and not self.plan.on_write.deferred:
             from indextables.pyspark.onwrite import after_write
 
             after_write(self.plan.uri, self.plan.options, self.plan.on_write, version=version)

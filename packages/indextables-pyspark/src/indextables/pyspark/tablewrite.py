@@ -1,0 +1,130 @@
+"""``itp.write``: a DataFrame write whose after-write maintenance runs as Spark jobs.
+
+``df.write.format("indextables")`` commits in a Python worker without a
+SparkSession, so merge-on-write there runs in that one process. This function
+writes the same way, tells the commit to leave the maintenance alone, and runs
+it from the caller's process instead: each merge group is a Spark task, as in
+``MERGE SPLITS``. As in the reference, that happens in the background unless
+``spark.indextables.mergeOnWrite.async.enabled`` is false; the returned
+:class:`WriteResult` holds a future to wait on. Background maintenance runs
+one write at a time, in order.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from indextables.pyspark.datasource import FORMAT
+from indextables.pyspark.errors import OptionError
+from indextables.pyspark.merge import MergeGroup, MergeOutcome, run_as_tasks
+from indextables.pyspark.onwrite import OnWriteResult, after_write
+from indextables.pyspark.options import ON_WRITE_DEFERRED, parse_on_write
+from indextables.pyspark.tableaccess import TableView, load_view
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+MODES = ("append", "overwrite")
+JOB_GROUP = "indextables-merge-on-write"
+
+_lock = threading.Lock()
+_background: ThreadPoolExecutor | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What :func:`write` did.
+
+    Attributes:
+        path: the table URI.
+        version: the table version current right after the write's commit.
+        maintenance: the merge-on-write / purge-on-write run, or None when
+            neither is enabled; ``maintenance.result()`` waits for it.
+    """
+
+    path: str
+    version: int
+    maintenance: Future[OnWriteResult] | None = None
+
+
+def write(
+    df: DataFrame,
+    path: str,
+    *,
+    mode: str = "append",
+    partition_by: Sequence[str] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> WriteResult:
+    """Write ``df`` to the table at ``path``, then run the enabled after-write maintenance.
+
+    Args:
+        df: the rows to write.
+        path: the table URI (created on first write).
+        mode: ``append`` or ``overwrite``.
+        partition_by: partition columns (the ``partitionBy`` option).
+        options: any other write options (indexing, mergeOnWrite, purgeOnWrite, store).
+
+    Returns:
+        The committed version and, when maintenance is enabled, its future.
+
+    Raises:
+        OptionError: an unknown mode or a bad maintenance option, before anything is written.
+    """
+    if mode not in MODES:
+        raise OptionError(f"mode={mode!r} must be one of {', '.join(MODES)}")
+    opts = {str(k): str(v) for k, v in (options or {}).items()}
+    if partition_by:
+        opts["partitionBy"] = ",".join(partition_by)
+    settings = parse_on_write(opts)
+    save_options = {**opts, ON_WRITE_DEFERRED: "true"} if settings.enabled else opts
+    df.write.format(FORMAT).mode(mode).options(**save_options).save(path)
+    version = load_view(path, opts).version
+    if not settings.enabled:
+        return WriteResult(path, version)
+    job = functools.partial(
+        after_write,
+        path,
+        opts,
+        settings,
+        version=version,
+        run_groups=functools.partial(_as_job_group, df.sparkSession),
+    )
+    if settings.merge_async:
+        return WriteResult(path, version, _executor().submit(job))
+    done: Future[OnWriteResult] = Future()
+    done.set_result(job())
+    return WriteResult(path, version, done)
+
+
+def _as_job_group(
+    spark: SparkSession,
+    uri: str,
+    options: Mapping[str, str],
+    view: TableView,
+    groups: Sequence[MergeGroup],
+) -> list[MergeOutcome]:
+    """Merge as Spark tasks in the job group :data:`JOB_GROUP` (the caller's group is kept)."""
+    context = spark.sparkContext
+    previous = context.getLocalProperty("spark.jobGroup.id")
+    description = context.getLocalProperty("spark.job.description")
+    context.setJobGroup(JOB_GROUP, f"indextables merge-on-write of {uri}")
+    try:
+        return run_as_tasks(spark, uri, options, view, groups)
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", previous)  # type: ignore[arg-type]
+        context.setLocalProperty("spark.job.description", description)  # type: ignore[arg-type]
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _background
+    with _lock:
+        if _background is None:
+            _background = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="indextables-onwrite"
+            )
+        return _background
