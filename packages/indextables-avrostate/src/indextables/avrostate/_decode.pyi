@@ -1,6 +1,6 @@
 """Type stub of the compiled decoder; the signatures match ``_decode_py`` exactly."""
 
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
 from indextables.avrostate._decode_common import Columns, Plan
@@ -16,17 +16,17 @@ def scan_block(
 ) -> int: ...
 def decode_record(data: bytes, start: int, plan: Plan) -> list[Any]: ...
 def map_column(
-    data: bytes, starts: list[int], plan: Plan, slot: int, key: str
+    data: bytes, starts: Sequence[int], plan: Plan, slot: int, key: str
 ) -> list[str | None]: ...
 def decode_entries(
     data: bytes,
-    starts: list[int],
+    starts: Sequence[int],
     paths: list[str],
     partition_values: list[dict[str, str]],
     plan: Plan,
     entry_type: type,
 ) -> list[Any]: ...
-def stat_spans(data: bytes, starts: list[int], plan: Plan, key: str) -> bytes: ...
+def stat_spans(data: bytes, starts: Sequence[int], plan: Plan, key: str) -> bytes: ...
 def stat_codes(
     data: bytes,
     spans: bytes,

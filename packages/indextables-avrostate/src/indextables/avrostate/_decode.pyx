@@ -193,8 +193,13 @@ cdef inline int _branch(const unsigned char* p, Py_ssize_t n, Py_ssize_t* pos, C
     """Read a union index: 1 when it holds the value, 0 for null."""
     cdef int64_t branch = _long(p, n, pos)
     if branch < 0 or branch >= op.n_branches:
-        raise DecodeError(f"union branch {branch} out of range at {pos[0]}")
+        return _bad_branch(branch, pos[0])
     return 1 if branch == op.value_branch else 0
+
+
+cdef int _bad_branch(int64_t branch, Py_ssize_t pos) except -1:
+    # out of line, so that _branch stays small enough to inline
+    raise DecodeError(f"union branch {branch} out of range at {pos}")
 
 
 cdef array.array _int_column(object column):

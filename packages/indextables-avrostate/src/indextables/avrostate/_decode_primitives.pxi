@@ -6,13 +6,27 @@
 
 cdef inline int64_t _long(const unsigned char* p, Py_ssize_t n, Py_ssize_t* pos) except? -1:
     cdef Py_ssize_t at = pos[0]
-    cdef unsigned char first
+    cdef unsigned char first, b
+    cdef uint64_t acc
+    cdef int shift
     if at < n:
         first = p[at]
         if not (first & 0x80):  # one-byte varints (short lengths, counts, nulls) dominate
             pos[0] = at + 1
             return <int64_t>((first >> 1) ^ (0 - (first & 1)))
-    return _long_slow(p, n, pos)
+        if n - at >= 10:  # room for the longest varint: no bounds checks
+            acc = first & 0x7F
+            shift = 7
+            at += 1
+            while shift <= 63:
+                b = p[at]
+                at += 1
+                acc |= (<uint64_t>(b & 0x7F)) << shift
+                if not (b & 0x80):
+                    pos[0] = at
+                    return <int64_t>((acc >> 1) ^ (<uint64_t>0 - (acc & 1)))
+                shift += 7
+    return _long_slow(p, n, pos)  # near the end of the block, or too long (it raises)
 
 
 cdef int64_t _long_slow(const unsigned char* p, Py_ssize_t n, Py_ssize_t* pos) except? -1:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import struct
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any, Final
 
 from indextables.avrostate._decode_common import (
@@ -337,7 +337,9 @@ def _map_lookup(data: bytes, pos: int, key: bytes) -> str | None:
                 pos = _span(data, kend)[1]
 
 
-def map_column(data: bytes, starts: list[int], plan: Plan, slot: int, key: str) -> list[str | None]:
+def map_column(
+    data: bytes, starts: Sequence[int], plan: Plan, slot: int, key: str
+) -> list[str | None]:
     """Return ``values[slot][key]`` (``None`` when absent) for the records at ``starts``."""
     raw_key = key.encode("utf-8")
     out: list[str | None] = []
@@ -376,7 +378,7 @@ def _setters(entry_type: type) -> list[Callable[[Any, Any], None]]:
 
 def decode_entries(
     data: bytes,
-    starts: list[int],
+    starts: Sequence[int],
     paths: list[str],
     partition_values: list[dict[str, str]],
     plan: Plan,
@@ -445,7 +447,7 @@ def _classify(data: bytes, start: int, length: int) -> tuple[int, int]:
     return (1, int(raw)) if _SIMPLE_INT.fullmatch(raw) else (2, 0)
 
 
-def stat_spans(data: bytes, starts: list[int], plan: Plan, key: str) -> bytes:
+def stat_spans(data: bytes, starts: Sequence[int], plan: Plan, key: str) -> bytes:
     """Locate (and pre-parse) each record's ``minValues[key]`` and ``maxValues[key]``.
 
     Returns one :data:`SPAN` record per record, packed in bytes: where the
