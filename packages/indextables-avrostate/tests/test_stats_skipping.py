@@ -94,3 +94,17 @@ def test_realistic_range_predicate_prunes(decoder: ModuleType, entries: Any) -> 
     kept = files.stats_may_match(predicate)
     assert kept == _expected(originals, predicate)
     assert 0 < len(kept) < 200
+
+
+def test_cleared_caches_are_rebuilt_alike(decoder: ModuleType, entries: Any) -> None:
+    originals = entries(120)
+    files = read_manifest_entries(encode_manifest(originals, block_bytes=4000), path="m")
+    first = GreaterThanOrEqual("id", "id-max-100")
+    second = Or(LessThan("id", "id-min-010"), EqualTo("id", "id-min-050"))
+    kept = [files.stats_may_match(first), files.stats_may_match(second)]
+    assert kept == [_expected(originals, first), _expected(originals, second)]
+    entry = files[7]
+    files.clear_caches()
+    assert files[7] == entry
+    assert files[7] is not entry
+    assert [files.stats_may_match(first), files.stats_may_match(second)] == kept

@@ -218,6 +218,14 @@ class FileEntries(Sequence[FileEntry]):
         """
         return list(itertools.compress(range(len(self)), stats_verdicts(self, predicate)))
 
+    def clear_caches(self) -> None:
+        """Forget built entries and located statistics (they are rebuilt on demand).
+
+        Frees their memory; the planning columns and block bytes stay.
+        """
+        self._built = None
+        self._spans.clear()
+
     def stat_codes(self, column: str, literals: list[str], *, plain: bool = False) -> list[bytes]:
         """Order each entry's min and max statistic of ``column`` against each literal.
 
