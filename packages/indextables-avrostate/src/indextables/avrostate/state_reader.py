@@ -128,25 +128,21 @@ def _prepare(
     return container, list(container.decompressed()) if decompress else None
 
 
-# Blocks per decompression task: small enough to spread a manifest over every core.
-_BLOCKS_PER_TASK: Final = 8
 _Blocks = list[tuple[int, bytes]]
+
+
+def _frame(store: ObjectStore, key: str) -> AvroContainer:
+    return parse_container(_fetch(store, key), path=key)
 
 
 def _decompress_run(container: AvroContainer, first: int, end: int) -> _Blocks:
     return list(container.decompressed(first, end))
 
 
-def _prepare_parallel(
-    pool: concurrent.futures.ThreadPoolExecutor, store: ObjectStore, key: str
-) -> tuple[AvroContainer, list[concurrent.futures.Future[_Blocks]]]:
-    """Fetch and frame a manifest, and queue the decompression of its blocks in runs."""
-    container = parse_container(_fetch(store, key), path=key)
-    runs = [
-        pool.submit(_decompress_run, container, first, first + _BLOCKS_PER_TASK)
-        for first in range(0, len(container.blocks), _BLOCKS_PER_TASK)
-    ]
-    return container, runs
+def _runs(num_blocks: int, parallelism: int) -> list[tuple[int, int]]:
+    """Split a manifest's blocks into one run per worker (at least 4 blocks a run)."""
+    size = max(4, -(-num_blocks // parallelism))
+    return [(first, min(first + size, num_blocks)) for first in range(0, num_blocks, size)]
 
 
 def read_entries(
@@ -161,13 +157,14 @@ def read_entries(
     """Read manifests into one lazy sequence, in manifest order.
 
     Worker threads fetch and (without a filter) decompress, which release the
-    GIL; this thread scans. A manifest's blocks are decompressed in runs by
-    several workers at once, and this thread waits for all of them before
-    scanning it: a worker needs the GIL between blocks, which a scanning
-    thread would hold for up to the 5 ms switch interval, so overlapping
-    scanning with decompression starves the workers. With a filter, blocks
-    are decompressed one at a time here so those without a match are dropped
-    at once and peak memory stays near what the read returns.
+    GIL; this thread scans. Each manifest's blocks are decompressed in runs,
+    one per worker, queued as soon as it is framed; this thread scans a
+    manifest once all its runs are done. It does not overlap scanning with
+    decompression on purpose: a worker needs the GIL between blocks, which a
+    scanning thread holds for up to the 5 ms switch interval, so the workers
+    would starve. With a filter, blocks are decompressed one at a time here so
+    those without a match are dropped at once and peak memory stays near what
+    the read returns.
     """
     builder = EntriesBuilder(pv_filter=pv_filter, tombstones=tombstones)
     keys = [manifest_key(m.path, state.state_version) for m in manifests]
@@ -181,10 +178,14 @@ def read_entries(
             for future in futures:
                 builder.add(*future.result())
             return builder.build()
-        prepared = [pool.submit(_prepare_parallel, pool, store, key) for key in keys]
-        for framing in prepared:
-            container, runs = framing.result()
-            builder.add(container, [block for run in runs for block in run.result()])
+        framings = [pool.submit(_frame, store, key) for key in keys]
+        queued = []
+        for framing in framings:
+            container = framing.result()
+            runs = _runs(len(container.blocks), parallelism)
+            queued.append((container, [pool.submit(_decompress_run, container, *r) for r in runs]))
+        for container, decompressing in queued:
+            builder.add(container, [block for run in decompressing for block in run.result()])
     return builder.build()
 
 
