@@ -163,8 +163,8 @@ def bench_reads(tables: dict[str, Path], base: dict[str, float], repeat: int) ->
         files.clear_caches()  # the column's statistics are located again
         kept[:] = files.stats_may_match(predicate)
 
-    report("data skipping, first predicate on the column", timed(first_skipping, repeat))
-    report("data skipping, later predicates (min/max), 70k", timed(skipping, repeat))
+    report("data skipping, first predicate, 70k", timed(first_skipping, repeat))
+    report("data skipping, later predicates, 70k", timed(skipping, repeat))
     print(f"   ({len(kept)} of {len(files)} entries may match)")
 
 
