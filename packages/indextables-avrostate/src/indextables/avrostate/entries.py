@@ -225,6 +225,7 @@ class FileEntries(Sequence[FileEntry]):
         """
         self._built = None
         self._spans.clear()
+        self._with_nulls.clear()
 
     def stat_codes(self, column: str, literals: list[str], *, plain: bool = False) -> list[bytes]:
         """Order each entry's min and max statistic of ``column`` against each literal.
