@@ -13,10 +13,13 @@ from indextables.avrostate import (
     CorruptAvroFileError,
     MissingManifestError,
     StateNotFoundError,
+    StateOptions,
     UnsupportedStateVersionError,
     read_state,
     state_versions,
+    write_state,
 )
+from indextables.avrostate.container import parse_container
 from indextables.avrostate.layout import state_json_key, state_key
 from indextables.avrostate.state_file import decode_state, state_to_record
 from indextables.protocol.errors import CorruptFileError, UnsupportedProtocolError
@@ -126,3 +129,60 @@ def test_missing_state_is_a_typed_error(store: Any) -> None:
     assert state_versions(store) == []
     with pytest.raises(StateNotFoundError, match="state-v00000000000000000007"):
         read_state(store, 7)
+
+
+def _compacted(store: Any, entries: list[FileEntry], per_manifest: int, block_bytes: int) -> Any:
+    options = StateOptions(entries_per_manifest=per_manifest, block_bytes=block_bytes)
+    return write_state(
+        store,
+        version=1,
+        base=None,
+        adds=entries,
+        removes=[],
+        schema_registry={},
+        metadata=None,
+        force_compaction=True,
+        options=options,
+    )
+
+
+@pytest.mark.parametrize(
+    ("count", "per_manifest", "block_bytes", "manifests"),
+    [
+        (5, 50, 65536, 1),  # one small manifest: decompressed by the reading thread
+        (120, 500, 1024, 1),  # one manifest of many blocks: decompressed in runs
+        (120, 40, 1024, 3),
+        (120, 40, 65536, 3),
+    ],
+)
+def test_parallel_reads_equal_a_sequential_read(
+    store: Any,
+    entries: Any,
+    decoder: ModuleType,
+    count: int,
+    per_manifest: int,
+    block_bytes: int,
+    manifests: int,
+) -> None:
+    originals = entries(count)
+    state = _compacted(store, originals, per_manifest, block_bytes)
+    assert len(state.manifests) == manifests
+    sequential = read_state(store, 1, parallelism=1).files
+    assert sorted(sequential, key=lambda e: e.path) == sorted(originals, key=lambda e: e.path)
+    for parallelism in (2, 8):
+        files = read_state(store, 1, parallelism=parallelism).files
+        assert list(files.paths) == list(sequential.paths)
+        assert list(files.sizes) == list(sequential.sizes)
+        assert list(files) == list(sequential)
+
+
+def test_corrupt_block_of_a_parallel_read_names_the_file(store: Any, entries: Any) -> None:
+    state = _compacted(store, entries(120), 500, 1024)
+    key = f"_transaction_log/{state.manifests[0].path}"
+    data = store.get(key)
+    blocks = parse_container(data, path=key).blocks
+    assert len(blocks) > 16
+    at = data.index(blocks[len(blocks) // 2].data)
+    store.put(key, data[:at] + b"\x00\x00\x00\x00" + data[at + 4 :])
+    with pytest.raises(CorruptAvroFileError, match=Path(key).name):
+        read_state(store, 1, parallelism=4)

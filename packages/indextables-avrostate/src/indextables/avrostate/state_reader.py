@@ -10,6 +10,7 @@ the filter are not fetched; the others are fetched and decoded in parallel
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 from collections.abc import Callable, Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
@@ -129,6 +130,9 @@ def _prepare(
 
 
 _Blocks = list[tuple[int, bytes]]
+# A lone manifest of at most this many blocks (~64 KiB raw each) is decompressed
+# by the reading thread: starting worker threads takes longer (~1 ms).
+_INLINE_BLOCKS: Final = 16
 
 
 def _frame(store: ObjectStore, key: str) -> AvroContainer:
@@ -168,7 +172,13 @@ def read_entries(
     """
     builder = EntriesBuilder(pv_filter=pv_filter, tombstones=tombstones)
     keys = [manifest_key(m.path, state.state_version) for m in manifests]
-    if parallelism <= 1 or (len(keys) <= 1 and pv_filter is not None):
+    framed: list[AvroContainer] = []
+    if len(keys) == 1 and pv_filter is None and parallelism > 1:
+        framed.append(_frame(store, keys[0]))
+        if len(framed[0].blocks) <= _INLINE_BLOCKS:  # a small table: threads would cost more
+            builder.add(framed[0])
+            return builder.build()
+    elif parallelism <= 1 or (len(keys) <= 1 and pv_filter is not None):
         for key in keys:
             builder.add(*_prepare(store, key, decompress=False))
         return builder.build()
@@ -178,10 +188,9 @@ def read_entries(
             for future in futures:
                 builder.add(*future.result())
             return builder.build()
-        framings = [pool.submit(_frame, store, key) for key in keys]
+        framings = [pool.submit(_frame, store, key) for key in keys[len(framed) :]]
         queued = []
-        for framing in framings:
-            container = framing.result()
+        for container in itertools.chain(framed, (framing.result() for framing in framings)):
             runs = _runs(len(container.blocks), parallelism)
             queued.append((container, [pool.submit(_decompress_run, container, *r) for r in runs]))
         for container, decompressing in queued:
