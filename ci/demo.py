@@ -131,6 +131,14 @@ def main() -> int:
         )
         timed("range: latency_ms >= 995", table.where("latency_ms >= 995").count)
         timed("partition: day = '2024-03-02'", table.where("day = '2024-03-02'").count)
+        timed(
+            "interactive itp.search: message:deadlock AND service = 'billing' (driver)",
+            lambda: len(
+                itp.search(
+                    spark, str(TABLE), "message:deadlock", where="service = 'billing'"
+                ).collect()
+            ),
+        )
         for row in needle.orderBy("id").limit(3).collect():
             print(f"     {row.day} {row.level:<5} {row.service:<8} {row.message}")
     version_before = itp.sql(spark, f"DESCRIBE INDEXTABLES STATE '{TABLE}'").collect()
