@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+import indextables.pyspark as itp
 from indextables.storage.testing import moto_server
 
 pytestmark = [pytest.mark.spark, pytest.mark.s3, pytest.mark.integration]
@@ -22,6 +23,10 @@ def test_table_on_moto_s3(spark: Any) -> None:
         reader = spark.read.format("indextables").options(**options)
         assert reader.load(uri).count() == 50
         assert reader.option("query", "message:42").load(uri).collect()[0].id == 42
+        for mode in ("local", "distributed"):
+            search_options = {**options, "spark.indextables.search.mode": mode}
+            hits = itp.search(spark, uri, "message:42", where="id < 100", options=search_options)
+            assert [r.id for r in hits.collect()] == [42]
         keys = [o.key for o in server.open_store(bucket, prefix="logs").list()]
         assert any(k.endswith(".split") for k in keys)
         assert any(k.startswith("_transaction_log/") for k in keys)
