@@ -9,7 +9,7 @@ from typing import Any
 import fastavro
 import pytest
 
-from indextables.avrostate import StateOptions, read_state, write_state
+from indextables.avrostate import DuplicateAddError, StateOptions, read_state, write_state
 from indextables.avrostate.compaction import partition_sort_key
 from indextables.avrostate.container import parse_container
 from indextables.avrostate.layout import manifest_key, state_key
@@ -262,3 +262,13 @@ def test_compaction_re_encodes_foreign_writer_schemas(store: Any, entries: Any) 
     new_schema = parse_container(store.get(manifest_key(state.manifests[0].path, 2)), path="m")
     assert new_schema.schema == FILE_ENTRY_SCHEMA_V1
     assert _live(store, 2) == {e.path: e for e in originals}
+
+
+def test_the_same_path_added_twice_is_refused(store: Any, entries: Any) -> None:
+    base = _write(store, 1, None, entries(3))
+    before = sorted(o.key for o in store.list())
+    twice = entries(1, start=3) * 2
+    with pytest.raises(DuplicateAddError, match="added twice"):
+        _write(store, 2, base, twice)
+    assert sorted(o.key for o in store.list()) == before  # nothing was written
+    assert len(_live(store, 1)) == 3

@@ -10,6 +10,7 @@ from indextables.avrostate.entries import FileEntries
 from indextables.avrostate.errors import (
     AvroStateError,
     CorruptAvroFileError,
+    DuplicateAddError,
     MissingManifestError,
     SchemaMismatchError,
     StateNotFoundError,
@@ -32,6 +33,7 @@ __all__ = [
     "AvroStateFormat",
     "CYTHON_MODULE",
     "CorruptAvroFileError",
+    "DuplicateAddError",
     "FileEntries",
     "GcReport",
     "IMPL_NAME",

@@ -58,3 +58,7 @@ class UnsupportedStateVersionError(AvroStateError, UnsupportedProtocolError):
 
 class StateNotFoundError(AvroStateError, FileNotFoundError):
     """No complete state exists for the requested version (or at all)."""
+
+
+class DuplicateAddError(AvroStateError, ValueError):
+    """One write lists the same path in more than one add."""

@@ -22,6 +22,7 @@ from enum import Enum
 
 from indextables.avrostate.compaction import compact_entries
 from indextables.avrostate.entries import FileEntries
+from indextables.avrostate.errors import DuplicateAddError
 from indextables.avrostate.layout import LOG_DIR, state_key
 from indextables.avrostate.manifest_writer import encode_manifest, manifest_info, new_manifest_path
 from indextables.avrostate.options import StateOptions
@@ -121,6 +122,14 @@ def _commit(store: ObjectStore, state: StateManifest, options: StateOptions) -> 
     return state
 
 
+def _refuse_duplicate_adds(adds: Sequence[FileEntry]) -> None:
+    seen: set[str] = set()
+    for add in adds:
+        if add.path in seen:
+            raise DuplicateAddError(f"path {add.path!r} is added twice in one state write")
+        seen.add(add.path)
+
+
 def write_state(
     store: ObjectStore,
     *,
@@ -137,11 +146,16 @@ def write_state(
     """Write state ``version`` as ``base`` plus adds and removes; see the module docstring.
 
     Removes are paths of live base entries (others are ignored); an add
-    replaces a removed entry of the same path.
+    replaces a removed entry of the same path. An add of a path that is live
+    in ``base`` and not removed is the caller's to refuse (the engine checks
+    its snapshot first): checking here would read every base manifest and
+    make incremental writes O(table) instead of O(delta).
 
     Raises:
         ObjectExistsError: state ``version`` already exists (another writer won).
+        DuplicateAddError: the same path is added twice.
     """
+    _refuse_duplicate_adds(adds)
     opts = options or StateOptions()
     created = int(time.time() * 1000) if now_ms is None else now_ms
     drop = frozenset(removes)
