@@ -9,21 +9,25 @@ Layout (all integers u32 little-endian)::
     [hotcache][length of hotcache]           footer_end_offset == file size
 
 Readers fetch the footer (from ``footer_start_offset`` to the end) in one
-ranged read, then the byte ranges of the files they need. We write an empty
-hotcache: tantivy opens the unbundled directory without one.
+ranged read, then the byte ranges of the files they need. The hotcache (see
+:mod:`indextables.protocol.hotcache`) lists the index files' lengths and
+copies the regions needed to open the index: the reference's native reader
+needs it; tantivy-py opens the unbundled directory without it.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final
 
 from indextables.protocol.errors import CorruptFileError
+from indextables.protocol.hotcache import build_hotcache, encode_hotcache
 from indextables.protocol.store import ObjectStore
 
 __all__ = [
@@ -152,14 +156,17 @@ def read_split_footer(
 
 
 def write_split_bundle(index_dir: str | os.PathLike[str], dest: BinaryIO) -> SplitFooter:
-    """Bundle every file of a Tantivy index directory into ``dest``.
+    """Bundle every file of a Tantivy index directory into ``dest``, with a hotcache.
 
     Files are written in name order (lock files excluded); ``dest`` receives
-    the whole split, positioned at its start.
+    the whole split, positioned at its start. The hotcache covers the index's
+    own files (``meta.json``, ``.managed.json`` and the files of the segments
+    ``meta.json`` lists), not other files bundled alongside.
     """
+    root = Path(index_dir)
     files: dict[str, tuple[int, int]] = {}
     offset = 0
-    for entry in sorted(Path(index_dir).iterdir()):
+    for entry in sorted(root.iterdir()):
         if not entry.is_file() or entry.name.endswith(".lock"):
             continue
         data = entry.read_bytes()
@@ -168,10 +175,39 @@ def write_split_bundle(index_dir: str | os.PathLike[str], dest: BinaryIO) -> Spl
         offset += len(data)
     table = {"files": {n: {"start": s, "end": e} for n, (s, e) in files.items()}}
     meta = _U32.pack(SPLIT_MAGIC) + _U32.pack(SPLIT_VERSION) + json.dumps(table).encode()
-    hotcache = b""
+    members = _index_files(root, files)
+    hotcache = encode_hotcache(
+        build_hotcache(
+            (name, end - start, functools.partial(_read_range, root / name))
+            for name, (start, end) in files.items()
+            if name in members
+        )
+    )
     dest.write(meta + _U32.pack(len(meta)) + hotcache + _U32.pack(len(hotcache)))
     end = offset + len(meta) + 8 + len(hotcache)
     return SplitFooter(files, offset, end, hotcache)
+
+
+def _index_files(root: Path, names: Iterable[str]) -> set[str]:
+    """The names among ``names`` that belong to the Tantivy index in ``root``."""
+    meta_path = root / "meta.json"
+    if not meta_path.is_file():
+        return set()
+    segments = {
+        str(segment.get("segment_id", "")).replace("-", "")
+        for segment in json.loads(meta_path.read_text()).get("segments", [])
+    }
+    return {
+        name
+        for name in names
+        if name in ("meta.json", ".managed.json") or name.split(".", 1)[0] in segments
+    }
+
+
+def _read_range(path: Path, start: int, stop: int) -> bytes:
+    with path.open("rb") as handle:
+        handle.seek(start)
+        return handle.read(stop - start)
 
 
 def unbundle_split(
