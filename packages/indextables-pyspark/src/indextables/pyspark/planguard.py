@@ -16,7 +16,8 @@ transaction log, so no reader, PURGE or REPAIR takes a claim for table data.
 Claims only matter while a DataFrame lives: one read in 16 sweeps claims
 older than a day, and ``PURGE INDEXTABLE`` removes them too. A store that
 refuses the write (read-only credentials) falls back to a marker file on the
-executor's host, which all executors of one host share.
+executor's host, which all executors of one host share; one such claim in 16
+also deletes the host's markers older than a day.
 
 On a reuse the first task re-reads the table's current snapshot (or the
 pinned time-travel version) in full and the other tasks return nothing, so
@@ -88,9 +89,14 @@ def claim(store: ObjectStore, token: str, execution: str) -> str:
     except ObjectStoreError as error:
         _LOG.debug("plan claim %s not writable in the table store (%s): host marker", key, error)
         return _claim_on_host(token, execution)
-    if int(token[:2], 16) < 256 // _SWEEP_ONE_IN:
+    if _sweeps(token):
         sweep_claims(store)
     return execution
+
+
+def _sweeps(token: str) -> bool:
+    """True for one token in :data:`_SWEEP_ONE_IN` (tokens are random hex)."""
+    return int(token[:2], 16) < 256 // _SWEEP_ONE_IN
 
 
 def sweep_claims(
@@ -121,4 +127,27 @@ def _claim_on_host(token: str, execution: str) -> str:
     finally:
         os.unlink(staging)
     with open(marker, encoding="utf-8") as handle:
-        return handle.read()
+        owner = handle.read()
+    if _sweeps(token):
+        sweep_host_markers()
+    return owner
+
+
+def sweep_host_markers(
+    *, older_than_hours: float = CLAIM_TTL_HOURS, now: float | None = None
+) -> int:
+    """Delete this host's plan markers older than ``older_than_hours``; return how many."""
+    cutoff = (now if now is not None else time.time()) - older_than_hours * 3600
+    deleted = 0
+    try:
+        entries = list(os.scandir(_MARKER_DIR))
+    except FileNotFoundError:
+        return 0
+    for entry in entries:
+        try:
+            if entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
+                deleted += 1
+        except FileNotFoundError:
+            continue  # another process swept it first
+    return deleted
