@@ -12,6 +12,7 @@ from pyspark.sql.types import StructType
 from indextables.protocol.splitbundle import unbundle_split
 from indextables.pyspark.errors import IndexTablesSparkError
 from indextables.pyspark.filters import Condition
+from indextables.pyspark.reindex import SUFFIX
 from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitcache import SplitRef
 from indextables.pyspark.splitreader import SplitEntry, read_split
@@ -48,10 +49,14 @@ def test_golden_split_rows(name: str, tmp_path: Path, expected: Any, sort_rows: 
     [
         ((Condition("=", "id", (3,)),), SearchSpec(), lambda r: r["id"] == 3),
         ((Condition(">=", "score", (30.0,)),), SearchSpec(), lambda r: r["score"] >= 30),
-        # Reference splits' text terms are unsearchable here: text conditions are dropped
-        # (a superset; Spark re-checks pushed filters).
-        ((Condition("in", "text", ("doc1", "doc5")),), SearchSpec(), lambda r: True),
+        # Text terms of reference splits are searched in a rebuilt copy (see reindex).
+        (
+            (Condition("in", "text", ("doc1", "doc5")),),
+            SearchSpec(),
+            lambda r: r["text"] in ("doc1", "doc5"),
+        ),
         ((Condition("prefix", "text", ("doc",)),), SearchSpec(), lambda r: True),
+        ((Condition("=", "text", ("doc3",)),), SearchSpec(), lambda r: r["text"] == "doc3"),
         ((Condition("!=", "id", (1,)),), SearchSpec(), lambda r: r["id"] != 1),
         ((), SearchSpec(field_match={"text": "doc4"}), lambda r: r["text"] == "doc4"),
     ],
@@ -69,9 +74,41 @@ def test_conditions_and_search_narrow_exactly(
     assert sort_rows(rows) == sort_rows([r for r in oracle["rows"] if keep(r)])
 
 
-def test_full_text_query_on_reference_split_is_a_clear_error(tmp_path: Path, expected: Any) -> None:
+@pytest.mark.parametrize("name", NAMES)
+def test_query_on_reference_splits_searches_a_rebuilt_copy(
+    name: str, tmp_path: Path, expected: Any, sort_rows: Any
+) -> None:
+    oracle = expected(name)
+    wanted = oracle["rows"][len(oracle["rows"]) // 2]
+    column = "title" if "title" in wanted else "text"
+    search = SearchSpec(query=f'{column}:"{wanted[column]}"')
+    rows = _read_all(name, oracle, tmp_path, search=search, conditions=())
+    assert sort_rows(rows) == sort_rows([r for r in oracle["rows"] if r[column] == wanted[column]])
+    copies = {p.name for p in tmp_path.iterdir() if p.name.endswith(SUFFIX)}
+    assert copies == {f"{n}{SUFFIX}" for n in range(len(oracle["liveFiles"]))}
+    # The copy is reused: reading again builds nothing new.
+    stamps = {p: p.stat().st_ino for p in tmp_path.iterdir()}
+    assert sort_rows(_read_all(name, oracle, tmp_path, search=search, conditions=())) == sort_rows(
+        rows
+    )
+    assert {p: p.stat().st_ino for p in tmp_path.iterdir() if p in stamps} == stamps
+
+
+def test_reference_split_without_doc_mapping_is_a_clear_error(
+    tmp_path: Path, expected: Any
+) -> None:
     oracle = expected("04_partitioned")
-    with pytest.raises(IndexTablesSparkError, match="SSTable term dictionary"):
-        _read_all(
-            "04_partitioned", oracle, tmp_path, search=SearchSpec(query="text:doc2"), conditions=()
+    live = oracle["liveFiles"][0]
+    unbundle_split((GOLDEN / "04_partitioned" / live["path"]).read_bytes(), tmp_path / "s")
+    schema = StructType.fromJson(json.loads(oracle["metadata"]["schemaString"]))
+    entry = SplitEntry(SplitRef(live["path"], live["size"]), live["partitionValues"], None)
+    with pytest.raises(IndexTablesSparkError, match="no doc mapping"):
+        list(
+            read_split(
+                str(tmp_path / "s"),
+                entry,
+                schema,
+                search=SearchSpec(query="text:doc1"),
+                conditions=(),
+            )
         )

@@ -12,13 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import tantivy
 
 from indextables.pyspark.convert import arrow_schema, column_from_docs, partition_column
-from indextables.pyspark.errors import IndexTablesSparkError
 from indextables.pyspark.filters import Condition, conjunction, to_query
 from indextables.pyspark.mapping import FieldKind, FieldSpec, specs_from_doc_mapping
+from indextables.pyspark.reindex import is_unreadable_dictionary, searchable_copy
 from indextables.pyspark.searchoptions import SearchSpec, build_query
 from indextables.pyspark.splitcache import SplitRef
 from indextables.pyspark.splitwriter import ROWS_FILE
@@ -63,24 +62,22 @@ def read_split(
     if query is None and os.path.exists(rows_path):
         yield from _scan_rows(rows_path, schema, entry)
         return
-    post_filter: Mapping[str, str] = {}
     try:
         hits = _search(searcher, query or tantivy.Query.all_query(), total)
     except ValueError as error:
-        if "SSTable" not in str(error):
+        if not is_unreadable_dictionary(error):
             raise
-        # Splits of the reference (Quickwit) use SSTable term dictionaries, which
-        # tantivy-py cannot read: scan everything instead. Pushed conditions may be
-        # dropped (Spark re-checks them); exact matches are applied here.
-        _refuse_full_text(search, entry)
-        hits = _search(searcher, tantivy.Query.all_query(), total)
-        post_filter = search.field_match
+        # A split of the reference (SSTable term dictionary): search a rebuilt local copy.
+        copy = searchable_copy(
+            directory, doc_mapping_json=entry.doc_mapping_json, split_path=entry.ref.path
+        )
+        yield from read_split(copy, entry, schema, search=search, conditions=conditions)
+        return
     addresses = sorted(hits, key=lambda a: (a.segment_ord, a.doc))
     target = arrow_schema(schema)
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
-        batch = _batch(searcher, chunk, schema, target, entry, fields)
-        yield _match_exact(batch, post_filter) if post_filter else batch
+        yield _batch(searcher, chunk, schema, target, entry, fields)
 
 
 def _scan_rows(path: str, schema: StructType, entry: SplitEntry) -> Iterator[pa.RecordBatch]:
@@ -106,24 +103,6 @@ def _scan_rows(path: str, schema: StructType, entry: SplitEntry) -> Iterator[pa.
 def _search(searcher: tantivy.Searcher, query: tantivy.Query, total: int) -> list[Any]:
     # search(limit=0) panics in tantivy-py: callers guarantee total >= 1.
     return [a for _, a in searcher.search(query, limit=total, count=False).hits]
-
-
-def _refuse_full_text(search: SearchSpec, entry: SplitEntry) -> None:
-    if search.query or search.text_search:
-        raise IndexTablesSparkError(
-            f"split {entry.ref.path} uses an SSTable term dictionary (written by the Scala "
-            "reference), which tantivy-py cannot search: the query/textsearch options are "
-            "not available on it; use Spark filters or fieldmatch, or MERGE SPLITS to rewrite it"
-        )
-
-
-def _match_exact(batch: pa.RecordBatch, matches: Mapping[str, str]) -> pa.RecordBatch:
-    mask = None
-    for column, value in matches.items():
-        name = next(n for n in batch.schema.names if n.lower() == column.lower())
-        term = pc.fill_null(pc.equal(batch.column(name), value), False)
-        mask = term if mask is None else pc.and_(mask, term)
-    return batch.filter(mask)
 
 
 def _fields(index: tantivy.Index, entry: SplitEntry) -> dict[str, FieldSpec]:
