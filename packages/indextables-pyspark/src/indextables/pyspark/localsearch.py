@@ -12,7 +12,9 @@ When the plan is large (more splits than ``localMaxSplits``) or the result is
 (more rows than ``localMaxRows``), the search falls back to the distributed
 read with the same options and filters, so the result does not depend on
 the path taken. A ``where`` condition is always evaluated by Spark on the
-result as well: translated conditions only narrow the search.
+result as well: translated conditions only narrow the search. A search run
+in the driver is a snapshot of the version current at the call; later
+actions on its DataFrame do not search again.
 """
 
 from __future__ import annotations
