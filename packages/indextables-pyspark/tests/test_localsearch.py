@@ -150,3 +150,20 @@ def test_bad_input_is_a_clear_python_error(
 def test_not_a_table(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(NotATableError):
         itp.search(spark, str(tmp_path / "nothing"), "x")
+
+
+@pytest.mark.parametrize("mode", ["local", "distributed"])
+def test_a_search_answers_as_of_the_call(spark: Any, tmp_path: Path, mode: str) -> None:
+    path = str(tmp_path / "t")
+    rows = spark.range(10).selectExpr("id", "concat('line ', id) as message")
+    writer = rows.write.format("indextables").option(
+        "spark.indextables.indexing.typemap.message", "text"
+    )
+    writer.mode("append").save(path)
+    df = itp.search(spark, path, "message:line", options={MODE: mode})
+    assert df.count() == 10
+    writer.mode("append").save(path)  # a later commit doubles the table
+    assert df.count() == 10
+    assert itp.search(spark, path, "message:line", options={MODE: mode}).count() == 20
+    pinned = {MODE: mode, "versionAsOf": "1"}
+    assert itp.search(spark, path, "message:line", options=pinned).count() == 10

@@ -12,9 +12,9 @@ When the plan is large (more splits than ``localMaxSplits``) or the result is
 (more rows than ``localMaxRows``), the search falls back to the distributed
 read with the same options and filters, so the result does not depend on
 the path taken. A ``where`` condition is always evaluated by Spark on the
-result as well: translated conditions only narrow the search. A search run
-in the driver is a snapshot of the version current at the call; later
-actions on its DataFrame do not search again.
+result as well: translated conditions only narrow the search. Either way the
+rows are those of the table version current at the call (the distributed
+read is pinned to it with ``versionAsOf``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from indextables.pyspark.options import PREFIX, lower_keys, parse_int
 from indextables.pyspark.reader import IndexTablesReader
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
-from indextables.pyspark.tableaccess import open_table_store
+from indextables.pyspark.tableaccess import TableView, open_table_store
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -138,11 +138,13 @@ def search(
         raise OptionError(f"limit={limit} must be >= 0")
     read_options = _read_options(path, query, textsearch, fieldmatch, options)
     placement = parse_placement(read_options)
+    view = IndexTablesDataSource(read_options).view()
     frame = None
     if placement.mode != "distributed":
-        frame = _local(spark, read_options, where, limit, placement)
+        frame = _local(spark, read_options, view, where, limit, placement)
     if frame is None:
-        frame = spark.read.format(FORMAT).options(**read_options).load()
+        # Pinned to the version searched: both paths answer as of the call.
+        frame = spark.read.format(FORMAT).options(**_pinned(read_options, view.version)).load()
     if where:
         frame = frame.where(where)
     return frame if limit is None else frame.limit(limit)
@@ -166,15 +168,23 @@ def _read_options(
     return out
 
 
+def _pinned(read_options: dict[str, str], version: int) -> dict[str, str]:
+    """``read_options`` reading ``version`` unless they already time-travel."""
+    keys = {k.lower() for k in read_options}
+    if keys & {"versionasof", "timestampasof"}:
+        return read_options
+    return {**read_options, "versionAsOf": str(version)}
+
+
 def _local(
     spark: SparkSession,
     read_options: dict[str, str],
+    view: TableView,
     where: str | None,
     limit: int | None,
     placement: SearchPlacement,
 ) -> DataFrame | None:
-    """The search run in this process, or None when it should run distributed."""
-    view = IndexTablesDataSource(read_options).view()
+    """The search of ``view`` run in this process, or None when it should run distributed."""
     schema = table_schema(view)
     reader = make_reader(read_options, view, schema)
     if where:
