@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -27,6 +29,29 @@ from indextables.storage.secrets import install_log_redaction
 __all__ = ["S3Store"]
 
 _DELETE_BATCH = 1000  # DeleteObjects accepts at most 1000 keys
+
+
+# Building a boto3 client takes ~0.1 s here, and stores are opened per table
+# access (each planning call, each task): clients are shared per process by
+# options. boto3 clients are thread-safe; the process id in the key keeps a
+# forked child from using its parent's connection pool.
+_CLIENTS: dict[tuple[int, S3Options], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+_MAX_CLIENTS = 32
+
+
+def shared_client(options: S3Options) -> Any:
+    """The process's boto3 S3 client for ``options`` (built on first use)."""
+    key = (os.getpid(), options)
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+    if client is not None:
+        return client
+    client = _make_client(options)
+    with _CLIENTS_LOCK:
+        if len(_CLIENTS) >= _MAX_CLIENTS:
+            _CLIENTS.clear()
+        return _CLIENTS.setdefault(key, client)
 
 
 def _make_client(options: S3Options) -> Any:
@@ -78,7 +103,7 @@ class S3Store(RemoteStore):
         self._root = normalize_root(prefix)
         self._options = options or S3Options()
         self._scheme = scheme
-        self._client = _make_client(self._options)
+        self._client = shared_client(self._options)
 
     def __repr__(self) -> str:
         return f"S3Store(uri={self.uri!r}, endpoint_url={self._options.endpoint_url!r})"
