@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -186,3 +187,32 @@ def test_corrupt_block_of_a_parallel_read_names_the_file(store: Any, entries: An
     store.put(key, data[:at] + b"\x00\x00\x00\x00" + data[at + 4 :])
     with pytest.raises(CorruptAvroFileError, match=Path(key).name):
         read_state(store, 1, parallelism=4)
+
+
+def test_resolve_doc_mappings_restores_json_as_entries_are_built(
+    store: Any, entries: Any, decoder: ModuleType
+) -> None:
+    written = entries(300)
+    assert all(e.doc_mapping_ref and e.doc_mapping_json is None for e in written)
+    registry = {written[0].doc_mapping_ref: '[{"name":"id","type":"i64"}]'}
+    write_state(
+        store,
+        version=1,
+        base=None,
+        adds=written,
+        removes=[],
+        schema_registry=registry,
+        metadata=None,
+    )
+    # Without it, entries are what the manifest holds.
+    assert {e.path: e for e in read_state(store, 1).files} == {e.path: e for e in written}
+    files = read_state(store, 1).files
+    assert files.resolve_doc_mappings(registry) is files
+    resolved = {e.path: e for e in files}
+    for entry in written:
+        got = resolved[entry.path]
+        assert got.doc_mapping_json == registry[entry.doc_mapping_ref]
+        assert got.doc_mapping_ref == entry.doc_mapping_ref
+        assert replace(got, doc_mapping_json=None) == entry
+    files = read_state(store, 1).files.resolve_doc_mappings({})
+    assert all(e.doc_mapping_json is None for e in files)  # unknown refs stay refs

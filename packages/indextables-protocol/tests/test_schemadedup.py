@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from indextables.protocol.schemadedup import (
     registry_from_configuration,
     resolve_doc_mapping,
 )
+from indextables.protocol.state import FileEntry, with_doc_mapping_json
 
 MAPPING = (
     '[{"fast":true,"indexed":true,"name":"id","stored":true,"type":"i64"},'
@@ -81,3 +83,20 @@ def test_unknown_ref_is_an_error_naming_the_file() -> None:
     add = AddAction("p.split", {}, 1, 1, True, doc_mapping_ref="nope")
     with pytest.raises(CorruptFileError, match=r"v\.json.*nope"):
         resolve_doc_mapping(add, {}, path="v.json")
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"min_values": {"id": "1"}, "max_values": {"id": "9"}, "num_records": 3},
+        {"split_tags": ("a",), "footer_start_offset": 5, "has_footer_offsets": True},
+    ],
+)
+def test_file_entries_get_their_mapping_like_dataclasses_replace(extra: dict[str, Any]) -> None:
+    entry = FileEntry("p.split", {"d": "1"}, 10, 2, True, 4, 5, doc_mapping_ref="r1", **extra)
+    restored = resolve_doc_mapping(entry, {"r1": "[]"})
+    assert restored == replace(entry, doc_mapping_json="[]")
+    assert type(restored) is FileEntry
+    assert entry.doc_mapping_json is None  # the original is untouched
+    assert with_doc_mapping_json(entry, "[1]") == replace(entry, doc_mapping_json="[1]")

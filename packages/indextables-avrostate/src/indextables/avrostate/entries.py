@@ -60,6 +60,9 @@ class BlockRef:
     path: str
 
 
+_DOC_MAPPING_JSON = FileEntry.__dict__["doc_mapping_json"]
+
+
 class FileEntries(Sequence[FileEntry]):
     """The live entries of a state: planning columns now, full entries on access.
 
@@ -68,7 +71,15 @@ class FileEntries(Sequence[FileEntry]):
     them as read-only.
     """
 
-    __slots__ = ("_block_starts", "_blocks", "_built", "_cols", "_spans", "_with_nulls")
+    __slots__ = (
+        "_block_starts",
+        "_blocks",
+        "_built",
+        "_cols",
+        "_doc_mappings",
+        "_spans",
+        "_with_nulls",
+    )
 
     def __init__(self, columns: Columns, block_starts: list[int], blocks: list[BlockRef]) -> None:
         self._cols = columns
@@ -78,6 +89,7 @@ class FileEntries(Sequence[FileEntry]):
         # column -> per block, its entries' statistic spans (see stat_codes)
         self._spans: dict[str, list[bytes]] = {}
         self._with_nulls: dict[str, Sequence[int | None]] = {}
+        self._doc_mappings: Mapping[str, str] | None = None
 
     @classmethod
     def empty(cls) -> FileEntries:
@@ -125,12 +137,21 @@ class FileEntries(Sequence[FileEntry]):
             entry = built[i] = self._decode_range(block_id, i, i + 1)[0]
         return entry
 
+    def resolve_doc_mappings(self, registry: Mapping[str, str]) -> FileEntries:
+        """Give entries built from now on their ``doc_mapping_json`` from ``registry``.
+
+        An entry that carries only a ``docMappingRef`` found in ``registry``
+        comes out with both; others are unchanged. Returns ``self``.
+        """
+        self._doc_mappings = registry or None
+        return self
+
     def _decode_range(self, block_id: int, lo: int, hi: int) -> list[FileEntry]:
         """Build the entries ``[lo, hi)``, all in block ``block_id``, in one decoder call."""
         block = self._blocks[block_id]
         cols = self._cols
         try:
-            return impl.decoder().decode_entries(  # type: ignore[no-any-return]
+            entries: list[FileEntry] = impl.decoder().decode_entries(
                 block.data,
                 cols.starts[lo:hi],
                 cols.paths[lo:hi],
@@ -140,6 +161,17 @@ class FileEntries(Sequence[FileEntry]):
             )
         except DecodeError as exc:
             raise CorruptAvroFileError(block.path, f"record does not decode: {exc}") from exc
+        registry = self._doc_mappings
+        if registry is not None:
+            for entry in entries:
+                ref = entry.doc_mapping_ref
+                if ref is not None and entry.doc_mapping_json is None:
+                    found = registry.get(ref)
+                    if found is not None:
+                        # The entry is new and not yet shared: set the slot in place
+                        # (a copy per entry was most of a large snapshot's cost).
+                        _DOC_MAPPING_JSON.__set__(entry, found)
+        return entries
 
     @property
     def paths(self) -> Sequence[str]:

@@ -209,7 +209,9 @@ def read_state(
 
     With a ``partition_filter``, manifests whose bounds cannot match are not
     read and entries whose partition values do not match are dropped while
-    decoding.
+    decoding. Entries keep what the manifest holds (often only a
+    ``doc_mapping_ref``); ``files.resolve_doc_mappings(state.schema_registry)``
+    restores their JSON as they are built.
     """
     state = load_state_manifest(store, version)
     chosen = select_manifests(state, partition_filter)

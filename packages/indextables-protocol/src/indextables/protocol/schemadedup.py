@@ -20,7 +20,7 @@ from typing import Any, Final, TypeVar
 
 from indextables.protocol.actions import AddAction
 from indextables.protocol.errors import CorruptFileError
-from indextables.protocol.state import FileEntry
+from indextables.protocol.state import FileEntry, with_doc_mapping_json
 
 __all__ = [
     "SCHEMA_KEY_PREFIX",
@@ -122,4 +122,6 @@ def resolve_doc_mapping(
         raise CorruptFileError(
             path, f"{record.path}: docMappingRef {record.doc_mapping_ref!r} not in schema registry"
         )
+    if isinstance(record, FileEntry):
+        return with_doc_mapping_json(record, doc_mapping)
     return replace(record, doc_mapping_json=doc_mapping)

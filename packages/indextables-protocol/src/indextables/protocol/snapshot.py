@@ -14,7 +14,7 @@ import json
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from indextables.protocol.actions import (
@@ -43,7 +43,7 @@ from indextables.protocol.metrics import emit
 from indextables.protocol.predicates import Predicate
 from indextables.protocol.protocolcheck import check_readable
 from indextables.protocol.schemadedup import registry_from_configuration, resolve_doc_mapping
-from indextables.protocol.state import FileEntry, StateManifest
+from indextables.protocol.state import FileEntry, StateManifest, with_doc_mapping_json
 from indextables.protocol.stateformat import StateFormat
 from indextables.protocol.store import ObjectStore
 
@@ -235,9 +235,8 @@ class SnapshotReader:
         check_readable(protocol, path=self.store.uri)
         registry = dict(base.manifest.schema_registry) if base.manifest else {}
         registry.update(registry_from_configuration(metadata.configuration))
-        files = [
-            resolve_doc_mapping(f, registry, path=self.store.uri) for f in replay.files.values()
-        ]
+        uri = self.store.uri
+        files = [resolve_doc_mapping(f, registry, path=uri) for f in replay.files.values()]
         if flt is not None:
             files = [f for f in files if flt.matches(f.partition_values)]
         return Snapshot(
@@ -311,7 +310,13 @@ class SnapshotReader:
         manifest = loaded.manifest
         # Restore doc mappings once per state read, not on every snapshot built on it.
         registry = manifest.schema_registry
-        files = {entry.path: _with_mapping(entry, registry) for entry in loaded.files}
+        entries = loaded.files
+        resolve = getattr(entries, "resolve_doc_mappings", None)
+        if resolve is not None:
+            # The state format can restore them while it builds the entries
+            # (avro-state does): much cheaper than a copy of each entry here.
+            resolve(registry)
+        files = {entry.path: _with_mapping(entry, registry) for entry in entries}
         elapsed = (time.monotonic() - started) * 1000
         tombstones = len(manifest.tombstones)
         tags = {"table": self.store.uri}
@@ -341,7 +346,7 @@ def _with_mapping(entry: FileEntry, registry: Mapping[str, str]) -> FileEntry:
     if entry.doc_mapping_json is not None or entry.doc_mapping_ref is None:
         return entry
     found = registry.get(entry.doc_mapping_ref)
-    return entry if found is None else replace(entry, doc_mapping_json=found)
+    return entry if found is None else with_doc_mapping_json(entry, found)
 
 
 def _metadata_of_state(manifest: StateManifest, uri: str) -> MetadataAction | None:

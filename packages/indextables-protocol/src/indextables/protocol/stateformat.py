@@ -27,7 +27,10 @@ class LoadedState:
     ``files`` has tombstones applied and, when a partition filter was given,
     holds only entries from manifests whose bounds can match (entries are
     not filtered one by one: the caller still applies its predicate).
-    ``files`` may be a lazy sequence that decodes entries on access.
+    ``files`` may be a lazy sequence that decodes entries on access. If it has
+    a ``resolve_doc_mappings(registry)`` method, the engine calls it before
+    reading entries so they come out with ``doc_mapping_json`` already
+    restored from the state's schema registry (optional, for speed).
     """
 
     manifest: StateManifest

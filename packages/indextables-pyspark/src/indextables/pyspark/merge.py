@@ -49,7 +49,7 @@ class MergeGroup:
     @property
     def size(self) -> int:
         """Total bytes of the group's splits."""
-        return sum(s.entry.ref.size for s in self.splits)
+        return sum(s.size for s in self.splits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +73,10 @@ def plan_groups(
     predicate = _predicate(where)
     buckets: dict[str, list[LiveSplit]] = {}
     for split in splits:
-        values = split.entry.partition_values
-        if split.entry.ref.path in skipped or (predicate and not predicate.matches(values)):
+        values = split.partition_values
+        if split.path in skipped or (predicate and not predicate.matches(values)):
             continue
-        key = json.dumps([sorted(values.items()), split.entry.doc_mapping_json])
+        key = json.dumps([sorted(values.items()), split.doc_mapping_json])
         buckets.setdefault(key, []).append(split)
     groups = [g for key in sorted(buckets) for g in _pack(buckets[key], target_size)]
     return groups[:max_groups] if max_groups is not None else groups
@@ -84,8 +84,8 @@ def plan_groups(
 
 def _pack(splits: list[LiveSplit], target_size: int) -> Iterator[MergeGroup]:
     current: list[LiveSplit] = []
-    for split in sorted(splits, key=lambda s: (s.entry.ref.size, s.entry.ref.path)):
-        if current and sum(s.entry.ref.size for s in current) + split.entry.ref.size > target_size:
+    for split in sorted(splits, key=lambda s: (s.size, s.path)):
+        if current and sum(s.size for s in current) + split.size > target_size:
             if len(current) > 1:
                 yield MergeGroup(tuple(current))
             current = []
@@ -212,7 +212,7 @@ def commit_outcomes(table: Any, outcomes: Sequence[MergeOutcome]) -> list[MergeO
     for failed in (o for o in outcomes if o.add is None):
         for split in failed.group.splits:
             table.record_skip(
-                split.entry.ref.path,
+                split.path,
                 reason=failed.error or "merge failed",
                 operation="merge",
                 cooldown_hours=SKIP_COOLDOWN_HOURS,
@@ -220,10 +220,10 @@ def commit_outcomes(table: Any, outcomes: Sequence[MergeOutcome]) -> list[MergeO
     if done:
         removes = [
             RemoveAction(
-                path=s.entry.ref.path,
+                path=s.path,
                 data_change=False,
-                partition_values=dict(s.entry.partition_values),
-                size=s.entry.ref.size,
+                partition_values=dict(s.partition_values),
+                size=s.size,
             )
             for o in done
             for s in o.group.splits

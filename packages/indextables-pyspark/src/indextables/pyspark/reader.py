@@ -140,7 +140,7 @@ class IndexTablesReader(DataSourceReader):
     def _may_match(self, split: LiveSplit, kinds: Mapping[str, FieldKind]) -> bool:
         return may_match_file(
             self.conditions,
-            partition_values=split.entry.partition_values,
+            partition_values=split.partition_values,
             min_values=split.min_values,
             max_values=split.max_values,
             kinds=kinds,
@@ -181,7 +181,7 @@ def _groups(items: list[SplitEntry], size: int) -> Iterator[list[SplitEntry]]:
 
 
 def _fields_of(view: TableView) -> dict[str, Any]:
-    mappings = {s.entry.doc_mapping_json for s in view.splits if s.entry.doc_mapping_json}
+    mappings = {s.doc_mapping_json for s in view.splits if s.doc_mapping_json}
     if not mappings:
         # No split yet: the field kinds follow from the schema and the indexing options
         # recorded in the table configuration at creation.

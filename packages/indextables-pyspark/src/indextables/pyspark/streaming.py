@@ -63,11 +63,10 @@ class IndexTablesStreamReader(DataSourceStreamReader):
         before = set()
         if start["version"] >= 0:
             before = {
-                s.entry.ref.path
-                for s in load_view(self.path, self.options, version=start["version"]).splits
+                s.path for s in load_view(self.path, self.options, version=start["version"]).splits
             }
         after = load_view(self.path, self.options, version=end["version"])
-        new = [s.entry for s in after.splits if s.entry.ref.path not in before]
+        new = [s.entry for s in after.splits if s.path not in before]
         size = self.read_options.splits_per_task
         token = new_token()
         return [ReadTask(tuple(new[i : i + size]), token, 0.0) for i in range(0, len(new), size)]

@@ -13,6 +13,7 @@ from typing import Any
 
 from indextables.protocol.actions import AddAction
 from indextables.protocol.errors import TableExistsError, TableNotFoundError
+from indextables.protocol.state import FileEntry
 from indextables.protocol.store import ObjectStore
 from indextables.pyspark.errors import NotATableError
 from indextables.pyspark.options import lower_keys
@@ -40,15 +41,59 @@ def open_table_store(uri: str, options: Mapping[str, str]) -> ObjectStore:
     return open_store(uri, **storage_options(options))
 
 
-@dataclass(frozen=True, slots=True)
 class LiveSplit:
-    """One live split with what planning needs (stats) and what tasks need (entry)."""
+    """One live split: planning reads its statistics, tasks get its :attr:`entry`.
 
-    entry: SplitEntry
-    min_values: Mapping[str, str] | None
-    max_values: Mapping[str, str] | None
-    num_records: int | None
-    num_merge_ops: int = 0
+    A view of the snapshot's file entry: tables of many files are planned
+    without building a task record per file (only for the splits that
+    survive pruning).
+    """
+
+    __slots__ = ("_file", "doc_mapping_json", "max_values", "min_values", "partition_values")
+
+    def __init__(self, file: FileEntry, doc_mapping_json: str | None) -> None:
+        self._file = file
+        self.doc_mapping_json = doc_mapping_json
+        # What pruning reads for every split: plain slots, not properties.
+        self.partition_values: Mapping[str, str | None] = file.partition_values
+        self.min_values: Mapping[str, str] | None = file.min_values
+        self.max_values: Mapping[str, str] | None = file.max_values
+
+    def __repr__(self) -> str:
+        return f"LiveSplit({self._file.path!r})"
+
+    @property
+    def path(self) -> str:
+        """The split's path relative to the table root."""
+        return self._file.path
+
+    @property
+    def size(self) -> int:
+        """The split's size in bytes."""
+        return self._file.size
+
+    @property
+    def num_records(self) -> int | None:
+        """Rows in the split."""
+        return self._file.num_records
+
+    @property
+    def num_merge_ops(self) -> int:
+        """How many merges produced the split."""
+        return self._file.num_merge_ops or 0
+
+    @property
+    def entry(self) -> SplitEntry:
+        """What a read task needs: where the split is and how to read it."""
+        file = self._file
+        has_footer = bool(file.has_footer_offsets) or file.footer_start_offset is not None
+        ref = SplitRef(
+            path=file.path,
+            size=file.size,
+            footer_start_offset=file.footer_start_offset if has_footer else None,
+            footer_end_offset=file.footer_end_offset if has_footer else None,
+        )
+        return SplitEntry(ref, dict(file.partition_values or {}), self.doc_mapping_json)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,20 +170,11 @@ def load_view(
     )
 
 
-def _live(entry: Any, registry: Mapping[str, str]) -> LiveSplit:
-    has_footer = bool(entry.has_footer_offsets) or entry.footer_start_offset is not None
-    ref = SplitRef(
-        path=entry.path,
-        size=entry.size,
-        footer_start_offset=entry.footer_start_offset if has_footer else None,
-        footer_end_offset=entry.footer_end_offset if has_footer else None,
-    )
+def _live(entry: FileEntry, registry: Mapping[str, str]) -> LiveSplit:
     mapping = entry.doc_mapping_json
     if mapping is None and entry.doc_mapping_ref:
         mapping = registry.get(entry.doc_mapping_ref)
-    split = SplitEntry(ref, dict(entry.partition_values or {}), mapping)
-    merges = entry.num_merge_ops or 0
-    return LiveSplit(split, entry.min_values, entry.max_values, entry.num_records, merges)
+    return LiveSplit(entry, mapping)
 
 
 def commit_write(

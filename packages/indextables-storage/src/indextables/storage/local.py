@@ -64,6 +64,8 @@ class LocalStore:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self._root = Path(os.path.abspath(os.fspath(root)))
+        # Computed once: every key check names the store, and planning opens thousands.
+        self._uri = self._root.as_uri()
 
     def __repr__(self) -> str:
         return f"LocalStore(uri={self.uri!r})"
@@ -71,7 +73,7 @@ class LocalStore:
     @property
     def uri(self) -> str:
         """``file://`` URI of the root directory."""
-        return self._root.as_uri()
+        return self._uri
 
     @property
     def root(self) -> Path:
