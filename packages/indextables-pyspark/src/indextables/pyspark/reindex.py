@@ -14,6 +14,7 @@ eviction treats it like any cached split.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import time
@@ -25,6 +26,7 @@ from indextables.pyspark.errors import IndexTablesSparkError
 from indextables.pyspark.mapping import specs_from_doc_mapping, tantivy_schema
 
 SUFFIX = "-searchable"
+_LOG = logging.getLogger(__name__)
 _HEAP_BYTES = 64 << 20
 _CHUNK = 10_000
 
@@ -53,6 +55,8 @@ def searchable_copy(directory: str, *, doc_mapping_json: str | None, split_path:
             "reference) and has no doc mapping to rebuild a searchable copy from"
         )
     staging = os.path.join(os.path.dirname(target), f".tmp-{uuid.uuid4().hex}")
+    started = time.monotonic()
+    _LOG.info("building a searchable copy of reference split %s", split_path)
     try:
         _rebuild(directory, staging, doc_mapping_json, split_path)
         try:
@@ -62,6 +66,7 @@ def searchable_copy(directory: str, *, doc_mapping_json: str | None, split_path:
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    _LOG.info("searchable copy of %s built in %.1f s", split_path, time.monotonic() - started)
     return target
 
 
