@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -371,3 +372,68 @@ def test_newest_protocol_below_a_state_is_found(table: Any, root: Path) -> None:
     assert (snap.version, snap.state_version) == (11, 10)
     assert snap.protocol == upgraded
     assert reopened.snapshot(1).protocol == ProtocolAction(4, 4)
+
+
+class _Reads:
+    """A local store that records the keys it was asked to read."""
+
+    def __init__(self, base: Any) -> None:
+        self.base, self.keys = base, []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.base, name)
+
+    def get(self, key: str) -> bytes:
+        self.keys.append(key)
+        return bytes(self.base.get(key))
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        self.keys.append(key)
+        return bytes(self.base.get_range(key, start, end))
+
+
+def test_metadata_snapshot_reads_no_manifest(table: Any, root: Path) -> None:
+    for i in range(12):
+        day = f"2024-01-{i % 3 + 1:02d}"
+        table.commit(adds=[split(root, f"p{i}.split", date=day)])
+    reads = _Reads(table.store)
+    reopened = open_table(str(root), store=reads)
+    for version in (None, 12, 5):
+        reopened.invalidate_cache()
+        reads.keys.clear()
+        full = reopened.snapshot(version)
+        state_read = version != 5  # version 5 predates the first state
+        assert bool([k for k in reads.keys if "/manifests/" in k]) == state_read
+        reads.keys.clear()
+        light = reopened.metadata_snapshot(version)
+        assert light.files == ()
+        assert (light.version, light.metadata, light.protocol) == (
+            full.version,
+            full.metadata,
+            full.protocol,
+        )
+        assert light.schema_registry == full.schema_registry
+        assert not [k for k in reads.keys if "/manifests/" in k]
+    stamp = reopened.history()[4].timestamp
+    assert (
+        reopened.metadata_snapshot(timestamp=stamp).version
+        == reopened.snapshot(timestamp=stamp).version
+    )
+    with pytest.raises(VersionNotFoundError):
+        reopened.metadata_snapshot(99)
+
+
+def test_scanned_protocol_is_shared_but_never_stale(table: Any, root: Path) -> None:
+    """Protocol actions found in old version files are shared across handles, keyed by
+    each file's size and modification time, so a rewritten file is read again."""
+    _write_version(root, 1, [ProtocolAction(4, 4), split(root, "a.split")])
+    for i in range(2, 12):
+        table.commit(adds=[split(root, f"p{i}.split")])
+    assert open_table(str(root)).snapshot().version == 11  # state at 10: v1 scanned
+    # The same version file rewritten (a table re-created at the same URI, say).
+    _write_version(root, 1, [ProtocolAction(5, 5), split(root, "a.split")])
+    rewritten = root / "_transaction_log" / f"{1:020d}.json"
+    later = rewritten.stat().st_mtime + 5  # the same size: only the time tells them apart
+    os.utime(rewritten, (later, later))
+    with pytest.raises(UnsupportedProtocolError, match="reader version 5"):
+        open_table(str(root))

@@ -7,8 +7,9 @@ needed to plan), then times, in this process:
 - the avro-state planning snapshot of the same state (the floor: what the
   state format alone costs);
 - the engine's snapshot (every live entry, doc mappings restored);
-- the data source's table view (``load_view``) and ``partitions()`` with a
-  pushed filter on a statistics column and on the partition column.
+- the data source's ``schema()`` (metadata only), table view (``load_view``)
+  and ``partitions()`` with a pushed filter on a statistics column and on the
+  partition column.
 
 Usage: python benchmarks/plan_big.py [--files 70000] [--path DIR] [--repeat 5]
 """
@@ -122,6 +123,10 @@ def main() -> int:
         floor,
     )
     options = {"path": args.path}
+    from indextables.pyspark.datasource import IndexTablesDataSource
+
+    source = IndexTablesDataSource(options)
+    timed("data source schema()", lambda: len(source.schema().fields), args.repeat, floor)
     timed(
         "data source table view",
         lambda: len(load_view(args.path, options).splits),

@@ -29,6 +29,7 @@ __all__ = [
     "IsNull",
     "LessThan",
     "LessThanOrEqual",
+    "MatchNothing",
     "Not",
     "Or",
     "Predicate",
@@ -86,6 +87,20 @@ class Predicate:
     def may_match(self, bounds: Bounds) -> bool:
         """``False`` only when ``bounds`` prove that no entry can match."""
         return True
+
+
+@dataclass(frozen=True, slots=True)
+class MatchNothing(Predicate):
+    """Matches no entry and prunes every manifest: a snapshot's metadata alone."""
+
+    def columns(self) -> frozenset[str]:
+        return frozenset()
+
+    def evaluate(self, values: Values) -> bool | None:
+        return False
+
+    def may_match(self, bounds: Bounds) -> bool:
+        return False
 
 
 def _value(values: Values, column: str) -> str | None:

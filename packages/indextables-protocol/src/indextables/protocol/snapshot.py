@@ -133,6 +133,10 @@ class _Base:
     version: int | None
 
 
+_SCANNED: dict[tuple[str, int, int, int, str], Any] = {}
+_SCANNED_LOCK = threading.Lock()
+
+
 class SnapshotReader:
     """Builds snapshots of one table, caching immutable pieces.
 
@@ -266,12 +270,25 @@ class SnapshotReader:
         answer is remembered: version files never change.
         """
         wire_key = "protocol" if kind is ProtocolAction else "metaData"
+        uri = self.store.uri
         for v in sorted((v for v in layout.listing.versions if v <= below), reverse=True):
+            info = layout.listing.versions[v]
+            # Shared by every handle in the process: scanning large version files
+            # is costly and each planning call opens its own handle. A table
+            # re-created at the same URI writes new files, so size and
+            # modification time are part of the key.
+            shared = (uri, v, info.size, info.last_modified_ms, wire_key)
             found = self._found.get((wire_key, v))
             if found is None:
+                found = _SCANNED.get(shared)
+            if found is None:
                 found = self._scan(v, wire_key, kind)
-                with self._lock:
-                    self._found[(wire_key, v)] = found
+                with _SCANNED_LOCK:
+                    if len(_SCANNED) > 4096:
+                        _SCANNED.clear()
+                    _SCANNED[shared] = found
+            with self._lock:
+                self._found[(wire_key, v)] = found
             if found is not _ABSENT:
                 return found
         return None

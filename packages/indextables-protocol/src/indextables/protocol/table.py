@@ -53,7 +53,7 @@ from indextables.protocol.maintenance.results import (
     TruncateResult,
     ValidateResult,
 )
-from indextables.protocol.predicates import Predicate, parse_predicate
+from indextables.protocol.predicates import MatchNothing, Predicate, parse_predicate
 from indextables.protocol.protocolcheck import new_table_protocol
 from indextables.protocol.schemadedup import configuration_with_registry, deduplicate_adds
 from indextables.protocol.skips import SkipTracker
@@ -106,7 +106,8 @@ def open_table(
     """
     resolved_store, fmt = _resolve(uri, storage_options, store, state_format)
     table = Table(resolved_store, fmt, uri=uri, config=config)
-    table.reader.load()  # fail early: no table, unreadable protocol
+    # Fail early (no table, unreadable protocol) without reading the file list.
+    table.reader.load(partition_filter=MatchNothing())
     return table
 
 
@@ -235,6 +236,24 @@ class Table:
                     f"{list(snap.partition_columns)}"
                 )
         return snap
+
+    def metadata_snapshot(
+        self, version: int | None = None, *, timestamp: int | float | datetime | None = None
+    ) -> Snapshot:
+        """The snapshot of ``version`` (or ``timestamp``, else the latest) without its files.
+
+        ``files`` is empty; version, protocol, metadata and schema registry are
+        those of :meth:`snapshot`. No manifest of the state is read, so this is
+        cheap on tables of many files (a schema lookup, a protocol check).
+
+        Raises:
+            VersionNotFoundError: the version or timestamp is not reachable.
+        """
+        if timestamp is not None:
+            if version is not None:
+                raise ValueError("give a version or a timestamp, not both")
+            version = self.version_at(timestamp)
+        return self.reader.load(version, partition_filter=MatchNothing())
 
     def history(self) -> list[HistoryEntry]:
         """One entry per retained version, oldest first."""

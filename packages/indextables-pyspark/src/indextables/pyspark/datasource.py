@@ -24,7 +24,7 @@ from indextables.pyspark.options import (
 )
 from indextables.pyspark.reader import IndexTablesReader
 from indextables.pyspark.searchoptions import SearchSpec
-from indextables.pyspark.tableaccess import TableView, load_view
+from indextables.pyspark.tableaccess import TableView, load_schema_json, load_view
 from indextables.pyspark.writer import IndexTablesWriter, WritePlan
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
@@ -54,8 +54,15 @@ class IndexTablesDataSource(DataSource):
         )
 
     def schema(self) -> StructType:
-        """The table's logical schema from its metadata (partition columns included)."""
-        return table_schema(self.view())
+        """The table's logical schema from its metadata (partition columns included).
+
+        Reads the metadata only: no file list, however many splits the table has.
+        """
+        read = parse_read(self.options)
+        text = load_schema_json(
+            self._path(), self.options, version=read.version_as_of, timestamp=read.timestamp_as_of
+        )
+        return StructType.fromJson(json.loads(text))
 
     def reader(self, schema: StructType) -> IndexTablesReader:
         """A reader of the requested snapshot."""

@@ -170,6 +170,22 @@ def load_view(
     )
 
 
+def load_schema_json(
+    uri: str,
+    options: Mapping[str, str],
+    *,
+    version: int | None = None,
+    timestamp: int | None = None,
+) -> str:
+    """The table's Spark schema JSON at a version, without reading its file list.
+
+    Raises:
+        NotATableError: ``uri`` holds no table.
+    """
+    snapshot = _open(uri, options).metadata_snapshot(version, timestamp=timestamp)
+    return str(snapshot.metadata.schema_string)
+
+
 def _live(entry: FileEntry, registry: Mapping[str, str]) -> LiveSplit:
     mapping = entry.doc_mapping_json
     if mapping is None and entry.doc_mapping_ref:
