@@ -35,11 +35,11 @@ from indextables.pyspark.datasource import (
 )
 from indextables.pyspark.errors import OptionError
 from indextables.pyspark.filters import translate_predicate
-from indextables.pyspark.options import PREFIX, lower_keys, parse_int
+from indextables.pyspark.options import PREFIX, lower_keys, parse_int, parse_read
 from indextables.pyspark.reader import IndexTablesReader
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
-from indextables.pyspark.tableaccess import TableView, open_table_store
+from indextables.pyspark.tableaccess import TableView, open_table_store, resolve_version
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -138,13 +138,19 @@ def search(
         raise OptionError(f"limit={limit} must be >= 0")
     read_options = _read_options(path, query, textsearch, fieldmatch, options)
     placement = parse_placement(read_options)
-    view = IndexTablesDataSource(read_options).view()
     frame = None
-    if placement.mode != "distributed":
+    if placement.mode == "distributed":
+        read = parse_read(read_options)
+        version = resolve_version(
+            path, read_options, version=read.version_as_of, timestamp=read.timestamp_as_of
+        )
+    else:
+        view = IndexTablesDataSource(read_options).view()
+        version = view.version
         frame = _local(spark, read_options, view, where, limit, placement)
     if frame is None:
         # Pinned to the version searched: both paths answer as of the call.
-        frame = spark.read.format(FORMAT).options(**_pinned(read_options, view.version)).load()
+        frame = spark.read.format(FORMAT).options(**_pinned(read_options, version)).load()
     if where:
         frame = frame.where(where)
     return frame if limit is None else frame.limit(limit)

@@ -186,6 +186,21 @@ def load_schema_json(
     return str(snapshot.metadata.schema_string)
 
 
+def resolve_version(
+    uri: str,
+    options: Mapping[str, str],
+    *,
+    version: int | None = None,
+    timestamp: int | None = None,
+) -> int:
+    """The table version a read of these options sees, without reading its file list.
+
+    Raises:
+        NotATableError: ``uri`` holds no table.
+    """
+    return int(_open(uri, options).metadata_snapshot(version, timestamp=timestamp).version)
+
+
 def _live(entry: FileEntry, registry: Mapping[str, str]) -> LiveSplit:
     mapping = entry.doc_mapping_json
     if mapping is None and entry.doc_mapping_ref:
