@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader
-from run import logs
+from run import logs, session
 
 
 class _NoopReader(DataSourceReader):
@@ -61,22 +61,10 @@ def main() -> int:
     parser.add_argument("--path", default=os.path.join(tempfile.gettempdir(), "it-profile"))
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    import indextables.pyspark as itp
     from indextables.pyspark.datasource import IndexTablesDataSource
     from indextables.pyspark.tableaccess import load_view
 
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.python.filterPushdown.enabled", "true")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    itp.register(spark)
+    spark = session()
     spark.dataSource.register(_Noop)
     path, repeat = args.path, args.repeat
     if not os.path.exists(path):

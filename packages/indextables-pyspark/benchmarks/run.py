@@ -60,13 +60,8 @@ def logs(spark: Any, rows: int) -> Any:
     )
 
 
-def main() -> int:
-    """Run the benchmarks and print figures."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--write-rows", type=int, default=1_000_000)
-    parser.add_argument("--search-rows", type=int, default=2_000_000)
-    parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
+def session() -> Any:
+    """The benchmarks' local[2] session (pushdown on, quiet), with the format registered."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
@@ -81,6 +76,19 @@ def main() -> int:
     )
     spark.sparkContext.setLogLevel("ERROR")
     itp.register(spark)
+    return spark
+
+
+def main() -> int:
+    """Run the benchmarks and print figures."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--write-rows", type=int, default=1_000_000)
+    parser.add_argument("--search-rows", type=int, default=2_000_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    import indextables.pyspark as itp
+
+    spark = session()
     work = tempfile.mkdtemp(prefix="indextables-bench-")
     try:
         options = {"spark.indextables.indexing.typemap.message": "text"}

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any, Final, NamedTuple
 
 from indextables.avrostate.errors import SchemaMismatchError
+from indextables.protocol.predicates import as_number  # re-exported for the decoders
 
 __all__ = [
     "DEFAULTS",
@@ -23,6 +24,7 @@ __all__ = [
     "SLOT_NAMES",
     "FieldOp",
     "Plan",
+    "as_number",
     "compile_plan",
 ]
 
@@ -317,16 +319,3 @@ class Columns:
         for row in rows:
             out[row] = None
         return out
-
-
-def as_number(text: str) -> int | float | None:
-    """The number ``compare_values`` sees in ``text`` (int, else non-NaN float), or ``None``."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        number = float(text)
-    except ValueError:
-        return None
-    return None if number != number else number

@@ -34,6 +34,7 @@ __all__ = [
     "Or",
     "Predicate",
     "StartsWith",
+    "as_number",
     "compare_values",
     "parse_predicate",
 ]
@@ -43,7 +44,8 @@ Bounds = Mapping[str, PartitionBounds] | None
 _PREFIX_END: Final = "\uffff"
 
 
-def _as_number(text: str) -> int | float | None:
+def as_number(text: str) -> int | float | None:
+    """The number ``compare_values`` sees in ``text`` (int, else non-NaN float), or ``None``."""
     try:
         return int(text)
     except ValueError:
@@ -61,7 +63,7 @@ def compare_values(a: str, b: str) -> int:
     Returns:
         -1, 0 or 1.
     """
-    x, y = _as_number(a), _as_number(b)
+    x, y = as_number(a), as_number(b)
     if x is not None and y is not None:
         return (x > y) - (x < y)
     return (a > b) - (a < b)
