@@ -155,7 +155,6 @@ class SnapshotReader:
         self._snapshots: dict[tuple[int, Predicate | None], tuple[float, Snapshot]] = {}
         self._states: dict[int, _Base] = {}
         self._versions: dict[int, list[Action]] = {}
-        self._found: dict[tuple[str, int], Any] = {}
 
     def invalidate(self) -> None:
         """Drop every cached snapshot and state."""
@@ -278,17 +277,13 @@ class SnapshotReader:
             # re-created at the same URI writes new files, so size and
             # modification time are part of the key.
             shared = (uri, v, info.size, info.last_modified_ms, wire_key)
-            found = self._found.get((wire_key, v))
-            if found is None:
-                found = _SCANNED.get(shared)
+            found = _SCANNED.get(shared)
             if found is None:
                 found = self._scan(v, wire_key, kind)
                 with _SCANNED_LOCK:
                     if len(_SCANNED) > 4096:
                         _SCANNED.clear()
                     _SCANNED[shared] = found
-            with self._lock:
-                self._found[(wire_key, v)] = found
             if found is not _ABSENT:
                 return found
         return None

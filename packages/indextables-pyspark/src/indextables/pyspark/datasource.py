@@ -24,7 +24,7 @@ from indextables.pyspark.options import (
 )
 from indextables.pyspark.reader import IndexTablesReader
 from indextables.pyspark.searchoptions import SearchSpec
-from indextables.pyspark.tableaccess import TableView, load_schema_json, load_view
+from indextables.pyspark.tableaccess import TableView, load_head, load_view
 from indextables.pyspark.writer import IndexTablesWriter, WritePlan
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
@@ -59,10 +59,10 @@ class IndexTablesDataSource(DataSource):
         Reads the metadata only: no file list, however many splits the table has.
         """
         read = parse_read(self.options)
-        text = load_schema_json(
+        head = load_head(
             self._path(), self.options, version=read.version_as_of, timestamp=read.timestamp_as_of
         )
-        return StructType.fromJson(json.loads(text))
+        return StructType.fromJson(json.loads(head.schema_json))
 
     def reader(self, schema: StructType) -> IndexTablesReader:
         """A reader of the requested snapshot."""

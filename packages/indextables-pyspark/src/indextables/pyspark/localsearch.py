@@ -39,7 +39,7 @@ from indextables.pyspark.options import PREFIX, lower_keys, parse_int, parse_rea
 from indextables.pyspark.reader import IndexTablesReader
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
-from indextables.pyspark.tableaccess import TableView, open_table_store, resolve_version
+from indextables.pyspark.tableaccess import TableView, load_head, open_table_store
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -141,9 +141,9 @@ def search(
     frame = None
     if placement.mode == "distributed":
         read = parse_read(read_options)
-        version = resolve_version(
+        version = load_head(
             path, read_options, version=read.version_as_of, timestamp=read.timestamp_as_of
-        )
+        ).version
     else:
         view = IndexTablesDataSource(read_options).view()
         version = view.version

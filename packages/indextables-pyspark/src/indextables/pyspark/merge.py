@@ -194,11 +194,27 @@ def run_as_tasks(
     options: Mapping[str, str],
     view: TableView,
     groups: Sequence[MergeGroup],
+    *,
+    job_group: str | None = None,
 ) -> list[MergeOutcome]:
-    """Merge ``groups`` as Spark tasks, one task per group."""
+    """Merge ``groups`` as Spark tasks, one task per group.
+
+    With ``job_group``, the jobs run in that Spark job group; the calling
+    thread's own group and description are restored afterwards.
+    """
     args = (uri, dict(options), view.schema_json, view.partition_columns)
-    rdd = spark.sparkContext.parallelize(list(groups), len(groups))
-    outcomes: list[MergeOutcome] = rdd.map(lambda g: merge_group(*args, g)).collect()
+    context = spark.sparkContext
+    previous = context.getLocalProperty("spark.jobGroup.id")
+    description = context.getLocalProperty("spark.job.description")
+    if job_group is not None:
+        context.setJobGroup(job_group, f"indextables merge of {uri}")
+    try:
+        rdd = context.parallelize(list(groups), len(groups))
+        outcomes: list[MergeOutcome] = rdd.map(lambda g: merge_group(*args, g)).collect()
+    finally:
+        if job_group is not None:
+            context.setLocalProperty("spark.jobGroup.id", previous)  # type: ignore[arg-type]
+            context.setLocalProperty("spark.job.description", description)  # type: ignore[arg-type]
     return outcomes
 
 

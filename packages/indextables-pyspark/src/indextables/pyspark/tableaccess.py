@@ -170,35 +170,33 @@ def load_view(
     )
 
 
-def load_schema_json(
+@dataclass(frozen=True, slots=True)
+class TableHead:
+    """What a read sees of a table without its file list.
+
+    Attributes:
+        version: the snapshot's version.
+        schema_json: Spark schema JSON (``metaData.schemaString``).
+    """
+
+    version: int
+    schema_json: str
+
+
+def load_head(
     uri: str,
     options: Mapping[str, str],
     *,
     version: int | None = None,
     timestamp: int | None = None,
-) -> str:
-    """The table's Spark schema JSON at a version, without reading its file list.
+) -> TableHead:
+    """The version and schema a read of these options sees, without reading the file list.
 
     Raises:
         NotATableError: ``uri`` holds no table.
     """
     snapshot = _open(uri, options).metadata_snapshot(version, timestamp=timestamp)
-    return str(snapshot.metadata.schema_string)
-
-
-def resolve_version(
-    uri: str,
-    options: Mapping[str, str],
-    *,
-    version: int | None = None,
-    timestamp: int | None = None,
-) -> int:
-    """The table version a read of these options sees, without reading its file list.
-
-    Raises:
-        NotATableError: ``uri`` holds no table.
-    """
-    return int(_open(uri, options).metadata_snapshot(version, timestamp=timestamp).version)
+    return TableHead(int(snapshot.version), str(snapshot.metadata.schema_string))
 
 
 def _live(entry: FileEntry, registry: Mapping[str, str]) -> LiveSplit:

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from indextables.pyspark.datasource import FORMAT
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.merge import MergeGroup, MergeOutcome, run_as_tasks
+from indextables.pyspark.merge import run_as_tasks
 from indextables.pyspark.onwrite import OnWriteResult, after_write
 from indextables.pyspark.options import ON_WRITE_DEFERRED, parse_on_write
-from indextables.pyspark.tableaccess import TableView, load_view
+from indextables.pyspark.tableaccess import load_view
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
 
 MODES = ("append", "overwrite")
 JOB_GROUP = "indextables-merge-on-write"
@@ -92,32 +92,13 @@ def write(
         opts,
         settings,
         version=version,
-        run_groups=functools.partial(_as_job_group, df.sparkSession),
+        run_groups=functools.partial(run_as_tasks, df.sparkSession, job_group=JOB_GROUP),
     )
     if settings.merge_async:
         return WriteResult(path, version, _executor().submit(job))
     done: Future[OnWriteResult] = Future()
     done.set_result(job())
     return WriteResult(path, version, done)
-
-
-def _as_job_group(
-    spark: SparkSession,
-    uri: str,
-    options: Mapping[str, str],
-    view: TableView,
-    groups: Sequence[MergeGroup],
-) -> list[MergeOutcome]:
-    """Merge as Spark tasks in the job group :data:`JOB_GROUP` (the caller's group is kept)."""
-    context = spark.sparkContext
-    previous = context.getLocalProperty("spark.jobGroup.id")
-    description = context.getLocalProperty("spark.job.description")
-    context.setJobGroup(JOB_GROUP, f"indextables merge-on-write of {uri}")
-    try:
-        return run_as_tasks(spark, uri, options, view, groups)
-    finally:
-        context.setLocalProperty("spark.jobGroup.id", previous)  # type: ignore[arg-type]
-        context.setLocalProperty("spark.job.description", description)  # type: ignore[arg-type]
 
 
 def _executor() -> ThreadPoolExecutor:
