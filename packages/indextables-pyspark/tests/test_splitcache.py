@@ -48,3 +48,15 @@ def test_least_recently_used_split_is_evicted(tmp_path: Path) -> None:
     assert not os.path.exists(one)
     assert not os.path.exists(two)  # still over the cap with it: evicted too
     assert os.path.isdir(three)
+
+
+def test_cached_answers_without_fetching(tmp_path: Path) -> None:
+    store, refs = _store(tmp_path)
+    cache = SplitCache(str(tmp_path / "cache"), 1 << 30)
+    assert cache.cached(store.uri, refs[0]) is None
+    assert not (tmp_path / "cache").exists()  # asking does not fetch or create anything
+    fetched = cache.fetch(store, store.uri, refs[0])
+    os.utime(fetched, (1, 1))
+    assert cache.cached(store.uri, refs[0]) == fetched
+    assert os.stat(fetched).st_mtime > 1  # a hit counts as a use for eviction
+    assert cache.cached(store.uri, refs[1]) is None

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tantivy
 from pyspark.sql.types import StructType
 
 from indextables.protocol.splitbundle import unbundle_split
@@ -15,7 +18,7 @@ from indextables.pyspark.filters import Condition
 from indextables.pyspark.reindex import SUFFIX
 from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitcache import SplitRef
-from indextables.pyspark.splitreader import SplitEntry, read_split
+from indextables.pyspark.splitreader import SplitEntry, open_split, read_split
 
 GOLDEN = Path(__file__).resolve().parents[4] / "shared/golden/indextables_spark_v0.5.4"
 NAMES = sorted(p.name[: -len(".expected.json")] for p in GOLDEN.glob("*.expected.json"))
@@ -112,3 +115,34 @@ def test_reference_split_without_doc_mapping_is_a_clear_error(
                 conditions=(),
             )
         )
+
+
+def _unbundled(name: str, number: int, directory: Path) -> Path:
+    live = json.loads((GOLDEN / f"{name}.expected.json").read_text())["liveFiles"][number]
+    unbundle_split((GOLDEN / name / live["path"]).read_bytes(), directory)
+    return directory
+
+
+def test_open_split_keeps_an_index_open_per_directory_and_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = _unbundled(NAMES[0], 0, tmp_path / "split")
+    index, searcher = open_split(str(directory))
+    assert open_split(str(directory)) == (index, searcher)
+    monkeypatch.setattr(os, "getpid", lambda: -1)  # as in a forked worker
+    assert open_split(str(directory))[0] is not index
+
+
+def test_open_split_reopens_a_directory_recreated_with_other_contents(tmp_path: Path) -> None:
+    splits = [(name, 0) for name in NAMES]
+    first = _unbundled(*splits[0], tmp_path / "split")
+    before = open_split(str(first))[1].num_docs
+    shutil.rmtree(first)
+    other = next(s for s in splits[1:] if _docs(s, tmp_path) != before)
+    again = _unbundled(*other, tmp_path / "split")
+    assert open_split(str(again))[1].num_docs == _docs(other, tmp_path)
+
+
+def _docs(split: tuple[str, int], tmp_path: Path) -> int:
+    probe = _unbundled(*split, tmp_path / f"probe-{split[0]}")
+    return int(tantivy.Index.open(str(probe)).searcher().num_docs)

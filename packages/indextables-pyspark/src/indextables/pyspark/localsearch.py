@@ -20,13 +20,13 @@ read is pinned to it with ``versionAsOf``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from indextables.pyspark.convert import arrow_schema
+from indextables.pyspark.arrowframe import arrow_dataframe
 from indextables.pyspark.datasource import (
     FORMAT,
     IndexTablesDataSource,
@@ -206,8 +206,7 @@ def _local(
         batches = _collect(reader, entries, row_cap=row_cap, stop_at=stop_at)
     except _TooLarge:
         return None
-    table = pa.Table.from_batches(batches, schema=arrow_schema(schema))
-    return spark.createDataFrame(table, schema=schema)
+    return arrow_dataframe(spark, batches, schema)
 
 
 def _collect(
@@ -217,18 +216,29 @@ def _collect(
     row_cap: int | None,
     stop_at: int | None,
 ) -> list[pa.RecordBatch]:
-    """Every matching batch of ``entries``; splits are fetched in parallel, read in order."""
-    store = open_table_store(reader.view.uri, reader.options)
+    """Every matching batch of ``entries``, in order; splits not on disk are fetched in parallel."""
     read = reader.read_options
     cache = SplitCache(read.cache_dir, read.cache_max_bytes)
+    uri = reader.view.uri
+    local = [cache.cached(uri, e.ref) for e in entries]
+    pool = None
+    pending: dict[int, Future[str]] = {}
+    if None in local:
+        # Only splits not on local disk are worth a thread: a warm search starts none.
+        store = open_table_store(uri, reader.options)
+        pool = ThreadPoolExecutor(max_workers=_FETCH_THREADS)
+        pending = {
+            i: pool.submit(cache.fetch, store, uri, e.ref)
+            for i, (e, hit) in enumerate(zip(entries, local, strict=True))
+            if hit is None
+        }
     out: list[pa.RecordBatch] = []
     rows = 0
-    pool = ThreadPoolExecutor(max_workers=_FETCH_THREADS)
     try:
-        fetches = [pool.submit(cache.fetch, store, reader.view.uri, e.ref) for e in entries]
-        for entry, fetch in zip(entries, fetches, strict=True):
+        for i, entry in enumerate(entries):
+            directory = local[i] or pending[i].result()
             for batch in read_split(
-                fetch.result(),
+                directory,
                 entry,
                 reader.schema,
                 search=reader.search,
@@ -241,6 +251,7 @@ def _collect(
                 if stop_at is not None and rows >= stop_at:
                     return out
     finally:
-        # Splits not yet fetched when the search stops early are not downloaded.
-        pool.shutdown(wait=True, cancel_futures=True)
+        if pool is not None:
+            # Splits not yet fetched when the search stops early are not downloaded.
+            pool.shutdown(wait=True, cancel_futures=True)
     return out

@@ -51,13 +51,21 @@ class SplitCache:
     directory: str
     max_bytes: int
 
+    def cached(self, table_uri: str, split: SplitRef) -> str | None:
+        """The local directory holding ``split`` if it is cached (marked as used), else None."""
+        target = os.path.join(self.directory, _cache_key(table_uri, split))
+        if not os.path.isdir(target):
+            return None
+        _touch(target)
+        return target
+
     def fetch(self, store: ObjectStore, table_uri: str, split: SplitRef) -> str:
         """The local directory holding ``split`` unbundled, fetching it on a miss."""
+        hit = self.cached(table_uri, split)
+        if hit is not None:
+            return hit
         os.makedirs(self.directory, exist_ok=True)
         target = os.path.join(self.directory, _cache_key(table_uri, split))
-        if os.path.isdir(target):
-            _touch(target)
-            return target
         staging = os.path.join(self.directory, f".tmp-{uuid.uuid4().hex}")
         try:
             _download(store, split, staging)

@@ -1,0 +1,132 @@
+"""Arrow batches -> DataFrame: the one-round-trip path returns what createDataFrame returns."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from indextables.pyspark import arrowframe
+from indextables.pyspark.arrowframe import arrow_dataframe
+from indextables.pyspark.convert import arrow_schema
+
+SCHEMA = StructType(
+    [
+        StructField("id", LongType()),
+        StructField("small", IntegerType()),
+        StructField("ratio", DoubleType()),
+        StructField("single", FloatType()),
+        StructField("flag", BooleanType()),
+        StructField("text", StringType()),
+        StructField("raw", BinaryType()),
+        StructField("day", DateType()),
+        StructField("at", TimestampType()),
+        StructField("local_at", TimestampNTZType()),
+        StructField("amount", DecimalType(10, 2)),
+        StructField("tags", ArrayType(StringType())),
+        StructField("attrs", MapType(StringType(), LongType())),
+        StructField(
+            "inner", StructType([StructField("a", LongType()), StructField("b", StringType())])
+        ),
+    ]
+)
+
+UTC = dt.UTC
+
+
+def _rows() -> list[dict[str, Any]]:
+    full = {
+        "id": 2**40,
+        "small": -7,
+        "ratio": 2.5,
+        "single": 0.25,
+        "flag": True,
+        "text": "héllo wörld",
+        "raw": b"\x00\xff",
+        "day": dt.date(2024, 2, 29),
+        "at": dt.datetime(2024, 3, 10, 7, 30, 0, 123456, tzinfo=UTC),
+        "local_at": dt.datetime(2024, 3, 10, 7, 30, 0, 5),
+        "amount": Decimal("12.34"),
+        "tags": ["a", "b"],
+        "attrs": [("k", 1)],
+        "inner": {"a": 1, "b": "x"},
+    }
+    return [full, dict.fromkeys(full), {**full, "id": -1, "tags": []}]
+
+
+def _batches() -> list[pa.RecordBatch]:
+    table = pa.Table.from_pylist(_rows(), schema=arrow_schema(SCHEMA))
+    return table.to_batches(max_chunksize=2)
+
+
+@pytest.fixture
+def new_york(spark: Any) -> Iterator[None]:
+    """The session in a zone that is not UTC, so timestamp handling shows."""
+    key = "spark.sql.session.timeZone"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "America/New_York")
+    yield
+    spark.conf.set(key, before)
+
+
+class _WithoutJvm:
+    """A session as Spark Connect presents it: createDataFrame, no Py4J gateway."""
+
+    def __init__(self, spark: Any) -> None:
+        self.createDataFrame = spark.createDataFrame
+
+
+def _reference(spark: Any, batches: list[pa.RecordBatch]) -> list[Any]:
+    table = pa.Table.from_batches(batches, schema=arrow_schema(SCHEMA))
+    return spark.createDataFrame(table, schema=SCHEMA).collect()
+
+
+@pytest.mark.usefixtures("new_york")
+def test_direct_path_matches_create_dataframe_on_every_type(spark: Any) -> None:
+    assert arrowframe._utils(spark) is not None  # the fast path is what runs here
+    frame = arrow_dataframe(spark, _batches(), SCHEMA)
+    assert "LocalRelation" in frame._jdf.queryExecution().analyzed().toString()
+    assert frame.schema == SCHEMA
+    assert frame.collect() == _reference(spark, _batches())
+    assert frame.where("id = -1").count() == 1
+
+
+def test_no_batches_is_an_empty_frame_with_the_schema(spark: Any) -> None:
+    frame = arrow_dataframe(spark, [], SCHEMA)
+    assert frame.schema == SCHEMA
+    assert frame.collect() == []
+
+
+def test_a_session_without_the_gateway_uses_create_dataframe(spark: Any) -> None:
+    frame = arrow_dataframe(_WithoutJvm(spark), _batches(), SCHEMA)  # type: ignore[arg-type]
+    assert frame.collect() == _reference(spark, _batches())
+
+
+def test_a_missing_jvm_entry_point_falls_back_once(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(arrowframe, "_UTILS", "org.example.NoSuchUtils")
+    monkeypatch.setattr(arrowframe, "_handles", type(arrowframe._handles)())
+    assert arrow_dataframe(spark, _batches(), SCHEMA).collect() == _reference(spark, _batches())
+    assert arrowframe._handles[spark.sparkContext] is None  # remembered: no lookup next time
