@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -130,3 +135,56 @@ def test_a_missing_jvm_entry_point_falls_back_once(
     monkeypatch.setattr(arrowframe, "_handles", type(arrowframe._handles)())
     assert arrow_dataframe(spark, _batches(), SCHEMA).collect() == _reference(spark, _batches())
     assert arrowframe._handles[spark.sparkContext] is None  # remembered: no lookup next time
+
+
+ENCRYPTED = textwrap.dedent(
+    """
+    import json, os, sys
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+    import indextables.pyspark as itp
+    from indextables.pyspark import arrowframe
+    spark = (SparkSession.builder.master("local[1]")
+             .config("spark.ui.enabled", "false")
+             .config("spark.io.encryption.enabled", "true").getOrCreate())
+    itp.register(spark)
+    path = sys.argv[1]
+    spark.range(0, 50).selectExpr("id", "concat('line ', id % 5) as message").write.format(
+        "indextables").mode("append").option(
+        "spark.indextables.indexing.typemap.message", "text").save(path)
+    mode = "spark.indextables.search.mode"
+    local = itp.search(spark, path, "message:3", options={mode: "local"})
+    spread = itp.search(spark, path, "message:3", options={mode: "distributed"})
+    print("RESULT " + json.dumps({
+        "encrypted": spark.sparkContext._encryption_enabled,
+        "direct": arrowframe._utils(spark) is not None,
+        "local": sorted(r.id for r in local.collect()),
+        "distributed": sorted(r.id for r in spread.collect()),
+    }))
+    spark.stop()
+    """
+)
+
+
+@pytest.mark.integration
+def test_under_io_encryption_rows_go_through_the_socket(tmp_path: Path) -> None:
+    """With I/O encryption on, PySpark's authenticated socket replaces the temporary file."""
+    script = tmp_path / "scenario.py"
+    script.write_text(ENCRYPTED)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "table")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, done.stderr[-3000:]
+    result = json.loads(lines[-1][len("RESULT ") :])
+    expected = [i for i in range(50) if i % 5 == 3]
+    assert result == {
+        "encrypted": True,
+        "direct": True,
+        "local": expected,
+        "distributed": expected,
+    }
