@@ -167,3 +167,25 @@ def test_a_search_answers_as_of_the_call(spark: Any, tmp_path: Path, mode: str) 
     assert itp.search(spark, path, "message:line", options={MODE: mode}).count() == 20
     pinned = {MODE: mode, "versionAsOf": "1"}
     assert itp.search(spark, path, "message:line", options=pinned).count() == 10
+
+
+class _NoThreads:
+    """Stands in for ThreadPoolExecutor where a search must start no fetch threads."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a fetch pool was started for splits already on local disk")
+
+
+def test_splits_on_local_disk_are_read_without_fetch_threads(
+    spark: Any, logs: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from indextables.pyspark import localsearch
+
+    options = {MODE: "local", "spark.indextables.cache.directoryPath": str(tmp_path / "cache")}
+    cold = _ids(itp.search(spark, logs, "message:timed", options=options))  # fetches
+    assert any((tmp_path / "cache").iterdir())
+    monkeypatch.setattr(localsearch, "ThreadPoolExecutor", _NoThreads)
+    assert _ids(itp.search(spark, logs, "message:timed", options=options)) == cold
+    other = {**options, "spark.indextables.cache.directoryPath": str(tmp_path / "cold")}
+    with pytest.raises(AssertionError, match="fetch pool"):
+        itp.search(spark, logs, "message:timed", options=other)
