@@ -119,17 +119,25 @@ def _not(codes: _Codes, node: Not, everything: int) -> int:
     )
 
 
+def _bounded_stats(files: FileEntries, column: str) -> tuple[list[str | None], list[str | None]]:
+    """Every entry's min and max of ``column``; a max the writer may have truncated is None."""
+    mins, maxs = files.column_stats(column)
+    return mins, [None if h is not None and len(h) >= 32 else h for h in maxs]
+
+
+def _column_wise(files: FileEntries, node: Predicate) -> int:
+    """A single-column node with its own whole-column form (``may_match_columns``)."""
+    (column,) = node.columns()
+    verdicts: bytes = node.may_match_columns(*_bounded_stats(files, column))  # type: ignore[attr-defined]
+    return int.from_bytes(verdicts, "little")
+
+
 def _per_entry(files: FileEntries, node: Predicate) -> int:
     """Fallback for node types without a column-wise form."""
-    stats = [(c, *files.column_stats(c)) for c in sorted(node.columns())]
+    stats = [(c, *_bounded_stats(files, c)) for c in sorted(node.columns())]
     out = bytearray()
     for i in range(len(files)):
-        bounds = {}
-        for column, mins, maxs in stats:
-            high = maxs[i]
-            if high is not None and len(high) >= 32:
-                high = None
-            bounds[column] = PartitionBounds(mins[i], high)
+        bounds = {column: PartitionBounds(mins[i], maxs[i]) for column, mins, maxs in stats}
         out.append(node.may_match(bounds))
     return int.from_bytes(out, "little")
 
@@ -152,6 +160,8 @@ def _eval(files: FileEntries, codes: _Codes, node: Predicate, everything: int) -
         return everything
     if _is_comparison(node):
         return _comparison(codes, node)
+    if hasattr(node, "may_match_columns") and len(node.columns()) == 1:
+        return _column_wise(files, node)
     return _per_entry(files, node)
 
 

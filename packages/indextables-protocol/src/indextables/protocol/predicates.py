@@ -12,7 +12,7 @@ partition bounds prove that no entry can match.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -31,6 +31,7 @@ __all__ = [
     "LessThanOrEqual",
     "MatchNothing",
     "Not",
+    "NumberCompare",
     "Or",
     "Predicate",
     "StartsWith",
@@ -332,6 +333,108 @@ class Not(Predicate):
         low, high = found
         v = self.child.value
         return not (compare_values(low, v) == 0 and compare_values(high, v) == 0)
+
+
+_NUMBER_OPS: Final[dict[str, Callable[[float, float], bool]]] = {
+    "=": lambda a, b: a == b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def _float_or_none(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _floats(texts: Sequence[str | None]) -> list[float | None]:
+    try:
+        return list(map(float, texts))  # type: ignore[arg-type]  # all present and numbers: C speed
+    except (TypeError, ValueError):
+        return [_float_or_none(t) for t in texts]
+
+
+@dataclass(frozen=True, slots=True)
+class NumberCompare(Predicate):
+    """``column op v`` for any ``v`` in ``values``, both sides read as numbers.
+
+    Meant for min/max statistics of numeric columns (a stats filter, see
+    :mod:`indextables.protocol.statsfilter`). Unlike the string-valued
+    comparisons above, a value is read with Python's ``float`` and a value
+    that is not a number is *unknown*: it never prunes (the string-valued
+    nodes would compare it as a string). Pruning needs both bounds.
+
+    Attributes:
+        column: the column.
+        op: one of ``=``, ``<``, ``<=``, ``>``, ``>=``.
+        values: the numbers compared with (int or float; ``=`` with several
+            values is ``IN``).
+    """
+
+    column: str
+    op: str
+    values: tuple[int | float, ...]
+
+    def __post_init__(self) -> None:
+        if self.op not in _NUMBER_OPS:
+            raise ValueError(f"NumberCompare: unknown operator {self.op!r} on {self.column!r}")
+
+    def columns(self) -> frozenset[str]:
+        return frozenset({self.column})
+
+    def evaluate(self, values: Values) -> bool | None:
+        actual = _float_or_none(_value(values, self.column))
+        if actual is None:
+            return None
+        holds = _NUMBER_OPS[self.op]
+        return any(holds(actual, v) for v in self.values)
+
+    def may_match(self, bounds: Bounds) -> bool:
+        found = bounds.get(self.column) if bounds is not None else None
+        if found is None:
+            return True
+        return self.bounds_may_match(found.min, found.max)
+
+    def bounds_may_match(self, low: str | None, high: str | None) -> bool:
+        """``False`` only when ``low``/``high`` (both numbers) prove no value can match."""
+        lo, hi = _float_or_none(low), _float_or_none(high)
+        return True if lo is None or hi is None else self._overlaps_numbers(lo, hi)
+
+    def may_match_columns(
+        self, lows: Sequence[str | None], highs: Sequence[str | None]
+    ) -> bytes:
+        """Per entry, 1 where :meth:`bounds_may_match` holds, for whole statistic columns."""
+        pairs = list(zip(_floats(lows), _floats(highs), strict=True))
+        # One pass per value (IN lists are short), comparisons inline: no call per entry.
+        found = 0
+        for v in self.values:
+            if self.op == "=":
+                hits = [lo is None or hi is None or lo <= v <= hi for lo, hi in pairs]
+            elif self.op == "<":
+                hits = [lo is None or hi is None or lo < v for lo, hi in pairs]
+            elif self.op == "<=":
+                hits = [lo is None or hi is None or lo <= v for lo, hi in pairs]
+            elif self.op == ">":
+                hits = [lo is None or hi is None or hi > v for lo, hi in pairs]
+            else:
+                hits = [lo is None or hi is None or hi >= v for lo, hi in pairs]
+            found |= int.from_bytes(bytes(hits), "little")
+        return found.to_bytes(len(pairs), "little")
+
+    def _overlaps_numbers(self, lo: float, hi: float) -> bool:
+        op = self.op
+        if op == "=":
+            return any(lo <= v <= hi for v in self.values)
+        holds = _NUMBER_OPS[op]
+        # < and <= need a low enough minimum, > and >= a high enough maximum.
+        bound = lo if op in ("<", "<=") else hi
+        return any(holds(bound, v) for v in self.values)
 
 
 _COMPARISONS: Final[dict[str, type[_Comparison]]] = {

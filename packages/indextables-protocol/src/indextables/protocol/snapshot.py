@@ -45,6 +45,7 @@ from indextables.protocol.protocolcheck import check_readable
 from indextables.protocol.schemadedup import registry_from_configuration, resolve_doc_mapping
 from indextables.protocol.state import FileEntry, StateManifest, with_doc_mapping_json
 from indextables.protocol.stateformat import StateFormat
+from indextables.protocol.statsfilter import entry_may_match, keep_by_stats
 from indextables.protocol.store import ObjectStore
 
 __all__ = ["Snapshot", "SnapshotReader", "TableLayout", "read_state_manifest"]
@@ -66,6 +67,8 @@ class Snapshot:
         schema_registry: doc mapping hash -> JSON.
         skips: skip actions in the version files replayed after the state.
         partition_filter: the filter ``files`` was restricted by, if any.
+        stats_filter: the min/max statistics filter ``files`` was pruned by, if
+            any (see :mod:`indextables.protocol.statsfilter`).
     """
 
     version: int
@@ -77,6 +80,7 @@ class Snapshot:
     schema_registry: Mapping[str, str] = field(default_factory=dict)
     skips: tuple[SkipAction, ...] = ()
     partition_filter: Predicate | None = None
+    stats_filter: Predicate | None = None
 
     @property
     def num_files(self) -> int:
@@ -131,6 +135,8 @@ class _Base:
     manifest: StateManifest | None
     metadata: MetadataAction | None
     version: int | None
+    # The stats filter ``files`` were already pruned by (its entries need no re-check).
+    stats_filter: Predicate | None = None
 
 
 _SCANNED: dict[tuple[str, int, int, int, str], Any] = {}
@@ -152,7 +158,9 @@ class SnapshotReader:
         self.state_format = state_format
         self.ttl_seconds = ttl_seconds
         self._lock = threading.Lock()
-        self._snapshots: dict[tuple[int, Predicate | None], tuple[float, Snapshot]] = {}
+        self._snapshots: dict[
+            tuple[int, Predicate | None, Predicate | None], tuple[float, Snapshot]
+        ] = {}
         self._states: dict[int, _Base] = {}
         self._versions: dict[int, list[Action]] = {}
 
@@ -184,9 +192,14 @@ class SnapshotReader:
         version: int | None = None,
         *,
         partition_filter: Predicate | None = None,
+        stats_filter: Predicate | None = None,
         layout: TableLayout | None = None,
     ) -> Snapshot:
         """Return the snapshot of ``version`` (latest when ``None``).
+
+        ``partition_filter`` keeps the entries whose partition values match;
+        ``stats_filter`` drops the entries whose min/max statistics prove no
+        row can match (before they are built, when the state format can).
 
         Raises:
             TableNotFoundError: no log at this location.
@@ -202,18 +215,18 @@ class SnapshotReader:
             raise VersionNotFoundError(
                 f"{self.store.uri}: version {target} does not exist (latest is {latest})"
             )
-        key = (target, partition_filter)
+        key = (target, partition_filter, stats_filter)
         cached = self._snapshots.get(key)
         if cached is not None and cached[0] > time.monotonic():
             return cached[1]
-        snapshot = self._build(layout, target, partition_filter)
+        snapshot = self._build(layout, target, partition_filter, stats_filter)
         with self._lock:
             self._snapshots[key] = (time.monotonic() + self.ttl_seconds, snapshot)
         return snapshot
 
     def replay_since_base(self, version: int, layout: TableLayout) -> tuple[_Base, Replay]:
         """The (unfiltered) base of ``version`` and the replay of the files after it."""
-        base = self._base(layout, version, None)
+        base = self._base(layout, version, None, None)
         start = 0 if base.version is None else base.version + 1
         require_versions(layout.listing, start, version, uri=self.store.uri)
         replay = Replay(dict(base.files))
@@ -221,8 +234,10 @@ class SnapshotReader:
             replay.apply(v, layout.listing.versions[v].last_modified_ms, self.actions(v))
         return base, replay
 
-    def _build(self, layout: TableLayout, target: int, flt: Predicate | None) -> Snapshot:
-        base = self._base(layout, target, flt)
+    def _build(
+        self, layout: TableLayout, target: int, flt: Predicate | None, stats: Predicate | None
+    ) -> Snapshot:
+        base = self._base(layout, target, flt, stats)
         start = 0 if base.version is None else base.version + 1
         require_versions(layout.listing, start, target, uri=self.store.uri)
         replay = Replay(dict(base.files))
@@ -242,6 +257,8 @@ class SnapshotReader:
         files = [resolve_doc_mapping(f, registry, path=uri) for f in replay.files.values()]
         if flt is not None:
             files = [f for f in files if flt.matches(f.partition_values)]
+        if stats is not None:
+            files = _stats_pruned(files, stats, base)
         return Snapshot(
             target,
             protocol,
@@ -252,6 +269,7 @@ class SnapshotReader:
             schema_registry=registry,
             skips=tuple(replay.skips),
             partition_filter=flt,
+            stats_filter=stats,
         )
 
     def _timestamp(self, layout: TableLayout, version: int, base: _Base) -> int:
@@ -299,7 +317,9 @@ class SnapshotReader:
             return _ABSENT  # purged since the listing
         return next((a for a in reversed(actions) if isinstance(a, kind)), _ABSENT)
 
-    def _base(self, layout: TableLayout, target: int, flt: Predicate | None) -> _Base:
+    def _base(
+        self, layout: TableLayout, target: int, flt: Predicate | None, stats: Predicate | None
+    ) -> _Base:
         state = layout.base_state(target)
         legacy = self._legacy_checkpoint(layout, target)
         if legacy is not None and (
@@ -308,15 +328,18 @@ class SnapshotReader:
             return legacy
         if state is None:
             return _Base({}, None, None, None)
-        if flt is None and state in self._states:
+        unfiltered = flt is None and stats is None
+        if unfiltered and state in self._states:
             return self._states[state]
-        base = self._read_state(state, flt)
-        if flt is None:
+        base = self._read_state(state, flt, stats)
+        if unfiltered:
             with self._lock:
                 self._states = {state: base}  # keep the newest only: they are large
         return base
 
-    def _read_state(self, version: int, flt: Predicate | None) -> _Base:
+    def _read_state(
+        self, version: int, flt: Predicate | None, stats: Predicate | None
+    ) -> _Base:
         started = time.monotonic()
         loaded = self.state_format.read_state(self.store, version, partition_filter=flt)
         manifest = loaded.manifest
@@ -328,6 +351,9 @@ class SnapshotReader:
             # The state format can restore them while it builds the entries
             # (avro-state does): much cheaper than a copy of each entry here.
             resolve(registry)
+        if stats is not None:
+            # Column-wise when the format can: pruned entries are never built.
+            entries = keep_by_stats(entries, stats)
         files = {entry.path: _with_mapping(entry, registry) for entry in entries}
         elapsed = (time.monotonic() - started) * 1000
         tombstones = len(manifest.tombstones)
@@ -337,7 +363,8 @@ class SnapshotReader:
         emit("indextables.state.read.file_count", len(files), **tags)
         emit("indextables.state.tombstone_count", tombstones, **tags)
         emit("indextables.state.tombstone_ratio", tombstones / max(len(files), 1), **tags)
-        return _Base(files, manifest, _metadata_of_state(manifest, self.store.uri), version)
+        metadata = _metadata_of_state(manifest, self.store.uri)
+        return _Base(files, manifest, metadata, version, stats)
 
     def _legacy_checkpoint(self, layout: TableLayout, target: int) -> _Base | None:
         """A legacy JSON checkpoint at or below ``target`` named by ``_last_checkpoint``."""
@@ -352,6 +379,16 @@ class SnapshotReader:
         actions = read_json_checkpoint(self.store, pointer)
         replay.apply(pointer.version, pointer.created_time, actions)
         return _Base(replay.files, None, replay.metadata, pointer.version)
+
+
+def _stats_pruned(files: list[FileEntry], stats: Predicate, base: _Base) -> list[FileEntry]:
+    """``files`` without the entries whose statistics prove no row matches.
+
+    Entries taken unchanged from a base already pruned by ``stats`` are not
+    checked again; entries added by version files after it are.
+    """
+    pruned = base.files if base.stats_filter == stats else {}
+    return [f for f in files if pruned.get(f.path) is f or entry_may_match(stats, f)]
 
 
 def _with_mapping(entry: FileEntry, registry: Mapping[str, str]) -> FileEntry:

@@ -17,7 +17,7 @@ from indextables.protocol.store import ObjectStore
 if TYPE_CHECKING:
     from indextables.protocol.predicates import Predicate
 
-__all__ = ["LoadedState", "StateFormat"]
+__all__ = ["LoadedState", "StateFormat", "StatsPrunable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,13 +30,34 @@ class LoadedState:
     ``files`` may be a lazy sequence that decodes entries on access. If it has
     a ``resolve_doc_mappings(registry)`` method, the engine calls it before
     reading entries so they come out with ``doc_mapping_json`` already
-    restored from the state's schema registry (optional, for speed).
+    restored from the state's schema registry (optional, for speed). If it is
+    :class:`StatsPrunable`, snapshots with a stats filter prune it column-wise
+    before building entries (optional, for speed; the engine checks entry by
+    entry otherwise).
     """
 
     manifest: StateManifest
     files: Sequence[FileEntry]
     manifests_read: int
     manifests_total: int
+
+
+@runtime_checkable
+class StatsPrunable(Protocol):
+    """A ``LoadedState.files`` sequence that evaluates stats filters without building entries.
+
+    Optionally it also has ``select(indices) -> list[FileEntry]``, which
+    builds the entries at ``indices`` (ascending) faster than one by one.
+    """
+
+    def stats_may_match(self, predicate: Predicate) -> list[int]:
+        """Indices (ascending) of the entries whose statistics may satisfy ``predicate``.
+
+        Must equal ``[i for i, e in enumerate(files) if entry_may_match(predicate, e)]``
+        (see :mod:`indextables.protocol.statsfilter`): a max of 32 or more
+        characters counts as absent.
+        """
+        ...
 
 
 @runtime_checkable

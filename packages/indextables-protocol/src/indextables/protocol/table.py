@@ -208,6 +208,7 @@ class Table:
         *,
         timestamp: int | float | datetime | None = None,
         partition_filter: FilterLike = None,
+        stats_filter: Predicate | None = None,
     ) -> Snapshot:
         """The table as of ``version``, or of ``timestamp``, else the latest version.
 
@@ -217,6 +218,11 @@ class Table:
                 committed at or before it.
             partition_filter: a predicate or SQL-like string on partition
                 columns; ``files`` then holds only matching entries.
+            stats_filter: a predicate on the files' min/max statistics;
+                ``files`` then lacks the entries whose statistics prove that no
+                row matches (see :mod:`indextables.protocol.statsfilter`;
+                :class:`~indextables.protocol.predicates.NumberCompare` compares
+                numeric columns). Avro states evaluate it before building entries.
 
         Raises:
             VersionNotFoundError: the version or timestamp is not reachable.
@@ -227,7 +233,7 @@ class Table:
                 raise ValueError("give a version or a timestamp, not both")
             version = self.version_at(timestamp)
         flt = _predicate(partition_filter)
-        snap = self.reader.load(version, partition_filter=flt)
+        snap = self.reader.load(version, partition_filter=flt, stats_filter=stats_filter)
         if flt is not None:
             unknown = flt.columns() - set(snap.partition_columns)
             if unknown:
