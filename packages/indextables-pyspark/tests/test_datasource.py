@@ -32,6 +32,19 @@ def test_golden_tables_read_exactly(
     assert sort_rows(rows) == sort_rows(oracle["rows"])
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_golden_tables_searched_in_the_driver_exactly(
+    spark: Any, name: str, expected: Any, sort_rows: Any, golden_copy: Any
+) -> None:
+    """``itp.search`` in the driver hands every column type to Spark as the read does."""
+    oracle = expected(name)
+    found = itp.search(
+        spark, str(golden_copy(name)), options={"spark.indextables.search.mode": "local"}
+    )
+    assert "LocalRelation" in found._jdf.queryExecution().analyzed().toString()
+    assert sort_rows(_rows(found)) == sort_rows(oracle["rows"])
+
+
 @pytest.mark.parametrize("mode", ["local", "distributed"])
 def test_query_on_a_reference_table(
     spark: Any, mode: str, expected: Any, sort_rows: Any, golden_copy: Any
