@@ -406,9 +406,7 @@ class NumberCompare(Predicate):
         lo, hi = _float_or_none(low), _float_or_none(high)
         return True if lo is None or hi is None else self._overlaps_numbers(lo, hi)
 
-    def may_match_columns(
-        self, lows: Sequence[str | None], highs: Sequence[str | None]
-    ) -> bytes:
+    def may_match_columns(self, lows: Sequence[str | None], highs: Sequence[str | None]) -> bytes:
         """Per entry, 1 where :meth:`bounds_may_match` holds, for whole statistic columns."""
         pairs = list(zip(_floats(lows), _floats(highs), strict=True))
         # One pass per value (IN lists are short), comparisons inline: no call per entry.

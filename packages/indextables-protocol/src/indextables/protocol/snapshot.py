@@ -337,9 +337,7 @@ class SnapshotReader:
                 self._states = {state: base}  # keep the newest only: they are large
         return base
 
-    def _read_state(
-        self, version: int, flt: Predicate | None, stats: Predicate | None
-    ) -> _Base:
+    def _read_state(self, version: int, flt: Predicate | None, stats: Predicate | None) -> _Base:
         started = time.monotonic()
         loaded = self.state_format.read_state(self.store, version, partition_filter=flt)
         manifest = loaded.manifest

@@ -24,7 +24,7 @@ from indextables.pyspark.options import (
 )
 from indextables.pyspark.reader import IndexTablesReader
 from indextables.pyspark.searchoptions import SearchSpec
-from indextables.pyspark.tableaccess import TableView, load_head, load_view
+from indextables.pyspark.tableaccess import TableView, load_head, load_planning_view, load_view
 from indextables.pyspark.writer import IndexTablesWriter, WritePlan
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
@@ -65,8 +65,16 @@ class IndexTablesDataSource(DataSource):
         return StructType.fromJson(json.loads(head.schema_json))
 
     def reader(self, schema: StructType) -> IndexTablesReader:
-        """A reader of the requested snapshot."""
-        return make_reader(self.options, self.view(), schema)
+        """A reader of the requested snapshot.
+
+        Its splits are read when Spark asks for partitions, after the filters
+        are pushed, so the engine prunes them before building entries.
+        """
+        read = parse_read(self.options)
+        view = load_planning_view(
+            self._path(), self.options, version=read.version_as_of, timestamp=read.timestamp_as_of
+        )
+        return make_reader(self.options, view, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> IndexTablesWriter:
         """A writer; validates every option against the DataFrame's schema first."""

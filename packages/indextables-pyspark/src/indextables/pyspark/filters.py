@@ -351,6 +351,80 @@ def _log_string(value: Any) -> str:
     return str(value)
 
 
+def stats_predicate(
+    conditions: Iterable[Condition],
+    fields: Mapping[str, FieldSpec],
+    partition_columns: Sequence[str],
+) -> Any | None:
+    """A protocol stats filter (``Table.snapshot(stats_filter=...)``) for ``conditions``, or None.
+
+    It never drops a split that :func:`may_match_file` keeps: only conditions
+    on non-partition I64/F64/STRING columns (``fields``, by lowercase name)
+    with comparisons or IN are used. Numbers use
+    :class:`~indextables.protocol.predicates.NumberCompare` (float compare, a
+    statistic that is not a number never prunes, as here); strings use the
+    string-valued comparisons, which compare in code-point order only when the
+    literal is not a number, so numeric-looking string literals are left to
+    the per-split check. Where the protocol keeps more (a truncated string max
+    bounds nothing there, not even with the min), pruning is only weaker.
+    """
+    from indextables.protocol import predicates as p
+
+    partitions = {c.lower() for c in partition_columns}
+    parts: list[Any] = []
+    for condition in conditions:
+        column = condition.column.lower()
+        spec = fields.get(column)
+        if column in partitions or spec is None:
+            continue
+        node = _stats_node(condition, spec)
+        if node is not None:
+            parts.append(node)
+    if not parts:
+        return None
+    combined = parts[0]
+    for part in parts[1:]:
+        combined = p.And(combined, part)
+    return combined
+
+
+def _stats_node(condition: Condition, spec: FieldSpec) -> Any | None:
+    from indextables.protocol import predicates as p
+
+    op, values = condition.op, condition.values
+    if op not in (*COMPARISONS, "in") or not values:
+        return None
+    if spec.kind in (FieldKind.I64, FieldKind.F64):
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+            return None
+        return p.NumberCompare(spec.name, "=" if op == "in" else op, tuple(values))
+    if spec.kind is not FieldKind.STRING or not all(_plain_text(v) for v in values):
+        return None
+    if op == "in":
+        return p.In(spec.name, tuple(values))
+    nodes = {
+        "=": p.EqualTo,
+        "<": p.LessThan,
+        "<=": p.LessThanOrEqual,
+        ">": p.GreaterThan,
+        ">=": p.GreaterThanOrEqual,
+    }
+    return nodes[op](spec.name, values[0])
+
+
+def _plain_text(value: Any) -> bool:
+    """A string the protocol compares with statistics in code-point order, as here."""
+    from indextables.protocol.predicates import as_number
+
+    if not isinstance(value, str) or as_number(value) is not None:
+        return False
+    try:
+        value.encode("utf-8")  # lone surrogates: the column-wise decoder compares UTF-8
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def may_match_file(
     conditions: Iterable[Condition],
     *,

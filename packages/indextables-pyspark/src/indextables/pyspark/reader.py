@@ -27,9 +27,10 @@ from indextables.pyspark.filters import (
     Condition,
     may_match_file,
     partition_predicate,
+    stats_predicate,
     translate_all,
 )
-from indextables.pyspark.mapping import FieldKind, field_specs, specs_from_doc_mapping
+from indextables.pyspark.mapping import FieldKind, FieldSpec, field_specs, specs_from_doc_mapping
 from indextables.pyspark.options import ReadOptions, parse_indexing
 from indextables.pyspark.planguard import is_reused, new_token
 from indextables.pyspark.searchoptions import SearchSpec, validate
@@ -103,7 +104,13 @@ class IndexTablesReader(DataSourceReader):
         # Spark pickles the reader into every task; the split list travels in the
         # tasks' partitions instead, so large tables do not ship it N times.
         state = dict(self.__dict__)
-        state["view"] = dataclasses.replace(self.view, splits=())
+        # The doc mappings stay: planning after unpickling still knows the fields.
+        state["view"] = dataclasses.replace(
+            self.view,
+            splits=(),
+            files_loaded=False,
+            doc_mappings=tuple(sorted(_doc_mappings(self.view))),
+        )
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -116,15 +123,10 @@ class IndexTablesReader(DataSourceReader):
 
     def partitions(self) -> Sequence[ReadTask]:
         """Group the splits that may match the pushed filters into tasks."""
-        view = self.view
-        predicate = partition_predicate(self.conditions, view.partition_columns)
-        if predicate is not None:
-            # Manifest-level pruning by partition bounds, on the same version.
-            view = load_view(
-                view.uri, self.options, version=view.version, partition_filter=predicate
-            )
+        fields = _stat_fields(self.view)
+        stat_kinds = {k: s.kind for k, s in fields.items()}
+        kept = [s.entry for s in self._planned_splits(fields) if self._may_match(s, stat_kinds)]
         kinds = {k: s.kind for k, s in _fields_of(self.view).items()}
-        kept = [s.entry for s in view.splits if self._may_match(s, kinds)]
         # Pruned splits need no task: a reused plan re-reads the whole snapshot (see read()).
         token, now = new_token(), time.time()
         read = self.read_options
@@ -132,6 +134,27 @@ class IndexTablesReader(DataSourceReader):
         size = read.selective_splits_per_task if selective else read.splits_per_task
         groups = list(_groups(kept, size)) or [[]]
         return [ReadTask(tuple(g), token, now, i) for i, g in enumerate(groups)]
+
+    def _planned_splits(self, fields: Mapping[str, FieldSpec]) -> Sequence[LiveSplit]:
+        """The splits left after the engine's pruning (the per-split check follows).
+
+        The engine drops splits by partition bounds (manifest level) and by
+        min/max statistics (column-wise on avro states, before entries are
+        built). A view whose splits are already in memory is reused unless
+        partition pruning can skip whole manifests.
+        """
+        view = self.view
+        partition = partition_predicate(self.conditions, view.partition_columns)
+        if view.files_loaded and partition is None:
+            return view.splits
+        stats = stats_predicate(self.conditions, fields, view.partition_columns)
+        return load_view(
+            view.uri,
+            self.options,
+            version=view.version,
+            partition_filter=partition,
+            stats_filter=stats,
+        ).splits
 
     def _has_index_query(self, kinds: Mapping[str, FieldKind]) -> bool:
         """True when a pushed filter names an indexed column (it narrows the Tantivy search)."""
@@ -180,8 +203,28 @@ def _groups(items: list[SplitEntry], size: int) -> Iterator[list[SplitEntry]]:
         yield items[start : start + size]
 
 
-def _fields_of(view: TableView) -> dict[str, Any]:
+def _doc_mappings(view: TableView) -> set[str]:
     mappings = {s.doc_mapping_json for s in view.splits if s.doc_mapping_json}
+    return mappings | set(view.doc_mappings)
+
+
+def _stat_fields(view: TableView) -> dict[str, FieldSpec]:
+    """The fields pruning may use: those whose name and kind every doc mapping agrees on."""
+    mappings = _doc_mappings(view)
+    if not mappings:
+        return _fields_of(view)
+    fields: dict[str, FieldSpec] = {}
+    conflicting: set[str] = set()
+    for mapping in sorted(mappings):
+        for key, spec in specs_from_doc_mapping(mapping).items():
+            seen = fields.setdefault(key, spec)
+            if (seen.name, seen.kind) != (spec.name, spec.kind):
+                conflicting.add(key)
+    return {k: v for k, v in fields.items() if k not in conflicting}
+
+
+def _fields_of(view: TableView) -> dict[str, Any]:
+    mappings = _doc_mappings(view)
     if not mappings:
         # No split yet: the field kinds follow from the schema and the indexing options
         # recorded in the table configuration at creation.

@@ -105,8 +105,12 @@ class TableView:
         version: the snapshot's version.
         schema_json: Spark schema JSON (``metaData.schemaString``).
         partition_columns: partition columns, in order.
-        splits: the live splits.
+        splits: the live splits (empty when ``files_loaded`` is false).
         configuration: the table configuration.
+        files_loaded: False for a planning view (:func:`load_planning_view`):
+            its splits are read at planning time, pruned by the pushed filters.
+        doc_mappings: the doc mappings of the table's schema registry (what a
+            planning view knows of its splits' fields).
     """
 
     uri: str
@@ -115,6 +119,8 @@ class TableView:
     partition_columns: tuple[str, ...]
     splits: tuple[LiveSplit, ...]
     configuration: Mapping[str, str]
+    files_loaded: bool = True
+    doc_mappings: tuple[str, ...] = ()
 
 
 def _engine() -> Any:
@@ -150,14 +156,18 @@ def load_view(
     version: int | None = None,
     timestamp: int | None = None,
     partition_filter: Any = None,
+    stats_filter: Any = None,
 ) -> TableView:
     """Read the table's snapshot (latest, or time travel by version or epoch-ms timestamp).
+
+    ``partition_filter`` and ``stats_filter`` are protocol predicates that
+    leave out splits (see ``Table.snapshot``).
 
     Raises:
         NotATableError: ``uri`` holds no table.
     """
     snapshot = _open(uri, options).snapshot(
-        version, timestamp=timestamp, partition_filter=partition_filter
+        version, timestamp=timestamp, partition_filter=partition_filter, stats_filter=stats_filter
     )
     metadata = snapshot.metadata
     return TableView(
@@ -167,6 +177,40 @@ def load_view(
         partition_columns=tuple(metadata.partition_columns),
         splits=tuple(_live(f, snapshot.schema_registry) for f in snapshot.files),
         configuration=dict(metadata.configuration),
+    )
+
+
+def load_planning_view(
+    uri: str,
+    options: Mapping[str, str],
+    *,
+    version: int | None = None,
+    timestamp: int | None = None,
+) -> TableView:
+    """A view to plan a read with: splits are read later, pruned by the pushed filters.
+
+    Reads the metadata only (no file list) when the table's schema registry
+    holds its doc mappings (tables with a state or deduplicated mappings);
+    otherwise the field kinds can only come from the splits, and this is
+    :func:`load_view` of the same version.
+
+    Raises:
+        NotATableError: ``uri`` holds no table.
+    """
+    snapshot = _open(uri, options).metadata_snapshot(version, timestamp=timestamp)
+    registry = snapshot.schema_registry
+    if not registry:
+        return load_view(uri, options, version=snapshot.version)
+    metadata = snapshot.metadata
+    return TableView(
+        uri=uri,
+        version=snapshot.version,
+        schema_json=metadata.schema_string,
+        partition_columns=tuple(metadata.partition_columns),
+        splits=(),
+        configuration=dict(metadata.configuration),
+        files_loaded=False,
+        doc_mappings=tuple(sorted(set(registry.values()))),
     )
 
 
