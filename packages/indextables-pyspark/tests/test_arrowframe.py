@@ -188,3 +188,25 @@ def test_under_io_encryption_rows_go_through_the_socket(tmp_path: Path) -> None:
         "local": expected,
         "distributed": expected,
     }
+
+
+class _OtherSignature:
+    """A PythonSQLUtils whose toDataFrame takes other arguments (as a future PySpark might)."""
+
+    def __init__(self, real: Any) -> None:
+        self.readArrowStreamFromFile = real.readArrowStreamFromFile
+
+    def toDataFrame(self, *args: Any) -> Any:
+        from py4j.protocol import Py4JError
+
+        raise Py4JError("An error occurred while calling toDataFrame: Method does not exist")
+
+
+def test_an_entry_point_with_another_signature_falls_back(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handles = type(arrowframe._handles)()
+    handles[spark.sparkContext] = _OtherSignature(arrowframe._lookup(spark))
+    monkeypatch.setattr(arrowframe, "_handles", handles)
+    assert arrow_dataframe(spark, _batches(), SCHEMA).collect() == _reference(spark, _batches())
+    assert handles[spark.sparkContext] is None

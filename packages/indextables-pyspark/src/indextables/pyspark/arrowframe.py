@@ -11,8 +11,8 @@ its authenticated socket when I/O encryption is on) and become a local
 relation with PySpark's own ``PythonSQLUtils.toDataFrame``.
 
 That JVM entry point is PySpark's, not a public API. A session without it
-(Spark Connect, a future PySpark that moves it) falls back to
-``createDataFrame`` once and stays there, so the result never depends on
+(Spark Connect), or whose PySpark moved it or changed its signature, falls
+back to ``createDataFrame`` and stays there; the result never depends on
 which path ran (``tests/test_arrowframe.py`` compares both on every type).
 """
 
@@ -41,10 +41,19 @@ def arrow_dataframe(
 ) -> DataFrame:
     """A DataFrame over ``batches`` (each in ``arrow_schema(schema)``) with schema ``schema``."""
     utils = _utils(spark)
-    if utils is None:
-        table = pa.Table.from_batches(batches, schema=arrow_schema(schema))
-        return spark.createDataFrame(table, schema=schema)
-    return _direct(spark, utils, batches, schema)
+    if utils is not None:
+        from py4j.protocol import Py4JError, Py4JJavaError  # type: ignore[import-untyped]
+
+        try:
+            return _direct(spark, utils, batches, schema)
+        except Py4JJavaError:
+            raise  # the JVM refused the data itself: createDataFrame would too
+        except Py4JError:
+            # The entry point is there but answers differently (another PySpark's
+            # signature): use the public path from now on.
+            _handles[spark._sc] = None
+    table = pa.Table.from_batches(batches, schema=arrow_schema(schema))
+    return spark.createDataFrame(table, schema=schema)
 
 
 def _utils(spark: SparkSession) -> Any:
@@ -63,7 +72,7 @@ def _utils(spark: SparkSession) -> Any:
 
 def _lookup(spark: SparkSession) -> Any:
     from py4j.java_gateway import JavaClass  # type: ignore[import-untyped]
-    from py4j.protocol import Py4JError  # type: ignore[import-untyped]
+    from py4j.protocol import Py4JError
 
     try:
         utils = functools.reduce(getattr, _UTILS.split("."), spark._jvm)
