@@ -20,11 +20,13 @@ from indextables.protocol.predicates import (
     LessThan,
     LessThanOrEqual,
     Not,
+    NumberCompare,
     Or,
     Predicate,
     StartsWith,
 )
 from indextables.protocol.state import FileEntry, PartitionBounds
+from indextables.protocol.statsfilter import keep_by_stats
 
 VALUE = st.one_of(
     st.integers(-(10**20), 10**20).map(str),
@@ -45,6 +47,14 @@ LEAF = st.one_of(
     st.builds(In, COLUMN, st.lists(VALUE, max_size=3).map(tuple)),
     st.builds(StartsWith, COLUMN, st.text(max_size=3)),
     st.builds(IsNull, COLUMN),
+    st.builds(
+        NumberCompare,
+        COLUMN,
+        st.sampled_from(["=", "<", "<=", ">", ">="]),
+        st.lists(
+            st.integers(-(10**20), 10**20) | st.floats(allow_nan=True), min_size=1, max_size=3
+        ).map(tuple),
+    ),
 )
 PREDICATE = st.recursive(
     LEAF,
@@ -108,3 +118,29 @@ def test_cleared_caches_are_rebuilt_alike(decoder: ModuleType, entries: Any) -> 
     assert files[7] == entry
     assert files[7] is not entry
     assert [files.stats_may_match(first), files.stats_may_match(second)] == kept
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.tuples(STATS, STATS), max_size=20), PREDICATE)
+def test_engine_stats_filter_agrees_with_its_per_entry_fallback(
+    decoder: ModuleType, stats: list[Any], predicate: Predicate
+) -> None:
+    entries = [_entry(i, lo, hi) for i, (lo, hi) in enumerate(stats)]
+    files = read_manifest_entries(encode_manifest(entries, block_bytes=200), path="m")
+    column_wise = keep_by_stats(files, predicate)  # the format's capability
+    per_entry = keep_by_stats(list(entries), predicate)  # the protocol's fallback
+    assert [e.path for e in column_wise] == [e.path for e in per_entry]
+    assert column_wise == per_entry
+
+
+def test_select_builds_the_chosen_entries_across_blocks(decoder: ModuleType, entries: Any) -> None:
+    originals = entries(120)
+    files = read_manifest_entries(encode_manifest(originals, block_bytes=2000), path="m")
+    assert len(files.plans()) > 3
+    chosen = [0, 1, 2, 40, 41, 77, 119]
+    assert files.select(chosen) == [originals[i] for i in chosen]
+    assert files.select([]) == []
+    already = files[41]
+    assert files.select([41, 42])[0] is already

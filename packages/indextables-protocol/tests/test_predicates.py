@@ -16,6 +16,7 @@ from indextables.protocol.predicates import (
     LessThan,
     LessThanOrEqual,
     Not,
+    NumberCompare,
     Or,
     Predicate,
     StartsWith,
@@ -138,3 +139,36 @@ def test_no_bounds_never_prunes() -> None:
 
 def test_columns() -> None:
     assert parse_predicate("a = 1 AND (b > 2 OR NOT c IS NULL)").columns() == {"a", "b", "c"}
+
+
+@pytest.mark.parametrize(
+    ("predicate", "low", "high", "expected"),
+    [
+        (NumberCompare("id", "=", (5,)), "1", "9", True),
+        (NumberCompare("id", "=", (10,)), "1", "9", False),
+        (NumberCompare("id", "=", (10, 3)), "1", "9", True),
+        (NumberCompare("id", "<", (1,)), "1", "9", False),
+        (NumberCompare("id", "<=", (1,)), "1", "9", True),
+        (NumberCompare("id", ">", (9,)), "1", "9", False),
+        (NumberCompare("id", ">=", (9.0,)), "1", "9", True),
+        (NumberCompare("id", ">", (9.5,)), "1", "10", True),  # "10" > "9.5" only as numbers
+        (NumberCompare("id", ">", (5,)), "1", "abc", True),  # not a number: unknown
+        (NumberCompare("id", ">", (5,)), "1", None, True),  # a missing bound: unknown
+        (NumberCompare("id", ">", (5,)), "1", "nan", False),  # NaN compares false, as in Spark
+    ],
+)
+def test_number_compare_on_statistics(
+    predicate: NumberCompare, low: str, high: str | None, expected: bool
+) -> None:
+    assert predicate.may_match({"id": PartitionBounds(low, high)}) is expected
+    assert predicate.may_match_columns([low], [high]) == bytes([expected])
+
+
+def test_number_compare_evaluates_values_as_numbers() -> None:
+    predicate = NumberCompare("n", ">", (9,))
+    assert predicate.matches({"n": "10"})
+    assert predicate.evaluate({"n": "x"}) is None
+    assert predicate.evaluate({}) is None
+    assert predicate.columns() == frozenset({"n"})
+    with pytest.raises(ValueError, match="'!='"):
+        NumberCompare("n", "!=", (1,))
