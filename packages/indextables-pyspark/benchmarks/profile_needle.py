@@ -6,7 +6,10 @@ Times, on one table of N log rows (written once into ``--path``):
 - the needle search (``query`` option) and an exact match through Spark,
   and the same queries on Parquet;
 - our parts in-process: snapshot load, ``schema()``, ``reader()``,
-  ``partitions()`` and the tasks' ``read()`` with a warm split cache.
+  ``partitions()`` and the tasks' ``read()`` with a warm split cache;
+- the phases of the same needle search through ``itp.search``: the whole
+  call, our split search, the hand-over of the rows to Spark, and Spark's
+  ``collect()``.
 
 Usage: python benchmarks/profile_needle.py [--rows 1000000] [--path DIR] [--repeat 5]
 """
@@ -54,6 +57,46 @@ def timed(label: str, action: Callable[[], Any], repeat: int) -> None:
     print(f"{label:<28} median {median:8.1f} ms  min {low:8.1f} ms  result {result}", flush=True)
 
 
+def search_phases(spark: Any, path: str, query: str, repeat: int) -> None:
+    """Print medians of the phases of ``itp.search(spark, path, query).collect()``."""
+    import indextables.pyspark as itp
+    from indextables.pyspark import localsearch
+
+    spent: dict[str, list[float]] = {}
+
+    def timing(label: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def timed_call(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent.setdefault(label, []).append(time.perf_counter() - start)
+
+        return timed_call
+
+    originals = (localsearch._collect, localsearch.arrow_dataframe)
+    localsearch._collect = timing("split search (ours)", localsearch._collect)
+    localsearch.arrow_dataframe = timing("rows to Spark", localsearch.arrow_dataframe)
+    try:
+        runs = repeat * 4
+        for number in range(runs + 1):
+            start = time.perf_counter()
+            frame = itp.search(spark, path, query)
+            middle = time.perf_counter()
+            frame.collect()
+            if number:  # the first run warms up
+                spent.setdefault("itp.search() call", []).append(middle - start)
+                spent.setdefault("collect()", []).append(time.perf_counter() - middle)
+                spent.setdefault("total", []).append(time.perf_counter() - start)
+    finally:
+        localsearch._collect, localsearch.arrow_dataframe = originals
+    for label, times in spent.items():
+        warm = times[-runs:]
+        print(
+            f"itp.search: {label:<22} median {statistics.median(warm) * 1000:8.1f} ms", flush=True
+        )
+
+
 def main() -> int:
     """Write the table if needed, then print the figures."""
     parser = argparse.ArgumentParser()
@@ -99,6 +142,7 @@ def main() -> int:
             return sum(b.num_rows for t in tasks for b in reader.read(t))
 
         timed("read() of all tasks", read_all, repeat)
+        search_phases(spark, path, needle, repeat)
     finally:
         spark.stop()
     return 0
