@@ -189,3 +189,19 @@ def test_splits_on_local_disk_are_read_without_fetch_threads(
     other = {**options, "spark.indextables.cache.directoryPath": str(tmp_path / "cold")}
     with pytest.raises(AssertionError, match="fetch pool"):
         itp.search(spark, logs, "message:timed", options=other)
+
+
+def test_concurrent_searches_from_threads_return_their_own_rows(spark: Any, logs: str) -> None:
+    """Notebook users share one driver: searches from threads share open splits and the JVM."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    searches = [("message:timed", 7), ("message:ok", None)] * 4
+
+    def run(query: str) -> list[int]:
+        return _ids(itp.search(spark, logs, query, options={MODE: "local"}))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(run, [q for q, _ in searches]))
+    for (_, step), ids in zip(searches, results, strict=True):
+        wanted = [r["id"] for r in ROWS if (r["id"] % 7 == 0) == (step == 7)]
+        assert ids == wanted
