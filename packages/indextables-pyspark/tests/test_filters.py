@@ -6,6 +6,8 @@ from datetime import date
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pyspark.sql import datasource as ds
 from pyspark.sql.types import (
     BooleanType,
@@ -18,8 +20,15 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from indextables.pyspark.filters import Condition, may_match_file, translate, translate_predicate
-from indextables.pyspark.mapping import FieldKind
+from indextables.protocol.state import FileEntry
+from indextables.pyspark.filters import (
+    Condition,
+    may_match_file,
+    stats_predicate,
+    translate,
+    translate_predicate,
+)
+from indextables.pyspark.mapping import FieldKind, FieldSpec
 
 KINDS = {"id": FieldKind.I64, "name": FieldKind.STRING, "body": FieldKind.TEXT}
 
@@ -138,3 +147,130 @@ _SCHEMA = StructType(
 )
 def test_translate_predicate(where: str, conditions: tuple[Condition, ...]) -> None:
     assert translate_predicate(where, _SCHEMA) == conditions
+
+
+# -- the engine's stats filter never prunes a split may_match_file keeps ------------
+
+STAT_FIELDS = {
+    "id": FieldSpec("id", FieldKind.I64, None, True, True, True),
+    "score": FieldSpec("score", FieldKind.F64, None, True, True, True),
+    "name": FieldSpec("name", FieldKind.STRING, "raw", True, True, True),
+    "body": FieldSpec("body", FieldKind.TEXT, "default", True, True, False),
+}
+STAT_KINDS = {k: s.kind for k, s in STAT_FIELDS.items()}
+SMALL_INT = st.integers(-12, 12)
+SMALL_TEXT = st.text("abm", max_size=3)
+# Small values dominate, so statistics and operands meet (equal, just above, just below).
+STAT_TEXT = st.one_of(
+    SMALL_INT.map(str),
+    SMALL_INT.map(str),
+    SMALL_INT.map(str),
+    SMALL_INT.map(lambda n: str(n / 2)),
+    SMALL_TEXT,
+    SMALL_TEXT,
+    st.integers(-(10**20), 10**20).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(str),
+    st.sampled_from(["", " 7", "1e3", "inf", "nan", "abc", "é", "a" * 31, "a" * 32, "z" * 40]),
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=6),
+)
+STAT_MAP = st.dictionaries(st.sampled_from(sorted(STAT_FIELDS)), STAT_TEXT, max_size=4) | st.none()
+STAT_MAP = STAT_MAP | st.fixed_dictionaries(
+    {"id": STAT_TEXT, "score": STAT_TEXT, "name": STAT_TEXT}
+)
+OPERAND = st.one_of(
+    SMALL_INT,
+    SMALL_INT,
+    SMALL_INT,
+    SMALL_INT.map(lambda n: n / 2),
+    SMALL_TEXT,
+    SMALL_TEXT,
+    SMALL_INT.map(str),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.sampled_from(["", "7", "1e3", "\ud800", "a" * 32]),
+    st.text(max_size=4),
+)
+CONDITION = st.builds(
+    Condition,
+    st.sampled_from(["=", "<", "<=", ">", ">=", "in", "=", "<", "<=", ">", ">=", "!=", "null"]),
+    st.sampled_from(["id", "ID", "score", "name", "id", "score", "name", "body", "other"]),
+    st.lists(OPERAND, min_size=1, max_size=2).map(tuple),
+)
+
+
+def _stats_entry(i: int, mins: Any, maxs: Any) -> FileEntry:
+    return FileEntry(f"f{i}", {}, 1, 0, True, 0, 0, min_values=mins, max_values=maxs)
+
+
+def _old_keeps(conditions: list[Condition], entry: FileEntry) -> bool:
+    return may_match_file(
+        conditions,
+        partition_values={},
+        min_values=entry.min_values,
+        max_values=entry.max_values,
+        kinds=STAT_KINDS,
+    )
+
+
+def _truncated(entry: FileEntry, condition: Condition) -> bool:
+    high = (entry.max_values or {}).get(STAT_FIELDS[condition.column.lower()].name, "")
+    return len(high) >= 32
+
+
+@pytest.mark.parametrize("decoder", ["cython", "python"])
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(STAT_MAP, STAT_MAP), min_size=1, max_size=16),
+    st.lists(CONDITION, min_size=1, max_size=3),
+)
+def test_stats_filter_prunes_only_what_may_match_file_prunes(
+    decoder: str, stats: list[Any], conditions: list[Condition]
+) -> None:
+    from indextables.avrostate import impl
+    from indextables.avrostate.manifest_reader import read_manifest_entries
+    from indextables.avrostate.manifest_writer import encode_manifest
+    from indextables.protocol.statsfilter import entry_may_match
+
+    entries = [_stats_entry(i, lo, hi) for i, (lo, hi) in enumerate(stats)]
+    predicate = stats_predicate(conditions, STAT_FIELDS, ())
+    old = [_old_keeps(conditions, e) for e in entries]
+    if predicate is None:
+        return
+    per_entry = [entry_may_match(predicate, e) for e in entries]
+    with impl.using(decoder):  # type: ignore[arg-type]
+        files = read_manifest_entries(encode_manifest(entries, block_bytes=200), path="m")
+        kept = set(files.stats_may_match(predicate))
+    assert [i in kept for i in range(len(entries))] == per_entry  # format path == fallback
+    assert all(new or not was for new, was in zip(per_entry, old, strict=True))  # never more
+    for condition in conditions:
+        single = stats_predicate([condition], STAT_FIELDS, ())
+        if single is None:
+            continue
+        for entry in entries:
+            if not _truncated(entry, condition):  # there the protocol keeps more, on purpose
+                assert entry_may_match(single, entry) == _old_keeps([condition], entry)
+
+
+@pytest.mark.parametrize(
+    ("condition", "translated"),
+    [
+        (Condition(">", "ID", (5,)), "NumberCompare(column='id', op='>', values=(5,))"),
+        (
+            Condition("in", "score", (1, 2.5)),
+            "NumberCompare(column='score', op='=', values=(1, 2.5))",
+        ),
+        (Condition("<=", "name", ("m",)), "LessThanOrEqual(column='name', value='m')"),
+        (Condition("in", "name", ("a", "b")), "In(column='name', values=('a', 'b'))"),
+        (Condition("=", "name", ("7",)), None),  # numeric-looking: compared as a number there
+        (Condition("=", "id", (True,)), None),
+        (Condition("=", "body", ("x",)), None),  # tokenized text: never pruned
+        (Condition("!=", "id", (1,)), None),
+        (Condition("in", "id", ()), None),
+        (Condition("=", "day", ("2024-01-01",)), None),  # a partition column
+    ],
+)
+def test_stats_predicate_translation(condition: Condition, translated: str | None) -> None:
+    fields = {**STAT_FIELDS, "day": FieldSpec("day", FieldKind.STRING, "raw", True, True, True)}
+    predicate = stats_predicate([condition], fields, ("day",))
+    assert (None if predicate is None else repr(predicate)) == translated

@@ -409,7 +409,11 @@ def _stats_node(condition: Condition, spec: FieldSpec) -> Any | None:
         ">": p.GreaterThan,
         ">=": p.GreaterThanOrEqual,
     }
-    return nodes[op](spec.name, values[0])
+    # Any operand may match, as in _stats_may_match (comparisons from Spark have one).
+    found = nodes[op](spec.name, values[0])
+    for value in values[1:]:
+        found = p.Or(found, nodes[op](spec.name, value))
+    return found
 
 
 def _plain_text(value: Any) -> bool:
