@@ -236,3 +236,44 @@ def test_selective_reads_plan_fewer_larger_tasks(
     assert sorted(s.ref.path for t in planned for s in t.splits) == sorted(
         s.entry.ref.path for s in load_view(logs, {}).splits
     )
+
+
+@pytest.mark.parametrize("checkpointed", [False, True])
+def test_statistics_filters_prune_splits_before_planning(
+    spark: Any, tmp_path: Path, checkpointed: bool
+) -> None:
+    """Four appends of disjoint id/name ranges: a filter on either plans only its split."""
+    from pyspark.sql import datasource as ds
+
+    from indextables.pyspark.datasource import IndexTablesDataSource
+    from indextables.pyspark.tableaccess import load_view, table_handle
+
+    path = str(tmp_path / "ranges")
+    for start in range(0, 200, 50):
+        spark.range(start, start + 50).selectExpr(
+            "id", "concat('n', lpad(cast(id as string), 4, '0')) as name"
+        ).coalesce(1).write.format(FMT).mode("append").save(path)
+    if checkpointed:
+        table_handle(path, {}).checkpoint()
+    assert len(load_view(path, {}).splits) == 4
+    cases = [
+        ([ds.GreaterThan(("id",), 149)], list(range(150, 200))),
+        ([ds.EqualTo(("name",), "n0077")], [77]),
+        ([ds.In(("id",), (3, 199))], [3, 199]),
+    ]
+    for filters, ids in cases:
+        source = IndexTablesDataSource({"path": path})
+        reader = source.reader(source.schema())
+        assert not reader.view.files_loaded  # the file list is read after the push
+        assert list(reader.push_filters(filters)) == filters  # all handed back to Spark
+        planned = [s.ref.path for task in reader.partitions() for s in task.splits]
+        assert len(planned) == len({i // 50 for i in ids})
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    try:
+        df = spark.read.format(FMT).load(path)
+        assert sorted(r.id for r in df.where("id > 149").collect()) == list(range(150, 200))
+        assert [r.id for r in df.where("name = 'n0077'").collect()] == [77]
+        assert df.where("id > 149 and name < 'n0160'").count() == 10
+        assert df.count() == 200
+    finally:
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
