@@ -8,8 +8,11 @@ needed to plan), then times, in this process:
   state format alone costs);
 - the engine's snapshot (every live entry, doc mappings restored);
 - the data source's ``schema()`` (metadata only), table view (``load_view``)
-  and ``partitions()`` with a pushed filter on a statistics column and on the
-  partition column.
+  and ``partitions()`` of a reader of that view with a pushed filter on a
+  statistics column and on the partition column;
+- a whole planning call as Spark makes it: ``reader()`` (metadata only, no
+  file list) then ``partitions()`` after the filters are pushed (the engine
+  prunes by partition values and min/max statistics before building entries).
 
 Usage: python benchmarks/plan_big.py [--files 70000] [--path DIR] [--repeat 5]
 """
@@ -142,6 +145,20 @@ def main() -> int:
         reader.conditions = (condition,)
         kept = sum(len(t.splits) for t in reader.partitions())
         timed(f"{label}: {kept} kept", reader.partitions, args.repeat, floor)
+    schema = source.schema()
+    for label, condition in (
+        ("plan id = X (statistics)", Condition("=", "id", (5_000_123,))),
+        ("plan id > X (statistics)", Condition(">", "id", (60_000_000,))),
+        ("plan host = X (statistics)", Condition("=", "host", ("host-004",))),
+        ("plan day = X (partition pruning)", Condition("=", "day", ("2024-01-05",))),
+    ):
+
+        def plan(condition: Condition = condition) -> int:
+            planner = source.reader(schema)
+            planner.conditions = (condition,)
+            return sum(len(t.splits) for t in planner.partitions())
+
+        timed(f"{label}: {plan()} kept", plan, args.repeat, floor)
     return 0
 
 
