@@ -410,7 +410,7 @@ def _stats_node(condition: Condition, spec: FieldSpec) -> Any | None:
         ">=": p.GreaterThanOrEqual,
     }
     # Any operand may match, as in _stats_may_match (comparisons from Spark have one).
-    found = nodes[op](spec.name, values[0])
+    found: Any = nodes[op](spec.name, values[0])
     for value in values[1:]:
         found = p.Or(found, nodes[op](spec.name, value))
     return found
