@@ -246,6 +246,8 @@ def test_statistics_filters_prune_splits_before_planning(
     from pyspark.sql import datasource as ds
 
     from indextables.pyspark.datasource import IndexTablesDataSource
+    from indextables.pyspark.filters import stats_predicate
+    from indextables.pyspark.mapping import specs_from_doc_mapping
     from indextables.pyspark.tableaccess import load_view, table_handle
 
     path = str(tmp_path / "ranges")
@@ -255,7 +257,9 @@ def test_statistics_filters_prune_splits_before_planning(
         ).coalesce(1).write.format(FMT).mode("append").save(path)
     if checkpointed:
         table_handle(path, {}).checkpoint()
-    assert len(load_view(path, {}).splits) == 4
+    splits = load_view(path, {}).splits
+    assert len(splits) == 4
+    fields = specs_from_doc_mapping(str(splits[0].doc_mapping_json))
     cases = [
         ([ds.GreaterThan(("id",), 149)], list(range(150, 200))),
         ([ds.EqualTo(("name",), "n0077")], [77]),
@@ -268,6 +272,10 @@ def test_statistics_filters_prune_splits_before_planning(
         assert list(reader.push_filters(filters)) == filters  # all handed back to Spark
         planned = [s.ref.path for task in reader.partitions() for s in task.splits]
         assert len(planned) == len({i // 50 for i in ids})
+        # The engine itself left out the other splits (not only the per-split check).
+        predicate = stats_predicate(reader.conditions, fields, ())
+        assert predicate is not None
+        assert len(load_view(path, {}, stats_filter=predicate).splits) == len(planned)
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     try:
         df = spark.read.format(FMT).load(path)
