@@ -154,7 +154,16 @@ def test_columns() -> None:
         (NumberCompare("id", ">", (9.5,)), "1", "10", True),  # "10" > "9.5" only as numbers
         (NumberCompare("id", ">", (5,)), "1", "abc", True),  # not a number: unknown
         (NumberCompare("id", ">", (5,)), "1", None, True),  # a missing bound: unknown
-        (NumberCompare("id", ">", (5,)), "1", "nan", False),  # NaN compares false, as in Spark
+        # Spark orders NaN above every number: a NaN bound proves nothing.
+        (NumberCompare("id", ">", (5,)), "1", "nan", True),
+        (NumberCompare("id", "=", (float("nan"),)), "1", "9", True),  # NaN = NaN in Spark
+        (NumberCompare("id", "<", (float("nan"),)), "1", "9", True),
+        # Integers beyond 2**53 keep every digit (as doubles both would be 2**53).
+        (NumberCompare("id", "=", (2**53 + 1,)), str(2**53 + 1), str(2**53 + 1), True),
+        (NumberCompare("id", "=", (2**53,)), str(2**53 + 1), str(2**53 + 1), False),
+        (NumberCompare("id", ">", (2**53,)), "1", str(2**53 + 1), True),
+        (NumberCompare("id", "=", (2**53 + 1,)), "1.5", str(2**53 + 1), True),  # mixed column
+        (NumberCompare("id", ">", (2**53,)), "1.5", str(2**53 + 1), True),
     ],
 )
 def test_number_compare_on_statistics(
@@ -172,3 +181,14 @@ def test_number_compare_evaluates_values_as_numbers() -> None:
     assert predicate.columns() == frozenset({"n"})
     with pytest.raises(ValueError, match="'!='"):
         NumberCompare("n", "!=", (1,))
+
+
+def test_number_compare_columns_keep_large_integers_exact() -> None:
+    """A column mixing fractions and integers beyond 2**53 is read exactly, entry by entry."""
+    big = str(2**53 + 1)
+    predicate = NumberCompare("id", "=", (2**53 + 1,))
+    assert predicate.may_match_columns(["1.5", big], ["2.5", big]) == bytes([0, 1])
+    assert predicate.may_match_columns(["1.5", "nan"], ["2.5", "3"]) == bytes([0, 1])
+    assert NumberCompare("id", "<", (0,)).may_match_columns(["1", "-1"], ["2", "0"]) == bytes(
+        [0, 1]
+    )

@@ -274,3 +274,26 @@ def test_stats_predicate_translation(condition: Condition, translated: str | Non
     fields = {**STAT_FIELDS, "day": FieldSpec("day", FieldKind.STRING, "raw", True, True, True)}
     predicate = stats_predicate([condition], fields, ("day",))
     assert (None if predicate is None else repr(predicate)) == translated
+
+
+@pytest.mark.parametrize(
+    ("condition", "low", "high", "expected"),
+    [
+        (Condition("=", "id", (2**53 + 1,)), str(2**53 + 1), str(2**53 + 1), True),
+        (Condition("=", "id", (2**53,)), str(2**53 + 1), str(2**53 + 1), False),
+        (Condition("=", "score", (float("nan"),)), "1.5", "2.5", True),  # Spark: NaN = NaN
+        (Condition(">", "score", (3.0,)), "1.5", "nan", True),  # NaN sorts above every number
+    ],
+)
+def test_numeric_statistics_are_compared_exactly(
+    condition: Condition, low: str, high: str, expected: bool
+) -> None:
+    """Old and engine paths agree, and neither prunes a split that holds the value."""
+    from indextables.protocol.statsfilter import entry_may_match
+
+    column = condition.column
+    entry = _stats_entry(0, {column: low}, {column: high})
+    assert _old_keeps([condition], entry) is expected
+    predicate = stats_predicate([condition], STAT_FIELDS, ())
+    assert predicate is not None
+    assert entry_may_match(predicate, entry) is expected

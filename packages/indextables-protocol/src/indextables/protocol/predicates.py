@@ -344,20 +344,29 @@ _NUMBER_OPS: Final[dict[str, Callable[[float, float], bool]]] = {
 }
 
 
-def _float_or_none(text: str | None) -> float | None:
-    if text is None:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        return None
+def _number_or_none(text: str | None) -> int | float | None:
+    return None if text is None else as_number(text)
 
 
-def _floats(texts: Sequence[str | None]) -> list[float | None]:
+# Every integer below this magnitude is exactly a double: parsing its text
+# with ``float`` loses nothing, and int/float comparisons in Python are exact.
+_EXACT_DOUBLE_INTEGERS: Final = 2.0**53
+
+
+def _numbers(texts: Sequence[str | None]) -> list[int | float | None]:
+    """``texts`` read as :func:`as_number` does, at C speed where that is exact."""
     try:
-        return list(map(float, texts))  # type: ignore[arg-type]  # all present and numbers: C speed
+        return list(map(int, texts))  # type: ignore[arg-type]  # all integers: exact
     except (TypeError, ValueError):
-        return [_float_or_none(t) for t in texts]
+        pass
+    try:
+        floats = list(map(float, texts))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return [_number_or_none(t) for t in texts]
+    # NaN is not a number to as_number; a large integer text would lose digits.
+    if all(abs(f) < _EXACT_DOUBLE_INTEGERS or math.isinf(f) for f in floats):
+        return floats  # type: ignore[return-value]
+    return [_number_or_none(t) for t in texts]
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,9 +375,11 @@ class NumberCompare(Predicate):
 
     Meant for min/max statistics of numeric columns (a stats filter, see
     :mod:`indextables.protocol.statsfilter`). Unlike the string-valued
-    comparisons above, a value is read with Python's ``float`` and a value
-    that is not a number is *unknown*: it never prunes (the string-valued
-    nodes would compare it as a string). Pruning needs both bounds.
+    comparisons above, a value is read as :func:`as_number` reads it (an
+    integer exactly, else a double; integers beyond 2**53 keep every digit)
+    and a value that is not a number (NaN included) is *unknown*: it never
+    prunes (the string-valued nodes would compare it as a string). Pruning
+    needs both bounds.
 
     Attributes:
         column: the column.
@@ -389,7 +400,7 @@ class NumberCompare(Predicate):
         return frozenset({self.column})
 
     def evaluate(self, values: Values) -> bool | None:
-        actual = _float_or_none(_value(values, self.column))
+        actual = _number_or_none(_value(values, self.column))
         if actual is None:
             return None
         holds = _NUMBER_OPS[self.op]
@@ -403,12 +414,16 @@ class NumberCompare(Predicate):
 
     def bounds_may_match(self, low: str | None, high: str | None) -> bool:
         """``False`` only when ``low``/``high`` (both numbers) prove no value can match."""
-        lo, hi = _float_or_none(low), _float_or_none(high)
-        return True if lo is None or hi is None else self._overlaps_numbers(lo, hi)
+        lo, hi = _number_or_none(low), _number_or_none(high)
+        if lo is None or hi is None or self._compares_nan():
+            return True
+        return self._overlaps_numbers(lo, hi)
 
     def may_match_columns(self, lows: Sequence[str | None], highs: Sequence[str | None]) -> bytes:
         """Per entry, 1 where :meth:`bounds_may_match` holds, for whole statistic columns."""
-        pairs = list(zip(_floats(lows), _floats(highs), strict=True))
+        if self._compares_nan():
+            return b"\x01" * len(lows)
+        pairs = list(zip(_numbers(lows), _numbers(highs), strict=True))
         # One pass per value (IN lists are short), comparisons inline: no call per entry.
         found = 0
         for v in self.values:
@@ -424,6 +439,11 @@ class NumberCompare(Predicate):
                 hits = [lo is None or hi is None or hi >= v for lo, hi in pairs]
             found |= int.from_bytes(bytes(hits), "little")
         return found.to_bytes(len(pairs), "little")
+
+    def _compares_nan(self) -> bool:
+        # Spark orders NaN above every number and NaN = NaN holds, while Python
+        # compares NaN false: min/max statistics (which leave NaN out) prove nothing.
+        return any(isinstance(v, float) and math.isnan(v) for v in self.values)
 
     def _overlaps_numbers(self, lo: float, hi: float) -> bool:
         op = self.op

@@ -17,6 +17,7 @@ from typing import Any
 
 import tantivy
 
+from indextables.protocol.predicates import as_number
 from indextables.pyspark.mapping import FieldKind, FieldSpec
 from indextables.pyspark.stats import string_max_is_exact
 from pyspark.sql import datasource as ds
@@ -361,8 +362,9 @@ def stats_predicate(
     It never drops a split that :func:`may_match_file` keeps: only conditions
     on non-partition I64/F64/STRING columns (``fields``, by lowercase name)
     with comparisons or IN are used. Numbers use
-    :class:`~indextables.protocol.predicates.NumberCompare` (float compare, a
-    statistic that is not a number never prunes, as here); strings use the
+    :class:`~indextables.protocol.predicates.NumberCompare` (integers compared
+    exactly, else as doubles; a statistic that is not a number, or a NaN
+    operand, never prunes, as here); strings use the
     string-valued comparisons, which compare in code-point order only when the
     literal is not a number, so numeric-looking string literals are left to
     the per-split check. Where the protocol keeps more (a truncated string max
@@ -545,9 +547,12 @@ def _overlaps(op: str, operand: Any, low: str, high: str | None, kind: FieldKind
     else:
         if isinstance(operand, bool) or not isinstance(operand, (int, float)):
             return True
-        try:
-            lo, hi = float(low), float(high) if high is not None else None
-        except ValueError:
+        if isinstance(operand, float) and math.isnan(operand):
+            return True  # Spark: NaN = NaN and NaN > every number; statistics leave NaN out
+        # Integers exactly (a double loses digits beyond 2**53), else doubles; NaN and
+        # non-numbers bound nothing.
+        lo, hi = as_number(low), as_number(high) if high is not None else None
+        if lo is None or (high is not None and hi is None):
             return True
     if op in ("=", "in"):
         return lo <= operand and (hi is None or operand <= hi)
