@@ -297,3 +297,10 @@ def test_numeric_statistics_are_compared_exactly(
     predicate = stats_predicate([condition], STAT_FIELDS, ())
     assert predicate is not None
     assert entry_may_match(predicate, entry) is expected
+
+
+def test_a_nan_partition_is_kept_for_a_nan_operand() -> None:
+    nan = float("nan")
+    assert _may([Condition("=", "ratio", (nan,))], partition_values={"ratio": "nan"})
+    assert _may([Condition(">", "ratio", (nan,))], partition_values={"ratio": "1.5"})
+    assert not _may([Condition("=", "ratio", (2.5,))], partition_values={"ratio": "1.5"})

@@ -486,6 +486,8 @@ def _compare_holds(op: str, text: str, operand: Any) -> bool | None:
     """Whether ``text op operand`` holds; None when it cannot be decided."""
     if op == "prefix":
         return text.startswith(operand) if isinstance(operand, str) else None
+    if isinstance(operand, float) and math.isnan(operand):
+        return None  # Spark: NaN = NaN and NaN above every number; Python compares it false
     value = _coerce(text, operand)
     if value is None:
         return None
