@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,3 +90,30 @@ def logs(spark: Any, tmp_path_factory: Any) -> str:
     df.where("id < 100").write.format("indextables").options(**options).mode("append").save(path)
     df.where("id >= 100").write.format("indextables").options(**options).mode("append").save(path)
     return path
+
+
+@pytest.fixture
+def run_scenario(tmp_path: Path) -> Any:
+    """A function running a script in its own interpreter and returning its ``RESULT`` JSON.
+
+    A second SparkContext cannot live in the test process beside the session
+    fixture, so sessions with other settings run as scripts that print one
+    line ``RESULT <json>``. The script gets ``args`` as its arguments.
+    """
+
+    def run(script: str, *args: str, env: dict[str, str] | None = None) -> Any:
+        path = tmp_path / "scenario.py"
+        path.write_text(script)
+        done = subprocess.run(
+            [sys.executable, str(path), *args],
+            env={**os.environ, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+        assert lines, done.stderr[-3000:]
+        return json.loads(lines[-1][len("RESULT ") :])
+
+    return run

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from decimal import Decimal
@@ -167,20 +164,9 @@ ENCRYPTED = textwrap.dedent(
 
 
 @pytest.mark.integration
-def test_under_io_encryption_rows_go_through_the_socket(tmp_path: Path) -> None:
+def test_under_io_encryption_rows_go_through_the_socket(tmp_path: Path, run_scenario: Any) -> None:
     """With I/O encryption on, PySpark's authenticated socket replaces the temporary file."""
-    script = tmp_path / "scenario.py"
-    script.write_text(ENCRYPTED)
-    done = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "table")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert lines, done.stderr[-3000:]
-    result = json.loads(lines[-1][len("RESULT ") :])
+    result = run_scenario(ENCRYPTED, str(tmp_path / "table"))
     expected = [i for i in range(50) if i % 5 == 3]
     assert result == {
         "encrypted": True,

@@ -6,12 +6,9 @@ fixture, so the scenario runs in its own interpreter and reports JSON.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,22 +54,11 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def test_local_cluster_write_and_read(tmp_path: Path) -> None:
-    script = tmp_path / "scenario.py"
-    script.write_text(SCRIPT)
+def test_local_cluster_write_and_read(tmp_path: Path, run_scenario: Any) -> None:
     # Standalone workers write their directories under SPARK_WORKER_DIR (default: SPARK_HOME).
-    env = {**os.environ, "SPARK_WORKER_DIR": str(tmp_path / "work")}
-    done = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "table")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    result = run_scenario(
+        SCRIPT, str(tmp_path / "table"), env={"SPARK_WORKER_DIR": str(tmp_path / "work")}
     )
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert lines, done.stderr[-3000:]
-    result = json.loads(lines[-1][len("RESULT ") :])
     claims = result.pop("claims")
     assert result == {
         "count": 1000,

@@ -336,6 +336,13 @@ def partition_predicate(
             continue
         values = tuple(_log_string(v) for v in condition.values)
         parts.append(p.EqualTo(column, values[0]) if condition.op == "=" else p.In(column, values))
+    return _all_of(parts)
+
+
+def _all_of(parts: Sequence[Any]) -> Any | None:
+    """The protocol predicates ``parts`` AND-ed together, or None for none."""
+    from indextables.protocol import predicates as p
+
     if not parts:
         return None
     combined = parts[0]
@@ -370,7 +377,6 @@ def stats_predicate(
     the per-split check. Where the protocol keeps more (a truncated string max
     bounds nothing there, not even with the min), pruning is only weaker.
     """
-    from indextables.protocol import predicates as p
 
     partitions = {c.lower() for c in partition_columns}
     parts: list[Any] = []
@@ -382,12 +388,7 @@ def stats_predicate(
         node = _stats_node(condition, spec)
         if node is not None:
             parts.append(node)
-    if not parts:
-        return None
-    combined = parts[0]
-    for part in parts[1:]:
-        combined = p.And(combined, part)
-    return combined
+    return _all_of(parts)
 
 
 def _stats_node(condition: Condition, spec: FieldSpec) -> Any | None:

@@ -169,14 +169,8 @@ def load_view(
     snapshot = _open(uri, options).snapshot(
         version, timestamp=timestamp, partition_filter=partition_filter, stats_filter=stats_filter
     )
-    metadata = snapshot.metadata
-    return TableView(
-        uri=uri,
-        version=snapshot.version,
-        schema_json=metadata.schema_string,
-        partition_columns=tuple(metadata.partition_columns),
-        splits=tuple(_live(f, snapshot.schema_registry) for f in snapshot.files),
-        configuration=dict(metadata.configuration),
+    return _view(
+        uri, snapshot, splits=tuple(_live(f, snapshot.schema_registry) for f in snapshot.files)
     )
 
 
@@ -201,16 +195,25 @@ def load_planning_view(
     registry = snapshot.schema_registry
     if not registry:
         return load_view(uri, options, version=snapshot.version)
+    return _view(
+        uri,
+        snapshot,
+        splits=(),
+        files_loaded=False,
+        doc_mappings=tuple(sorted(set(registry.values()))),
+    )
+
+
+def _view(uri: str, snapshot: Any, **splits: Any) -> TableView:
+    """The view of ``snapshot``'s metadata, with the split fields given."""
     metadata = snapshot.metadata
     return TableView(
         uri=uri,
         version=snapshot.version,
         schema_json=metadata.schema_string,
         partition_columns=tuple(metadata.partition_columns),
-        splits=(),
         configuration=dict(metadata.configuration),
-        files_loaded=False,
-        doc_mappings=tuple(sorted(set(registry.values()))),
+        **splits,
     )
 
 
