@@ -209,6 +209,10 @@ def test_protocol_is_checked_before_reads_and_writes(table: Any, root: Path) -> 
     _write_version(root, 2, [ProtocolAction(5, 5)])
     with pytest.raises(UnsupportedProtocolError, match="reader version 5"):
         open_table(str(root))
+    unchecked = open_table(str(root), check=False)
+    for read in (unchecked.snapshot, unchecked.metadata_snapshot):
+        with pytest.raises(UnsupportedProtocolError, match="reader version 5"):
+            read()
 
 
 def test_threads_racing_get_distinct_versions(table: Any, root: Path) -> None:
@@ -437,3 +441,40 @@ def test_scanned_protocol_is_shared_but_never_stale(table: Any, root: Path) -> N
     os.utime(rewritten, (later, later))
     with pytest.raises(UnsupportedProtocolError, match="reader version 5"):
         open_table(str(root))
+    unchecked = open_table(str(root), check=False)
+    for read in (unchecked.snapshot, unchecked.metadata_snapshot):
+        with pytest.raises(UnsupportedProtocolError, match="reader version 5"):
+            read()
+
+
+class _Lists(_Reads):
+    """Records the keys read and the prefixes listed."""
+
+    def __init__(self, base: Any) -> None:
+        super().__init__(base)
+        self.listed: list[str] = []
+
+    def list(self, prefix: str = "") -> Any:
+        self.listed.append(prefix)
+        return self.base.list(prefix)
+
+
+def test_open_without_check_reads_nothing_until_the_snapshot(table: Any, root: Path) -> None:
+    for i in range(12):
+        table.commit(adds=[split(root, f"p{i}.split", date="2024-01-01")])
+    checked, lazy = _Lists(table.store), _Lists(table.store)
+    expected = open_table(str(root), store=checked).snapshot()
+    handle = open_table(str(root), store=lazy, check=False)
+    assert (lazy.keys, lazy.listed) == ([], [])
+    assert handle.snapshot().files == expected.files
+    # The up-front check costs one more read of the state and one more listing.
+    assert len(lazy.keys) < len(checked.keys)
+    assert len(lazy.listed) < len(checked.listed)
+
+
+def test_open_without_check_reports_a_missing_table_on_first_use(tmp_path: Path) -> None:
+    handle = open_table(str(tmp_path / "nothing"), check=False)
+    with pytest.raises(TableNotFoundError):
+        handle.snapshot()
+    with pytest.raises(TableNotFoundError):
+        handle.metadata_snapshot()

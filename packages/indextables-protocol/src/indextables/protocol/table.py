@@ -94,20 +94,27 @@ def open_table(
     config: TableConfig | None = None,
     store: ObjectStore | None = None,
     state_format: StateFormat | None = None,
+    check: bool = True,
 ) -> Table:
     """Open the table at ``uri``.
 
     The store and state format come from installed packages (entry points);
-    ``store``/``state_format`` override them.
+    ``store``/``state_format`` override them. With ``check`` (the default)
+    the log is read here, so a missing table or an unreadable protocol fails
+    now. Without it nothing is read until the first call that needs the log,
+    which raises the same errors. Callers that take a snapshot right away save
+    a listing of the log and a read of the state (a round trip each on object
+    stores).
 
     Raises:
         PluginNotFoundError: a needed package is not installed (named in the message).
-        TableNotFoundError: no transaction log at ``uri``.
+        TableNotFoundError: no transaction log at ``uri`` (only with ``check``).
     """
     resolved_store, fmt = _resolve(uri, storage_options, store, state_format)
     table = Table(resolved_store, fmt, uri=uri, config=config)
-    # Fail early (no table, unreadable protocol) without reading the file list.
-    table.reader.load(partition_filter=MatchNothing())
+    if check:
+        # Fail early (no table, unreadable protocol) without reading the file list.
+        table.reader.load(partition_filter=MatchNothing())
     return table
 
 

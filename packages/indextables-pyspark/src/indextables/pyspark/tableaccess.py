@@ -7,7 +7,8 @@ to worker processes).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,8 +135,27 @@ def _engine() -> Any:
 
 
 def _open(uri: str, options: Mapping[str, str]) -> Any:
-    try:
+    with _table_expected(uri):
         return _engine().open_table(uri, storage_options=storage_options(options))
+
+
+def _read(uri: str, options: Mapping[str, str], read: Callable[[Any], Any]) -> Any:
+    """``read(table)`` on a table opened without the engine's up-front check.
+
+    The read itself reports a missing table or an unreadable protocol, so the
+    check's listing and state read (a round trip each on object stores) are
+    not paid twice.
+    """
+    with _table_expected(uri):
+        return read(
+            _engine().open_table(uri, storage_options=storage_options(options), check=False)
+        )
+
+
+@contextlib.contextmanager
+def _table_expected(uri: str) -> Iterator[None]:
+    try:
+        yield
     except TableNotFoundError as error:
         raise NotATableError(f"{uri!r} is not an IndexTables table: {error}") from None
 
@@ -166,8 +186,15 @@ def load_view(
     Raises:
         NotATableError: ``uri`` holds no table.
     """
-    snapshot = _open(uri, options).snapshot(
-        version, timestamp=timestamp, partition_filter=partition_filter, stats_filter=stats_filter
+    snapshot = _read(
+        uri,
+        options,
+        lambda table: table.snapshot(
+            version,
+            timestamp=timestamp,
+            partition_filter=partition_filter,
+            stats_filter=stats_filter,
+        ),
     )
     return _view(
         uri, snapshot, splits=tuple(_live(f, snapshot.schema_registry) for f in snapshot.files)
@@ -191,7 +218,9 @@ def load_planning_view(
     Raises:
         NotATableError: ``uri`` holds no table.
     """
-    snapshot = _open(uri, options).metadata_snapshot(version, timestamp=timestamp)
+    snapshot = _read(
+        uri, options, lambda table: table.metadata_snapshot(version, timestamp=timestamp)
+    )
     registry = snapshot.schema_registry
     if not registry:
         return load_view(uri, options, version=snapshot.version)
@@ -242,7 +271,9 @@ def load_head(
     Raises:
         NotATableError: ``uri`` holds no table.
     """
-    snapshot = _open(uri, options).metadata_snapshot(version, timestamp=timestamp)
+    snapshot = _read(
+        uri, options, lambda table: table.metadata_snapshot(version, timestamp=timestamp)
+    )
     return TableHead(int(snapshot.version), str(snapshot.metadata.schema_string))
 
 
