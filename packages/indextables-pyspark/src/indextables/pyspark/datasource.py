@@ -53,6 +53,14 @@ class IndexTablesDataSource(DataSource):
             self._path(), self.options, version=read.version_as_of, timestamp=read.timestamp_as_of
         )
 
+    def planning_view(self) -> TableView:
+        """The requested snapshot without its splits, when the table allows (see
+        ``load_planning_view``): a reader loads them pruned by its pushed filters."""
+        read = parse_read(self.options)
+        return load_planning_view(
+            self._path(), self.options, version=read.version_as_of, timestamp=read.timestamp_as_of
+        )
+
     def schema(self) -> StructType:
         """The table's logical schema from its metadata (partition columns included).
 
@@ -70,11 +78,7 @@ class IndexTablesDataSource(DataSource):
         Its splits are read when Spark asks for partitions, after the filters
         are pushed, so the engine prunes them before building entries.
         """
-        read = parse_read(self.options)
-        view = load_planning_view(
-            self._path(), self.options, version=read.version_as_of, timestamp=read.timestamp_as_of
-        )
-        return make_reader(self.options, view, schema)
+        return make_reader(self.options, self.planning_view(), schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> IndexTablesWriter:
         """A writer; validates every option against the DataFrame's schema first."""

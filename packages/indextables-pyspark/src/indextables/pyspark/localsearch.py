@@ -145,7 +145,10 @@ def search(
             path, read_options, version=read.version_as_of, timestamp=read.timestamp_as_of
         ).version
     else:
-        view = IndexTablesDataSource(read_options).view()
+        source = IndexTablesDataSource(read_options)
+        # With a where clause the engine can prune by partition and statistics before
+        # building entries (large tables); without one every split is searched anyway.
+        view = source.planning_view() if where else source.view()
         version = view.version
         frame = _local(spark, read_options, view, where, limit, placement)
     if frame is None:
