@@ -182,3 +182,29 @@ def test_nested_columns_round_trip_on_both_read_paths(tmp_path: Path) -> None:
     ]
     assert sorted(scanned, key=lambda r: r["id"]) == rows
     assert sorted(searched, key=lambda r: r["id"]) == rows
+
+
+def test_nulls_round_trip_in_batches_with_and_without_them(tmp_path: Path) -> None:
+    """A batch with nulls leaves them out of its documents; one without takes the fast path."""
+    full = _rows(10)
+    holes = [
+        {k: (None if k != "day" and (i + len(k)) % 3 == 0 else v) for k, v in row.items()}
+        for i, row in enumerate(_rows(10))
+    ]
+    for row, number in zip(holes, range(100, 110), strict=True):
+        row["id"] = number  # ids stay unique across both batches (ids are never null here)
+    store = LocalStore(str(tmp_path / "table"))
+    specs = field_specs(SCHEMA, parse_indexing(OPTIONS), partition_columns=("day",))
+    writer = SplitWriter(store, specs, ("day",), heap_size=20 << 20, batch_size=100)
+    batches = [
+        pa.RecordBatch.from_pylist(rows, schema=arrow_schema(SCHEMA)) for rows in (full, holes)
+    ]
+    assert not any(c.null_count for c in batches[0].columns)
+    assert any(c.null_count for c in batches[1].columns)
+    writer.write(batches)
+    adds = writer.finish()
+    for conditions in [(), (Condition(">=", "id", (0,)),)]:
+        rows = _read(
+            store, adds, tmp_path / str(len(conditions)), search=SearchSpec(), conditions=conditions
+        )
+        assert sorted(rows, key=lambda r: r["id"]) == sorted([*full, *holes], key=lambda r: r["id"])

@@ -82,6 +82,11 @@ def documents(
     names = [s.name for s in specs]
     columns = [_column_values(batch.column(s.name), s.kind) for s in specs]
     from_dict = tantivy.Document.from_dict
+    if not any(batch.column(s.name).null_count for s in specs):
+        # No value to leave out: the per-row filter is ~10% of the Python time of a write.
+        for row in zip(*columns, strict=True):
+            yield from_dict(dict(zip(names, row, strict=True)), schema)
+        return
     for row in zip(*columns, strict=True):
         yield from_dict({n: v for n, v in zip(names, row, strict=True) if v is not None}, schema)
 

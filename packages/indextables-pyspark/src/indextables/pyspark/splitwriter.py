@@ -64,8 +64,9 @@ class PartitionIndex:
         self, batch: pa.RecordBatch, specs: Sequence[FieldSpec], schema: tantivy.Schema
     ) -> None:
         """Index the rows of one batch and fold them into the statistics."""
+        add = self.writer.add_document
         for doc in documents(batch, specs, schema):
-            self.writer.add_document(doc)
+            add(doc)
         self.stats.add(batch)
         data = batch.select([s.name for s in specs])
         if self.rows is None:
