@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader
-from run import logs, session
+from run import logs, measure, session
 
 
 class _NoopReader(DataSourceReader):
@@ -47,14 +47,12 @@ class _Noop(DataSource):
 
 
 def timed(label: str, action: Callable[[], Any], repeat: int) -> None:
-    """Print the median and minimum of ``repeat`` runs of ``action``."""
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = action()
-        times.append(time.perf_counter() - start)
-    median, low = statistics.median(times) * 1000, min(times) * 1000
-    print(f"{label:<28} median {median:8.1f} ms  min {low:8.1f} ms  result {result}", flush=True)
+    """Print the median and spread of ``repeat`` runs of ``action`` (run.measure, no warm-up)."""
+    median, spread, result = measure(action, repeat, warm=False)
+    print(
+        f"{label:<28} median {median * 1000:8.1f} ms  (±{spread * 500:6.1f})  result {result}",
+        flush=True,
+    )
 
 
 def search_phases(spark: Any, path: str, query: str, repeat: int) -> None:
