@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from indextables.admin.cli import cli
 from indextables.storage.testing.pytest_plugin import moto_server  # noqa: F401
 
-# The golden tables live in shared/, beside the repository checkout.
-GOLDEN = Path(__file__).resolve().parents[4] / "shared/golden/indextables_spark_v0.5.4"
+# The golden tables: the repository's own copy (testdata/golden, see its NOTICE).
+GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"
 
 GOLDEN_NAMES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()) if GOLDEN.is_dir() else []
 

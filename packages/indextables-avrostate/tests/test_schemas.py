@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +17,15 @@ from indextables.avrostate.schemas import (
     STATE_MANIFEST_SCHEMA_V1,
 )
 
-# shared/ lives beside the repository checkout.
-DECISIONS = Path(__file__).resolve().parents[4] / "shared/spec/DECISIONS.md"
+# The wire-format facts (field ids, StateManifest field types), kept in the repository.
+SPEC_FACTS = Path(__file__).resolve().parents[3] / "testdata/spec-facts.json"
 
 
-def _decisions() -> str:
-    if not DECISIONS.is_file():
-        raise AssertionError(f"DECISIONS.md not found at {DECISIONS}")
-    return DECISIONS.read_text()
+def _facts() -> dict[str, Any]:
+    if not SPEC_FACTS.is_file():
+        raise AssertionError(f"spec facts not found at {SPEC_FACTS}")
+    loaded: dict[str, Any] = json.loads(SPEC_FACTS.read_text())
+    return loaded
 
 
 def _render(type_: Any) -> str:
@@ -57,8 +57,7 @@ def test_state_manifest_equals_every_golden_state_header(golden: Path) -> None:
 
 
 def test_file_entry_field_ids_match_decisions() -> None:
-    section = _decisions().split("## FileEntry record")[1].split("## Commits")[0]
-    ids = {name: int(num) for name, num in re.findall(r"(\w+) (\d{3})\b", section)}
+    ids = _facts()["file_entry_field_ids"]
     assert len(ids) == 25
     schema_ids = {f["name"]: f["field-id"] for f in FILE_ENTRY_SCHEMA_V2["fields"]}
     assert schema_ids == ids
@@ -74,9 +73,7 @@ def test_file_entry_field_ids_match_decisions() -> None:
 
 
 def test_state_manifest_fields_match_decisions() -> None:
-    section = _decisions().split("## StateManifest record")[1].split("## FileEntry record")[0]
-    pairs = re.findall(r"`(\w+) ([^`]+)`", section)
-    documented = {name: type_.replace(" ", "") for name, type_ in pairs}
+    documented = _facts()["state_manifest_field_types"]
     ours: dict[str, str] = {}
     for field in STATE_MANIFEST_SCHEMA_V1["fields"]:
         ours[field["name"]] = _render(field["type"])

@@ -20,8 +20,8 @@ import pytest
 from indextables.protocol.errors import ObjectExistsError, ObjectNotFoundError
 from indextables.protocol.store import ObjectInfo
 
-# The golden tables live in shared/, beside the repository checkout.
-GOLDEN = Path(__file__).resolve().parents[4] / "shared/golden/indextables_spark_v0.5.4"
+# The golden tables: the repository's own copy (testdata/golden, see its NOTICE).
+GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"
 
 GOLDEN_TABLES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-# The golden tables live in shared/, beside the repository checkout.
-GOLDEN = Path(__file__).resolve().parents[4] / "shared/golden/indextables_spark_v0.5.4"
+# The golden tables: the repository's own copy (testdata/golden, see its NOTICE).
+GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"
 GOLDEN_NAMES = sorted(p.name[: -len(".expected.json")] for p in GOLDEN.glob("*.expected.json"))
 
 

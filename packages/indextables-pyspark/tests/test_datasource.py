@@ -13,7 +13,7 @@ import indextables.pyspark as itp
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
-GOLDEN = Path(__file__).resolve().parents[4] / "shared/golden/indextables_spark_v0.5.4"
+GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"
 NAMES = sorted(p.name[: -len(".expected.json")] for p in GOLDEN.glob("*.expected.json"))
 FMT = "indextables"
 

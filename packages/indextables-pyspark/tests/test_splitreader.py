@@ -20,7 +20,7 @@ from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitcache import SplitRef
 from indextables.pyspark.splitreader import SplitEntry, open_split, read_split
 
-GOLDEN = Path(__file__).resolve().parents[4] / "shared/golden/indextables_spark_v0.5.4"
+GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"
 NAMES = sorted(p.name[: -len(".expected.json")] for p in GOLDEN.glob("*.expected.json"))
 
 
