@@ -157,9 +157,8 @@ def _layout_problems(data: bytes) -> list[str]:
     if table != json.dumps(json.loads(table), separators=(",", ":")).encode():
         problems.append("file table is not compact JSON")
     listed = {name for name, _ in parse_hotcache(footer.hotcache).file_lengths}
-    index_files = {
-        n for n in footer.files if n in ("meta.json", ".managed.json") or "." in n[1:-5]
-    } - {"indextables-rows.arrow"}
+    # Every bundled file but split_fields and our Arrow row copy belongs to the index.
+    index_files = set(footer.files) - {SPLIT_FIELDS, "indextables-rows.arrow"}
     if listed != index_files:
         problems.append(f"hotcache lists {sorted(listed)}, index files are {sorted(index_files)}")
     lengths = dict(parse_hotcache(footer.hotcache).file_lengths)

@@ -222,8 +222,10 @@ class ReadOptions:
 
 
 def default_cache_dir() -> str:
-    """The split cache directory used when none is configured."""
-    return os.path.join(tempfile.gettempdir(), "indextables-split-cache")
+    """The split cache directory used when none is configured (per user, mode 0700)."""
+    from indextables.pyspark.splitcache import default_cache_dir as default
+
+    return default()
 
 
 def parse_read(options: Mapping[str, str]) -> ReadOptions:

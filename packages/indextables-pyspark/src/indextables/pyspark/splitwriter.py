@@ -2,8 +2,9 @@
 
 Each :class:`PartitionIndex` owns a temporary index directory and one Tantivy
 writer (heap bounded by ``indexWriter.heapSize``); rows go in ``batchSize`` at
-a time. :meth:`SplitWriter.finish` commits every index, bundles it into a
-split (DECISIONS.md footer layout), uploads it as
+a time. :meth:`SplitWriter.finish` commits every index, rewrites its term
+dictionaries to the reference's SSTable form, bundles it into a split laid out
+as the reference's (DECISIONS.md footer layout), uploads it as
 ``<partition dirs>/part-<uuid>.split`` and returns the AddActions.
 """
 
@@ -162,6 +163,7 @@ class SplitWriter:
 
     def _upload(self, key: PartitionKey, part: PartitionIndex) -> AddAction:
         part.commit()
+        to_reference_form(part.directory)
         buffer = io.BytesIO()
         footer = write_split_bundle(part.directory, buffer)
         data = buffer.getvalue()
@@ -183,6 +185,30 @@ class SplitWriter:
             doc_mapping_json=doc_mapping_json(self.specs),
             uncompressed_size_bytes=_directory_size(part.directory),
         )
+
+
+def to_reference_form(directory: str) -> None:
+    """Rewrite every ``.term`` file of an index directory to the SSTable form, in place.
+
+    tantivy-py writes FST term dictionaries; the reference reads only SSTable
+    ones, so every split this package writes carries SSTables (readers here
+    rewrite them back when a split is fetched, see :mod:`.splitcache`). Each
+    file is replaced by a rename: the open index may still map the old one.
+    """
+    from indextables.pyspark.termdict import dictionary_kind, to_sstable
+
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".term"):
+            continue
+        path = os.path.join(directory, name)
+        with open(path, "rb") as handle:
+            data = handle.read()
+        if dictionary_kind(data) == "sstable":
+            continue
+        staging = f"{path}.{uuid.uuid4().hex}.tmp"
+        with open(staging, "wb") as handle:
+            handle.write(to_sstable(data))
+        os.replace(staging, path)
 
 
 def _mask(table: pa.Table, key: dict[str, object]) -> pa.ChunkedArray:
