@@ -1070,10 +1070,10 @@ cdef int decode_block(bytes payload, list keys, list df, list ps, list pl, list 
 def sst_decode(bytes data, Py_ssize_t end, decompress):
     """Decode every block in ``data[:end]`` (end marker included).
 
-    Returns (keys, columns, [(start, stop, payload_len, compressed)] per block).
+    Returns (keys, columns, [(start, stop, payload_len, compressed, terms)] per block).
     """
     cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t pos = 0, stop
+    cdef Py_ssize_t pos = 0, stop, before
     cdef uint64_t length
     cdef uint8_t flag
     cdef list keys = [], df = [], ps = [], pl = [], qs = [], ql = [], blocks = []
@@ -1099,8 +1099,9 @@ def sst_decode(bytes data, Py_ssize_t end, decompress):
                 payload = decompress(payload)
             elif flag != 0:
                 raise KernelError(f"SSTable block at {pos}: unknown compression flag {flag}")
+            before = len(keys)
             decode_block(payload, keys, df, ps, pl, qs, ql, &key)
-            blocks.append((pos, stop, PyBytes_GET_SIZE(payload), flag == 1))
+            blocks.append((pos, stop, PyBytes_GET_SIZE(payload), flag == 1, len(keys) - before))
             pos = stop
     finally:
         free(key.data)

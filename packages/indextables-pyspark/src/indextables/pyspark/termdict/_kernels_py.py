@@ -624,14 +624,14 @@ def _flush(
 
 def sst_decode(
     data: bytes, end: int, decompress: Decompress
-) -> tuple[list[bytes], Columns, list[tuple[int, int, int, bool]]]:
+) -> tuple[list[bytes], Columns, list[tuple[int, int, int, bool, int]]]:
     """Decode every block in ``data[:end]`` (end marker included).
 
-    Returns (keys, columns, [(start, stop, payload_len, compressed)] per block).
+    Returns (keys, columns, [(start, stop, payload_len, compressed, terms)] per block).
     """
     keys: list[bytes] = []
     cols: Columns = ([], [], [], [], [])
-    blocks: list[tuple[int, int, int, bool]] = []
+    blocks: list[tuple[int, int, int, bool, int]] = []
     pos = 0
     while True:
         if pos + 4 > end:
@@ -649,8 +649,9 @@ def sst_decode(
             payload = decompress(payload)
         elif flag != 0:
             raise KernelError(f"SSTable block at {pos}: unknown compression flag {flag}")
+        before = len(keys)
         _decode_block(payload, keys, cols)
-        blocks.append((pos, stop, len(payload), flag == 1))
+        blocks.append((pos, stop, len(payload), flag == 1, len(keys) - before))
         pos = stop
     if pos != end:
         raise KernelError(f"SSTable end marker at {pos - 4}, but the index starts at {end}")
