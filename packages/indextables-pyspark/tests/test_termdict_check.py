@@ -10,7 +10,12 @@ from types import ModuleType
 import pytest
 import zstandard
 
-from indextables.pyspark.termdict import TermDictError, check_sstable_term_file, impl, sstable_problems
+from indextables.pyspark.termdict import (
+    TermDictError,
+    check_sstable_term_file,
+    impl,
+    sstable_problems,
+)
 from indextables.pyspark.termdict.blockaddr import BlockAddr, decode_block_addrs, encode_block_addrs
 from indextables.pyspark.termdict.composite import FieldBlob, join_composite, with_footer
 from indextables.pyspark.termdict.model import FieldTerms
@@ -29,7 +34,9 @@ def twin(request: pytest.FixtureRequest) -> Iterator[ModuleType]:
 
 def _terms(count: int, width: int = 12) -> FieldTerms:
     keys = [f"{i:0{width}d}".encode() for i in range(count)]
-    return FieldTerms(keys, [1] * count, [4 * i for i in range(count)], [4] * count, [0] * count, [0] * count)
+    return FieldTerms(
+        keys, [1] * count, [4 * i for i in range(count)], [4] * count, [0] * count, [0] * count
+    )
 
 
 def _tail(fst_len: int, index_offset: int, count: int, version: int = 3) -> bytes:
@@ -48,7 +55,8 @@ def test_sound_dictionaries_pass(twin: ModuleType) -> None:
 def test_many_blocks_are_indexed(twin: ModuleType) -> None:
     blob = encode_sstable_dict(_terms(20_000))
     layout = sstable_layout(blob)
-    assert layout.fst and len(decode_block_addrs(layout.block_store)) > 1
+    assert layout.fst
+    assert len(decode_block_addrs(layout.block_store)) > 1
 
 
 def test_wrong_type_and_version_are_reported(twin: ModuleType) -> None:
@@ -91,7 +99,10 @@ def test_index_key_past_the_next_block_is_reported(twin: ModuleType) -> None:
     keys = [b"\xff" * (i + 1) for i in range(len(decode_block_addrs(layout.block_store)))]
     fst = twin.fst_build(keys)
     tampered = (
-        layout.main[: layout.index_offset] + fst + layout.block_store + _tail(len(fst), layout.index_offset, 20_000)
+        layout.main[: layout.index_offset]
+        + fst
+        + layout.block_store
+        + _tail(len(fst), layout.index_offset, 20_000)
     )
     assert any("next block's first key" in p for p in sstable_problems(tampered))
 

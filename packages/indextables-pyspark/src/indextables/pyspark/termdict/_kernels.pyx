@@ -550,7 +550,7 @@ cdef int emit_any_trans(Buf* out, uint64_t start, UNode* node) except -1:
 
 
 def fst_build(keys, values=None):
-    """Build a tantivy-fst map from strictly increasing ``keys`` to ``values`` (default: ordinals)."""
+    """A tantivy-fst map from strictly increasing ``keys`` to ``values`` (default: ordinals)."""
     cdef _FstBuilder builder = _FstBuilder()
     cdef Py_ssize_t i
     cdef bytes key
@@ -789,7 +789,7 @@ cdef int check_contiguous(list ps, list pl, list qs, list ql, Py_ssize_t start, 
 
 
 def tis_encode(tuple cols):
-    """The TermInfoStore of the FST form: blocks of 256, bit-packed relative to each block's first term."""
+    """The FST form's TermInfoStore: blocks of 256, bit-packed relative to each first term."""
     cdef list df = cols[0], ps = cols[1], pl = cols[2], qs = cols[3], ql = cols[4]
     cdef Py_ssize_t count = len(df)
     cdef Py_ssize_t first, stop, i
@@ -944,7 +944,7 @@ cdef int flush_block(
 
 
 def sst_encode(keys, tuple cols, compress):
-    """SSTable blocks for sorted ``keys``; returns (bytes, [(last_key, start, end, first_ordinal)])."""
+    """SSTable blocks for sorted ``keys``: (bytes, [(last_key, start, end, first_ordinal)])."""
     cdef list key_list = list(keys)
     cdef list blocks = []
     cdef Buf out, payload, keybuf

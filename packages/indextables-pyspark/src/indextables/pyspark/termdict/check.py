@@ -8,6 +8,7 @@ reference splits do.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 from indextables.pyspark.termdict import impl
@@ -53,30 +54,41 @@ def _cut_problems(keys: Sequence[bytes], counts: Sequence[int]) -> list[str]:
             previous = key
         total = sum(sizes)
         if total - sizes[-1] > _BLOCK_LEN:
-            problems.append(f"block {number}: keys section passed {_BLOCK_LEN} bytes before its last key")
+            problems.append(
+                f"block {number}: keys section passed {_BLOCK_LEN} bytes before its last key"
+            )
         if number + 1 < len(counts) and total <= _BLOCK_LEN:
             problems.append(f"block {number}: cut with only {total} bytes of keys")
         first += count
     return problems
 
 
-def _compression_problems(main: bytes, blocks: Sequence[tuple[int, int, int, bool, int]]) -> list[str]:
+def _compression_problems(
+    main: bytes, blocks: Sequence[tuple[int, int, int, bool, int]]
+) -> list[str]:
     problems = []
     for number, (start, stop, payload_len, compressed, _count) in enumerate(blocks):
         stored = stop - start - 5
         if compressed and (payload_len <= _ZSTD_MIN or stored >= payload_len):
-            problems.append(f"block {number}: zstd on a {payload_len}-byte payload stored in {stored}")
-        if not compressed and payload_len > _ZSTD_MIN:
-            if len(_compress(main[start + 5 : stop])) < payload_len:
-                problems.append(f"block {number}: {payload_len}-byte payload left uncompressed")
+            problems.append(
+                f"block {number}: zstd on a {payload_len}-byte payload stored in {stored}"
+            )
+        shrinks = payload_len > _ZSTD_MIN and len(_compress(main[start + 5 : stop])) < payload_len
+        if not compressed and shrinks:
+            problems.append(f"block {number}: {payload_len}-byte payload left uncompressed")
     return problems
 
 
 def _index_problems(
-    layout_fst: bytes, store: bytes, keys: Sequence[bytes], blocks: Sequence[tuple[int, int, int, bool, int]]
+    layout_fst: bytes,
+    store: bytes,
+    keys: Sequence[bytes],
+    blocks: Sequence[tuple[int, int, int, bool, int]],
 ) -> list[str]:
     if len(blocks) <= 1:
-        return [] if not layout_fst and not store else ["single-block SSTable with a non-empty index"]
+        return (
+            [] if not layout_fst and not store else ["single-block SSTable with a non-empty index"]
+        )
     if not layout_fst:
         return [f"{len(blocks)} blocks but fst_len is 0"]
     problems = []
@@ -89,7 +101,9 @@ def _index_problems(
     for _start, _stop, _len, _comp, count in blocks:
         firsts.append(ordinal)
         ordinal += count
-    real = [(start, stop, first) for (start, stop, *_rest), first in zip(blocks, firsts, strict=True)]
+    real = [
+        (start, stop, first) for (start, stop, *_rest), first in zip(blocks, firsts, strict=True)
+    ]
     if [(a.start, a.end, a.first_ordinal) for a in addrs] != real:
         problems.append("BlockAddrStore ranges or first ordinals differ from the real blocks")
     for number, index_key in enumerate(index_keys[: len(blocks)]):
@@ -105,7 +119,9 @@ def sstable_problems(blob: bytes) -> list[str]:
     """Every structural problem of one SSTable-form field dictionary (empty when sound)."""
     try:
         layout = sstable_layout(blob)
-        keys, _cols, blocks = impl.kernels().sst_decode(layout.main, layout.index_offset, _decompress)
+        keys, _cols, blocks = impl.kernels().sst_decode(
+            layout.main, layout.index_offset, _decompress
+        )
     except TermDictError as exc:
         return [str(exc)]
     problems = []
@@ -113,7 +129,7 @@ def sstable_problems(blob: bytes) -> list[str]:
         problems.append(f"SSTable version {layout.version}, expected {SSTABLE_VERSION}")
     if layout.num_terms != len(keys):
         problems.append(f"footer says {layout.num_terms} terms, blocks hold {len(keys)}")
-    if any(a >= b for a, b in zip(keys, keys[1:], strict=False)):
+    if any(a >= b for a, b in itertools.pairwise(keys)):
         problems.append("keys do not strictly increase")
     if blocks:
         problems += _cut_problems(keys, [block[4] for block in blocks])
