@@ -37,11 +37,15 @@ def extensions() -> list:  # type: ignore[type-arg]
     try:
         from Cython.Build import cythonize
     except ImportError:
-        sys.stderr.write("indextables-pyspark: Cython missing, pure-Python term-dictionary kernels only\n")
+        sys.stderr.write(
+            "indextables-pyspark: Cython missing, pure-Python term-dictionary kernels only\n"
+        )
         return []
     from setuptools import Extension
 
-    ext = Extension("indextables.pyspark.termdict._kernels", [EXT_SOURCE], extra_compile_args=["-O3"])
+    ext = Extension(
+        "indextables.pyspark.termdict._kernels", [EXT_SOURCE], extra_compile_args=["-O3"]
+    )
     return cythonize([ext], compiler_directives={"language_level": "3"}, quiet=True)
 
 

@@ -16,7 +16,21 @@ Example:
 
 from __future__ import annotations
 
+from indextables.pyspark.termdict.check import check_sstable_term_file, sstable_problems
 from indextables.pyspark.termdict.errors import TermDictError
-from indextables.pyspark.termdict.transcode import DictionaryKind, dictionary_kind, to_fst, to_sstable
+from indextables.pyspark.termdict.transcode import (
+    DictionaryKind,
+    dictionary_kind,
+    to_fst,
+    to_sstable,
+)
 
-__all__ = ["DictionaryKind", "TermDictError", "dictionary_kind", "to_fst", "to_sstable"]
+__all__ = [
+    "DictionaryKind",
+    "TermDictError",
+    "check_sstable_term_file",
+    "dictionary_kind",
+    "sstable_problems",
+    "to_fst",
+    "to_sstable",
+]

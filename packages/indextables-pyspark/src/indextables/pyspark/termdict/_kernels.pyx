@@ -550,7 +550,7 @@ cdef int emit_any_trans(Buf* out, uint64_t start, UNode* node) except -1:
 
 
 def fst_build(keys, values=None):
-    """Build a tantivy-fst map from strictly increasing ``keys`` to ``values`` (default: ordinals)."""
+    """A tantivy-fst map from strictly increasing ``keys`` to ``values`` (default: ordinals)."""
     cdef _FstBuilder builder = _FstBuilder()
     cdef Py_ssize_t i
     cdef bytes key
@@ -789,7 +789,7 @@ cdef int check_contiguous(list ps, list pl, list qs, list ql, Py_ssize_t start, 
 
 
 def tis_encode(tuple cols):
-    """The TermInfoStore of the FST form: blocks of 256, bit-packed relative to each block's first term."""
+    """The FST form's TermInfoStore: blocks of 256, bit-packed relative to each first term."""
     cdef list df = cols[0], ps = cols[1], pl = cols[2], qs = cols[3], ql = cols[4]
     cdef Py_ssize_t count = len(df)
     cdef Py_ssize_t first, stop, i
@@ -944,7 +944,7 @@ cdef int flush_block(
 
 
 def sst_encode(keys, tuple cols, compress):
-    """SSTable blocks for sorted ``keys``; returns (bytes, [(last_key, start, end, first_ordinal)])."""
+    """SSTable blocks for sorted ``keys``: (bytes, [(last_key, start, end, first_ordinal)])."""
     cdef list key_list = list(keys)
     cdef list blocks = []
     cdef Buf out, payload, keybuf
@@ -1070,10 +1070,10 @@ cdef int decode_block(bytes payload, list keys, list df, list ps, list pl, list 
 def sst_decode(bytes data, Py_ssize_t end, decompress):
     """Decode every block in ``data[:end]`` (end marker included).
 
-    Returns (keys, columns, [(start, stop, payload_len, compressed)] per block).
+    Returns (keys, columns, [(start, stop, payload_len, compressed, terms)] per block).
     """
     cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t pos = 0, stop
+    cdef Py_ssize_t pos = 0, stop, before
     cdef uint64_t length
     cdef uint8_t flag
     cdef list keys = [], df = [], ps = [], pl = [], qs = [], ql = [], blocks = []
@@ -1099,8 +1099,9 @@ def sst_decode(bytes data, Py_ssize_t end, decompress):
                 payload = decompress(payload)
             elif flag != 0:
                 raise KernelError(f"SSTable block at {pos}: unknown compression flag {flag}")
+            before = len(keys)
             decode_block(payload, keys, df, ps, pl, qs, ql, &key)
-            blocks.append((pos, stop, PyBytes_GET_SIZE(payload), flag == 1))
+            blocks.append((pos, stop, PyBytes_GET_SIZE(payload), flag == 1, len(keys) - before))
             pos = stop
     finally:
         free(key.data)

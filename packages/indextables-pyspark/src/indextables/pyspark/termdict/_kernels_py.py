@@ -311,7 +311,9 @@ class _FstBuilder:
         bucket.insert(0, (ident, self.last_addr))
         return self.last_addr
 
-    def _emit(self, start: int, final: bool, final_out: int, trans: list[tuple[int, int, int]]) -> None:
+    def _emit(
+        self, start: int, final: bool, final_out: int, trans: list[tuple[int, int, int]]
+    ) -> None:
         if len(trans) != 1 or final:
             _emit_any_trans(self.out, start, final, final_out, trans)
             return
@@ -323,7 +325,7 @@ class _FstBuilder:
 
 
 def fst_build(keys: Sequence[bytes], values: Sequence[int] | None = None) -> bytes:
-    """Build a tantivy-fst map from strictly increasing ``keys`` to ``values`` (default: ordinals)."""
+    """A tantivy-fst map from strictly increasing ``keys`` to ``values`` (default: ordinals)."""
     builder = _FstBuilder()
     if values is None:
         for ordinal, key in enumerate(keys):
@@ -378,7 +380,9 @@ def _target(end: int, delta: int) -> int:
     return target
 
 
-def _parse_any_trans(data: bytes, addr: int, state: int) -> tuple[bool, int, list[tuple[int, int, int]]]:
+def _parse_any_trans(
+    data: bytes, addr: int, state: int
+) -> tuple[bool, int, list[tuple[int, int, int]]]:
     final = bool(state & 0b01_000000)
     ntrans = state & 0x3F
     at = addr
@@ -449,11 +453,13 @@ def _check_contiguous(cols: Columns, start: int, stop: int, what: str) -> None:
     _df, ps, pl, qs, ql = cols
     for i in range(start + 1, stop):
         if ps[i] != ps[i - 1] + pl[i - 1] or qs[i] != qs[i - 1] + ql[i - 1]:
-            raise KernelError(f"term {i}: postings/positions are not contiguous, {what} cannot hold them")
+            raise KernelError(
+                f"term {i}: postings/positions are not contiguous, {what} cannot hold them"
+            )
 
 
 def tis_encode(cols: Columns) -> bytes:
-    """The TermInfoStore of the FST form: blocks of 256, bit-packed relative to each block's first term."""
+    """The FST form's TermInfoStore: blocks of 256, bit-packed relative to each first term."""
     df, ps, pl, qs, ql = cols
     count = len(df)
     metas = bytearray()
@@ -575,7 +581,7 @@ def _write_block(out: bytearray, payload: bytes, compress: Compress | None) -> N
 def sst_encode(
     keys: Sequence[bytes], cols: Columns, compress: Compress | None
 ) -> tuple[bytes, list[tuple[bytes, int, int, int]]]:
-    """SSTable blocks for sorted ``keys``; returns (bytes, [(last_key, start, end, first_ordinal)])."""
+    """SSTable blocks for sorted ``keys``: (bytes, [(last_key, start, end, first_ordinal)])."""
     out = bytearray()
     blocks: list[tuple[bytes, int, int, int]] = []
     keybuf = bytearray()
@@ -624,14 +630,14 @@ def _flush(
 
 def sst_decode(
     data: bytes, end: int, decompress: Decompress
-) -> tuple[list[bytes], Columns, list[tuple[int, int, int, bool]]]:
+) -> tuple[list[bytes], Columns, list[tuple[int, int, int, bool, int]]]:
     """Decode every block in ``data[:end]`` (end marker included).
 
-    Returns (keys, columns, [(start, stop, payload_len, compressed)] per block).
+    Returns (keys, columns, [(start, stop, payload_len, compressed, terms)] per block).
     """
     keys: list[bytes] = []
     cols: Columns = ([], [], [], [], [])
-    blocks: list[tuple[int, int, int, bool]] = []
+    blocks: list[tuple[int, int, int, bool, int]] = []
     pos = 0
     while True:
         if pos + 4 > end:
@@ -649,8 +655,9 @@ def sst_decode(
             payload = decompress(payload)
         elif flag != 0:
             raise KernelError(f"SSTable block at {pos}: unknown compression flag {flag}")
+        before = len(keys)
         _decode_block(payload, keys, cols)
-        blocks.append((pos, stop, len(payload), flag == 1))
+        blocks.append((pos, stop, len(payload), flag == 1, len(keys) - before))
         pos = stop
     if pos != end:
         raise KernelError(f"SSTable end marker at {pos - 4}, but the index starts at {end}")

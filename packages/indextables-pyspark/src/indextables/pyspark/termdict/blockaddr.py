@@ -96,11 +96,15 @@ def decode_block_addrs(store: bytes) -> list[BlockAddr]:
         raise TermDictError("BlockAddrStore shorter than its 8-byte header")
     metas_len = struct.unpack_from("<Q", store, 0)[0]
     if metas_len % _META.size or 8 + metas_len > len(store):
-        raise TermDictError(f"BlockAddrStore metas length {metas_len} is not a whole number of metas")
+        raise TermDictError(
+            f"BlockAddrStore metas length {metas_len} is not a whole number of metas"
+        )
     data = store[8 + metas_len :]
     blocks: list[BlockAddr] = []
     for at in range(8, 8 + metas_len, _META.size):
-        offset, ref_start, ref_ord, r_slope, o_slope, o_bits, r_bits, count = _META.unpack_from(store, at)
+        offset, ref_start, ref_ord, r_slope, o_slope, o_bits, r_bits, count = _META.unpack_from(
+            store, at
+        )
         if not (1 <= r_bits <= 56 and 1 <= o_bits <= 56):
             raise TermDictError(f"BlockAddrStore chunk with bit widths {r_bits}/{o_bits}")
         r_shift, o_shift = 1 << (r_bits - 1), 1 << (o_bits - 1)
@@ -114,6 +118,8 @@ def decode_block_addrs(store: bytes) -> list[BlockAddr]:
             at_bits = base + (i - 1) * width
             starts.append(ref_start + _bits(data, at_bits, r_bits) + r_slope * i - r_shift)
             ordinals.append(ref_ord + _bits(data, at_bits + r_bits, o_bits) + o_slope * i - o_shift)
-        starts.append(ref_start + _bits(data, base + count * width, r_bits) + r_slope * (count + 1) - r_shift)
+        starts.append(
+            ref_start + _bits(data, base + count * width, r_bits) + r_slope * (count + 1) - r_shift
+        )
         blocks.extend(BlockAddr(starts[i], starts[i + 1], ordinals[i]) for i in range(count + 1))
     return blocks

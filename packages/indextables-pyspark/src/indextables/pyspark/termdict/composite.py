@@ -9,6 +9,7 @@ length. tantivy's VInt marks the *last* byte with 0x80 (the opposite of LEB128).
 
 from __future__ import annotations
 
+import itertools
 import json
 import struct
 import zlib
@@ -18,7 +19,14 @@ from typing import Final
 
 from indextables.pyspark.termdict.errors import TermDictError
 
-__all__ = ["FOOTER_MAGIC", "FieldBlob", "join_composite", "split_composite", "split_footer", "with_footer"]
+__all__ = [
+    "FOOTER_MAGIC",
+    "FieldBlob",
+    "join_composite",
+    "split_composite",
+    "split_footer",
+    "with_footer",
+]
 
 FOOTER_MAGIC: Final = 1337
 _U32: Final = struct.Struct("<I")
@@ -104,10 +112,11 @@ def split_composite(body: bytes) -> list[FieldBlob]:
     if pos != len(directory):
         raise TermDictError("composite file directory has trailing bytes")
     offsets.append(dir_start)
-    if any(a > b for a, b in zip(offsets, offsets[1:], strict=False)):
+    if any(a > b for a, b in itertools.pairwise(offsets)):
         raise TermDictError("composite file directory offsets are not increasing")
     return [
-        FieldBlob(field, idx, body[offsets[i] : offsets[i + 1]]) for i, (field, idx) in enumerate(addrs)
+        FieldBlob(field, idx, body[offsets[i] : offsets[i + 1]])
+        for i, (field, idx) in enumerate(addrs)
     ]
 
 

@@ -110,7 +110,9 @@ def shorten_between(left: bytes, right: bytes) -> bytes:
     return left
 
 
-def _index(blocks: Sequence[tuple[bytes, int, int, int]], keys: Sequence[bytes]) -> tuple[bytes, int]:
+def _index(
+    blocks: Sequence[tuple[bytes, int, int, int]], keys: Sequence[bytes]
+) -> tuple[bytes, int]:
     if len(blocks) <= 1:
         return b"", 0
     index_keys = [
@@ -127,5 +129,7 @@ def encode_sstable_dict(terms: FieldTerms) -> bytes:
     body, blocks = impl.kernels().sst_encode(terms.keys, terms.columns(), _compress)
     index, fst_len = _index(blocks, terms.keys)
     index_offset = len(body) + 4
-    tail = struct.pack("<QQQII", fst_len, index_offset, len(terms), SSTABLE_VERSION, DICT_TYPE_SSTABLE)
+    tail = struct.pack(
+        "<QQQII", fst_len, index_offset, len(terms), SSTABLE_VERSION, DICT_TYPE_SSTABLE
+    )
     return body + _END_MARKER + index + tail

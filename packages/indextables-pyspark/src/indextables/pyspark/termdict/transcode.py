@@ -22,7 +22,14 @@ from indextables.pyspark.termdict.sstform import (
     encode_sstable_dict,
 )
 
-__all__ = ["DictionaryKind", "decode_field", "dictionary_kind", "field_kind", "to_fst", "to_sstable"]
+__all__ = [
+    "DictionaryKind",
+    "decode_field",
+    "dictionary_kind",
+    "field_kind",
+    "to_fst",
+    "to_sstable",
+]
 
 DictionaryKind = Literal["fst", "sstable"]
 _KINDS: dict[int, DictionaryKind] = {DICT_TYPE_FST: "fst", DICT_TYPE_SSTABLE: "sstable"}
