@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -38,7 +39,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import BinaryIO, Final
 
 from indextables.protocol.errors import CorruptFileError
 from indextables.protocol.hotcache import parse_hotcache
@@ -239,12 +240,19 @@ def download(store: ObjectStore, split: SplitRef, staging: str) -> None:
             with open(path, "wb") as handle:
                 handle.write(data)
         else:
-            with open(path, "wb") as handle:
-                stream.copy(start, end, handle.write)
+            # Unbuffered: each piece (at most one chunk) goes to the file as it arrives.
+            with open(path, "wb", buffering=0) as raw:
+                stream.copy(start, end, functools.partial(_write_all, raw))
     sizes = {name: os.path.getsize(os.path.join(staging, name)) for name in names}
     record = {"split": split.path, "size": split.size, "files": sizes}
     with open(os.path.join(staging, ENTRY_RECORD), "w", encoding="utf-8") as handle:
         json.dump(record, handle)
+
+
+def _write_all(raw: BinaryIO, piece: memoryview) -> None:
+    while piece:
+        written = raw.write(piece) or 0
+        piece = piece[written:]
 
 
 def _footer(store: ObjectStore, split: SplitRef) -> SplitFooter:
