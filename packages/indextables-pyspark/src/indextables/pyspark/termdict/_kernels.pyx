@@ -5,6 +5,7 @@ Every read is bounds-checked against its buffer: hostile bytes raise
 ``KernelError``, never crash. See ``_kernels_py`` for the readable reference.
 """
 
+cimport cpython.array
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport uint8_t, uint64_t, int64_t
 from libc.stdlib cimport free, malloc, realloc
@@ -126,10 +127,15 @@ cdef bytes buf_bytes(Buf* b):
     return PyBytes_FromStringAndSize(<char*>b.data, b.len)
 
 
+cdef cpython.array.array _U64_TEMPLATE = array("Q")
+
+
 cdef object buf_u64_array(Buf* b):
-    """An array('Q') holding the uint64 values written to ``b``."""
-    cdef object out = array("Q")
-    out.frombytes(buf_bytes(b))
+    """An array('Q') holding the uint64 values written to ``b`` (one copy)."""
+    cdef Py_ssize_t n = b.len // 8
+    cdef cpython.array.array out = cpython.array.clone(_U64_TEMPLATE, n, False)
+    if n:
+        memcpy(out.data.as_voidptr, b.data, n * 8)
     return out
 
 
