@@ -88,3 +88,37 @@ def test_decompression_within_the_cap_and_multi_member_gzip() -> None:
 def test_damaged_gzip_is_corrupt(data: bytes) -> None:
     with pytest.raises(CorruptFileError):
         decompress_log_bytes(data, path="v")
+
+
+def _split(root: Path, name: str) -> AddAction:
+    (root / name).write_bytes(b"x" * 10)
+    return AddAction(name, {}, 10, 1, True, num_records=1)
+
+
+@pytest.mark.parametrize("damage", ["wrong id", "missing part", "garbage"])
+def test_a_stale_legacy_last_checkpoint_does_not_brick_intact_version_files(
+    table: Any, tmp_path: Path, damage: str
+) -> None:
+    from dataclasses import replace
+
+    from indextables.protocol.checkpoint import write_json_checkpoint
+    from indextables.protocol.lastcheckpoint import encode_last_checkpoint
+
+    root = tmp_path / "t"
+    adds = [_split(root, f"p{i}.split") for i in range(3)]
+    for add in adds:
+        table.commit(adds=[add])
+    snap = table.snapshot(2)
+    actions = [snap.protocol, snap.metadata, *(AddAction.from_file_entry(f) for f in snap.files)]
+    pointer = write_json_checkpoint(table.store, version=2, actions=actions, actions_per_part=2)
+    log = root / "_transaction_log"
+    if damage == "wrong id":
+        pointer = replace(pointer, checkpoint_id="not-the-one-written")
+    elif damage == "missing part":
+        parts = [p for p in log.iterdir() if p.name.startswith(f"{2:020d}.checkpoint.")]
+        next(p for p in parts if p.name.count(".") > 2).unlink()
+    else:
+        (log / f"{2:020d}.checkpoint.json").write_bytes(b"\x01\x01not gzip")
+    table.store.put("_transaction_log/_last_checkpoint", encode_last_checkpoint(pointer))
+    reopened = open_table(str(root))
+    assert {f.path for f in reopened.snapshot().files} == {a.path for a in adds}
