@@ -122,3 +122,31 @@ def test_a_stale_legacy_last_checkpoint_does_not_brick_intact_version_files(
     table.store.put("_transaction_log/_last_checkpoint", encode_last_checkpoint(pointer))
     reopened = open_table(str(root))
     assert {f.path for f in reopened.snapshot().files} == {a.path for a in adds}
+
+
+@pytest.mark.parametrize(
+    "deleted", [(), (0,), (0, 1), (1,), (0, 1, 2), (2,), (0, 1, 2, 3), (4,)], ids=str
+)
+def test_history_lists_exactly_the_versions_that_load(
+    table: Any, tmp_path: Path, deleted: tuple[int, ...]
+) -> None:
+    from indextables.protocol.errors import VersionNotFoundError
+
+    root = tmp_path / "t"
+    for i in range(3):
+        table.commit(adds=[_split(root, f"p{i}.split")])
+    table.checkpoint()  # a state at version 3
+    for i in range(3, 5):
+        table.commit(adds=[_split(root, f"p{i}.split")])
+    for version in deleted:  # what an interrupted purge or truncate leaves behind
+        (root / version_key(version)).unlink()
+    reopened = open_table(str(root), check=False)
+    listed = [entry.version for entry in reopened.history()]
+    assert listed == sorted(listed)
+    for version in range(6):
+        if version in listed:
+            assert reopened.snapshot(version).version == version
+        else:
+            with pytest.raises(VersionNotFoundError):
+                reopened.snapshot(version)
+    assert (5 in listed) == (4 not in deleted)
