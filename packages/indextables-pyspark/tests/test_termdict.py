@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import struct
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -28,6 +29,7 @@ from indextables.pyspark.termdict import (
     to_fst,
     to_sstable,
 )
+from indextables.pyspark.termdict._kernels_py import pack_keys
 from indextables.pyspark.termdict.composite import split_composite, split_footer
 from indextables.pyspark.termdict.fstform import encode_fst_dict
 from indextables.pyspark.termdict.model import FieldTerms
@@ -37,6 +39,19 @@ from indextables.pyspark.termdict.transcode import decode_field
 GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"
 GOLDEN_SPLITS = sorted(GOLDEN.rglob("*.split"))
 IMPLS = ["python"] if os.environ.get(impl.IMPL_ENV) == "python" else ["cython", "python"]
+
+
+def _arrays(cols: tuple[list[int], ...]) -> tuple[array[int], ...]:
+    return tuple(array("Q", col) for col in cols)
+
+
+def _fst(module: ModuleType, keys: list[bytes]) -> bytes:
+    return module.fst_build(*pack_keys(keys))  # type: ignore[no-any-return]
+
+
+def _sst(module: ModuleType, keys: list[bytes], cols: tuple[list[int], ...]) -> bytes:
+    body, _blocks = module.sst_encode(*pack_keys(keys), _arrays(cols), None)
+    return body  # type: ignore[no-any-return]
 
 
 @pytest.fixture(params=IMPLS)
@@ -117,7 +132,9 @@ def test_golden_zstd_blocks_are_reproduced(twin: ModuleType, tmp_path: Path) -> 
             layout = sstable_layout(blob)
             from indextables.pyspark.termdict.sstform import _decompress
 
-            _keys, _cols, blocks = twin.sst_decode(layout.main, layout.index_offset, _decompress)
+            _data, _ends, _cols, blocks = twin.sst_decode(
+                layout.main, layout.index_offset, _decompress
+            )
             compressed += sum(1 for block in blocks if block[3])
     assert compressed >= 2  # and test above proves they re-encode byte for byte
 
@@ -193,7 +210,7 @@ def test_index_with_no_indexed_terms_round_trips(twin: ModuleType, tmp_path: Pat
 
 
 def test_empty_field_dictionary_in_both_forms(twin: ModuleType) -> None:
-    empty = FieldTerms([], [], [], [], [], [])
+    empty = FieldTerms.from_keys([], [[], [], [], [], []])
     fst = encode_fst_dict(empty)
     # header, one AnyTrans root with no transitions (pack sizes, ntrans 0, state), count, root
     node = bytes([0, 0, 0])
@@ -325,8 +342,8 @@ _DAMAGE_COLS = ([1] * 700, list(range(0, 7000, 10)), [10] * 700, [0] * 700, [0] 
 @functools.cache
 def _sound_blobs(name: str) -> tuple[bytes, bytes, bytes]:
     module = impl.load(name)  # type: ignore[arg-type]
-    body, _blocks = module.sst_encode(_DAMAGE_KEYS, _DAMAGE_COLS, None)
-    return module.fst_build(_DAMAGE_KEYS), module.tis_encode(_DAMAGE_COLS), body + bytes(4)
+    tis = module.tis_encode(_arrays(_DAMAGE_COLS))
+    return _fst(module, _DAMAGE_KEYS), tis, _sst(module, _DAMAGE_KEYS, _DAMAGE_COLS) + bytes(4)
 
 
 @settings(
@@ -368,9 +385,9 @@ def test_twins_write_the_same_bytes() -> None:
         with impl.using(name) as module:  # type: ignore[arg-type]
             outputs.append(
                 (
-                    module.fst_build(keys),
-                    module.tis_encode(cols),
-                    module.sst_encode(keys, cols, None),
+                    _fst(module, keys),
+                    module.tis_encode(_arrays(cols)),
+                    _sst(module, keys, cols),
                 )
             )
     assert all(output == outputs[0] for output in outputs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import struct
+from array import array
 from collections.abc import Iterator
 from types import ModuleType
 
@@ -16,12 +17,28 @@ from indextables.pyspark.termdict import (
     impl,
     sstable_problems,
 )
+from indextables.pyspark.termdict._kernels_py import pack_keys
 from indextables.pyspark.termdict.blockaddr import BlockAddr, decode_block_addrs, encode_block_addrs
 from indextables.pyspark.termdict.composite import FieldBlob, join_composite, with_footer
 from indextables.pyspark.termdict.model import FieldTerms
 from indextables.pyspark.termdict.sstform import encode_sstable_dict, sstable_layout
 
 IMPLS = ["python"] if os.environ.get(impl.IMPL_ENV) == "python" else ["cython", "python"]
+
+
+def _arrays(cols: tuple[list[int], ...]) -> tuple[array[int], ...]:
+    return tuple(array("Q", col) for col in cols)
+
+
+def _fst(module: ModuleType, keys: list[bytes]) -> bytes:
+    return module.fst_build(*pack_keys(keys))  # type: ignore[no-any-return]
+
+
+def _sst(module: ModuleType, keys: list[bytes], cols: tuple[list[int], ...]) -> bytes:
+    body, _blocks = module.sst_encode(*pack_keys(keys), _arrays(cols), None)
+    return body  # type: ignore[no-any-return]
+
+
 _FOOTER = b'{"version":{"major":0,"minor":23,"patch":0,"index_format_version":7},"crc":0}'
 
 
@@ -34,8 +51,8 @@ def twin(request: pytest.FixtureRequest) -> Iterator[ModuleType]:
 
 def _terms(count: int, width: int = 12) -> FieldTerms:
     keys = [f"{i:0{width}d}".encode() for i in range(count)]
-    return FieldTerms(
-        keys, [1] * count, [4 * i for i in range(count)], [4] * count, [0] * count, [0] * count
+    return FieldTerms.from_keys(
+        keys, [[1] * count, [4 * i for i in range(count)], [4] * count, [0] * count, [0] * count]
     )
 
 
@@ -67,11 +84,11 @@ def test_wrong_type_and_version_are_reported(twin: ModuleType) -> None:
 
 
 def test_early_cut_is_reported(twin: ModuleType) -> None:
-    first = twin.sst_encode([b"a"], ([1], [0], [1], [0], [0]), None)[0]
-    second = twin.sst_encode([b"b"], ([1], [1], [1], [0], [0]), None)[0]
+    first = _sst(twin, [b"a"], ([1], [0], [1], [0], [0]))
+    second = _sst(twin, [b"b"], ([1], [1], [1], [0], [0]))
     blocks = first + second
     store = encode_block_addrs([BlockAddr(0, len(first), 0), BlockAddr(len(first), len(blocks), 1)])
-    fst = twin.fst_build([b"a", b"b"])
+    fst = _fst(twin, [b"a", b"b"])
     blob = blocks + bytes(4) + fst + store + _tail(len(fst), len(blocks) + 4, 2)
     problems = sstable_problems(blob)
     assert any("cut with only" in p for p in problems), problems
@@ -97,7 +114,7 @@ def test_index_key_past_the_next_block_is_reported(twin: ModuleType) -> None:
     blob = encode_sstable_dict(_terms(20_000))
     layout = sstable_layout(blob)
     keys = [b"\xff" * (i + 1) for i in range(len(decode_block_addrs(layout.block_store)))]
-    fst = twin.fst_build(keys)
+    fst = _fst(twin, keys)
     tampered = (
         layout.main[: layout.index_offset]
         + fst
@@ -108,13 +125,13 @@ def test_index_key_past_the_next_block_is_reported(twin: ModuleType) -> None:
 
 
 def test_compression_rules_are_checked(twin: ModuleType) -> None:
-    payload = twin.sst_encode([b"a"], ([1], [0], [1], [0], [0]), None)[0][5:]
+    payload = _sst(twin, [b"a"], ([1], [0], [1], [0], [0]))[5:]
     small = zstandard.ZstdCompressor(level=3).compress(payload)
     blocks = _block(small, flag=1)
     blob = blocks + bytes(4) + _tail(0, len(blocks) + 4, 1)
     assert any("zstd on a" in p for p in sstable_problems(blob))
     big = _terms(600, width=6)
-    raw, _ = twin.sst_encode(big.keys, big.columns(), None)
+    raw, _ = twin.sst_encode(big.key_data, big.key_ends, big.columns(), None)
     assert len(raw) - 5 > 2048
     blob = raw + bytes(4) + _tail(0, len(raw) + 4, 600)
     assert any("left uncompressed" in p for p in sstable_problems(blob))

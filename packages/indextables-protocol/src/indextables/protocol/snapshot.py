@@ -27,6 +27,7 @@ from indextables.protocol.actions import (
 from indextables.protocol.checkpoint import read_json_checkpoint
 from indextables.protocol.errors import (
     CorruptFileError,
+    ObjectNotFoundError,
     TableNotFoundError,
     VersionNotFoundError,
 )
@@ -374,7 +375,18 @@ class SnapshotReader:
         if pointer.version > target:
             return None
         replay = Replay({})
-        actions = read_json_checkpoint(self.store, pointer)
+        try:
+            actions = read_json_checkpoint(self.store, pointer)
+        except (ObjectNotFoundError, CorruptFileError):
+            # A stale or damaged pointer: when a state or every version file up to
+            # the target can stand in for the checkpoint, read those instead.
+            versions = layout.listing.versions
+            if layout.base_state(target) is None and any(
+                v not in versions for v in range(target + 1)
+            ):
+                raise
+            emit("indextables.checkpoint.stale_pointer", 1, table=self.store.uri)
+            return None
         replay.apply(pointer.version, pointer.created_time, actions)
         return _Base(replay.files, None, replay.metadata, pointer.version)
 

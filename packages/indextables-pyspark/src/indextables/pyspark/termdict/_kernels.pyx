@@ -5,10 +5,13 @@ Every read is bounds-checked against its buffer: hostile bytes raise
 ``KernelError``, never crash. See ``_kernels_py`` for the readable reference.
 """
 
+cimport cpython.array
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport uint8_t, uint64_t, int64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
+
+from array import array
 
 from indextables.pyspark.termdict._kernels_common import (
     COMMON_INPUTS,
@@ -116,8 +119,31 @@ cdef inline int buf_leb128(Buf* b, uint64_t v) except -1:
     return 0
 
 
+cdef inline bytes raw_bytes(const uint8_t* p, Py_ssize_t n):
+    return PyBytes_FromStringAndSize(<const char*>p, n)
+
+
 cdef bytes buf_bytes(Buf* b):
     return PyBytes_FromStringAndSize(<char*>b.data, b.len)
+
+
+cdef cpython.array.array _U64_TEMPLATE = array("Q")
+
+
+cdef object buf_u64_array(Buf* b):
+    """An array('Q') holding the uint64 values written to ``b`` (one copy)."""
+    cdef Py_ssize_t n = b.len // 8
+    cdef cpython.array.array out = cpython.array.clone(_U64_TEMPLATE, n, False)
+    if n:
+        memcpy(out.data.as_voidptr, b.data, n * 8)
+    return out
+
+
+cdef inline int buf_u64(Buf* b, uint64_t v) except -1:
+    buf_reserve(b, 8)
+    memcpy(b.data + b.len, &v, 8)
+    b.len += 8
+    return 0
 
 
 cdef inline int pack_size(uint64_t n) noexcept:
@@ -253,7 +279,8 @@ cdef class _FstBuilder:
     cdef Cell* registry
     cdef uint64_t last_addr
     cdef uint64_t count
-    cdef bytes last_key
+    cdef const uint8_t* last_key
+    cdef Py_ssize_t last_len
     cdef bint has_last_key
 
     def __cinit__(self):
@@ -306,13 +333,15 @@ cdef class _FstBuilder:
         self.depth += 1
         return 0
 
-    cdef int insert(self, bytes key, uint64_t value) except -1:
-        cdef const uint8_t* k = <const uint8_t*>PyBytes_AS_STRING(key)
-        cdef Py_ssize_t n = PyBytes_GET_SIZE(key)
+    cdef int insert(self, const uint8_t* k, Py_ssize_t n, uint64_t value) except -1:
         cdef Py_ssize_t prefix_len
-        if self.has_last_key and _compare(self.last_key, key) >= 0:
-            raise KernelError(f"fst keys must strictly increase: {self.last_key!r} then {key!r}")
-        self.last_key = key
+        if self.has_last_key and _compare_raw(self.last_key, self.last_len, k, n) >= 0:
+            raise KernelError(
+                f"fst keys must strictly increase: {raw_bytes(self.last_key, self.last_len)!r} "
+                f"then {raw_bytes(k, n)!r}"
+            )
+        self.last_key = k
+        self.last_len = n
         self.has_last_key = True
         if n == 0:
             self.count = 1
@@ -435,13 +464,22 @@ cdef class _FstBuilder:
         return buf_bytes(&self.out)
 
 
-cdef int _compare(bytes left, bytes right):
-    cdef Py_ssize_t ln = PyBytes_GET_SIZE(left)
-    cdef Py_ssize_t rn = PyBytes_GET_SIZE(right)
-    cdef int c = memcmp(PyBytes_AS_STRING(left), PyBytes_AS_STRING(right), ln if ln < rn else rn)
+cdef inline int _compare_raw(const uint8_t* left, Py_ssize_t ln, const uint8_t* right, Py_ssize_t rn) noexcept:
+    cdef int c = memcmp(left, right, ln if ln < rn else rn) if (ln and rn) else 0
     if c != 0:
         return c
     return (ln > rn) - (ln < rn)
+
+
+cdef int check_keys(bytes key_data, const uint64_t[::1] key_ends) except -1:
+    cdef Py_ssize_t i
+    cdef uint64_t previous = 0
+    cdef uint64_t size = <uint64_t>PyBytes_GET_SIZE(key_data)
+    for i in range(key_ends.shape[0]):
+        if key_ends[i] < previous or key_ends[i] > size:
+            raise KernelError(f"key end {key_ends[i]} out of order or past the key data ({size} bytes)")
+        previous = key_ends[i]
+    return 0
 
 
 cdef inline void add_output_prefix(UNode* node, uint64_t prefix) noexcept:
@@ -549,21 +587,25 @@ cdef int emit_any_trans(Buf* out, uint64_t start, UNode* node) except -1:
     return buf_byte(out, state)
 
 
-def fst_build(keys, values=None):
-    """A tantivy-fst map from strictly increasing ``keys`` to ``values`` (default: ordinals)."""
+def fst_build(bytes key_data, const uint64_t[::1] key_ends, values=None):
+    """A tantivy-fst map from strictly increasing keys to ``values`` (default: ordinals)."""
     cdef _FstBuilder builder = _FstBuilder()
-    cdef Py_ssize_t i
-    cdef bytes key
+    cdef const uint8_t* base = <const uint8_t*>PyBytes_AS_STRING(key_data)
+    cdef Py_ssize_t i, n = key_ends.shape[0]
+    cdef uint64_t start = 0
+    cdef const uint64_t[::1] vals
+    check_keys(key_data, key_ends)
     if values is None:
-        for i in range(len(keys)):
-            key = keys[i]
-            builder.insert(key, <uint64_t>i)
+        for i in range(n):
+            builder.insert(base + start, <Py_ssize_t>(key_ends[i] - start), <uint64_t>i)
+            start = key_ends[i]
     else:
-        if len(values) != len(keys):
+        vals = values
+        if vals.shape[0] != n:
             raise KernelError("fst_build: keys and values differ in length")
-        for i in range(len(keys)):
-            key = keys[i]
-            builder.insert(key, <uint64_t>values[i])
+        for i in range(n):
+            builder.insert(base + start, <Py_ssize_t>(key_ends[i] - start), vals[i])
+            start = key_ends[i]
     return builder.finish()
 
 
@@ -698,8 +740,7 @@ def fst_entries(bytes data):
     cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(data)
     cdef Py_ssize_t size = PyBytes_GET_SIZE(data)
     cdef uint64_t version, count, root
-    cdef list keys = []
-    cdef list values = []
+    cdef Buf key_out, ends_out, values_out
     cdef Frame* frames = NULL
     cdef uint8_t* key = NULL
     cdef Py_ssize_t depth = 0
@@ -723,6 +764,9 @@ def fst_entries(bytes data):
         free(frames)
         free(key)
         raise MemoryError()
+    buf_init(&key_out, 1 << 16)
+    buf_init(&ends_out, 1 << 12)
+    buf_init(&values_out, 1 << 12)
     try:
         parse_node(d, size, root, &frames[0].node)
         frames[0].acc = 0
@@ -735,8 +779,9 @@ def fst_entries(bytes data):
                 if top.node.final:
                     if <uint64_t>emitted >= count:
                         raise KernelError(f"fst holds more keys than its count {count}")
-                    keys.append(PyBytes_FromStringAndSize(<char*>key, depth - 1))
-                    values.append(top.acc + top.node.final_out)
+                    buf_write(&key_out, key, depth - 1)
+                    buf_u64(&ends_out, <uint64_t>key_out.len)
+                    buf_u64(&values_out, top.acc + top.node.final_out)
                     emitted += 1
             if top.next_trans >= top.node.ntrans:
                 depth -= 1
@@ -755,12 +800,15 @@ def fst_entries(bytes data):
             frames[depth].acc = top.acc + out
             frames[depth].next_trans = -1
             depth += 1
+        if <uint64_t>emitted != count:
+            raise KernelError(f"fst holds {emitted} keys, its footer says {count}")
+        return buf_bytes(&key_out), buf_u64_array(&ends_out), buf_u64_array(&values_out)
     finally:
         free(frames)
         free(key)
-    if <uint64_t>emitted != count:
-        raise KernelError(f"fst holds {emitted} keys, its footer says {count}")
-    return keys, values
+        free(key_out.data)
+        free(ends_out.data)
+        free(values_out.data)
 
 
 cdef void* _grow(void* ptr, size_t size) except NULL:
@@ -773,30 +821,39 @@ cdef void* _grow(void* ptr, size_t size) except NULL:
 # --------------------------------------------------------------------------- TermInfoStore
 
 
-cdef int check_contiguous(list ps, list pl, list qs, list ql, Py_ssize_t start, Py_ssize_t stop, str what) except -1:
+ctypedef const uint64_t[::1] U64View
+
+
+cdef int check_contiguous(
+    U64View ps, U64View pl, U64View qs, U64View ql, Py_ssize_t start, Py_ssize_t stop, str what
+) except -1:
     cdef Py_ssize_t i
-    cdef uint64_t prev_p = ps[start]
-    cdef uint64_t prev_q = qs[start]
-    cdef uint64_t p, q
     for i in range(start + 1, stop):
-        p = ps[i]
-        q = qs[i]
-        if p != prev_p + <uint64_t>pl[i - 1] or q != prev_q + <uint64_t>ql[i - 1]:
+        if ps[i] != ps[i - 1] + pl[i - 1] or qs[i] != qs[i - 1] + ql[i - 1]:
             raise KernelError(f"term {i}: postings/positions are not contiguous, {what} cannot hold them")
-        prev_p = p
-        prev_q = q
+    return 0
+
+
+cdef int check_columns(tuple cols, Py_ssize_t n) except -1:
+    if len(cols) != 5 or any(len(col) != n for col in cols):
+        raise KernelError(f"expected five columns of {n} values")
     return 0
 
 
 def tis_encode(tuple cols):
     """The FST form's TermInfoStore: blocks of 256, bit-packed relative to each first term."""
-    cdef list df = cols[0], ps = cols[1], pl = cols[2], qs = cols[3], ql = cols[4]
-    cdef Py_ssize_t count = len(df)
+    cdef U64View df = cols[0]
+    cdef U64View ps = cols[1]
+    cdef U64View pl = cols[2]
+    cdef U64View qs = cols[3]
+    cdef U64View ql = cols[4]
+    cdef Py_ssize_t count = df.shape[0]
     cdef Py_ssize_t first, stop, i
-    cdef uint64_t ps0, qs0, postings_end, positions_end, max_df, v
+    cdef uint64_t ps0, qs0, postings_end, positions_end, max_df
     cdef int nb_df, nb_p, nb_q
     cdef Buf metas, bits
     cdef Bits bp
+    check_columns(cols, count)
     buf_init(&metas, 64)
     buf_init(&bits, 1024)
     try:
@@ -805,31 +862,30 @@ def tis_encode(tuple cols):
             check_contiguous(ps, pl, qs, ql, first, stop, "a TermInfoStore")
             ps0 = ps[first]
             qs0 = qs[first]
-            postings_end = <uint64_t>ps[stop - 1] + <uint64_t>pl[stop - 1] - ps0
-            positions_end = <uint64_t>qs[stop - 1] + <uint64_t>ql[stop - 1] - qs0
+            postings_end = ps[stop - 1] + pl[stop - 1] - ps0
+            positions_end = qs[stop - 1] + ql[stop - 1] - qs0
             max_df = 0
             for i in range(first + 1, stop):
-                v = df[i]
-                if v > max_df:
-                    max_df = v
+                if df[i] > max_df:
+                    max_df = df[i]
             nb_df = num_bits(max_df)
             nb_p = num_bits(postings_end)
             nb_q = num_bits(positions_end)
             buf_uint(&metas, <uint64_t>bits.len, 8)
-            buf_uint(&metas, <uint64_t>df[first], 4)
+            buf_uint(&metas, df[first], 4)
             buf_uint(&metas, ps0, 8)
-            buf_uint(&metas, <uint64_t>pl[first], 4)
+            buf_uint(&metas, pl[first], 4)
             buf_uint(&metas, qs0, 8)
-            buf_uint(&metas, <uint64_t>ql[first], 4)
+            buf_uint(&metas, ql[first], 4)
             buf_byte(&metas, <uint8_t>nb_df)
             buf_byte(&metas, <uint8_t>nb_p)
             buf_byte(&metas, <uint8_t>nb_q)
             bp.mini = 0
             bp.written = 0
             for i in range(first + 1, stop):
-                bits_write(&bp, &bits, <uint64_t>ps[i] - ps0, nb_p)
-                bits_write(&bp, &bits, <uint64_t>qs[i] - qs0, nb_q)
-                bits_write(&bp, &bits, <uint64_t>df[i], nb_df)
+                bits_write(&bp, &bits, ps[i] - ps0, nb_p)
+                bits_write(&bp, &bits, qs[i] - qs0, nb_q)
+                bits_write(&bp, &bits, df[i], nb_df)
             bits_write(&bp, &bits, postings_end, nb_p)
             bits_write(&bp, &bits, positions_end, nb_q)
             bits_flush(&bp, &bits)
@@ -840,16 +896,27 @@ def tis_encode(tuple cols):
         free(bits.data)
 
 
+cdef tuple columns_of(Buf* cols):
+    return (
+        buf_u64_array(&cols[0]),
+        buf_u64_array(&cols[1]),
+        buf_u64_array(&cols[2]),
+        buf_u64_array(&cols[3]),
+        buf_u64_array(&cols[4]),
+    )
+
+
+
 def tis_decode(bytes data):
     """Decode a whole TermInfoStore back to its five columns."""
     cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(data)
     cdef Py_ssize_t size = PyBytes_GET_SIZE(data)
     cdef uint64_t metas_len, count, nblocks, block
-    cdef Py_ssize_t m, bits_size, n, j, base, at, total
+    cdef Py_ssize_t m, bits_size, n, j, base, at, total, k
     cdef const uint8_t* bits
     cdef uint64_t offset, df0, ps0, pl0, qs0, ql0, start_p, start_q, next_p, next_q, freq
     cdef int nb_df, nb_p, nb_q
-    cdef list df = [], ps = [], pl = [], qs = [], ql = []
+    cdef Buf cols[5]
     if size < 16:
         raise KernelError("TermInfoStore shorter than its 16-byte header")
     metas_len = read_uint(d, 0, 8)
@@ -859,47 +926,55 @@ def tis_decode(bytes data):
         raise KernelError(f"TermInfoStore: {metas_len} bytes of block metas for {count} terms")
     bits = d + 16 + metas_len
     bits_size = size - 16 - <Py_ssize_t>metas_len
-    for block in range(nblocks):
-        m = 16 + <Py_ssize_t>block * 39
-        offset = read_uint(d, m, 8)
-        df0 = read_uint(d, m + 8, 4)
-        ps0 = read_uint(d, m + 12, 8)
-        pl0 = read_uint(d, m + 20, 4)
-        qs0 = read_uint(d, m + 24, 8)
-        ql0 = read_uint(d, m + 32, 4)
-        nb_df = d[m + 36]
-        nb_p = d[m + 37]
-        nb_q = d[m + 38]
-        if nb_df > 64 or nb_p > 64 or nb_q > 64:
-            raise KernelError("TermInfoStore block with a bit width over 64")
-        n = TIS_BLOCK_LEN if count - block * TIS_BLOCK_LEN > TIS_BLOCK_LEN else <Py_ssize_t>(count - block * TIS_BLOCK_LEN)
-        total = nb_df + nb_p + nb_q
-        if offset > <uint64_t>bits_size:
-            raise KernelError("TermInfoStore bit-packed data is truncated")
-        base = <Py_ssize_t>offset * 8
-        if (base + (n - 1) * total + nb_p + nb_q + 7) // 8 > bits_size:
-            raise KernelError("TermInfoStore bit-packed data is truncated")
-        df.append(df0)
-        ps.append(ps0)
-        pl.append(pl0)
-        qs.append(qs0)
-        ql.append(ql0)
-        at = base
-        start_p = ps0 + bits_at(bits, bits_size, at, nb_p)
-        start_q = qs0 + bits_at(bits, bits_size, at + nb_p, nb_q)
-        for j in range(n - 1):
-            freq = bits_at(bits, bits_size, at + nb_p + nb_q, nb_df)
-            at += total
-            next_p = ps0 + bits_at(bits, bits_size, at, nb_p)
-            next_q = qs0 + bits_at(bits, bits_size, at + nb_p, nb_q)
-            df.append(freq)
-            ps.append(start_p)
-            pl.append(<int64_t>(next_p - start_p))
-            qs.append(start_q)
-            ql.append(<int64_t>(next_q - start_q))
-            start_p = next_p
-            start_q = next_q
-    return df, ps, pl, qs, ql
+    for k in range(5):
+        buf_init(&cols[k], 8 * count + 8)
+    try:
+        for block in range(nblocks):
+            m = 16 + <Py_ssize_t>block * 39
+            offset = read_uint(d, m, 8)
+            df0 = read_uint(d, m + 8, 4)
+            ps0 = read_uint(d, m + 12, 8)
+            pl0 = read_uint(d, m + 20, 4)
+            qs0 = read_uint(d, m + 24, 8)
+            ql0 = read_uint(d, m + 32, 4)
+            nb_df = d[m + 36]
+            nb_p = d[m + 37]
+            nb_q = d[m + 38]
+            if nb_df > 64 or nb_p > 64 or nb_q > 64:
+                raise KernelError("TermInfoStore block with a bit width over 64")
+            n = TIS_BLOCK_LEN if count - block * TIS_BLOCK_LEN > TIS_BLOCK_LEN else <Py_ssize_t>(count - block * TIS_BLOCK_LEN)
+            total = nb_df + nb_p + nb_q
+            if offset > <uint64_t>bits_size:
+                raise KernelError("TermInfoStore bit-packed data is truncated")
+            base = <Py_ssize_t>offset * 8
+            if (base + (n - 1) * total + nb_p + nb_q + 7) // 8 > bits_size:
+                raise KernelError("TermInfoStore bit-packed data is truncated")
+            buf_u64(&cols[0], df0)
+            buf_u64(&cols[1], ps0)
+            buf_u64(&cols[2], pl0)
+            buf_u64(&cols[3], qs0)
+            buf_u64(&cols[4], ql0)
+            at = base
+            start_p = ps0 + bits_at(bits, bits_size, at, nb_p)
+            start_q = qs0 + bits_at(bits, bits_size, at + nb_p, nb_q)
+            for j in range(n - 1):
+                freq = bits_at(bits, bits_size, at + nb_p + nb_q, nb_df)
+                at += total
+                next_p = ps0 + bits_at(bits, bits_size, at, nb_p)
+                next_q = qs0 + bits_at(bits, bits_size, at + nb_p, nb_q)
+                if next_p < start_p or next_q < start_q:
+                    raise KernelError("TermInfoStore term ends before it starts")
+                buf_u64(&cols[0], freq)
+                buf_u64(&cols[1], start_p)
+                buf_u64(&cols[2], next_p - start_p)
+                buf_u64(&cols[3], start_q)
+                buf_u64(&cols[4], next_q - start_q)
+                start_p = next_p
+                start_q = next_q
+        return columns_of(cols)
+    finally:
+        for k in range(5):
+            free(cols[k].data)
 
 
 # --------------------------------------------------------------------------- SSTable blocks
@@ -922,54 +997,65 @@ cdef int write_block(Buf* out, Buf* payload, object compress) except -1:
 
 
 cdef int flush_block(
-    Buf* out, Buf* payload, Buf* keybuf, list blocks, list keys, tuple cols,
+    Buf* out, Buf* payload, Buf* keybuf, list blocks, bytes last_key,
+    U64View df, U64View ps, U64View pl, U64View qs, U64View ql,
     Py_ssize_t first, Py_ssize_t stop, object compress,
 ) except -1:
-    cdef list df = cols[0], ps = cols[1], pl = cols[2], qs = cols[3], ql = cols[4]
     cdef Py_ssize_t i, start
     check_contiguous(ps, pl, qs, ql, first, stop, "an SSTable block")
     payload.len = 0
     buf_vint(payload, <uint64_t>(stop - first))
-    buf_vint(payload, <uint64_t>ps[first])
-    buf_vint(payload, <uint64_t>qs[first])
+    buf_vint(payload, ps[first])
+    buf_vint(payload, qs[first])
     for i in range(first, stop):
-        buf_vint(payload, <uint64_t>df[i])
-        buf_vint(payload, <uint64_t>pl[i])
-        buf_vint(payload, <uint64_t>ql[i])
+        buf_vint(payload, df[i])
+        buf_vint(payload, pl[i])
+        buf_vint(payload, ql[i])
     buf_write(payload, keybuf.data, keybuf.len)
     start = out.len
     write_block(out, payload, compress)
-    blocks.append((keys[stop - 1], start, out.len, first))
+    blocks.append((last_key, start, out.len, first))
     return 0
 
 
-def sst_encode(keys, tuple cols, compress):
-    """SSTable blocks for sorted ``keys``: (bytes, [(last_key, start, end, first_ordinal)])."""
-    cdef list key_list = list(keys)
+def sst_encode(bytes key_data, const uint64_t[::1] key_ends, tuple cols, compress):
+    """SSTable blocks for sorted keys: (bytes, [(last_key, start, end, first_ordinal)])."""
+    cdef U64View df = cols[0]
+    cdef U64View ps = cols[1]
+    cdef U64View pl = cols[2]
+    cdef U64View qs = cols[3]
+    cdef U64View ql = cols[4]
+    cdef const uint8_t* base = <const uint8_t*>PyBytes_AS_STRING(key_data)
     cdef list blocks = []
     cdef Buf out, payload, keybuf
-    cdef Py_ssize_t i, n = len(key_list), first = 0, keep, add, limit, prev_len = 0
-    cdef bytes key
-    cdef bytes last_key = None
+    cdef Py_ssize_t i, n = key_ends.shape[0], first = 0, keep, add, limit, prev_len = 0, klen
+    cdef Py_ssize_t last_len = 0
+    cdef uint64_t start = 0
     cdef const uint8_t* k
     cdef const uint8_t* prev = NULL
+    cdef const uint8_t* last = NULL
+    check_keys(key_data, key_ends)
+    check_columns(cols, n)
     buf_init(&out, 1 << 16)
     buf_init(&payload, 8192)
     buf_init(&keybuf, 8192)
     try:
         for i in range(n):
-            key = key_list[i]
-            if last_key is not None and _compare(last_key, key) >= 0:
-                raise KernelError(f"SSTable keys must strictly increase: {last_key!r} then {key!r}")
-            last_key = key
-            k = <const uint8_t*>PyBytes_AS_STRING(key)
-            limit = PyBytes_GET_SIZE(key)
-            if prev_len < limit:
-                limit = prev_len
+            k = base + start
+            klen = <Py_ssize_t>(key_ends[i] - start)
+            start = key_ends[i]
+            if i > 0 and _compare_raw(last, last_len, k, klen) >= 0:
+                raise KernelError(
+                    f"SSTable keys must strictly increase: {raw_bytes(last, last_len)!r} "
+                    f"then {raw_bytes(k, klen)!r}"
+                )
+            last = k
+            last_len = klen
+            limit = klen if klen < prev_len else prev_len
             keep = 0
             while keep < limit and prev[keep] == k[keep]:
                 keep += 1
-            add = PyBytes_GET_SIZE(key) - keep
+            add = klen - keep
             if keep < 16 and add < 16:
                 buf_byte(&keybuf, <uint8_t>(keep | (add << 4)))
             else:
@@ -978,14 +1064,14 @@ def sst_encode(keys, tuple cols, compress):
                 buf_leb128(&keybuf, <uint64_t>add)
             buf_write(&keybuf, k + keep, add)
             prev = k
-            prev_len = PyBytes_GET_SIZE(key)
+            prev_len = klen
             if keybuf.len > SST_BLOCK_LEN:
-                flush_block(&out, &payload, &keybuf, blocks, key_list, cols, first, i + 1, compress)
+                flush_block(&out, &payload, &keybuf, blocks, raw_bytes(k, klen), df, ps, pl, qs, ql, first, i + 1, compress)
                 first = i + 1
                 prev_len = 0
                 keybuf.len = 0
         if keybuf.len:
-            flush_block(&out, &payload, &keybuf, blocks, key_list, cols, first, n, compress)
+            flush_block(&out, &payload, &keybuf, blocks, raw_bytes(last, last_len), df, ps, pl, qs, ql, first, n, compress)
         return buf_bytes(&out), blocks
     finally:
         free(out.data)
@@ -1021,9 +1107,7 @@ cdef inline uint64_t read_leb128(const uint8_t* d, Py_ssize_t end, Py_ssize_t* p
     raise KernelError("truncated keep/add varint in an SSTable block")
 
 
-cdef int decode_block(bytes payload, list keys, list df, list ps, list pl, list qs, list ql, Buf* key) except -1:
-    cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(payload)
-    cdef Py_ssize_t end = PyBytes_GET_SIZE(payload)
+cdef Py_ssize_t decode_block(const uint8_t* d, Py_ssize_t end, Buf* keys, Buf* ends, Buf* cols, Buf* key) except -1:
     cdef Py_ssize_t pos = 0
     cdef uint64_t count, j, postings, positions, plen, qlen, keep, add
     cdef uint8_t header
@@ -1035,13 +1119,13 @@ cdef int decode_block(bytes payload, list keys, list df, list ps, list pl, list 
     postings = read_vint(d, end, &pos)
     positions = read_vint(d, end, &pos)
     for j in range(count):
-        df.append(read_vint(d, end, &pos))
+        buf_u64(&cols[0], read_vint(d, end, &pos))
         plen = read_vint(d, end, &pos)
         qlen = read_vint(d, end, &pos)
-        ps.append(postings)
-        pl.append(plen)
-        qs.append(positions)
-        ql.append(qlen)
+        buf_u64(&cols[1], postings)
+        buf_u64(&cols[2], plen)
+        buf_u64(&cols[3], positions)
+        buf_u64(&cols[4], qlen)
         postings += plen
         positions += qlen
     key.len = 0
@@ -1061,27 +1145,33 @@ cdef int decode_block(bytes payload, list keys, list df, list ps, list pl, list 
         key.len = <Py_ssize_t>keep
         buf_write(key, d + pos, <Py_ssize_t>add)
         pos += <Py_ssize_t>add
-        keys.append(buf_bytes(key))
+        buf_write(keys, key.data, key.len)
+        buf_u64(ends, <uint64_t>keys.len)
     if pos != end:
         raise KernelError(f"SSTable block payload has {end - pos} bytes after its last key")
-    return 0
+    return <Py_ssize_t>count
 
 
 def sst_decode(bytes data, Py_ssize_t end, decompress):
     """Decode every block in ``data[:end]`` (end marker included).
 
-    Returns (keys, columns, [(start, stop, payload_len, compressed, terms)] per block).
+    Returns (key_data, key_ends, columns, [(start, stop, payload_len, compressed, terms)]).
     """
     cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t pos = 0, stop, before
+    cdef Py_ssize_t pos = 0, stop, count, k
     cdef uint64_t length
     cdef uint8_t flag
-    cdef list keys = [], df = [], ps = [], pl = [], qs = [], ql = [], blocks = []
+    cdef list blocks = []
     cdef bytes payload
-    cdef Buf key
+    cdef Buf key, keys, ends
+    cdef Buf cols[5]
     if end > PyBytes_GET_SIZE(data) or end < 0:
         raise KernelError(f"SSTable blocks end {end} outside the data")
     buf_init(&key, 256)
+    buf_init(&keys, 1 << 16)
+    buf_init(&ends, 1 << 12)
+    for k in range(5):
+        buf_init(&cols[k], 1 << 12)
     try:
         while True:
             if pos + 4 > end:
@@ -1094,17 +1184,25 @@ def sst_decode(bytes data, Py_ssize_t end, decompress):
                 raise KernelError(f"SSTable block at {pos} ({length} bytes) runs past {end}")
             stop = pos + 4 + <Py_ssize_t>length
             flag = d[pos + 4]
-            payload = data[pos + 5 : stop]
             if flag == 1:
-                payload = decompress(payload)
-            elif flag != 0:
+                payload = decompress(data[pos + 5 : stop])
+                count = decode_block(
+                    <const uint8_t*>PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload),
+                    &keys, &ends, cols, &key,
+                )
+                blocks.append((pos, stop, PyBytes_GET_SIZE(payload), True, count))
+            elif flag == 0:
+                count = decode_block(d + pos + 5, stop - pos - 5, &keys, &ends, cols, &key)
+                blocks.append((pos, stop, stop - pos - 5, False, count))
+            else:
                 raise KernelError(f"SSTable block at {pos}: unknown compression flag {flag}")
-            before = len(keys)
-            decode_block(payload, keys, df, ps, pl, qs, ql, &key)
-            blocks.append((pos, stop, PyBytes_GET_SIZE(payload), flag == 1, len(keys) - before))
             pos = stop
+        if pos != end:
+            raise KernelError(f"SSTable end marker at {pos - 4}, but the index starts at {end}")
+        return buf_bytes(&keys), buf_u64_array(&ends), columns_of(cols), blocks
     finally:
         free(key.data)
-    if pos != end:
-        raise KernelError(f"SSTable end marker at {pos - 4}, but the index starts at {end}")
-    return keys, (df, ps, pl, qs, ql), blocks
+        free(keys.data)
+        free(ends.data)
+        for k in range(5):
+            free(cols[k].data)

@@ -10,14 +10,19 @@ Both twins expose the same functions with the same behaviour:
 - ``sst_encode`` / ``sst_decode``: the SSTable form's blocks (TermInfo values
   then prefix-compressed keys, zstd when it pays).
 
-Term infos travel as five parallel lists (``Columns``): doc_freq,
-postings_start, postings_len, positions_start, positions_len.
+Keys travel packed: one ``bytes`` of all keys back to back plus an
+``array('Q')`` of each key's end offset. Term infos travel as five parallel
+``array('Q')`` (``Columns``): doc_freq, postings_start, postings_len,
+positions_start, positions_len. The compiled twin then never makes a Python
+object per term.
 """
 
 from __future__ import annotations
 
 import struct
+from array import array
 from collections.abc import Sequence
+from typing import TypeAlias
 
 from indextables.pyspark.termdict._kernels_common import (
     COMMON_INPUTS,
@@ -35,6 +40,9 @@ from indextables.pyspark.termdict._kernels_common import (
 
 __all__ = [
     "Columns",
+    "KeyEnds",
+    "pack_keys",
+    "unpack_keys",
     "fst_build",
     "fst_entries",
     "sst_decode",
@@ -43,7 +51,8 @@ __all__ = [
     "tis_encode",
 ]
 
-Columns = tuple[list[int], list[int], list[int], list[int], list[int]]
+Columns: TypeAlias = "tuple[array[int], array[int], array[int], array[int], array[int]]"
+KeyEnds: TypeAlias = Sequence[int]
 
 _EMPTY_ADDRESS = 0
 _NONE_ADDRESS = 1
@@ -121,6 +130,35 @@ def _bits_at(data: bytes, addr: int, nbits: int) -> int:
     start = addr >> 3
     window = int.from_bytes(data[start : start + 9], "little")
     return (window >> (addr & 7)) & ((1 << nbits) - 1)
+
+
+def unpack_keys(key_data: bytes, key_ends: KeyEnds) -> list[bytes]:
+    """The keys of a packed (key_data, key_ends) pair, as a list."""
+    keys = []
+    start = 0
+    for end in key_ends:
+        if not start <= end <= len(key_data):
+            raise KernelError(
+                f"key end {end} out of order or past the key data ({len(key_data)} bytes)"
+            )
+        keys.append(key_data[start:end])
+        start = end
+    return keys
+
+
+def pack_keys(keys: Sequence[bytes]) -> tuple[bytes, array[int]]:
+    """Pack ``keys`` as (all keys back to back, each key's end offset)."""
+    ends = array("Q")
+    total = 0
+    for key in keys:
+        total += len(key)
+        ends.append(total)
+    return b"".join(keys), ends
+
+
+def _columns(lists: tuple[list[int], ...]) -> Columns:
+    df, ps, pl, qs, ql = (array("Q", values) for values in lists)
+    return df, ps, pl, qs, ql
 
 
 # --------------------------------------------------------------------------- fst build
@@ -324,8 +362,9 @@ class _FstBuilder:
             _emit_one_trans_next(self.out, inp)
 
 
-def fst_build(keys: Sequence[bytes], values: Sequence[int] | None = None) -> bytes:
-    """A tantivy-fst map from strictly increasing ``keys`` to ``values`` (default: ordinals)."""
+def fst_build(key_data: bytes, key_ends: KeyEnds, values: Sequence[int] | None = None) -> bytes:
+    """A tantivy-fst map from strictly increasing keys to ``values`` (default: ordinals)."""
+    keys = unpack_keys(key_data, key_ends)
     builder = _FstBuilder()
     if values is None:
         for ordinal, key in enumerate(keys):
@@ -423,7 +462,7 @@ def _fst_header(data: bytes) -> tuple[int, int]:
     return count, root
 
 
-def fst_entries(data: bytes) -> tuple[list[bytes], list[int]]:
+def fst_entries(data: bytes) -> tuple[bytes, array[int], array[int]]:
     """Every (key, value) of a tantivy-fst map, in key order."""
     count, root = _fst_header(data)
     keys: list[bytes] = []
@@ -443,13 +482,14 @@ def fst_entries(data: bytes) -> tuple[list[bytes], list[int]]:
             todo.append((target, prefix + bytes((inp,)), acc + value))
     if len(keys) != count:
         raise KernelError(f"fst holds {len(keys)} keys, its footer says {count}")
-    return keys, values
+    key_data, key_ends = pack_keys(keys)
+    return key_data, key_ends, array("Q", values)
 
 
 # --------------------------------------------------------------------------- TermInfoStore
 
 
-def _check_contiguous(cols: Columns, start: int, stop: int, what: str) -> None:
+def _check_contiguous(cols: Sequence[Sequence[int]], start: int, stop: int, what: str) -> None:
     _df, ps, pl, qs, ql = cols
     for i in range(start + 1, stop):
         if ps[i] != ps[i - 1] + pl[i - 1] or qs[i] != qs[i - 1] + ql[i - 1]:
@@ -462,6 +502,8 @@ def tis_encode(cols: Columns) -> bytes:
     """The FST form's TermInfoStore: blocks of 256, bit-packed relative to each first term."""
     df, ps, pl, qs, ql = cols
     count = len(df)
+    if any(len(col) != count for col in cols):
+        raise KernelError(f"expected five columns of {count} values")
     metas = bytearray()
     bits = bytearray()
     for first in range(0, count, TIS_BLOCK_LEN):
@@ -502,15 +544,17 @@ def tis_decode(data: bytes) -> Columns:
     if metas_len != nblocks * _TIS_META.size or 16 + metas_len > len(data):
         raise KernelError(f"TermInfoStore: {metas_len} bytes of block metas for {count} terms")
     bits = data[16 + metas_len :]
-    cols: Columns = ([], [], [], [], [])
+    cols: tuple[list[int], ...] = ([], [], [], [], [])
     for block in range(nblocks):
         meta = _TIS_META.unpack_from(data, 16 + block * _TIS_META.size)
         size = min(TIS_BLOCK_LEN, count - block * TIS_BLOCK_LEN)
         _decode_tis_block(bits, meta, size, cols)
-    return cols
+    return _columns(cols)
 
 
-def _decode_tis_block(bits: bytes, meta: tuple[int, ...], size: int, cols: Columns) -> None:
+def _decode_tis_block(
+    bits: bytes, meta: tuple[int, ...], size: int, cols: tuple[list[int], ...]
+) -> None:
     offset, df0, ps0, pl0, qs0, ql0, nb_df, nb_p, nb_q = meta
     if max(nb_df, nb_p, nb_q) > 64:
         raise KernelError("TermInfoStore block with a bit width over 64")
@@ -535,6 +579,8 @@ def _decode_tis_block(bits: bytes, meta: tuple[int, ...], size: int, cols: Colum
         at += total
         next_p = ps0 + _bits_at(bits, at, nb_p)
         next_q = qs0 + _bits_at(bits, at + nb_p, nb_q)
+        if next_p < start_p or next_q < start_q:
+            raise KernelError("TermInfoStore term ends before it starts")
         df.append(freq)
         ps.append(start_p)
         pl.append(next_p - start_p)
@@ -579,9 +625,12 @@ def _write_block(out: bytearray, payload: bytes, compress: Compress | None) -> N
 
 
 def sst_encode(
-    keys: Sequence[bytes], cols: Columns, compress: Compress | None
+    key_data: bytes, key_ends: KeyEnds, cols: Columns, compress: Compress | None
 ) -> tuple[bytes, list[tuple[bytes, int, int, int]]]:
-    """SSTable blocks for sorted ``keys``: (bytes, [(last_key, start, end, first_ordinal)])."""
+    """SSTable blocks for sorted keys: (bytes, [(last_key, start, end, first_ordinal)])."""
+    keys = unpack_keys(key_data, key_ends)
+    if len(cols) != 5 or any(len(col) != len(keys) for col in cols):
+        raise KernelError(f"expected five columns of {len(keys)} values")
     out = bytearray()
     blocks: list[tuple[bytes, int, int, int]] = []
     keybuf = bytearray()
@@ -630,13 +679,13 @@ def _flush(
 
 def sst_decode(
     data: bytes, end: int, decompress: Decompress
-) -> tuple[list[bytes], Columns, list[tuple[int, int, int, bool, int]]]:
+) -> tuple[bytes, array[int], Columns, list[tuple[int, int, int, bool, int]]]:
     """Decode every block in ``data[:end]`` (end marker included).
 
-    Returns (keys, columns, [(start, stop, payload_len, compressed, terms)] per block).
+    Returns (key_data, key_ends, columns, [(start, stop, payload_len, compressed, terms)]).
     """
     keys: list[bytes] = []
-    cols: Columns = ([], [], [], [], [])
+    cols: tuple[list[int], ...] = ([], [], [], [], [])
     blocks: list[tuple[int, int, int, bool, int]] = []
     pos = 0
     while True:
@@ -661,10 +710,11 @@ def sst_decode(
         pos = stop
     if pos != end:
         raise KernelError(f"SSTable end marker at {pos - 4}, but the index starts at {end}")
-    return keys, cols, blocks
+    key_data, key_ends = pack_keys(keys)
+    return key_data, key_ends, _columns(cols), blocks
 
 
-def _decode_block(payload: bytes, keys: list[bytes], cols: Columns) -> None:
+def _decode_block(payload: bytes, keys: list[bytes], cols: tuple[list[int], ...]) -> None:
     df, ps, pl, qs, ql = cols
     end = len(payload)
     count, pos = _read_vint(payload, 0, end)

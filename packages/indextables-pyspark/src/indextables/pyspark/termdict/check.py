@@ -12,6 +12,7 @@ import itertools
 from collections.abc import Sequence
 
 from indextables.pyspark.termdict import impl
+from indextables.pyspark.termdict._kernels_py import unpack_keys
 from indextables.pyspark.termdict.blockaddr import decode_block_addrs
 from indextables.pyspark.termdict.composite import split_composite, split_footer
 from indextables.pyspark.termdict.errors import TermDictError
@@ -92,8 +93,9 @@ def _index_problems(
     if not layout_fst:
         return [f"{len(blocks)} blocks but fst_len is 0"]
     problems = []
-    index_keys, block_ids = impl.kernels().fst_entries(layout_fst)
-    if block_ids != list(range(len(blocks))):
+    key_data, key_ends, block_ids = impl.kernels().fst_entries(layout_fst)
+    index_keys = unpack_keys(key_data, key_ends)
+    if list(block_ids) != list(range(len(blocks))):
         problems.append("index fst does not map its keys to block ids 0..n-1 in order")
     addrs = decode_block_addrs(store)
     firsts = []
@@ -119,9 +121,10 @@ def sstable_problems(blob: bytes) -> list[str]:
     """Every structural problem of one SSTable-form field dictionary (empty when sound)."""
     try:
         layout = sstable_layout(blob)
-        keys, _cols, blocks = impl.kernels().sst_decode(
+        key_data, key_ends, _cols, blocks = impl.kernels().sst_decode(
             layout.main, layout.index_offset, _decompress
         )
+        keys = unpack_keys(key_data, key_ends)
     except TermDictError as exc:
         return [str(exc)]
     problems = []

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import struct
+from array import array
 from typing import Final
 
 from indextables.pyspark.termdict import impl
@@ -32,18 +33,18 @@ def decode_fst_dict(blob: bytes) -> FieldTerms:
     if tis_start < 0:
         raise TermDictError(f"TermInfoStore length {tis_len} exceeds the dictionary")
     kernels = impl.kernels()
-    keys, ordinals = kernels.fst_entries(blob[:tis_start])
-    if ordinals != list(range(len(keys))):
+    key_data, key_ends, ordinals = kernels.fst_entries(blob[:tis_start])
+    if ordinals != array("Q", range(len(ordinals))):
         raise TermDictError("FST dictionary values are not the term ordinals 0..n-1")
     cols = kernels.tis_decode(blob[tis_start : len(blob) - _TAIL.size])
-    if len(cols[0]) != len(keys):
-        raise TermDictError(f"FST holds {len(keys)} terms but its TermInfoStore {len(cols[0])}")
-    return FieldTerms.from_columns(keys, cols)
+    if len(cols[0]) != len(key_ends):
+        raise TermDictError(f"FST holds {len(key_ends)} terms but its TermInfoStore {len(cols[0])}")
+    return FieldTerms(key_data, key_ends, *cols)
 
 
 def encode_fst_dict(terms: FieldTerms) -> bytes:
     """Write one FST-form dictionary exactly as tantivy (without ``quickwit``) does."""
     kernels = impl.kernels()
-    fst = kernels.fst_build(terms.keys, None)
-    tis = kernels.tis_encode(terms.columns())
+    fst: bytes = kernels.fst_build(terms.key_data, terms.key_ends, None)
+    tis: bytes = kernels.tis_encode(terms.columns())
     return fst + tis + _TAIL.pack(len(tis), _FST_DICT_VERSION, DICT_TYPE_FST)

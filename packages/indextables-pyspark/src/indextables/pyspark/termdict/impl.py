@@ -44,8 +44,10 @@ def load(name: ImplName) -> ModuleType:
 
 def _choose() -> tuple[ImplName, ModuleType]:
     wanted = os.environ.get(IMPL_ENV, "auto").strip().lower() or "auto"
-    if wanted in ("cython", "python"):
-        return wanted, load(wanted)  # type: ignore[return-value]
+    if wanted == "cython":
+        return "cython", load("cython")
+    if wanted == "python":
+        return "python", load("python")
     if wanted != "auto":
         raise TermDictError(f"{IMPL_ENV}={wanted!r}: expected auto, cython or python")
     try:

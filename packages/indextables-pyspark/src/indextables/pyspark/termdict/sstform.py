@@ -17,6 +17,7 @@ from typing import Final
 import zstandard
 
 from indextables.pyspark.termdict import impl
+from indextables.pyspark.termdict._kernels_py import pack_keys
 from indextables.pyspark.termdict.blockaddr import BlockAddr, encode_block_addrs
 from indextables.pyspark.termdict.errors import TermDictError
 from indextables.pyspark.termdict.model import FieldTerms
@@ -90,10 +91,14 @@ def sstable_layout(blob: bytes) -> SSTableLayout:
 def decode_sstable_dict(blob: bytes) -> FieldTerms:
     """Read one SSTable-form dictionary (its blocks; the index is not needed)."""
     layout = sstable_layout(blob)
-    keys, cols, _blocks = impl.kernels().sst_decode(layout.main, layout.index_offset, _decompress)
-    if len(keys) != layout.num_terms:
-        raise TermDictError(f"SSTable holds {len(keys)} terms, its footer says {layout.num_terms}")
-    return FieldTerms.from_columns(keys, cols)
+    key_data, key_ends, cols, _blocks = impl.kernels().sst_decode(
+        layout.main, layout.index_offset, _decompress
+    )
+    if len(key_ends) != layout.num_terms:
+        raise TermDictError(
+            f"SSTable holds {len(key_ends)} terms, its footer says {layout.num_terms}"
+        )
+    return FieldTerms(key_data, key_ends, *cols)
 
 
 def shorten_between(left: bytes, right: bytes) -> bytes:
@@ -110,24 +115,31 @@ def shorten_between(left: bytes, right: bytes) -> bytes:
     return left
 
 
-def _index(
-    blocks: Sequence[tuple[bytes, int, int, int]], keys: Sequence[bytes]
-) -> tuple[bytes, int]:
+def _key(terms: FieldTerms, ordinal: int) -> bytes:
+    start = terms.key_ends[ordinal - 1] if ordinal else 0
+    return terms.key_data[start : terms.key_ends[ordinal]]
+
+
+def _index(blocks: Sequence[tuple[bytes, int, int, int]], terms: FieldTerms) -> tuple[bytes, int]:
     if len(blocks) <= 1:
         return b"", 0
     index_keys = [
-        shorten_between(last, keys[blocks[i + 1][3]]) if i + 1 < len(blocks) else last
+        shorten_between(last, _key(terms, blocks[i + 1][3])) if i + 1 < len(blocks) else last
         for i, (last, _start, _end, _first) in enumerate(blocks)
     ]
-    fst = impl.kernels().fst_build(index_keys, None)
+    key_data, key_ends = pack_keys(index_keys)
+    fst = impl.kernels().fst_build(key_data, key_ends, None)
     store = encode_block_addrs([BlockAddr(start, end, first) for _k, start, end, first in blocks])
     return fst + store, len(fst)
 
 
 def encode_sstable_dict(terms: FieldTerms) -> bytes:
     """Write one SSTable-form dictionary exactly as tantivy with ``quickwit`` does (v3)."""
-    body, blocks = impl.kernels().sst_encode(terms.keys, terms.columns(), _compress)
-    index, fst_len = _index(blocks, terms.keys)
+    body: bytes
+    body, blocks = impl.kernels().sst_encode(
+        terms.key_data, terms.key_ends, terms.columns(), _compress
+    )
+    index, fst_len = _index(blocks, terms)
     index_offset = len(body) + 4
     tail = struct.pack(
         "<QQQII", fst_len, index_offset, len(terms), SSTABLE_VERSION, DICT_TYPE_SSTABLE

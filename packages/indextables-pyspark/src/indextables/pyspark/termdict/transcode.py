@@ -71,17 +71,20 @@ def dictionary_kind(data: bytes) -> DictionaryKind:
 
 def _rewrite(data: bytes, target: DictionaryKind, encode: Callable[[FieldTerms], bytes]) -> bytes:
     body, footer = split_footer(data)
-    blobs = []
-    for blob in split_composite(body):
+    blobs = split_composite(body)
+    if all(field_kind(blob.data) == target for blob in blobs):
+        return data  # already in the target form: nothing to rewrite
+    rewritten_blobs = []
+    for blob in blobs:
         if field_kind(blob.data) == target:
-            blobs.append(blob)
+            rewritten_blobs.append(blob)
             continue
         try:
             rewritten = encode(decode_field(blob.data))
         except TermDictError as exc:
             raise TermDictError(f"field {blob.field}: {exc}") from exc
-        blobs.append(FieldBlob(blob.field, blob.idx, rewritten))
-    return with_footer(join_composite(blobs), footer)
+        rewritten_blobs.append(FieldBlob(blob.field, blob.idx, rewritten))
+    return with_footer(join_composite(rewritten_blobs), footer)
 
 
 def to_sstable(data: bytes) -> bytes:
