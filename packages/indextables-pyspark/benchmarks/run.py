@@ -7,6 +7,7 @@
   Parquet ``LIKE '%token%'`` / ``=``.
 
 Usage: python benchmarks/run.py [--write-rows 1000000] [--search-rows 2000000] [--repeat 5]
+       python benchmarks/run.py splitio [--rows 500000] [--memory-mb 200]  (see splitio.py)
 """
 
 from __future__ import annotations
@@ -80,7 +81,12 @@ def session() -> Any:
 
 
 def main() -> int:
-    """Run the benchmarks and print figures."""
+    """Run the benchmarks and print figures (``splitio ...`` runs benchmarks/splitio.py)."""
+    if sys.argv[1:2] == ["splitio"]:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import splitio
+
+        return int(splitio.main(sys.argv[2:]))
     parser = argparse.ArgumentParser()
     parser.add_argument("--write-rows", type=int, default=1_000_000)
     parser.add_argument("--search-rows", type=int, default=2_000_000)

@@ -308,6 +308,7 @@ class _RangeStream:
     def _fill(self, position: int) -> None:
         """Make the current chunk start at ``position``."""
         stop = min(self.limit, position + CHUNK_BYTES)
+        self.chunk = memoryview(b"")  # drop the previous chunk before reading the next
         data = self.store.get_range(self.key, position, stop) if stop > position else b""
         if len(data) != stop - position:
             raise CorruptFileError(
