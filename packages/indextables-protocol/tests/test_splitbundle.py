@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -145,7 +146,7 @@ def _layout_problems(data: bytes) -> list[str]:
     if footer.files.get(SPLIT_FIELDS) != (start, start):
         problems.append(f"split_fields is {footer.files.get(SPLIT_FIELDS)}, not empty at {start}")
     ranges = sorted(footer.files.values())
-    if ranges[0][0] != 0 or any(a[1] != b[0] for a, b in zip(ranges, ranges[1:], strict=False)):
+    if ranges[0][0] != 0 or any(a[1] != b[0] for a, b in itertools.pairwise(ranges)):
         problems.append("file ranges leave gaps or overlap")
     if ranges[-1][1] != start:
         problems.append("file data does not end at the footer")

@@ -102,7 +102,9 @@ def _big_split(tmp_path: Path) -> tuple[LocalStore, SplitRef]:
     shutil.copytree(GOLDEN.parent / "10_large_batch", root)
     live = json.loads((GOLDEN.parent / "10_large_batch.expected.json").read_text())["liveFiles"]
     first = max(live, key=lambda f: f["size"])
-    ref = SplitRef(first["path"], first["size"], first["footerStartOffset"], first["footerEndOffset"])
+    ref = SplitRef(
+        first["path"], first["size"], first["footerStartOffset"], first["footerEndOffset"]
+    )
     return LocalStore(str(root)), ref
 
 
@@ -117,7 +119,8 @@ def test_fetch_streams_in_bounded_ranged_reads(
     directory = SplitCache(str(tmp_path / "cache"), 1 << 30).fetch(recording, store.uri, ref)
     assert recording.whole == 0  # never the whole split
     data_reads = [r for r in recording.ranges if r[0] < ref.footer_start_offset]
-    assert data_reads and all(end - start <= 1024 for start, end in data_reads)
+    assert data_reads
+    assert all(end - start <= 1024 for start, end in data_reads)
     covered = sum(end - start for start, end in data_reads)
     assert covered == ref.footer_start_offset  # each byte of file data read once
     assert tantivy.Index.open(directory).searcher().num_docs > 0
@@ -144,7 +147,8 @@ class Dying:
     def head(self, key):
         return store.head(key)
 
-SplitCache(cache_dir, 1 << 30).fetch(Dying(), store.uri, SplitRef(path, int(size), int(start), int(end)))
+ref = SplitRef(path, int(size), int(start), int(end))
+SplitCache(cache_dir, 1 << 30).fetch(Dying(), store.uri, ref)
 """
 
 

@@ -88,10 +88,7 @@ def test_spark_write_splits_carry_valid_sstables(spark: Any, tmp_path: Path) -> 
         multi_block += sum(b > 1 for b in blocks)
     assert multi_block >= len(view.splits)  # every split has a dictionary with a v3 index
     found = (
-        spark.read.format("indextables")
-        .option("fieldmatch.word", "w00012345")
-        .load(path)
-        .collect()
+        spark.read.format("indextables").option("fieldmatch.word", "w00012345").load(path).collect()
     )
     assert [(r["id"], r["bucket"]) for r in found] == [(12345, 0)]
 
@@ -144,9 +141,7 @@ def test_split_rewritten_to_fst_answers_like_its_source_index(
     store, add = _write(tmp_path, {}, 3000)
     (source,) = sources
     data = store.get(add.path)
-    _check_split(
-        data, size=add.size, start=add.footer_start_offset, end=add.footer_end_offset
-    )
+    _check_split(data, size=add.size, start=add.footer_start_offset, end=add.footer_end_offset)
     ref = SplitRef(add.path, add.size, add.footer_start_offset, add.footer_end_offset)
     fetched = SplitCache(str(tmp_path / "cache"), 1 << 30).fetch(store, store.uri, ref)
     before = tantivy.Index.open(str(source))
@@ -171,9 +166,7 @@ def _text_terms(directory: Path) -> dict[str, list[str]]:
         for blob in split_composite(body):
             name = names[blob.field]
             if kinds[name] == "text":
-                found.setdefault(name, []).extend(
-                    k.decode() for k in decode_field(blob.data).keys
-                )
+                found.setdefault(name, []).extend(k.decode() for k in decode_field(blob.data).keys)
     return found
 
 
@@ -198,7 +191,10 @@ def test_index_only_fields_are_searchable_in_reference_form_splits(tmp_path: Pat
     rows = [
         r
         for b in read_split(
-            directory, entry, schema, search=SearchSpec(field_match={"secret": "token-7"}),
+            directory,
+            entry,
+            schema,
+            search=SearchSpec(field_match={"secret": "token-7"}),
             conditions=(),
         )
         for r in b.to_pylist()
@@ -221,7 +217,9 @@ def test_split_with_a_zstd_doc_store_fails_naming_the_split(tmp_path: Path) -> N
     (table / "part-zstd.split").write_bytes(buffer.getvalue())
     store = LocalStore(str(table))
     ref = SplitRef(
-        "part-zstd.split", footer.footer_end_offset, footer.footer_start_offset,
+        "part-zstd.split",
+        footer.footer_end_offset,
+        footer.footer_start_offset,
         footer.footer_end_offset,
     )
     cache = SplitCache(str(tmp_path / "cache"), 1 << 30)

@@ -136,7 +136,9 @@ def test_every_golden_value_is_found_by_query_textsearch_and_fieldmatch(
             rows = _read_all(name, oracle, cache, search=search, conditions=())
             assert sort_rows(rows) == wanted, (value, search)
     some = oracle["rows"][len(oracle["rows"]) // 2]
-    rows = _read_all(name, oracle, cache, search=SearchSpec(query=f"id:{some['id']}"), conditions=())
+    rows = _read_all(
+        name, oracle, cache, search=SearchSpec(query=f"id:{some['id']}"), conditions=()
+    )
     assert sort_rows(rows) == sort_rows([r for r in oracle["rows"] if r["id"] == some["id"]])
 
 

@@ -7,9 +7,7 @@ while planning, so a bad value fails before any task is scheduled.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
