@@ -150,3 +150,35 @@ def test_history_lists_exactly_the_versions_that_load(
             with pytest.raises(VersionNotFoundError):
                 reopened.snapshot(version)
     assert (5 in listed) == (4 not in deleted)
+
+
+def test_a_failed_state_write_after_a_commit_is_logged_and_counted(
+    tmp_path: Path, schema: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from indextables.protocol import TableConfig, add_metrics_hook, remove_metrics_hook
+    from indextables.protocol import table as table_module
+    from indextables.protocol.errors import ObjectStoreError
+
+    table = create_table(
+        str(tmp_path / "t"), schema=schema, config=TableConfig(checkpoint_interval=1)
+    )
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        raise ObjectStoreError("the store refused the state")
+
+    monkeypatch.setattr(table_module, "write_state_for", failing)
+    seen: list[tuple[str, float]] = []
+
+    def hook(name: str, value: float, tags: Any) -> None:
+        seen.append((name, value))
+
+    add_metrics_hook(hook)
+    try:
+        with caplog.at_level("WARNING", logger="indextables.protocol.table"):
+            version = table.commit([_split(tmp_path / "t", "a.split")])
+    finally:
+        remove_metrics_hook(hook)
+    assert version == 1
+    assert ("indextables.state.write.failures", 1) in seen
+    assert "version 1 is committed but its state was not written" in caplog.text
+    assert [f.path for f in open_table(str(tmp_path / "t")).snapshot().files] == ["a.split"]
