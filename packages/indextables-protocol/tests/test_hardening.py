@@ -182,3 +182,26 @@ def test_a_failed_state_write_after_a_commit_is_logged_and_counted(
     assert ("indextables.state.write.failures", 1) in seen
     assert "version 1 is committed but its state was not written" in caplog.text
     assert [f.path for f in open_table(str(tmp_path / "t")).snapshot().files] == ["a.split"]
+
+
+def test_the_snapshot_cache_is_bounded_and_drops_expired_entries(
+    tmp_path: Path, schema: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from indextables.protocol.predicates import EqualTo
+    from indextables.protocol.snapshot import MAX_CACHED_SNAPSHOTS
+
+    table = create_table(str(tmp_path / "t"), schema=schema, partition_columns=("date",))
+    (tmp_path / "t" / "date=x").mkdir()
+    table.commit([AddAction("date=x/a.split", {"date": "x"}, 10, 1, True, num_records=1)])
+    reader = table.reader
+    for i in range(3 * MAX_CACHED_SNAPSHOTS):
+        table.snapshot(partition_filter=EqualTo("date", f"2024-01-{i:02d}"))
+    assert len(reader._snapshots) <= MAX_CACHED_SNAPSHOTS
+    first = table.snapshot()
+    assert table.snapshot() is first  # a hit stays cached
+    later = time.monotonic() + reader.ttl_seconds + 1
+    monkeypatch.setattr(time, "monotonic", lambda: later)
+    table.snapshot(version=0)
+    assert len(reader._snapshots) == 1  # every expired entry went on the next insert

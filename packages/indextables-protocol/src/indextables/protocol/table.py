@@ -45,7 +45,6 @@ from indextables.protocol.history import (
     history_of,
 )
 from indextables.protocol.logreplay import version_key
-from indextables.protocol.metrics import emit
 from indextables.protocol.maintenance.results import (
     CheckpointResult,
     DescribeStateResult,
@@ -55,6 +54,7 @@ from indextables.protocol.maintenance.results import (
     TruncateResult,
     ValidateResult,
 )
+from indextables.protocol.metrics import emit
 from indextables.protocol.predicates import MatchNothing, Predicate, parse_predicate
 from indextables.protocol.protocolcheck import new_table_protocol
 from indextables.protocol.schemadedup import configuration_with_registry, deduplicate_adds
