@@ -144,6 +144,9 @@ _SCANNED: dict[tuple[str, int, int, int, str], Any] = {}
 _SCANNED_LOCK = threading.Lock()
 
 
+# A load whose listing went stale under a concurrent purge or truncate lists again.
+LOAD_ATTEMPTS = 3
+
 # Snapshots of large tables are large, and each distinct filter makes another one.
 MAX_CACHED_SNAPSHOTS = 8
 
@@ -211,7 +214,27 @@ class SnapshotReader:
             VersionNotFoundError: the version is in the future or no longer reachable.
             UnsupportedProtocolError: the table needs a newer reader.
         """
-        layout = layout or self.layout()
+        if layout is not None:
+            return self._load(layout, version, partition_filter, stats_filter)
+        for attempt in range(LOAD_ATTEMPTS):
+            layout = self.layout()
+            try:
+                return self._load(layout, version, partition_filter, stats_filter)
+            except (ObjectNotFoundError, VersionNotFoundError):
+                # A purge or truncate may have deleted what this listing named: list again.
+                # A version that is really gone fails the same way every time.
+                if attempt + 1 == LOAD_ATTEMPTS:
+                    raise
+                emit("indextables.snapshot.relist", 1, table=self.store.uri)
+        raise AssertionError("unreachable")
+
+    def _load(
+        self,
+        layout: TableLayout,
+        version: int | None,
+        partition_filter: Predicate | None,
+        stats_filter: Predicate | None,
+    ) -> Snapshot:
         latest = layout.latest
         if latest < 0:
             raise TableNotFoundError(f"{self.store.uri}: no IndexTables transaction log here")
