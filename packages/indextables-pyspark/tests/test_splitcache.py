@@ -17,7 +17,7 @@ import pytest
 import tantivy
 
 from indextables.protocol.errors import CorruptFileError
-from indextables.pyspark import splitcache
+from indextables.pyspark import splitcache, splitfetch
 from indextables.pyspark.options import parse_read
 from indextables.pyspark.splitcache import SplitCache, SplitRef, default_cache_dir
 from indextables.storage import LocalStore
@@ -111,7 +111,7 @@ def _big_split(tmp_path: Path) -> tuple[LocalStore, SplitRef]:
 def test_fetch_streams_in_bounded_ranged_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(splitcache, "CHUNK_BYTES", 1024)
+    monkeypatch.setattr(splitfetch, "CHUNK_BYTES", 1024)
     store, ref = _big_split(tmp_path)
     assert ref.footer_start_offset is not None
     assert ref.footer_start_offset > 8 * 1024  # enough file data for several chunks
@@ -128,11 +128,11 @@ def test_fetch_streams_in_bounded_ranged_reads(
 
 _CRASH = """
 import os, sys
-from indextables.pyspark import splitcache
+from indextables.pyspark import splitfetch
 from indextables.pyspark.splitcache import SplitCache, SplitRef
 from indextables.storage import LocalStore
 
-splitcache.CHUNK_BYTES = 1024
+splitfetch.CHUNK_BYTES = 1024
 root, cache_dir, path, size, start, end = sys.argv[1:]
 store = LocalStore(root)
 reads = []

@@ -25,6 +25,7 @@ from indextables.pyspark import splitwriter
 from indextables.pyspark.convert import arrow_schema
 from indextables.pyspark.errors import UnreadableSplitError
 from indextables.pyspark.mapping import field_specs
+from indextables.pyspark.merge import merge_splits
 from indextables.pyspark.options import parse_indexing
 from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitcache import SplitCache, SplitRef
@@ -91,6 +92,18 @@ def test_spark_write_splits_carry_valid_sstables(spark: Any, tmp_path: Path) -> 
         spark.read.format("indextables").option("fieldmatch.word", "w00012345").load(path).collect()
     )
     assert [(r["id"], r["bucket"]) for r in found] == [(12345, 0)]
+    # MERGE SPLITS writes through the same writer: the merged split is in the same form.
+    result = merge_splits(spark, path, target_size=1 << 30)
+    assert (result["status"], result["new_files"]) == ("SUCCESS", 1)
+    (merged,) = load_view(path, {}).splits
+    assert merged.num_merge_ops == 1
+    ref = merged.entry.ref
+    blocks = _check_split(
+        store.get(ref.path), size=ref.size, start=ref.footer_start_offset, end=ref.footer_end_offset
+    )
+    assert max(blocks) > 1
+    query = spark.read.format("indextables").option("query", "word:w00059999").load(path)
+    assert query.count() == 1
 
 
 SCHEMA = StructType(
