@@ -41,6 +41,7 @@ from indextables.pyspark.errors import IndexTablesSparkError
 from indextables.pyspark.splitfetch import SplitRef, download
 
 __all__ = ["ENTRY_RECORD", "SplitCache", "SplitRef", "default_cache_dir", "prepare_directory"]
+
 # A staging directory nobody holds the lock of is removed once this old.
 STALE_AFTER_SECONDS: Final = 60.0
 # The record of an entry's file sizes, written last into the staging directory.

@@ -25,6 +25,7 @@ from indextables.protocol.hotcache import parse_hotcache
 from indextables.protocol.splitbundle import SPLIT_FIELDS, SplitFooter, read_split_footer
 from indextables.protocol.store import ObjectStore
 from indextables.pyspark.errors import UnreadableSplitError
+from indextables.pyspark.termdict import dictionary_kind, to_fst
 
 __all__ = ["CHUNK_BYTES", "SplitRef", "download"]
 
@@ -63,8 +64,6 @@ def download(
         CorruptFileError: the footer, the file table or the length disagree with the log.
         UnreadableSplitError: the split stores documents with zstd.
     """
-    from indextables.pyspark.termdict import dictionary_kind, to_fst
-
     footer = _footer(store, split)
     names = {n: r for n, r in footer.files.items() if n != SPLIT_FIELDS}
     for name in names:

@@ -29,6 +29,7 @@ from indextables.protocol.store import ObjectStore
 from indextables.pyspark.convert import documents, partition_value_string
 from indextables.pyspark.mapping import FieldSpec, doc_mapping_json, tantivy_schema
 from indextables.pyspark.stats import StatsCollector
+from indextables.pyspark.termdict import dictionary_kind, to_sstable
 
 PartitionKey = tuple[str | None, ...]
 
@@ -195,8 +196,6 @@ def to_reference_form(directory: str) -> None:
     rewrite them back when a split is fetched, see :mod:`.splitcache`). Each
     file is replaced by a rename: the open index may still map the old one.
     """
-    from indextables.pyspark.termdict import dictionary_kind, to_sstable
-
     for name in sorted(os.listdir(directory)):
         if not name.endswith(".term"):
             continue
