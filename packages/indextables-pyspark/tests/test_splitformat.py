@@ -161,7 +161,8 @@ def test_split_rewritten_to_fst_answers_like_its_source_index(
     after = tantivy.Index.open(fetched)
     terms = _text_terms(source)
     assert sum(len(t) for t in terms.values()) > 3000
-    for field, term in _flatten(terms):
+    numeric = [("id", i) for i in range(3000)]  # i64 terms: one per row
+    for field, term in [*_flatten(terms), *numeric]:
         query = tantivy.Query.term_query(before.schema, field, term)
         hits = _hits(before, query)
         assert hits, (field, term)
@@ -183,7 +184,7 @@ def _text_terms(directory: Path) -> dict[str, list[str]]:
     return found
 
 
-def _flatten(terms: dict[str, list[str]]) -> list[tuple[str, str]]:
+def _flatten(terms: dict[str, list[str]]) -> list[tuple[str, Any]]:
     return [(field, term) for field, values in terms.items() for term in values]
 
 
