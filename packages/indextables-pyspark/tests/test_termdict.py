@@ -398,3 +398,10 @@ def test_twins_write_the_same_bytes() -> None:
 
 def test_cython_twin_is_loaded_unless_python_was_asked_for() -> None:
     assert (os.environ.get(impl.IMPL_ENV) != "python") == impl.CYTHON_MODULE
+
+
+def test_old_fst_format_version_is_refused(twin: ModuleType) -> None:
+    fst = _fst(twin, [b"a", b"b"])
+    assert twin.fst_entries(fst)[0] == b"ab"
+    with pytest.raises(TermDictError, match="version 1 is not supported"):
+        twin.fst_entries((1).to_bytes(8, "little") + fst[8:])
