@@ -40,9 +40,7 @@ def register(spark: SparkSession) -> None:
     spark.dataSource.register(IndexTablesDataSource)
 
 
-def sql(
-    spark: SparkSession, text: str, *, options: Mapping[str, Any] | None = None
-) -> DataFrame:
+def sql(spark: SparkSession, text: str, *, options: Mapping[str, Any] | None = None) -> DataFrame:
     """Run an IndexTables maintenance command, or any other statement through ``spark.sql``.
 
     ``options`` carries what a command on a cloud table needs: store credentials
