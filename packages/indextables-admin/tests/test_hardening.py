@@ -120,3 +120,16 @@ def test_engine_settings_given_with_option_reach_the_engine(
     assert run.exit_code == 0, run.stderr
     new = {p.name for p in log.glob("state-v*")} - before
     assert new == {"state-v00000000000000000002"}  # interval 1: version 2 got its state
+
+
+def test_repair_from_the_command_line_when_the_log_is_unreadable(
+    partitioned_table: Path, tmp_path: Path, cli_run: Any
+) -> None:
+    for path in (partitioned_table / "_transaction_log").rglob("*"):
+        if path.is_file():
+            path.write_bytes(b"\x01\x01damaged")
+    target = tmp_path / "repaired"
+    run = cli_run("repair", str(partitioned_table), "--to", str(target), "-o", "json")
+    assert run.exit_code == 0, run.stderr
+    assert run.json()["valid_splits"] == 3
+    assert open_table(str(target)).snapshot().num_files == 3

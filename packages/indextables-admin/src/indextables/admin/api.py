@@ -406,7 +406,8 @@ def repair(
     never modified. ``destination_options`` default to ``storage_options``.
     ``progress(phase, done, total)`` hears of each split checked.
     """
-    handle = _open_checking_splits(source, storage_options, progress)
+    # Opened unchecked: repair is for logs too damaged to load.
+    handle = _open_checking_splits(source, storage_options, progress, check=False)
     target_options = storage_options if destination_options is None else destination_options
     return _repair.repair(handle, destination, storage_options=target_options)
 
