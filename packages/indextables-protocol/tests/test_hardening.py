@@ -150,3 +150,142 @@ def test_history_lists_exactly_the_versions_that_load(
             with pytest.raises(VersionNotFoundError):
                 reopened.snapshot(version)
     assert (5 in listed) == (4 not in deleted)
+
+
+def test_a_failed_state_write_after_a_commit_is_logged_and_counted(
+    tmp_path: Path, schema: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from indextables.protocol import TableConfig, add_metrics_hook, remove_metrics_hook
+    from indextables.protocol import table as table_module
+    from indextables.protocol.errors import ObjectStoreError
+
+    table = create_table(
+        str(tmp_path / "t"), schema=schema, config=TableConfig(checkpoint_interval=1)
+    )
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        raise ObjectStoreError("the store refused the state")
+
+    monkeypatch.setattr(table_module, "write_state_for", failing)
+    seen: list[tuple[str, float]] = []
+
+    def hook(name: str, value: float, tags: Any) -> None:
+        seen.append((name, value))
+
+    add_metrics_hook(hook)
+    try:
+        with caplog.at_level("WARNING", logger="indextables.protocol.table"):
+            version = table.commit([_split(tmp_path / "t", "a.split")])
+    finally:
+        remove_metrics_hook(hook)
+    assert version == 1
+    assert ("indextables.state.write.failures", 1) in seen
+    assert "version 1 is committed but its state was not written" in caplog.text
+    assert [f.path for f in open_table(str(tmp_path / "t")).snapshot().files] == ["a.split"]
+
+
+def test_the_snapshot_cache_is_bounded_and_drops_expired_entries(
+    tmp_path: Path, schema: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from indextables.protocol.predicates import EqualTo
+    from indextables.protocol.snapshot import MAX_CACHED_SNAPSHOTS
+
+    table = create_table(str(tmp_path / "t"), schema=schema, partition_columns=("date",))
+    (tmp_path / "t" / "date=x").mkdir()
+    table.commit([AddAction("date=x/a.split", {"date": "x"}, 10, 1, True, num_records=1)])
+    reader = table.reader
+    for i in range(3 * MAX_CACHED_SNAPSHOTS):
+        table.snapshot(partition_filter=EqualTo("date", f"2024-01-{i:02d}"))
+    assert len(reader._snapshots) <= MAX_CACHED_SNAPSHOTS
+    first = table.snapshot()
+    assert table.snapshot() is first  # a hit stays cached
+    later = time.monotonic() + reader.ttl_seconds + 1
+    monkeypatch.setattr(time, "monotonic", lambda: later)
+    table.snapshot(version=0)
+    assert len(reader._snapshots) == 1  # every expired entry went on the next insert
+
+
+def test_readers_never_fail_while_truncate_and_purge_run(tmp_path: Path, schema: Any) -> None:
+    import threading
+    import time
+
+    from indextables.protocol import TableConfig
+    from indextables.protocol.maintenance.purge import purge
+
+    root = tmp_path / "t"
+    config = TableConfig(
+        checkpoint_interval=2,
+        state_retention_versions=0,
+        state_retention_hours=0.0,
+        manifest_min_age_hours=0.0,
+    )
+    writer = create_table(str(root), schema=schema, config=config)
+    stop = threading.Event()
+    failures: list[str] = []
+    reads = 0
+
+    def read_loop() -> None:
+        nonlocal reads
+        reader = open_table(str(root))
+        while not stop.is_set():
+            try:
+                reader.snapshot()
+                open_table(str(root)).snapshot()
+                reads += 2
+            except Exception as error:  # every failure counts: none is expected
+                failures.append(f"{type(error).__name__}: {error}")
+
+    threads = [threading.Thread(target=read_loop) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 4.0
+    i = 0
+    try:
+        while time.monotonic() < deadline:
+            writer.commit([_split(root, f"p{i}.split")])
+            i += 1
+            if i % 3 == 0:
+                writer.truncate_time_travel()
+            if i % 5 == 0:
+                purge(writer, log_retention=0.0, now_ms=int(time.time() * 1000) + 10 * 86_400_000)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert reads > 20
+    assert failures == [], failures[:5]
+
+
+@pytest.mark.parametrize("damage", ["every log file", "the newest version file"])
+def test_repair_works_when_the_log_is_unreadable(
+    golden_root: Path, tmp_path: Path, damage: str
+) -> None:
+    import json
+    import shutil
+
+    source = tmp_path / "source"
+    shutil.copytree(golden_root / "04_partitioned", source, copy_function=shutil.copyfile)
+    before = open_table(str(source)).snapshot()
+    log = source / "_transaction_log"
+    if damage == "every log file":
+        for path in log.rglob("*"):
+            if path.is_file():
+                path.write_bytes(b"\x01\x01damaged")
+    else:
+        shutil.rmtree(log / "state-v00000000000000000001")
+        (log / "00000000000000000001.json").write_bytes(b"\x01\x01damaged")
+    table = open_table(str(source), check=False)
+    result = table.repair(str(tmp_path / "repaired"))
+    assert (result.total_splits, result.valid_splits, result.missing_splits) == (3, 3, 0)
+    repaired = open_table(str(tmp_path / "repaired")).snapshot()
+    assert {(f.path, f.size) for f in repaired.files} == {(f.path, f.size) for f in before.files}
+    assert {f.partition_values["date"] for f in repaired.files} == {
+        "2024-01-01",
+        "2024-01-02",
+        "2024-01-03",
+    }
+    assert repaired.partition_columns == ("date",)
+    names = {f["name"] for f in json.loads(repaired.metadata.schema_string)["fields"]}
+    assert {"id", "text", "score", "date"} <= names
