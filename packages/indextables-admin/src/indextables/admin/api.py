@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from indextables.admin.observe import CallCounter, ObservedStore
 from indextables.admin.progress import ProgressCallback
 from indextables.admin.whatif import RecordingStore
-from indextables.protocol import Table, open_table
+from indextables.protocol import Table, TableConfig, open_table
 from indextables.protocol.errors import (
     CorruptFileError,
     InvalidPredicateError,
@@ -127,7 +127,24 @@ class DropPartitionsPlan:
 
 
 def _open(table: str, *, storage_options: StorageOptions = None, check: bool = True) -> Table:
-    return open_table(table, storage_options=storage_options, check=check)
+    return open_table(
+        table,
+        storage_options=storage_options,
+        config=engine_config(storage_options),
+        check=check,
+    )
+
+
+def engine_config(options: StorageOptions) -> TableConfig:
+    """Engine settings from the ``spark.indextables.*`` keys among the options.
+
+    The store ignores those keys; the engine reads them (checkpoint interval,
+    commit retries, retention windows), so one ``-S`` flag carries both.
+
+    Raises:
+        ConfigError: a value is out of range or not a number (naming the key).
+    """
+    return TableConfig.from_options({k: str(v) for k, v in (options or {}).items()})
 
 
 def snapshot(
@@ -389,7 +406,8 @@ def repair(
     never modified. ``destination_options`` default to ``storage_options``.
     ``progress(phase, done, total)`` hears of each split checked.
     """
-    handle = _open_checking_splits(source, storage_options, progress)
+    # Opened unchecked: repair is for logs too damaged to load.
+    handle = _open_checking_splits(source, storage_options, progress, check=False)
     target_options = storage_options if destination_options is None else destination_options
     return _repair.repair(handle, destination, storage_options=target_options)
 

@@ -752,8 +752,9 @@ def fst_entries(bytes data):
     if size < 32:
         raise KernelError(f"fst of {size} bytes is shorter than its 32-byte frame")
     version = read_uint(d, 0, 8)
-    if version < 1 or version > FST_VERSION:
-        raise KernelError(f"fst format version {version} is not 1 or 2")
+    if version != FST_VERSION:
+        # version 1 lays out nodes with over 32 transitions differently; tantivy-fst writes 2
+        raise KernelError(f"fst format version {version} is not supported (only {FST_VERSION})")
     count = read_uint(d, size - 16, 8)
     root = read_uint(d, size - 8, 8)
     if not (root == EMPTY_ADDRESS and size == 32) and root + 17 != <uint64_t>size:

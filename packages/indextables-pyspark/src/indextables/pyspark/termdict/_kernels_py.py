@@ -453,8 +453,9 @@ def _fst_header(data: bytes) -> tuple[int, int]:
     if len(data) < 32:
         raise KernelError(f"fst of {len(data)} bytes is shorter than its 32-byte frame")
     version = _U64.unpack_from(data, 0)[0]
-    if not 1 <= version <= FST_VERSION:
-        raise KernelError(f"fst format version {version} is not 1 or 2")
+    if version != FST_VERSION:
+        # version 1 lays out nodes with over 32 transitions differently; tantivy-fst writes 2
+        raise KernelError(f"fst format version {version} is not supported (only {FST_VERSION})")
     count = _U64.unpack_from(data, len(data) - 16)[0]
     root = _U64.unpack_from(data, len(data) - 8)[0]
     if not (root == _EMPTY_ADDRESS and len(data) == 32) and root + 17 != len(data):
