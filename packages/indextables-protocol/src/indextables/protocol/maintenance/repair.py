@@ -34,7 +34,7 @@ from indextables.protocol.store import ObjectStore
 from indextables.protocol.versionfile import encode_version_file
 
 if TYPE_CHECKING:
-    from indextables.protocol.table import Table
+    from indextables.protocol.tablelike import TableLike
 
 __all__ = ["repair"]
 
@@ -44,12 +44,12 @@ def _partition_values(key: str) -> dict[str, str]:
     return dict(part.split("=", 1) for part in folders if "=" in part)
 
 
-def _candidates(table: Table) -> tuple[int, ProtocolAction, MetadataAction, list[FileEntry]]:
+def _candidates(table: TableLike) -> tuple[int, ProtocolAction, MetadataAction, list[FileEntry]]:
     snap = table.snapshot()
     return snap.version, snap.protocol, snap.metadata, list(snap.files)
 
 
-def _listed_splits(table: Table) -> list[FileEntry]:
+def _listed_splits(table: TableLike) -> list[FileEntry]:
     return [
         FileEntry(
             info.key, _partition_values(info.key), info.size, info.last_modified_ms, True, 0, 0
@@ -59,7 +59,7 @@ def _listed_splits(table: Table) -> list[FileEntry]:
     ]
 
 
-def _salvaged_metadata(table: Table) -> MetadataAction | None:
+def _salvaged_metadata(table: TableLike) -> MetadataAction | None:
     """The newest metadata action any readable version file still holds."""
     try:
         versions = sorted(list_log(table.store).versions, reverse=True)
@@ -90,7 +90,7 @@ _SPARK_TYPES = {
 }
 
 
-def _metadata_from_splits(table: Table, entries: list[FileEntry]) -> MetadataAction | None:
+def _metadata_from_splits(table: TableLike, entries: list[FileEntry]) -> MetadataAction | None:
     """Metadata rebuilt from the index schema in a split's footer (the log is lost).
 
     Column types follow the split's field types; partition columns (from the
@@ -149,7 +149,7 @@ def _checked(store: ObjectStore, entry: FileEntry) -> AddAction | None:
 
 
 def repair(
-    table: Table,
+    table: TableLike,
     target_uri: str,
     *,
     storage_options: Mapping[str, Any] | None = None,
