@@ -30,7 +30,11 @@ from indextables.pyspark.filters import (
 )
 from indextables.pyspark.mapping import FieldKind, FieldSpec
 
-KINDS = {"id": FieldKind.I64, "name": FieldKind.STRING, "body": FieldKind.TEXT}
+FIELDS = {
+    "id": FieldSpec("id", FieldKind.I64, None, True, True, True),
+    "name": FieldSpec("name", FieldKind.STRING, "raw", True, True, True),
+    "body": FieldSpec("body", FieldKind.TEXT, "default", True, True, False),
+}
 
 
 @pytest.mark.parametrize(
@@ -53,7 +57,7 @@ def test_translate(spark_filter: Any, condition: Condition | None) -> None:
 def _may(conditions: list[Condition], **kwargs: Any) -> bool:
     base: dict[str, Any] = {"partition_values": {}, "min_values": None, "max_values": None}
     base.update(kwargs)
-    return may_match_file(conditions, kinds=KINDS, **base)
+    return may_match_file(conditions, fields=FIELDS, **base)
 
 
 @pytest.mark.parametrize(
@@ -78,7 +82,7 @@ def test_truncated_string_max_is_not_an_upper_bound() -> None:
     long_max = "m" * 32
     stats = {"min_values": {"name": "a"}, "max_values": {"name": long_max}}
     assert _may([Condition("=", "name", ("m" * 40,))], **stats)
-    assert not _may([Condition("=", "name", ("0",))], **stats)
+    assert not _may([Condition("=", "name", ("0a",))], **stats)  # the min still bounds
 
 
 @pytest.mark.parametrize(
@@ -157,7 +161,6 @@ STAT_FIELDS = {
     "name": FieldSpec("name", FieldKind.STRING, "raw", True, True, True),
     "body": FieldSpec("body", FieldKind.TEXT, "default", True, True, False),
 }
-STAT_KINDS = {k: s.kind for k, s in STAT_FIELDS.items()}
 SMALL_INT = st.integers(-12, 12)
 SMALL_TEXT = st.text("abm", max_size=3)
 # Small values dominate, so statistics and operands meet (equal, just above, just below).
@@ -209,7 +212,7 @@ def _old_keeps(conditions: list[Condition], entry: FileEntry) -> bool:
         partition_values={},
         min_values=entry.min_values,
         max_values=entry.max_values,
-        kinds=STAT_KINDS,
+        fields=STAT_FIELDS,
     )
 
 
@@ -255,10 +258,13 @@ def test_stats_filter_prunes_only_what_may_match_file_prunes(
 @pytest.mark.parametrize(
     ("condition", "translated"),
     [
-        (Condition(">", "ID", (5,)), "NumberCompare(column='id', op='>', values=(5,))"),
+        (
+            Condition(">", "ID", (5,)),
+            "NumberCompare(column='id', op='>', values=(5,), floating=False, single=False)",
+        ),
         (
             Condition("in", "score", (1, 2.5)),
-            "NumberCompare(column='score', op='=', values=(1, 2.5))",
+            "NumberCompare(column='score', op='=', values=(1, 2.5), floating=True, single=False)",
         ),
         (Condition("<=", "name", ("m",)), "LessThanOrEqual(column='name', value='m')"),
         (Condition("in", "name", ("a", "b")), "In(column='name', values=('a', 'b'))"),

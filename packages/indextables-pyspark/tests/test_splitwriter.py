@@ -74,7 +74,8 @@ def _read(
     rows: list[dict[str, Any]] = []
     for add in adds:
         ref = SplitRef(add.path, add.size, add.footer_start_offset, add.footer_end_offset)
-        entry = SplitEntry(ref, add.partition_values, add.doc_mapping_json)
+        tags = tuple(add.split_tags or ())
+        entry = SplitEntry(ref, add.partition_values, add.doc_mapping_json, tags)
         directory = cache.fetch(store, store.uri, ref)
         for batch in read_split(directory, entry, SCHEMA, **kwargs):
             rows += batch.to_pylist()

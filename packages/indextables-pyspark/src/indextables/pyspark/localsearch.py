@@ -34,7 +34,7 @@ from indextables.pyspark.datasource import (
     table_schema,
 )
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.filters import translate_predicate
+from indextables.pyspark.conditions import translate_predicate
 from indextables.pyspark.options import PREFIX, lower_keys, parse_int, parse_read
 from indextables.pyspark.reader import IndexTablesReader
 from indextables.pyspark.splitcache import SplitCache
