@@ -226,3 +226,18 @@ def test_escaped_literals_in_where_find_their_rows(spark: Any, tmp_path: Path) -
         for mode in ("local", "distributed"):
             found = itp.search(spark, path, where=where, options={MODE: mode})
             assert _ids(found) == ids, (where, mode)
+
+
+def test_fieldmatch_beyond_the_term_limit_is_a_planning_error(
+    spark: Any, tables: tuple[str, str]
+) -> None:
+    """Tantivy cannot find such a value: say so instead of returning no rows."""
+    from indextables.pyspark.errors import OptionError
+
+    path, _ = tables
+    with pytest.raises(OptionError, match=r"fieldmatch\.s: the value is 65,540 UTF-8 bytes"):
+        itp.search(spark, path, fieldmatch={"s": LONG_X}, options={MODE: "local"})
+    frame = spark.read.format("indextables").option("fieldmatch.s", LONG_X).load(path)
+    with pytest.raises(Exception, match="Tantivy indexes values of at most 65,530 bytes"):
+        frame.count()
+    assert _ids(itp.search(spark, path, fieldmatch={"s": "zz"}, options={MODE: "local"})) == [1]
