@@ -20,6 +20,7 @@ from pyspark.sql.types import (
 
 from indextables.pyspark.convert import arrow_schema
 from indextables.pyspark.filters import Condition
+from indextables.pyspark.tantivyquery import fully_indexed_columns
 from indextables.pyspark.mapping import field_specs
 from indextables.pyspark.options import parse_indexing
 from indextables.pyspark.searchoptions import SearchSpec
@@ -95,6 +96,8 @@ def test_one_split_per_partition_with_stats(written: tuple[LocalStore, list[Any]
     assert first.min_values["latency"] == "0"
     assert "day" not in first.min_values
     assert first.footer_end_offset == first.size
+    # Every value of the exact string column is in the term dictionary (prefix pushdown).
+    assert fully_indexed_columns(first.split_tags) == {"level"}
 
 
 def test_round_trip_returns_every_row(
