@@ -26,12 +26,12 @@ import pyarrow as pa
 from indextables.pyspark.filters import (
     Condition,
     may_match_file,
-    partition_predicate,
     stats_predicate,
     translate_all,
 )
 from indextables.pyspark.mapping import FieldKind, FieldSpec, field_specs, specs_from_doc_mapping
 from indextables.pyspark.options import ReadOptions, parse_indexing
+from indextables.pyspark.partitionprune import partition_predicate
 from indextables.pyspark.planguard import is_reused, new_token
 from indextables.pyspark.searchoptions import SearchSpec, validate
 from indextables.pyspark.splitcache import SplitCache
