@@ -194,9 +194,7 @@ def test_number_compare_columns_keep_large_integers_exact() -> None:
     predicate = NumberCompare("id", "=", (2**53 + 1,))
     assert predicate.may_match_columns(["1.5", big], ["2.5", big]) == bytes([0, 1])
     # A bound that is not a number bounds nothing on its side; the other one still does.
-    assert predicate.may_match_columns(["1.5", "nan", "nan"], ["2.5", "3", big]) == bytes(
-        [0, 0, 1]
-    )
+    assert predicate.may_match_columns(["1.5", "nan", "nan"], ["2.5", "3", big]) == bytes([0, 0, 1])
     assert NumberCompare("id", "<", (0,)).may_match_columns(["1", "-1"], ["2", "0"]) == bytes(
         [0, 1]
     )
@@ -317,7 +315,9 @@ def test_number_compare_rules(
         (LessThan("s", "b"), None, "a", True),
     ],
 )
-def test_string_rules(predicate: Predicate, low: str | None, high: str | None, expected: bool) -> None:
+def test_string_rules(
+    predicate: Predicate, low: str | None, high: str | None, expected: bool
+) -> None:
     assert predicate.may_match({"s": PartitionBounds(low, high)}) is expected
 
 

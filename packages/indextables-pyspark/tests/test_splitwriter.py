@@ -20,13 +20,13 @@ from pyspark.sql.types import (
 
 from indextables.pyspark.convert import arrow_schema
 from indextables.pyspark.filters import Condition
-from indextables.pyspark.tantivyquery import fully_indexed_columns
 from indextables.pyspark.mapping import field_specs
 from indextables.pyspark.options import parse_indexing
 from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitcache import SplitCache, SplitRef
 from indextables.pyspark.splitreader import SplitEntry, read_split
 from indextables.pyspark.splitwriter import SplitWriter
+from indextables.pyspark.tantivyquery import fully_indexed_columns
 from indextables.storage import LocalStore
 
 SCHEMA = StructType(

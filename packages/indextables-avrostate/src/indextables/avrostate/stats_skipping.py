@@ -8,9 +8,9 @@ mask with ``bytes.translate`` through a 256-byte table filled by the
 predicate's own public hooks (:meth:`Comparison.overlaps` for each of the
 nine order pairs, :meth:`StartsWith.orders_may_match`), and numeric leaves
 use :meth:`NumberCompare.may_match_columns`, so the semantics stay those of
-:mod:`indextables.protocol.predicates` while no Python code runs per entry. Masks hold one byte (0 or 1) per entry; read as
-little-endian integers, ``And``/``Or`` are ``&``/``|`` over all entries at
-once.
+:mod:`indextables.protocol.predicates` while no Python code runs per entry.
+Masks hold one byte (0 or 1) per entry; read as little-endian integers,
+``And``/``Or`` are ``&``/``|`` over all entries at once.
 """
 
 from __future__ import annotations

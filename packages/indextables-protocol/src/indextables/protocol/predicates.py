@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -529,9 +529,8 @@ class NumberCompare(Predicate):
             return True
         if self.single:
             low, high = _single(low), _single(high)
-        if self.floating or self.single:
-            if self.op in (">", ">="):
-                return True
+        if (self.floating or self.single) and self.op in (">", ">="):
+            return True
         op = self.op
         if op == "=":
             return any(
@@ -549,9 +548,7 @@ class NumberCompare(Predicate):
 
     def may_match_columns(self, lows: Sequence[str | None], highs: Sequence[str | None]) -> bytes:
         """Per entry, 1 where :meth:`bounds_may_match` holds, for whole statistic columns."""
-        if self._compares_nan() or (
-            (self.floating or self.single) and self.op in (">", ">=")
-        ):
+        if self._compares_nan() or ((self.floating or self.single) and self.op in (">", ">=")):
             return b"\x01" * len(lows)
         low_numbers, high_numbers = _numbers(lows), _numbers(highs)
         # Statistics that are no numbers at all: those entries never prune.

@@ -55,8 +55,8 @@ def may_match_file(
 ) -> bool:
     """False only when a split's partition values or min/max statistics prove no row matches.
 
-    Statistics go through the protocol's model (:func:`~indextables.pyspark.pruning.stats_may_match`),
-    as the engine's stats filter does.
+    Statistics go through the protocol's model, as the engine's stats filter
+    does (:func:`~indextables.pyspark.pruning.stats_may_match`).
     """
     lowered = {k.lower(): v for k, v in partition_values.items()}
     data: list[Condition] = []

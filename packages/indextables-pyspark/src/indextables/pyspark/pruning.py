@@ -73,7 +73,9 @@ def stats_predicate(
     return _all_of(parts)
 
 
-def stats_node(condition: Condition, spec: FieldSpec, *, single: bool = False) -> p.Predicate | None:
+def stats_node(
+    condition: Condition, spec: FieldSpec, *, single: bool = False
+) -> p.Predicate | None:
     """The protocol predicate for one condition on a non-partition column, or None."""
     op, values = condition.op, condition.values
     if op not in (*COMPARISONS, "in") or not values:

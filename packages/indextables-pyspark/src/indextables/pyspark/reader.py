@@ -25,11 +25,11 @@ import pyarrow as pa
 
 from indextables.pyspark.conditions import Condition, translate_all
 from indextables.pyspark.filters import may_match_file
-from indextables.pyspark.pruning import stats_predicate
 from indextables.pyspark.mapping import FieldKind, FieldSpec, field_specs, specs_from_doc_mapping
 from indextables.pyspark.options import ReadOptions, parse_indexing
 from indextables.pyspark.partitionprune import partition_predicate
 from indextables.pyspark.planguard import is_reused, new_token
+from indextables.pyspark.pruning import stats_predicate
 from indextables.pyspark.searchoptions import SearchSpec, validate
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split

@@ -86,7 +86,7 @@ def _check_indexable(column: str, value: str) -> None:
         raise OptionError(
             f"option fieldmatch.{column}: the value is {size:,} UTF-8 bytes, but Tantivy "
             f"indexes values of at most {MAX_TERM_BYTES:,} bytes, so the index cannot find it; "
-            f"filter with DataFrame.where(\"{column} = ...\") instead"
+            f'filter with DataFrame.where("{column} = ...") instead'
         )
 
 
