@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any, Final
+from typing import Final
 
 import tantivy
 
@@ -145,7 +145,7 @@ def _integer_query(
         values.append(int(v))
     integer = tantivy.FieldType.Integer
 
-    def between(low: int | None, high: int | None, inc_low: bool, inc_high: bool) -> Any:
+    def between(low: int | None, high: int | None, inc_low: bool, inc_high: bool) -> tantivy.Query:
         return tantivy.Query.range_query(
             schema, spec.name, integer, low, high, include_lower=inc_low, include_upper=inc_high
         )
@@ -176,12 +176,14 @@ def _double_query(
         values.append(number)
     double = tantivy.FieldType.Float
 
-    def between(low: float | None, high: float | None, inc_low: bool, inc_high: bool) -> Any:
+    def between(
+        low: float | None, high: float | None, inc_low: bool, inc_high: bool
+    ) -> tantivy.Query:
         return tantivy.Query.range_query(
             schema, spec.name, double, low, high, include_lower=inc_low, include_upper=inc_high
         )
 
-    def equal(v: float) -> Any:
+    def equal(v: float) -> tantivy.Query:
         # Tantivy keeps -0.0 below 0.0; Spark compares them equal.
         return between(-0.0, 0.0, True, True) if v == 0 else between(v, v, True, True)
 
