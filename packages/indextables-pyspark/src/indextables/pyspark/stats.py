@@ -2,8 +2,8 @@
 
 Rules (DECISIONS.md): values as strings, integral doubles without ``.0``,
 strings truncated to 32 characters, never for partition columns. A truncated
-string max is no longer an upper bound, so pruning treats 32-character
-values as prefixes (see :func:`string_max_is_exact`).
+string max is no longer an upper bound: pruning ignores a max of 32
+characters or more (:func:`indextables.protocol.statsfilter.usable_max`).
 
 Doubles follow Spark's order: NaN sorts above every number, so a column
 holding NaN records the max ``NaN`` (as the reference's own calculator,
@@ -37,11 +37,6 @@ def format_number(value: float | int) -> str:
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-def string_max_is_exact(value: str) -> bool:
-    """False when a recorded string max may have been truncated (and so is not an upper bound)."""
-    return len(value) < STRING_STAT_LENGTH
 
 
 @dataclass(slots=True)
