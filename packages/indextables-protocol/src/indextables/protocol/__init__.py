@@ -51,11 +51,11 @@ from indextables.protocol.version import __version__
 from indextables.protocol.versionfile import decode_version_file, encode_version_file
 
 __all__ = [
-    "ConfigError",
     "Action",
     "AddAction",
     "Changes",
     "CommitConflictError",
+    "ConfigError",
     "CorruptFileError",
     "FileEntry",
     "FileFormat",
