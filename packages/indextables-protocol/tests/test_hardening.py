@@ -205,3 +205,87 @@ def test_the_snapshot_cache_is_bounded_and_drops_expired_entries(
     monkeypatch.setattr(time, "monotonic", lambda: later)
     table.snapshot(version=0)
     assert len(reader._snapshots) == 1  # every expired entry went on the next insert
+
+
+def test_readers_never_fail_while_truncate_and_purge_run(tmp_path: Path, schema: Any) -> None:
+    import threading
+    import time
+
+    from indextables.protocol import TableConfig
+    from indextables.protocol.maintenance.purge import purge
+
+    root = tmp_path / "t"
+    config = TableConfig(
+        checkpoint_interval=2,
+        state_retention_versions=0,
+        state_retention_hours=0.0,
+        manifest_min_age_hours=0.0,
+    )
+    writer = create_table(str(root), schema=schema, config=config)
+    stop = threading.Event()
+    failures: list[str] = []
+    reads = 0
+
+    def read_loop() -> None:
+        nonlocal reads
+        reader = open_table(str(root))
+        while not stop.is_set():
+            try:
+                reader.snapshot()
+                open_table(str(root)).snapshot()
+                reads += 2
+            except Exception as error:  # every failure counts: none is expected
+                failures.append(f"{type(error).__name__}: {error}")
+
+    threads = [threading.Thread(target=read_loop) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 4.0
+    i = 0
+    try:
+        while time.monotonic() < deadline:
+            writer.commit([_split(root, f"p{i}.split")])
+            i += 1
+            if i % 3 == 0:
+                writer.truncate_time_travel()
+            if i % 5 == 0:
+                purge(writer, log_retention=0.0, now_ms=int(time.time() * 1000) + 10 * 86_400_000)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert reads > 20
+    assert failures == [], failures[:5]
+
+
+@pytest.mark.parametrize("damage", ["every log file", "the newest version file"])
+def test_repair_works_when_the_log_is_unreadable(
+    golden_root: Path, tmp_path: Path, damage: str
+) -> None:
+    import json
+    import shutil
+
+    source = tmp_path / "source"
+    shutil.copytree(golden_root / "04_partitioned", source, copy_function=shutil.copyfile)
+    before = open_table(str(source)).snapshot()
+    log = source / "_transaction_log"
+    if damage == "every log file":
+        for path in log.rglob("*"):
+            if path.is_file():
+                path.write_bytes(b"\x01\x01damaged")
+    else:
+        shutil.rmtree(log / "state-v00000000000000000001")
+        (log / "00000000000000000001.json").write_bytes(b"\x01\x01damaged")
+    table = open_table(str(source), check=False)
+    result = table.repair(str(tmp_path / "repaired"))
+    assert (result.total_splits, result.valid_splits, result.missing_splits) == (3, 3, 0)
+    repaired = open_table(str(tmp_path / "repaired")).snapshot()
+    assert {(f.path, f.size) for f in repaired.files} == {(f.path, f.size) for f in before.files}
+    assert {f.partition_values["date"] for f in repaired.files} == {
+        "2024-01-01",
+        "2024-01-02",
+        "2024-01-03",
+    }
+    assert repaired.partition_columns == ("date",)
+    names = {f["name"] for f in json.loads(repaired.metadata.schema_string)["fields"]}
+    assert {"id", "text", "score", "date"} <= names
