@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from indextables.protocol.predicates import (
     And,
@@ -34,8 +34,24 @@ from indextables.protocol.predicates import (
 from indextables.protocol.state import PartitionBounds
 from indextables.protocol.statsfilter import usable_max
 
-if TYPE_CHECKING:
-    from indextables.avrostate.entries import FileEntries
+
+class FileEntries(Protocol):
+    """What the evaluator reads of the entries (``entries.FileEntries`` has it): statistics
+    by column, without building entries. A protocol, so this module does not import
+    ``entries`` (which imports this one)."""
+
+    def stat_codes(self, column: str, literals: list[str], *, plain: bool = False) -> list[bytes]:
+        """Per literal, each entry's min/max statistic ordered against it."""
+        ...
+
+    def column_stats(self, column: str) -> tuple[list[str | None], list[str | None]]:
+        """Every entry's min and max statistic of ``column``."""
+        ...
+
+    def __len__(self) -> int:
+        """The number of entries."""
+        ...
+
 
 __all__ = ["verdicts"]
 

@@ -14,7 +14,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from indextables.pyspark.filters import Condition
+    from indextables.pyspark.conditions import Condition
 
 
 def partition_predicate(
