@@ -29,6 +29,7 @@ from indextables.protocol.store import ObjectStore
 from indextables.pyspark.convert import documents, partition_value_string
 from indextables.pyspark.mapping import FieldSpec, doc_mapping_json, tantivy_schema
 from indextables.pyspark.stats import StatsCollector
+from indextables.pyspark.tantivyquery import fully_indexed_tag
 from indextables.pyspark.termdict import dictionary_kind, to_sstable
 
 PartitionKey = tuple[str | None, ...]
@@ -185,6 +186,8 @@ class SplitWriter:
             num_merge_ops=0,
             doc_mapping_json=doc_mapping_json(self.specs),
             uncompressed_size_bytes=_directory_size(part.directory),
+            # Which exact string columns are fully in the term dictionary (prefix pushdown).
+            split_tags=_split_tags(part.stats),
         )
 
 
@@ -208,6 +211,12 @@ def to_reference_form(directory: str) -> None:
         with open(staging, "wb") as handle:
             handle.write(to_sstable(data))
         os.replace(staging, path)
+
+
+def _split_tags(stats: StatsCollector) -> tuple[str, ...] | None:
+    """The split's tags: which exact string columns are fully in the term dictionary."""
+    columns = stats.fully_indexed()
+    return (fully_indexed_tag(columns),) if columns else None
 
 
 def _mask(table: pa.Table, key: dict[str, object]) -> pa.ChunkedArray:
