@@ -67,7 +67,7 @@ def test_describe_text_shows_the_same_facts(
 def test_files_and_changes_at_version_0_of_a_stale_state_v0(
     golden_copy: Path, golden_expected: dict[str, Any], cli_run: Any
 ) -> None:
-    """13_after_purge's state-v0 holds version 5's files; version 0 itself created an empty table."""
+    """13_after_purge's state-v0 holds version 5's files; version 0 created an empty table."""
     table = str(golden_copy)
     listed = cli_run("files", table, "--version", "0", "--output", "json")
     assert listed.exit_code == 0, listed.stderr

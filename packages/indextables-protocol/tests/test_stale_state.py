@@ -51,7 +51,9 @@ def _paths(table: Table, version: int) -> set[str]:
     return {f.path for f in table.snapshot(version).files}
 
 
-def test_stale_state_v0_is_passed_over_for_version_0(tmp_path: Path, schema: dict[str, Any]) -> None:
+def test_stale_state_v0_is_passed_over_for_version_0(
+    tmp_path: Path, schema: dict[str, Any]
+) -> None:
     root = tmp_path / "t"
     _write_state(_three_versions(root, schema), 0)
     table = open_table(str(root))
