@@ -32,8 +32,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from difftest.runner import TIMINGS, Budget, Failure, run_seed  # noqa: E402
-from difftest.shrink import reproducer, shrink  # noqa: E402
+from difftest.runner import TIMINGS, Budget, Failure, run_seed
+from difftest.shrink import reproducer, shrink
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 

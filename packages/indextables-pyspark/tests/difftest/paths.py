@@ -24,7 +24,7 @@ _stream_names = itertools.count()
 @contextmanager
 def pushdown(spark: SparkSession, enabled: bool) -> Iterator[None]:
     """Run the block with filter pushdown on or off (the session's value restored after)."""
-    before = spark.conf.get(PUSHDOWN, "false")
+    before = spark.conf.get(PUSHDOWN, "false") or "false"
     spark.conf.set(PUSHDOWN, "true" if enabled else "false")
     try:
         yield
@@ -68,9 +68,7 @@ def read(
         return records(df, columns)
 
 
-def scanned_rows(
-    spark: SparkSession, path: str, where: str, *, pushed: bool
-) -> tuple[int, int]:
+def scanned_rows(spark: SparkSession, path: str, where: str, *, pushed: bool) -> tuple[int, int]:
     """(rows the scan returned, rows after Spark's filter) for a filtered read.
 
     With pushdown in effect a selective filter makes the scan return fewer

@@ -16,25 +16,26 @@ import itertools
 import random
 import re
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pyspark.sql import SparkSession
+from pyspark.sql.types import LongType, TimestampType
+
 from difftest import paths
 from difftest.compare import Row, difference, normalize_rows
 from difftest.predicates import Pred, column_pools, random_filter, sql_literal, sql_string
 from difftest.tables import STOREONLY, TYPEMAP, TablePlan, may_be_refused
-from pyspark.sql import SparkSession
-from pyspark.sql.types import LongType, TimestampType
 
 UNFILTERED_PATHS = ("read.pushdown", "read.nopushdown", "search.local", "search.distributed")
 FILTER_PATHS = ("read.pushdown", "read.nopushdown", "search.local", "search.distributed")
 _table_ids = itertools.count()
 # Seconds spent per read path (and in writes), for keeping the bounded run bounded.
-TIMINGS: Counter[str] = Counter()
+TIMINGS: dict[str, float] = defaultdict(float)
 
 
 @dataclass(frozen=True)
@@ -84,8 +85,10 @@ class Failure:
         """What kind of failure: the exception's class, or which way rows differ."""
         if self.error:
             return "error:" + self.detail.split(":", 1)[0]
-        return "rows:" + ("missing" if "missing" in self.detail else "") + (
-            "extra" if "extra" in self.detail else ""
+        return (
+            "rows:"
+            + ("missing" if "missing" in self.detail else "")
+            + ("extra" if "extra" in self.detail else "")
         )
 
 
@@ -109,9 +112,7 @@ _WRAPPER = ("PythonException", "org.apache.", "[PYTHON_EXCEPTION]", "py4j.")
 def error_text(exc: BaseException) -> str:
     """The most telling line of an exception (the Python worker's last error line)."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    found = [
-        line for line in lines if _ERROR_LINE.match(line) and not line.startswith(_WRAPPER)
-    ]
+    found = [line for line in lines if _ERROR_LINE.match(line) and not line.startswith(_WRAPPER)]
     best = found[-1] if found else (lines[0] if lines else "")
     return type(exc).__name__ + ": " + _clip(best, 400)
 
@@ -280,15 +281,12 @@ def _flagged(
     """The whole multiset, and for each flag the multiset of rows where it is true."""
     everything = normalize_rows(records, columns, types)
     per_flag = [
-        normalize_rows([r for r in records if r[f"q{i}"] is True], columns, types)
-        for i in range(n)
+        normalize_rows([r for r in records if r[f"q{i}"] is True], columns, types) for i in range(n)
     ]
     return everything, per_flag
 
 
-def run_cases(
-    spark: SparkSession, built: Built, cases: Sequence[Case], seed: int
-) -> list[Failure]:
+def run_cases(spark: SparkSession, built: Built, cases: Sequence[Case], seed: int) -> list[Failure]:
     """Run ``cases`` against ``built``; one :class:`Failure` per case that differs."""
     plan = built.plan
     columns = plan.columns
@@ -389,7 +387,8 @@ def check_pushdown(spark: SparkSession, built: Built, seed: int) -> list[Failure
             f"pushdown on: the scan returned {scanned[True]} rows for {where}, with it off "
             f"{scanned[False]}: the setting did not take effect"
         )
-        return [Failure(seed, Case("read.pushdown", Pred("leaf", where)), detail, False, built.plan)]
+        case = Case("read.pushdown", Pred("leaf", where))
+        return [Failure(seed, case, detail, False, built.plan)]
     return []
 
 

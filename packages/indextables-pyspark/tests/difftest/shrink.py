@@ -21,9 +21,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from pyspark.sql import SparkSession
+
 from difftest.runner import Case, Failure, reproduces
 from difftest.tables import TablePlan, Write
-from pyspark.sql import SparkSession
 
 
 class _Shrinker:

@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from difftest import values
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -34,6 +33,8 @@ from pyspark.sql.types import (
     TimestampNTZType,
     TimestampType,
 )
+
+from difftest import values
 
 TYPEMAP = "spark.indextables.indexing.typemap."
 TOKENIZER = "spark.indextables.indexing.tokenizer."

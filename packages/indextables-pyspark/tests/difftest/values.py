@@ -37,18 +37,18 @@ NAN = float("nan")
 INF = float("inf")
 
 # Tantivy query syntax characters, whitespace and LIKE wildcards.
-SYNTAX = '+-&|!(){}[]^"~*?:\\/ \t\n%_\''
+SYNTAX = "+-&|!(){}[]^\"~*?:\\/ \t\n%_'"
 UNICODE = "éÅßжλ日本語한"
 ASTRAL = "\U0001d11e\U0001f600\U00010348"
 ALPHABET = "abcAB01" + SYNTAX + UNICODE + ASTRAL
 
 # Strings around the 32-character statistics truncation, sharing a prefix.
-_PREFIX32 = "truncation-boundary-0123456789ab"  # exactly 32 characters
+PREFIX32 = "truncation-boundary-0123456789ab"  # exactly 32 characters
 HUGE_SIZE = 100_003
 
 
 def _int_range(data_type: DataType) -> tuple[int, int]:
-    bits = {ByteType: 8, ShortType: 16, IntegerType: 32, LongType: 64}[type(data_type)]
+    bits = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}[data_type.simpleString()]
     return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
 
 
@@ -128,7 +128,7 @@ def string(rng: random.Random, *, allow_huge: bool = True) -> str:
             ]
         )
     if pick < 0.32:
-        return _PREFIX32 + rng.choice(["", "c", "cd", "z", "\n", "\U0001f600"])
+        return PREFIX32 + rng.choice(["", "c", "cd", "z", "\n", "\U0001f600"])
     if pick < 0.34 and allow_huge:
         return huge_string(rng)
     if pick < 0.6:
