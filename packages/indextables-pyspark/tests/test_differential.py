@@ -12,12 +12,14 @@ random filters on every read path (``spark.read`` with pushdown on and off,
 Settings (environment):
 
 - ``INDEXTABLES_DIFF_SEEDS``: seeds for both tests, ``"1,2,7"`` or ``"1-40"``.
-- ``INDEXTABLES_DIFF_SHRINK_SECONDS``: time to shrink each seed's first failure
-  into a minimal reproducer (default 60; 0: no shrinking).
+- ``INDEXTABLES_DIFF_SHRINK_SECONDS``: time to shrink a failure into a minimal
+  reproducer (default 60; 0: no shrinking).
+- ``INDEXTABLES_DIFF_SHRINK_COUNT``: how many failures of a seed to shrink and print,
+  one per read path and kind of difference (default 1).
 - ``INDEXTABLES_DIFF_REPORT``: a file to append every failure to (JSON lines).
 
-A failing seed's message lists each failing case and, for the first, a
-self-contained PySpark script that reproduces it.
+A failing seed's message lists each failing case and, for the first (or more),
+a self-contained PySpark script that reproduces it.
 """
 
 from __future__ import annotations
@@ -77,15 +79,20 @@ def _check_seed(
         lines.append(f"(columns refused at write, as documented: {', '.join(plan.refused)})")
     lines += [f"- {f.case.describe()}: {f.detail}" for f in failures[:40]]
     seconds = float(os.environ.get("INDEXTABLES_DIFF_SHRINK_SECONDS", "60"))
-    first = failures[0]
-    if seconds > 0:
-        first = shrink(spark, first, root / "shrink", seconds=seconds)
-        lines.append(f"minimal reproducer of the first ({first.case.describe()}):")
-    else:
-        lines.append("reproducer of the first (not shrunk):")
-    script = reproducer(first)
-    _report_script(script)
-    lines.append(script)
+    count = int(os.environ.get("INDEXTABLES_DIFF_SHRINK_COUNT", "1"))
+    # One failure per (path, kind of difference), the first `count` of them.
+    picked: dict[tuple[str, str], Failure] = {}
+    for f in failures:
+        picked.setdefault((f.case.path, f.signature()), f)
+    for failure in list(picked.values())[:count]:
+        if seconds > 0:
+            failure = shrink(spark, failure, root / "shrink", seconds=seconds)
+            lines.append(f"minimal reproducer ({failure.case.describe()}):")
+        else:
+            lines.append(f"reproducer, not shrunk ({failure.case.describe()}):")
+        script = reproducer(failure)
+        _report_script(script)
+        lines.append(script)
     pytest.fail("\n".join(lines), pytrace=False)
 
 
