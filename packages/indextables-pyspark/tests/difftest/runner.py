@@ -1,13 +1,14 @@
 """Build a plan as IndexTables and as Parquet, run the cases, report every difference.
 
 The oracle is Parquet written from the same DataFrames in the same session,
-without ``partitionBy``: Parquet's hive partitioning turns ``''`` into null
-and infers partition types, so an unpartitioned copy is the data exactly as
-Spark holds it. One Parquet query selects every row with one boolean flag per
-case (``(<where>) AS q<i>``); a case's expected rows are those whose flag is
-true, which is exactly what ``WHERE`` keeps. The same flagged query over
-IndexTables with pushdown off gives the ``read.nopushdown`` result of every
-case in one action; every other path runs each case on its own.
+with the same ``partitionBy``, read back with the table's schema (no partition
+type inference): what Spark's own partitioned files return, so a ``''``
+partition value reads back as null there too. One Parquet query selects every
+row with one boolean flag per case (``(<where>) AS q<i>``); a case's expected
+rows are those whose flag is true, which is exactly what ``WHERE`` keeps. The
+same flagged query over IndexTables with pushdown off gives the
+``read.nopushdown`` result of every case in one action; every other path runs
+each case on its own.
 """
 
 from __future__ import annotations
@@ -163,7 +164,7 @@ def _write_all(spark: SparkSession, plan: TablePlan, table: str, copy: str) -> N
             if isinstance(exc, AnalysisException) and index == 0:
                 raise
             raise WriteFailed(f"write {index} ({write.mode}): {error_text(exc)}") from exc
-        df.write.mode(write.mode).parquet(copy)
+        df.write.partitionBy(*plan.partition_by).mode(write.mode).parquet(copy)
 
 
 # -- cases ------------------------------------------------------------------

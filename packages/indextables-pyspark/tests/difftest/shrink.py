@@ -237,7 +237,7 @@ def reproducer(failure: Failure) -> str:
         "for mode, rows in writes:",
         "    df = spark.createDataFrame(rows, schema)",
         "    df.write.format('indextables').options(**options).mode(mode).save(table)",
-        "    df.write.mode(mode).parquet(copy)",
+        f"    df.write.partitionBy(*{list(plan.partition_by)!r}).mode(mode).parquet(copy)",
     ]
     if case.path != "write":
         lines += _read_lines(case)
