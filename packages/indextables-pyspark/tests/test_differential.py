@@ -39,7 +39,9 @@ from difftest.shrink import reproducer, shrink
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
-BOUNDED_SEEDS = (4, 23, 30)  # together: every hostile feature, partition type mix
+# Chosen so that together they hold every hostile feature and most partition types,
+# with dates outside Tantivy's range in one table only.
+BOUNDED_SEEDS = (294, 312, 358)
 SLOW_SEEDS = tuple(range(100, 130))
 
 
@@ -114,8 +116,10 @@ def _report_script(script: str) -> None:
 
 @pytest.mark.parametrize("seed", _seeds(BOUNDED_SEEDS))
 def test_differential_bounded(spark: Any, tmp_path: Path, seed: int) -> None:
-    """A few small tables, ~30 filters each: part of the default suite."""
-    budget = Budget(filters=30, distributed_every=3, fieldmatch=2, queries=2, stream=True)
+    """Three small tables, ~30 queries each: part of the default suite."""
+    budget = Budget(
+        filters=22, local_every=2, distributed_every=4, fieldmatch=2, queries=2, stream=True
+    )
     _check_seed(spark, seed, tmp_path, rows_per_write=10, writes=3, budget=budget)
 
 

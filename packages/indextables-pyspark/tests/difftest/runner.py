@@ -175,6 +175,7 @@ class Budget:
     """How much to run per table."""
 
     filters: int = 30
+    local_every: int = 1  # run search.local for every n-th filter
     distributed_every: int = 1  # run search.distributed for every n-th filter
     fieldmatch: int = 3
     queries: int = 3
@@ -191,6 +192,8 @@ def cases_for(plan: TablePlan, rng: random.Random, budget: Budget) -> list[Case]
         pred = random_filter(rng, plan, pools)
         for p in FILTER_PATHS:
             if p == "search.distributed" and i % budget.distributed_every:
+                continue
+            if p == "search.local" and i % budget.local_every:
                 continue
             cases.append(Case(p, pred))
     cases += _fieldmatch_cases(plan, rng, budget.fieldmatch)
