@@ -15,7 +15,7 @@ from indextables.protocol.actions import (
     action_from_json,
     action_to_json,
 )
-from indextables.protocol.config import TableConfig
+from indextables.protocol.config import ConfigError, TableConfig
 from indextables.protocol.errors import (
     CommitConflictError,
     CorruptFileError,
@@ -51,6 +51,7 @@ from indextables.protocol.version import __version__
 from indextables.protocol.versionfile import decode_version_file, encode_version_file
 
 __all__ = [
+    "ConfigError",
     "Action",
     "AddAction",
     "Changes",
