@@ -277,6 +277,7 @@ def _read_lines(case: Case) -> list[str]:
         options.update({f"fieldmatch.{c}": v for c, v in case.fieldmatch})
         got = f"spark.read.format('indextables').options(**{options!r}).load(table)"
     return [
+        *lines,
         f"got = {got}",
         f"want = {want}",
         "print('indextables:', sorted(map(repr, got.toArrow().to_pylist())))",

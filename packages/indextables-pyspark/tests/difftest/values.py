@@ -239,7 +239,8 @@ def _non_null(rng: random.Random, data_type: DataType, null_rate: float, extreme
         return [_nested(rng, data_type.elementType, null_rate, extreme) for _ in range(size)]
     if isinstance(data_type, MapType):
         size = rng.choice([0, 0, 1, 2, 3])
-        keys = {_non_null(rng, data_type.keyType, 0.0, extreme) for _ in range(size)}
+        # dict.fromkeys, not a set: the order (and so the draws) must not depend on hashing.
+        keys = dict.fromkeys(_non_null(rng, data_type.keyType, 0.0, extreme) for _ in range(size))
         return {k: _nested(rng, data_type.valueType, null_rate, extreme) for k in keys}
     if isinstance(data_type, StructType):
         return tuple(_nested(rng, f.dataType, null_rate, extreme) for f in data_type.fields)
