@@ -180,7 +180,9 @@ def files(
     storage_options: StorageOptions = None,
 ) -> tuple[FileEntry, ...]:
     """The live files at ``version`` (latest by default) matching ``where``."""
-    return snapshot(table, version=version, where=where, storage_options=storage_options).files
+    return tuple(
+        snapshot(table, version=version, where=where, storage_options=storage_options).files
+    )
 
 
 def history(table: str, *, storage_options: StorageOptions = None) -> list[HistoryEntry]:
@@ -370,7 +372,9 @@ def drop_partitions_plan(
     if not predicate.columns():
         raise InvalidPredicateError(f"{table}: the predicate names no partition column")
     partitions = {tuple(sorted(f.partition_values.items())): None for f in snap.files}
-    return DropPartitionsPlan(table, snap.version, tuple(dict(p) for p in partitions), snap.files)
+    return DropPartitionsPlan(
+        table, snap.version, tuple(dict(p) for p in partitions), tuple(snap.files)
+    )
 
 
 def drop_partitions(

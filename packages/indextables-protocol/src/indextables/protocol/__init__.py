@@ -27,6 +27,7 @@ from indextables.protocol.errors import (
     PluginNotFoundError,
     PreconditionFailedError,
     ProtocolError,
+    RetentionTooShortError,
     TableExistsError,
     TableNotFoundError,
     UnknownActionError,
@@ -51,11 +52,11 @@ from indextables.protocol.version import __version__
 from indextables.protocol.versionfile import decode_version_file, encode_version_file
 
 __all__ = [
-    "ConfigError",
     "Action",
     "AddAction",
     "Changes",
     "CommitConflictError",
+    "ConfigError",
     "CorruptFileError",
     "FileEntry",
     "FileFormat",
@@ -78,6 +79,7 @@ __all__ = [
     "ProtocolAction",
     "ProtocolError",
     "RemoveAction",
+    "RetentionTooShortError",
     "RetryPolicy",
     "SkipAction",
     "Snapshot",
