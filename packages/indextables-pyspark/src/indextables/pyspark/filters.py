@@ -411,13 +411,18 @@ def may_match_file(
     min_values: Mapping[str, str] | None,
     max_values: Mapping[str, str] | None,
     kinds: Mapping[str, FieldKind],
+    partition_types: Mapping[str, DataType] | None = None,
 ) -> bool:
-    """False only when a split's partition values or min/max statistics prove no row matches."""
+    """False only when a split's partition values or min/max statistics prove no row matches.
+
+    ``partition_types`` maps lowercase partition column names to Spark types.
+    """
     lowered = {k.lower(): v for k, v in partition_values.items()}
+    types = partition_types or {}
     for condition in conditions:
         column = condition.column.lower()
-        if column in lowered:
-            if not partition_may_match(condition, lowered[column]):
+        if column in lowered or column in types:
+            if not partition_may_match(condition, lowered.get(column), types.get(column)):
                 return False
         elif not _stats_may_match(condition, column, min_values, max_values, kinds):
             return False

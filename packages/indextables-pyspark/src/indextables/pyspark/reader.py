@@ -38,7 +38,7 @@ from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
 from indextables.pyspark.tableaccess import LiveSplit, TableView, load_view, open_table_store
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
-from pyspark.sql.types import StructType
+from pyspark.sql.types import DataType, StructType
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +116,15 @@ class IndexTablesReader(DataSourceReader):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
+    @property
+    def _partition_types(self) -> dict[str, DataType]:
+        """Spark types of the partition columns, by lowercase name."""
+        columns = {c.lower() for c in self.view.partition_columns}
+        if not columns:
+            return {}
+        schema = StructType.fromJson(json.loads(self.view.schema_json))
+        return {f.name.lower(): f.dataType for f in schema.fields if f.name.lower() in columns}
+
     def push_filters(self, filters: list[Filter]) -> Iterator[Filter]:
         """Keep translatable filters for pruning and Tantivy queries; hand all back to Spark."""
         self.conditions = translate_all(filters)
@@ -125,7 +134,12 @@ class IndexTablesReader(DataSourceReader):
         """Group the splits that may match the pushed filters into tasks."""
         fields = _stat_fields(self.view)
         stat_kinds = {k: s.kind for k, s in fields.items()}
-        kept = [s.entry for s in self._planned_splits(fields) if self._may_match(s, stat_kinds)]
+        types = self._partition_types
+        kept = [
+            s.entry
+            for s in self._planned_splits(fields, types)
+            if self._may_match(s, stat_kinds, types)
+        ]
         kinds = {k: s.kind for k, s in _fields_of(self.view).items()}
         # Pruned splits need no task: a reused plan re-reads the whole snapshot (see read()).
         token, now = new_token(), time.time()
@@ -135,7 +149,9 @@ class IndexTablesReader(DataSourceReader):
         groups = list(_groups(kept, size)) or [[]]
         return [ReadTask(tuple(g), token, now, i) for i, g in enumerate(groups)]
 
-    def _planned_splits(self, fields: Mapping[str, FieldSpec]) -> Sequence[LiveSplit]:
+    def _planned_splits(
+        self, fields: Mapping[str, FieldSpec], types: Mapping[str, DataType]
+    ) -> Sequence[LiveSplit]:
         """The splits left after the engine's pruning (the per-split check follows).
 
         The engine drops splits by partition bounds (manifest level) and by
@@ -144,7 +160,7 @@ class IndexTablesReader(DataSourceReader):
         partition pruning can skip whole manifests.
         """
         view = self.view
-        partition = partition_predicate(self.conditions, view.partition_columns)
+        partition = partition_predicate(self.conditions, view.partition_columns, types)
         if view.files_loaded and partition is None:
             return view.splits
         stats = stats_predicate(self.conditions, fields, view.partition_columns)
@@ -160,13 +176,16 @@ class IndexTablesReader(DataSourceReader):
         """True when a pushed filter names an indexed column (it narrows the Tantivy search)."""
         return any(c.column.lower() in kinds for c in self.conditions)
 
-    def _may_match(self, split: LiveSplit, kinds: Mapping[str, FieldKind]) -> bool:
+    def _may_match(
+        self, split: LiveSplit, kinds: Mapping[str, FieldKind], types: Mapping[str, DataType]
+    ) -> bool:
         return may_match_file(
             self.conditions,
             partition_values=split.partition_values,
             min_values=split.min_values,
             max_values=split.max_values,
             kinds=kinds,
+            partition_types=types,
         )
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

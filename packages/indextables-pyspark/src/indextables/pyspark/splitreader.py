@@ -16,9 +16,10 @@ from typing import Any
 import pyarrow as pa
 import tantivy
 
-from indextables.pyspark.convert import arrow_schema, column_from_docs, partition_column
+from indextables.pyspark.convert import arrow_schema, column_from_docs
 from indextables.pyspark.filters import Condition, conjunction, to_query
 from indextables.pyspark.mapping import FieldKind, FieldSpec, specs_from_doc_mapping
+from indextables.pyspark.partitionvalues import partition_column
 from indextables.pyspark.reindex import is_unreadable_dictionary, searchable_copy
 from indextables.pyspark.searchoptions import SearchSpec, build_query
 from indextables.pyspark.splitcache import SplitRef
