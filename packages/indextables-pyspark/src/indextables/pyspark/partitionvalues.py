@@ -211,6 +211,9 @@ def _java_string(value: float, shortest: str) -> str:
     if value == 0:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
     sign = "-" if value < 0 else ""
+    if len(Decimal(shortest).normalize().as_tuple().digits) == 1:
+        # Java considers two digits when one suffices and keeps the closer (4.9E-324).
+        shortest = f"{abs(value):.1e}"
     parts = Decimal(shortest.lstrip("-")).as_tuple()
     digits = "".join(str(d) for d in parts.digits).rstrip("0") or "0"
     # value = 0.<digits> x 10**point
