@@ -383,7 +383,10 @@ def _add_actions(path: str) -> list[Any]:
     from indextables.protocol.logreplay import read_version
     from indextables.storage import LocalStore
 
-    actions = read_version(LocalStore(path), 0)
+    from indextables.protocol import open_table
+
+    store = LocalStore(path)
+    actions = [a for v in range(open_table(path).version + 1) for a in read_version(store, v)]
     return [json.loads(action_to_json(a))["add"] for a in actions if isinstance(a, AddAction)]
 
 
@@ -466,7 +469,11 @@ def test_search_where_on_partitions_matches_parquet(
 ) -> None:
     ours, parquet = tables[type_name]
     got = itp.search(spark, ours, where=where, options={MODE: mode})
-    expected = _rows(_parquet(spark, parquet, type_name).where(where))
+    spark.conf.set("spark.sql.parquet.filterPushdown", "false")  # it misses -0.0 rows
+    try:
+        expected = _rows(_parquet(spark, parquet, type_name).where(where))
+    finally:
+        spark.conf.unset("spark.sql.parquet.filterPushdown")
     assert _rows(got.select("id", "message", "p")) == expected
 
 
