@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,8 +25,13 @@ from typing import TYPE_CHECKING, Any
 from indextables.admin.observe import CallCounter, ObservedStore
 from indextables.admin.progress import ProgressCallback
 from indextables.admin.whatif import RecordingStore
-from indextables.protocol import Table, open_table
-from indextables.protocol.errors import InvalidPredicateError
+from indextables.protocol import Table, TableConfig, open_table
+from indextables.protocol.errors import (
+    CorruptFileError,
+    InvalidPredicateError,
+    UnsafePathError,
+    UnsupportedProtocolError,
+)
 from indextables.protocol.history import Changes, HistoryEntry
 from indextables.protocol.maintenance import (
     CheckpointResult,
@@ -36,14 +42,6 @@ from indextables.protocol.maintenance import (
     TruncateResult,
     ValidateResult,
 )
-
-# The engine's operations, called directly: Table's methods forward to these
-# and are typed ``Any`` (to keep the protocol's imports lazy).
-from indextables.protocol.maintenance import checkpointing as _checkpointing
-from indextables.protocol.maintenance import partitions as _partitions
-from indextables.protocol.maintenance import purge as _purge
-from indextables.protocol.maintenance import repair as _repair
-from indextables.protocol.maintenance import validate as _validate
 from indextables.protocol.predicates import Predicate, parse_predicate
 from indextables.protocol.snapshot import Snapshot
 from indextables.protocol.state import FileEntry
@@ -120,8 +118,25 @@ class DropPartitionsPlan:
         return sum(f.size for f in self.files)
 
 
-def _open(table: str, *, storage_options: StorageOptions = None) -> Table:
-    return open_table(table, storage_options=storage_options)
+def _open(table: str, *, storage_options: StorageOptions = None, check: bool = True) -> Table:
+    return open_table(
+        table,
+        storage_options=storage_options,
+        config=engine_config(storage_options),
+        check=check,
+    )
+
+
+def engine_config(options: StorageOptions) -> TableConfig:
+    """Engine settings from the ``spark.indextables.*`` keys among the options.
+
+    The store ignores those keys; the engine reads them (checkpoint interval,
+    commit retries, retention windows), so one ``-S`` flag carries both.
+
+    Raises:
+        ConfigError: a value is out of range or not a number (naming the key).
+    """
+    return TableConfig.from_options({k: str(v) for k, v in (options or {}).items()})
 
 
 def snapshot(
@@ -140,7 +155,7 @@ def snapshot(
 
 def describe(table: str, *, storage_options: StorageOptions = None) -> DescribeStateResult:
     """The current state (``DESCRIBE INDEXTABLES STATE``)."""
-    return _checkpointing.describe_state(_open(table, storage_options=storage_options))
+    return _open(table, storage_options=storage_options).describe_state()
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +169,7 @@ class TableDescription:
 def describe_table(table: str, *, storage_options: StorageOptions = None) -> TableDescription:
     """:func:`describe` plus the latest snapshot, read through one table handle."""
     handle = _open(table, storage_options=storage_options)
-    return TableDescription(_checkpointing.describe_state(handle), handle.snapshot())
+    return TableDescription(handle.describe_state(), handle.snapshot())
 
 
 def files(
@@ -165,7 +180,9 @@ def files(
     storage_options: StorageOptions = None,
 ) -> tuple[FileEntry, ...]:
     """The live files at ``version`` (latest by default) matching ``where``."""
-    return snapshot(table, version=version, where=where, storage_options=storage_options).files
+    return tuple(
+        snapshot(table, version=version, where=where, storage_options=storage_options).files
+    )
 
 
 def history(table: str, *, storage_options: StorageOptions = None) -> list[HistoryEntry]:
@@ -203,7 +220,7 @@ def schema(
 
 def checkpoint(table: str, *, storage_options: StorageOptions = None) -> CheckpointResult:
     """Write a state at the current version (``CHECKPOINT INDEXTABLES``)."""
-    return _checkpointing.checkpoint(_open(table, storage_options=storage_options))
+    return _open(table, storage_options=storage_options).checkpoint()
 
 
 def compact(
@@ -214,7 +231,7 @@ def compact(
     ``progress(phase, done, total)`` hears of each manifest written.
     """
     counter = _counter(progress, "manifests written", "put", keys=_is_manifest)
-    return _checkpointing.compact(_open_observed(table, storage_options, counter))
+    return _open_observed(table, storage_options, counter).compact()
 
 
 def purge(
@@ -239,8 +256,7 @@ def purge(
         progress: ``progress(phase, done, total)``, told of each object deleted.
     """
     counter = _counter(progress, "objects deleted", "delete")
-    return _purge.purge(
-        _open_observed(table, storage_options, counter),
+    return _open_observed(table, storage_options, counter).purge(
         older_than=_hours(older_than),
         log_retention=_hours(log_retention),
         dry_run=dry_run,
@@ -248,25 +264,30 @@ def purge(
 
 
 def _open_observed(
-    table: str, storage_options: StorageOptions, counter: CallCounter | None
+    table: str, storage_options: StorageOptions, counter: CallCounter | None, *, check: bool = True
 ) -> Table:
     """Open ``table`` on a store that reports to ``counter`` (the plain store without one)."""
-    handle = _open(table, storage_options=storage_options)
+    handle = _open(table, storage_options=storage_options, check=check)
     if counter is None:
         return handle
-    store = ObservedStore(handle.store, counter)
-    return Table(store, handle.state_format, uri=handle.uri, config=handle.config)
+    return handle.with_store(ObservedStore(handle.store, counter))
 
 
 def _open_checking_splits(
-    table: str, storage_options: StorageOptions, progress: ProgressCallback | None
+    table: str,
+    storage_options: StorageOptions,
+    progress: ProgressCallback | None,
+    *,
+    check: bool = True,
 ) -> Table:
     """Open ``table`` for a pass that heads every live split, counting them to ``progress``."""
     counter = _counter(progress, "splits checked", "head", keys=_is_split)
-    handle = _open_observed(table, storage_options, counter)
+    handle = _open_observed(table, storage_options, counter, check=check)
     if counter is not None:
         # The snapshot is cached on the handle: the pass reads it again for free.
-        counter.total = handle.snapshot().num_files
+        # A log too damaged to load is validate's finding to report, not a failure here.
+        with contextlib.suppress(CorruptFileError, UnsafePathError, UnsupportedProtocolError):
+            counter.total = handle.snapshot().num_files
     return handle
 
 
@@ -285,12 +306,14 @@ def _is_split(key: str) -> bool:
 
 
 def _is_manifest(key: str) -> bool:
-    return key.startswith("_transaction_log/manifests/")
+    from indextables.avrostate.layout import MANIFESTS_DIR
+
+    return key.startswith(MANIFESTS_DIR)
 
 
 def _simulation(handle: Table) -> tuple[Table, RecordingStore]:
     overlay = RecordingStore(handle.store)
-    return Table(overlay, handle.state_format, uri=handle.uri, config=handle.config), overlay
+    return handle.with_store(overlay), overlay
 
 
 def purge_plan(
@@ -307,7 +330,7 @@ def purge_plan(
     (states, manifests, version files, orphaned splits and their ``.crc``).
     """
     simulated, overlay = _simulation(_open(table, storage_options=storage_options))
-    _purge.purge(simulated, older_than=_hours(older_than), log_retention=_hours(log_retention))
+    simulated.purge(older_than=_hours(older_than), log_retention=_hours(log_retention))
     return overlay.deleted_keys
 
 
@@ -316,7 +339,7 @@ def truncate_time_travel_plan(
 ) -> tuple[str, ...]:
     """Every key :func:`truncate_time_travel` would delete now, sorted; deletes nothing."""
     simulated, overlay = _simulation(_open(table, storage_options=storage_options))
-    _purge.truncate_time_travel(simulated)
+    simulated.truncate_time_travel()
     return overlay.deleted_keys
 
 
@@ -330,7 +353,7 @@ def truncate_time_travel(
     """Delete every version older than the current one (``TRUNCATE ... TIME TRAVEL``)."""
     counter = _counter(progress, "objects deleted", "delete")
     handle = _open_observed(table, storage_options, counter)
-    return _purge.truncate_time_travel(handle, dry_run=dry_run)
+    return handle.truncate_time_travel(dry_run=dry_run)
 
 
 def drop_partitions_plan(
@@ -349,7 +372,9 @@ def drop_partitions_plan(
     if not predicate.columns():
         raise InvalidPredicateError(f"{table}: the predicate names no partition column")
     partitions = {tuple(sorted(f.partition_values.items())): None for f in snap.files}
-    return DropPartitionsPlan(table, snap.version, tuple(dict(p) for p in partitions), snap.files)
+    return DropPartitionsPlan(
+        table, snap.version, tuple(dict(p) for p in partitions), tuple(snap.files)
+    )
 
 
 def drop_partitions(
@@ -360,7 +385,7 @@ def drop_partitions(
     The split files stay in storage until ``purge`` deletes them.
     """
     predicate = parse_predicate(where) if isinstance(where, str) else where
-    return _partitions.drop_partitions(_open(table, storage_options=storage_options), predicate)
+    return _open(table, storage_options=storage_options).drop_partitions(predicate)
 
 
 def repair(
@@ -377,9 +402,10 @@ def repair(
     never modified. ``destination_options`` default to ``storage_options``.
     ``progress(phase, done, total)`` hears of each split checked.
     """
-    handle = _open_checking_splits(source, storage_options, progress)
+    # Opened unchecked: repair is for logs too damaged to load.
+    handle = _open_checking_splits(source, storage_options, progress, check=False)
     target_options = storage_options if destination_options is None else destination_options
-    return _repair.repair(handle, destination, storage_options=target_options)
+    return handle.repair(destination, storage_options=target_options)
 
 
 def validate(
@@ -389,8 +415,9 @@ def validate(
 
     ``progress(phase, done, total)`` hears of each split checked in storage.
     """
-    handle = _open_checking_splits(table, storage_options, progress)
-    return _validate.validate(handle)
+    # Opened unchecked: a log too damaged to load is a finding, not a failure to open.
+    handle = _open_checking_splits(table, storage_options, progress, check=False)
+    return handle.validate()
 
 
 def gc(
@@ -418,8 +445,16 @@ def gc(
 
     options = _state_options(retention, keep_versions, min_manifest_age)
     counter = _counter(progress, "objects deleted", "delete")
-    store = _open_observed(table, storage_options, counter).store
-    return collect_garbage(store, options=options, dry_run=dry_run)
+    handle = _open_observed(table, storage_options, counter)
+    _check_gc_writable(handle)
+    return collect_garbage(handle.store, options=options, dry_run=dry_run)
+
+
+def _check_gc_writable(handle: Table) -> None:
+    """GC deletes log objects: like purge and compact, only under a writer protocol we support."""
+    from indextables.protocol import check_writable
+
+    check_writable(handle.metadata_snapshot().protocol, path=handle.uri)
 
 
 def gc_plan(
@@ -434,7 +469,9 @@ def gc_plan(
     from indextables.avrostate import collect_garbage
 
     options = _state_options(retention, keep_versions, min_manifest_age)
-    overlay = RecordingStore(_open(table, storage_options=storage_options).store)
+    handle = _open(table, storage_options=storage_options)
+    _check_gc_writable(handle)
+    overlay = RecordingStore(handle.store)
     collect_garbage(overlay, options=options)
     return overlay.deleted_keys
 

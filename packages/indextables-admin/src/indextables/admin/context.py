@@ -33,6 +33,7 @@ __all__ = [
 ]
 
 P = ParamSpec("P")
+F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
 
 
@@ -63,6 +64,18 @@ class CommandContext:
         return [value for key, value in self.storage_options.items() if is_secret_key(key)]
 
 
+def _table_uri(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A table URI must name something: an empty one is a usage error, never the cwd."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("must not be empty (give a path or URI)", param=param)
+    return value
+
+
+def table_argument(name: str = "table", metavar: str = "TABLE") -> Callable[[F], F]:
+    """The positional table URI of a command (non-empty)."""
+    return click.argument(name, metavar=metavar, callback=_table_uri)
+
+
 def common_options(func: Callable[P, R]) -> Callable[P, R]:
     """Add ``--output``, ``--quiet``, ``--verbose`` and ``--storage-option`` to a command."""
     decorators = [
@@ -80,11 +93,15 @@ def common_options(func: Callable[P, R]) -> Callable[P, R]:
         ),
         click.option(
             "--storage-option",
+            "--option",
             "-S",
             "storage_option",
             multiple=True,
             metavar="KEY=VALUE",
-            help="Store option (repeatable), e.g. region=us-east-1. Never echoed.",
+            help=(
+                "Store option or engine setting (repeatable), e.g. region=us-east-1 or "
+                "spark.indextables.checkpoint.interval=5. Values are never echoed."
+            ),
         ),
     ]
     for decorator in reversed(decorators):

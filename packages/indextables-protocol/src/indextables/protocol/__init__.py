@@ -15,7 +15,7 @@ from indextables.protocol.actions import (
     action_from_json,
     action_to_json,
 )
-from indextables.protocol.config import TableConfig
+from indextables.protocol.config import ConfigError, TableConfig
 from indextables.protocol.errors import (
     CommitConflictError,
     CorruptFileError,
@@ -27,6 +27,7 @@ from indextables.protocol.errors import (
     PluginNotFoundError,
     PreconditionFailedError,
     ProtocolError,
+    RetentionTooShortError,
     TableExistsError,
     TableNotFoundError,
     UnknownActionError,
@@ -55,6 +56,7 @@ __all__ = [
     "AddAction",
     "Changes",
     "CommitConflictError",
+    "ConfigError",
     "CorruptFileError",
     "FileEntry",
     "FileFormat",
@@ -77,6 +79,7 @@ __all__ = [
     "ProtocolAction",
     "ProtocolError",
     "RemoveAction",
+    "RetentionTooShortError",
     "RetryPolicy",
     "SkipAction",
     "Snapshot",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,9 +27,11 @@ from indextables.protocol.actions import (
 from indextables.protocol.checkpoint import read_json_checkpoint
 from indextables.protocol.errors import (
     CorruptFileError,
+    ObjectNotFoundError,
     TableNotFoundError,
     VersionNotFoundError,
 )
+from indextables.protocol.livefiles import LiveFiles
 from indextables.protocol.logreplay import (
     LogListing,
     Replay,
@@ -61,7 +63,10 @@ class Snapshot:
         version: the table version.
         protocol: the protocol in force.
         metadata: the table metadata in force.
-        files: live splits (``doc_mapping_json`` restored from the registry).
+        files: live splits (``doc_mapping_json`` restored from the registry), a
+            :class:`~indextables.protocol.livefiles.LiveFiles`: entries are
+            built on access; ``files.paths``, ``sizes``, ``partition_values``
+            and ``num_records`` read columns without building entries.
         timestamp: commit time of ``version`` (epoch ms; 0 when unknown).
         state_version: the state the snapshot was built on, if any.
         schema_registry: doc mapping hash -> JSON.
@@ -74,7 +79,7 @@ class Snapshot:
     version: int
     protocol: ProtocolAction
     metadata: MetadataAction
-    files: tuple[FileEntry, ...]
+    files: Sequence[FileEntry]
     timestamp: int = 0
     state_version: int | None = None
     schema_registry: Mapping[str, str] = field(default_factory=dict)
@@ -90,7 +95,10 @@ class Snapshot:
     @property
     def total_bytes(self) -> int:
         """Total size of the live splits."""
-        return sum(f.size for f in self.files)
+        sizes = getattr(self.files, "sizes", None)
+        if sizes is None:
+            return sum(f.size for f in self.files)
+        return sum(size or 0 for size in sizes)
 
     @property
     def partition_columns(self) -> tuple[str, ...]:
@@ -131,16 +139,24 @@ class TableLayout:
 
 @dataclass(slots=True)
 class _Base:
-    files: dict[str, FileEntry]
+    # The base's live entries: a state's lazy sequence, or a list (legacy checkpoint).
+    entries: Sequence[FileEntry]
     manifest: StateManifest | None
     metadata: MetadataAction | None
     version: int | None
-    # The stats filter ``files`` were already pruned by (its entries need no re-check).
+    # The stats filter ``entries`` were already pruned by (they need no re-check).
     stats_filter: Predicate | None = None
 
 
 _SCANNED: dict[tuple[str, int, int, int, str], Any] = {}
 _SCANNED_LOCK = threading.Lock()
+
+
+# A load whose listing went stale under a concurrent purge or truncate lists again.
+LOAD_ATTEMPTS = 3
+
+# Snapshots of large tables are large, and each distinct filter makes another one.
+MAX_CACHED_SNAPSHOTS = 8
 
 
 class SnapshotReader:
@@ -206,7 +222,27 @@ class SnapshotReader:
             VersionNotFoundError: the version is in the future or no longer reachable.
             UnsupportedProtocolError: the table needs a newer reader.
         """
-        layout = layout or self.layout()
+        if layout is not None:
+            return self._load(layout, version, partition_filter, stats_filter)
+        for attempt in range(LOAD_ATTEMPTS):
+            layout = self.layout()
+            try:
+                return self._load(layout, version, partition_filter, stats_filter)
+            except (ObjectNotFoundError, VersionNotFoundError):
+                # A purge or truncate may have deleted what this listing named: list again.
+                # A version that is really gone fails the same way every time.
+                if attempt + 1 == LOAD_ATTEMPTS:
+                    raise
+                emit("indextables.snapshot.relist", 1, table=self.store.uri)
+        raise AssertionError("unreachable")
+
+    def _load(
+        self,
+        layout: TableLayout,
+        version: int | None,
+        partition_filter: Predicate | None,
+        stats_filter: Predicate | None,
+    ) -> Snapshot:
         latest = layout.latest
         if latest < 0:
             raise TableNotFoundError(f"{self.store.uri}: no IndexTables transaction log here")
@@ -216,20 +252,35 @@ class SnapshotReader:
                 f"{self.store.uri}: version {target} does not exist (latest is {latest})"
             )
         key = (target, partition_filter, stats_filter)
-        cached = self._snapshots.get(key)
-        if cached is not None and cached[0] > time.monotonic():
-            return cached[1]
+        with self._lock:
+            cached = self._snapshots.pop(key, None)
+            if cached is not None and cached[0] > time.monotonic():
+                self._snapshots[key] = cached  # most recently used last
+                return cached[1]
         snapshot = self._build(layout, target, partition_filter, stats_filter)
         with self._lock:
-            self._snapshots[key] = (time.monotonic() + self.ttl_seconds, snapshot)
+            self._remember(key, snapshot)
         return snapshot
+
+    def _remember(
+        self, key: tuple[int, Predicate | None, Predicate | None], snapshot: Snapshot
+    ) -> None:
+        """Cache ``snapshot``: expired entries go first, then the least recently used."""
+        now = time.monotonic()
+        for stale in [k for k, (expiry, _) in self._snapshots.items() if expiry <= now]:
+            del self._snapshots[stale]
+        while len(self._snapshots) >= MAX_CACHED_SNAPSHOTS:
+            del self._snapshots[next(iter(self._snapshots))]
+        self._snapshots[key] = (now + self.ttl_seconds, snapshot)
 
     def replay_since_base(self, version: int, layout: TableLayout) -> tuple[_Base, Replay]:
         """The (unfiltered) base of ``version`` and the replay of the files after it."""
         base = self._base(layout, version, None, None)
         start = 0 if base.version is None else base.version + 1
         require_versions(layout.listing, start, version, uri=self.store.uri)
-        replay = Replay(dict(base.files))
+        # On a state, only the delta (replay.added/removed) is needed; without one the
+        # replay must hold every live file.
+        replay = Replay({} if base.manifest is not None else {e.path: e for e in base.entries})
         for v in range(start, version + 1):
             replay.apply(v, layout.listing.versions[v].last_modified_ms, self.actions(v))
         return base, replay
@@ -240,7 +291,7 @@ class SnapshotReader:
         base = self._base(layout, target, flt, stats)
         start = 0 if base.version is None else base.version + 1
         require_versions(layout.listing, start, target, uri=self.store.uri)
-        replay = Replay(dict(base.files))
+        replay = Replay({})  # the delta only: the base stays as the state format built it
         for v in range(start, target + 1):
             replay.apply(v, layout.listing.versions[v].last_modified_ms, self.actions(v))
         protocol = replay.protocol or self._older(layout, start - 1, ProtocolAction)
@@ -253,17 +304,12 @@ class SnapshotReader:
         check_readable(protocol, path=self.store.uri)
         registry = dict(base.manifest.schema_registry) if base.manifest else {}
         registry.update(registry_from_configuration(metadata.configuration))
-        uri = self.store.uri
-        files = [resolve_doc_mapping(f, registry, path=uri) for f in replay.files.values()]
-        if flt is not None:
-            files = [f for f in files if flt.matches(f.partition_values)]
-        if stats is not None:
-            files = _stats_pruned(files, stats, base)
+        files = self._live_files(base, replay, registry, flt, stats)
         return Snapshot(
             target,
             protocol,
             metadata,
-            tuple(files),
+            files,
             timestamp=self._timestamp(layout, target, base),
             state_version=base.version,
             schema_registry=registry,
@@ -271,6 +317,38 @@ class SnapshotReader:
             partition_filter=flt,
             stats_filter=stats,
         )
+
+    def _live_files(
+        self,
+        base: _Base,
+        replay: Replay,
+        registry: Mapping[str, str],
+        flt: Predicate | None,
+        stats: Predicate | None,
+    ) -> LiveFiles:
+        """The base's entries less what the replay removed or re-added, plus its adds.
+
+        Nothing of the base is copied or built: its entries stay the state
+        format's (lazy) sequence; only the replayed adds are filtered here.
+        """
+        uri = self.store.uri
+        entries = base.entries
+        resolve = getattr(entries, "resolve_doc_mappings", None)
+        if resolve is not None:
+            resolve(registry)  # the full registry: the state's and the metadata's
+        else:
+            entries = [resolve_doc_mapping(f, registry, path=uri) for f in entries]
+        if flt is not None and base.manifest is None:
+            entries = [f for f in entries if flt.matches(f.partition_values)]
+        if stats is not None and base.stats_filter != stats:
+            entries = keep_by_stats(entries, stats)
+        added = [resolve_doc_mapping(f, registry, path=uri) for f in replay.files.values()]
+        if flt is not None:
+            added = [f for f in added if flt.matches(f.partition_values)]
+        if stats is not None:
+            added = [f for f in added if entry_may_match(stats, f)]
+        dropped = replay.removed | replay.files.keys()
+        return LiveFiles.overlay(entries, dropped=dropped, added=added)
 
     def _timestamp(self, layout: TableLayout, version: int, base: _Base) -> int:
         info = layout.listing.versions.get(version)
@@ -327,7 +405,7 @@ class SnapshotReader:
         ):
             return legacy
         if state is None:
-            return _Base({}, None, None, None)
+            return _Base([], None, None, None)
         unfiltered = flt is None and stats is None
         if unfiltered and state in self._states:
             return self._states[state]
@@ -352,7 +430,9 @@ class SnapshotReader:
         if stats is not None:
             # Column-wise when the format can: pruned entries are never built.
             entries = keep_by_stats(entries, stats)
-        files = {entry.path: _with_mapping(entry, registry) for entry in entries}
+        if resolve is None:
+            entries = [_with_mapping(entry, registry) for entry in entries]
+        files = entries
         elapsed = (time.monotonic() - started) * 1000
         tombstones = len(manifest.tombstones)
         tags = {"table": self.store.uri}
@@ -374,19 +454,20 @@ class SnapshotReader:
         if pointer.version > target:
             return None
         replay = Replay({})
-        actions = read_json_checkpoint(self.store, pointer)
+        try:
+            actions = read_json_checkpoint(self.store, pointer)
+        except (ObjectNotFoundError, CorruptFileError):
+            # A stale or damaged pointer: when a state or every version file up to
+            # the target can stand in for the checkpoint, read those instead.
+            versions = layout.listing.versions
+            if layout.base_state(target) is None and any(
+                v not in versions for v in range(target + 1)
+            ):
+                raise
+            emit("indextables.checkpoint.stale_pointer", 1, table=self.store.uri)
+            return None
         replay.apply(pointer.version, pointer.created_time, actions)
-        return _Base(replay.files, None, replay.metadata, pointer.version)
-
-
-def _stats_pruned(files: list[FileEntry], stats: Predicate, base: _Base) -> list[FileEntry]:
-    """``files`` without the entries whose statistics prove no row matches.
-
-    Entries taken unchanged from a base already pruned by ``stats`` are not
-    checked again; entries added by version files after it are.
-    """
-    pruned = base.files if base.stats_filter == stats else {}
-    return [f for f in files if pruned.get(f.path) is f or entry_may_match(stats, f)]
+        return _Base(list(replay.files.values()), None, replay.metadata, pointer.version)
 
 
 def _with_mapping(entry: FileEntry, registry: Mapping[str, str]) -> FileEntry:

@@ -9,8 +9,10 @@ an unknown name that is neither raises :class:`ConfigurationError`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from urllib.parse import unquote, urlsplit
 
 from indextables.storage.errors import ConfigurationError
 from indextables.storage.secrets import Secret
@@ -42,7 +44,25 @@ ALIASES: Mapping[str, str] = {
     "spark.indextables.azure.tenantid": "tenant_id",
     "spark.indextables.azure.clientid": "client_id",
     "spark.indextables.azure.clientsecret": "client_secret",
+    "spark.indextables.azure.bearertoken": "bearer_token",
+    "spark.indextables.s3.multipartthreshold": "multipart_threshold",
+    "spark.indextables.s3.partsize": "multipart_part_size",
 }
+_ALIAS_NAMES = frozenset(ALIASES)
+
+# Store settings of the reference that have no effect here: accepted, with one warning each.
+IGNORED: Mapping[str, str] = {
+    "spark.indextables.aws.credentialsproviderclass": (
+        "custom JVM credential providers do not exist in Python; boto3's default chain "
+        "(environment, profile, instance role) or static keys are used"
+    ),
+    "spark.indextables.s3.maxconcurrency": "uploads are sequential per task here",
+    "spark.indextables.s3.maxqueuesize": "uploads are sequential per task here",
+    "spark.indextables.s3.streamingthreshold": "multipart_threshold decides streaming uploads",
+}
+_STORE_PREFIXES = ("spark.indextables.aws.", "spark.indextables.s3.", "spark.indextables.azure.")
+_WARNED: set[str] = set()
+_LOG = logging.getLogger("indextables.storage")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,6 +126,7 @@ class AzureOptions:
         tenant_id: service principal tenant (needs the azure-identity package).
         client_id: service principal application id.
         client_secret: service principal secret.
+        bearer_token: an OAuth access token for Azure Storage (the caller refreshes it).
         common: timeouts and retries.
     """
 
@@ -117,6 +138,7 @@ class AzureOptions:
     tenant_id: str | None = None
     client_id: str | None = None
     client_secret: Secret | None = None
+    bearer_token: Secret | None = None
     common: CommonOptions = field(default_factory=CommonOptions)
 
 
@@ -129,6 +151,7 @@ _SECRETS = frozenset(
         "connection_string",
         "sas_token",
         "client_secret",
+        "bearer_token",
     }
 )
 _COMMON = frozenset(f.name for f in fields(CommonOptions))
@@ -149,6 +172,16 @@ def canonical(options: Mapping[str, object]) -> dict[str, object]:
         lowered = name.lower()
         if lowered.startswith("spark."):
             target = ALIASES.get(lowered)
+            if target is None and lowered in IGNORED:
+                if lowered not in _WARNED:
+                    _WARNED.add(lowered)
+                    _LOG.warning("%s has no effect here: %s", name, IGNORED[lowered])
+                continue
+            if target is None and lowered.startswith(_STORE_PREFIXES):
+                # A typo here would silently drop a credential or an endpoint.
+                raise ConfigurationError(
+                    f"unknown storage setting {name!r}; known: {sorted(_ALIAS_NAMES)}"
+                )
             if target is None:
                 continue  # other spark.indextables.* settings are not ours
         elif name in KNOWN:
@@ -167,9 +200,23 @@ def _plain(value: object) -> object:
     return value.reveal() if isinstance(value, Secret) else value
 
 
+def _register_url_password(url: str) -> None:
+    """Make a password written into an endpoint URL a known secret (redacted everywhere)."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return
+    if password:
+        Secret(password)
+        Secret(unquote(password))
+
+
 def _convert(name: str, value: object, kind: type) -> object:
     if name in _SECRETS:
         return value if isinstance(value, Secret) else Secret(str(value))
+    if name == "endpoint_url" and isinstance(value, str):
+        _register_url_password(value)
     if kind is bool:
         return _to_bool(name, value)
     if kind in (int, float):

@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
 from indextables.protocol.actions import AddAction, MetadataAction, ProtocolAction, RemoveAction
-from indextables.protocol.errors import ProtocolError
+from indextables.protocol.errors import ProtocolError, RetentionTooShortError
 from indextables.protocol.logreplay import LOG_DIR, version_key
 from indextables.protocol.maintenance.results import PurgeResult, TruncateResult
 from indextables.protocol.protocolcheck import check_writable
@@ -25,7 +25,7 @@ from indextables.protocol.snapshot import TableLayout, read_state_manifest
 from indextables.protocol.statewrite import write_state_for
 
 if TYPE_CHECKING:
-    from indextables.protocol.table import Table
+    from indextables.protocol.tablelike import TableLike
 
 __all__ = ["purge", "truncate_time_travel"]
 
@@ -49,7 +49,7 @@ def _manifest_key(path: str, state_version: int) -> str:
 
 
 def _plan_states(
-    table: Table, layout: TableLayout, now: int, *, keep_versions: int, retention_ms: int
+    table: TableLike, layout: TableLayout, now: int, *, keep_versions: int, retention_ms: int
 ) -> _StatePlan:
     states = list(layout.states)
     old = sorted(states[:-1], reverse=True)[max(keep_versions, 0) :]
@@ -75,12 +75,14 @@ def _plan_states(
     return _StatePlan(tuple(sorted(expired)), tuple(kept), orphans)
 
 
-def _state_has_metadata(table: Table, layout: TableLayout) -> bool:
+def _state_has_metadata(table: TableLike, layout: TableLayout) -> bool:
     current = layout.states[-1] if layout.states else None
     return current is not None and read_state_manifest(table.reader, current).metadata is not None
 
 
-def _protected_versions(table: Table, covered: list[int], *, state_has_metadata: bool) -> set[int]:
+def _protected_versions(
+    table: TableLike, covered: list[int], *, state_has_metadata: bool
+) -> set[int]:
     """Version files that hold the newest protocol (and metadata, if the state lacks it)."""
     protected: set[int] = set()
     need = {ProtocolAction} if state_has_metadata else {ProtocolAction, MetadataAction}
@@ -94,7 +96,7 @@ def _protected_versions(table: Table, covered: list[int], *, state_has_metadata:
     return protected
 
 
-def _old_version_files(table: Table, layout: TableLayout, cutoff: int) -> list[int]:
+def _old_version_files(table: TableLike, layout: TableLayout, cutoff: int) -> list[int]:
     if not layout.states:
         return []
     current = layout.states[-1]
@@ -109,7 +111,7 @@ def _old_version_files(table: Table, layout: TableLayout, cutoff: int) -> list[i
     )
 
 
-def _old_checkpoint_files(table: Table, layout: TableLayout, cutoff: int) -> list[str]:
+def _old_checkpoint_files(table: TableLike, layout: TableLayout, cutoff: int) -> list[str]:
     """Legacy JSON checkpoint files below the current state, older than ``cutoff``."""
     if not layout.states:
         return []
@@ -119,7 +121,7 @@ def _old_checkpoint_files(table: Table, layout: TableLayout, cutoff: int) -> lis
 
 
 def _referenced_splits(
-    table: Table, layout: TableLayout, kept_states: tuple[int, ...], kept_versions: set[int]
+    table: TableLike, layout: TableLayout, kept_states: tuple[int, ...], kept_versions: set[int]
 ) -> set[str]:
     referenced = {f.path for f in table.reader.load(layout=layout).files}
     for version in kept_versions:
@@ -141,7 +143,7 @@ def _split_of(key: str) -> str:
     return f"{folder}/{name}" if folder else name
 
 
-def _orphaned_splits(table: Table, referenced: set[str], cutoff: int) -> list[tuple[str, int]]:
+def _orphaned_splits(table: TableLike, referenced: set[str], cutoff: int) -> list[tuple[str, int]]:
     found = []
     for info in table.store.list(""):
         if info.key.startswith(LOG_DIR) or not info.key.endswith((".split", ".split.crc")):
@@ -157,7 +159,7 @@ def _hours(value: float | timedelta | None) -> float | None:
 
 
 def purge(
-    table: Table,
+    table: TableLike,
     *,
     older_than: float | timedelta | None = None,
     log_retention: float | timedelta | None = None,
@@ -177,10 +179,12 @@ def purge(
     cfg = table.config
     older_than, log_retention = _hours(older_than), _hours(log_retention)
     retention = cfg.split_retention_hours if older_than is None else older_than
-    if retention < MIN_SPLIT_RETENTION_HOURS:
-        raise ValueError(
-            f"retention {retention} h is below the minimum {MIN_SPLIT_RETENTION_HOURS} h: "
-            "splits of commits in flight could be deleted"
+    if cfg.retention_check_enabled and retention < MIN_SPLIT_RETENTION_HOURS:
+        raise RetentionTooShortError(
+            f"retention {retention:g} h is below the minimum {MIN_SPLIT_RETENTION_HOURS:g} h: "
+            "splits of commits in flight could be deleted. Set "
+            "spark.indextables.purge.retentionCheckEnabled=false to allow it "
+            "(only when no writer can be running)"
         )
     log_hours = cfg.log_retention_hours if log_retention is None else log_retention
     layout = table.reader.layout()
@@ -228,7 +232,7 @@ def purge(
     )
 
 
-def truncate_time_travel(table: Table, *, dry_run: bool = False) -> TruncateResult:
+def truncate_time_travel(table: TableLike, *, dry_run: bool = False) -> TruncateResult:
     """Make the current version the oldest reachable one.
 
     Writes a state at the current version if needed, then deletes every

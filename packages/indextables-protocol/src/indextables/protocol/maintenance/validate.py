@@ -13,19 +13,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from indextables.protocol.actions import AddAction, RemoveAction
-from indextables.protocol.errors import ObjectNotFoundError, ProtocolError
+from indextables.protocol.errors import (
+    CorruptFileError,
+    ObjectNotFoundError,
+    ProtocolError,
+    UnsafePathError,
+    UnsupportedProtocolError,
+)
 from indextables.protocol.maintenance.results import ValidateResult
 from indextables.protocol.predicates import And, EqualTo, Predicate
 from indextables.protocol.protocolcheck import check_readable, check_writable
 from indextables.protocol.snapshot import Snapshot, read_state_manifest
 
 if TYPE_CHECKING:
-    from indextables.protocol.table import Table
+    from indextables.protocol.tablelike import TableLike
 
 __all__ = ["validate"]
 
 
-def _storage_problems(table: Table, snap: Snapshot) -> list[str]:
+def _storage_problems(table: TableLike, snap: Snapshot) -> list[str]:
     problems = []
     for entry in snap.files:
         try:
@@ -54,7 +60,7 @@ def _entry_problems(snap: Snapshot) -> list[str]:
     return problems
 
 
-def _state_problems(table: Table, snap: Snapshot) -> list[str]:
+def _state_problems(table: TableLike, snap: Snapshot) -> list[str]:
     if snap.state_version is None:
         return []
     state = read_state_manifest(table.reader, snap.state_version)
@@ -81,7 +87,7 @@ def _state_problems(table: Table, snap: Snapshot) -> list[str]:
 MAX_BOUNDS_CHECKS = 64
 
 
-def _bounds_problems(table: Table, snap: Snapshot) -> list[str]:
+def _bounds_problems(table: TableLike, snap: Snapshot) -> list[str]:
     """Pruning by each partition's exact values must keep that partition's entries.
 
     A manifest whose partition bounds do not cover its entries would make a
@@ -113,7 +119,7 @@ def _bounds_problems(table: Table, snap: Snapshot) -> list[str]:
     return problems
 
 
-def _resurrections(table: Table, snap: Snapshot) -> list[str]:
+def _resurrections(table: TableLike, snap: Snapshot) -> list[str]:
     """A file removed at version k must not be live unless re-added after k."""
     layout = table.reader.layout()
     last_remove: dict[str, int] = {}
@@ -132,8 +138,27 @@ def _resurrections(table: Table, snap: Snapshot) -> list[str]:
     ]
 
 
-def validate(table: Table) -> ValidateResult:
-    """Check the current snapshot: protocol, splits in storage, state counts, no resurrection."""
+# A log that cannot be read is a broken invariant, reported as a finding (not a crash).
+_DAMAGE = (CorruptFileError, UnsafePathError, UnsupportedProtocolError)
+
+
+def validate(table: TableLike) -> ValidateResult:
+    """Check the current snapshot: protocol, splits in storage, state counts, no resurrection.
+
+    A damaged log (a corrupt or unsafe version file, state or manifest, or a
+    protocol this reader does not support) is reported as a problem.
+    """
+    try:
+        return _validate(table)
+    except _DAMAGE as exc:
+        try:
+            version = table.reader.layout().latest
+        except ProtocolError:
+            version = -1
+        return ValidateResult(table.uri, version, 0, (f"the log cannot be read: {exc}",))
+
+
+def _validate(table: TableLike) -> ValidateResult:
     snap = table.snapshot()
     problems: list[str] = []
     try:
