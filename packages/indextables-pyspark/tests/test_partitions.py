@@ -216,7 +216,7 @@ def test_a_null_partition_left_out_of_the_entry_is_still_a_partition_column() ->
         partition_values={},
         min_values=None,
         max_values=None,
-        kinds={},
+        fields={},
         partition_types={"p": StringType()},
     )
     assert kept is False

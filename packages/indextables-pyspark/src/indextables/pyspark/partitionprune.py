@@ -36,7 +36,7 @@ from pyspark.sql.types import (
 )
 
 if TYPE_CHECKING:
-    from indextables.pyspark.filters import Condition
+    from indextables.pyspark.conditions import Condition
 
 _INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
 

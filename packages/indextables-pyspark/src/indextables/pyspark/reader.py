@@ -23,22 +23,19 @@ from typing import Any
 
 import pyarrow as pa
 
-from indextables.pyspark.filters import (
-    Condition,
-    may_match_file,
-    stats_predicate,
-    translate_all,
-)
+from indextables.pyspark.conditions import Condition, translate_all
+from indextables.pyspark.filters import may_match_file
 from indextables.pyspark.mapping import FieldKind, FieldSpec, field_specs, specs_from_doc_mapping
 from indextables.pyspark.options import ReadOptions, parse_indexing
 from indextables.pyspark.partitionprune import partition_predicate
 from indextables.pyspark.planguard import is_reused, new_token
+from indextables.pyspark.pruning import stats_predicate
 from indextables.pyspark.searchoptions import SearchSpec, validate
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
 from indextables.pyspark.tableaccess import LiveSplit, TableView, load_view, open_table_store
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
-from pyspark.sql.types import DataType, StructType
+from pyspark.sql.types import DataType, FloatType, StructType
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,12 +130,11 @@ class IndexTablesReader(DataSourceReader):
     def partitions(self) -> Sequence[ReadTask]:
         """Group the splits that may match the pushed filters into tasks."""
         fields = _stat_fields(self.view)
-        stat_kinds = {k: s.kind for k, s in fields.items()}
         types = self._partition_types
         kept = [
             s.entry
             for s in self._planned_splits(fields, types)
-            if self._may_match(s, stat_kinds, types)
+            if self._may_match(s, fields, types)
         ]
         kinds = {k: s.kind for k, s in _fields_of(self.view).items()}
         # Pruned splits need no task: a reused plan re-reads the whole snapshot (see read()).
@@ -163,7 +159,12 @@ class IndexTablesReader(DataSourceReader):
         partition = partition_predicate(self.conditions, view.partition_columns, types)
         if view.files_loaded and partition is None:
             return view.splits
-        stats = stats_predicate(self.conditions, fields, view.partition_columns)
+        stats = stats_predicate(
+            self.conditions,
+            fields,
+            view.partition_columns,
+            single_columns=_single_columns(self.schema),
+        )
         return load_view(
             view.uri,
             self.options,
@@ -177,14 +178,15 @@ class IndexTablesReader(DataSourceReader):
         return any(c.column.lower() in kinds for c in self.conditions)
 
     def _may_match(
-        self, split: LiveSplit, kinds: Mapping[str, FieldKind], types: Mapping[str, DataType]
+        self, split: LiveSplit, fields: Mapping[str, FieldSpec], types: Mapping[str, DataType]
     ) -> bool:
         return may_match_file(
             self.conditions,
             partition_values=split.partition_values,
             min_values=split.min_values,
             max_values=split.max_values,
-            kinds=kinds,
+            fields=fields,
+            single_columns=_single_columns(self.schema),
             partition_types=types,
         )
 
@@ -215,6 +217,11 @@ class IndexTablesReader(DataSourceReader):
             self.view.uri, self.options, version=read.version_as_of, timestamp=read.timestamp_as_of
         )
         return tuple(s.entry for s in view.splits)
+
+
+def _single_columns(schema: StructType) -> frozenset[str]:
+    """The (lowercase) names of Spark ``float`` columns: their statistics are 32-bit floats."""
+    return frozenset(f.name.lower() for f in schema.fields if isinstance(f.dataType, FloatType))
 
 
 def _groups(items: list[SplitEntry], size: int) -> Iterator[list[SplitEntry]]:
