@@ -17,8 +17,9 @@ import pyarrow as pa
 import tantivy
 
 from indextables.pyspark.conditions import Condition
-from indextables.pyspark.convert import arrow_schema, column_from_docs, partition_column
+from indextables.pyspark.convert import arrow_schema, column_from_docs
 from indextables.pyspark.mapping import FieldKind, FieldSpec, specs_from_doc_mapping
+from indextables.pyspark.partitionvalues import partition_column
 from indextables.pyspark.searchoptions import SearchSpec, build_query
 from indextables.pyspark.splitcache import SplitRef
 from indextables.pyspark.splitwriter import ROWS_FILE
