@@ -23,7 +23,7 @@ import uuid
 import tantivy
 
 from indextables.pyspark.errors import IndexTablesSparkError
-from indextables.pyspark.mapping import specs_from_doc_mapping, tantivy_schema
+from indextables.pyspark.mapping import create_index, specs_from_doc_mapping, tantivy_schema
 
 SUFFIX = "-searchable"
 _LOG = logging.getLogger(__name__)
@@ -74,9 +74,11 @@ def _rebuild(source_dir: str, staging: str, doc_mapping_json: str, split_path: s
     source = tantivy.Index.open(source_dir)
     searcher = source.searcher()
     total = searcher.num_docs
-    schema = tantivy_schema(specs_from_doc_mapping(doc_mapping_json).values())
+    specs = tuple(specs_from_doc_mapping(doc_mapping_json).values())
+    schema = tantivy_schema(specs)
     os.makedirs(staging)
-    copy = tantivy.Index(schema, path=staging)
+    # Fast date fields at microsecond precision: date ranges then match the stored values.
+    copy = create_index(specs, staging, fast_dates=True)
     writer = copy.writer(_HEAP_BYTES, 1)
     if total:
         # search(limit=0) panics in tantivy-py: only search a non-empty split.
