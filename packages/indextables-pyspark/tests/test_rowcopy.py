@@ -80,11 +80,13 @@ def _rows(n: int) -> list[dict[str, Any]]:
 BASIC = StructType([f for f in SCHEMA.fields if f.name not in ("bin", "m")])
 
 
-def _basic_rows(n: int) -> list[dict[str, Any]]:
+def _basic_rows(n: int, *, bad_json: bool = False) -> list[dict[str, Any]]:
     rows = _rows(n)
     for i, row in enumerate(rows):
         del row["bin"], row["m"]
         row["ts"], row["d"] = TIMES[2 + i % 4], DATES[2 + i % 4]
+        if not bad_json:
+            row["j"] = '{"a": %d}' % i
     return rows
 
 
@@ -199,7 +201,7 @@ def test_store_only_columns_are_not_searched(tmp_path: Path) -> None:
 
 
 def test_a_json_column_keeps_bad_values_raw_and_searchable(tmp_path: Path) -> None:
-    directory, entry = _write(tmp_path, OPTIONS, _basic_rows(6), BASIC)
+    directory, entry = _write(tmp_path, OPTIONS, _basic_rows(6, bad_json=True), BASIC)
     assert [r["j"] for r in _read(directory, entry, BASIC, **SEARCHED)] == JSONS
     hits = _read(directory, entry, BASIC, search=SearchSpec(query="j.a:1"))
     assert [r["id"] for r in hits] == [0]
