@@ -84,7 +84,7 @@ def _basic_rows(n: int, *, bad_json: bool = False) -> list[dict[str, Any]]:
     rows = _rows(n)
     for i, row in enumerate(rows):
         del row["bin"], row["m"]
-        row["ts"], row["d"] = TIMES[2 + i % 4], DATES[2 + i % 4]
+        row["ts"], row["d"] = TIMES[2 + i % 4], DATES[(2, 4, 5)[i % 3]]
         if not bad_json:
             row["j"] = '{"a": %d}' % i
     return rows
