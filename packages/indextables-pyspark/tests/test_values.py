@@ -252,7 +252,8 @@ def test_timestamps_round_trip_in_every_session_time_zone(
     spark.conf.set("spark.sql.session.timeZone", zone)
     try:
         df = spark.sql(
-            "SELECT id, timestamp'2021-03-14 02:30:00.000001' + make_interval(0,0,0,0,id,0,0) "
+            "SELECT id, 'all' AS k, "
+            "timestamp'2021-03-14 02:30:00.000001' + make_interval(0,0,0,0,id,0,0) "
             "AS ts, timestamp_ntz'2021-03-14 02:30:00.999999' AS tn, "
             "timestamp'0002-06-01 10:00:00.5' AS old FROM range(5)"
         )
