@@ -123,9 +123,7 @@ def test_the_row_key_name_is_reserved() -> None:
 def test_created_indexes_keep_microseconds_and_leave_store_only_text_unindexed(
     tmp_path: Any,
 ) -> None:
-    schema = StructType(
-        [StructField("ts", TimestampType()), StructField("t", StringType())]
-    )
+    schema = StructType([StructField("ts", TimestampType()), StructField("t", StringType())])
     options = {"spark.indextables.indexing.storeonlyfields": "t"}
     specs = field_specs(schema, parse_indexing(options))
     create_index(specs, str(tmp_path), row_key=True)

@@ -1,4 +1,4 @@
-"""Splits written and read without Spark: the Arrow copy by row key, clamped dates, field options."""
+"""Splits written and read without Spark: the Arrow copy, clamped dates, field options."""
 
 from __future__ import annotations
 
@@ -55,7 +55,14 @@ TIMES = [
     datetime(2262, 4, 11, 23, 47, 16, 854775, tzinfo=UTC),  # the last instant Tantivy holds
     None,
 ]
-DATES = [date(1, 1, 1), date(9999, 12, 31), date(2262, 4, 11), date(2262, 4, 12), None, date(2000, 1, 1)]
+DATES = [
+    date(1, 1, 1),
+    date(9999, 12, 31),
+    date(2262, 4, 11),
+    date(2262, 4, 12),
+    None,
+    date(2000, 1, 1),
+]
 JSONS = ['{"a": 1}', "not json", "[1, 2]", None, '{"a": {"b": "c"}}', "7"]
 
 
@@ -86,7 +93,7 @@ def _basic_rows(n: int, *, bad_json: bool = False) -> list[dict[str, Any]]:
         del row["bin"], row["m"]
         row["ts"], row["d"] = TIMES[2 + i % 4], DATES[(2, 4, 5)[i % 3]]
         if not bad_json:
-            row["j"] = '{"a": %d}' % i
+            row["j"] = f'{{"a": {i}}}'
     return rows
 
 
@@ -119,7 +126,10 @@ def _bits(rows: list[dict[str, Any]]) -> list[Any]:
     ]
 
 
-OPTIONS = {"spark.indextables.indexing.typemap.t": "text", "spark.indextables.indexing.typemap.j": "json"}
+OPTIONS = {
+    "spark.indextables.indexing.typemap.t": "text",
+    "spark.indextables.indexing.typemap.j": "json",
+}
 SEARCHED = {"conditions": (Condition(">=", "id", (0,)),)}
 
 
@@ -136,7 +146,8 @@ def test_the_copy_is_keyed_and_read_batch_by_batch(tmp_path: Path) -> None:
 
     directory, _ = _write(tmp_path, OPTIONS, _rows(12))
     copy = RowCopy.open(f"{directory}/{ROWS_FILE}")
-    assert copy is not None and copy.keyed
+    assert copy is not None
+    assert copy.keyed
     keys = [(2 << 32) | 1, 0, (1 << 32) | 4, 3]  # rows 11, 0, 9, 3 (batches of 5 rows)
     assert copy.take(["ID"], keys)["id"].to_pylist() == [11, 0, 9, 3]
 
@@ -195,7 +206,7 @@ def test_store_only_columns_are_not_searched(tmp_path: Path) -> None:
         with pytest.raises(FieldKindError, match="store-only"):
             validate(spec, fields)
     for query in ("s:word1", "t:text", "j.a:1"):
-        with pytest.raises(QuerySyntaxError, match="not declared as indexed|not set as indexed"):
+        with pytest.raises(QuerySyntaxError, match=r"not declared as indexed|not set as indexed"):
             validate(SearchSpec(query=query), fields)
     assert [r["s"] for r in _read(directory, entry, BASIC)][:3] == ["word0", "word1", "word2"]
 

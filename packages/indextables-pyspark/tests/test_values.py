@@ -138,7 +138,7 @@ def hostile(spark: Any, tmp_path_factory: Any) -> Iterator[tuple[str, list[Any]]
     expected = _rows_of(df)
     df.where("id % 2 = 0").write.format(FMT).mode("append").save(path)
     df.where("id % 2 = 1").write.format(FMT).mode("append").save(path)
-    yield path, expected
+    return path, expected
 
 
 def _pushdown(spark: Any, enabled: bool) -> None:
@@ -151,9 +151,7 @@ READS = {
     "fieldmatch": lambda spark, p: itp.fieldmatch(spark, p, "k", "all"),
     "local": lambda spark, p: itp.search(spark, p, "k:all", options={MODE: "local"}),
     "distributed": lambda spark, p: itp.search(spark, p, "k:all", options={MODE: "distributed"}),
-    "local-where": lambda spark, p: itp.search(
-        spark, p, where="id >= 0", options={MODE: "local"}
-    ),
+    "local-where": lambda spark, p: itp.search(spark, p, where="id >= 0", options={MODE: "local"}),
 }
 
 
@@ -164,10 +162,7 @@ def test_every_value_reads_back_exactly(spark: Any, hostile: Any, read: str) -> 
 
 
 def _column_schema(column: str) -> str:
-    declared = dict(
-        (part.split(" ", 1)[0], part.split(" ", 1)[1])
-        for part in _split_top_level(SCHEMA)
-    )
+    declared = {part.split(" ", 1)[0]: part.split(" ", 1)[1] for part in _split_top_level(SCHEMA)}
     return f"id long, k string, {column} {declared[column]}"
 
 
@@ -259,8 +254,10 @@ def test_timestamps_round_trip_in_every_session_time_zone(
         )
         df.write.format(FMT).mode("append").save(path)
         for read in ("scan", "query", "local"):
-            got = READS[read](spark, path) if read != "query" else (
-                spark.read.format(FMT).option("query", "id:[0 TO 10]").load(path)
+            got = (
+                READS[read](spark, path)
+                if read != "query"
+                else (spark.read.format(FMT).option("query", "id:[0 TO 10]").load(path))
             )
             assert _rows_of(got) == _rows_of(df), read
     finally:

@@ -115,7 +115,9 @@ def documents(
     """
     names = [s.name for s in specs]
     types = _spark_types(batch.schema, specs)
-    columns = [_column_values(batch.column(s.name), s, t) for s, t in zip(specs, types, strict=True)]
+    columns = [
+        _column_values(batch.column(s.name), s, t) for s, t in zip(specs, types, strict=True)
+    ]
     if batch_number is not None:
         names.append(ROW_KEY_FIELD)
         columns.append([row_key(batch_number, r) for r in range(batch.num_rows)])

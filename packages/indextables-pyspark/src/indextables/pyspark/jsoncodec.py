@@ -88,9 +88,7 @@ def to_json(data_type: DataType, value: Any) -> Any:
         return [to_json(data_type.elementType, v) for v in value]
     if isinstance(data_type, MapType):
         pairs = value.items() if isinstance(value, dict) else value
-        return {
-            map_key(data_type.keyType, k): to_json(data_type.valueType, v) for k, v in pairs
-        }
+        return {map_key(data_type.keyType, k): to_json(data_type.valueType, v) for k, v in pairs}
     return _scalar_to_json(data_type, value)
 
 
@@ -184,7 +182,9 @@ def _scalar_from_json(data_type: DataType, value: Any) -> Any:
     if isinstance(data_type, StringType):
         return _string_from_json(value)
     if isinstance(data_type, (DoubleType, FloatType)):
-        return _NON_FINITE[value] if isinstance(value, str) and value in _NON_FINITE else float(value)
+        return (
+            _NON_FINITE[value] if isinstance(value, str) and value in _NON_FINITE else float(value)
+        )
     if isinstance(data_type, DateType):
         return _instant(value).date()
     if isinstance(data_type, TimestampType):
