@@ -115,7 +115,7 @@ def map_key(key_type: DataType, key: Any) -> str:
     if isinstance(key_type, BooleanType):
         return "true" if key else "false"
     if isinstance(key_type, DateType):
-        return key.isoformat()
+        return str(key.isoformat())
     if isinstance(key_type, (TimestampType, TimestampNTZType)):
         return date_time(key).isoformat()
     if isinstance(key_type, (DoubleType, FloatType)):

@@ -65,9 +65,9 @@ def read_split(
         return
     fields = _fields(index, entry)
     query = _query(index, fields, search, conditions)
-    copy = RowCopy.open(os.path.join(directory, ROWS_FILE))
-    if query is None and copy is not None:
-        yield from _scan_rows(copy, schema, entry, fields)
+    rows = RowCopy.open(os.path.join(directory, ROWS_FILE))
+    if query is None and rows is not None:
+        yield from _scan_rows(rows, schema, entry, fields)
         return
     try:
         hits = _search(searcher, query or tantivy.Query.all_query(), total)
@@ -84,7 +84,7 @@ def read_split(
     target = arrow_schema(schema)
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
-        yield _batch(searcher, chunk, schema, target, entry, fields, copy)
+        yield _batch(searcher, chunk, schema, target, entry, fields, rows)
 
 
 _OPEN_SPLITS = 16
