@@ -118,3 +118,7 @@ def test_reference_forms_decode() -> None:
     assert from_json(TimestampType(), 1_500) == datetime(1970, 1, 1, 0, 0, 1, 500000, tzinfo=UTC)
     assert from_json(BinaryType(), "AP8=") == b"\x00\xff"
     assert from_json(DecimalType(5, 1), "12.25") == Decimal("12.2")
+
+
+def test_binary_older_versions_wrote_as_python_literals_still_reads() -> None:
+    assert from_json(ArrayType(BinaryType()), ["b'x'", "b'\\x00'"]) == [b"x", b"\x00"]

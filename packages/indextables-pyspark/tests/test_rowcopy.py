@@ -218,3 +218,12 @@ def test_a_json_column_keeps_bad_values_raw_and_searchable(tmp_path: Path) -> No
     assert [r["id"] for r in hits] == [0]
     raw = _read(directory, entry, BASIC, search=SearchSpec(query='j._raw:"json"'))
     assert [r["id"] for r in raw] == [1]
+
+
+def test_ip_columns_read_back_as_written(tmp_path: Path) -> None:
+    schema = StructType([StructField("id", LongType()), StructField("ip", StringType())])
+    rows = [{"id": i, "ip": v} for i, v in enumerate(["10.0.0.1", "::1", None, "2001:db8::7"])]
+    options = {"spark.indextables.indexing.typemap.ip": "ip"}
+    directory, entry = _write(tmp_path, options, rows, schema)
+    assert _read(directory, entry, schema) == rows
+    assert _read(directory, entry, schema, **SEARCHED) == rows

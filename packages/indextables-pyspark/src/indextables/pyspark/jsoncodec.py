@@ -17,6 +17,7 @@ splits without one (the reference's, and older ones of this package).
 
 from __future__ import annotations
 
+import ast
 import base64
 import json
 import math
@@ -192,7 +193,7 @@ def _scalar_from_json(data_type: DataType, value: Any) -> Any:
     if isinstance(data_type, TimestampNTZType):
         return _instant(value).replace(tzinfo=None)
     if isinstance(data_type, BinaryType):
-        return value if isinstance(value, bytes) else base64.b64decode(value)
+        return value if isinstance(value, bytes) else _binary(str(value))
     if isinstance(data_type, DecimalType):
         return _decimal(data_type, value)
     if isinstance(data_type, BooleanType):
@@ -209,6 +210,17 @@ def _string_from_json(value: Any) -> str:
     if isinstance(value, list):
         return json.dumps(value)
     return value if isinstance(value, str) else json.dumps(value)
+
+
+def _binary(text: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except ValueError:
+        # Older versions of this package wrote ``str(bytes)``: ``b'...'``.
+        literal = ast.literal_eval(text) if text.startswith(("b'", 'b"')) else None
+        if isinstance(literal, bytes):
+            return literal
+        raise
 
 
 def _instant(value: Any) -> datetime:
