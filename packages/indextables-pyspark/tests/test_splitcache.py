@@ -12,7 +12,9 @@ import tantivy
 from indextables.pyspark.splitcache import SplitCache, SplitRef
 from indextables.storage import LocalStore
 
-GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4/04_partitioned"
+GOLDEN = (
+    Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4/04_partitioned"
+)
 
 
 def _store(tmp_path: Path) -> tuple[LocalStore, list[SplitRef]]:

@@ -10,11 +10,17 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from indextables.protocol.errors import ObjectNotFoundError
-from indextables.storage import LocalStore, StorageError
+from indextables.storage import (
+    LocalStore,
+    StorageError,
+    StorageNotFoundError,
+    StoragePermissionError,
+)
 from indextables.storage.keys import TEMP_MARKER
 
 _WRITER = textwrap.dedent(
@@ -98,3 +104,79 @@ def test_a_key_under_an_object_is_a_storage_error(tmp_path: Path) -> None:
 
 def test_missing_root_lists_nothing(tmp_path: Path) -> None:
     assert list(LocalStore(tmp_path / "absent").list()) == []
+
+
+def test_dangling_symlinks_and_symlink_loops_are_not_objects(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    store.put("d/real", b"x")
+    os.symlink(tmp_path / "nowhere", tmp_path / "d" / "dangling")
+    os.symlink(tmp_path / "d" / "loop", tmp_path / "d" / "loop")
+    assert [info.key for info in store.list("d/")] == ["d/real"]
+    for key in ("d/dangling", "d/loop"):
+        with pytest.raises(StorageNotFoundError, match=key):
+            store.get(key)
+        with pytest.raises(StorageNotFoundError):
+            store.head(key)
+
+
+def test_a_file_deleted_while_listing_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = LocalStore(tmp_path)
+    for name in ("a", "b", "c"):
+        store.put(f"d/{name}", b"x")
+    real = os.scandir
+
+    def scandir_then_delete(path: Any) -> Any:
+        entries = list(real(path))
+        (tmp_path / "d" / "b").unlink(missing_ok=True)  # a concurrent delete after the read
+
+        class Listing:
+            def __enter__(self) -> list[Any]:
+                return entries
+
+            def __exit__(self, *exc: object) -> None:
+                return None
+
+        return Listing()
+
+    monkeypatch.setattr(os, "scandir", scandir_then_delete)
+    assert [info.key for info in store.list("d/")] == ["d/a", "d/c"]
+
+
+def test_an_unreadable_directory_is_a_typed_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = LocalStore(tmp_path)
+    store.put("d/sub/a", b"x")
+
+    def denied(path: Any) -> Any:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(os, "scandir", denied)
+    with pytest.raises(StoragePermissionError, match=r"'d/sub': permission denied") as caught:
+        list(store.list("d/sub/"))
+    assert isinstance(caught.value, StorageError)
+
+
+def test_new_parent_directories_are_fsynced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from indextables.storage import local
+
+    synced: list[Path] = []
+    real = local._fsync_dir
+
+    def record(directory: Path) -> None:
+        synced.append(Path(directory))
+        real(directory)
+
+    monkeypatch.setattr(local, "_fsync_dir", record)
+    store = LocalStore(tmp_path / "root")
+    store.put_if_absent("x/y/_transaction_log/00000000000000000000.json", b"{}")
+    root = tmp_path / "root"
+    for directory in (tmp_path, root, root / "x", root / "x" / "y", root / "x/y/_transaction_log"):
+        assert directory in synced, directory
+    synced.clear()
+    store.put_if_absent("x/y/_transaction_log/00000000000000000001.json", b"{}")
+    assert synced == [root / "x/y/_transaction_log"]  # existing parents: just the new name

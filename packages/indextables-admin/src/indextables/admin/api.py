@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -25,7 +26,12 @@ from indextables.admin.observe import CallCounter, ObservedStore
 from indextables.admin.progress import ProgressCallback
 from indextables.admin.whatif import RecordingStore
 from indextables.protocol import Table, open_table
-from indextables.protocol.errors import InvalidPredicateError
+from indextables.protocol.errors import (
+    CorruptFileError,
+    InvalidPredicateError,
+    UnsafePathError,
+    UnsupportedProtocolError,
+)
 from indextables.protocol.history import Changes, HistoryEntry
 from indextables.protocol.maintenance import (
     CheckpointResult,
@@ -120,8 +126,8 @@ class DropPartitionsPlan:
         return sum(f.size for f in self.files)
 
 
-def _open(table: str, *, storage_options: StorageOptions = None) -> Table:
-    return open_table(table, storage_options=storage_options)
+def _open(table: str, *, storage_options: StorageOptions = None, check: bool = True) -> Table:
+    return open_table(table, storage_options=storage_options, check=check)
 
 
 def snapshot(
@@ -248,10 +254,10 @@ def purge(
 
 
 def _open_observed(
-    table: str, storage_options: StorageOptions, counter: CallCounter | None
+    table: str, storage_options: StorageOptions, counter: CallCounter | None, *, check: bool = True
 ) -> Table:
     """Open ``table`` on a store that reports to ``counter`` (the plain store without one)."""
-    handle = _open(table, storage_options=storage_options)
+    handle = _open(table, storage_options=storage_options, check=check)
     if counter is None:
         return handle
     store = ObservedStore(handle.store, counter)
@@ -259,14 +265,20 @@ def _open_observed(
 
 
 def _open_checking_splits(
-    table: str, storage_options: StorageOptions, progress: ProgressCallback | None
+    table: str,
+    storage_options: StorageOptions,
+    progress: ProgressCallback | None,
+    *,
+    check: bool = True,
 ) -> Table:
     """Open ``table`` for a pass that heads every live split, counting them to ``progress``."""
     counter = _counter(progress, "splits checked", "head", keys=_is_split)
-    handle = _open_observed(table, storage_options, counter)
+    handle = _open_observed(table, storage_options, counter, check=check)
     if counter is not None:
         # The snapshot is cached on the handle: the pass reads it again for free.
-        counter.total = handle.snapshot().num_files
+        # A log too damaged to load is validate's finding to report, not a failure here.
+        with contextlib.suppress(CorruptFileError, UnsafePathError, UnsupportedProtocolError):
+            counter.total = handle.snapshot().num_files
     return handle
 
 
@@ -389,7 +401,8 @@ def validate(
 
     ``progress(phase, done, total)`` hears of each split checked in storage.
     """
-    handle = _open_checking_splits(table, storage_options, progress)
+    # Opened unchecked: a log too damaged to load is a finding, not a failure to open.
+    handle = _open_checking_splits(table, storage_options, progress, check=False)
     return _validate.validate(handle)
 
 
@@ -418,8 +431,16 @@ def gc(
 
     options = _state_options(retention, keep_versions, min_manifest_age)
     counter = _counter(progress, "objects deleted", "delete")
-    store = _open_observed(table, storage_options, counter).store
-    return collect_garbage(store, options=options, dry_run=dry_run)
+    handle = _open_observed(table, storage_options, counter)
+    _check_gc_writable(handle)
+    return collect_garbage(handle.store, options=options, dry_run=dry_run)
+
+
+def _check_gc_writable(handle: Table) -> None:
+    """GC deletes log objects: like purge and compact, only under a writer protocol we support."""
+    from indextables.protocol import check_writable
+
+    check_writable(handle.metadata_snapshot().protocol, path=handle.uri)
 
 
 def gc_plan(
@@ -434,7 +455,9 @@ def gc_plan(
     from indextables.avrostate import collect_garbage
 
     options = _state_options(retention, keep_versions, min_manifest_age)
-    overlay = RecordingStore(_open(table, storage_options=storage_options).store)
+    handle = _open(table, storage_options=storage_options)
+    _check_gc_writable(handle)
+    overlay = RecordingStore(handle.store)
     collect_garbage(overlay, options=options)
     return overlay.deleted_keys
 

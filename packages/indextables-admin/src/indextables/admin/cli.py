@@ -28,8 +28,22 @@ from indextables.admin.commands_maintain import (
 )
 from indextables.admin.context import GlobalOptions, common_options
 from indextables.admin.exitcodes import ExitCode
+from indextables.admin.output import JsonOutput
 
 __all__ = ["cli", "main"]
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    """Whether the command line asked for ``--output json`` (read even when it failed to parse)."""
+    for index, arg in enumerate(argv):
+        if arg == "--":
+            return False
+        if arg in ("-o", "--output") and index + 1 < len(argv):
+            if argv[index + 1] == "json":
+                return True
+        elif arg in ("--output=json", "-ojson", "-o=json"):
+            return True
+    return False
 
 
 class AdminGroup(click.Group):
@@ -48,11 +62,18 @@ class AdminGroup(click.Group):
         **extra: Any,
     ) -> Any:
         """Run the command line and exit with an :class:`ExitCode`."""
+        argv = list(sys.argv[1:] if args is None else args)
         try:
-            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            result = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
         except click.ClickException as error:
-            error.show()
             code = ExitCode.USER_ERROR if isinstance(error, click.UsageError) else error.exit_code
+            if _wants_json(argv):
+                kind = "UsageError" if isinstance(error, click.UsageError) else type(error).__name__
+                JsonOutput(sys.stdout, sys.stderr).error(
+                    error.format_message(), kind=kind, exit_code=int(code)
+                )
+            else:
+                error.show()
         except click.Abort:
             click.echo("Aborted.", err=True)
             code = ExitCode.USER_ERROR

@@ -5,7 +5,12 @@ from __future__ import annotations
 import click
 
 from indextables.admin import api, views
-from indextables.admin.context import CommandContext, admin_command, common_options
+from indextables.admin.context import (
+    CommandContext,
+    admin_command,
+    common_options,
+    table_argument,
+)
 from indextables.admin.errors import UsageError
 from indextables.admin.options import parse_timestamp_ms
 
@@ -17,7 +22,7 @@ __all__ = [
     "schema_command",
 ]
 
-_TABLE = click.argument("table", metavar="TABLE")
+_TABLE = table_argument()
 # The text form shows these columns of a file; JSON has every wire field.
 FILE_COLUMNS = ("path", "partitionValues", "size", "numRecords", "addedAtVersion")
 

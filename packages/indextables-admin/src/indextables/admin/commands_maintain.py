@@ -16,6 +16,7 @@ from indextables.admin.context import (
     common_options,
     confirm_destructive,
     needs_confirmation,
+    table_argument,
 )
 from indextables.admin.errors import ValidationFailedError
 from indextables.admin.options import parse_duration
@@ -35,7 +36,7 @@ __all__ = [
     "validate_command",
 ]
 
-_TABLE = click.argument("table", metavar="TABLE")
+_TABLE = table_argument()
 _DRY_RUN = click.option(
     "--dry-run", is_flag=True, help="Show exactly what would be deleted; change nothing."
 )
@@ -184,9 +185,22 @@ def drop_partitions_command(cmd: CommandContext, table: str, where: str, dry_run
     cmd.output.document(views.record(result), title=f"drop partitions of {table}")
 
 
+def _non_empty_destination(_ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if not value.strip():
+        raise click.BadParameter("must not be empty (give a path or URI)", param=param)
+    return value
+
+
 @click.command("repair")
-@click.argument("source", metavar="SRC")
-@click.option("--to", "destination", required=True, metavar="DST", help="Where to write.")
+@table_argument("source", "SRC")
+@click.option(
+    "--to",
+    "destination",
+    required=True,
+    metavar="DST",
+    callback=_non_empty_destination,
+    help="Where to write.",
+)
 @common_options
 @admin_command
 def repair_command(cmd: CommandContext, source: str, destination: str) -> None:

@@ -33,6 +33,7 @@ __all__ = [
 ]
 
 P = ParamSpec("P")
+F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
 
 
@@ -61,6 +62,18 @@ class CommandContext:
     def secrets(self) -> list[str]:
         """The values of every credential option, to scrub from messages."""
         return [value for key, value in self.storage_options.items() if is_secret_key(key)]
+
+
+def _table_uri(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A table URI must name something: an empty one is a usage error, never the cwd."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("must not be empty (give a path or URI)", param=param)
+    return value
+
+
+def table_argument(name: str = "table", metavar: str = "TABLE") -> Callable[[F], F]:
+    """The positional table URI of a command (non-empty)."""
+    return click.argument(name, metavar=metavar, callback=_table_uri)
 
 
 def common_options(func: Callable[P, R]) -> Callable[P, R]:

@@ -11,6 +11,7 @@ from indextables.admin.errors import UsageError
 from indextables.admin.redact import is_secret_key
 
 __all__ = [
+    "MAX_DURATION",
     "STORAGE_OPTION_ENV_PREFIX",
     "parse_duration",
     "parse_storage_options",
@@ -65,10 +66,26 @@ def parse_storage_options(pairs: Iterable[str]) -> dict[str, str]:
         key, sep, value = pair.partition("=")
         key = key.strip()
         if not sep or not key:
-            shown = "<redacted>" if is_secret_key(key) else repr(pair)
-            raise UsageError(f"--storage-option expects key=value, got {shown}")
+            raise UsageError(f"--storage-option expects key=value{_hint(pair)}")
         options[key] = value
     return options
+
+
+_KEY_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+
+
+def _hint(pair: str) -> str:
+    """A hint for a malformed pair that never quotes what may be a secret value.
+
+    Only a leading key-like name (before ``:`` or a space, a common typo for
+    ``=``) is shown, and only when it is not a credential's name.
+    """
+    name = re.split(r"[:\s]", pair.strip(), maxsplit=1)[0]
+    if not name or not _KEY_LIKE.fullmatch(name) or is_secret_key(name):
+        return " (the value is not shown)"
+    if name == pair.strip():
+        return f", got {name!r} with no value"
+    return f": did you mean {name}=...? (the value is not shown)"
 
 
 def storage_options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -89,6 +106,10 @@ def storage_options_from_env(environ: Mapping[str, str] | None = None) -> dict[s
     }
 
 
+# Retention windows beyond this are typos: they would also overflow date arithmetic.
+MAX_DURATION = timedelta(days=36_525)
+
+
 def parse_duration(text: str) -> timedelta:
     """Parse a duration such as ``7d``, ``168h``, ``30 days``, ``90m`` or ``45s``.
 
@@ -106,6 +127,11 @@ def parse_duration(text: str) -> timedelta:
     if match is None or (unit and unit not in _UNITS):
         raise UsageError(f"invalid duration {text!r}: expected e.g. 7d, 168h, 30m, 45s")
     seconds = float(match.group(1)) * (_UNITS[unit] if unit else _UNITS["d"])
+    if not seconds <= MAX_DURATION.total_seconds():
+        raise UsageError(
+            f"invalid duration {text!r}: longer than the longest allowed "
+            f"({MAX_DURATION.days} days, about 100 years)"
+        )
     return timedelta(seconds=seconds)
 
 

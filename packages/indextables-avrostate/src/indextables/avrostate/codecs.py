@@ -20,6 +20,8 @@ import zstandard
 
 __all__ = [
     "DEFAULT_ZSTD_LEVEL",
+    "MAX_BLOCK_BYTES",
+    "MAX_BLOCK_RATIO",
     "Codec",
     "SUPPORTED_CODECS",
     "compress_block",
@@ -31,6 +33,26 @@ __all__ = [
 Codec = Literal["zstandard", "snappy", "deflate", "null"]
 SUPPORTED_CODECS: Final = ("zstandard", "snappy", "deflate", "null")
 DEFAULT_ZSTD_LEVEL: Final = 3
+
+# Decompression is capped so a small corrupt or hostile block cannot claim gigabytes: a block
+# may expand to at most MAX_BLOCK_RATIO times its stored size (real manifests expand ~4-10x),
+# never below MIN_BLOCK_LIMIT and never above MAX_BLOCK_BYTES.
+MAX_BLOCK_RATIO: Final = 1000
+MIN_BLOCK_LIMIT: Final = 1 << 20
+MAX_BLOCK_BYTES: Final = 1 << 30
+
+
+def block_limit(stored: int) -> int:
+    """The most bytes a block of ``stored`` bytes may decompress to."""
+    return min(MAX_BLOCK_BYTES, max(MIN_BLOCK_LIMIT, stored * MAX_BLOCK_RATIO))
+
+
+def _too_large(codec: str, stored: int, limit: int) -> ValueError:
+    return ValueError(
+        f"{codec}: a {stored}-byte block expands past {limit} bytes "
+        f"(more than {MAX_BLOCK_RATIO}x): the block is corrupt"
+    )
+
 
 # A ZstdDecompressor must not be shared between threads (manifests are read in parallel).
 _LOCAL: Final = threading.local()
@@ -71,37 +93,58 @@ def decompress_block(codec: str, data: bytes) -> bytes:
     Raises:
         ValueError: ``codec`` is not supported, or the data does not decompress.
     """
+    limit = block_limit(len(data))
     if codec == "zstandard":
-        return _zstd_decompress(data)
+        return _zstd_decompress(data, limit)
     if codec == "null":
         return data
     if codec == "snappy":
-        return _snappy_decompress(data)
+        return _snappy_decompress(data, limit)
     if codec == "deflate":
-        try:
-            return zlib.decompress(data, -15)
-        except zlib.error as exc:
-            raise ValueError(f"deflate: {exc}") from exc
+        return _deflate_decompress(data, limit)
     raise ValueError(f"unsupported Avro codec {codec!r}")
 
 
-def _zstd_decompress(data: bytes) -> bytes:
+def _deflate_decompress(data: bytes, limit: int) -> bytes:
+    inflater = zlib.decompressobj(-15)
     try:
-        # Frames written without a content size need the streaming reader.
-        return _dctx().decompress(data)
-    except zstandard.ZstdError:
-        pass
+        out = inflater.decompress(data, limit)
+    except zlib.error as exc:
+        raise ValueError(f"deflate: {exc}") from exc
+    if inflater.unconsumed_tail:
+        raise _too_large("deflate", len(data), limit)
+    return out
+
+
+def _zstd_decompress(data: bytes, limit: int) -> bytes:
     try:
-        with _dctx().stream_reader(io.BytesIO(data)) as reader:
-            out: bytes = reader.read()
-        return out
+        declared = zstandard.frame_content_size(data)
     except zstandard.ZstdError as exc:
         raise ValueError(f"zstandard: {exc}") from exc
+    if declared > limit:
+        raise _too_large("zstandard", len(data), limit)
+    if declared >= 0:
+        try:
+            return _dctx().decompress(data, max_output_size=limit)
+        except zstandard.ZstdError:
+            pass  # e.g. several frames: read them as a stream below
+    try:
+        # Frames written without a content size need the streaming reader.
+        with _dctx().stream_reader(io.BytesIO(data), read_across_frames=True) as reader:
+            out: bytes = reader.read(limit + 1)
+    except zstandard.ZstdError as exc:
+        raise ValueError(f"zstandard: {exc}") from exc
+    if len(out) > limit:
+        raise _too_large("zstandard", len(data), limit)
+    return out
 
 
-def _snappy_decompress(data: bytes) -> bytes:
+def _snappy_decompress(data: bytes, limit: int) -> bytes:
     if len(data) < 4:
         raise ValueError("snappy: block shorter than its CRC")
+    declared = _snappy_length(data)
+    if declared > limit:
+        raise _too_large("snappy", len(data), limit)
     try:
         out = bytes(cramjam.snappy.decompress_raw(data[:-4]))
     except Exception as exc:  # cramjam raises its own DecompressionError
@@ -109,6 +152,17 @@ def _snappy_decompress(data: bytes) -> bytes:
     if binascii.crc32(out) & 0xFFFFFFFF != int.from_bytes(data[-4:], "big"):
         raise ValueError("snappy: CRC mismatch")
     return out
+
+
+def _snappy_length(data: bytes) -> int:
+    """The uncompressed length a raw snappy block declares (its leading varint)."""
+    length = shift = 0
+    for byte in data[:5]:
+        length |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return length
+        shift += 7
+    raise ValueError("snappy: damaged length header")
 
 
 def encode_long(value: int) -> bytes:

@@ -15,10 +15,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from indextables.protocol.actions import Action
+from indextables.protocol.actions import Action, AddAction, RemoveAction, SkipAction
 from indextables.protocol.errors import CommitConflictError, ObjectExistsError
 from indextables.protocol.logreplay import version_key
 from indextables.protocol.metrics import emit
+from indextables.protocol.pathsafety import check_relative_path
 from indextables.protocol.protocolcheck import check_writable
 from indextables.protocol.retry import RetryPolicy
 from indextables.protocol.snapshot import Snapshot, SnapshotReader
@@ -39,6 +40,18 @@ class CommitOutcome:
     attempts: int
 
 
+def _check_actions(actions: Sequence[Action], *, key: str) -> None:
+    """Refuse, before anything is written, a commit its own readers would refuse.
+
+    Raises:
+        UnsafePathError: a file path is empty, absolute, names a scheme or
+            drive, or climbs out of the table root.
+    """
+    for action in actions:
+        if isinstance(action, AddAction | RemoveAction | SkipAction):
+            check_relative_path(action.path, file=f"{key} (not written)")
+
+
 def run_commit(
     reader: SnapshotReader,
     build: Builder,
@@ -52,6 +65,7 @@ def run_commit(
     Raises:
         CommitConflictError: every attempt lost, or the builder refused.
         UnsupportedProtocolError: the table needs a newer writer.
+        UnsafePathError: an action's path would make the log unreadable.
     """
     started = time.monotonic()
     version = -1
@@ -60,6 +74,7 @@ def run_commit(
         check_writable(read.protocol, path=reader.store.uri)
         actions = tuple(build(read))
         version = read.version + 1
+        _check_actions(actions, key=f"{reader.store.uri}/{version_key(version)}")
         try:
             reader.store.put_if_absent(
                 version_key(version), encode_version_file(actions, compress=compress)

@@ -15,7 +15,14 @@ from indextables.protocol.actions import (
 from indextables.protocol.snapshot import SnapshotReader, TableLayout, read_state_manifest
 from indextables.protocol.state import FileEntry
 
-__all__ = ["Changes", "HistoryEntry", "changes_between", "commit_times", "history_of"]
+__all__ = [
+    "Changes",
+    "HistoryEntry",
+    "changes_between",
+    "commit_times",
+    "history_of",
+    "readable_versions",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +33,8 @@ class HistoryEntry:
         version: the version.
         timestamp: commit time (version file time, or state creation time), epoch ms.
         operation: CREATE, WRITE, REMOVE, UPDATE, MERGE, METADATA, SKIP, EMPTY,
-            or STATE for a version that exists only as a state.
+            STATE for a version that exists only as a state, or CHECKPOINT for
+            one that exists only as a legacy JSON checkpoint.
         num_adds: add actions (``None`` for a state-only version).
         num_removes: remove actions (``None`` for a state-only version).
         has_state: a state exists for this version.
@@ -72,26 +80,73 @@ def _state_time(reader: SnapshotReader, version: int) -> int:
     return read_state_manifest(reader, version).created_at
 
 
+def _base_time(reader: SnapshotReader, layout: TableLayout, version: int) -> int:
+    """The time of a version known only by its state or legacy checkpoint."""
+    if version in layout.states:
+        return _state_time(reader, version)
+    key = next(
+        k for k in layout.listing.checkpoint_files[version] if k.endswith(".checkpoint.json")
+    )
+    return reader.store.head(key).last_modified_ms
+
+
+def readable_versions(layout: TableLayout) -> list[int]:
+    """The versions a snapshot can still be loaded at, ascending.
+
+    A version is readable when it has a state or a legacy checkpoint, or when
+    its version file follows a readable version (version 0 needs only its
+    file). Version files left behind by a purge or truncate below the oldest
+    base, or cut off from every base by a missing file, are not.
+    """
+    versions = layout.listing.versions
+    bases = set(layout.states) | {
+        v
+        for v, keys in layout.listing.checkpoint_files.items()
+        if any(k.endswith(f"{v:020d}.checkpoint.json") for k in keys)
+    }
+    readable: list[int] = []
+    previous = False
+    for version in range(max(versions.keys() | bases, default=-1) + 1):
+        previous = version in bases or (version in versions and (version == 0 or previous))
+        if previous:
+            readable.append(version)
+    return readable
+
+
 def commit_times(reader: SnapshotReader, layout: TableLayout | None = None) -> dict[int, int]:
-    """Version -> commit time (epoch ms) of every retained version, without reading actions."""
+    """Version -> commit time (epoch ms) of every readable version, without reading actions."""
     layout = layout or reader.layout()
-    times = {v: info.last_modified_ms for v, info in layout.listing.versions.items()}
-    for version in layout.states:
-        if version not in times:
-            times[version] = _state_time(reader, version)
+    times: dict[int, int] = {}
+    for version in readable_versions(layout):
+        info = layout.listing.versions.get(version)
+        times[version] = (
+            info.last_modified_ms if info is not None else _base_time(reader, layout, version)
+        )
     return times
 
 
 def history_of(reader: SnapshotReader, layout: TableLayout | None = None) -> list[HistoryEntry]:
-    """One entry per retained version (version file or state), oldest first."""
+    """One entry per readable version (version file or state), oldest first.
+
+    Version files a snapshot can no longer be loaded at (left below the oldest
+    base by a purge or an interrupted truncate) are not listed.
+    """
     layout = layout or reader.layout()
     states = set(layout.states)
     entries = []
-    for version in sorted(set(layout.listing.versions) | states):
+    for version in readable_versions(layout):
         info = layout.listing.versions.get(version)
         if info is None:
+            has_state = version in states
             entries.append(
-                HistoryEntry(version, _state_time(reader, version), "STATE", None, None, True)
+                HistoryEntry(
+                    version,
+                    _base_time(reader, layout, version),
+                    "STATE" if has_state else "CHECKPOINT",
+                    None,
+                    None,
+                    has_state,
+                )
             )
             continue
         actions = reader.actions(version)

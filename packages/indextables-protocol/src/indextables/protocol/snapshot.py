@@ -27,6 +27,7 @@ from indextables.protocol.actions import (
 from indextables.protocol.checkpoint import read_json_checkpoint
 from indextables.protocol.errors import (
     CorruptFileError,
+    ObjectNotFoundError,
     TableNotFoundError,
     VersionNotFoundError,
 )
@@ -143,6 +144,13 @@ _SCANNED: dict[tuple[str, int, int, int, str], Any] = {}
 _SCANNED_LOCK = threading.Lock()
 
 
+# A load whose listing went stale under a concurrent purge or truncate lists again.
+LOAD_ATTEMPTS = 3
+
+# Snapshots of large tables are large, and each distinct filter makes another one.
+MAX_CACHED_SNAPSHOTS = 8
+
+
 class SnapshotReader:
     """Builds snapshots of one table, caching immutable pieces.
 
@@ -206,7 +214,27 @@ class SnapshotReader:
             VersionNotFoundError: the version is in the future or no longer reachable.
             UnsupportedProtocolError: the table needs a newer reader.
         """
-        layout = layout or self.layout()
+        if layout is not None:
+            return self._load(layout, version, partition_filter, stats_filter)
+        for attempt in range(LOAD_ATTEMPTS):
+            layout = self.layout()
+            try:
+                return self._load(layout, version, partition_filter, stats_filter)
+            except (ObjectNotFoundError, VersionNotFoundError):
+                # A purge or truncate may have deleted what this listing named: list again.
+                # A version that is really gone fails the same way every time.
+                if attempt + 1 == LOAD_ATTEMPTS:
+                    raise
+                emit("indextables.snapshot.relist", 1, table=self.store.uri)
+        raise AssertionError("unreachable")
+
+    def _load(
+        self,
+        layout: TableLayout,
+        version: int | None,
+        partition_filter: Predicate | None,
+        stats_filter: Predicate | None,
+    ) -> Snapshot:
         latest = layout.latest
         if latest < 0:
             raise TableNotFoundError(f"{self.store.uri}: no IndexTables transaction log here")
@@ -216,13 +244,26 @@ class SnapshotReader:
                 f"{self.store.uri}: version {target} does not exist (latest is {latest})"
             )
         key = (target, partition_filter, stats_filter)
-        cached = self._snapshots.get(key)
-        if cached is not None and cached[0] > time.monotonic():
-            return cached[1]
+        with self._lock:
+            cached = self._snapshots.pop(key, None)
+            if cached is not None and cached[0] > time.monotonic():
+                self._snapshots[key] = cached  # most recently used last
+                return cached[1]
         snapshot = self._build(layout, target, partition_filter, stats_filter)
         with self._lock:
-            self._snapshots[key] = (time.monotonic() + self.ttl_seconds, snapshot)
+            self._remember(key, snapshot)
         return snapshot
+
+    def _remember(
+        self, key: tuple[int, Predicate | None, Predicate | None], snapshot: Snapshot
+    ) -> None:
+        """Cache ``snapshot``: expired entries go first, then the least recently used."""
+        now = time.monotonic()
+        for stale in [k for k, (expiry, _) in self._snapshots.items() if expiry <= now]:
+            del self._snapshots[stale]
+        while len(self._snapshots) >= MAX_CACHED_SNAPSHOTS:
+            del self._snapshots[next(iter(self._snapshots))]
+        self._snapshots[key] = (now + self.ttl_seconds, snapshot)
 
     def replay_since_base(self, version: int, layout: TableLayout) -> tuple[_Base, Replay]:
         """The (unfiltered) base of ``version`` and the replay of the files after it."""
@@ -374,7 +415,18 @@ class SnapshotReader:
         if pointer.version > target:
             return None
         replay = Replay({})
-        actions = read_json_checkpoint(self.store, pointer)
+        try:
+            actions = read_json_checkpoint(self.store, pointer)
+        except (ObjectNotFoundError, CorruptFileError):
+            # A stale or damaged pointer: when a state or every version file up to
+            # the target can stand in for the checkpoint, read those instead.
+            versions = layout.listing.versions
+            if layout.base_state(target) is None and any(
+                v not in versions for v in range(target + 1)
+            ):
+                raise
+            emit("indextables.checkpoint.stale_pointer", 1, table=self.store.uri)
+            return None
         replay.apply(pointer.version, pointer.created_time, actions)
         return _Base(replay.files, None, replay.metadata, pointer.version)
 

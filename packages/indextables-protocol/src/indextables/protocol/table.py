@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -53,6 +54,7 @@ from indextables.protocol.maintenance.results import (
     TruncateResult,
     ValidateResult,
 )
+from indextables.protocol.metrics import emit
 from indextables.protocol.predicates import MatchNothing, Predicate, parse_predicate
 from indextables.protocol.protocolcheck import new_table_protocol
 from indextables.protocol.schemadedup import configuration_with_registry, deduplicate_adds
@@ -65,6 +67,8 @@ from indextables.protocol.store import ObjectStore
 from indextables.protocol.versionfile import encode_version_file
 
 __all__ = ["Table", "create_table", "open_table"]
+
+_LOG = logging.getLogger(__name__)
 
 Mode = Literal["append", "overwrite"]
 FilterLike = Predicate | str | None
@@ -415,9 +419,18 @@ class Table:
             return
         try:
             self._write_state(version, force_compaction=merge)
-        except (ProtocolError, OSError):
-            # The commit is durable; the next checkpoint will cover this version.
-            return
+        except (ProtocolError, OSError) as error:
+            # The commit is durable; the next checkpoint will cover this version. Say so:
+            # a table whose states keep failing reads ever more version files.
+            emit("indextables.state.write.failures", 1, table=self.uri)
+            _LOG.warning(
+                "%s: version %d is committed but its state was not written (%s: %s); "
+                "the next checkpoint will cover it",
+                self.uri,
+                version,
+                type(error).__name__,
+                error,
+            )
 
     def _write_state(self, version: int, *, force_compaction: bool = False) -> Any:
         layout = self.reader.layout()

@@ -50,8 +50,11 @@ def encode_version_file(actions: Iterable[Action], *, compress: bool = True) -> 
     Args:
         actions: the actions, in order.
         compress: write ``0x01 0x01`` + gzip (level 6); ``False`` writes plain JSON.
+
+    An empty commit (compaction commits one) is one newline in plain JSON, never
+    0 bytes: a 0-byte version file is a damaged one.
     """
-    return compress_log_bytes(encode_json_lines(actions), compress=compress)
+    return compress_log_bytes(encode_json_lines(actions) or b"\n", compress=compress)
 
 
 def decode_json_lines(text: bytes, *, path: str) -> list[Action]:
@@ -76,4 +79,6 @@ def decode_version_file(data: bytes, *, path: str) -> list[Action]:
         MissingFieldError: an action lacks a required field.
         UnsafePathError: an add/remove path escapes the table root.
     """
+    if not data:
+        raise CorruptFileError(path, "the version file is empty (0 bytes)")
     return decode_json_lines(decompress_log_bytes(data, path=path), path=path)

@@ -36,6 +36,10 @@ class StoragePreconditionError(StorageError, PreconditionFailedError):
     """A conditional request's precondition (other than absence) did not hold."""
 
 
+class StoragePermissionError(StorageError, PermissionError):
+    """The store's file system or service denied access to an object or directory."""
+
+
 class AuthenticationError(StorageError, PermissionError):
     """The store refused the credentials (wrong key, bad signature, access denied)."""
 

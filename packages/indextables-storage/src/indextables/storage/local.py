@@ -15,9 +15,15 @@ import os
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from stat import S_ISREG as stat_is_file
 
 from indextables.protocol.store import ObjectInfo
-from indextables.storage.errors import StorageError, StorageExistsError, StorageNotFoundError
+from indextables.storage.errors import (
+    StorageError,
+    StorageExistsError,
+    StorageNotFoundError,
+    StoragePermissionError,
+)
 from indextables.storage.keys import TEMP_MARKER, check_key, check_prefix
 from indextables.storage.ranges import check_range
 
@@ -30,6 +36,22 @@ def _fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _make_parents(directory: Path) -> None:
+    """Create ``directory`` and its missing ancestors, each new name fsynced into its parent."""
+    missing: list[Path] = []
+    current = directory
+    while not current.is_dir():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    if not missing:
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    for created in reversed(missing):
+        _fsync_dir(created.parent)
 
 
 def _write_temp(directory: Path, data: bytes) -> Path:
@@ -88,6 +110,10 @@ class LocalStore:
             return StorageNotFoundError(f"{self.uri}: no object at key {key!r}")
         if isinstance(error, IsADirectoryError):
             return StorageNotFoundError(f"{self.uri}: key {key!r} is a directory, not an object")
+        if error.errno == errno.ELOOP:
+            return StorageNotFoundError(f"{self.uri}: key {key!r} is a symlink loop, not an object")
+        if isinstance(error, PermissionError):
+            return StoragePermissionError(f"{self.uri}: key {key!r}: permission denied")
         return StorageError(f"{self.uri}: key {key!r}: {error.strerror or error}")
 
     def get(self, key: str) -> bytes:
@@ -120,8 +146,15 @@ class LocalStore:
     def _prepare(self, key: str, data: bytes) -> tuple[Path, Path]:
         path = self._path(key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _make_parents(path.parent)
             return path, _write_temp(path.parent, data)
+        except OSError as error:
+            raise self._fail(key, error) from error
+
+    def _publish_dir(self, key: str, directory: Path) -> None:
+        """Make a new name in ``directory`` durable (the name is already visible)."""
+        try:
+            _fsync_dir(directory)
         except OSError as error:
             raise self._fail(key, error) from error
 
@@ -133,7 +166,7 @@ class LocalStore:
         except OSError as error:
             temp.unlink(missing_ok=True)
             raise self._fail(key, error) from error
-        _fsync_dir(path.parent)
+        self._publish_dir(key, path.parent)
 
     def put_if_absent(self, key: str, data: bytes) -> None:
         """Create the object only if the key does not exist yet.
@@ -150,7 +183,7 @@ class LocalStore:
             raise self._fail(key, error) from error
         finally:
             temp.unlink(missing_ok=True)
-        _fsync_dir(path.parent)
+        self._publish_dir(key, path.parent)
 
     def list(self, prefix: str = "") -> Iterator[ObjectInfo]:
         """Yield every object whose key starts with ``prefix``, in key order."""
@@ -162,9 +195,12 @@ class LocalStore:
 
     def _walk(self, directory: Path, base: str, prefix: str) -> Iterator[ObjectInfo]:
         try:
-            entries = list(os.scandir(directory))
+            with os.scandir(directory) as found:
+                entries = list(found)
         except (FileNotFoundError, NotADirectoryError):
-            return
+            return  # absent, or deleted while listing: nothing under it
+        except OSError as error:
+            raise self._fail(base.rstrip("/") or ".", error) from error
         for entry in entries:
             key = base + entry.name
             if entry.name.startswith(TEMP_MARKER):
@@ -173,10 +209,22 @@ class LocalStore:
                 if key.startswith(prefix) or prefix.startswith(key + "/"):
                     yield from self._walk(Path(entry.path), key + "/", prefix)
             elif key.startswith(prefix):
-                yield self._info(entry, key)
+                info = self._info(entry, key)
+                if info is not None:
+                    yield info
 
-    def _info(self, entry: os.DirEntry[str], key: str) -> ObjectInfo:
-        stat = entry.stat()
+    def _info(self, entry: os.DirEntry[str], key: str) -> ObjectInfo | None:
+        """The entry as an object; None when it is gone or is no file (dangling or looping link)."""
+        try:
+            stat = entry.stat()
+        except FileNotFoundError:
+            return None  # deleted since the directory was read, or a dangling symlink
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                return None  # a symlink loop names no object
+            raise self._fail(key, error) from error
+        if not stat_is_file(stat.st_mode):
+            return None
         return ObjectInfo(key, stat.st_size, stat.st_mtime_ns // 1_000_000)
 
     def delete(self, key: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from urllib.parse import unquote, urlsplit
 
 from indextables.storage.errors import ConfigurationError
 from indextables.storage.secrets import Secret
@@ -167,9 +168,23 @@ def _plain(value: object) -> object:
     return value.reveal() if isinstance(value, Secret) else value
 
 
+def _register_url_password(url: str) -> None:
+    """Make a password written into an endpoint URL a known secret (redacted everywhere)."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return
+    if password:
+        Secret(password)
+        Secret(unquote(password))
+
+
 def _convert(name: str, value: object, kind: type) -> object:
     if name in _SECRETS:
         return value if isinstance(value, Secret) else Secret(str(value))
+    if name == "endpoint_url" and isinstance(value, str):
+        _register_url_password(value)
     if kind is bool:
         return _to_bool(name, value)
     if kind in (int, float):

@@ -24,6 +24,7 @@ from indextables.storage.errors import (
     TransientStorageError,
 )
 from indextables.storage.options import CommonOptions
+from indextables.storage.secrets import redact
 
 __all__ = ["Failure", "backoff_delays", "put_if_absent_resolved", "with_retries"]
 
@@ -56,6 +57,21 @@ def backoff_delays(options: CommonOptions) -> Iterator[float]:
         yield random.uniform(ceiling / 2, ceiling)
 
 
+class ScrubbedClientError(Exception):
+    """A client library's error whose message quoted a credential, with it replaced by ``***``."""
+
+
+def scrubbed(raw: BaseException) -> BaseException:
+    """``raw``, or a copy of its message without known credentials when it quotes one."""
+    text = str(raw)
+    clean = redact(text)
+    if clean == text:
+        return raw
+    copy = ScrubbedClientError(f"{type(raw).__name__}: {clean}")
+    copy.__traceback__ = raw.__traceback__
+    return copy
+
+
 def _give_up(failure: Failure, what: str, attempts: int) -> StorageError:
     if failure.transient:
         return TransientStorageError(f"{failure.error} (gave up on {what} after {attempts} tries)")
@@ -80,11 +96,16 @@ def with_retries(
             raise
         except Exception as raw:
             failure = classify(raw)
+            cause = scrubbed(raw)
             delay = next(delays, None) if failure.transient else None
             if delay is None:
-                raise _give_up(failure, what, attempts) from raw
+                final = _give_up(failure, what, attempts)
+                break
             _LOG.debug("retrying %s in %.2fs after: %s", what, delay, failure.error)
-            time.sleep(delay)
+        time.sleep(delay)
+    # Raised outside the handler, so the raw client error (which may quote an endpoint
+    # URL with its password) is not chained as context; only its scrubbed copy is.
+    raise final from cause
 
 
 def _settle(read_back: Callable[[], bytes], data: bytes, what: str) -> bool:
@@ -135,21 +156,20 @@ def put_if_absent_resolved(
             raise
         except Exception as raw:
             failure = classify(raw)
-            if isinstance(failure.error, StorageExistsError):
-                # After an ambiguous attempt, a 412 may be our own earlier write.
-                if ambiguous and _settle(read_back, data, what):
-                    return
-                raise failure.error from raw
-            if not failure.transient:
-                raise failure.error from raw
-            if failure.ambiguous:
-                ambiguous = True
-                if _settle(read_back, data, what):
-                    return
-            delay = next(delays, None)
-            if delay is None:
-                raise _give_up(failure, what, attempts) from raw
-            _LOG.debug(
-                "retrying put-if-absent of %s in %.2fs after: %s", what, delay, failure.error
-            )
-            time.sleep(delay)
+            cause = scrubbed(raw)
+        if isinstance(failure.error, StorageExistsError):
+            # After an ambiguous attempt, a 412 may be our own earlier write.
+            if ambiguous and _settle(read_back, data, what):
+                return
+            raise failure.error from cause
+        if not failure.transient:
+            raise failure.error from cause
+        if failure.ambiguous:
+            ambiguous = True
+            if _settle(read_back, data, what):
+                return
+        delay = next(delays, None)
+        if delay is None:
+            raise _give_up(failure, what, attempts) from cause
+        _LOG.debug("retrying put-if-absent of %s in %.2fs after: %s", what, delay, failure.error)
+        time.sleep(delay)

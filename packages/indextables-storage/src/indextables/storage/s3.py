@@ -24,7 +24,7 @@ from indextables.storage.options import CommonOptions, S3Options
 from indextables.storage.remote import RemoteStore
 from indextables.storage.retry import Failure
 from indextables.storage.s3errors import classify_s3
-from indextables.storage.secrets import install_log_redaction
+from indextables.storage.secrets import install_log_redaction, redact
 
 __all__ = ["S3Store"]
 
@@ -106,7 +106,9 @@ class S3Store(RemoteStore):
         self._client = shared_client(self._options)
 
     def __repr__(self) -> str:
-        return f"S3Store(uri={self.uri!r}, endpoint_url={self._options.endpoint_url!r})"
+        endpoint = self._options.endpoint_url
+        shown = None if endpoint is None else redact(endpoint)
+        return f"S3Store(uri={self.uri!r}, endpoint_url={shown!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Spark ships stores to executors: pickle the settings, rebuild the client there.

@@ -56,9 +56,13 @@ def classify_s3(error: Exception, *, where: str) -> Failure:
         return _client_error(error, where)
     if isinstance(error, EndpointConnectionError | ConnectTimeoutError):
         # The request never reached the server.
-        return Failure(StorageError(f"{where}: cannot connect: {error}"), transient=True)
+        return Failure(
+            StorageError(f"{where}: cannot connect: {redact(str(error))}"), transient=True
+        )
     if isinstance(error, ReadTimeoutError | ConnectionClosedError | ResponseStreamingError):
-        return Failure(StorageError(f"{where}: {error}"), transient=True, ambiguous=True)
+        return Failure(
+            StorageError(f"{where}: {redact(str(error))}"), transient=True, ambiguous=True
+        )
     if isinstance(error, NoCredentialsError):
         return Failure(AuthenticationError(f"{where}: no AWS credentials found ({error})"))
     if isinstance(error, BotoCoreError | Urllib3Error | ConnectionError):

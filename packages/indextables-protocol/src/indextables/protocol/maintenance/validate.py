@@ -13,7 +13,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from indextables.protocol.actions import AddAction, RemoveAction
-from indextables.protocol.errors import ObjectNotFoundError, ProtocolError
+from indextables.protocol.errors import (
+    CorruptFileError,
+    ObjectNotFoundError,
+    ProtocolError,
+    UnsafePathError,
+    UnsupportedProtocolError,
+)
 from indextables.protocol.maintenance.results import ValidateResult
 from indextables.protocol.predicates import And, EqualTo, Predicate
 from indextables.protocol.protocolcheck import check_readable, check_writable
@@ -132,8 +138,27 @@ def _resurrections(table: Table, snap: Snapshot) -> list[str]:
     ]
 
 
+# A log that cannot be read is a broken invariant, reported as a finding (not a crash).
+_DAMAGE = (CorruptFileError, UnsafePathError, UnsupportedProtocolError)
+
+
 def validate(table: Table) -> ValidateResult:
-    """Check the current snapshot: protocol, splits in storage, state counts, no resurrection."""
+    """Check the current snapshot: protocol, splits in storage, state counts, no resurrection.
+
+    A damaged log (a corrupt or unsafe version file, state or manifest, or a
+    protocol this reader does not support) is reported as a problem.
+    """
+    try:
+        return _validate(table)
+    except _DAMAGE as exc:
+        try:
+            version = table.reader.layout().latest
+        except ProtocolError:
+            version = -1
+        return ValidateResult(table.uri, version, 0, (f"the log cannot be read: {exc}",))
+
+
+def _validate(table: Table) -> ValidateResult:
     snap = table.snapshot()
     problems: list[str] = []
     try:

@@ -1,0 +1,93 @@
+"""Operator input that used to crash, echo secrets or hit the wrong table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from indextables.admin import api
+from indextables.admin.errors import UsageError
+from indextables.admin.options import parse_duration, parse_storage_options
+from indextables.protocol import open_table
+from indextables.protocol.actions import ProtocolAction
+from indextables.protocol.errors import UnsupportedProtocolError
+from indextables.protocol.logreplay import version_key
+
+
+@pytest.mark.parametrize("command", ["describe", "files", "history", "validate", "gc"])
+def test_an_empty_table_argument_is_a_usage_error(cli_run: Any, command: str) -> None:
+    run = cli_run(command, "")
+    assert run.exit_code == 1
+    assert "must not be empty" in run.stderr
+
+
+def test_usage_errors_under_json_output_are_json(cli_run: Any) -> None:
+    for args in (
+        ["describe", "", "-o", "json"],
+        ["-o", "json", "files"],
+        ["--output=json", "nope"],
+    ):
+        run = cli_run(*args)
+        assert run.exit_code == 1, args
+        error = json.loads(run.stderr)["error"]
+        assert error["exit_code"] == 1, args
+        assert error["message"], args
+    assert not cli_run("describe", "").stderr.lstrip().startswith("{")
+
+
+@pytest.mark.parametrize(
+    "pair", ["secret_access_key:AKIAVERYSECRET", "account_key AKIAVERYSECRET", "AKIAVERYSECRET"]
+)
+def test_a_malformed_pair_never_echoes_its_value(pair: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_storage_options([pair])
+    assert "AKIAVERYSECRET" not in str(caught.value)
+
+
+def test_a_malformed_pair_names_a_harmless_key() -> None:
+    with pytest.raises(UsageError, match="did you mean region="):
+        parse_storage_options(["region:us-east-1"])
+
+
+def test_a_malformed_pair_on_the_command_line(cli_run: Any, tmp_path: Path) -> None:
+    run = cli_run("describe", str(tmp_path), "-S", "secret_access_key:AKIAVERYSECRET")
+    assert run.exit_code == 1
+    assert "AKIAVERYSECRET" not in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("text", ["99999999999999d", "36526d", "999999999999h"])
+def test_huge_durations_are_usage_errors(text: str, cli_run: Any, tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="longest allowed"):
+        parse_duration(text)
+    run = cli_run("purge", str(tmp_path), "--older-than", text, "--dry-run")
+    assert run.exit_code == 1
+    assert "C int" not in run.stderr
+    assert "longest allowed" in run.stderr
+
+
+def test_gc_refuses_an_unsupported_writer_protocol(unpartitioned_table: Path, cli_run: Any) -> None:
+    table = open_table(str(unpartitioned_table))
+    table.commit_actions([ProtocolAction(4, 99)])
+    with pytest.raises(UnsupportedProtocolError):
+        api.gc(str(unpartitioned_table), dry_run=True)
+    with pytest.raises(UnsupportedProtocolError):
+        api.gc_plan(str(unpartitioned_table))
+    run = cli_run("gc", str(unpartitioned_table), "--yes")
+    assert run.exit_code == 1
+    assert "writer" in run.stderr.lower()
+
+
+def test_validate_reports_a_corrupt_log_with_the_validation_exit_code(
+    unpartitioned_table: Path, cli_run: Any
+) -> None:
+    table = open_table(str(unpartitioned_table))
+    version = table.commit_actions([])
+    (unpartitioned_table / version_key(version)).write_bytes(b"\x01\x01garbage")
+    run = cli_run("validate", str(unpartitioned_table), "-o", "json")
+    assert run.exit_code == 4, run.stderr
+    document = run.json()
+    assert not document["ok"]
+    assert "cannot be read" in document["problems"][0]["problem"]

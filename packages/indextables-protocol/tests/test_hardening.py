@@ -1,0 +1,258 @@
+"""Bad input never bricks a table: refused before anything is written, or read as corrupt."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from indextables.protocol import AddAction, create_table, open_table
+from indextables.protocol.compression import MAX_LOG_RATIO, decompress_log_bytes, log_limit
+from indextables.protocol.errors import CorruptFileError, UnsafePathError
+from indextables.protocol.logreplay import version_key
+from indextables.protocol.versionfile import decode_version_file
+
+BAD_PATHS = ["", "/abs/part.split", "../x.split", "a/../../x.split", "s3://other/x.split", "C:x"]
+
+
+@pytest.fixture
+def table(tmp_path: Path, schema: dict[str, Any]) -> Any:
+    return create_table(str(tmp_path / "t"), schema=schema)
+
+
+@pytest.mark.parametrize("path", BAD_PATHS)
+def test_commit_refuses_a_path_its_reader_refuses(table: Any, tmp_path: Path, path: str) -> None:
+    good = AddAction("ok.split", {}, 10, 1, True, num_records=1)
+    with pytest.raises(UnsafePathError):
+        table.commit([good, AddAction(path, {}, 10, 1, True, num_records=1)])
+    assert not (tmp_path / "t" / version_key(1)).exists()
+    # The table stays readable and writable.
+    assert table.commit([good]) == 1
+    assert [f.path for f in open_table(str(tmp_path / "t")).snapshot().files] == ["ok.split"]
+
+
+@pytest.mark.parametrize("path", BAD_PATHS)
+def test_remove_of_an_unsafe_path_is_refused(table: Any, path: str) -> None:
+    with pytest.raises((UnsafePathError, Exception)) as info:
+        table.commit(removes=[path])
+    assert not isinstance(info.value, AssertionError)
+    assert table.snapshot().version == 0
+
+
+def test_zero_byte_version_file_is_corrupt(table: Any, tmp_path: Path) -> None:
+    (tmp_path / "t" / version_key(1)).write_bytes(b"")
+    with pytest.raises(CorruptFileError, match="empty"):
+        open_table(str(tmp_path / "t")).snapshot()
+    with pytest.raises(CorruptFileError, match="empty"):
+        decode_version_file(b"", path="v")
+
+
+@pytest.mark.parametrize("compress", [True, False])
+def test_an_empty_commit_is_never_zero_bytes(tmp_path: Path, schema: Any, compress: bool) -> None:
+    from indextables.protocol import TableConfig
+
+    table = create_table(str(tmp_path / "t"), schema=schema, config=TableConfig(compress=compress))
+    assert table.commit_actions([]) == 1
+    assert (tmp_path / "t" / version_key(1)).stat().st_size > 0
+    assert open_table(str(tmp_path / "t")).snapshot().version == 1
+
+
+def test_a_gzip_bomb_is_corrupt_not_a_memory_spike() -> None:
+    bomb = gzip.compress(b" " * (64 << 20), compresslevel=9)
+    assert len(bomb) * MAX_LOG_RATIO < 64 << 20  # the cap must bite for this test to mean much
+    with pytest.raises(CorruptFileError, match="expands past"):
+        decompress_log_bytes(b"\x01\x01" + bomb, path="v")
+    with pytest.raises(CorruptFileError, match="expands past"):
+        decompress_log_bytes(bomb, path="v")
+
+
+def test_decompression_within_the_cap_and_multi_member_gzip() -> None:
+    text = b'{"commitInfo":{}}\n' * 1000
+    assert decompress_log_bytes(b"\x01\x01" + gzip.compress(text), path="v") == text
+    two = gzip.compress(text[:500]) + gzip.compress(text[500:])
+    assert decompress_log_bytes(two, path="v") == text
+    assert log_limit(10) >= 4 << 20
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        gzip.compress(b"x" * 100)[:-5],  # truncated
+        gzip.compress(b"x" * 100) + b"garbage",  # trailing garbage
+        b"\x1f\x8b" + zlib.compress(b"x"),  # damaged header
+    ],
+)
+def test_damaged_gzip_is_corrupt(data: bytes) -> None:
+    with pytest.raises(CorruptFileError):
+        decompress_log_bytes(data, path="v")
+
+
+def _split(root: Path, name: str) -> AddAction:
+    (root / name).write_bytes(b"x" * 10)
+    return AddAction(name, {}, 10, 1, True, num_records=1)
+
+
+@pytest.mark.parametrize("damage", ["wrong id", "missing part", "garbage"])
+def test_a_stale_legacy_last_checkpoint_does_not_brick_intact_version_files(
+    table: Any, tmp_path: Path, damage: str
+) -> None:
+    from dataclasses import replace
+
+    from indextables.protocol.checkpoint import write_json_checkpoint
+    from indextables.protocol.lastcheckpoint import encode_last_checkpoint
+
+    root = tmp_path / "t"
+    adds = [_split(root, f"p{i}.split") for i in range(3)]
+    for add in adds:
+        table.commit(adds=[add])
+    snap = table.snapshot(2)
+    actions = [snap.protocol, snap.metadata, *(AddAction.from_file_entry(f) for f in snap.files)]
+    pointer = write_json_checkpoint(table.store, version=2, actions=actions, actions_per_part=2)
+    log = root / "_transaction_log"
+    if damage == "wrong id":
+        pointer = replace(pointer, checkpoint_id="not-the-one-written")
+    elif damage == "missing part":
+        parts = [p for p in log.iterdir() if p.name.startswith(f"{2:020d}.checkpoint.")]
+        next(p for p in parts if p.name.count(".") > 2).unlink()
+    else:
+        (log / f"{2:020d}.checkpoint.json").write_bytes(b"\x01\x01not gzip")
+    table.store.put("_transaction_log/_last_checkpoint", encode_last_checkpoint(pointer))
+    reopened = open_table(str(root))
+    assert {f.path for f in reopened.snapshot().files} == {a.path for a in adds}
+
+
+@pytest.mark.parametrize(
+    "deleted", [(), (0,), (0, 1), (1,), (0, 1, 2), (2,), (0, 1, 2, 3), (4,)], ids=str
+)
+def test_history_lists_exactly_the_versions_that_load(
+    table: Any, tmp_path: Path, deleted: tuple[int, ...]
+) -> None:
+    from indextables.protocol.errors import VersionNotFoundError
+
+    root = tmp_path / "t"
+    for i in range(3):
+        table.commit(adds=[_split(root, f"p{i}.split")])
+    table.checkpoint()  # a state at version 3
+    for i in range(3, 5):
+        table.commit(adds=[_split(root, f"p{i}.split")])
+    for version in deleted:  # what an interrupted purge or truncate leaves behind
+        (root / version_key(version)).unlink()
+    reopened = open_table(str(root), check=False)
+    listed = [entry.version for entry in reopened.history()]
+    assert listed == sorted(listed)
+    for version in range(6):
+        if version in listed:
+            assert reopened.snapshot(version).version == version
+        else:
+            with pytest.raises(VersionNotFoundError):
+                reopened.snapshot(version)
+    assert (5 in listed) == (4 not in deleted)
+
+
+def test_a_failed_state_write_after_a_commit_is_logged_and_counted(
+    tmp_path: Path, schema: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from indextables.protocol import TableConfig, add_metrics_hook, remove_metrics_hook
+    from indextables.protocol import table as table_module
+    from indextables.protocol.errors import ObjectStoreError
+
+    table = create_table(
+        str(tmp_path / "t"), schema=schema, config=TableConfig(checkpoint_interval=1)
+    )
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        raise ObjectStoreError("the store refused the state")
+
+    monkeypatch.setattr(table_module, "write_state_for", failing)
+    seen: list[tuple[str, float]] = []
+
+    def hook(name: str, value: float, tags: Any) -> None:
+        seen.append((name, value))
+
+    add_metrics_hook(hook)
+    try:
+        with caplog.at_level("WARNING", logger="indextables.protocol.table"):
+            version = table.commit([_split(tmp_path / "t", "a.split")])
+    finally:
+        remove_metrics_hook(hook)
+    assert version == 1
+    assert ("indextables.state.write.failures", 1) in seen
+    assert "version 1 is committed but its state was not written" in caplog.text
+    assert [f.path for f in open_table(str(tmp_path / "t")).snapshot().files] == ["a.split"]
+
+
+def test_the_snapshot_cache_is_bounded_and_drops_expired_entries(
+    tmp_path: Path, schema: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from indextables.protocol.predicates import EqualTo
+    from indextables.protocol.snapshot import MAX_CACHED_SNAPSHOTS
+
+    table = create_table(str(tmp_path / "t"), schema=schema, partition_columns=("date",))
+    (tmp_path / "t" / "date=x").mkdir()
+    table.commit([AddAction("date=x/a.split", {"date": "x"}, 10, 1, True, num_records=1)])
+    reader = table.reader
+    for i in range(3 * MAX_CACHED_SNAPSHOTS):
+        table.snapshot(partition_filter=EqualTo("date", f"2024-01-{i:02d}"))
+    assert len(reader._snapshots) <= MAX_CACHED_SNAPSHOTS
+    first = table.snapshot()
+    assert table.snapshot() is first  # a hit stays cached
+    later = time.monotonic() + reader.ttl_seconds + 1
+    monkeypatch.setattr(time, "monotonic", lambda: later)
+    table.snapshot(version=0)
+    assert len(reader._snapshots) == 1  # every expired entry went on the next insert
+
+
+def test_readers_never_fail_while_truncate_and_purge_run(tmp_path: Path, schema: Any) -> None:
+    import threading
+    import time
+
+    from indextables.protocol import TableConfig
+    from indextables.protocol.maintenance.purge import purge
+
+    root = tmp_path / "t"
+    config = TableConfig(
+        checkpoint_interval=2,
+        state_retention_versions=0,
+        state_retention_hours=0.0,
+        manifest_min_age_hours=0.0,
+    )
+    writer = create_table(str(root), schema=schema, config=config)
+    stop = threading.Event()
+    failures: list[str] = []
+    reads = 0
+
+    def read_loop() -> None:
+        nonlocal reads
+        reader = open_table(str(root))
+        while not stop.is_set():
+            try:
+                reader.snapshot()
+                open_table(str(root)).snapshot()
+                reads += 2
+            except Exception as error:  # every failure counts: none is expected
+                failures.append(f"{type(error).__name__}: {error}")
+
+    threads = [threading.Thread(target=read_loop) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 4.0
+    i = 0
+    try:
+        while time.monotonic() < deadline:
+            writer.commit([_split(root, f"p{i}.split")])
+            i += 1
+            if i % 3 == 0:
+                writer.truncate_time_travel()
+            if i % 5 == 0:
+                purge(writer, log_retention=0.0, now_ms=int(time.time() * 1000) + 10 * 86_400_000)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert reads > 20
+    assert failures == [], failures[:5]
