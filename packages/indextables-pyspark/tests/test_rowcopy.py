@@ -227,3 +227,12 @@ def test_ip_columns_read_back_as_written(tmp_path: Path) -> None:
     directory, entry = _write(tmp_path, options, rows, schema)
     assert _read(directory, entry, schema) == rows
     assert _read(directory, entry, schema, **SEARCHED) == rows
+
+
+def test_float_bits_survive_the_fast_field_path(tmp_path: Path) -> None:
+    """A table of fast numeric columns only is read from fast fields, not stored documents."""
+    schema = StructType([StructField("id", LongType()), StructField("x", DoubleType())])
+    values = [-0.0, 0.0, math.nan, math.inf, -math.inf, 5e-324, None]
+    rows = [{"id": i, "x": v} for i, v in enumerate(values)]
+    directory, entry = _write(tmp_path, {}, rows, schema)
+    assert _bits(_read(directory, entry, schema, **SEARCHED)) == _bits(rows)
