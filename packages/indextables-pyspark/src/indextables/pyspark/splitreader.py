@@ -1,7 +1,10 @@
 """Executor side of a read: one split -> Tantivy search -> Arrow batches typed to the schema.
 
 Partition columns are not stored in splits: their values come from the log
-and are added as constant columns.
+and are added as constant columns. A read that matches every row scans the
+split's Arrow copy; a searched read fetches stored documents (or numeric fast
+fields) for its hits, and takes from the Arrow copy, by row key, the columns
+stored documents cannot hold exactly (:func:`rowcopy.exact_in_docs`).
 """
 
 from __future__ import annotations
