@@ -32,8 +32,12 @@ bootstrap: $(VENV)/.bootstrapped $(WHEELHOUSE)/.built ## Create the tool venv (t
 test: bootstrap ## Run every tox env: lint, typecheck and each package's tests
 	$(TOX) run $(TOXARGS)
 
-test-slow: bootstrap ## Run the slow tests too (crash trials, long races)
-	$(TOX) run -e py311-test-protocol,py311-test-storage -- -m slow
+# Every package's tests marked slow: crash trials, races, fuzzers, install tests and the
+# long differential run against Parquet. Each env below has at least one.
+SLOW_ENVS := py311-test-protocol,py311-test-avrostate-ext,py311-test-storage,py311-test-pyspark,py311-test-admin
+
+test-slow: bootstrap ## Run every slow test of every package (crash trials, races, fuzzers, installs)
+	$(TOX) run -e $(SLOW_ENVS) -- -m slow
 
 lint: bootstrap ## ruff check, ruff format --check, layout checks
 	$(TOX) run -e lint

@@ -91,3 +91,45 @@ def test_validate_reports_a_corrupt_log_with_the_validation_exit_code(
     document = run.json()
     assert not document["ok"]
     assert "cannot be read" in document["problems"][0]["problem"]
+
+
+def test_a_bad_engine_setting_is_a_user_error_naming_its_key(
+    partitioned_table: Path, cli_run: Any
+) -> None:
+    run = cli_run(
+        "describe", str(partitioned_table), "-S", "spark.indextables.checkpoint.interval=0"
+    )
+    assert run.exit_code == 1
+    assert "spark.indextables.checkpoint.interval" in run.stderr
+
+
+def test_engine_settings_given_with_option_reach_the_engine(
+    partitioned_table: Path, cli_run: Any
+) -> None:
+    log = partitioned_table / "_transaction_log"
+    before = {p.name for p in log.glob("state-v*")}
+    run = cli_run(
+        "drop-partitions",
+        str(partitioned_table),
+        "--where",
+        "date = '2024-01-01'",
+        "--yes",
+        "--option",
+        "spark.indextables.checkpoint.interval=1",
+    )
+    assert run.exit_code == 0, run.stderr
+    new = {p.name for p in log.glob("state-v*")} - before
+    assert new == {"state-v00000000000000000002"}  # interval 1: version 2 got its state
+
+
+def test_repair_from_the_command_line_when_the_log_is_unreadable(
+    partitioned_table: Path, tmp_path: Path, cli_run: Any
+) -> None:
+    for path in (partitioned_table / "_transaction_log").rglob("*"):
+        if path.is_file():
+            path.write_bytes(b"\x01\x01damaged")
+    target = tmp_path / "repaired"
+    run = cli_run("repair", str(partitioned_table), "--to", str(target), "-o", "json")
+    assert run.exit_code == 0, run.stderr
+    assert run.json()["valid_splits"] == 3
+    assert open_table(str(target)).snapshot().num_files == 3

@@ -141,6 +141,25 @@ def write_table(
     return store
 
 
+def write_log_head(root: Path) -> None:
+    """Version 0 (protocol and metadata) beside the state, so the engine can open the table."""
+    from indextables.protocol.actions import FileFormat, MetadataAction, ProtocolAction
+    from indextables.protocol.versionfile import encode_version_file
+
+    key = "_transaction_log/00000000000000000000.json"
+    store = DirStore(root)
+    if (root / key).exists():
+        return
+    fields = [
+        {"name": name, "type": kind, "nullable": True, "metadata": {}}
+        for name, kind in (("id", "long"), ("msg", "string"), ("date", "string"))
+    ]
+    fields.append({"name": "region", "type": "string", "nullable": True, "metadata": {}})
+    schema = json.dumps({"type": "struct", "fields": fields})
+    metadata = MetadataAction("bench", FileFormat(), schema, ("date", "region"), {})
+    store.put(key, encode_version_file([ProtocolAction(4, 4), metadata]))
+
+
 def write_delta_log(root: Path, files: list[FileEntry]) -> None:
     """A Delta table log (version 0 + checkpoint) describing the same files."""
     from deltalake import DeltaTable

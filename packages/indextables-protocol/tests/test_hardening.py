@@ -256,3 +256,36 @@ def test_readers_never_fail_while_truncate_and_purge_run(tmp_path: Path, schema:
             thread.join()
     assert reads > 20
     assert failures == [], failures[:5]
+
+
+@pytest.mark.parametrize("damage", ["every log file", "the newest version file"])
+def test_repair_works_when_the_log_is_unreadable(
+    golden_root: Path, tmp_path: Path, damage: str
+) -> None:
+    import json
+    import shutil
+
+    source = tmp_path / "source"
+    shutil.copytree(golden_root / "04_partitioned", source, copy_function=shutil.copyfile)
+    before = open_table(str(source)).snapshot()
+    log = source / "_transaction_log"
+    if damage == "every log file":
+        for path in log.rglob("*"):
+            if path.is_file():
+                path.write_bytes(b"\x01\x01damaged")
+    else:
+        shutil.rmtree(log / "state-v00000000000000000001")
+        (log / "00000000000000000001.json").write_bytes(b"\x01\x01damaged")
+    table = open_table(str(source), check=False)
+    result = table.repair(str(tmp_path / "repaired"))
+    assert (result.total_splits, result.valid_splits, result.missing_splits) == (3, 3, 0)
+    repaired = open_table(str(tmp_path / "repaired")).snapshot()
+    assert {(f.path, f.size) for f in repaired.files} == {(f.path, f.size) for f in before.files}
+    assert {f.partition_values["date"] for f in repaired.files} == {
+        "2024-01-01",
+        "2024-01-02",
+        "2024-01-03",
+    }
+    assert repaired.partition_columns == ("date",)
+    names = {f["name"] for f in json.loads(repaired.metadata.schema_string)["fields"]}
+    assert {"id", "text", "score", "date"} <= names

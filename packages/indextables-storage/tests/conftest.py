@@ -79,6 +79,23 @@ def shared_backend(request: pytest.FixtureRequest, tmp_path: Path) -> StoreLocat
     return _MAKERS[request.param](tmp_path, request)
 
 
+# moto's existence check is not atomic: tests that prove put-if-absent atomicity under
+# races run only where the conditional put is atomic (local, memory, SeaweedFS, Azurite).
+ATOMIC = [param for param in BACKENDS if param.values != ("moto",)]
+
+
+@pytest.fixture(params=ATOMIC)
+def atomic_backend(request: pytest.FixtureRequest, tmp_path: Path) -> StoreLocation:
+    """A backend whose put-if-absent is atomic, for race tests."""
+    return _MAKERS[request.param](tmp_path, request)
+
+
+@pytest.fixture(params=[param for param in ATOMIC if param.values != ("memory",)])
+def atomic_shared_backend(request: pytest.FixtureRequest, tmp_path: Path) -> StoreLocation:
+    """An atomic backend several processes can share (not memory)."""
+    return _MAKERS[request.param](tmp_path, request)
+
+
 @pytest.fixture
 def store(backend: StoreLocation) -> ObjectStore:
     """The store of :func:`backend`."""

@@ -211,9 +211,9 @@ def test_a_pickled_store_reaches_the_same_objects(store: ObjectStore) -> None:
 
 
 @pytest.mark.slow
-def test_many_put_if_absent_races_between_threads(
-    backend: StoreLocation, store: ObjectStore
-) -> None:
+def test_many_put_if_absent_races_between_threads(atomic_backend: StoreLocation) -> None:
+    backend = atomic_backend
+    store = backend.open()
     payloads = [f"racer-{index}".encode() for index in range(8)]
     for round_ in range(10):
         key = f"_transaction_log/{round_:020d}.json"
@@ -221,7 +221,10 @@ def test_many_put_if_absent_races_between_threads(
 
 
 @pytest.mark.slow
-def test_many_put_if_absent_races_between_processes(shared_backend: StoreLocation) -> None:
+def test_many_put_if_absent_races_between_processes(
+    atomic_shared_backend: StoreLocation,
+) -> None:
+    shared_backend = atomic_shared_backend
     store = shared_backend.open()
     payloads = [f"process-{index}".encode() for index in range(4)]
     for round_ in range(3):

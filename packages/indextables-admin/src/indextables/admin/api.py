@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from indextables.admin.observe import CallCounter, ObservedStore
 from indextables.admin.progress import ProgressCallback
 from indextables.admin.whatif import RecordingStore
-from indextables.protocol import Table, open_table
+from indextables.protocol import Table, TableConfig, open_table
 from indextables.protocol.errors import (
     CorruptFileError,
     InvalidPredicateError,
@@ -42,14 +42,6 @@ from indextables.protocol.maintenance import (
     TruncateResult,
     ValidateResult,
 )
-
-# The engine's operations, called directly: Table's methods forward to these
-# and are typed ``Any`` (to keep the protocol's imports lazy).
-from indextables.protocol.maintenance import checkpointing as _checkpointing
-from indextables.protocol.maintenance import partitions as _partitions
-from indextables.protocol.maintenance import purge as _purge
-from indextables.protocol.maintenance import repair as _repair
-from indextables.protocol.maintenance import validate as _validate
 from indextables.protocol.predicates import Predicate, parse_predicate
 from indextables.protocol.snapshot import Snapshot
 from indextables.protocol.state import FileEntry
@@ -127,7 +119,24 @@ class DropPartitionsPlan:
 
 
 def _open(table: str, *, storage_options: StorageOptions = None, check: bool = True) -> Table:
-    return open_table(table, storage_options=storage_options, check=check)
+    return open_table(
+        table,
+        storage_options=storage_options,
+        config=engine_config(storage_options),
+        check=check,
+    )
+
+
+def engine_config(options: StorageOptions) -> TableConfig:
+    """Engine settings from the ``spark.indextables.*`` keys among the options.
+
+    The store ignores those keys; the engine reads them (checkpoint interval,
+    commit retries, retention windows), so one ``-S`` flag carries both.
+
+    Raises:
+        ConfigError: a value is out of range or not a number (naming the key).
+    """
+    return TableConfig.from_options({k: str(v) for k, v in (options or {}).items()})
 
 
 def snapshot(
@@ -146,7 +155,7 @@ def snapshot(
 
 def describe(table: str, *, storage_options: StorageOptions = None) -> DescribeStateResult:
     """The current state (``DESCRIBE INDEXTABLES STATE``)."""
-    return _checkpointing.describe_state(_open(table, storage_options=storage_options))
+    return _open(table, storage_options=storage_options).describe_state()
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +169,7 @@ class TableDescription:
 def describe_table(table: str, *, storage_options: StorageOptions = None) -> TableDescription:
     """:func:`describe` plus the latest snapshot, read through one table handle."""
     handle = _open(table, storage_options=storage_options)
-    return TableDescription(_checkpointing.describe_state(handle), handle.snapshot())
+    return TableDescription(handle.describe_state(), handle.snapshot())
 
 
 def files(
@@ -171,7 +180,9 @@ def files(
     storage_options: StorageOptions = None,
 ) -> tuple[FileEntry, ...]:
     """The live files at ``version`` (latest by default) matching ``where``."""
-    return snapshot(table, version=version, where=where, storage_options=storage_options).files
+    return tuple(
+        snapshot(table, version=version, where=where, storage_options=storage_options).files
+    )
 
 
 def history(table: str, *, storage_options: StorageOptions = None) -> list[HistoryEntry]:
@@ -209,7 +220,7 @@ def schema(
 
 def checkpoint(table: str, *, storage_options: StorageOptions = None) -> CheckpointResult:
     """Write a state at the current version (``CHECKPOINT INDEXTABLES``)."""
-    return _checkpointing.checkpoint(_open(table, storage_options=storage_options))
+    return _open(table, storage_options=storage_options).checkpoint()
 
 
 def compact(
@@ -220,7 +231,7 @@ def compact(
     ``progress(phase, done, total)`` hears of each manifest written.
     """
     counter = _counter(progress, "manifests written", "put", keys=_is_manifest)
-    return _checkpointing.compact(_open_observed(table, storage_options, counter))
+    return _open_observed(table, storage_options, counter).compact()
 
 
 def purge(
@@ -245,8 +256,7 @@ def purge(
         progress: ``progress(phase, done, total)``, told of each object deleted.
     """
     counter = _counter(progress, "objects deleted", "delete")
-    return _purge.purge(
-        _open_observed(table, storage_options, counter),
+    return _open_observed(table, storage_options, counter).purge(
         older_than=_hours(older_than),
         log_retention=_hours(log_retention),
         dry_run=dry_run,
@@ -260,8 +270,7 @@ def _open_observed(
     handle = _open(table, storage_options=storage_options, check=check)
     if counter is None:
         return handle
-    store = ObservedStore(handle.store, counter)
-    return Table(store, handle.state_format, uri=handle.uri, config=handle.config)
+    return handle.with_store(ObservedStore(handle.store, counter))
 
 
 def _open_checking_splits(
@@ -297,12 +306,14 @@ def _is_split(key: str) -> bool:
 
 
 def _is_manifest(key: str) -> bool:
-    return key.startswith("_transaction_log/manifests/")
+    from indextables.avrostate.layout import MANIFESTS_DIR
+
+    return key.startswith(MANIFESTS_DIR)
 
 
 def _simulation(handle: Table) -> tuple[Table, RecordingStore]:
     overlay = RecordingStore(handle.store)
-    return Table(overlay, handle.state_format, uri=handle.uri, config=handle.config), overlay
+    return handle.with_store(overlay), overlay
 
 
 def purge_plan(
@@ -319,7 +330,7 @@ def purge_plan(
     (states, manifests, version files, orphaned splits and their ``.crc``).
     """
     simulated, overlay = _simulation(_open(table, storage_options=storage_options))
-    _purge.purge(simulated, older_than=_hours(older_than), log_retention=_hours(log_retention))
+    simulated.purge(older_than=_hours(older_than), log_retention=_hours(log_retention))
     return overlay.deleted_keys
 
 
@@ -328,7 +339,7 @@ def truncate_time_travel_plan(
 ) -> tuple[str, ...]:
     """Every key :func:`truncate_time_travel` would delete now, sorted; deletes nothing."""
     simulated, overlay = _simulation(_open(table, storage_options=storage_options))
-    _purge.truncate_time_travel(simulated)
+    simulated.truncate_time_travel()
     return overlay.deleted_keys
 
 
@@ -342,7 +353,7 @@ def truncate_time_travel(
     """Delete every version older than the current one (``TRUNCATE ... TIME TRAVEL``)."""
     counter = _counter(progress, "objects deleted", "delete")
     handle = _open_observed(table, storage_options, counter)
-    return _purge.truncate_time_travel(handle, dry_run=dry_run)
+    return handle.truncate_time_travel(dry_run=dry_run)
 
 
 def drop_partitions_plan(
@@ -361,7 +372,9 @@ def drop_partitions_plan(
     if not predicate.columns():
         raise InvalidPredicateError(f"{table}: the predicate names no partition column")
     partitions = {tuple(sorted(f.partition_values.items())): None for f in snap.files}
-    return DropPartitionsPlan(table, snap.version, tuple(dict(p) for p in partitions), snap.files)
+    return DropPartitionsPlan(
+        table, snap.version, tuple(dict(p) for p in partitions), tuple(snap.files)
+    )
 
 
 def drop_partitions(
@@ -372,7 +385,7 @@ def drop_partitions(
     The split files stay in storage until ``purge`` deletes them.
     """
     predicate = parse_predicate(where) if isinstance(where, str) else where
-    return _partitions.drop_partitions(_open(table, storage_options=storage_options), predicate)
+    return _open(table, storage_options=storage_options).drop_partitions(predicate)
 
 
 def repair(
@@ -389,9 +402,10 @@ def repair(
     never modified. ``destination_options`` default to ``storage_options``.
     ``progress(phase, done, total)`` hears of each split checked.
     """
-    handle = _open_checking_splits(source, storage_options, progress)
+    # Opened unchecked: repair is for logs too damaged to load.
+    handle = _open_checking_splits(source, storage_options, progress, check=False)
     target_options = storage_options if destination_options is None else destination_options
-    return _repair.repair(handle, destination, storage_options=target_options)
+    return handle.repair(destination, storage_options=target_options)
 
 
 def validate(
@@ -403,7 +417,7 @@ def validate(
     """
     # Opened unchecked: a log too damaged to load is a finding, not a failure to open.
     handle = _open_checking_splits(table, storage_options, progress, check=False)
-    return _validate.validate(handle)
+    return handle.validate()
 
 
 def gc(

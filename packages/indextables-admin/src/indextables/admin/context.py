@@ -93,11 +93,15 @@ def common_options(func: Callable[P, R]) -> Callable[P, R]:
         ),
         click.option(
             "--storage-option",
+            "--option",
             "-S",
             "storage_option",
             multiple=True,
             metavar="KEY=VALUE",
-            help="Store option (repeatable), e.g. region=us-east-1. Never echoed.",
+            help=(
+                "Store option or engine setting (repeatable), e.g. region=us-east-1 or "
+                "spark.indextables.checkpoint.interval=5. Values are never echoed."
+            ),
         ),
     ]
     for decorator in reversed(decorators):

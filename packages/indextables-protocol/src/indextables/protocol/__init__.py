@@ -15,7 +15,7 @@ from indextables.protocol.actions import (
     action_from_json,
     action_to_json,
 )
-from indextables.protocol.config import TableConfig
+from indextables.protocol.config import ConfigError, TableConfig
 from indextables.protocol.errors import (
     CommitConflictError,
     CorruptFileError,
@@ -55,6 +55,7 @@ __all__ = [
     "AddAction",
     "Changes",
     "CommitConflictError",
+    "ConfigError",
     "CorruptFileError",
     "FileEntry",
     "FileFormat",

@@ -16,7 +16,7 @@ from indextables.protocol.errors import VersionNotFoundError
 from indextables.protocol.state import FileEntry
 
 if TYPE_CHECKING:
-    from indextables.protocol.table import Table
+    from indextables.protocol.tablelike import TableLike
 
 __all__ = ["SkipTracker"]
 
@@ -26,7 +26,7 @@ _Candidate = TypeVar("_Candidate", AddAction, FileEntry)
 class SkipTracker:
     """The skip actions of one table."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: TableLike) -> None:
         self.table = table
 
     def all(self) -> list[SkipAction]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,7 @@ from indextables.protocol.errors import (
     TableNotFoundError,
     VersionNotFoundError,
 )
+from indextables.protocol.livefiles import LiveFiles
 from indextables.protocol.logreplay import (
     LogListing,
     Replay,
@@ -62,7 +63,10 @@ class Snapshot:
         version: the table version.
         protocol: the protocol in force.
         metadata: the table metadata in force.
-        files: live splits (``doc_mapping_json`` restored from the registry).
+        files: live splits (``doc_mapping_json`` restored from the registry), a
+            :class:`~indextables.protocol.livefiles.LiveFiles`: entries are
+            built on access; ``files.paths``, ``sizes``, ``partition_values``
+            and ``num_records`` read columns without building entries.
         timestamp: commit time of ``version`` (epoch ms; 0 when unknown).
         state_version: the state the snapshot was built on, if any.
         schema_registry: doc mapping hash -> JSON.
@@ -75,7 +79,7 @@ class Snapshot:
     version: int
     protocol: ProtocolAction
     metadata: MetadataAction
-    files: tuple[FileEntry, ...]
+    files: Sequence[FileEntry]
     timestamp: int = 0
     state_version: int | None = None
     schema_registry: Mapping[str, str] = field(default_factory=dict)
@@ -91,7 +95,10 @@ class Snapshot:
     @property
     def total_bytes(self) -> int:
         """Total size of the live splits."""
-        return sum(f.size for f in self.files)
+        sizes = getattr(self.files, "sizes", None)
+        if sizes is None:
+            return sum(f.size for f in self.files)
+        return sum(size or 0 for size in sizes)
 
     @property
     def partition_columns(self) -> tuple[str, ...]:
@@ -132,11 +139,12 @@ class TableLayout:
 
 @dataclass(slots=True)
 class _Base:
-    files: dict[str, FileEntry]
+    # The base's live entries: a state's lazy sequence, or a list (legacy checkpoint).
+    entries: Sequence[FileEntry]
     manifest: StateManifest | None
     metadata: MetadataAction | None
     version: int | None
-    # The stats filter ``files`` were already pruned by (its entries need no re-check).
+    # The stats filter ``entries`` were already pruned by (they need no re-check).
     stats_filter: Predicate | None = None
 
 
@@ -270,7 +278,9 @@ class SnapshotReader:
         base = self._base(layout, version, None, None)
         start = 0 if base.version is None else base.version + 1
         require_versions(layout.listing, start, version, uri=self.store.uri)
-        replay = Replay(dict(base.files))
+        # On a state, only the delta (replay.added/removed) is needed; without one the
+        # replay must hold every live file.
+        replay = Replay({} if base.manifest is not None else {e.path: e for e in base.entries})
         for v in range(start, version + 1):
             replay.apply(v, layout.listing.versions[v].last_modified_ms, self.actions(v))
         return base, replay
@@ -281,7 +291,7 @@ class SnapshotReader:
         base = self._base(layout, target, flt, stats)
         start = 0 if base.version is None else base.version + 1
         require_versions(layout.listing, start, target, uri=self.store.uri)
-        replay = Replay(dict(base.files))
+        replay = Replay({})  # the delta only: the base stays as the state format built it
         for v in range(start, target + 1):
             replay.apply(v, layout.listing.versions[v].last_modified_ms, self.actions(v))
         protocol = replay.protocol or self._older(layout, start - 1, ProtocolAction)
@@ -294,17 +304,12 @@ class SnapshotReader:
         check_readable(protocol, path=self.store.uri)
         registry = dict(base.manifest.schema_registry) if base.manifest else {}
         registry.update(registry_from_configuration(metadata.configuration))
-        uri = self.store.uri
-        files = [resolve_doc_mapping(f, registry, path=uri) for f in replay.files.values()]
-        if flt is not None:
-            files = [f for f in files if flt.matches(f.partition_values)]
-        if stats is not None:
-            files = _stats_pruned(files, stats, base)
+        files = self._live_files(base, replay, registry, flt, stats)
         return Snapshot(
             target,
             protocol,
             metadata,
-            tuple(files),
+            files,
             timestamp=self._timestamp(layout, target, base),
             state_version=base.version,
             schema_registry=registry,
@@ -312,6 +317,38 @@ class SnapshotReader:
             partition_filter=flt,
             stats_filter=stats,
         )
+
+    def _live_files(
+        self,
+        base: _Base,
+        replay: Replay,
+        registry: Mapping[str, str],
+        flt: Predicate | None,
+        stats: Predicate | None,
+    ) -> LiveFiles:
+        """The base's entries less what the replay removed or re-added, plus its adds.
+
+        Nothing of the base is copied or built: its entries stay the state
+        format's (lazy) sequence; only the replayed adds are filtered here.
+        """
+        uri = self.store.uri
+        entries = base.entries
+        resolve = getattr(entries, "resolve_doc_mappings", None)
+        if resolve is not None:
+            resolve(registry)  # the full registry: the state's and the metadata's
+        else:
+            entries = [resolve_doc_mapping(f, registry, path=uri) for f in entries]
+        if flt is not None and base.manifest is None:
+            entries = [f for f in entries if flt.matches(f.partition_values)]
+        if stats is not None and base.stats_filter != stats:
+            entries = keep_by_stats(entries, stats)
+        added = [resolve_doc_mapping(f, registry, path=uri) for f in replay.files.values()]
+        if flt is not None:
+            added = [f for f in added if flt.matches(f.partition_values)]
+        if stats is not None:
+            added = [f for f in added if entry_may_match(stats, f)]
+        dropped = replay.removed | replay.files.keys()
+        return LiveFiles.overlay(entries, dropped=dropped, added=added)
 
     def _timestamp(self, layout: TableLayout, version: int, base: _Base) -> int:
         info = layout.listing.versions.get(version)
@@ -368,7 +405,7 @@ class SnapshotReader:
         ):
             return legacy
         if state is None:
-            return _Base({}, None, None, None)
+            return _Base([], None, None, None)
         unfiltered = flt is None and stats is None
         if unfiltered and state in self._states:
             return self._states[state]
@@ -393,7 +430,9 @@ class SnapshotReader:
         if stats is not None:
             # Column-wise when the format can: pruned entries are never built.
             entries = keep_by_stats(entries, stats)
-        files = {entry.path: _with_mapping(entry, registry) for entry in entries}
+        if resolve is None:
+            entries = [_with_mapping(entry, registry) for entry in entries]
+        files = entries
         elapsed = (time.monotonic() - started) * 1000
         tombstones = len(manifest.tombstones)
         tags = {"table": self.store.uri}
@@ -428,17 +467,7 @@ class SnapshotReader:
             emit("indextables.checkpoint.stale_pointer", 1, table=self.store.uri)
             return None
         replay.apply(pointer.version, pointer.created_time, actions)
-        return _Base(replay.files, None, replay.metadata, pointer.version)
-
-
-def _stats_pruned(files: list[FileEntry], stats: Predicate, base: _Base) -> list[FileEntry]:
-    """``files`` without the entries whose statistics prove no row matches.
-
-    Entries taken unchanged from a base already pruned by ``stats`` are not
-    checked again; entries added by version files after it are.
-    """
-    pruned = base.files if base.stats_filter == stats else {}
-    return [f for f in files if pruned.get(f.path) is f or entry_may_match(stats, f)]
+        return _Base(list(replay.files.values()), None, replay.metadata, pointer.version)
 
 
 def _with_mapping(entry: FileEntry, registry: Mapping[str, str]) -> FileEntry:

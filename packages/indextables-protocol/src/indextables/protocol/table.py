@@ -45,6 +45,13 @@ from indextables.protocol.history import (
     history_of,
 )
 from indextables.protocol.logreplay import version_key
+from indextables.protocol.maintenance.checkpointing import checkpoint as _checkpoint
+from indextables.protocol.maintenance.checkpointing import compact as _compact
+from indextables.protocol.maintenance.checkpointing import describe_state as _describe_state
+from indextables.protocol.maintenance.partitions import drop_partitions as _drop_partitions
+from indextables.protocol.maintenance.purge import purge as _purge
+from indextables.protocol.maintenance.purge import truncate_time_travel as _truncate_time_travel
+from indextables.protocol.maintenance.repair import repair as _repair
 from indextables.protocol.maintenance.results import (
     CheckpointResult,
     DescribeStateResult,
@@ -54,6 +61,7 @@ from indextables.protocol.maintenance.results import (
     TruncateResult,
     ValidateResult,
 )
+from indextables.protocol.maintenance.validate import validate as _validate
 from indextables.protocol.metrics import emit
 from indextables.protocol.predicates import MatchNothing, Predicate, parse_predicate
 from indextables.protocol.protocolcheck import new_table_protocol
@@ -202,6 +210,11 @@ class Table:
         self.config = config or TableConfig()
         self.reader = SnapshotReader(store, state_format, ttl_seconds=self.config.cache_ttl_seconds)
         self.skips = SkipTracker(self)
+
+    def with_store(self, store: ObjectStore) -> Table:
+        """This table read and written through ``store`` (an observing or recording
+        wrapper of the same objects), with the same state format, URI and settings."""
+        return Table(store, self.state_format, uri=self.uri, config=self.config)
 
     def __repr__(self) -> str:
         return f"Table({self.uri!r})"
@@ -460,21 +473,15 @@ class Table:
 
     def checkpoint(self) -> CheckpointResult:
         """Write a state at the current version (CHECKPOINT INDEXTABLES)."""
-        from indextables.protocol.maintenance.checkpointing import checkpoint
-
-        return checkpoint(self)
+        return _checkpoint(self)
 
     def compact(self) -> CheckpointResult:
         """Rewrite the state without tombstones (COMPACT INDEXTABLES)."""
-        from indextables.protocol.maintenance.checkpointing import compact
-
-        return compact(self)
+        return _compact(self)
 
     def describe_state(self) -> DescribeStateResult:
         """Describe the current state (DESCRIBE INDEXTABLES STATE)."""
-        from indextables.protocol.maintenance.checkpointing import describe_state
-
-        return describe_state(self)
+        return _describe_state(self)
 
     def purge(
         self,
@@ -484,21 +491,15 @@ class Table:
         dry_run: bool = False,
     ) -> PurgeResult:
         """Delete orphaned splits, old version files, old states, unreferenced manifests."""
-        from indextables.protocol.maintenance.purge import purge
-
-        return purge(self, older_than=older_than, log_retention=log_retention, dry_run=dry_run)
+        return _purge(self, older_than=older_than, log_retention=log_retention, dry_run=dry_run)
 
     def truncate_time_travel(self, *, dry_run: bool = False) -> TruncateResult:
         """Checkpoint, then delete every older version file, checkpoint and state."""
-        from indextables.protocol.maintenance.purge import truncate_time_travel
-
-        return truncate_time_travel(self, dry_run=dry_run)
+        return _truncate_time_travel(self, dry_run=dry_run)
 
     def drop_partitions(self, partition_filter: Predicate | str) -> DropPartitionsResult:
         """Remove every live file whose partition values match the filter."""
-        from indextables.protocol.maintenance.partitions import drop_partitions
-
-        return drop_partitions(self, _predicate(partition_filter))
+        return _drop_partitions(self, _predicate(partition_filter))
 
     def repair(
         self,
@@ -508,12 +509,8 @@ class Table:
         target_store: ObjectStore | None = None,
     ) -> RepairResult:
         """Write a fresh log at ``target_uri`` for the live split files."""
-        from indextables.protocol.maintenance.repair import repair
-
-        return repair(self, target_uri, storage_options=storage_options, target_store=target_store)
+        return _repair(self, target_uri, storage_options=storage_options, target_store=target_store)
 
     def validate(self) -> ValidateResult:
         """Check every invariant of the current snapshot; see ValidateResult."""
-        from indextables.protocol.maintenance.validate import validate
-
-        return validate(self)
+        return _validate(self)

@@ -40,11 +40,16 @@ def register(spark: SparkSession) -> None:
     spark.dataSource.register(IndexTablesDataSource)
 
 
-def sql(spark: SparkSession, text: str) -> DataFrame:
-    """Run an IndexTables maintenance command, or any other statement through ``spark.sql``."""
+def sql(spark: SparkSession, text: str, *, options: Mapping[str, Any] | None = None) -> DataFrame:
+    """Run an IndexTables maintenance command, or any other statement through ``spark.sql``.
+
+    ``options`` carries what a command on a cloud table needs: store credentials
+    (``spark.indextables.aws.*``/``azure.*``) and engine settings
+    (``spark.indextables.checkpoint.interval``, retention windows, commit retries).
+    """
     from indextables.pyspark.commands import run_sql
 
-    return run_sql(spark, text)
+    return run_sql(spark, text, options={k: str(v) for k, v in (options or {}).items()})
 
 
 def search(

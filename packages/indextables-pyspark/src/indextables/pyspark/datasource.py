@@ -120,8 +120,9 @@ def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> Wri
         OptionError: bad option values, or partitioning that contradicts the table.
         UnsupportedTypeError: a column type that cannot be indexed.
     """
-    from indextables.pyspark.tableaccess import table_exists
+    from indextables.pyspark.tableaccess import engine_config, table_exists
 
+    engine_config(options)  # engine settings fail here, at planning, not at commit
     existing = load_view(path, options) if table_exists(path, options) else None
     merged = dict(existing.configuration) if existing else {}
     merged = {k: v for k, v in lower_keys(merged).items() if k.startswith(INDEXING)}

@@ -16,7 +16,7 @@ from indextables.protocol.actions import AddAction
 from indextables.protocol.errors import TableExistsError, TableNotFoundError
 from indextables.protocol.state import FileEntry
 from indextables.protocol.store import ObjectStore
-from indextables.pyspark.errors import NotATableError
+from indextables.pyspark.errors import NotATableError, OptionError
 from indextables.pyspark.options import lower_keys
 from indextables.pyspark.splitcache import SplitRef
 from indextables.pyspark.splitreader import SplitEntry
@@ -134,9 +134,26 @@ def _engine() -> Any:
     return table
 
 
+def engine_config(options: Mapping[str, str]) -> Any:
+    """The engine's settings from the ``spark.indextables.*`` keys among ``options``.
+
+    This is the one way settings reach the engine (checkpoint interval,
+    commit retries, cache and retention windows); a bad value fails here,
+    at planning, naming its key.
+    """
+    from indextables.protocol import ConfigError, TableConfig
+
+    try:
+        return TableConfig.from_options(options)
+    except ConfigError as error:
+        raise OptionError(str(error)) from None
+
+
 def _open(uri: str, options: Mapping[str, str]) -> Any:
     with _table_expected(uri):
-        return _engine().open_table(uri, storage_options=storage_options(options))
+        return _engine().open_table(
+            uri, storage_options=storage_options(options), config=engine_config(options)
+        )
 
 
 def _read(uri: str, options: Mapping[str, str], read: Callable[[Any], Any]) -> Any:
@@ -148,7 +165,12 @@ def _read(uri: str, options: Mapping[str, str], read: Callable[[Any], Any]) -> A
     """
     with _table_expected(uri):
         return read(
-            _engine().open_table(uri, storage_options=storage_options(options), check=False)
+            _engine().open_table(
+                uri,
+                storage_options=storage_options(options),
+                config=engine_config(options),
+                check=False,
+            )
         )
 
 
@@ -303,8 +325,9 @@ def commit_write(
     """
     engine = _engine()
     store_options = storage_options(options)
+    config = engine_config(options)
     try:
-        table = engine.open_table(uri, storage_options=store_options)
+        table = engine.open_table(uri, storage_options=store_options, config=config)
     except TableNotFoundError:
         try:
             table = engine.create_table(
@@ -313,9 +336,10 @@ def commit_write(
                 partition_columns=tuple(partition_columns),
                 configuration=dict(configuration or {}),
                 storage_options=store_options,
+                config=config,
             )
         except TableExistsError:  # another job created it first: append to theirs
-            table = engine.open_table(uri, storage_options=store_options)
+            table = engine.open_table(uri, storage_options=store_options, config=config)
     mode = "overwrite" if overwrite else "append"
     return int(table.commit(adds=list(adds), mode=mode, read_version=read_version))
 

@@ -12,7 +12,7 @@ from indextables.protocol.statewrite import advance_last_checkpoint, write_state
 
 if TYPE_CHECKING:
     from indextables.protocol.snapshot import Snapshot
-    from indextables.protocol.table import Table
+    from indextables.protocol.tablelike import TableLike
 
 __all__ = ["checkpoint", "compact", "describe_state"]
 
@@ -20,7 +20,7 @@ TOMBSTONE_THRESHOLD = 0.10
 MAX_MANIFESTS = 20
 
 
-def checkpoint(table: Table) -> CheckpointResult:
+def checkpoint(table: TableLike) -> CheckpointResult:
     """Write a state at the current version (nothing to do if one exists)."""
     layout = table.reader.layout()
     snap = table.reader.load(layout=layout)
@@ -32,7 +32,7 @@ def checkpoint(table: Table) -> CheckpointResult:
     return _result(table, snap, status, compacted=False)
 
 
-def compact(table: Table) -> CheckpointResult:
+def compact(table: TableLike) -> CheckpointResult:
     """Write a compacted state (all live entries, no tombstones).
 
     A state is immutable, so when the current version already has one, an
@@ -49,7 +49,7 @@ def compact(table: Table) -> CheckpointResult:
     return _result(table, snap, status, compacted=state is not None)
 
 
-def _result(table: Table, snap: Snapshot, status: str, *, compacted: bool) -> CheckpointResult:
+def _result(table: TableLike, snap: Snapshot, status: str, *, compacted: bool) -> CheckpointResult:
     """The reference's CHECKPOINT row: one action per live file, never multi-part."""
     return CheckpointResult(
         table.uri,
@@ -63,7 +63,7 @@ def _result(table: Table, snap: Snapshot, status: str, *, compacted: bool) -> Ch
     )
 
 
-def describe_state(table: Table) -> DescribeStateResult:
+def describe_state(table: TableLike) -> DescribeStateResult:
     """Describe the current (highest) state, or the legacy checkpoint / plain log."""
     layout = table.reader.layout()
     if not layout.states:

@@ -9,12 +9,12 @@ from indextables.protocol.maintenance.results import DropPartitionsResult
 from indextables.protocol.predicates import Predicate
 
 if TYPE_CHECKING:
-    from indextables.protocol.table import Table
+    from indextables.protocol.tablelike import TableLike
 
 __all__ = ["drop_partitions"]
 
 
-def drop_partitions(table: Table, predicate: Predicate | None) -> DropPartitionsResult:
+def drop_partitions(table: TableLike, predicate: Predicate | None) -> DropPartitionsResult:
     """Commit the removal of every live file whose partition values match.
 
     Raises:

@@ -25,7 +25,7 @@ from indextables.protocol.snapshot import TableLayout, read_state_manifest
 from indextables.protocol.statewrite import write_state_for
 
 if TYPE_CHECKING:
-    from indextables.protocol.table import Table
+    from indextables.protocol.tablelike import TableLike
 
 __all__ = ["purge", "truncate_time_travel"]
 
@@ -49,7 +49,7 @@ def _manifest_key(path: str, state_version: int) -> str:
 
 
 def _plan_states(
-    table: Table, layout: TableLayout, now: int, *, keep_versions: int, retention_ms: int
+    table: TableLike, layout: TableLayout, now: int, *, keep_versions: int, retention_ms: int
 ) -> _StatePlan:
     states = list(layout.states)
     old = sorted(states[:-1], reverse=True)[max(keep_versions, 0) :]
@@ -75,12 +75,14 @@ def _plan_states(
     return _StatePlan(tuple(sorted(expired)), tuple(kept), orphans)
 
 
-def _state_has_metadata(table: Table, layout: TableLayout) -> bool:
+def _state_has_metadata(table: TableLike, layout: TableLayout) -> bool:
     current = layout.states[-1] if layout.states else None
     return current is not None and read_state_manifest(table.reader, current).metadata is not None
 
 
-def _protected_versions(table: Table, covered: list[int], *, state_has_metadata: bool) -> set[int]:
+def _protected_versions(
+    table: TableLike, covered: list[int], *, state_has_metadata: bool
+) -> set[int]:
     """Version files that hold the newest protocol (and metadata, if the state lacks it)."""
     protected: set[int] = set()
     need = {ProtocolAction} if state_has_metadata else {ProtocolAction, MetadataAction}
@@ -94,7 +96,7 @@ def _protected_versions(table: Table, covered: list[int], *, state_has_metadata:
     return protected
 
 
-def _old_version_files(table: Table, layout: TableLayout, cutoff: int) -> list[int]:
+def _old_version_files(table: TableLike, layout: TableLayout, cutoff: int) -> list[int]:
     if not layout.states:
         return []
     current = layout.states[-1]
@@ -109,7 +111,7 @@ def _old_version_files(table: Table, layout: TableLayout, cutoff: int) -> list[i
     )
 
 
-def _old_checkpoint_files(table: Table, layout: TableLayout, cutoff: int) -> list[str]:
+def _old_checkpoint_files(table: TableLike, layout: TableLayout, cutoff: int) -> list[str]:
     """Legacy JSON checkpoint files below the current state, older than ``cutoff``."""
     if not layout.states:
         return []
@@ -119,7 +121,7 @@ def _old_checkpoint_files(table: Table, layout: TableLayout, cutoff: int) -> lis
 
 
 def _referenced_splits(
-    table: Table, layout: TableLayout, kept_states: tuple[int, ...], kept_versions: set[int]
+    table: TableLike, layout: TableLayout, kept_states: tuple[int, ...], kept_versions: set[int]
 ) -> set[str]:
     referenced = {f.path for f in table.reader.load(layout=layout).files}
     for version in kept_versions:
@@ -141,7 +143,7 @@ def _split_of(key: str) -> str:
     return f"{folder}/{name}" if folder else name
 
 
-def _orphaned_splits(table: Table, referenced: set[str], cutoff: int) -> list[tuple[str, int]]:
+def _orphaned_splits(table: TableLike, referenced: set[str], cutoff: int) -> list[tuple[str, int]]:
     found = []
     for info in table.store.list(""):
         if info.key.startswith(LOG_DIR) or not info.key.endswith((".split", ".split.crc")):
@@ -157,7 +159,7 @@ def _hours(value: float | timedelta | None) -> float | None:
 
 
 def purge(
-    table: Table,
+    table: TableLike,
     *,
     older_than: float | timedelta | None = None,
     log_retention: float | timedelta | None = None,
@@ -228,7 +230,7 @@ def purge(
     )
 
 
-def truncate_time_travel(table: Table, *, dry_run: bool = False) -> TruncateResult:
+def truncate_time_travel(table: TableLike, *, dry_run: bool = False) -> TruncateResult:
     """Make the current version the oldest reachable one.
 
     Writes a state at the current version if needed, then deletes every

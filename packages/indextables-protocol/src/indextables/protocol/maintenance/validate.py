@@ -26,12 +26,12 @@ from indextables.protocol.protocolcheck import check_readable, check_writable
 from indextables.protocol.snapshot import Snapshot, read_state_manifest
 
 if TYPE_CHECKING:
-    from indextables.protocol.table import Table
+    from indextables.protocol.tablelike import TableLike
 
 __all__ = ["validate"]
 
 
-def _storage_problems(table: Table, snap: Snapshot) -> list[str]:
+def _storage_problems(table: TableLike, snap: Snapshot) -> list[str]:
     problems = []
     for entry in snap.files:
         try:
@@ -60,7 +60,7 @@ def _entry_problems(snap: Snapshot) -> list[str]:
     return problems
 
 
-def _state_problems(table: Table, snap: Snapshot) -> list[str]:
+def _state_problems(table: TableLike, snap: Snapshot) -> list[str]:
     if snap.state_version is None:
         return []
     state = read_state_manifest(table.reader, snap.state_version)
@@ -87,7 +87,7 @@ def _state_problems(table: Table, snap: Snapshot) -> list[str]:
 MAX_BOUNDS_CHECKS = 64
 
 
-def _bounds_problems(table: Table, snap: Snapshot) -> list[str]:
+def _bounds_problems(table: TableLike, snap: Snapshot) -> list[str]:
     """Pruning by each partition's exact values must keep that partition's entries.
 
     A manifest whose partition bounds do not cover its entries would make a
@@ -119,7 +119,7 @@ def _bounds_problems(table: Table, snap: Snapshot) -> list[str]:
     return problems
 
 
-def _resurrections(table: Table, snap: Snapshot) -> list[str]:
+def _resurrections(table: TableLike, snap: Snapshot) -> list[str]:
     """A file removed at version k must not be live unless re-added after k."""
     layout = table.reader.layout()
     last_remove: dict[str, int] = {}
@@ -142,7 +142,7 @@ def _resurrections(table: Table, snap: Snapshot) -> list[str]:
 _DAMAGE = (CorruptFileError, UnsafePathError, UnsupportedProtocolError)
 
 
-def validate(table: Table) -> ValidateResult:
+def validate(table: TableLike) -> ValidateResult:
     """Check the current snapshot: protocol, splits in storage, state counts, no resurrection.
 
     A damaged log (a corrupt or unsafe version file, state or manifest, or a
@@ -158,7 +158,7 @@ def validate(table: Table) -> ValidateResult:
         return ValidateResult(table.uri, version, 0, (f"the log cannot be read: {exc}",))
 
 
-def _validate(table: Table) -> ValidateResult:
+def _validate(table: TableLike) -> ValidateResult:
     snap = table.snapshot()
     problems: list[str] = []
     try:
