@@ -289,3 +289,16 @@ def test_repair_works_when_the_log_is_unreadable(
     assert repaired.partition_columns == ("date",)
     names = {f["name"] for f in json.loads(repaired.metadata.schema_string)["fields"]}
     assert {"id", "text", "score", "date"} <= names
+
+
+def test_the_purge_retention_floor_is_a_typed_error_that_says_how_to_override_it(
+    tmp_path: Path, schema: Any
+) -> None:
+    from indextables.protocol import RetentionTooShortError, TableConfig
+
+    table = create_table(str(tmp_path / "t"), schema=schema)
+    with pytest.raises(RetentionTooShortError, match="retentionCheckEnabled=false"):
+        table.purge(older_than=1.0, dry_run=True)
+    config = TableConfig.from_options({"spark.indextables.purge.retentionCheckEnabled": "false"})
+    unchecked = open_table(str(tmp_path / "t"), config=config)
+    assert unchecked.purge(older_than=1.0, dry_run=True).status == "DRY_RUN"

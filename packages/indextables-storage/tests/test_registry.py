@@ -19,7 +19,7 @@ from indextables.storage import (
 )
 from indextables.storage.uris import local_path, parse_azure_uri, parse_bucket_uri, scheme_of
 
-SCHEMES = ["abfss", "az", "file", "memory", "s3", "s3a"]
+SCHEMES = ["abfs", "abfss", "az", "file", "memory", "s3", "s3a", "s3n", "wasb", "wasbs"]
 
 
 def test_entry_points_name_every_scheme() -> None:

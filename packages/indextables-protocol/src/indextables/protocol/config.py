@@ -82,6 +82,7 @@ class TableConfig:
         state_retention_hours: old states younger than this are kept.
         manifest_min_age_hours: unreferenced manifests younger than this are kept.
         skip_cooldown_hours: default cooldown of a skipped file.
+        retention_check_enabled: purge refuses a split retention below 24 h.
     """
 
     checkpoint_interval: int = 10
@@ -96,6 +97,7 @@ class TableConfig:
     state_retention_hours: float = 7 * 24.0
     manifest_min_age_hours: float = 1.0
     skip_cooldown_hours: float = 24.0
+    retention_check_enabled: bool = True
 
     def __post_init__(self) -> None:
         """Refuse settings no table can work with, naming the setting."""
@@ -158,6 +160,7 @@ class TableConfig:
             ),
             state_retention_hours=num("state.retention.hours", base.state_retention_hours),
             manifest_min_age_hours=num("state.gc.minManifestAgeHours", base.manifest_min_age_hours),
+            retention_check_enabled=flag("purge.retentionCheckEnabled", True),
         )
 
     @property

@@ -37,6 +37,10 @@ class UnsafePathError(ProtocolError, ValueError):
     """A file path in the log escapes the table root (``..``, absolute, other scheme)."""
 
 
+class RetentionTooShortError(ProtocolError, ValueError):
+    """A purge retention below the safety minimum (splits of commits in flight could go)."""
+
+
 class UnsupportedProtocolError(ProtocolError):
     """The table needs a newer reader/writer, or names a feature we do not know."""
 

@@ -8,6 +8,7 @@ and settles an ambiguous put-if-absent by reading the blob back.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -21,14 +22,37 @@ from indextables.storage.keys import check_prefix, join_root, normalize_root
 from indextables.storage.options import AzureOptions, CommonOptions
 from indextables.storage.remote import RemoteStore
 from indextables.storage.retry import Failure
-from indextables.storage.secrets import install_log_redaction
+from indextables.storage.secrets import Secret, install_log_redaction
 
 __all__ = ["AzureBlobStore"]
 
 _DELETE_BATCH = 256  # a blob batch holds at most 256 sub-requests
 
 
+class StaticTokenCredential:
+    """An Azure token credential that hands out one bearer token (``azure.bearerToken``).
+
+    The token is used as given; when it expires requests fail with an
+    authentication error, as the reference's static token does.
+    """
+
+    def __init__(self, token: Secret, *, expires_on: int | None = None) -> None:
+        self._token = token
+        self._expires_on = expires_on if expires_on is not None else int(time.time()) + 3600
+
+    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
+        """The token, in azure-core's ``AccessToken`` form."""
+        from azure.core.credentials import AccessToken
+
+        return AccessToken(self._token.reveal(), self._expires_on)
+
+    def __repr__(self) -> str:
+        return "StaticTokenCredential(***)"
+
+
 def _credential(options: AzureOptions, account: str | None) -> Any:
+    if options.bearer_token is not None:
+        return StaticTokenCredential(options.bearer_token)
     if options.account_key is not None:
         if not account:
             raise ConfigurationError("an Azure account key needs an account name")

@@ -9,6 +9,7 @@ an unknown name that is neither raises :class:`ConfigurationError`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from urllib.parse import unquote, urlsplit
@@ -43,7 +44,25 @@ ALIASES: Mapping[str, str] = {
     "spark.indextables.azure.tenantid": "tenant_id",
     "spark.indextables.azure.clientid": "client_id",
     "spark.indextables.azure.clientsecret": "client_secret",
+    "spark.indextables.azure.bearertoken": "bearer_token",
+    "spark.indextables.s3.multipartthreshold": "multipart_threshold",
+    "spark.indextables.s3.partsize": "multipart_part_size",
 }
+_ALIAS_NAMES = frozenset(ALIASES)
+
+# Store settings of the reference that have no effect here: accepted, with one warning each.
+IGNORED: Mapping[str, str] = {
+    "spark.indextables.aws.credentialsproviderclass": (
+        "custom JVM credential providers do not exist in Python; boto3's default chain "
+        "(environment, profile, instance role) or static keys are used"
+    ),
+    "spark.indextables.s3.maxconcurrency": "uploads are sequential per task here",
+    "spark.indextables.s3.maxqueuesize": "uploads are sequential per task here",
+    "spark.indextables.s3.streamingthreshold": "multipart_threshold decides streaming uploads",
+}
+_STORE_PREFIXES = ("spark.indextables.aws.", "spark.indextables.s3.", "spark.indextables.azure.")
+_WARNED: set[str] = set()
+_LOG = logging.getLogger("indextables.storage")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,6 +126,7 @@ class AzureOptions:
         tenant_id: service principal tenant (needs the azure-identity package).
         client_id: service principal application id.
         client_secret: service principal secret.
+        bearer_token: an OAuth access token for Azure Storage (the caller refreshes it).
         common: timeouts and retries.
     """
 
@@ -118,6 +138,7 @@ class AzureOptions:
     tenant_id: str | None = None
     client_id: str | None = None
     client_secret: Secret | None = None
+    bearer_token: Secret | None = None
     common: CommonOptions = field(default_factory=CommonOptions)
 
 
@@ -130,6 +151,7 @@ _SECRETS = frozenset(
         "connection_string",
         "sas_token",
         "client_secret",
+        "bearer_token",
     }
 )
 _COMMON = frozenset(f.name for f in fields(CommonOptions))
@@ -150,6 +172,16 @@ def canonical(options: Mapping[str, object]) -> dict[str, object]:
         lowered = name.lower()
         if lowered.startswith("spark."):
             target = ALIASES.get(lowered)
+            if target is None and lowered in IGNORED:
+                if lowered not in _WARNED:
+                    _WARNED.add(lowered)
+                    _LOG.warning("%s has no effect here: %s", name, IGNORED[lowered])
+                continue
+            if target is None and lowered.startswith(_STORE_PREFIXES):
+                # A typo here would silently drop a credential or an endpoint.
+                raise ConfigurationError(
+                    f"unknown storage setting {name!r}; known: {sorted(_ALIAS_NAMES)}"
+                )
             if target is None:
                 continue  # other spark.indextables.* settings are not ours
         elif name in KNOWN:

@@ -22,7 +22,11 @@ _BUILTIN: dict[str, StoreFactory] = {
     "memory": factories.memory_store,
     "s3": factories.s3_store,
     "s3a": factories.s3_store,
+    "s3n": factories.s3_store,
     "abfss": factories.azure_store,
+    "abfs": factories.azure_store,
+    "wasbs": factories.azure_store,
+    "wasb": factories.azure_store,
     "az": factories.azure_store,
 }
 

@@ -1,4 +1,5 @@
-"""Parsing of store URIs: a path or ``file://``, ``memory://``, ``s3://``/``s3a://``, ``abfss://``/``az://``."""
+"""Parsing of store URIs: a path or ``file://``, ``memory://``, ``s3://`` (also ``s3a://``,
+``s3n://``), ``abfss://`` (also ``abfs://``, ``wasbs://``, ``wasb://``) and ``az://``."""
 
 from __future__ import annotations
 
@@ -80,7 +81,11 @@ def parse_bucket_uri(uri: str) -> BucketLocation:
 
 
 def parse_azure_uri(uri: str) -> AzureLocation:
-    """Split ``abfss://container@account.dfs.core.windows.net/path`` or ``az://container/path``."""
+    """Split ``abfss://container@account.dfs.core.windows.net/path`` or ``az://container/path``.
+
+    ``abfs://`` and ``wasbs://``/``wasb://`` (``container@account.blob.core.windows.net``)
+    name the same locations as Hadoop's drivers do; the account is the host's first label.
+    """
     rest = uri.split("://", 1)[1]
     authority, _, prefix = rest.partition("/")
     container, at, host = authority.partition("@")

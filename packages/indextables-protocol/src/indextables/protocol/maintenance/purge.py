@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
 from indextables.protocol.actions import AddAction, MetadataAction, ProtocolAction, RemoveAction
-from indextables.protocol.errors import ProtocolError
+from indextables.protocol.errors import ProtocolError, RetentionTooShortError
 from indextables.protocol.logreplay import LOG_DIR, version_key
 from indextables.protocol.maintenance.results import PurgeResult, TruncateResult
 from indextables.protocol.protocolcheck import check_writable
@@ -179,10 +179,12 @@ def purge(
     cfg = table.config
     older_than, log_retention = _hours(older_than), _hours(log_retention)
     retention = cfg.split_retention_hours if older_than is None else older_than
-    if retention < MIN_SPLIT_RETENTION_HOURS:
-        raise ValueError(
-            f"retention {retention} h is below the minimum {MIN_SPLIT_RETENTION_HOURS} h: "
-            "splits of commits in flight could be deleted"
+    if cfg.retention_check_enabled and retention < MIN_SPLIT_RETENTION_HOURS:
+        raise RetentionTooShortError(
+            f"retention {retention:g} h is below the minimum {MIN_SPLIT_RETENTION_HOURS:g} h: "
+            "splits of commits in flight could be deleted. Set "
+            "spark.indextables.purge.retentionCheckEnabled=false to allow it "
+            "(only when no writer can be running)"
         )
     log_hours = cfg.log_retention_hours if log_retention is None else log_retention
     layout = table.reader.layout()
