@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
+    CalendarIntervalType,
+    DayTimeIntervalType,
     DecimalType,
     DoubleType,
     IntegerType,
+    MapType,
     StringType,
     StructField,
     StructType,
@@ -20,7 +24,9 @@ from pyspark.sql.types import (
 
 from indextables.pyspark.errors import OptionError, UnsupportedTypeError
 from indextables.pyspark.mapping import (
+    ROW_KEY_FIELD,
     FieldKind,
+    create_index,
     doc_mapping_json,
     field_specs,
     specs_from_doc_mapping,
@@ -79,11 +85,53 @@ def test_doc_mapping_round_trips() -> None:
     assert tantivy_schema(specs) is not None
 
 
-@pytest.mark.parametrize("data_type", [DecimalType(10, 2), BinaryType()])
-def test_unsupported_types_are_named(data_type: object) -> None:
+@pytest.mark.parametrize(
+    ("data_type", "path"),
+    [
+        (DecimalType(10, 2), "'amount'"),
+        (DayTimeIntervalType(), "'amount'"),
+        (StructType([StructField("a", ArrayType(DayTimeIntervalType()))]), "'amount.a[]'"),
+        (MapType(StringType(), CalendarIntervalType()), "'amount.<value>'"),
+    ],
+)
+def test_unsupported_types_are_named(data_type: object, path: str) -> None:
+    """At planning, naming the column path (decimals are refused only at the top level)."""
     schema = StructType([StructField("amount", data_type)])  # type: ignore[arg-type]
-    with pytest.raises(UnsupportedTypeError, match="amount"):
+    with pytest.raises(UnsupportedTypeError, match=re.escape(path)):
         field_specs(schema, parse_indexing({}))
+
+
+def test_binary_and_nested_decimals_are_accepted() -> None:
+    schema = StructType(
+        [
+            StructField("raw", BinaryType()),
+            StructField("s", StructType([StructField("dec", DecimalType(5, 1))])),
+        ]
+    )
+    specs = {s.name: s for s in field_specs(schema, parse_indexing({}))}
+    assert specs["raw"].kind is FieldKind.BYTES
+    assert specs["s"].kind is FieldKind.JSON
+    assert json.loads(doc_mapping_json(specs.values()))[0]["type"] == "bytes"
+
+
+def test_the_row_key_name_is_reserved() -> None:
+    schema = StructType([StructField(ROW_KEY_FIELD, StringType())])
+    with pytest.raises(UnsupportedTypeError, match="reserved"):
+        field_specs(schema, parse_indexing({}))
+
+
+def test_created_indexes_keep_microseconds_and_leave_store_only_text_unindexed(
+    tmp_path: Any,
+) -> None:
+    schema = StructType([StructField("ts", TimestampType()), StructField("t", StringType())])
+    options = {"spark.indextables.indexing.storeonlyfields": "t"}
+    specs = field_specs(schema, parse_indexing(options))
+    create_index(specs, str(tmp_path), row_key=True)
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    entries = {e["name"]: e for e in meta["schema"]}
+    assert entries["ts"]["options"]["precision"] == "microseconds"
+    assert entries["t"]["options"]["indexing"] is None
+    assert entries[ROW_KEY_FIELD]["options"]["fast"] is True
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ keys sorted, exactly as the reference writes it).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -20,10 +21,12 @@ from indextables.pyspark.errors import OptionError, UnsupportedTypeError
 from indextables.pyspark.options import IndexingOptions
 from pyspark.sql.types import (
     ArrayType,
+    BinaryType,
     BooleanType,
     ByteType,
     DataType,
     DateType,
+    DecimalType,
     DoubleType,
     FloatType,
     IntegerType,
@@ -48,12 +51,27 @@ class FieldKind(Enum):
     TEXT = "text"  # text field, tokenized: full-text search
     JSON = "json"
     IP = "ip"
+    BYTES = "bytes"
 
 
 _INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
 _FLOATING = (FloatType, DoubleType)
 _TEMPORAL = (DateType, TimestampType, TimestampNTZType)
 _NESTED = (StructType, MapType, ArrayType)
+# Types a struct, array or map may hold at any depth (their exact values live in the
+# split's Arrow copy; the JSON field indexes a searchable form of them).
+_NESTED_LEAVES = (
+    StringType,
+    *_INTEGRAL,
+    *_FLOATING,
+    BooleanType,
+    *_TEMPORAL,
+    BinaryType,
+    DecimalType,
+)
+# A hidden fast field in every split this package writes: the position of the
+# document's row in the split's Arrow copy (see convert.row_key). Not a column.
+ROW_KEY_FIELD = "__indextables_row"
 
 # The wire "type" each kind has in the doc mapping JSON.
 _WIRE_TYPE = {
@@ -65,6 +83,7 @@ _WIRE_TYPE = {
     FieldKind.TEXT: "text",
     FieldKind.JSON: "object",
     FieldKind.IP: "ip",
+    FieldKind.BYTES: "bytes",
 }
 
 
@@ -118,7 +137,8 @@ def default_kind(name: str, data_type: DataType) -> FieldKind:
     """The field kind a Spark type maps to when no typemap option overrides it.
 
     Raises:
-        UnsupportedTypeError: for types no field kind can hold (decimal, binary, ...).
+        UnsupportedTypeError: for types no field kind can hold (decimal, intervals, ...),
+            at the top level or inside a struct, array or map.
     """
     if isinstance(data_type, BooleanType):
         return FieldKind.BOOL
@@ -130,13 +150,34 @@ def default_kind(name: str, data_type: DataType) -> FieldKind:
         return FieldKind.DATE
     if isinstance(data_type, StringType):
         return FieldKind.STRING
+    if isinstance(data_type, BinaryType):
+        return FieldKind.BYTES
     if isinstance(data_type, _NESTED):
+        _check_nested(name, data_type)
         return FieldKind.JSON
     raise UnsupportedTypeError(
         f"column {name!r} has type {data_type.simpleString()!r}, which IndexTables cannot index; "
-        "supported: string, integral and floating types, boolean, date, timestamp, "
-        "struct, map<string,...>, array"
+        "supported: string, binary, integral and floating types, boolean, date, timestamp, "
+        "timestamp_ntz, and structs, arrays and maps of these (decimals too inside them)"
     )
+
+
+def _check_nested(path: str, data_type: DataType) -> None:
+    """Refuse a nested type holding a leaf type that cannot be stored, naming its path."""
+    if isinstance(data_type, StructType):
+        for child in data_type.fields:
+            _check_nested(f"{path}.{child.name}", child.dataType)
+    elif isinstance(data_type, ArrayType):
+        _check_nested(f"{path}[]", data_type.elementType)
+    elif isinstance(data_type, MapType):
+        _check_nested(f"{path}.<key>", data_type.keyType)
+        _check_nested(f"{path}.<value>", data_type.valueType)
+    elif not isinstance(data_type, _NESTED_LEAVES):
+        raise UnsupportedTypeError(
+            f"column path {path!r} has type {data_type.simpleString()!r}, which IndexTables "
+            "cannot store inside a struct, array or map; supported there: string, binary, "
+            "integral, floating and decimal types, boolean, date, timestamp, timestamp_ntz"
+        )
 
 
 def _check_override(name: str, data_type: DataType, kind: FieldKind) -> None:
@@ -165,7 +206,7 @@ def field_spec(name: str, data_type: DataType, options: IndexingOptions) -> Fiel
         tokenizer = "raw"
     elif kind in (FieldKind.TEXT, FieldKind.JSON):
         tokenizer = options.tokenizers.get(key, "default")
-    default_fast = kind not in (FieldKind.TEXT, FieldKind.JSON)
+    default_fast = kind not in (FieldKind.TEXT, FieldKind.JSON, FieldKind.BYTES)
     fast = default_fast or key in options.fast_fields
     stored = key not in options.index_only_fields
     indexed = key not in options.store_only_fields
@@ -182,6 +223,10 @@ def field_specs(
         OptionError: an option names a column that does not exist or does not fit.
     """
     parts = {c.lower() for c in partition_columns}
+    if any(f.name.lower() == ROW_KEY_FIELD for f in schema.fields):
+        raise UnsupportedTypeError(
+            f"column name {ROW_KEY_FIELD!r} is reserved by IndexTables; rename the column"
+        )
     specs = tuple(
         field_spec(f.name, f.dataType, options)
         for f in schema.fields
@@ -243,15 +288,59 @@ _KIND_BY_WIRE = {
     "object": FieldKind.JSON,
     "json": FieldKind.JSON,
     "ip": FieldKind.IP,
+    "bytes": FieldKind.BYTES,
 }
 
 
-def tantivy_schema(specs: Iterable[FieldSpec]) -> tantivy.Schema:
-    """Build the Tantivy schema for these field specs."""
+def tantivy_schema(specs: Iterable[FieldSpec], *, row_key: bool = False) -> tantivy.Schema:
+    """Build the Tantivy schema for these field specs (plus the hidden row key field)."""
     builder = tantivy.SchemaBuilder()
     for spec in specs:
         _add_field(builder, spec)
+    if row_key:
+        builder.add_unsigned_field(ROW_KEY_FIELD, fast=True)
     return builder.build()
+
+
+def create_index(
+    specs: Sequence[FieldSpec],
+    directory: str,
+    *,
+    row_key: bool = False,
+    fast_dates: bool = False,
+) -> tantivy.Index:
+    """A new empty Tantivy index in ``directory`` with the settings the builder cannot express.
+
+    tantivy-py's schema builder has no date precision and no way to leave a
+    text or JSON field unindexed, so the index's ``meta.json`` is adjusted
+    before the index is opened: date fast fields keep microseconds (Tantivy's
+    default truncates them to seconds, and range queries on a fast date field
+    compare the fast values), and store-only text and JSON fields get no
+    inverted index. With ``fast_dates`` every date field is made fast (the
+    searchable copies of reference splits, whose date fields may not be).
+    """
+    tantivy.Index(tantivy_schema(specs, row_key=row_key), path=directory)
+    meta_path = os.path.join(directory, "meta.json")
+    with open(meta_path, encoding="utf-8") as source:
+        meta = json.load(source)
+    by_name = {s.name: s for s in specs}
+    for entry in meta["schema"]:
+        spec = by_name.get(entry["name"])
+        if spec is not None:
+            _adjust_entry(entry, spec, fast_dates=fast_dates)
+    with open(meta_path, "w", encoding="utf-8") as target:
+        json.dump(meta, target)
+    return tantivy.Index.open(directory)
+
+
+def _adjust_entry(entry: dict[str, Any], spec: FieldSpec, *, fast_dates: bool) -> None:
+    options = entry["options"]
+    if entry["type"] == "date":
+        options["precision"] = "microseconds"
+        if fast_dates:
+            options["fast"] = True
+    elif entry["type"] in ("text", "json_object") and not spec.indexed:
+        options["indexing"] = None
 
 
 def _add_field(builder: tantivy.SchemaBuilder, s: FieldSpec) -> None:
@@ -276,5 +365,7 @@ def _add_field(builder: tantivy.SchemaBuilder, s: FieldSpec) -> None:
         builder.add_boolean_field(s.name, stored=s.stored, indexed=s.indexed, fast=s.fast)
     elif s.kind is FieldKind.DATE:
         builder.add_date_field(s.name, stored=s.stored, indexed=s.indexed, fast=s.fast)
+    elif s.kind is FieldKind.BYTES:
+        builder.add_bytes_field(s.name, stored=s.stored, indexed=s.indexed, fast=s.fast)
     else:
         builder.add_ip_addr_field(s.name, stored=s.stored, indexed=s.indexed, fast=s.fast)

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 import tantivy
 
+from indextables.pyspark.datequery import exact_date_terms
 from indextables.pyspark.errors import FieldKindError, OptionError, QuerySyntaxError
-from indextables.pyspark.mapping import FieldSpec
+from indextables.pyspark.mapping import FieldKind, FieldSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -59,6 +60,7 @@ def validate(spec: SearchSpec, fields: Mapping[str, FieldSpec]) -> None:
     """
     for column in spec.text_search:
         found = _field(fields, column, "textsearch")
+        _check_indexed(found, "textsearch")
         if not found.is_tokenized:
             raise FieldKindError(
                 f"textsearch on column {column!r} needs a tokenized text field, but it is "
@@ -66,6 +68,7 @@ def validate(spec: SearchSpec, fields: Mapping[str, FieldSpec]) -> None:
             )
     for column in spec.field_match:
         found = _field(fields, column, "fieldmatch")
+        _check_indexed(found, "fieldmatch")
         if not found.is_exact:
             raise FieldKindError(
                 f"fieldmatch on column {column!r} needs an exact (string) field, but it is "
@@ -73,9 +76,21 @@ def validate(spec: SearchSpec, fields: Mapping[str, FieldSpec]) -> None:
             )
         _check_indexable(column, spec.field_match[column])
     if not spec.is_empty:
-        from indextables.pyspark.mapping import tantivy_schema
+        import tempfile
 
-        build_query(tantivy.Index(tantivy_schema(fields.values())), spec, fields)
+        from indextables.pyspark.mapping import create_index
+
+        # An index on disk: only there do store-only fields lose their inverted index.
+        with tempfile.TemporaryDirectory(prefix="indextables-validate-") as directory:
+            build_query(create_index(tuple(fields.values()), directory), spec, fields)
+
+
+def _check_indexed(found: FieldSpec, helper: str) -> None:
+    if not found.indexed:
+        raise FieldKindError(
+            f"{helper} on column {found.name!r}: the column is store-only "
+            "(spark.indextables.indexing.storeonlyfields), so it cannot be searched"
+        )
 
 
 def _check_indexable(column: str, value: str) -> None:
@@ -105,11 +120,13 @@ def build_query(
 ) -> tantivy.Query | None:
     """The Tantivy query of the search options (None when there is none)."""
     parts: list[tantivy.Query] = []
-    defaults = [f.name for f in fields.values() if f.is_tokenized] or [
-        f.name for f in fields.values() if f.is_exact
+    searchable = [f for f in fields.values() if f.indexed]
+    defaults = [f.name for f in searchable if f.is_tokenized] or [
+        f.name for f in searchable if f.is_exact
     ]
+    dates = {f.name for f in fields.values() if f.kind is FieldKind.DATE}
     if spec.query:
-        parts.append(_parse(index, spec.query, defaults, "query"))
+        parts.append(_parse(index, exact_date_terms(spec.query, dates), defaults, "query"))
     for column, text in spec.text_search.items():
         name = fields[column.lower()].name
         parts.append(_parse(index, text, [name], f"textsearch.{column}"))

@@ -1,7 +1,10 @@
 """Executor side of a read: one split -> Tantivy search -> Arrow batches typed to the schema.
 
 Partition columns are not stored in splits: their values come from the log
-and are added as constant columns.
+and are added as constant columns. A read that matches every row scans the
+split's Arrow copy; a searched read fetches stored documents (or numeric fast
+fields) for its hits, and takes from the Arrow copy, by row key, the columns
+stored documents cannot hold exactly (:func:`rowcopy.exact_in_docs`).
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ import pyarrow as pa
 import tantivy
 
 from indextables.pyspark.conditions import Condition
-from indextables.pyspark.convert import arrow_schema, column_from_docs
-from indextables.pyspark.mapping import FieldKind, FieldSpec, specs_from_doc_mapping
+from indextables.pyspark.convert import arrow_schema, column_from_docs, has_clamped_dates
+from indextables.pyspark.mapping import ROW_KEY_FIELD, FieldKind, FieldSpec, specs_from_doc_mapping
 from indextables.pyspark.partitionvalues import partition_column
+from indextables.pyspark.rowcopy import RowCopy, exact_in_docs
 from indextables.pyspark.searchoptions import SearchSpec, build_query
 from indextables.pyspark.splitcache import SplitRef
 from indextables.pyspark.splitwriter import ROWS_FILE
@@ -67,16 +71,16 @@ def read_split(
         return
     fields = _fields(index, entry)
     query = _query(index, fields, search, conditions, fully_indexed_columns(entry.split_tags))
-    rows_path = os.path.join(directory, ROWS_FILE)
-    if query is None and os.path.exists(rows_path):
-        yield from _scan_rows(rows_path, schema, entry)
+    rows = RowCopy.open(os.path.join(directory, ROWS_FILE))
+    if query is None and rows is not None:
+        yield from _scan_rows(rows, schema, entry, fields)
         return
     hits = _search(searcher, query or tantivy.Query.all_query(), total)
     addresses = sorted(hits, key=lambda a: (a.segment_ord, a.doc))
     target = arrow_schema(schema)
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
-        yield _batch(searcher, chunk, schema, target, entry, fields)
+        yield _batch(searcher, chunk, schema, target, entry, fields, rows)
 
 
 _OPEN_SPLITS = 16
@@ -114,24 +118,36 @@ def open_split(directory: str) -> tuple[tantivy.Index, tantivy.Searcher]:
     return opened
 
 
-def _scan_rows(path: str, schema: StructType, entry: SplitEntry) -> Iterator[pa.RecordBatch]:
-    """Every row of the split from its columnar copy (no stored-document fetches)."""
+def _scan_rows(
+    copy: RowCopy, schema: StructType, entry: SplitEntry, fields: Mapping[str, FieldSpec]
+) -> Iterator[pa.RecordBatch]:
+    """Every row of the split from its columnar copy (no stored-document fetches).
+
+    Columns the split does not store (index-only) read as null, as they do
+    from stored documents.
+    """
     target = arrow_schema(schema)
     partitions = {k.lower(): v for k, v in entry.partition_values.items()}
-    with pa.memory_map(path) as source:
+    with pa.memory_map(copy.path) as source:
         reader = pa.ipc.open_file(source)
         for number in range(reader.num_record_batches):
             batch = reader.get_batch(number)
-            by_name = {n.lower(): i for i, n in enumerate(batch.schema.names)}
             arrays = []
             for arrow_field in target:
                 key = arrow_field.name.lower()
                 if key in partitions:
                     column = partition_column(partitions[key], arrow_field.type, batch.num_rows)
+                elif _stored(fields, key) and copy.has(key):
+                    column = batch.column(copy.columns[key]).cast(arrow_field.type)
                 else:
-                    column = batch.column(by_name[key]).cast(arrow_field.type)
+                    column = pa.nulls(batch.num_rows, type=arrow_field.type)
                 arrays.append(column)
             yield pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _stored(fields: Mapping[str, FieldSpec], key: str) -> bool:
+    spec = fields.get(key)
+    return spec is None or spec.stored
 
 
 def _search(searcher: tantivy.Searcher, query: tantivy.Query, total: int) -> list[Any]:
@@ -173,25 +189,90 @@ def _batch(
     target: pa.Schema,
     entry: SplitEntry,
     fields: Mapping[str, FieldSpec],
+    copy: RowCopy | None,
 ) -> pa.RecordBatch:
     partitions = {k.lower(): v for k, v in entry.partition_values.items()}
     data_columns = [f for f in schema.fields if f.name.lower() not in partitions]
+    keyed = copy if copy is not None and copy.keyed else None
+    from_copy = {
+        f.name.lower()
+        for f in data_columns
+        if keyed is not None
+        and keyed.has(f.name)
+        and _stored(fields, f.name.lower())
+        and not exact_in_docs(fields.get(f.name.lower()), f.dataType)
+    }
     docs: list[tantivy.Document] = []
-    if any(not _is_fast_numeric(fields, f.name) for f in data_columns):
+    if any(
+        f.name.lower() not in from_copy and not _is_fast_numeric(fields, f.name)
+        for f in data_columns
+    ):
         docs = [searcher.doc(a) for a in addresses]
+    rows = _RowFetch(searcher, addresses, keyed, from_copy)
     arrays = []
     for spark_field, arrow_field in zip(schema.fields, target, strict=True):
         key = spark_field.name.lower()
         if key in partitions:
             arrays.append(partition_column(partitions[key], arrow_field.type, len(addresses)))
+        elif key in from_copy:
+            arrays.append(rows.column(key).cast(arrow_field.type))
         elif docs or not addresses:
-            arrays.append(
-                column_from_docs(docs, spark_field.name, spark_field.dataType, arrow_field.type)
-            )
+            arrays.append(_from_docs(docs, spark_field, arrow_field, fields, rows))
         else:
             values = searcher.fast_field_values(spark_field.name, addresses)
             arrays.append(pa.array(values).cast(arrow_field.type))
     return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _from_docs(
+    docs: list[tantivy.Document],
+    spark_field: Any,
+    arrow_field: pa.Field,
+    fields: Mapping[str, FieldSpec],
+    rows: _RowFetch,
+) -> pa.Array:
+    spec = fields.get(spark_field.name.lower())
+    name = spark_field.name
+    if (
+        spec is not None
+        and spec.kind is FieldKind.DATE
+        and rows.has(name)
+        and has_clamped_dates(docs, name)
+    ):
+        # A date outside Tantivy's span was indexed clamped: its exact value is in the copy.
+        return rows.column(name.lower()).cast(arrow_field.type)
+    return column_from_docs(docs, name, spark_field.dataType, arrow_field.type)
+
+
+class _RowFetch:
+    """Columns of the Arrow copy at a batch's hits, their row keys read once when needed."""
+
+    def __init__(
+        self,
+        searcher: tantivy.Searcher,
+        addresses: list[Any],
+        copy: RowCopy | None,
+        wanted: set[str],
+    ) -> None:
+        self._searcher = searcher
+        self._addresses = addresses
+        self._copy = copy
+        self._wanted = wanted
+        self._taken: dict[str, pa.Array] = {}
+
+    def has(self, name: str) -> bool:
+        return self._copy is not None and self._copy.has(name)
+
+    def column(self, key: str) -> pa.Array:
+        """Column ``key`` (lowercase) at the hits; the wanted columns are taken together."""
+        if key not in self._taken:
+            assert self._copy is not None
+            found = self._searcher.fast_field_values(ROW_KEY_FIELD, self._addresses)
+            keys = [int(k) for k in found if k is not None]
+            if len(keys) != len(self._addresses):
+                raise ValueError("a document of a split with an Arrow copy has no row key")
+            self._taken.update(self._copy.take([*self._wanted - self._taken.keys(), key], keys))
+        return self._taken[key]
 
 
 def _is_fast_numeric(fields: Mapping[str, FieldSpec], name: str) -> bool:

@@ -27,8 +27,9 @@ from indextables.protocol.actions import AddAction
 from indextables.protocol.splitbundle import write_split_bundle
 from indextables.protocol.store import ObjectStore
 from indextables.pyspark.convert import documents
-from indextables.pyspark.mapping import FieldSpec, doc_mapping_json, tantivy_schema
+from indextables.pyspark.mapping import FieldSpec, create_index, doc_mapping_json, tantivy_schema
 from indextables.pyspark.partitionvalues import partition_codes
+from indextables.pyspark.rowcopy import copy_metadata
 from indextables.pyspark.stats import StatsCollector
 from indextables.pyspark.tantivyquery import fully_indexed_tag
 from indextables.pyspark.termdict import dictionary_kind, to_sstable
@@ -52,6 +53,7 @@ class PartitionIndex:
     writer: tantivy.IndexWriter
     stats: StatsCollector
     rows: pa.ipc.RecordBatchFileWriter | None = None
+    batches: int = 0
 
     @classmethod
     def create(
@@ -59,7 +61,7 @@ class PartitionIndex:
     ) -> PartitionIndex:
         """Open a fresh index in a new temporary directory."""
         directory = tempfile.mkdtemp(prefix="indextables-write-")
-        index = tantivy.Index(schema, path=directory)
+        index = create_index(specs, directory, row_key=True)
         # One thread: two were slower on small machines and tasks already run in parallel.
         writer = index.writer(heap_size, 1)
         return cls(directory, index, writer, StatsCollector(specs))
@@ -69,15 +71,18 @@ class PartitionIndex:
     ) -> None:
         """Index the rows of one batch and fold them into the statistics."""
         add = self.writer.add_document
-        for doc in documents(batch, specs, schema):
+        # Index-only columns are not stored anywhere, the Arrow copy included.
+        data = batch.select([s.name for s in specs if s.stored])
+        for doc in documents(batch, specs, schema, batch_number=self.batches):
             add(doc)
         self.stats.add(batch)
-        data = batch.select([s.name for s in specs])
         if self.rows is None:
             path = os.path.join(self.directory, ROWS_FILE)
             options = pa.ipc.IpcWriteOptions(compression="zstd")
-            self.rows = pa.ipc.new_file(path, data.schema, options=options)
+            copy_schema = data.schema.with_metadata(copy_metadata())
+            self.rows = pa.ipc.new_file(path, copy_schema, options=options)
         self.rows.write_batch(data)
+        self.batches += 1
 
     def commit(self) -> None:
         """Make every added document durable in the index directory."""
@@ -110,7 +115,7 @@ class SplitWriter:
     finished: list[AddAction] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.schema = tantivy_schema(self.specs)
+        self.schema = tantivy_schema(self.specs, row_key=True)
 
     def write(self, batches: Iterable[pa.RecordBatch]) -> None:
         """Index every batch, ``batch_size`` rows at a time."""

@@ -1,0 +1,34 @@
+"""Quoted date terms in query text become one-instant ranges (exact at any precision)."""
+
+from __future__ import annotations
+
+import pytest
+
+from indextables.pyspark.datequery import exact_date_terms
+
+T = "2020-01-01T00:00:00.3Z"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f'ts:"{T}"', f"ts:[{T} TO {T}]"),
+        (f'ts:"{T}" AND s:x', f"ts:[{T} TO {T}] AND s:x"),
+        (
+            f'(ts:"{T}" OR ts:"2020-01-01T01:00:00+01:00")',
+            f"(ts:[{T} TO {T}] OR ts:[2020-01-01T01:00:00+01:00 TO 2020-01-01T01:00:00+01:00])",
+        ),
+        (f'other:"{T}"', f'other:"{T}"'),
+        (f'body:"says ts:" ts:"{T}"', f'body:"says ts:" ts:[{T} TO {T}]'),
+        (f'body:"a ts:\\"{T}\\""', f'body:"a ts:\\"{T}\\""'),
+        ('ts:"yesterday"', 'ts:"yesterday"'),
+        (f'xts:"{T}"', f'xts:"{T}"'),
+        (f"ts:[{T} TO *]", f"ts:[{T} TO *]"),
+    ],
+)
+def test_exact_date_terms(text: str, expected: str) -> None:
+    assert exact_date_terms(text, {"ts"}) == expected
+
+
+def test_nothing_to_rewrite_without_date_fields() -> None:
+    assert exact_date_terms(f'ts:"{T}"', set()) == f'ts:"{T}"'
