@@ -435,20 +435,28 @@ def test_purge_transaction_log_retention(spark: Any, tmp_path: Path) -> None:
     later = spark.range(30, 40, numPartitions=1).write.format("indextables")
     later.mode("append").save(str(path))
     three_days_ago = time.time() - 3 * 86400
-    for version_file in (path / "_transaction_log").glob("0000000000000000000[0-2].json"):
-        os.utime(version_file, (three_days_ago, three_days_ago))
+    log = path / "_transaction_log"
+    old = [p.name for v in range(3) for p in log.glob(f"{v:020d}.json*")]  # covered by the state
+    assert len(old) == 3
+    for name in old:
+        os.utime(log / name, (three_days_ago, three_days_ago))
 
     def purge(clause: str) -> dict[str, Any]:
-        text = f"PURGE INDEXTABLE '{path}' TRANSACTION LOG RETENTION {clause} DRY RUN"
+        text = f"PURGE INDEXTABLE '{path}' TRANSACTION LOG RETENTION {clause}"
         row: dict[str, Any] = itp.sql(spark, text).first().asDict(recursive=True)
         return row
 
-    kept = purge("4 DAYS")
-    assert (kept["metrics"]["tx_log_files_deleted"], kept["tx_log_retention_hours"]) == (0, 96.0)
-    gone = purge("48 HOURS")
-    assert gone["metrics"]["tx_log_files_deleted"] == 3
-    assert gone["tx_log_retention_hours"] == 48.0
-    assert len(gone["tx_log_files"]) == 3
+    kept = purge("4 DAYS DRY RUN")
+    assert (kept["tx_log_files"], kept["tx_log_retention_hours"]) == ([], 96.0)
+    would = purge("48 HOURS DRY RUN")
+    assert would["tx_log_retention_hours"] == 48.0
+    assert would["metrics"]["dry_run"] is True
+    assert would["tx_log_files"]
+    assert {Path(key).name for key in would["tx_log_files"]} <= set(old)
+    done = purge("48 HOURS")
+    assert done["metrics"]["tx_log_files_deleted"] == len(would["tx_log_files"])
+    assert not any((path / key).exists() for key in would["tx_log_files"])
+    assert spark.read.format("indextables").load(str(path)).count() == 40
 
 
 @pytest.mark.spark
@@ -458,9 +466,9 @@ def test_describe_transaction_log_has_a_row_per_action(spark: Any, tmp_path: Pat
 
     path = tmp_path / "t"
     for part, start in (("a", 0), ("a", 5)):
-        _append(spark, path, part, start)  # versions 0 and 1
-    itp.sql(spark, f"CHECKPOINT INDEXTABLES '{path}'")  # a state at version 1
-    itp.sql(spark, f"MERGE SPLITS '{path}'")  # version 2: 1 add, 2 removes
+        _append(spark, path, part, start)  # versions 0 (create), 1 and 2
+    itp.sql(spark, f"CHECKPOINT INDEXTABLES '{path}'")  # a state at version 2
+    itp.sql(spark, f"MERGE SPLITS '{path}'")  # version 3: 1 add, 2 removes
 
     everything = itp.sql(spark, f"DESCRIBE INDEXTABLES TRANSACTION LOG '{path}' INCLUDE ALL")
     types = dict(everything.dtypes)
@@ -477,30 +485,30 @@ def test_describe_transaction_log_has_a_row_per_action(spark: Any, tmp_path: Pat
     )
     rows = everything.collect()
     kinds = [(r.version, r.action_type) for r in rows]
-    assert kinds.count((2, "remove")) == 2
-    assert kinds.count((2, "add")) == 1
-    assert {(0, "protocol"), (0, "metadata"), (0, "add"), (1, "add")} <= set(kinds)
+    assert kinds.count((3, "remove")) == 2
+    assert kinds.count((3, "add")) == 1
+    assert {(0, "protocol"), (0, "metadata"), (1, "add"), (2, "add")} <= set(kinds)
     assert not any(r.is_checkpoint for r in rows)
-    merged_add = next(r for r in rows if (r.version, r.action_type) == (2, "add"))
+    merged_add = next(r for r in rows if (r.version, r.action_type) == (3, "add"))
     assert (merged_add.data_change, merged_add.num_merge_ops) == (False, 1)
     assert merged_add.modification_time.year >= 2024
     assert json.loads(merged_add.partition_values) == {"part": "a"}
-    first_add = next(r for r in rows if (r.version, r.action_type) == (0, "add"))
+    first_add = next(r for r in rows if (r.version, r.action_type) == (1, "add"))
     assert first_add.num_records == 5
     assert first_add.size > 0
-    assert first_add.log_file_path.endswith("_transaction_log/00000000000000000000.json")
+    assert "_transaction_log/00000000000000000001.json" in first_add.log_file_path
     metadata = next(r for r in rows if r.action_type == "metadata")
     assert json.loads(metadata.metadata_partition_columns) == ["part"]
 
     current = itp.sql(spark, f"DESCRIBE INDEXTABLES TRANSACTION LOG '{path}'").collect()
     from_state = [r for r in current if r.is_checkpoint]
-    assert {r.version for r in from_state} == {1}
+    assert {r.version for r in from_state} == {2}
     assert sorted(r.action_type for r in from_state) == ["add", "add", "metadata", "protocol"]
-    assert "state-v00000000000000000001" in from_state[0].log_file_path
+    assert "state-v00000000000000000002" in from_state[0].log_file_path
     assert sorted((r.version, r.action_type) for r in current if not r.is_checkpoint) == [
-        (2, "add"),
-        (2, "remove"),
-        (2, "remove"),
+        (3, "add"),
+        (3, "remove"),
+        (3, "remove"),
     ]
 
 
