@@ -468,7 +468,8 @@ def test_describe_transaction_log_has_a_row_per_action(spark: Any, tmp_path: Pat
     for part, start in (("a", 0), ("a", 5)):
         _append(spark, path, part, start)  # versions 0 (create), 1 and 2
     itp.sql(spark, f"CHECKPOINT INDEXTABLES '{path}'")  # a state at version 2
-    itp.sql(spark, f"MERGE SPLITS '{path}'")  # version 3: 1 add, 2 removes
+    itp.sql(spark, f"MERGE SPLITS '{path}'")  # version 3: 1 add, 2 removes; a state
+    _append(spark, path, "a", 10)  # version 4
 
     everything = itp.sql(spark, f"DESCRIBE INDEXTABLES TRANSACTION LOG '{path}' INCLUDE ALL")
     types = dict(everything.dtypes)
@@ -487,7 +488,7 @@ def test_describe_transaction_log_has_a_row_per_action(spark: Any, tmp_path: Pat
     kinds = [(r.version, r.action_type) for r in rows]
     assert kinds.count((3, "remove")) == 2
     assert kinds.count((3, "add")) == 1
-    assert {(0, "protocol"), (0, "metadata"), (1, "add"), (2, "add")} <= set(kinds)
+    assert {(0, "protocol"), (0, "metadata"), (1, "add"), (2, "add"), (4, "add")} <= set(kinds)
     assert not any(r.is_checkpoint for r in rows)
     merged_add = next(r for r in rows if (r.version, r.action_type) == (3, "add"))
     assert (merged_add.data_change, merged_add.num_merge_ops) == (False, 1)
@@ -502,14 +503,13 @@ def test_describe_transaction_log_has_a_row_per_action(spark: Any, tmp_path: Pat
 
     current = itp.sql(spark, f"DESCRIBE INDEXTABLES TRANSACTION LOG '{path}'").collect()
     from_state = [r for r in current if r.is_checkpoint]
-    assert {r.version for r in from_state} == {2}
-    assert sorted(r.action_type for r in from_state) == ["add", "add", "metadata", "protocol"]
-    assert "state-v00000000000000000002" in from_state[0].log_file_path
-    assert sorted((r.version, r.action_type) for r in current if not r.is_checkpoint) == [
-        (3, "add"),
-        (3, "remove"),
-        (3, "remove"),
-    ]
+    assert {r.version for r in from_state} == {3}  # the latest state, the merge's
+    assert sorted(r.action_type for r in from_state) == ["add", "metadata", "protocol"]
+    assert "state-v00000000000000000003" in from_state[0].log_file_path
+    (merged_file,) = [r for r in from_state if r.action_type == "add"]
+    assert (merged_file.path, merged_file.num_records) == (merged_add.path, 10)
+    after = [(r.version, r.action_type) for r in current if not r.is_checkpoint]
+    assert after == [(4, "add")]
 
 
 @pytest.mark.spark

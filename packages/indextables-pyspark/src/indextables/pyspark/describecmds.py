@@ -275,7 +275,7 @@ def _versions() -> list[tuple[str, str, str | None]]:
     return found
 
 
-def _worker_rows(_: Iterator[Any]) -> Iterator[tuple[str, str, str, str | None]]:
+def _worker_rows(_: Iterable[int]) -> Iterator[tuple[str, str, str, str | None]]:
     host = socket.gethostname()
     for kind, name, value in _versions():
         yield host, kind, name, value
