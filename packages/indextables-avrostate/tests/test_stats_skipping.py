@@ -32,9 +32,9 @@ VALUE = st.one_of(
     st.integers(-(10**20), 10**20).map(str),
     st.integers(-50, 50).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(str),
-    st.sampled_from(
-        ["", " 7", "+3", "1_000", "inf", "nan", "-", "abc", "Zed", "é", "2024-01-05", "a" * 40]
-    ),
+    st.sampled_from(["", " 7", "+3", "1_000", "inf", "nan", "NaN", "-0.0", "0", "0.1"]),
+    st.sampled_from(["3.4028236e38", "-", "abc", "Zed", "é", "2024-01-05", "a" * 40]),
+    st.sampled_from(["a\U0001f600", "z\U0010ffff"]),
     st.text(max_size=6),
 )
 COLUMN = st.sampled_from(["a", "b"])
@@ -46,6 +46,12 @@ LEAF = st.one_of(
     st.builds(GreaterThanOrEqual, COLUMN, VALUE),
     st.builds(In, COLUMN, st.lists(VALUE, max_size=3).map(tuple)),
     st.builds(StartsWith, COLUMN, st.text(max_size=3)),
+    # Supplementary characters and U+10FFFF: the prefix's upper bound is its successor.
+    st.builds(
+        StartsWith,
+        COLUMN,
+        st.text(st.sampled_from(["a", "z", "\U0001f600", "\U0010ffff"]), max_size=3),
+    ),
     st.builds(IsNull, COLUMN),
     st.builds(
         NumberCompare,
@@ -54,6 +60,8 @@ LEAF = st.one_of(
         st.lists(
             st.integers(-(10**20), 10**20) | st.floats(allow_nan=True), min_size=1, max_size=3
         ).map(tuple),
+        floating=st.booleans(),
+        single=st.booleans(),
     ),
 )
 PREDICATE = st.recursive(

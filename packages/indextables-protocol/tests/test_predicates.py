@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from indextables.protocol.errors import InvalidPredicateError
 from indextables.protocol.predicates import (
@@ -22,6 +26,7 @@ from indextables.protocol.predicates import (
     StartsWith,
     compare_values,
     parse_predicate,
+    prefix_successor,
 )
 from indextables.protocol.state import PartitionBounds
 
@@ -188,7 +193,184 @@ def test_number_compare_columns_keep_large_integers_exact() -> None:
     big = str(2**53 + 1)
     predicate = NumberCompare("id", "=", (2**53 + 1,))
     assert predicate.may_match_columns(["1.5", big], ["2.5", big]) == bytes([0, 1])
-    assert predicate.may_match_columns(["1.5", "nan"], ["2.5", "3"]) == bytes([0, 1])
+    # A bound that is not a number bounds nothing on its side; the other one still does.
+    assert predicate.may_match_columns(["1.5", "nan", "nan"], ["2.5", "3", big]) == bytes([0, 0, 1])
     assert NumberCompare("id", "<", (0,)).may_match_columns(["1", "-1"], ["2", "0"]) == bytes(
         [0, 1]
     )
+
+
+# -- Spark's comparison semantics, one pruning rule at a time (docs/pyspark.md) -------
+
+NAN = float("nan")
+
+
+def _spark_order(a: float, b: float) -> int:
+    """Spark's order of doubles: NaN above every number and equal to NaN, -0.0 == 0.0."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) - math.isnan(b)
+    return (a > b) - (a < b)
+
+
+_HOLDS = {
+    "=": lambda o: o == 0,
+    "<": lambda o: o < 0,
+    "<=": lambda o: o <= 0,
+    ">": lambda o: o > 0,
+    ">=": lambda o: o >= 0,
+}
+
+
+def _stat_text(value: float) -> str:
+    return "NaN" if math.isnan(value) else repr(value)
+
+
+FLOATS = st.one_of(
+    st.sampled_from([0.0, -0.0, NAN, math.inf, -math.inf, 1.5, -1.5, 0.1]),
+    st.floats(allow_nan=False, width=64),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(FLOATS, min_size=1, max_size=5),
+    st.sampled_from(sorted(_HOLDS)),
+    st.lists(FLOATS, min_size=1, max_size=2),
+    st.sampled_from(["spark", "ignores-nan"]),
+)
+def test_a_double_split_holding_a_match_is_never_pruned(
+    column: list[float], op: str, operands: list[float], writer: str
+) -> None:
+    """Whatever a writer does with NaN (Spark's order, or leaving it out as pyarrow does)."""
+    numbers = [v for v in column if not math.isnan(v)]
+    if writer == "spark":
+        low = min(numbers) if numbers else NAN
+        high = NAN if len(numbers) < len(column) else max(numbers)
+    else:
+        if not numbers:
+            return  # such a writer records no statistics
+        low, high = min(numbers), max(numbers)
+    predicate = NumberCompare("d", op, tuple(operands), floating=True)
+    matches = any(_HOLDS[op](_spark_order(v, o)) for v in column for o in operands)
+    if matches:
+        assert predicate.bounds_may_match(_stat_text(low), _stat_text(high))
+        assert predicate.may_match_columns([_stat_text(low)], [_stat_text(high)]) == b"\x01"
+
+
+@pytest.mark.parametrize(
+    ("predicate", "low", "high", "expected"),
+    [
+        # Signed zero: -0.0 equals 0.0 in Spark and in the statistics' reading.
+        (NumberCompare("d", "=", (0.0,), floating=True), "-0.0", "-0.0", True),
+        (NumberCompare("d", "=", (-0.0,), floating=True), "0", "0", True),
+        (NumberCompare("d", "<", (0.0,), floating=True), "-0.0", "1", False),
+        (NumberCompare("d", "<=", (-0.0,), floating=True), "0", "1", True),
+        # A float max never prunes > / >= (it may leave NaN out) ...
+        (NumberCompare("d", ">", (5.0,), floating=True), "1", "2", True),
+        (NumberCompare("d", ">=", (5.0,), floating=True), "1", "2", True),
+        (NumberCompare("n", ">", (5,)), "1", "2", False),  # ... an integer max does
+        # ... but the min stays a lower bound, and = uses both.
+        (NumberCompare("d", "<", (1.0,), floating=True), "1", "NaN", False),
+        (NumberCompare("d", "=", (5.0,), floating=True), "1", "2", False),
+        (NumberCompare("d", "=", (1.5,), floating=True), "1", "NaN", True),
+        (NumberCompare("d", "=", (0.5,), floating=True), "1", "NaN", False),
+        # A NaN operand never prunes; a NaN min (all values NaN) bounds nothing.
+        (NumberCompare("d", "<", (NAN,), floating=True), "1", "2", True),
+        (NumberCompare("d", "<", (1.0,), floating=True), "NaN", "NaN", True),
+        # One bound is enough on its side; a bound that is no number stops pruning.
+        (NumberCompare("n", "<", (1,)), "5", None, False),
+        (NumberCompare("n", ">", (9,)), None, "5", False),
+        (NumberCompare("n", "<", (1,)), "5", "n/a", True),
+        # 32-bit floats: a writer's shortest text "0.1" is the float 0.1f Spark compares.
+        (NumberCompare("f", "=", (0.10000000149011612,), single=True), "0.1", "0.1", True),
+        (NumberCompare("f", "=", (0.10000000149011612,)), "0.1", "0.1", False),
+        (NumberCompare("f", "<=", (0.10000000149011612,), single=True), "0.1", "0.2", True),
+        (NumberCompare("f", ">", (5.0,), single=True), "1", "2", True),
+        (NumberCompare("f", "=", (5.0,), single=True), "3.5e38", "3.6e38", True),  # overflow
+    ],
+)
+def test_number_compare_rules(
+    predicate: NumberCompare, low: str | None, high: str | None, expected: bool
+) -> None:
+    assert predicate.bounds_may_match(low, high) is expected
+    assert predicate.may_match_columns([low], [high]) == bytes([expected])
+
+
+@pytest.mark.parametrize(
+    ("predicate", "low", "high", "expected"),
+    [
+        # Strings compare in code-point order (= UTF-8 byte order): a supplementary
+        # character sorts above U+FFFF, and a value starting with the prefix is kept.
+        (StartsWith("s", "ab"), "ab\U0001f600", "ab\U0001f600z", True),
+        (StartsWith("s", "ab"), "ab\uffff", "ac", True),
+        (StartsWith("s", "ab"), "ac", "b", False),
+        (StartsWith("s", "ab"), "a", "aa", False),
+        (StartsWith("s", "a\U0010ffff"), "a\U0010ffff\U0010ffff", "b", True),
+        (StartsWith("s", ""), "x", "y", True),
+        (StartsWith("s", "ab"), "ac", None, False),  # the min alone bounds
+        (StartsWith("s", "ab"), None, "aa", False),  # the max alone bounds
+        (EqualTo("s", "b"), "c", None, False),
+        (EqualTo("s", "b"), None, "a", False),
+        (GreaterThan("s", "b"), "a", None, True),
+        (LessThan("s", "b"), None, "a", True),
+    ],
+)
+def test_string_rules(
+    predicate: Predicate, low: str | None, high: str | None, expected: bool
+) -> None:
+    assert predicate.may_match({"s": PartitionBounds(low, high)}) is expected
+
+
+@pytest.mark.parametrize(
+    ("prefix", "successor"),
+    [
+        ("ab", "ac"),
+        ("a\U0010ffff", "b"),
+        ("\U0010ffff", None),
+        ("", None),
+        ("a\ud7ff", "a\ue000"),
+        ("a\U0001f600", "a\U0001f601"),
+    ],
+)
+def test_prefix_successor(prefix: str, successor: str | None) -> None:
+    assert prefix_successor(prefix) == successor
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # String literals read as Spark's SQL parser reads them (checked against Spark
+        # itself in the pyspark tests): the value the predicate compares with.
+        (r"s = 'a\\b'", EqualTo("s", "a\\b")),
+        (r"s = 'it\'s'", EqualTo("s", "it's")),
+        ("s = 'it''s'", EqualTo("s", "it's")),
+        (r"s = 'tab\there\n'", EqualTo("s", "tab\there\n")),
+        (r"s = '\u00e9\U0001F600\101\0\Z'", EqualTo("s", "é😀A\x00\x1a")),
+        (r"s = '100\%\_'", EqualTo("s", "100\\%\\_")),  # kept for LIKE, as Spark keeps them
+        (r"s = '\q\"'", EqualTo("s", 'q"')),
+        (r"s IN ('a\'', 'b\\')", In("s", ("a'", "b\\"))),
+        # LIKE: backslash escapes %, _ and itself; an unescaped % only at the end.
+        (r"s LIKE '100\\%'", EqualTo("s", "100%")),
+        (r"s LIKE 'a\\\\%'", StartsWith("s", "a\\")),
+        (r"s LIKE '\\_x%'", StartsWith("s", "_x")),
+    ],
+)
+def test_string_literals_are_unescaped(text: str, expected: Predicate) -> None:
+    assert parse_predicate(text) == expected
+
+
+@pytest.mark.parametrize("text", [r"s LIKE 'a\\'", r"s LIKE 'a\\b%'", "s LIKE 'a_b%'"])
+def test_unsupported_like_patterns_are_errors(text: str) -> None:
+    with pytest.raises(InvalidPredicateError, match="LIKE"):
+        parse_predicate(text)
+
+
+def test_tokens_remember_their_quotes() -> None:
+    from indextables.protocol.predicateparser import tokenize
+
+    tokens = tokenize("\"a\" = 'x' AND `b` = 1")
+    assert [(t.kind, t.text, t.quote) for t in tokens if t.kind in ("name", "string")] == [
+        ("name", "a", '"'),
+        ("string", "x", "'"),
+        ("name", "b", "`"),
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import date
 from typing import Any
 
@@ -30,7 +31,11 @@ from indextables.pyspark.filters import (
 )
 from indextables.pyspark.mapping import FieldKind, FieldSpec
 
-KINDS = {"id": FieldKind.I64, "name": FieldKind.STRING, "body": FieldKind.TEXT}
+FIELDS = {
+    "id": FieldSpec("id", FieldKind.I64, None, True, True, True),
+    "name": FieldSpec("name", FieldKind.STRING, "raw", True, True, True),
+    "body": FieldSpec("body", FieldKind.TEXT, "default", True, True, False),
+}
 
 
 @pytest.mark.parametrize(
@@ -53,7 +58,7 @@ def test_translate(spark_filter: Any, condition: Condition | None) -> None:
 def _may(conditions: list[Condition], **kwargs: Any) -> bool:
     base: dict[str, Any] = {"partition_values": {}, "min_values": None, "max_values": None}
     base.update(kwargs)
-    return may_match_file(conditions, kinds=KINDS, **base)
+    return may_match_file(conditions, fields=FIELDS, **base)
 
 
 @pytest.mark.parametrize(
@@ -78,7 +83,7 @@ def test_truncated_string_max_is_not_an_upper_bound() -> None:
     long_max = "m" * 32
     stats = {"min_values": {"name": "a"}, "max_values": {"name": long_max}}
     assert _may([Condition("=", "name", ("m" * 40,))], **stats)
-    assert not _may([Condition("=", "name", ("0",))], **stats)
+    assert not _may([Condition("=", "name", ("0a",))], **stats)  # the min still bounds
 
 
 @pytest.mark.parametrize(
@@ -157,7 +162,6 @@ STAT_FIELDS = {
     "name": FieldSpec("name", FieldKind.STRING, "raw", True, True, True),
     "body": FieldSpec("body", FieldKind.TEXT, "default", True, True, False),
 }
-STAT_KINDS = {k: s.kind for k, s in STAT_FIELDS.items()}
 SMALL_INT = st.integers(-12, 12)
 SMALL_TEXT = st.text("abm", max_size=3)
 # Small values dominate, so statistics and operands meet (equal, just above, just below).
@@ -209,7 +213,7 @@ def _old_keeps(conditions: list[Condition], entry: FileEntry) -> bool:
         partition_values={},
         min_values=entry.min_values,
         max_values=entry.max_values,
-        kinds=STAT_KINDS,
+        fields=STAT_FIELDS,
     )
 
 
@@ -255,10 +259,13 @@ def test_stats_filter_prunes_only_what_may_match_file_prunes(
 @pytest.mark.parametrize(
     ("condition", "translated"),
     [
-        (Condition(">", "ID", (5,)), "NumberCompare(column='id', op='>', values=(5,))"),
+        (
+            Condition(">", "ID", (5,)),
+            "NumberCompare(column='id', op='>', values=(5,), floating=False, single=False)",
+        ),
         (
             Condition("in", "score", (1, 2.5)),
-            "NumberCompare(column='score', op='=', values=(1, 2.5))",
+            "NumberCompare(column='score', op='=', values=(1, 2.5), floating=True, single=False)",
         ),
         (Condition("<=", "name", ("m",)), "LessThanOrEqual(column='name', value='m')"),
         (Condition("in", "name", ("a", "b")), "In(column='name', values=('a', 'b'))"),
@@ -304,3 +311,77 @@ def test_a_nan_partition_is_kept_for_a_nan_operand() -> None:
     assert _may([Condition("=", "ratio", (nan,))], partition_values={"ratio": "nan"})
     assert _may([Condition(">", "ratio", (nan,))], partition_values={"ratio": "1.5"})
     assert not _may([Condition("=", "ratio", (2.5,))], partition_values={"ratio": "1.5"})
+
+
+# -- end to end: values -> our writer's statistics -> pruning keeps every match ---------
+
+_NEG_NAN = -float("nan")  # CPython keeps the sign bit of a negated NaN
+SPARK_DOUBLES = st.one_of(
+    st.sampled_from([0.0, -0.0, math.nan, _NEG_NAN, math.inf, -math.inf, 1.5, -1.5]),
+    st.floats(allow_nan=False, width=64),
+)
+SPARK_STRINGS = st.one_of(
+    st.text(st.sampled_from(["a", "b", "\U0001f600", "\uffff", "\n", "é"]), max_size=5),
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=40),
+)
+
+
+def _spark_order(a: Any, b: Any) -> int:
+    """Spark's order: NaN above every number and equal to NaN; strings by UTF-8 bytes."""
+    if isinstance(a, str):
+        x, y = a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass")
+        return (x > y) - (x < y)
+    if (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
+        return int(isinstance(a, float) and math.isnan(a)) - int(
+            isinstance(b, float) and math.isnan(b)
+        )
+    return (a > b) - (a < b)
+
+
+def _spark_holds(op: str, value: Any, operands: tuple[Any, ...]) -> bool:
+    orders = [_spark_order(value, o) for o in operands]
+    return {
+        "=": orders[0] == 0,
+        "in": any(o == 0 for o in orders),
+        "<": orders[0] < 0,
+        "<=": orders[0] <= 0,
+        ">": orders[0] > 0,
+        ">=": orders[0] >= 0,
+    }[op]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.data(),
+    st.sampled_from(["d", "n", "s"]),
+    st.sampled_from(["=", "in", "<", "<=", ">", ">="]),
+)
+def test_our_statistics_never_prune_a_matching_split(data: Any, column: str, op: str) -> None:
+    import pyarrow as pa
+
+    from indextables.pyspark.stats import StatsCollector
+
+    values_of = {
+        "d": SPARK_DOUBLES,
+        "n": st.integers(-(2**63), 2**63 - 1),
+        "s": SPARK_STRINGS,
+    }[column]
+    values = data.draw(st.lists(values_of | st.none(), min_size=1, max_size=6))
+    operands = tuple(data.draw(st.lists(values_of, min_size=1, max_size=2 if op == "in" else 1)))
+    specs = {
+        "d": FieldSpec("d", FieldKind.F64, None, True, True, True),
+        "n": FieldSpec("n", FieldKind.I64, None, True, True, True),
+        "s": FieldSpec("s", FieldKind.STRING, "raw", True, True, False),
+    }
+    arrow_type = {"d": pa.float64(), "n": pa.int64(), "s": pa.string()}[column]
+    collector = StatsCollector((specs[column],))
+    collector.add(pa.RecordBatch.from_pydict({column: values}, pa.schema([(column, arrow_type)])))
+    matches = any(v is not None and _spark_holds(op, v, operands) for v in values)
+    kept = may_match_file(
+        [Condition(op, column, operands)],
+        partition_values={},
+        min_values=collector.min_values(),
+        max_values=collector.max_values(),
+        fields=specs,
+    )
+    assert kept or not matches, (values, collector.min_values(), collector.max_values())

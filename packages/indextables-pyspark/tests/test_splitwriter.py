@@ -26,6 +26,7 @@ from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitcache import SplitCache, SplitRef
 from indextables.pyspark.splitreader import SplitEntry, read_split
 from indextables.pyspark.splitwriter import SplitWriter
+from indextables.pyspark.tantivyquery import fully_indexed_columns
 from indextables.storage import LocalStore
 
 SCHEMA = StructType(
@@ -74,7 +75,8 @@ def _read(
     rows: list[dict[str, Any]] = []
     for add in adds:
         ref = SplitRef(add.path, add.size, add.footer_start_offset, add.footer_end_offset)
-        entry = SplitEntry(ref, add.partition_values, add.doc_mapping_json)
+        tags = tuple(add.split_tags or ())
+        entry = SplitEntry(ref, add.partition_values, add.doc_mapping_json, tags)
         directory = cache.fetch(store, store.uri, ref)
         for batch in read_split(directory, entry, SCHEMA, **kwargs):
             rows += batch.to_pylist()
@@ -94,6 +96,8 @@ def test_one_split_per_partition_with_stats(written: tuple[LocalStore, list[Any]
     assert first.min_values["latency"] == "0"
     assert "day" not in first.min_values
     assert first.footer_end_offset == first.size
+    # Every value of the exact string column is in the term dictionary (prefix pushdown).
+    assert fully_indexed_columns(first.split_tags) == {"level"}
 
 
 def test_round_trip_returns_every_row(

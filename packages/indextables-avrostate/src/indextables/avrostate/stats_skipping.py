@@ -4,22 +4,24 @@ A comparison leaf needs two compare-orders per entry (min and max against
 its literal). All literals of a column are compared in one pass by the
 decoder, straight from the record bytes, into one code byte per entry and
 literal (see :meth:`FileEntries.stat_codes`). A leaf turns its codes into a
-mask with ``bytes.translate`` through a 256-byte table that the predicate
-itself fills (its ``_overlaps`` for each of the nine order pairs), so the
-semantics stay those of :mod:`indextables.protocol.predicates` while no
-Python code runs per entry. Masks hold one byte (0 or 1) per entry; read as
-little-endian integers, ``And``/``Or`` are ``&``/``|`` over all entries at
-once.
+mask with ``bytes.translate`` through a 256-byte table filled by the
+predicate's own public hooks (:meth:`Comparison.overlaps` for each of the
+nine order pairs, :meth:`StartsWith.orders_may_match`), and numeric leaves
+use :meth:`NumberCompare.may_match_columns`, so the semantics stay those of
+:mod:`indextables.protocol.predicates` while no Python code runs per entry.
+Masks hold one byte (0 or 1) per entry; read as little-endian integers,
+``And``/``Or`` are ``&``/``|`` over all entries at once.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from indextables.protocol.predicates import (
     And,
+    Comparison,
     EqualTo,
     In,
     IsNotNull,
@@ -30,23 +32,35 @@ from indextables.protocol.predicates import (
     StartsWith,
 )
 from indextables.protocol.state import PartitionBounds
+from indextables.protocol.statsfilter import usable_max
 
-if TYPE_CHECKING:
-    from indextables.avrostate.entries import FileEntries
+
+class FileEntries(Protocol):
+    """What the evaluator reads of the entries (``entries.FileEntries`` has it): statistics
+    by column, without building entries. A protocol, so this module does not import
+    ``entries`` (which imports this one)."""
+
+    def stat_codes(self, column: str, literals: list[str], *, plain: bool = False) -> list[bytes]:
+        """Per literal, each entry's min/max statistic ordered against it."""
+        ...
+
+    def column_stats(self, column: str) -> tuple[list[str | None], list[str | None]]:
+        """Every entry's min and max statistic of ``column``."""
+        ...
+
+    def __len__(self) -> int:
+        """The number of entries."""
+        ...
+
 
 __all__ = ["verdicts"]
 
-_PREFIX_END: Final = "\uffff"
 # A stat code is 4 * min code + max code; a code is 0/1/2 for the order -1/0/1
 # against the literal, 3 where there is no usable statistic.
 _ORDER_OF_CODE: Final = (-1, 0, 1, None)
 # (column, literal, plain order) -> one stat code per entry
 _Codes = dict[tuple[str, str, bool], bytes]
 _Verdict = Callable[[int | None, int | None], bool]
-
-
-def _is_comparison(node: Predicate) -> bool:
-    return hasattr(node, "_overlaps") and hasattr(node, "value") and hasattr(node, "column")
 
 
 def _needs(node: Predicate, out: dict[tuple[str, bool], set[str]]) -> None:
@@ -60,9 +74,10 @@ def _needs(node: Predicate, out: dict[tuple[str, bool], set[str]]) -> None:
     elif isinstance(node, In):
         out[node.column, False].update(node.values)
     elif isinstance(node, StartsWith):
-        out[node.column, True].update((node.prefix, node.prefix + _PREFIX_END))
-    elif _is_comparison(node):
-        out[node.column, False].add(node.value)  # type: ignore[attr-defined]
+        upper = node.upper
+        out[node.column, True].update((node.prefix,) if upper is None else (node.prefix, upper))
+    elif isinstance(node, Comparison):
+        out[node.column, False].add(node.value)
 
 
 def _codes(files: FileEntries, node: Predicate) -> _Codes:
@@ -90,23 +105,23 @@ def _mask(codes: bytes, verdict: _Verdict) -> int:
     return int.from_bytes(codes.translate(_table(verdict)), "little")
 
 
-def _comparison(codes: _Codes, node: Predicate) -> int:
-    overlaps = node._overlaps  # type: ignore[attr-defined]
+def _comparison(codes: _Codes, node: Comparison) -> int:
+    overlaps = node.overlaps
     return _mask(
-        codes[node.column, node.value, False],  # type: ignore[attr-defined]
-        lambda lo, hi: True if lo is None or hi is None else bool(overlaps(lo, hi)),
+        codes[node.column, node.value, False],
+        lambda lo, hi: bool(overlaps(lo, hi)),
     )
 
 
 def _starts_with(codes: _Codes, node: StartsWith) -> int:
-    # may match unless max < prefix or min > prefix + U+FFFF; any missing bound: may match
+    # As StartsWith.may_match: the max against the prefix, the min against its upper bound.
     highs = codes[node.column, node.prefix, True]
-    lows = codes[node.column, node.prefix + _PREFIX_END, True]
-    no_high = _mask(highs, lambda _, hi: hi is None)
-    no_low = _mask(lows, lambda lo, _: lo is None)
-    high_reaches = _mask(highs, lambda _, hi: hi is not None and hi >= 0)
-    low_reaches = _mask(lows, lambda lo, _: lo is not None and lo <= 0)
-    return no_high | no_low | (high_reaches & low_reaches)
+    upper = node.upper
+    rule = node.orders_may_match
+    high_ok = _mask(highs, lambda _, hi: rule(hi, None))
+    if upper is None:
+        return high_ok
+    return high_ok & _mask(codes[node.column, upper, True], lambda lo, _: rule(None, lo))
 
 
 def _not(codes: _Codes, node: Not, everything: int) -> int:
@@ -122,7 +137,7 @@ def _not(codes: _Codes, node: Not, everything: int) -> int:
 def _bounded_stats(files: FileEntries, column: str) -> tuple[list[str | None], list[str | None]]:
     """Every entry's min and max of ``column``; a max the writer may have truncated is None."""
     mins, maxs = files.column_stats(column)
-    return mins, [None if h is not None and len(h) >= 32 else h for h in maxs]
+    return mins, [usable_max(h) for h in maxs]
 
 
 def _column_wise(files: FileEntries, node: Predicate) -> int:
@@ -158,7 +173,7 @@ def _eval(files: FileEntries, codes: _Codes, node: Predicate, everything: int) -
         return _starts_with(codes, node)
     if isinstance(node, IsNull | IsNotNull):
         return everything
-    if _is_comparison(node):
+    if isinstance(node, Comparison):
         return _comparison(codes, node)
     if hasattr(node, "may_match_columns") and len(node.columns()) == 1:
         return _column_wise(files, node)

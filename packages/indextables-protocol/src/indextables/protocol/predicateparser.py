@@ -9,6 +9,13 @@ Grammar (case-insensitive keywords)::
              | column IS [NOT] NULL | column [NOT] LIKE string
              | column [NOT] BETWEEN literal AND literal
 
+String literals are single-quoted and read as Spark's SQL parser reads
+them with its default settings (``spark.sql.parser.escapedStringLiterals``
+false): see :func:`unescape_string`. Double-quoted and back-quoted texts are
+names here (Spark reads a double-quoted text as a string literal); such
+tokens are marked (:attr:`Token.quote`) so callers that must agree with
+Spark can refuse them.
+
 The parser builds nodes through callbacks so it does not depend on the
 predicate classes (:mod:`indextables.protocol.predicates` wires them in).
 """
@@ -22,18 +29,18 @@ from typing import Any, Final
 
 from indextables.protocol.errors import InvalidPredicateError
 
-__all__ = ["Token", "parse_tokens", "tokenize"]
+__all__ = ["Token", "parse_tokens", "tokenize", "unescape_string"]
 
 _TOKEN: Final = re.compile(
     r"""\s*(?:
-        (?P<string>'(?:[^']|'')*')
+        (?P<string>'(?:[^'\\]|\\.|'')*')
       | (?P<quoted>`[^`]+`|"[^"]+")
       | (?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
       | (?P<op><=|>=|<>|!=|==|=|<|>)
       | (?P<punct>[(),])
       | (?P<word>[A-Za-z_][A-Za-z0-9_.]*)
     )""",
-    re.VERBOSE,
+    re.VERBOSE | re.DOTALL,
 )
 _KEYWORDS: Final = frozenset({"AND", "OR", "NOT", "IN", "IS", "NULL", "LIKE", "BETWEEN"})
 
@@ -45,6 +52,7 @@ class Token:
     kind: str
     text: str
     position: int
+    quote: str = ""
 
 
 def tokenize(text: str) -> list[Token]:
@@ -62,16 +70,92 @@ def tokenize(text: str) -> list[Token]:
             raise InvalidPredicateError(f"unexpected character at {position} in {text!r}")
         group = match.lastgroup or ""
         kind, value = group, match.group(group)
+        quote = ""
         if kind == "string":
-            value = value[1:-1].replace("''", "'")
+            quote, value = "'", unescape_string(value[1:-1])
         elif kind == "quoted":
-            kind, value = "name", value[1:-1]
+            kind, quote, value = "name", value[0], value[1:-1]
         elif kind == "word":
             kind = "keyword" if value.upper() in _KEYWORDS else "name"
             value = value.upper() if kind == "keyword" else value
-        tokens.append(Token(kind, value, match.start(group)))
+        tokens.append(Token(kind, value, match.start(group), quote))
         position = match.end()
     return tokens
+
+
+# Spark's escapes of one character (other characters lose their backslash;
+# ``\\%`` and ``\\_`` keep it, for LIKE patterns).
+_SIMPLE_ESCAPES: Final = {
+    "0": "\0",
+    "b": "\b",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "Z": "\x1a",
+    "%": "\\%",
+    "_": "\\_",
+}
+_HEX: Final = frozenset("0123456789abcdefABCDEF")
+
+
+def _is_hex(text: str) -> bool:
+    return bool(text) and all(c in _HEX for c in text)
+
+
+def unescape_string(body: str) -> str:
+    """The value of a single-quoted SQL string literal whose text between the quotes is ``body``.
+
+    As Spark's SQL parser reads it by default: ``''`` is a quote; a
+    backslash escapes the next character: ``\\uXXXX`` (a UTF-16 unit; a
+    surrogate pair makes one character) and ``\\UXXXXXXXX`` (a code point),
+    a three-digit octal escape whose first digit is 0 or 1, ``\\0``, ``\\b``,
+    ``\\n``, ``\\r``, ``\\t``, ``\\Z`` (U+001A); ``\\%`` and ``\\_`` keep
+    their backslash; any other character stands for itself (``\\'``,
+    ``\\"``, ``\\\\``, ``\\a`` -> ``a``). A lone surrogate stays in the
+    result as such.
+    """
+    if "\\" not in body and "''" not in body:
+        return body
+    units: list[str] = []
+    i, end = 0, len(body)
+    while i < end:
+        c = body[i]
+        if c == "'" and i + 1 < end and body[i + 1] == "'":
+            units.append("'")
+            i += 2
+        elif c != "\\" or i + 1 == end:
+            units.append(c)
+            i += 1
+        else:
+            i += 1
+            nxt = body[i]
+            if nxt == "u" and i + 5 <= end and _is_hex(body[i + 1 : i + 5]):
+                units.append(chr(int(body[i + 1 : i + 5], 16)))
+                i += 5
+            elif nxt == "U" and i + 9 <= end and _is_hex(body[i + 1 : i + 9]):
+                units.extend(_utf16_units(int(body[i + 1 : i + 9], 16)))
+                i += 9
+            elif i + 3 <= end and _is_octal3(body[i : i + 3]):
+                units.append(chr(int(body[i : i + 3], 8)))
+                i += 3
+            else:
+                units.append(_SIMPLE_ESCAPES.get(nxt, nxt))
+                i += 1
+    # Java strings are UTF-16: escaped surrogate pairs join into one character.
+    return "".join(units).encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def _is_octal3(text: str) -> bool:
+    return text[0] in "01" and text[1] in "01234567" and text[2] in "01234567"
+
+
+def _utf16_units(code_point: int) -> list[str]:
+    """The UTF-16 units Spark makes of a ``\\U`` escape (it keeps the low 32 bits)."""
+    if code_point < 0x10000:
+        return [chr(code_point)]
+    high = (code_point - 0x10000) // 0x400 + 0xD800
+    low = (code_point - 0x10000) % 0x400 + 0xDC00
+    return [chr(high & 0xFFFF), chr(low & 0xFFFF)]
 
 
 Builders = Mapping[str, Callable[..., Any]]
@@ -168,11 +252,25 @@ class _Parser:
         raise self.fail("expected an operator")
 
     def like(self, column: str, pattern: str) -> Any:
-        body = pattern[:-1] if pattern.endswith("%") else pattern
-        if "%" in body or "_" in body:
-            raise self.fail(f"only 'prefix%' LIKE patterns are supported, not {pattern!r}")
-        if body == pattern:
-            return self.build["cmp"]("=", column, pattern)
+        # LIKE's escape character is the backslash: \\%, \\_ and \\\\ stand for themselves.
+        literal: list[str] = []
+        i, wildcard = 0, False
+        while i < len(pattern):
+            c = pattern[i]
+            if c == "\\" and i + 1 < len(pattern) and pattern[i + 1] in "%_\\":
+                literal.append(pattern[i + 1])
+                i += 2
+            elif c == "%" and i == len(pattern) - 1:
+                wildcard = True
+                i += 1
+            elif c in "%_\\":
+                raise self.fail(f"only 'prefix%' LIKE patterns are supported, not {pattern!r}")
+            else:
+                literal.append(c)
+                i += 1
+        body = "".join(literal)
+        if not wildcard:
+            return self.build["cmp"]("=", column, body)
         return self.build["startswith"](column, body)
 
 

@@ -12,8 +12,9 @@ partition bounds prove that no entry can match.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from indextables.protocol.predicateparser import parse_tokens, tokenize
@@ -21,6 +22,7 @@ from indextables.protocol.state import PartitionBounds
 
 __all__ = [
     "And",
+    "Comparison",
     "EqualTo",
     "GreaterThan",
     "GreaterThanOrEqual",
@@ -38,11 +40,11 @@ __all__ = [
     "as_number",
     "compare_values",
     "parse_predicate",
+    "prefix_successor",
 ]
 
 Values = Mapping[str, str | None]
 Bounds = Mapping[str, PartitionBounds] | None
-_PREFIX_END: Final = "\uffff"
 
 
 def as_number(text: str) -> int | float | None:
@@ -111,6 +113,14 @@ def _value(values: Values, column: str) -> str | None:
     return value if value else None  # empty partition values are nulls
 
 
+def _one_sided(bounds: Bounds, column: str) -> tuple[str | None, str | None]:
+    """``column``'s min and max; either may be None (it then bounds nothing)."""
+    if bounds is None or column not in bounds:
+        return None, None
+    b = bounds[column]
+    return b.min, b.max
+
+
 def _bounds(bounds: Bounds, column: str) -> tuple[str, str] | None:
     if bounds is None or column not in bounds:
         return None
@@ -121,7 +131,20 @@ def _bounds(bounds: Bounds, column: str) -> tuple[str, str] | None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Comparison(Predicate):
+class Comparison(Predicate):
+    """``column op value`` on string values (base of ``EqualTo`` ... ``GreaterThanOrEqual``).
+
+    Values compare as :func:`compare_values` orders them. Two public hooks
+    carry the operator's semantics, so evaluators that compute orders in
+    their own way (avrostate's column-wise statistics) need no copy of it:
+    :meth:`holds` (a value's order against the literal) and :meth:`overlaps`
+    (the orders of a min and a max against the literal).
+
+    Attributes:
+        column: the column.
+        value: the literal.
+    """
+
     column: str
     value: str
 
@@ -132,75 +155,81 @@ class _Comparison(Predicate):
         actual = _value(values, self.column)
         if actual is None:
             return None
-        return self._holds(compare_values(actual, self.value))
+        return self.holds(compare_values(actual, self.value))
 
-    def _holds(self, order: int) -> bool:
+    def holds(self, order: int) -> bool:
+        """Whether a value whose order against :attr:`value` is ``order`` (-1/0/1) matches."""
         raise NotImplementedError
 
     def may_match(self, bounds: Bounds) -> bool:
-        found = _bounds(bounds, self.column)
-        if found is None:
-            return True
-        low, high = found
-        return self._overlaps(compare_values(low, self.value), compare_values(high, self.value))
+        low, high = _one_sided(bounds, self.column)
+        return self.overlaps(
+            None if low is None else compare_values(low, self.value),
+            None if high is None else compare_values(high, self.value),
+        )
 
-    def _overlaps(self, low_order: int, high_order: int) -> bool:
+    def overlaps(self, low_order: int | None, high_order: int | None) -> bool:
+        """Whether values between a min and a max that order so against :attr:`value` may match.
+
+        An order is -1, 0 or 1; None where that bound is missing (it bounds
+        nothing on its side).
+        """
         raise NotImplementedError
 
 
 @dataclass(frozen=True, slots=True)
-class EqualTo(_Comparison):
+class EqualTo(Comparison):
     """``column = value``."""
 
-    def _holds(self, order: int) -> bool:
+    def holds(self, order: int) -> bool:
         return order == 0
 
-    def _overlaps(self, low_order: int, high_order: int) -> bool:
-        return low_order <= 0 <= high_order
+    def overlaps(self, low_order: int | None, high_order: int | None) -> bool:
+        return (low_order is None or low_order <= 0) and (high_order is None or high_order >= 0)
 
 
 @dataclass(frozen=True, slots=True)
-class LessThan(_Comparison):
+class LessThan(Comparison):
     """``column < value``."""
 
-    def _holds(self, order: int) -> bool:
+    def holds(self, order: int) -> bool:
         return order < 0
 
-    def _overlaps(self, low_order: int, high_order: int) -> bool:
-        return low_order < 0
+    def overlaps(self, low_order: int | None, high_order: int | None) -> bool:
+        return low_order is None or low_order < 0
 
 
 @dataclass(frozen=True, slots=True)
-class LessThanOrEqual(_Comparison):
+class LessThanOrEqual(Comparison):
     """``column <= value``."""
 
-    def _holds(self, order: int) -> bool:
+    def holds(self, order: int) -> bool:
         return order <= 0
 
-    def _overlaps(self, low_order: int, high_order: int) -> bool:
-        return low_order <= 0
+    def overlaps(self, low_order: int | None, high_order: int | None) -> bool:
+        return low_order is None or low_order <= 0
 
 
 @dataclass(frozen=True, slots=True)
-class GreaterThan(_Comparison):
+class GreaterThan(Comparison):
     """``column > value``."""
 
-    def _holds(self, order: int) -> bool:
+    def holds(self, order: int) -> bool:
         return order > 0
 
-    def _overlaps(self, low_order: int, high_order: int) -> bool:
-        return high_order > 0
+    def overlaps(self, low_order: int | None, high_order: int | None) -> bool:
+        return high_order is None or high_order > 0
 
 
 @dataclass(frozen=True, slots=True)
-class GreaterThanOrEqual(_Comparison):
+class GreaterThanOrEqual(Comparison):
     """``column >= value``."""
 
-    def _holds(self, order: int) -> bool:
+    def holds(self, order: int) -> bool:
         return order >= 0
 
-    def _overlaps(self, low_order: int, high_order: int) -> bool:
-        return high_order >= 0
+    def overlaps(self, low_order: int | None, high_order: int | None) -> bool:
+        return high_order is None or high_order >= 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,11 +293,53 @@ class StartsWith(Predicate):
         return None if actual is None else actual.startswith(self.prefix)
 
     def may_match(self, bounds: Bounds) -> bool:
-        found = _bounds(bounds, self.column)
-        if found is None:
-            return True
-        low, high = found
-        return not (high < self.prefix or low > self.prefix + _PREFIX_END)
+        low, high = _one_sided(bounds, self.column)
+        upper = self.upper
+        return self.orders_may_match(
+            None if high is None else _plain_order(high, self.prefix),
+            None if upper is None or low is None else _plain_order(low, upper),
+        )
+
+    @property
+    def upper(self) -> str | None:
+        """The least string above every string that starts with :attr:`prefix`, or None.
+
+        See :func:`prefix_successor`.
+        """
+        return prefix_successor(self.prefix)
+
+    @staticmethod
+    def orders_may_match(high_vs_prefix: int | None, low_vs_upper: int | None) -> bool:
+        """The pruning rule on plain string orders (-1/0/1; None: no usable bound).
+
+        ``high_vs_prefix`` orders the max against the prefix, ``low_vs_upper``
+        the min against :attr:`upper`: no value starts with the prefix when
+        the max is below the prefix or the min is at or above the upper bound.
+        """
+        if high_vs_prefix is not None and high_vs_prefix < 0:
+            return False
+        return not (low_vs_upper is not None and low_vs_upper >= 0)
+
+
+def _plain_order(a: str, b: str) -> int:
+    return (a > b) - (a < b)
+
+
+def prefix_successor(prefix: str) -> str | None:
+    """The least string greater than every string that starts with ``prefix``, or None.
+
+    Strings compare in code-point order (UTF-8 byte order, Spark's binary
+    collation). The last character below U+10FFFF is raised by one (over the
+    surrogate block) and what follows it dropped; a prefix that is empty or
+    only U+10FFFF characters has no such string.
+    """
+    text = prefix.rstrip("\U0010ffff")
+    if not text:
+        return None
+    last = ord(text[-1]) + 1
+    if 0xD800 <= last <= 0xDFFF:
+        last = 0xE000
+    return text[:-1] + chr(last)
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,28 +440,61 @@ def _numbers(texts: Sequence[str | None]) -> list[int | float | None]:
     return [_number_or_none(t) for t in texts]
 
 
+def _not_numeric(text: str | None, number: int | float | None) -> bool:
+    """A statistic present but neither a number nor NaN."""
+    if text is None or number is not None:
+        return False
+    try:
+        return not math.isnan(float(text))
+    except ValueError:
+        return True
+
+
+def _single(value: int | float | None) -> int | float | None:
+    """``value`` rounded to the nearest 32-bit float (None, NaN and overflow: unknown)."""
+    if value is None:
+        return None
+    try:
+        rounded: float = struct.unpack("<f", struct.pack("<f", float(value)))[0]
+    except OverflowError:
+        return None  # beyond the largest float32: a writer's text we do not understand
+    return None if math.isnan(rounded) else rounded
+
+
 @dataclass(frozen=True, slots=True)
 class NumberCompare(Predicate):
     """``column op v`` for any ``v`` in ``values``, both sides read as numbers.
 
-    Meant for min/max statistics of numeric columns (a stats filter, see
-    :mod:`indextables.protocol.statsfilter`). Unlike the string-valued
-    comparisons above, a value is read as :func:`as_number` reads it (an
-    integer exactly, else a double; integers beyond 2**53 keep every digit)
-    and a value that is not a number (NaN included) is *unknown*: it never
-    prunes (the string-valued nodes would compare it as a string). Pruning
-    needs both bounds.
+    The min/max pruning rule for numeric columns (a stats filter, see
+    :mod:`indextables.protocol.statsfilter`), with Spark's semantics
+    (docs/pyspark.md, "Comparison semantics"). A statistic is read as
+    :func:`as_number` reads it (an integer exactly, else a double; integers
+    beyond 2**53 keep every digit; ``-0.0`` equals ``0.0``). A statistic that
+    is absent or NaN bounds nothing on its side; ``<``/``<=`` need the min,
+    ``>``/``>=`` the max, ``=`` either. A statistic that is no number at all
+    (not a numeric column's) makes the entry never prune. A NaN operand
+    never prunes (Spark: NaN = NaN, NaN above every number).
 
     Attributes:
         column: the column.
         op: one of ``=``, ``<``, ``<=``, ``>``, ``>=``.
         values: the numbers compared with (int or float; ``=`` with several
             values is ``IN``).
+        floating: a float/double column. Writers may leave NaN out of a max
+            (pyarrow's min_max does), while Spark puts NaN above every
+            number: the max never prunes ``>``/``>=``. The min stays a lower
+            bound (NaN matches no ``<``, ``<=`` or ``=`` of a number).
+        single: a 32-bit float column. Writers may record a float's shortest
+            text ("0.1"), which read as a double differs from the float
+            Spark compares (0.100000001...): statistics are rounded to the
+            nearest 32-bit float first. Implies ``floating``.
     """
 
     column: str
     op: str
     values: tuple[int | float, ...]
+    floating: bool = field(default=False, kw_only=True)
+    single: bool = field(default=False, kw_only=True)
 
     def __post_init__(self) -> None:
         if self.op not in _NUMBER_OPS:
@@ -413,49 +517,74 @@ class NumberCompare(Predicate):
         return self.bounds_may_match(found.min, found.max)
 
     def bounds_may_match(self, low: str | None, high: str | None) -> bool:
-        """``False`` only when ``low``/``high`` (both numbers) prove no value can match."""
+        """``False`` only when ``low``/``high`` prove that no value can match."""
         lo, hi = _number_or_none(low), _number_or_none(high)
-        if lo is None or hi is None or self._compares_nan():
+        if _not_numeric(low, lo) or _not_numeric(high, hi):
             return True
-        return self._overlaps_numbers(lo, hi)
+        return self.numbers_may_match(lo, hi)
+
+    def numbers_may_match(self, low: int | float | None, high: int | float | None) -> bool:
+        """:meth:`bounds_may_match` on bounds already read as numbers (None: unknown)."""
+        if self._compares_nan():
+            return True
+        if self.single:
+            low, high = _single(low), _single(high)
+        if (self.floating or self.single) and self.op in (">", ">="):
+            return True
+        op = self.op
+        if op == "=":
+            return any(
+                (low is None or low <= v) and (high is None or v <= high) for v in self.values
+            )
+        if op in ("<", "<="):
+            if low is None:
+                return True
+            holds = _NUMBER_OPS[op]
+            return any(holds(low, v) for v in self.values)
+        if high is None:
+            return True
+        holds = _NUMBER_OPS[op]
+        return any(holds(high, v) for v in self.values)
 
     def may_match_columns(self, lows: Sequence[str | None], highs: Sequence[str | None]) -> bytes:
         """Per entry, 1 where :meth:`bounds_may_match` holds, for whole statistic columns."""
-        if self._compares_nan():
+        if self._compares_nan() or ((self.floating or self.single) and self.op in (">", ">=")):
             return b"\x01" * len(lows)
-        pairs = list(zip(_numbers(lows), _numbers(highs), strict=True))
+        low_numbers, high_numbers = _numbers(lows), _numbers(highs)
+        # Statistics that are no numbers at all: those entries never prune.
+        odd = 0
+        for texts, numbers in ((lows, low_numbers), (highs, high_numbers)):
+            if None in numbers:
+                flags = [_not_numeric(t, n) for t, n in zip(texts, numbers, strict=True)]
+                odd |= int.from_bytes(bytes(flags), "little")
+        pairs: list[tuple[int | float | None, int | float | None]] = list(
+            zip(low_numbers, high_numbers, strict=True)
+        )
+        if self.single:
+            pairs = [(_single(lo), _single(hi)) for lo, hi in pairs]
         # One pass per value (IN lists are short), comparisons inline: no call per entry.
         found = 0
         for v in self.values:
             if self.op == "=":
-                hits = [lo is None or hi is None or lo <= v <= hi for lo, hi in pairs]
+                hits = [(lo is None or lo <= v) and (hi is None or v <= hi) for lo, hi in pairs]
             elif self.op == "<":
-                hits = [lo is None or hi is None or lo < v for lo, hi in pairs]
+                hits = [lo is None or lo < v for lo, _ in pairs]
             elif self.op == "<=":
-                hits = [lo is None or hi is None or lo <= v for lo, hi in pairs]
+                hits = [lo is None or lo <= v for lo, _ in pairs]
             elif self.op == ">":
-                hits = [lo is None or hi is None or hi > v for lo, hi in pairs]
+                hits = [hi is None or hi > v for _, hi in pairs]
             else:
-                hits = [lo is None or hi is None or hi >= v for lo, hi in pairs]
+                hits = [hi is None or hi >= v for _, hi in pairs]
             found |= int.from_bytes(bytes(hits), "little")
-        return found.to_bytes(len(pairs), "little")
+        return (found | odd).to_bytes(len(pairs), "little")
 
     def _compares_nan(self) -> bool:
         # Spark orders NaN above every number and NaN = NaN holds, while Python
-        # compares NaN false: min/max statistics (which leave NaN out) prove nothing.
+        # compares NaN false: leave such comparisons to the rows.
         return any(isinstance(v, float) and math.isnan(v) for v in self.values)
 
-    def _overlaps_numbers(self, lo: float, hi: float) -> bool:
-        op = self.op
-        if op == "=":
-            return any(lo <= v <= hi for v in self.values)
-        holds = _NUMBER_OPS[op]
-        # < and <= need a low enough minimum, > and >= a high enough maximum.
-        bound = lo if op in ("<", "<=") else hi
-        return any(holds(bound, v) for v in self.values)
 
-
-_COMPARISONS: Final[dict[str, type[_Comparison]]] = {
+_COMPARISONS: Final[dict[str, type[Comparison]]] = {
     "=": EqualTo,
     "==": EqualTo,
     "<": LessThan,

@@ -23,7 +23,14 @@ from indextables.protocol.predicates import Predicate
 from indextables.protocol.state import FileEntry, PartitionBounds
 from indextables.protocol.stateformat import StatsPrunable
 
-__all__ = ["STATS_TRUNCATION", "entry_may_match", "keep_by_stats", "stats_bounds"]
+__all__ = [
+    "STATS_TRUNCATION",
+    "bounds_of",
+    "entry_may_match",
+    "keep_by_stats",
+    "stats_bounds",
+    "usable_max",
+]
 
 STATS_TRUNCATION: Final = 32
 
@@ -32,15 +39,29 @@ def _stat(values: Mapping[str, str] | None, column: str) -> str | None:
     return None if not values else values.get(column)
 
 
+def usable_max(high: str | None) -> str | None:
+    """A recorded max as an upper bound: None when absent or possibly truncated."""
+    return None if high is None or len(high) >= STATS_TRUNCATION else high
+
+
 def stats_bounds(entry: FileEntry, columns: Iterable[str]) -> dict[str, PartitionBounds]:
-    """The bounds a stats filter sees for ``entry`` on ``columns`` (truncated max: absent)."""
-    bounds: dict[str, PartitionBounds] = {}
-    for column in columns:
-        high = _stat(entry.max_values, column)
-        if high is not None and len(high) >= STATS_TRUNCATION:
-            high = None
-        bounds[column] = PartitionBounds(_stat(entry.min_values, column), high)
-    return bounds
+    """The bounds a stats filter sees for ``entry`` on ``columns`` (see :func:`bounds_of`)."""
+    return bounds_of(entry.min_values, entry.max_values, columns)
+
+
+def bounds_of(
+    min_values: Mapping[str, str] | None,
+    max_values: Mapping[str, str] | None,
+    columns: Iterable[str],
+) -> dict[str, PartitionBounds]:
+    """The bounds a stats filter sees on ``columns`` for one file's min/max statistics.
+
+    A max that may have been truncated is absent (:func:`usable_max`).
+    """
+    return {
+        column: PartitionBounds(_stat(min_values, column), usable_max(_stat(max_values, column)))
+        for column in columns
+    }
 
 
 def entry_may_match(predicate: Predicate, entry: FileEntry) -> bool:

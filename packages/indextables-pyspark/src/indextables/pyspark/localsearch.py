@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from indextables.pyspark.arrowframe import arrow_dataframe
+from indextables.pyspark.conditions import translate_predicate
 from indextables.pyspark.datasource import (
     FORMAT,
     IndexTablesDataSource,
@@ -34,7 +35,6 @@ from indextables.pyspark.datasource import (
     table_schema,
 )
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.filters import translate_predicate
 from indextables.pyspark.options import PREFIX, lower_keys, parse_int, parse_read
 from indextables.pyspark.reader import IndexTablesReader
 from indextables.pyspark.splitcache import SplitCache

@@ -23,22 +23,19 @@ from typing import Any
 
 import pyarrow as pa
 
-from indextables.pyspark.filters import (
-    Condition,
-    may_match_file,
-    partition_predicate,
-    stats_predicate,
-    translate_all,
-)
+from indextables.pyspark.conditions import Condition, translate_all
+from indextables.pyspark.filters import may_match_file
 from indextables.pyspark.mapping import FieldKind, FieldSpec, field_specs, specs_from_doc_mapping
 from indextables.pyspark.options import ReadOptions, parse_indexing
+from indextables.pyspark.partitionprune import partition_predicate
 from indextables.pyspark.planguard import is_reused, new_token
+from indextables.pyspark.pruning import stats_predicate
 from indextables.pyspark.searchoptions import SearchSpec, validate
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
 from indextables.pyspark.tableaccess import LiveSplit, TableView, load_view, open_table_store
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
-from pyspark.sql.types import StructType
+from pyspark.sql.types import FloatType, StructType
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +121,7 @@ class IndexTablesReader(DataSourceReader):
     def partitions(self) -> Sequence[ReadTask]:
         """Group the splits that may match the pushed filters into tasks."""
         fields = _stat_fields(self.view)
-        stat_kinds = {k: s.kind for k, s in fields.items()}
-        kept = [s.entry for s in self._planned_splits(fields) if self._may_match(s, stat_kinds)]
+        kept = [s.entry for s in self._planned_splits(fields) if self._may_match(s, fields)]
         kinds = {k: s.kind for k, s in _fields_of(self.view).items()}
         # Pruned splits need no task: a reused plan re-reads the whole snapshot (see read()).
         token, now = new_token(), time.time()
@@ -147,7 +143,12 @@ class IndexTablesReader(DataSourceReader):
         partition = partition_predicate(self.conditions, view.partition_columns)
         if view.files_loaded and partition is None:
             return view.splits
-        stats = stats_predicate(self.conditions, fields, view.partition_columns)
+        stats = stats_predicate(
+            self.conditions,
+            fields,
+            view.partition_columns,
+            single_columns=_single_columns(self.schema),
+        )
         return load_view(
             view.uri,
             self.options,
@@ -160,13 +161,14 @@ class IndexTablesReader(DataSourceReader):
         """True when a pushed filter names an indexed column (it narrows the Tantivy search)."""
         return any(c.column.lower() in kinds for c in self.conditions)
 
-    def _may_match(self, split: LiveSplit, kinds: Mapping[str, FieldKind]) -> bool:
+    def _may_match(self, split: LiveSplit, fields: Mapping[str, FieldSpec]) -> bool:
         return may_match_file(
             self.conditions,
             partition_values=split.partition_values,
             min_values=split.min_values,
             max_values=split.max_values,
-            kinds=kinds,
+            fields=fields,
+            single_columns=_single_columns(self.schema),
         )
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -196,6 +198,11 @@ class IndexTablesReader(DataSourceReader):
             self.view.uri, self.options, version=read.version_as_of, timestamp=read.timestamp_as_of
         )
         return tuple(s.entry for s in view.splits)
+
+
+def _single_columns(schema: StructType) -> frozenset[str]:
+    """The (lowercase) names of Spark ``float`` columns: their statistics are 32-bit floats."""
+    return frozenset(f.name.lower() for f in schema.fields if isinstance(f.dataType, FloatType))
 
 
 def _groups(items: list[SplitEntry], size: int) -> Iterator[list[SplitEntry]]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import tantivy
 
-from indextables.pyspark.errors import FieldKindError, QuerySyntaxError
+from indextables.pyspark.errors import FieldKindError, OptionError, QuerySyntaxError
 from indextables.pyspark.mapping import FieldSpec
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ def validate(spec: SearchSpec, fields: Mapping[str, FieldSpec]) -> None:
     Raises:
         FieldKindError: textsearch on a non-tokenized field or fieldmatch on a non-exact one,
             or a column the table does not have.
+        OptionError: a fieldmatch value longer than Tantivy indexes (it could find nothing).
         QuerySyntaxError: a query that Tantivy cannot parse.
     """
     for column in spec.text_search:
@@ -70,10 +71,23 @@ def validate(spec: SearchSpec, fields: Mapping[str, FieldSpec]) -> None:
                 f"fieldmatch on column {column!r} needs an exact (string) field, but it is "
                 f"indexed as {found.kind.value!r}; use textsearch.{column} for text fields"
             )
+        _check_indexable(column, spec.field_match[column])
     if not spec.is_empty:
         from indextables.pyspark.mapping import tantivy_schema
 
         build_query(tantivy.Index(tantivy_schema(fields.values())), spec, fields)
+
+
+def _check_indexable(column: str, value: str) -> None:
+    from indextables.pyspark.tantivyquery import MAX_TERM_BYTES
+
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > MAX_TERM_BYTES:
+        raise OptionError(
+            f"option fieldmatch.{column}: the value is {size:,} UTF-8 bytes, but Tantivy "
+            f"indexes values of at most {MAX_TERM_BYTES:,} bytes, so the index cannot find it; "
+            f'filter with DataFrame.where("{column} = ...") instead'
+        )
 
 
 def _field(fields: Mapping[str, FieldSpec], column: str, helper: str) -> FieldSpec:

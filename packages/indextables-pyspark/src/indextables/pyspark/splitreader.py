@@ -16,13 +16,14 @@ from typing import Any
 import pyarrow as pa
 import tantivy
 
+from indextables.pyspark.conditions import Condition
 from indextables.pyspark.convert import arrow_schema, column_from_docs, partition_column
-from indextables.pyspark.filters import Condition, conjunction, to_query
 from indextables.pyspark.mapping import FieldKind, FieldSpec, specs_from_doc_mapping
 from indextables.pyspark.reindex import is_unreadable_dictionary, searchable_copy
 from indextables.pyspark.searchoptions import SearchSpec, build_query
 from indextables.pyspark.splitcache import SplitRef
 from indextables.pyspark.splitwriter import ROWS_FILE
+from indextables.pyspark.tantivyquery import conjunction, fully_indexed_columns, to_query
 from pyspark.sql.types import StructType
 
 BATCH_ROWS = 8192
@@ -37,11 +38,14 @@ class SplitEntry:
         ref: how to fetch it.
         partition_values: its partition values from the log.
         doc_mapping_json: its resolved doc mapping JSON.
+        split_tags: its split tags from the log (see
+            :func:`~indextables.pyspark.tantivyquery.fully_indexed_columns`).
     """
 
     ref: SplitRef
     partition_values: Mapping[str, str | None] = field(default_factory=dict)
     doc_mapping_json: str | None = None
+    split_tags: tuple[str, ...] = ()
 
 
 def read_split(
@@ -58,7 +62,7 @@ def read_split(
     if total == 0:
         return
     fields = _fields(index, entry)
-    query = _query(index, fields, search, conditions)
+    query = _query(index, fields, search, conditions, fully_indexed_columns(entry.split_tags))
     rows_path = os.path.join(directory, ROWS_FILE)
     if query is None and os.path.exists(rows_path):
         yield from _scan_rows(rows_path, schema, entry)
@@ -152,6 +156,7 @@ def _query(
     fields: Mapping[str, FieldSpec],
     search: SearchSpec,
     conditions: Sequence[Condition],
+    fully_indexed: frozenset[str],
 ) -> tantivy.Query | None:
     parts: list[tantivy.Query] = []
     option_query = build_query(index, search, fields) if not search.is_empty else None
@@ -161,7 +166,7 @@ def _query(
         spec = fields.get(condition.column.lower())
         if spec is None:
             continue  # a partition column: pruned at planning, re-checked by Spark
-        query = to_query(condition, spec, index.schema)
+        query = to_query(condition, spec, index.schema, fully_indexed=fully_indexed)
         if query is not None:
             parts.append(query)
     return conjunction(parts) if parts else None

@@ -28,6 +28,7 @@ from indextables.protocol.store import ObjectStore
 from indextables.pyspark.convert import documents, partition_value_string
 from indextables.pyspark.mapping import FieldSpec, doc_mapping_json, tantivy_schema
 from indextables.pyspark.stats import StatsCollector
+from indextables.pyspark.tantivyquery import fully_indexed_tag
 
 PartitionKey = tuple[str | None, ...]
 
@@ -182,7 +183,15 @@ class SplitWriter:
             num_merge_ops=0,
             doc_mapping_json=doc_mapping_json(self.specs),
             uncompressed_size_bytes=_directory_size(part.directory),
+            # Which exact string columns are fully in the term dictionary (prefix pushdown).
+            split_tags=_split_tags(part.stats),
         )
+
+
+def _split_tags(stats: StatsCollector) -> tuple[str, ...] | None:
+    """The split's tags: which exact string columns are fully in the term dictionary."""
+    columns = stats.fully_indexed()
+    return (fully_indexed_tag(columns),) if columns else None
 
 
 def _mask(table: pa.Table, key: dict[str, object]) -> pa.ChunkedArray:

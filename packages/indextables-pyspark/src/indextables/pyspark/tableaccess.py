@@ -99,7 +99,12 @@ class LiveSplit:
             footer_start_offset=file.footer_start_offset if has_footer else None,
             footer_end_offset=file.footer_end_offset if has_footer else None,
         )
-        return SplitEntry(ref, dict(file.partition_values or {}), self.doc_mapping_json)
+        return SplitEntry(
+            ref,
+            dict(file.partition_values or {}),
+            self.doc_mapping_json,
+            tuple(file.split_tags or ()),
+        )
 
 
 @dataclass(frozen=True, slots=True)

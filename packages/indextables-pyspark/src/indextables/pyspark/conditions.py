@@ -1,0 +1,198 @@
+"""Spark filters and SQL ``where`` strings -> :class:`Condition` records.
+
+A condition describes a *superset* of the rows its filter keeps: the reader
+hands every filter back to Spark as unhandled, so Spark always re-checks the
+rows, and a condition only narrows what is read. A filter that cannot be
+translated exactly is not used.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from pyspark.sql import datasource as ds
+from pyspark.sql.types import (
+    BooleanType,
+    ByteType,
+    DataType,
+    DateType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    StructType,
+)
+
+__all__ = [
+    "COMPARISONS",
+    "Condition",
+    "translate",
+    "translate_all",
+    "translate_predicate",
+]
+
+COMPARISONS = ("=", "<", "<=", ">", ">=")
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """One translated filter on a top-level column.
+
+    Attributes:
+        op: one of ``=``, ``<``, ``<=``, ``>``, ``>=``, ``in``, ``null``, ``notnull``,
+            ``prefix``, ``!=``.
+        column: the column name as Spark gave it.
+        values: the operand values (one for comparisons, several for ``in``).
+    """
+
+    op: str
+    column: str
+    values: tuple[Any, ...] = ()
+
+
+_OPS: dict[type, str] = {
+    ds.EqualTo: "=",
+    ds.EqualNullSafe: "=",
+    ds.LessThan: "<",
+    ds.LessThanOrEqual: "<=",
+    ds.GreaterThan: ">",
+    ds.GreaterThanOrEqual: ">=",
+}
+
+
+def translate(spark_filter: ds.Filter) -> Condition | None:
+    """The condition for one Spark filter, or None when it is not usable."""
+    if isinstance(spark_filter, ds.Not):
+        child = spark_filter.child
+        if isinstance(child, ds.EqualTo) and len(child.attribute) == 1 and child.value is not None:
+            return Condition("!=", child.attribute[0], (child.value,))
+        return None
+    attribute: tuple[str, ...] = tuple(getattr(spark_filter, "attribute", ()))
+    if len(attribute) != 1:
+        return None  # nested column paths are not pushed
+    column = attribute[0]
+    op = _OPS.get(type(spark_filter))
+    if op is not None:
+        value = spark_filter.value  # type: ignore[attr-defined]
+        return None if value is None else Condition(op, column, (value,))
+    if isinstance(spark_filter, ds.In):
+        values = tuple(v for v in spark_filter.value if v is not None)
+        return Condition("in", column, values)
+    if isinstance(spark_filter, ds.IsNull):
+        return Condition("null", column)
+    if isinstance(spark_filter, ds.IsNotNull):
+        return Condition("notnull", column)
+    if isinstance(spark_filter, ds.StringStartsWith):
+        return Condition("prefix", column, (spark_filter.value,))
+    return None
+
+
+def translate_all(filters: Iterable[ds.Filter]) -> tuple[Condition, ...]:
+    """Conditions for every translatable filter (the rest are left to Spark alone)."""
+    return tuple(c for c in (translate(f) for f in filters) if c is not None)
+
+
+def translate_predicate(where: str, schema: StructType) -> tuple[Condition, ...]:
+    """Conditions for the AND-ed simple comparisons of a SQL ``where`` string.
+
+    Literals are typed by the column's Spark type, as Spark itself would
+    compare them; a conjunct whose literal does not convert exactly, a
+    timestamp (Spark reads those in the session time zone), a numeric-looking
+    literal on a string column (Spark may compare it as a number), and
+    anything the protocol's predicate grammar does not parse are left out.
+    String literals are unescaped as Spark's SQL parser does
+    (:func:`indextables.protocol.predicateparser.unescape_string`); a
+    double-quoted text (a string to Spark, a name to the grammar) leaves the
+    whole condition to Spark.
+    Spark still applies the whole condition to the rows.
+    """
+    from indextables.protocol import predicates as p
+    from indextables.protocol.errors import ProtocolError
+    from indextables.protocol.predicateparser import tokenize
+
+    try:
+        if any(token.quote == '"' for token in tokenize(where)):
+            return ()  # Spark reads "..." as a string literal, the grammar as a column name
+        root = p.parse_predicate(where)
+    except ProtocolError:
+        return ()
+    types = {f.name.lower(): f.dataType for f in schema.fields}
+    out: list[Condition] = []
+    for part in _conjuncts(root):
+        condition = _condition_of(part, types)
+        if condition is not None:
+            out.append(condition)
+    return tuple(out)
+
+
+def _conjuncts(node: Any) -> Iterator[Any]:
+    from indextables.protocol import predicates as p
+
+    if isinstance(node, p.And):
+        yield from _conjuncts(node.left)
+        yield from _conjuncts(node.right)
+    else:
+        yield node
+
+
+def _condition_of(node: Any, types: Mapping[str, DataType]) -> Condition | None:
+    from indextables.protocol import predicates as p
+
+    negated = isinstance(node, p.Not) and isinstance(node.child, p.EqualTo)
+    target = node.child if negated else node
+    column = getattr(target, "column", None)
+    data_type = types.get(column.lower()) if isinstance(column, str) else None
+    if column is None or data_type is None:
+        return None
+    if isinstance(target, p.IsNull | p.IsNotNull):
+        return Condition("null" if isinstance(target, p.IsNull) else "notnull", column)
+    if isinstance(target, p.StartsWith):
+        is_string = isinstance(data_type, StringType)
+        return Condition("prefix", column, (target.prefix,)) if is_string else None
+    texts = target.values if isinstance(target, p.In) else (getattr(target, "value", None),)
+    values = tuple(_typed_literal(t, data_type) for t in texts)
+    if not values or any(v is None for v in values):
+        return None
+    if negated:
+        return Condition("!=", column, values)
+    op = "in" if isinstance(target, p.In) else _PREDICATE_OPS.get(type(target).__name__)
+    return None if op is None else Condition(op, column, values)
+
+
+_PREDICATE_OPS = {
+    "EqualTo": "=",
+    "LessThan": "<",
+    "LessThanOrEqual": "<=",
+    "GreaterThan": ">",
+    "GreaterThanOrEqual": ">=",
+}
+_INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
+_NUMERIC_TEXT = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
+
+
+def _typed_literal(text: Any, data_type: DataType) -> Any:
+    """``text`` as the Python value Spark would compare with a ``data_type`` column, or None."""
+    if not isinstance(text, str):
+        return None
+    try:
+        if isinstance(data_type, StringType):
+            return None if _NUMERIC_TEXT.match(text) else text
+        if isinstance(data_type, _INTEGRAL):
+            return int(text)
+        if isinstance(data_type, FloatType | DoubleType):
+            value = float(text)
+            return value if math.isfinite(value) else None
+        if isinstance(data_type, BooleanType):
+            return {"true": True, "false": False}.get(text.lower())
+        if isinstance(data_type, DateType):
+            return date.fromisoformat(text)
+    except ValueError:
+        return None
+    return None
