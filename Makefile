@@ -10,7 +10,7 @@ TOX    := UV_FIND_LINKS=$(WHEELHOUSE) $(VENV)/bin/tox
 TOXARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help bootstrap test test-slow lint typecheck bench demo clean
+.PHONY: help bootstrap test test-slow test-slow-ci lint typecheck bench demo clean
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -38,6 +38,13 @@ SLOW_ENVS := py311-test-protocol,py311-test-avrostate-ext,py311-test-storage,py3
 
 test-slow: bootstrap ## Run every slow test of every package (crash trials, races, fuzzers, installs)
 	$(TOX) run -e $(SLOW_ENVS) -- -m slow
+
+# What CI runs after `make test`: every slow test but the long differential run against
+# Parquet (30 seeds, ~30 min on 2 cores); the bounded differential run is in `make test`.
+SLOW_CI_ENVS := py311-test-protocol,py311-test-avrostate-ext,py311-test-storage,py311-test-admin
+
+test-slow-ci: bootstrap ## The slow tests CI runs (all but the long differential run)
+	$(TOX) run -e $(SLOW_CI_ENVS) -- -m slow
 
 lint: bootstrap ## ruff check, ruff format --check, layout checks
 	$(TOX) run -e lint

@@ -4,6 +4,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 def test_describe_json_agrees_with_expected(
     golden_copy: Path, golden_expected: dict[str, Any], cli_run: Any
@@ -59,3 +61,18 @@ def test_describe_text_shows_the_same_facts(
     assert "avro-state" in run.stdout
     assert "needs_compaction" in run.stdout
     assert expected["metadata"]["id"] in run.stdout
+
+
+@pytest.mark.parametrize("golden_name", ["13_after_purge"])
+def test_files_and_changes_at_version_0_of_a_stale_state_v0(
+    golden_copy: Path, golden_expected: dict[str, Any], cli_run: Any
+) -> None:
+    """13_after_purge's state-v0 holds version 5's files; version 0 created an empty table."""
+    table = str(golden_copy)
+    listed = cli_run("files", table, "--version", "0", "--output", "json")
+    assert listed.exit_code == 0, listed.stderr
+    assert (listed.json()["version"], listed.json()["files"]) == (0, [])
+    changes = cli_run("changes", table, "--since-version", "0", "--output", "json")
+    assert changes.exit_code == 0, changes.stderr
+    current = sorted(f["path"] for f in golden_expected["liveFiles"])
+    assert sorted(f["path"] for f in changes.json()["adds"]) == current

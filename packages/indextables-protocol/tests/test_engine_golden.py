@@ -117,3 +117,17 @@ def test_state_only_history_time_travel_and_changes(golden_root: Path, tmp_path:
     assert {f.path for f in changes.adds} == {f.path for f in table.snapshot().files} - {
         f.path for f in table.snapshot(3).files
     }
+
+
+def test_stale_state_v0_of_the_reference_is_not_version_0(
+    golden_root: Path, tmp_path: Path
+) -> None:
+    """13_after_purge's state-v0 was written after state-v5 and holds version 5's files."""
+    target = tmp_path / "t"
+    shutil.copytree(golden_root / "13_after_purge", target)
+    table = open_table(str(target))
+    assert table.snapshot(0).files == ()  # version 0 created the table, nothing more
+    assert [table.snapshot(v).num_files for v in range(6)] == [0, 2, 4, 6, 8, 10]
+    current = {f.path for f in table.snapshot().files}
+    assert {f.path for f in table.changes_since(0).adds} == current
+    assert table.history()[0].operation == "CREATE"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -132,3 +133,63 @@ def test_bad_version_is_refused() -> None:
     data = meta + struct.pack("<I", len(meta)) + struct.pack("<I", 0)
     with pytest.raises(CorruptFileError, match="version 9"):
         parse_split_footer(data, footer_start_offset=0)
+
+
+def _layout_problems(data: bytes) -> list[str]:
+    """How a split departs from the reference's bundle layout (empty when it follows it)."""
+    from indextables.protocol.hotcache import parse_hotcache
+    from indextables.protocol.splitbundle import SPLIT_FIELDS, SPLIT_MAGIC
+
+    footer = parse_split_footer(data, footer_start_offset=_start(data))
+    problems = []
+    start = footer.footer_start_offset
+    if footer.files.get(SPLIT_FIELDS) != (start, start):
+        problems.append(f"split_fields is {footer.files.get(SPLIT_FIELDS)}, not empty at {start}")
+    ranges = sorted(footer.files.values())
+    if ranges[0][0] != 0 or any(a[1] != b[0] for a, b in itertools.pairwise(ranges)):
+        problems.append("file ranges leave gaps or overlap")
+    if ranges[-1][1] != start:
+        problems.append("file data does not end at the footer")
+    meta_end = footer.footer_end_offset - 8 - len(footer.hotcache)
+    meta = data[start:meta_end]
+    if meta[:4] != SPLIT_MAGIC.to_bytes(4, "little"):
+        problems.append("bad magic")
+    table = meta[8:]
+    if table != json.dumps(json.loads(table), separators=(",", ":")).encode():
+        problems.append("file table is not compact JSON")
+    listed = {name for name, _ in parse_hotcache(footer.hotcache).file_lengths}
+    # Every bundled file but split_fields and our Arrow row copy belongs to the index.
+    index_files = set(footer.files) - {SPLIT_FIELDS, "indextables-rows.arrow"}
+    if listed != index_files:
+        problems.append(f"hotcache lists {sorted(listed)}, index files are {sorted(index_files)}")
+    lengths = dict(parse_hotcache(footer.hotcache).file_lengths)
+    for name, length in lengths.items():
+        begin, end = footer.files[name]
+        if end - begin != length:
+            problems.append(f"hotcache length of {name} is {length}, bundle has {end - begin}")
+    return problems
+
+
+def test_golden_splits_follow_the_reference_layout(golden_table: Path) -> None:
+    for split in sorted(golden_table.rglob("*.split")):
+        assert _layout_problems(split.read_bytes()) == [], split
+
+
+def test_our_bundles_follow_the_reference_layout(tmp_path: Path) -> None:
+    schema = tantivy.SchemaBuilder().add_text_field("body", stored=True).build()
+    source = tmp_path / "index"
+    source.mkdir()
+    index = tantivy.Index(schema, path=str(source))
+    writer = index.writer(15_000_000, 1)
+    for i in range(50):
+        writer.add_document(tantivy.Document(body=f"doc {i}"))
+    writer.commit()
+    writer.wait_merging_threads()
+    (source / "indextables-rows.arrow").write_bytes(b"rows" * 100)
+    buffer = io.BytesIO()
+    footer = write_split_bundle(source, buffer)
+    data = buffer.getvalue()
+    assert _layout_problems(data) == []
+    order = [n for n, _ in sorted(footer.files.items(), key=lambda item: item[1])]
+    assert order[-4:] == [".managed.json", "meta.json", "indextables-rows.arrow", "split_fields"]
+    assert all(n.split(".")[0] for n in order[:-4])  # segment files come first

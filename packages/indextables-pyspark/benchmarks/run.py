@@ -7,6 +7,7 @@
   Parquet ``LIKE '%token%'`` / ``=``.
 
 Usage: python benchmarks/run.py [--write-rows 1000000] [--search-rows 2000000] [--repeat 5]
+       python benchmarks/run.py <splitio|termdict|plan_big|profile_needle> [its options]
 """
 
 from __future__ import annotations
@@ -79,8 +80,20 @@ def session() -> Any:
     return spark
 
 
+SCRIPTS = ("splitio", "termdict", "plan_big", "profile_needle")
+
+
 def main() -> int:
-    """Run the benchmarks and print figures."""
+    """Run the benchmarks and print figures (``splitio ...`` runs benchmarks/splitio.py)."""
+    if sys.argv[1:2] and sys.argv[1] in SCRIPTS:
+        # `run.py <script> [args]` runs another benchmark of this folder, so that
+        # `tox -e bench-pyspark -- <script> [args]` reaches every one of them.
+        import runpy
+
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{sys.argv[1]}.py")
+        sys.argv = [path, *sys.argv[2:]]
+        runpy.run_path(path, run_name="__main__")
+        return 0
     parser = argparse.ArgumentParser()
     parser.add_argument("--write-rows", type=int, default=1_000_000)
     parser.add_argument("--search-rows", type=int, default=2_000_000)

@@ -1,15 +1,25 @@
-"""The local split cache: fetch once, unbundle atomically, evict least recently used."""
+"""The local split cache: streamed fetches, trusted entries, crash cleanup, privacy, LRU."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import stat
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+import pytest
 import tantivy
 
-from indextables.pyspark.splitcache import SplitCache, SplitRef
+from indextables.protocol.errors import CorruptFileError
+from indextables.pyspark import splitcache, splitfetch
+from indextables.pyspark.options import parse_read
+from indextables.pyspark.splitcache import SplitCache, SplitRef, default_cache_dir
 from indextables.storage import LocalStore
 
 GOLDEN = (
@@ -61,3 +71,175 @@ def test_cached_answers_without_fetching(tmp_path: Path) -> None:
     assert cache.cached(store.uri, refs[0]) == fetched
     assert os.stat(fetched).st_mtime > 1  # a hit counts as a use for eviction
     assert cache.cached(store.uri, refs[1]) is None
+
+
+class _Recording:
+    """A LocalStore that records every read it serves."""
+
+    def __init__(self, store: LocalStore) -> None:
+        self.store = store
+        self.ranges: list[tuple[int, int]] = []
+        self.whole = 0
+
+    @property
+    def uri(self) -> str:
+        return self.store.uri
+
+    def get(self, key: str) -> bytes:
+        self.whole += 1
+        return self.store.get(key)
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        self.ranges.append((start, end))
+        return self.store.get_range(key, start, end)
+
+    def head(self, key: str) -> Any:
+        return self.store.head(key)
+
+
+def _big_split(tmp_path: Path) -> tuple[LocalStore, SplitRef]:
+    root = tmp_path / "big"
+    shutil.copytree(GOLDEN.parent / "10_large_batch", root)
+    live = json.loads((GOLDEN.parent / "10_large_batch.expected.json").read_text())["liveFiles"]
+    first = max(live, key=lambda f: f["size"])
+    ref = SplitRef(
+        first["path"], first["size"], first["footerStartOffset"], first["footerEndOffset"]
+    )
+    return LocalStore(str(root)), ref
+
+
+def test_fetch_streams_in_bounded_ranged_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(splitfetch, "CHUNK_BYTES", 1024)
+    store, ref = _big_split(tmp_path)
+    assert ref.footer_start_offset is not None
+    assert ref.footer_start_offset > 8 * 1024  # enough file data for several chunks
+    recording = _Recording(store)
+    directory = SplitCache(str(tmp_path / "cache"), 1 << 30).fetch(recording, store.uri, ref)
+    assert recording.whole == 0  # never the whole split
+    data_reads = [r for r in recording.ranges if r[0] < ref.footer_start_offset]
+    assert data_reads
+    assert all(end - start <= 1024 for start, end in data_reads)
+    covered = sum(end - start for start, end in data_reads)
+    assert covered == ref.footer_start_offset  # each byte of file data read once
+    assert tantivy.Index.open(directory).searcher().num_docs > 0
+
+
+_CRASH = """
+import os, sys
+from indextables.pyspark import splitfetch
+from indextables.pyspark.splitcache import SplitCache, SplitRef
+from indextables.storage import LocalStore
+
+splitfetch.CHUNK_BYTES = 1024
+root, cache_dir, path, size, start, end = sys.argv[1:]
+store = LocalStore(root)
+reads = []
+
+class Dying:
+    uri = store.uri
+    def get_range(self, key, a, b):
+        reads.append(a)
+        if len(reads) == 8:
+            os._exit(3)  # the process dies mid-download
+        return store.get_range(key, a, b)
+    def head(self, key):
+        return store.head(key)
+
+ref = SplitRef(path, int(size), int(start), int(end))
+SplitCache(cache_dir, 1 << 30).fetch(Dying(), store.uri, ref)
+"""
+
+
+def test_crash_mid_download_leaves_no_trusted_entry_and_is_cleaned_up(tmp_path: Path) -> None:
+    store, ref = _big_split(tmp_path)
+    cache_dir = str(tmp_path / "cache")
+    args = [str(store.root), cache_dir, ref.path, str(ref.size)]
+    args += [str(ref.footer_start_offset), str(ref.footer_end_offset)]
+    done = subprocess.run([sys.executable, "-c", _CRASH, *args], check=False)
+    assert done.returncode == 3
+    cache = SplitCache(cache_dir, 1 << 30)
+    assert cache.cached(store.uri, ref) is None
+    (partial,) = [p for p in os.listdir(cache_dir) if p.startswith(".tmp-")]
+    partial_size = sum(
+        os.path.getsize(os.path.join(cache_dir, partial, n))
+        for n in os.listdir(os.path.join(cache_dir, partial))
+    )
+    assert partial_size > 0
+    # A young partial download might still be running: kept, but counted against the cap.
+    other = SplitRef(ref.path, ref.size)  # another cache key: a separate entry
+    entry = cache.fetch(store, "elsewhere", other)
+    entry_size = sum(os.path.getsize(os.path.join(entry, n)) for n in os.listdir(entry))
+    SplitCache(cache_dir, entry_size + partial_size - 1).evict()
+    assert not os.path.exists(entry)
+    assert os.path.isdir(os.path.join(cache_dir, partial))
+    # Once old, an unlocked partial download is abandoned: the next eviction removes it.
+    old = time.time() - splitcache.STALE_AFTER_SECONDS - 1
+    os.utime(os.path.join(cache_dir, partial), (old, old))
+    cache.evict()
+    assert os.listdir(cache_dir) == []
+    fetched = cache.fetch(store, store.uri, ref)
+    assert tantivy.Index.open(fetched).searcher().num_docs > 0
+
+
+def test_a_running_download_is_never_removed(tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    with splitcache._staging(str(cache_dir)) as staging:
+        Path(staging, "x").write_bytes(b"0" * 100)
+        os.utime(staging, (1, 1))  # old, but its lock is held
+        SplitCache(str(cache_dir), 0).evict()
+        assert os.path.isdir(staging)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "drop_record", "drop_file"])
+def test_a_damaged_entry_is_fetched_again(tmp_path: Path, damage: str) -> None:
+    store, refs = _store(tmp_path)
+    cache = SplitCache(str(tmp_path / "cache"), 1 << 30)
+    entry = cache.fetch(store, store.uri, refs[0])
+    store_file = next(n for n in os.listdir(entry) if n.endswith(".store"))
+    good = Path(entry, store_file).read_bytes()
+    if damage == "truncate":
+        Path(entry, store_file).write_bytes(good[:-3])
+    elif damage == "drop_record":
+        os.remove(os.path.join(entry, splitcache.ENTRY_RECORD))
+    else:
+        os.remove(os.path.join(entry, store_file))
+    assert cache.cached(store.uri, refs[0]) is None  # not trusted
+    again = cache.fetch(store, store.uri, refs[0])
+    assert again == entry
+    assert Path(again, store_file).read_bytes() == good
+    assert tantivy.Index.open(again).searcher().num_docs == 2
+
+
+def test_a_split_whose_size_disagrees_with_the_log_is_refused(tmp_path: Path) -> None:
+    store, refs = _store(tmp_path)
+    wrong = SplitRef(refs[0].path, refs[0].size + 1)
+    cache = SplitCache(str(tmp_path / "cache"), 1 << 30)
+    with pytest.raises(CorruptFileError, match=refs[0].path):
+        cache.fetch(store, store.uri, wrong)
+    assert os.listdir(cache.directory) == []
+
+
+def test_default_cache_directory_is_private(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    directory = default_cache_dir()
+    assert directory.startswith(str(tmp_path))
+    assert str(os.getuid()) in os.path.basename(directory)  # one per user
+    store, refs = _store(tmp_path)
+    SplitCache(directory, 1 << 30).fetch(store, store.uri, refs[0])
+    assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
+    os.chmod(directory, 0o755)  # e.g. created by an older version
+    SplitCache(directory, 1 << 30).fetch(store, store.uri, refs[1])
+    assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
+    assert parse_read({}).cache_dir == directory
+
+
+def test_a_new_configured_cache_directory_is_private(tmp_path: Path) -> None:
+    store, refs = _store(tmp_path)
+    directory = tmp_path / "configured" / "cache"
+    SplitCache(str(directory), 1 << 30).fetch(store, store.uri, refs[0])
+    assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700

@@ -1,4 +1,10 @@
-"""Reading splits: every golden split, unbundled, returns exactly its expected rows."""
+"""Reading splits: every golden split, fetched into the split cache, answers like its oracle.
+
+Reference splits carry SSTable term dictionaries; the cache rewrites only their
+``.term`` files to the FST form. The tests here assert that nothing is rebuilt
+from stored documents: no Tantivy index is created while reading, and every
+other file of the cache entry is the split's own bytes.
+"""
 
 from __future__ import annotations
 
@@ -12,38 +18,66 @@ import pytest
 import tantivy
 from pyspark.sql.types import StructType
 
-from indextables.protocol.splitbundle import unbundle_split
-from indextables.pyspark.errors import IndexTablesSparkError
+from indextables.protocol.splitbundle import SPLIT_FIELDS, parse_split_footer, unbundle_split
 from indextables.pyspark.filters import Condition
-from indextables.pyspark.reindex import SUFFIX
 from indextables.pyspark.searchoptions import SearchSpec
-from indextables.pyspark.splitcache import SplitRef
+from indextables.pyspark.splitcache import ENTRY_RECORD, SplitCache, SplitRef
 from indextables.pyspark.splitreader import SplitEntry, open_split, read_split
+from indextables.pyspark.termdict import dictionary_kind
+from indextables.storage import LocalStore
 
 GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"
 NAMES = sorted(p.name[: -len(".expected.json")] for p in GOLDEN.glob("*.expected.json"))
 
 
+class _NoNewIndex:
+    """Stands in for ``tantivy.Index`` while reading: opening is fine, building one is not."""
+
+    open = staticmethod(tantivy.Index.open)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a Tantivy index was built while reading a split")
+
+
+@pytest.fixture
+def no_rebuild(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if reading builds any index (a copy from stored documents)."""
+    monkeypatch.setattr(tantivy, "Index", _NoNewIndex)
+
+
+def _entries(name: str, oracle: dict[str, Any], cache: SplitCache) -> list[tuple[str, SplitEntry]]:
+    store = LocalStore(str(GOLDEN / name))
+    found = []
+    for live in oracle["liveFiles"]:
+        ref = SplitRef(
+            live["path"], live["size"], live["footerStartOffset"], live["footerEndOffset"]
+        )
+        entry = SplitEntry(ref, live["partitionValues"], live["docMappingJson"])
+        found.append((cache.fetch(store, store.uri, ref), entry))
+    return found
+
+
 def _read_all(
-    name: str, oracle: dict[str, Any], tmp_path: Path, **kwargs: Any
+    name: str, oracle: dict[str, Any], cache: SplitCache, **kwargs: Any
 ) -> list[dict[str, Any]]:
     schema = StructType.fromJson(json.loads(oracle["metadata"]["schemaString"]))
     rows: list[dict[str, Any]] = []
-    for number, live in enumerate(oracle["liveFiles"]):
-        directory = tmp_path / str(number)
-        unbundle_split((GOLDEN / name / live["path"]).read_bytes(), directory)
-        entry = SplitEntry(
-            SplitRef(live["path"], live["size"]), live["partitionValues"], live["docMappingJson"]
-        )
-        for batch in read_split(str(directory), entry, schema, **kwargs):
+    for directory, entry in _entries(name, oracle, cache):
+        for batch in read_split(directory, entry, schema, **kwargs):
             rows += batch.to_pylist()
     return rows
 
 
+def _cache(tmp_path: Path) -> SplitCache:
+    return SplitCache(str(tmp_path / "cache"), 1 << 30)
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_golden_split_rows(name: str, tmp_path: Path, expected: Any, sort_rows: Any) -> None:
+def test_golden_split_rows(
+    name: str, tmp_path: Path, expected: Any, sort_rows: Any, no_rebuild: None
+) -> None:
     oracle = expected(name)
-    rows = _read_all(name, oracle, tmp_path, search=SearchSpec(), conditions=())
+    rows = _read_all(name, oracle, _cache(tmp_path), search=SearchSpec(), conditions=())
     assert sort_rows(rows) == sort_rows(oracle["rows"])
 
 
@@ -52,7 +86,6 @@ def test_golden_split_rows(name: str, tmp_path: Path, expected: Any, sort_rows: 
     [
         ((Condition("=", "id", (3,)),), SearchSpec(), lambda r: r["id"] == 3),
         ((Condition(">=", "score", (30.0,)),), SearchSpec(), lambda r: r["score"] >= 30),
-        # Text terms of reference splits are searched in a rebuilt copy (see reindex).
         (
             (Condition("in", "text", ("doc1", "doc5")),),
             SearchSpec(),
@@ -71,50 +104,65 @@ def test_conditions_and_search_narrow_exactly(
     tmp_path: Path,
     expected: Any,
     sort_rows: Any,
+    no_rebuild: None,
 ) -> None:
     oracle = expected("04_partitioned")
-    rows = _read_all("04_partitioned", oracle, tmp_path, search=search, conditions=conditions)
+    rows = _read_all(
+        "04_partitioned", oracle, _cache(tmp_path), search=search, conditions=conditions
+    )
     assert sort_rows(rows) == sort_rows([r for r in oracle["rows"] if keep(r)])
 
 
+def _text_column(oracle: dict[str, Any]) -> str:
+    return "title" if "title" in oracle["rows"][0] else "text"
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_query_on_reference_splits_searches_a_rebuilt_copy(
-    name: str, tmp_path: Path, expected: Any, sort_rows: Any
+def test_every_golden_value_is_found_by_query_textsearch_and_fieldmatch(
+    name: str, tmp_path: Path, expected: Any, sort_rows: Any, no_rebuild: None
 ) -> None:
     oracle = expected(name)
-    wanted = oracle["rows"][len(oracle["rows"]) // 2]
-    column = "title" if "title" in wanted else "text"
-    search = SearchSpec(query=f'{column}:"{wanted[column]}"')
-    rows = _read_all(name, oracle, tmp_path, search=search, conditions=())
-    assert sort_rows(rows) == sort_rows([r for r in oracle["rows"] if r[column] == wanted[column]])
-    copies = {p.name for p in tmp_path.iterdir() if p.name.endswith(SUFFIX)}
-    assert copies == {f"{n}{SUFFIX}" for n in range(len(oracle["liveFiles"]))}
-    # The copy is reused: reading again builds nothing new.
-    stamps = {p: p.stat().st_ino for p in tmp_path.iterdir()}
-    assert sort_rows(_read_all(name, oracle, tmp_path, search=search, conditions=())) == sort_rows(
-        rows
+    column = _text_column(oracle)
+    cache = _cache(tmp_path)
+    values = sorted({r[column] for r in oracle["rows"]})
+    # Every value on small tables; a spread of them on the 500-row one.
+    for value in values[:: max(1, len(values) // 40)]:
+        wanted = sort_rows([r for r in oracle["rows"] if r[column] == value])
+        for search in (
+            SearchSpec(query=f'{column}:"{value}"'),
+            SearchSpec(text_search={column: f'"{value}"'}),
+            SearchSpec(field_match={column: value}),
+        ):
+            rows = _read_all(name, oracle, cache, search=search, conditions=())
+            assert sort_rows(rows) == wanted, (value, search)
+    some = oracle["rows"][len(oracle["rows"]) // 2]
+    rows = _read_all(
+        name, oracle, cache, search=SearchSpec(query=f"id:{some['id']}"), conditions=()
     )
-    assert {p: p.stat().st_ino for p in tmp_path.iterdir() if p in stamps} == stamps
+    assert sort_rows(rows) == sort_rows([r for r in oracle["rows"] if r["id"] == some["id"]])
 
 
-def test_reference_split_without_doc_mapping_is_a_clear_error(
-    tmp_path: Path, expected: Any
+@pytest.mark.parametrize("name", NAMES)
+def test_cache_entries_keep_the_split_bytes_and_rewrite_only_term_files(
+    name: str, tmp_path: Path, expected: Any
 ) -> None:
-    oracle = expected("04_partitioned")
-    live = oracle["liveFiles"][0]
-    unbundle_split((GOLDEN / "04_partitioned" / live["path"]).read_bytes(), tmp_path / "s")
-    schema = StructType.fromJson(json.loads(oracle["metadata"]["schemaString"]))
-    entry = SplitEntry(SplitRef(live["path"], live["size"]), live["partitionValues"], None)
-    with pytest.raises(IndexTablesSparkError, match="no doc mapping"):
-        list(
-            read_split(
-                str(tmp_path / "s"),
-                entry,
-                schema,
-                search=SearchSpec(query="text:doc1"),
-                conditions=(),
-            )
-        )
+    oracle = expected(name)
+    cache = _cache(tmp_path)
+    entries = _entries(name, oracle, cache)
+    assert sorted(os.listdir(cache.directory)) == sorted(os.path.basename(d) for d, _ in entries)
+    for directory, entry in entries:
+        data = (GOLDEN / name / entry.ref.path).read_bytes()
+        footer = parse_split_footer(data, footer_start_offset=entry.ref.footer_start_offset or 0)
+        local = set(os.listdir(directory)) - {ENTRY_RECORD}
+        assert local == set(footer.files) - {SPLIT_FIELDS}
+        for file_name in local:
+            original = data[slice(*footer.files[file_name])]
+            copy = Path(directory, file_name).read_bytes()
+            if file_name.endswith(".term"):
+                assert dictionary_kind(original) == "sstable"
+                assert dictionary_kind(copy) == "fst"
+            else:
+                assert copy == original, file_name
 
 
 def _unbundled(name: str, number: int, directory: Path) -> Path:

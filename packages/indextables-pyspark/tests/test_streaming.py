@@ -87,3 +87,23 @@ def test_processing_time_trigger_picks_up_new_commits(spark: Any, tmp_path: Path
         assert rows == [50, 51, 52]
     finally:
         query.stop()
+
+
+def test_stream_from_version_0_of_a_reference_table_with_a_stale_state_v0(
+    spark: Any, golden_copy: Any, expected: Any, sort_rows: Any
+) -> None:
+    """13_after_purge's state-v0 holds version 5's files: rows after version 0 are all rows."""
+    path = str(golden_copy("13_after_purge"))
+    assert spark.read.format(FMT).option("versionAsOf", "0").load(path).count() == 0
+    query = (
+        spark.readStream.format(FMT)
+        .option("startingVersion", "0")
+        .load(path)
+        .writeStream.format("memory")
+        .queryName("after_version_0")
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    rows = [r.asDict() for r in spark.sql("SELECT * FROM after_version_0").collect()]
+    assert sort_rows(rows) == sort_rows(expected("13_after_purge")["rows"])

@@ -6,6 +6,11 @@ state up to ``v`` replayed in order. Tables the reference wrote hold states
 without version files: a state alone then stands for its version. Protocol
 and metadata come from the newest version file that has them, else from the
 state's ``metadata`` record, else from older version files (usually 0).
+
+A state created after a state of a higher version is stale: the v0.5.4
+reference's PURGE, DROP PARTITIONS and TRUNCATE TIME TRAVEL wrote
+``state-v0`` holding the table of a later version. A stale state is passed
+over when the version files can rebuild its versions without it.
 """
 
 from __future__ import annotations
@@ -179,12 +184,14 @@ class SnapshotReader:
         ] = {}
         self._states: dict[int, _Base] = {}
         self._versions: dict[int, list[Action]] = {}
+        self._created: dict[int, int] = {}
 
     def invalidate(self) -> None:
         """Drop every cached snapshot and state."""
         with self._lock:
             self._snapshots.clear()
             self._states.clear()
+            self._created.clear()
 
     def layout(self) -> TableLayout:
         """List the log: version files, legacy checkpoints and states."""
@@ -395,10 +402,41 @@ class SnapshotReader:
             return _ABSENT  # purged since the listing
         return next((a for a in reversed(actions) if isinstance(a, kind)), _ABSENT)
 
+    def _state_created(self, version: int) -> int:
+        created = self._created.get(version)
+        if created is None:
+            created = read_state_manifest(self, version).created_at
+            with self._lock:
+                self._created[version] = created
+        return created
+
+    def _stale(self, layout: TableLayout, state: int) -> bool:
+        """Whether ``state`` was created after the next higher state (so holds a later table)."""
+        higher = [s for s in layout.states if s > state]
+        if not higher:
+            return False
+        return self._state_created(state) > self._state_created(higher[0])
+
+    def usable_state(self, layout: TableLayout, target: int) -> int | None:
+        """The highest state at or below ``target`` that stands for its own version.
+
+        A stale state (see the module docstring) is skipped when the version
+        files from the next lower state (or from 0) up to ``target`` all
+        exist; otherwise it is the only way to the version and is kept.
+        """
+        state = layout.base_state(target)
+        while state is not None and self._stale(layout, state):
+            lower = layout.base_state(state - 1)
+            first = 0 if lower is None else lower + 1
+            if any(v not in layout.listing.versions for v in range(first, target + 1)):
+                break
+            state = lower
+        return state
+
     def _base(
         self, layout: TableLayout, target: int, flt: Predicate | None, stats: Predicate | None
     ) -> _Base:
-        state = layout.base_state(target)
+        state = self.usable_state(layout, target)
         legacy = self._legacy_checkpoint(layout, target)
         if legacy is not None and (
             state is None or (legacy.version is not None and legacy.version > state)

@@ -31,8 +31,10 @@ from indextables.protocol.hotcache import build_hotcache, encode_hotcache
 from indextables.protocol.store import ObjectStore
 
 __all__ = [
+    "SPLIT_FIELDS",
     "SPLIT_MAGIC",
     "SplitFooter",
+    "bundle_order",
     "parse_split_footer",
     "read_split_footer",
     "unbundle_split",
@@ -43,6 +45,9 @@ SPLIT_MAGIC: Final = 0x1812BEAE
 SPLIT_VERSION: Final = 1
 _U32: Final = struct.Struct("<I")
 _TAIL_GUESS: Final = 64 * 1024
+# The reference's bundles always end their file data with this (empty) entry.
+SPLIT_FIELDS: Final = "split_fields"
+_COPY_CHUNK: Final = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,26 +161,37 @@ def read_split_footer(
 
 
 def write_split_bundle(index_dir: str | os.PathLike[str], dest: BinaryIO) -> SplitFooter:
-    """Bundle every file of a Tantivy index directory into ``dest``, with a hotcache.
+    """Bundle every file of a Tantivy index directory into ``dest``, as the reference lays it out.
 
-    Files are written in name order (lock files excluded); ``dest`` receives
-    the whole split, positioned at its start. The hotcache covers the index's
-    own files (``meta.json``, ``.managed.json`` and the files of the segments
-    ``meta.json`` lists), not other files bundled alongside.
+    File order (see :func:`bundle_order`): the segment files, ``.managed.json``,
+    ``meta.json``, any other files (such as our Arrow row copy), then an empty
+    ``split_fields`` entry, which the reference's bundles always carry. The file
+    table is compact JSON. The hotcache covers the index's own files
+    (``meta.json``, ``.managed.json`` and the files of the segments ``meta.json``
+    lists), not other files bundled alongside. Files are copied in bounded
+    chunks; ``dest`` receives the whole split, positioned at its start.
     """
     root = Path(index_dir)
+    names = [
+        entry.name
+        for entry in root.iterdir()
+        if entry.is_file() and not entry.name.endswith(".lock") and entry.name != SPLIT_FIELDS
+    ]
+    members = _index_files(root, names)
     files: dict[str, tuple[int, int]] = {}
     offset = 0
-    for entry in sorted(root.iterdir()):
-        if not entry.is_file() or entry.name.endswith(".lock"):
-            continue
-        data = entry.read_bytes()
-        dest.write(data)
-        files[entry.name] = (offset, offset + len(data))
-        offset += len(data)
+    for name in bundle_order(names, members):
+        with (root / name).open("rb") as source:
+            size = _copy(source, dest)
+        files[name] = (offset, offset + size)
+        offset += size
+    files[SPLIT_FIELDS] = (offset, offset)
     table = {"files": {n: {"start": s, "end": e} for n, (s, e) in files.items()}}
-    meta = _U32.pack(SPLIT_MAGIC) + _U32.pack(SPLIT_VERSION) + json.dumps(table).encode()
-    members = _index_files(root, files)
+    meta = (
+        _U32.pack(SPLIT_MAGIC)
+        + _U32.pack(SPLIT_VERSION)
+        + json.dumps(table, separators=(",", ":")).encode()
+    )
     hotcache = encode_hotcache(
         build_hotcache(
             (name, end - start, functools.partial(_read_range, root / name))
@@ -186,6 +202,31 @@ def write_split_bundle(index_dir: str | os.PathLike[str], dest: BinaryIO) -> Spl
     dest.write(meta + _U32.pack(len(meta)) + hotcache + _U32.pack(len(hotcache)))
     end = offset + len(meta) + 8 + len(hotcache)
     return SplitFooter(files, offset, end, hotcache)
+
+
+def bundle_order(names: Iterable[str], members: Iterable[str]) -> list[str]:
+    """The order files are bundled in: segment files, ``.managed.json``, ``meta.json``, others.
+
+    ``members`` are the index's own files; the rest (not read by Tantivy) come last,
+    each group in name order.
+    """
+    index_files = set(members)
+    rank = {".managed.json": 1, "meta.json": 2}
+
+    def key(name: str) -> tuple[int, str]:
+        if name not in index_files:
+            return (3, name)
+        return (rank.get(name, 0), name)
+
+    return sorted(names, key=key)
+
+
+def _copy(source: BinaryIO, dest: BinaryIO) -> int:
+    size = 0
+    while chunk := source.read(_COPY_CHUNK):
+        dest.write(chunk)
+        size += len(chunk)
+    return size
 
 
 def _index_files(root: Path, names: Iterable[str]) -> set[str]:

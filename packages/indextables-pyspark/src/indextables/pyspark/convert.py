@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pyarrow as pa
@@ -118,23 +118,3 @@ def column_from_docs(
         return pa.array([doc.get_first(name) for doc in docs], type=arrow_type)
     values = [_from_tantivy(data_type, doc.get_first(name)) for doc in docs]
     return pa.array(values, type=arrow_type)
-
-
-def partition_column(value: str | None, arrow_type: pa.DataType, length: int) -> pa.Array:
-    """A constant column for a partition value (strings in the log, typed on output)."""
-    if value is None:
-        return pa.nulls(length, type=arrow_type)
-    if pa.types.is_date32(arrow_type):
-        return pa.array([date.fromisoformat(value)] * length, type=arrow_type)
-    return pa.array([value] * length, type=pa.string()).cast(arrow_type)
-
-
-def partition_value_string(value: Any) -> str | None:
-    """How a partition value is written in the log and in the split's directory name."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, datetime):
-        return value.isoformat(sep=" ")
-    return str(value)

@@ -22,6 +22,7 @@ from indextables.pyspark.options import (
     parse_read,
     parse_write,
 )
+from indextables.pyspark.partitionvalues import check_partition_types
 from indextables.pyspark.reader import IndexTablesReader
 from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.tableaccess import TableView, load_head, load_planning_view, load_view
@@ -150,6 +151,7 @@ def _check_partitions(columns: tuple[str, ...], schema: StructType) -> None:
         )
     if columns and len(columns) >= len(names):
         raise OptionError("partitionBy cannot name every column: nothing would be indexed")
+    check_partition_types(columns, schema)
 
 
 def _check_against_table(write: Any, table: TableView, schema: StructType) -> Any:

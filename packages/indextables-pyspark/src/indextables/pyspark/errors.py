@@ -29,3 +29,7 @@ class NotATableError(IndexTablesSparkError, FileNotFoundError):
 
 class SqlCommandError(IndexTablesSparkError, ValueError):
     """A maintenance SQL command that does not parse or cannot run."""
+
+
+class UnreadableSplitError(IndexTablesSparkError):
+    """A split this package cannot read (e.g. documents stored with zstd); the message names it."""

@@ -28,6 +28,7 @@ from indextables.pyspark.mapping import FieldSpec
 from indextables.pyspark.partitionprune import partition_may_match, partition_predicate
 from indextables.pyspark.pruning import stats_may_match, stats_node, stats_predicate
 from indextables.pyspark.tantivyquery import conjunction, to_query
+from pyspark.sql.types import DataType
 
 __all__ = [
     "COMPARISONS",
@@ -52,18 +53,22 @@ def may_match_file(
     max_values: Mapping[str, str] | None,
     fields: Mapping[str, FieldSpec],
     single_columns: Collection[str] = frozenset(),
+    partition_types: Mapping[str, DataType] | None = None,
 ) -> bool:
     """False only when a split's partition values or min/max statistics prove no row matches.
 
     Statistics go through the protocol's model, as the engine's stats filter
-    does (:func:`~indextables.pyspark.pruning.stats_may_match`).
+    does (:func:`~indextables.pyspark.pruning.stats_may_match`). Partition
+    values go through :func:`~indextables.pyspark.partitionprune.partition_may_match`
+    with the column's Spark type from ``partition_types`` (lowercase names).
     """
     lowered = {k.lower(): v for k, v in partition_values.items()}
+    types = partition_types or {}
     data: list[Condition] = []
     for condition in conditions:
         column = condition.column.lower()
-        if column in lowered:
-            if not partition_may_match(condition, lowered[column]):
+        if column in lowered or column in types:
+            if not partition_may_match(condition, lowered.get(column), types.get(column)):
                 return False
         else:
             data.append(condition)

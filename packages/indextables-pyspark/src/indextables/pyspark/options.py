@@ -7,9 +7,7 @@ while planning, so a bad value fails before any task is scheduled.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -222,8 +220,10 @@ class ReadOptions:
 
 
 def default_cache_dir() -> str:
-    """The split cache directory used when none is configured."""
-    return os.path.join(tempfile.gettempdir(), "indextables-split-cache")
+    """The split cache directory used when none is configured (per user, mode 0700)."""
+    from indextables.pyspark.splitcache import default_cache_dir as default
+
+    return default()
 
 
 def parse_read(options: Mapping[str, str]) -> ReadOptions:

@@ -35,7 +35,7 @@ from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
 from indextables.pyspark.tableaccess import LiveSplit, TableView, load_view, open_table_store
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
-from pyspark.sql.types import FloatType, StructType
+from pyspark.sql.types import DataType, FloatType, StructType
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +113,15 @@ class IndexTablesReader(DataSourceReader):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
+    @property
+    def _partition_types(self) -> dict[str, DataType]:
+        """Spark types of the partition columns, by lowercase name."""
+        columns = {c.lower() for c in self.view.partition_columns}
+        if not columns:
+            return {}
+        schema = StructType.fromJson(json.loads(self.view.schema_json))
+        return {f.name.lower(): f.dataType for f in schema.fields if f.name.lower() in columns}
+
     def push_filters(self, filters: list[Filter]) -> Iterator[Filter]:
         """Keep translatable filters for pruning and Tantivy queries; hand all back to Spark."""
         self.conditions = translate_all(filters)
@@ -121,7 +130,12 @@ class IndexTablesReader(DataSourceReader):
     def partitions(self) -> Sequence[ReadTask]:
         """Group the splits that may match the pushed filters into tasks."""
         fields = _stat_fields(self.view)
-        kept = [s.entry for s in self._planned_splits(fields) if self._may_match(s, fields)]
+        types = self._partition_types
+        kept = [
+            s.entry
+            for s in self._planned_splits(fields, types)
+            if self._may_match(s, fields, types)
+        ]
         kinds = {k: s.kind for k, s in _fields_of(self.view).items()}
         # Pruned splits need no task: a reused plan re-reads the whole snapshot (see read()).
         token, now = new_token(), time.time()
@@ -131,7 +145,9 @@ class IndexTablesReader(DataSourceReader):
         groups = list(_groups(kept, size)) or [[]]
         return [ReadTask(tuple(g), token, now, i) for i, g in enumerate(groups)]
 
-    def _planned_splits(self, fields: Mapping[str, FieldSpec]) -> Sequence[LiveSplit]:
+    def _planned_splits(
+        self, fields: Mapping[str, FieldSpec], types: Mapping[str, DataType]
+    ) -> Sequence[LiveSplit]:
         """The splits left after the engine's pruning (the per-split check follows).
 
         The engine drops splits by partition bounds (manifest level) and by
@@ -140,7 +156,7 @@ class IndexTablesReader(DataSourceReader):
         partition pruning can skip whole manifests.
         """
         view = self.view
-        partition = partition_predicate(self.conditions, view.partition_columns)
+        partition = partition_predicate(self.conditions, view.partition_columns, types)
         if view.files_loaded and partition is None:
             return view.splits
         stats = stats_predicate(
@@ -161,7 +177,9 @@ class IndexTablesReader(DataSourceReader):
         """True when a pushed filter names an indexed column (it narrows the Tantivy search)."""
         return any(c.column.lower() in kinds for c in self.conditions)
 
-    def _may_match(self, split: LiveSplit, fields: Mapping[str, FieldSpec]) -> bool:
+    def _may_match(
+        self, split: LiveSplit, fields: Mapping[str, FieldSpec], types: Mapping[str, DataType]
+    ) -> bool:
         return may_match_file(
             self.conditions,
             partition_values=split.partition_values,
@@ -169,6 +187,7 @@ class IndexTablesReader(DataSourceReader):
             max_values=split.max_values,
             fields=fields,
             single_columns=_single_columns(self.schema),
+            partition_types=types,
         )
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

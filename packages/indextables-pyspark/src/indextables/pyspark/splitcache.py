@@ -1,42 +1,57 @@
-"""A size-capped LRU cache of unbundled split files on the executor's local disk.
+"""A size-capped LRU cache of fetched splits on the executor's local disk, in tantivy-py's form.
 
 Tantivy opens an index from a directory, so each split is unbundled into its
-own directory, named by a hash of (table URI, split path, size). A directory
-appears atomically (unbundled under a temporary name, then renamed), so
-concurrent tasks and processes never open a half-written split. Recency is
-the directory's mtime; eviction removes the least recently used directories
-until the cache is under its cap again.
+own directory, named by a hash of (table URI, split path, size).
+
+- Streaming: :mod:`indextables.pyspark.splitfetch` writes the split's files
+  as its bytes arrive, rewriting only ``.term`` files to the FST form.
+- Atomic and trusted: a split is unbundled into a staging directory
+  (``.tmp-<id>``) that its process holds an advisory lock on, then renamed
+  into place. The last file written is a record of every file's size; an
+  entry is used only when that record exists and every file has its size.
+  An entry failing the check is removed and fetched again.
+- Crash safe: a staging directory whose lock nobody holds any more (its
+  process died) and that is older than :data:`STALE_AFTER_SECONDS` is removed
+  by the next eviction. Staging directories count against the cache size.
+- Private: the default directory (:func:`default_cache_dir`) is per user and
+  mode 0700; a new directory is always created 0700.
+
+Recency is the entry directory's mtime; eviction removes least recently used
+entries until the cache is under its cap again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
+import json
 import os
 import shutil
+import stat
+import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Final
 
-from indextables.protocol.splitbundle import read_split_footer, unbundle_split
 from indextables.protocol.store import ObjectStore
+from indextables.pyspark.errors import IndexTablesSparkError
+from indextables.pyspark.splitfetch import SplitRef, download
+
+__all__ = ["ENTRY_RECORD", "SplitCache", "SplitRef", "default_cache_dir", "prepare_directory"]
+
+# A staging directory nobody holds the lock of is removed once this old.
+STALE_AFTER_SECONDS: Final = 60.0
+# The record of an entry's file sizes, written last into the staging directory.
+ENTRY_RECORD: Final = ".indextables-entry.json"
+_STAGING: Final = ".tmp-"
 
 
-@dataclass(frozen=True, slots=True)
-class SplitRef:
-    """What a read task needs to fetch one split.
-
-    Attributes:
-        path: split path relative to the table root.
-        size: file size in bytes.
-        footer_start_offset: footer offset from the log, when recorded.
-        footer_end_offset: footer end (the file size), when recorded.
-    """
-
-    path: str
-    size: int
-    footer_start_offset: int | None = None
-    footer_end_offset: int | None = None
+def default_cache_dir() -> str:
+    """The split cache directory used when none is configured (one per user, mode 0700)."""
+    return os.path.join(tempfile.gettempdir(), f"indextables-split-cache-{os.getuid()}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,65 +67,149 @@ class SplitCache:
     max_bytes: int
 
     def cached(self, table_uri: str, split: SplitRef) -> str | None:
-        """The local directory holding ``split`` if it is cached (marked as used), else None."""
+        """The local directory holding ``split`` if a trusted entry exists (marked as used)."""
         target = os.path.join(self.directory, _cache_key(table_uri, split))
         if not os.path.isdir(target):
+            return None
+        if not _trusted(target):
+            _discard(target, self.directory)
             return None
         _touch(target)
         return target
 
     def fetch(self, store: ObjectStore, table_uri: str, split: SplitRef) -> str:
-        """The local directory holding ``split`` unbundled, fetching it on a miss."""
+        """The local directory holding ``split`` unbundled, fetching it on a miss.
+
+        Raises:
+            CorruptFileError: the split's footer or length does not match the log.
+            UnreadableSplitError: tantivy-py cannot read the split's documents.
+            TermDictError: a term dictionary of the split is malformed.
+        """
         hit = self.cached(table_uri, split)
         if hit is not None:
             return hit
-        os.makedirs(self.directory, exist_ok=True)
+        prepare_directory(self.directory)
         target = os.path.join(self.directory, _cache_key(table_uri, split))
-        staging = os.path.join(self.directory, f".tmp-{uuid.uuid4().hex}")
-        try:
-            _download(store, split, staging)
+        with _staging(self.directory) as staging:
+            sizes = download(store, split, staging, reserved=frozenset({ENTRY_RECORD}))
+            _write_record(staging, split, sizes)
             try:
                 os.rename(staging, target)
             except OSError:
-                # Another task won the race: its copy is identical.
-                if not os.path.isdir(target):
+                # Another task won the race: its copy is identical once trusted.
+                if not (os.path.isdir(target) and _trusted(target)):
                     raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
         self.evict(keep=target)
         return target
 
     def evict(self, *, keep: str | None = None) -> None:
-        """Remove least recently used splits until the cache fits its cap."""
+        """Remove abandoned downloads, then least recently used splits until under the cap.
+
+        Downloads in progress count against the cap but are never removed.
+        """
         entries = []
+        total = 0
         for name in os.listdir(self.directory):
             path = os.path.join(self.directory, name)
-            if name.startswith(".") or not os.path.isdir(path):
+            if not os.path.isdir(path):
                 continue
-            entries.append((_mtime(path), _size(path), path))
-        total = sum(size for _, size, _ in entries)
+            if name.startswith(_STAGING):
+                if _abandoned(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    total += _size(path)
+                continue
+            if name.startswith("."):
+                continue
+            size = _size(path)
+            total += size
+            entries.append((_mtime(path), size, path))
         for _, size, path in sorted(entries):
             if total <= self.max_bytes:
                 break
             if path != keep:
-                shutil.rmtree(path, ignore_errors=True)
+                _discard(path, self.directory)
                 total -= size
 
 
-def _download(store: ObjectStore, split: SplitRef, staging: str) -> None:
-    os.makedirs(staging)
-    start, end = split.footer_start_offset, split.footer_end_offset
-    if start is None or end is None:
-        unbundle_split(store.get(split.path), staging, path=split.path)
+def prepare_directory(directory: str) -> None:
+    """Create ``directory`` (mode 0700); the default one must be the user's own and private.
+
+    Raises:
+        IndexTablesSparkError: the default cache directory belongs to another user.
+    """
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    if os.path.abspath(directory) != os.path.abspath(default_cache_dir()):
         return
-    # One ranged read for the footer, one for the file data before it.
-    footer = read_split_footer(store, split.path, footer_start_offset=start, footer_end_offset=end)
-    data = store.get_range(split.path, 0, start) if start > 0 else b""
-    for name, (begin, finish) in footer.files.items():
-        if "/" in name or name.startswith(".."):
-            continue
-        with open(os.path.join(staging, name), "wb") as handle:
-            handle.write(data[begin:finish])
+    info = os.lstat(directory)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise IndexTablesSparkError(
+            f"split cache directory {directory} is not a directory owned by this user; "
+            "remove it or set spark.indextables.cache.directoryPath"
+        )
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        os.chmod(directory, 0o700)
+
+
+@contextlib.contextmanager
+def _staging(directory: str) -> Iterator[str]:
+    """A new staging directory, locked for as long as the block runs, removed afterwards."""
+    path = os.path.join(directory, f"{_STAGING}{uuid.uuid4().hex}")
+    os.mkdir(path, 0o700)
+    handle = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        os.close(handle)
+
+
+def _abandoned(path: str) -> bool:
+    """True for a staging directory whose process is gone (nobody holds its lock)."""
+    if time.time() - _mtime(path) < STALE_AFTER_SECONDS:
+        return False
+    try:
+        handle = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(handle)  # closing releases a lock taken here
+    return True
+
+
+def _discard(path: str, directory: str) -> None:
+    """Take an entry out of use at once (rename), then delete it."""
+    doomed = os.path.join(directory, f"{_STAGING}{uuid.uuid4().hex}")
+    try:
+        os.rename(path, doomed)
+    except OSError:
+        return  # removed or replaced meanwhile
+    shutil.rmtree(doomed, ignore_errors=True)
+
+
+def _write_record(staging: str, split: SplitRef, sizes: dict[str, int]) -> None:
+    """Write the entry's size record: the last file of a complete download."""
+    record = {"split": split.path, "size": split.size, "files": sizes}
+    with open(os.path.join(staging, ENTRY_RECORD), "w", encoding="utf-8") as handle:
+        json.dump(record, handle)
+
+
+def _trusted(target: str) -> bool:
+    """True when the entry's size record exists and every file has its recorded size."""
+    try:
+        with open(os.path.join(target, ENTRY_RECORD), encoding="utf-8") as handle:
+            sizes = json.load(handle)["files"]
+        return isinstance(sizes, dict) and all(
+            os.path.getsize(os.path.join(target, str(name))) == int(size)
+            for name, size in sizes.items()
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
 
 
 def _cache_key(table_uri: str, split: SplitRef) -> str:
@@ -134,7 +233,11 @@ def _mtime(path: str) -> float:
 
 def _size(path: str) -> int:
     total = 0
-    for name in os.listdir(path):
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return 0
+    for name in names:
         try:
             total += os.path.getsize(os.path.join(path, name))
         except OSError:

@@ -17,9 +17,9 @@ import pyarrow as pa
 import tantivy
 
 from indextables.pyspark.conditions import Condition
-from indextables.pyspark.convert import arrow_schema, column_from_docs, partition_column
+from indextables.pyspark.convert import arrow_schema, column_from_docs
 from indextables.pyspark.mapping import FieldKind, FieldSpec, specs_from_doc_mapping
-from indextables.pyspark.reindex import is_unreadable_dictionary, searchable_copy
+from indextables.pyspark.partitionvalues import partition_column
 from indextables.pyspark.searchoptions import SearchSpec, build_query
 from indextables.pyspark.splitcache import SplitRef
 from indextables.pyspark.splitwriter import ROWS_FILE
@@ -56,7 +56,11 @@ def read_split(
     search: SearchSpec,
     conditions: Sequence[Condition],
 ) -> Iterator[pa.RecordBatch]:
-    """Search one unbundled split and yield its matching rows as Arrow batches."""
+    """Search one unbundled split and yield its matching rows as Arrow batches.
+
+    ``directory`` is a split cache entry (:mod:`.splitcache`): its term
+    dictionaries are in tantivy-py's FST form whatever form the split carries.
+    """
     index, searcher = open_split(directory)
     total = searcher.num_docs
     if total == 0:
@@ -67,17 +71,7 @@ def read_split(
     if query is None and os.path.exists(rows_path):
         yield from _scan_rows(rows_path, schema, entry)
         return
-    try:
-        hits = _search(searcher, query or tantivy.Query.all_query(), total)
-    except ValueError as error:
-        if not is_unreadable_dictionary(error):
-            raise
-        # A split of the reference (SSTable term dictionary): search a rebuilt local copy.
-        copy = searchable_copy(
-            directory, doc_mapping_json=entry.doc_mapping_json, split_path=entry.ref.path
-        )
-        yield from read_split(copy, entry, schema, search=search, conditions=conditions)
-        return
+    hits = _search(searcher, query or tantivy.Query.all_query(), total)
     addresses = sorted(hits, key=lambda a: (a.segment_ord, a.doc))
     target = arrow_schema(schema)
     for start in range(0, len(addresses), BATCH_ROWS):

@@ -2,8 +2,9 @@
 
 Each :class:`PartitionIndex` owns a temporary index directory and one Tantivy
 writer (heap bounded by ``indexWriter.heapSize``); rows go in ``batchSize`` at
-a time. :meth:`SplitWriter.finish` commits every index, bundles it into a
-split (DECISIONS.md footer layout), uploads it as
+a time. :meth:`SplitWriter.finish` commits every index, rewrites its term
+dictionaries to the reference's SSTable form, bundles it into a split laid out
+as the reference's (DECISIONS.md footer layout), uploads it as
 ``<partition dirs>/part-<uuid>.split`` and returns the AddActions.
 """
 
@@ -25,10 +26,12 @@ import tantivy
 from indextables.protocol.actions import AddAction
 from indextables.protocol.splitbundle import write_split_bundle
 from indextables.protocol.store import ObjectStore
-from indextables.pyspark.convert import documents, partition_value_string
+from indextables.pyspark.convert import documents
 from indextables.pyspark.mapping import FieldSpec, doc_mapping_json, tantivy_schema
+from indextables.pyspark.partitionvalues import partition_codes
 from indextables.pyspark.stats import StatsCollector
 from indextables.pyspark.tantivyquery import fully_indexed_tag
+from indextables.pyspark.termdict import dictionary_kind, to_sstable
 
 PartitionKey = tuple[str | None, ...]
 
@@ -120,15 +123,15 @@ class SplitWriter:
             self._index_for(()).add(batch, self.specs, self.schema)
             return
         table = pa.Table.from_batches([batch])
-        keys = (
-            table.select(list(self.partition_columns))
-            .group_by(list(self.partition_columns), use_threads=False)
-            .aggregate([])
-        )
+        # Route by exact values (codes), record canonical strings: see partitionvalues.
+        coded = [partition_codes(table.column(c)) for c in self.partition_columns]
+        names = [f"c{i}" for i in range(len(coded))]
+        codes = pa.table(dict(zip(names, (c for c, _ in coded), strict=True)))
+        keys = codes.group_by(names, use_threads=False).aggregate([])
         for key in keys.to_pylist():
-            mask = _mask(table, key)
+            mask = _mask(codes, key)
             part = table.filter(mask).combine_chunks().to_batches()
-            values = tuple(partition_value_string(key[c]) for c in self.partition_columns)
+            values = tuple(strings[key[n]] for n, (_, strings) in zip(names, coded, strict=True))
             for piece in part:
                 self._index_for(values).add(piece, self.specs, self.schema)
 
@@ -163,6 +166,7 @@ class SplitWriter:
 
     def _upload(self, key: PartitionKey, part: PartitionIndex) -> AddAction:
         part.commit()
+        to_reference_form(part.directory)
         buffer = io.BytesIO()
         footer = write_split_bundle(part.directory, buffer)
         data = buffer.getvalue()
@@ -188,19 +192,40 @@ class SplitWriter:
         )
 
 
+def to_reference_form(directory: str) -> None:
+    """Rewrite every ``.term`` file of an index directory to the SSTable form, in place.
+
+    tantivy-py writes FST term dictionaries; the reference reads only SSTable
+    ones, so every split this package writes carries SSTables (readers here
+    rewrite them back when a split is fetched, see :mod:`.splitcache`). Each
+    file is replaced by a rename: the open index may still map the old one.
+    """
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".term"):
+            continue
+        path = os.path.join(directory, name)
+        with open(path, "rb") as handle:
+            data = handle.read()
+        if dictionary_kind(data) == "sstable":
+            continue
+        staging = f"{path}.{uuid.uuid4().hex}.tmp"
+        with open(staging, "wb") as handle:
+            handle.write(to_sstable(data))
+        os.replace(staging, path)
+
+
 def _split_tags(stats: StatsCollector) -> tuple[str, ...] | None:
     """The split's tags: which exact string columns are fully in the term dictionary."""
     columns = stats.fully_indexed()
     return (fully_indexed_tag(columns),) if columns else None
 
 
-def _mask(table: pa.Table, key: dict[str, object]) -> pa.ChunkedArray:
+def _mask(codes: pa.Table, key: dict[str, int]) -> pa.ChunkedArray:
     import pyarrow.compute as pc
 
     mask = None
-    for column, value in key.items():
-        col = table.column(column)
-        term = pc.is_null(col) if value is None else pc.fill_null(pc.equal(col, value), False)
+    for column, code in key.items():
+        term = pc.equal(codes.column(column), code)
         mask = term if mask is None else pc.and_(mask, term)
     return mask
 
@@ -215,8 +240,8 @@ def split_path(partition_columns: Sequence[str], values: PartitionKey) -> str:
 
 
 def _dir_value(value: str | None) -> str:
-    if value is None:
-        return "__HIVE_DEFAULT_PARTITION__"
+    if not value:
+        return "__HIVE_DEFAULT_PARTITION__"  # null, and the empty string (read back as null)
     return quote(value, safe=" -_.:")
 
 

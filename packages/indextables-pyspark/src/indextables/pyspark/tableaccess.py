@@ -52,11 +52,15 @@ class LiveSplit:
 
     __slots__ = ("_file", "doc_mapping_json", "max_values", "min_values", "partition_values")
 
-    def __init__(self, file: FileEntry, doc_mapping_json: str | None) -> None:
+    def __init__(
+        self, file: FileEntry, doc_mapping_json: str | None, partition_columns: Sequence[str] = ()
+    ) -> None:
         self._file = file
         self.doc_mapping_json = doc_mapping_json
         # What pruning reads for every split: plain slots, not properties.
-        self.partition_values: Mapping[str, str | None] = file.partition_values
+        self.partition_values: Mapping[str, str | None] = _complete(
+            file.partition_values, partition_columns
+        )
         self.min_values: Mapping[str, str] | None = file.min_values
         self.max_values: Mapping[str, str] | None = file.max_values
 
@@ -101,10 +105,17 @@ class LiveSplit:
         )
         return SplitEntry(
             ref,
-            dict(file.partition_values or {}),
+            dict(self.partition_values or {}),
             self.doc_mapping_json,
             tuple(file.split_tags or ()),
         )
+
+
+def _complete(values: Mapping[str, str | None], columns: Sequence[str]) -> Mapping[str, str | None]:
+    """Every partition column's value: a state's entry leaves null values out."""
+    if all(c in values for c in columns):
+        return values
+    return {**dict.fromkeys(columns), **values}
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +240,12 @@ def load_view(
         ),
     )
     return _view(
-        uri, snapshot, splits=tuple(_live(f, snapshot.schema_registry) for f in snapshot.files)
+        uri,
+        snapshot,
+        splits=tuple(
+            _live(f, snapshot.schema_registry, snapshot.metadata.partition_columns)
+            for f in snapshot.files
+        ),
     )
 
 
@@ -309,11 +325,13 @@ def load_head(
     return TableHead(int(snapshot.version), str(snapshot.metadata.schema_string))
 
 
-def _live(entry: FileEntry, registry: Mapping[str, str]) -> LiveSplit:
+def _live(
+    entry: FileEntry, registry: Mapping[str, str], partition_columns: Sequence[str]
+) -> LiveSplit:
     mapping = entry.doc_mapping_json
     if mapping is None and entry.doc_mapping_ref:
         mapping = registry.get(entry.doc_mapping_ref)
-    return LiveSplit(entry, mapping)
+    return LiveSplit(entry, mapping, partition_columns)
 
 
 def commit_write(

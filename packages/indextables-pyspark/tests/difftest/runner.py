@@ -1,0 +1,452 @@
+"""Build a plan as IndexTables and as Parquet, run the cases, report every difference.
+
+The oracle is Parquet written from the same DataFrames in the same session,
+with the same ``partitionBy``, read back with the table's schema (no partition
+type inference): what Spark's own partitioned files return, so a ``''``
+partition value reads back as null there too. One Parquet query selects every
+row with one boolean flag per case (``(<where>) AS q<i>``); a case's expected
+rows are those whose flag is true, which is exactly what ``WHERE`` keeps. The
+same flagged query over IndexTables with pushdown off gives the
+``read.nopushdown`` result of every case in one action; every other path runs
+each case on its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+import time
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql.types import LongType, TimestampType
+
+from difftest import paths
+from difftest.compare import Row, difference, normalize_rows
+from difftest.predicates import Pred, column_pools, random_filter, sql_literal, sql_string
+from difftest.tables import STOREONLY, TYPEMAP, TablePlan, may_be_refused
+
+UNFILTERED_PATHS = ("read.pushdown", "read.nopushdown", "search.local", "search.distributed")
+FILTER_PATHS = ("read.pushdown", "read.nopushdown", "search.local", "search.distributed")
+_table_ids = itertools.count()
+# Seconds spent per read path (and in writes), for keeping the bounded run bounded.
+TIMINGS: dict[str, float] = defaultdict(float)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One query on one read path, and the Parquet condition that gives its expected rows.
+
+    ``pred`` is the filter (``where``); ``oracle`` overrides the Parquet condition for
+    search options (``fieldmatch``/``query``) that have no ``where``.
+    """
+
+    path: str
+    pred: Pred | None = None
+    oracle: str | None = None
+    query: str | None = None
+    fieldmatch: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def where(self) -> str | None:
+        return None if self.pred is None else self.pred.render()
+
+    @property
+    def oracle_where(self) -> str | None:
+        return self.oracle if self.oracle is not None else self.where
+
+    def describe(self) -> str:
+        parts = [self.path]
+        if self.where is not None:
+            parts.append(f"where {_clip(self.where)}")
+        if self.query is not None:
+            parts.append(f"query {_clip(self.query)!r}")
+        if self.fieldmatch:
+            parts.append(f"fieldmatch {_clip(repr(dict(self.fieldmatch)))}")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A case whose rows differ from Parquet's (or that raised)."""
+
+    seed: int
+    case: Case
+    detail: str
+    error: bool
+    plan: TablePlan = field(repr=False)
+
+    def signature(self) -> str:
+        """What kind of failure: the exception's class, or which way rows differ."""
+        if self.error:
+            return "error:" + self.detail.split(":", 1)[0]
+        return (
+            "rows:"
+            + ("missing" if "missing" in self.detail else "")
+            + ("extra" if "extra" in self.detail else "")
+        )
+
+
+@dataclass(frozen=True)
+class Built:
+    """The two tables of a plan."""
+
+    plan: TablePlan
+    table: str
+    parquet: str
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + f"...({len(text)} chars)"
+
+
+_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Invalid|Failure)\b:? ?")
+_WRAPPER = ("PythonException", "org.apache.", "[PYTHON_EXCEPTION]", "py4j.")
+
+
+def error_text(exc: BaseException) -> str:
+    """The most telling line of an exception (the Python worker's last error line)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    found = [line for line in lines if _ERROR_LINE.match(line) and not line.startswith(_WRAPPER)]
+    best = found[-1] if found else (lines[0] if lines else "")
+    return type(exc).__name__ + ": " + _clip(best, 400)
+
+
+class WriteFailed(Exception):
+    """IndexTables refused or failed a write that Parquet took."""
+
+
+def build(spark: SparkSession, plan: TablePlan, root: Path) -> Built:
+    """Write ``plan`` to a new IndexTables table and a new Parquet copy.
+
+    A column of a type the docs list as refused (decimal, binary) may be
+    refused at planning with an error naming it; it is then left out and
+    recorded in ``plan.refused``. Any other write error raises ``WriteFailed``.
+    """
+    from pyspark.errors import AnalysisException
+
+    while True:
+        n = next(_table_ids)
+        table, copy = str(root / f"it{n}"), str(root / f"pq{n}")
+        started = time.monotonic()
+        try:
+            _write_all(spark, plan, table, copy)
+            return Built(plan, table, copy)
+        except AnalysisException as exc:
+            refusable = [
+                f.name
+                for f in plan.schema.fields
+                if may_be_refused(f.dataType) and re.search(rf"\b{f.name}\b", str(exc))
+            ]
+            if not refusable:
+                raise WriteFailed(error_text(exc)) from exc
+            plan = plan.without_columns(refusable[:1])
+            plan = replace(plan, refused=(*plan.refused, refusable[0]))
+        finally:
+            TIMINGS["writes"] += time.monotonic() - started
+
+
+def _write_all(spark: SparkSession, plan: TablePlan, table: str, copy: str) -> None:
+    options = plan.write_options()
+    for index, write in enumerate(plan.writes):
+        df = spark.createDataFrame(list(write.rows), plan.schema)
+        try:
+            df.write.format(paths.FMT).options(**options).mode(write.mode).save(table)
+        except Exception as exc:
+            from pyspark.errors import AnalysisException
+
+            if isinstance(exc, AnalysisException) and index == 0:
+                raise
+            raise WriteFailed(f"write {index} ({write.mode}): {error_text(exc)}") from exc
+        df.write.partitionBy(*plan.partition_by).mode(write.mode).parquet(copy)
+
+
+# -- cases ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much to run per table."""
+
+    filters: int = 30
+    local_every: int = 1  # run search.local for every n-th filter
+    distributed_every: int = 1  # run search.distributed for every n-th filter
+    fieldmatch: int = 3
+    queries: int = 3
+    stream: bool = True
+
+
+def cases_for(plan: TablePlan, rng: random.Random, budget: Budget) -> list[Case]:
+    """Every case of one table: unfiltered reads, random filters, search options."""
+    cases = [Case(p) for p in UNFILTERED_PATHS]
+    pools = column_pools(plan)
+    for i in range(budget.filters):
+        pred = random_filter(rng, plan, pools)
+        for p in FILTER_PATHS:
+            if p == "search.distributed" and i % budget.distributed_every:
+                continue
+            if p == "search.local" and i % budget.local_every:
+                continue
+            cases.append(Case(p, pred))
+    cases += _fieldmatch_cases(plan, rng, budget.fieldmatch)
+    cases += _query_cases(plan, rng, budget.queries)
+    if budget.stream:
+        cases.append(Case("stream"))  # last: its worker start-up can time out on a busy host
+    return cases
+
+
+def _exact_string_columns(plan: TablePlan) -> list[str]:
+    store_only = set(plan.options.get(STOREONLY, "").split(","))
+    return [
+        c
+        for c in ("c_str", "c_str2")
+        if c in plan.columns
+        and c not in store_only
+        and plan.options.get(TYPEMAP + c, "string") == "string"
+        and c not in plan.partition_by
+    ]
+
+
+def _live_values(plan: TablePlan, column: str) -> list[Any]:
+    index = plan.columns.index(column)
+    return [r[index] for r in plan.live_rows() if r[index] is not None]
+
+
+def _fieldmatch_cases(plan: TablePlan, rng: random.Random, count: int) -> list[Case]:
+    cases: list[Case] = []
+    columns = _exact_string_columns(plan)
+    for _ in range(count if columns else 0):
+        column = rng.choice(columns)
+        pool = _live_values(plan, column)
+        value = rng.choice(pool) if pool and rng.random() < 0.85 else "absent value"
+        oracle = f"{column} = {sql_string(value)}"
+        match = ((column, value),)
+        cases.append(Case("fieldmatch.read", oracle=oracle, fieldmatch=match))
+        cases.append(Case("fieldmatch.search.local", oracle=oracle, fieldmatch=match))
+    return cases
+
+
+def _rfc3339(value: datetime) -> str:
+    value = value.astimezone(UTC)
+    return f"{value.year:04d}-{value:%m-%dT%H:%M:%S}.{value.microsecond:06d}Z"
+
+
+def _query_cases(plan: TablePlan, rng: random.Random, count: int) -> list[Case]:
+    """``query`` strings with an exact Parquet equivalent: i64 and date ranges, string terms."""
+    options: list[tuple[str, str]] = []
+    for _ in range(count):
+        kinds = [c for c in ("c_long", "c_ts", "c_str") if c in plan.columns]
+        kinds = [c for c in kinds if c not in plan.options.get(STOREONLY, "").split(",")]
+        if not kinds:
+            break
+        column = rng.choice(kinds)
+        pool = _live_values(plan, column)
+        if column == "c_str":
+            pool = [v for v in pool if v and '"' not in v and "\\" not in v]
+            if pool and plan.options.get(TYPEMAP + column, "string") == "string":
+                value = rng.choice(pool)
+                options.append((f'{column}:"{value}"', f"{column} = {sql_string(value)}"))
+            continue
+        if len(pool) < 2:
+            continue
+        low, high = sorted(rng.sample(pool, 2))
+        data_type = LongType() if column == "c_long" else TimestampType()
+        if column == "c_long":
+            text = f"{column}:[{low} TO {high}]"
+        else:
+            text = f"{column}:[{_rfc3339(low)} TO {_rfc3339(high)}]"
+        oracle = (
+            f"{column} BETWEEN {sql_literal(low, data_type)} AND {sql_literal(high, data_type)}"
+        )
+        options.append((text, oracle))
+    cases: list[Case] = []
+    for text, oracle in options:
+        cases.append(Case("query.read", oracle=oracle, query=text))
+        cases.append(Case("query.search.local", oracle=oracle, query=text))
+    return cases
+
+
+# -- running ----------------------------------------------------------------
+
+
+def _flag_exprs(wheres: Sequence[str]) -> list[str]:
+    return [f"({w}) AS q{i}" for i, w in enumerate(wheres)]
+
+
+def _flagged(
+    records: list[dict[str, Any]], columns: Sequence[str], types: Sequence[Any], n: int
+) -> tuple[Counter[Row], list[Counter[Row]]]:
+    """The whole multiset, and for each flag the multiset of rows where it is true."""
+    everything = normalize_rows(records, columns, types)
+    per_flag = [
+        normalize_rows([r for r in records if r[f"q{i}"] is True], columns, types) for i in range(n)
+    ]
+    return everything, per_flag
+
+
+def run_cases(spark: SparkSession, built: Built, cases: Sequence[Case], seed: int) -> list[Failure]:
+    """Run ``cases`` against ``built``; one :class:`Failure` per case that differs."""
+    plan = built.plan
+    columns = plan.columns
+    types = [plan.type_of(c) for c in columns]
+    started = time.monotonic()
+    wheres = sorted({c.oracle_where for c in cases if c.oracle_where is not None})
+    index = {w: i for i, w in enumerate(wheres)}
+    extra = _flag_exprs(wheres)
+    oracle_df = paths.parquet(spark, built.parquet, plan.schema).selectExpr(
+        *[f"`{c}`" for c in columns], *extra
+    )
+    everything, expected = _flagged(oracle_df.toArrow().to_pylist(), columns, types, len(wheres))
+
+    def want(case: Case) -> Counter[Row]:
+        where = case.oracle_where
+        return everything if where is None else expected[index[where]]
+
+    failures: list[Failure] = []
+
+    def check(case: Case, got: Counter[Row]) -> None:
+        diff = difference(want(case), got)
+        if not diff.empty:
+            failures.append(Failure(seed, case, diff.summary(columns), False, plan))
+
+    TIMINGS["parquet"] += time.monotonic() - started
+    nopush = [c for c in cases if c.path == "read.nopushdown"]
+    started = time.monotonic()
+    if nopush:
+        try:
+            records = paths.read(
+                spark, built.table, None, pushed=False, columns=columns, extra=extra
+            )
+        except Exception as exc:
+            failures += [Failure(seed, c, error_text(exc), True, plan) for c in nopush]
+        else:
+            all_rows, flagged = _flagged(records, columns, types, len(wheres))
+            for case in nopush:
+                where = case.oracle_where
+                check(case, all_rows if where is None else flagged[index[where]])
+    TIMINGS["read.nopushdown"] += time.monotonic() - started
+    for case in cases:
+        if case.path == "read.nopushdown":
+            continue
+        started = time.monotonic()
+        try:
+            got = normalize_rows(_run(spark, built, case, columns), columns, types)
+        except Exception as exc:
+            if not _documented_refusal(case, exc):
+                failures.append(Failure(seed, case, error_text(exc), True, plan))
+            continue
+        finally:
+            TIMINGS[case.path] += time.monotonic() - started
+        check(case, got)
+    return failures
+
+
+# Tantivy never indexes a term over this many UTF-8 bytes (platform.md).
+TERM_LIMIT = 65_530
+
+
+def _documented_refusal(case: Case, exc: Exception) -> bool:
+    """``fieldmatch`` with a value Tantivy cannot index may be refused, naming the column."""
+    return any(
+        len(value.encode()) > TERM_LIMIT and column in str(exc) for column, value in case.fieldmatch
+    )
+
+
+def _run(spark: SparkSession, built: Built, case: Case, columns: list[str]) -> Any:
+    table = built.table
+    fieldmatch = dict(case.fieldmatch)
+    if case.path == "read.pushdown":
+        return paths.read(spark, table, case.where, pushed=True, columns=columns)
+    if case.path in ("search.local", "search.distributed"):
+        mode = case.path.split(".")[1]
+        return paths.search(spark, table, mode=mode, columns=columns, where=case.where)
+    if case.path == "stream":
+        return paths.stream(spark, table, columns)
+    if case.path == "fieldmatch.read":
+        ((column, value),) = case.fieldmatch
+        options = {f"fieldmatch.{column}": value}
+        return paths.read(spark, table, None, pushed=True, columns=columns, options=options)
+    if case.path == "query.read":
+        assert case.query is not None
+        options = {"query": case.query}
+        return paths.read(spark, table, None, pushed=True, columns=columns, options=options)
+    if case.path in ("fieldmatch.search.local", "query.search.local"):
+        return paths.search(
+            spark, table, mode="local", columns=columns, query=case.query, fieldmatch=fieldmatch
+        )
+    raise ValueError(f"unknown path {case.path}")
+
+
+def check_pushdown(spark: SparkSession, built: Built, seed: int) -> list[Failure]:
+    """The pushdown setting takes effect per query: with it on, a filter on ``id`` makes
+    the scan return fewer rows than with it off (where the scan returns every row)."""
+    rows = built.plan.live_rows()
+    if len(rows) < 2:
+        return []
+    ident = rows[len(rows) // 2][built.plan.columns.index("id")]
+    where = f"id = {ident}"
+    scanned: dict[bool, int] = {}
+    for pushed in (False, True):
+        case = Case("read.pushdown" if pushed else "read.nopushdown", Pred("leaf", where))
+        try:
+            scanned[pushed], _ = paths.scanned_rows(spark, built.table, where, pushed=pushed)
+        except Exception as exc:
+            return [Failure(seed, case, error_text(exc), True, built.plan)]
+    if scanned[False] > 1 and not scanned[True] < scanned[False]:
+        detail = (
+            f"pushdown on: the scan returned {scanned[True]} rows for {where}, with it off "
+            f"{scanned[False]}: the setting did not take effect"
+        )
+        case = Case("read.pushdown", Pred("leaf", where))
+        return [Failure(seed, case, detail, False, built.plan)]
+    return []
+
+
+def run_seed(
+    spark: SparkSession,
+    seed: int,
+    root: Path,
+    *,
+    rows_per_write: int,
+    writes: int,
+    budget: Budget,
+) -> tuple[TablePlan, list[Failure]]:
+    """Generate, build and check one table; every failure of every case."""
+    from difftest.tables import random_plan
+
+    plan = random_plan(seed, rows_per_write=rows_per_write, writes=writes)
+    try:
+        built = build(spark, plan, root)
+    except WriteFailed as exc:
+        return plan, [Failure(seed, Case("write"), str(exc), True, plan)]
+    rng = random.Random(seed * 7919 + 1)
+    cases = cases_for(built.plan, rng, budget)
+    failures = run_cases(spark, built, cases, seed)
+    failures += check_pushdown(spark, built, seed)
+    return built.plan, failures
+
+
+def reproduces(
+    spark: SparkSession, plan: TablePlan, case: Case, root: Path, signature: str
+) -> Failure | None:
+    """Build ``plan`` afresh and run ``case``: the failure if it still fails the same way."""
+    try:
+        built = build(spark, plan, root)
+    except WriteFailed as exc:
+        failure = Failure(plan.seed, Case("write"), str(exc), True, plan)
+        return failure if case.path == "write" and failure.signature() == signature else None
+    if case.path == "write":
+        return None
+    cases = [case]
+    found = run_cases(spark, built, cases, plan.seed)
+    return next((f for f in found if f.signature() == signature), None)
+
+
+def options_text(options: Mapping[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(options.items()))
