@@ -1,9 +1,12 @@
 """SQL-style maintenance commands (the reference grammar) on top of the engine's operations.
 
 :func:`run_sql` recognises the IndexTables statements, runs them on the
-driver through the protocol engine and returns a small DataFrame of results;
-any other statement goes to ``spark.sql``. The table is named by a quoted
-path (``'s3://bucket/t'``) or a bare path.
+driver through the protocol engine and returns a small DataFrame of results
+whose columns carry the reference's names and Spark types (MERGE SPLITS and
+PURGE INDEXTABLE put their figures in a ``metrics`` struct, as the reference
+does); columns the reference lacks come after its own. Any other statement
+goes to ``spark.sql``. The table is named by a quoted path (``'s3://bucket/t'``)
+or a bare path; ``TANTIVY4SPARK`` is accepted wherever ``INDEXTABLES`` is.
 """
 
 from __future__ import annotations
@@ -11,19 +14,39 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Mapping
-from datetime import timedelta
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from indextables.pyspark.errors import SqlCommandError
 from indextables.pyspark.planguard import sweep_claims
 from indextables.pyspark.tableaccess import table_handle
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DataType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-_PATH = r"(?:'(?P<path>[^']+)'|\"(?P<dpath>[^\"]+)\"|(?P<bare>\S+))"
+_KEYWORDS = r"(?:WHERE|TARGET|MAX|PRECOMMIT|OLDER|TRANSACTION|DRY|INCLUDE|AT)\b"
+_PATH = r"(?:'(?P<path>[^']+)'|\"(?P<dpath>[^\"]+)\"|(?!" + _KEYWORDS + r")(?P<bare>\S+))"
+_VALUE = r"(?:'[^']*'|\"[^\"]*\"|\S+)"
+_KW = r"(?:INDEXTABLES|TANTIVY4SPARK)"
 _FLAGS = re.IGNORECASE | re.DOTALL
+_LOG_SUFFIX = "_transaction_log"
+PRECOMMIT_MESSAGE = (
+    "PRECOMMIT merge is not implemented (nor in the reference, which answers 'pending'): "
+    "nothing was merged; run MERGE SPLITS without PRECOMMIT"
+)
 
 
 def _pattern(text: str) -> re.Pattern[str]:
@@ -34,25 +57,37 @@ _COMMANDS: list[tuple[str, re.Pattern[str]]] = [
     (
         "merge",
         _pattern(
-            r"MERGE SPLITS " + _PATH + r"(?: WHERE (?P<where>.+?))?"
-            r"(?: TARGET SIZE (?P<size>\d+)(?P<sunit>[KMG]B?)?)?(?: MAX GROUPS (?P<groups>\d+))?"
+            r"MERGE SPLITS(?: " + _PATH + r")?(?: WHERE (?P<where>.+?))?"
+            r"(?: TARGET SIZE (?P<size>" + _VALUE + r"))?"
+            r"(?: MAX (?:DEST SPLITS|GROUPS) (?P<dest>" + _VALUE + r"))?"
+            r"(?: MAX SOURCE SPLITS PER MERGE (?P<sources>" + _VALUE + r"))?"
+            r"(?P<precommit> PRECOMMIT)?"
         ),
     ),
-    ("describe_state", _pattern(r"DESCRIBE INDEXTABLES STATE " + _PATH)),
-    ("describe_log", _pattern(r"DESCRIBE INDEXTABLES TRANSACTION LOG " + _PATH)),
-    ("checkpoint", _pattern(r"CHECKPOINT INDEXTABLES " + _PATH)),
-    ("compact", _pattern(r"COMPACT INDEXTABLES " + _PATH)),
+    ("describe_state", _pattern(r"DESCRIBE " + _KW + r" STATE " + _PATH)),
+    (
+        "describe_log",
+        _pattern(r"DESCRIBE " + _KW + r" TRANSACTION LOG " + _PATH + r"(?P<all> INCLUDE ALL)?"),
+    ),
+    (
+        "component_sizes",
+        _pattern(r"DESCRIBE " + _KW + r" COMPONENT SIZES " + _PATH + r"(?: WHERE (?P<where>.+?))?"),
+    ),
+    ("environment", _pattern(r"DESCRIBE " + _KW + r" ENVIRONMENT")),
+    ("checkpoint", _pattern(r"CHECKPOINT " + _KW + r" " + _PATH)),
+    ("compact", _pattern(r"COMPACT " + _KW + r" " + _PATH)),
     (
         "purge",
         _pattern(
             r"PURGE INDEXTABLE " + _PATH + r"(?: OLDER THAN (?P<n>\d+) (?P<unit>DAYS?|HOURS?))?"
+            r"(?: TRANSACTION LOG RETENTION (?P<logn>\d+) (?P<logunit>DAYS?|HOURS?))?"
             r"(?P<dry> DRY RUN)?"
         ),
     ),
-    ("truncate", _pattern(r"TRUNCATE INDEXTABLES TIME TRAVEL " + _PATH + r"(?P<dry> DRY RUN)?")),
+    ("truncate", _pattern(r"TRUNCATE " + _KW + r" TIME TRAVEL " + _PATH + r"(?P<dry> DRY RUN)?")),
     (
         "drop_partitions",
-        _pattern(r"DROP INDEXTABLES PARTITIONS FROM " + _PATH + r" WHERE (?P<where>.+?)"),
+        _pattern(r"DROP " + _KW + r" PARTITIONS FROM " + _PATH + r" WHERE (?P<where>.+?)"),
     ),
     (
         "repair",
@@ -64,24 +99,78 @@ _COMMANDS: list[tuple[str, re.Pattern[str]]] = [
 
 
 def parse(text: str) -> tuple[str, dict[str, str]] | None:
-    """The command name and its arguments, or None for a statement that is not ours."""
+    """The command name and its arguments, or None for a statement that is not ours.
+
+    Raises:
+        SqlCommandError: an IndexTables statement that does not parse, or a
+            clause with a bad value (named in the message).
+    """
     for name, pattern in _COMMANDS:
         match = pattern.match(text)
         if match:
             groups = {k: v for k, v in match.groupdict().items() if v is not None}
-            groups["path"] = groups.pop("dpath", None) or groups.pop("bare", None) or groups["path"]
+            path = groups.pop("dpath", None) or groups.pop("bare", None) or groups.get("path")
+            if path is not None:
+                groups["path"] = path
+            elif name != "environment":
+                raise SqlCommandError(
+                    f"{text.strip()!r}: name the table by its path "
+                    "(the reference also refuses a MERGE SPLITS without a path or table)"
+                )
+            _check_values(groups)
             return name, groups
     if re.match(
-        r"^\s*(DESCRIBE|CHECKPOINT|COMPACT|PURGE|TRUNCATE|DROP|REPAIR|MERGE)\s+INDEX", text, _FLAGS
-    ):
+        r"^\s*(DESCRIBE|CHECKPOINT|COMPACT|PURGE|TRUNCATE|DROP|REPAIR)\s+(INDEX|TANTIVY4SPARK)",
+        text,
+        _FLAGS,
+    ) or re.match(r"^\s*MERGE\s+SPLITS\b", text, _FLAGS):
         raise SqlCommandError(f"cannot parse IndexTables command: {text.strip()!r}")
     return None
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def _positive(clause: str, value: str, minimum: int) -> int:
+    try:
+        number = int(_unquote(value))
+    except ValueError:
+        raise SqlCommandError(f"{clause} {value!r} is not an integer") from None
+    if number < minimum:
+        raise SqlCommandError(f"{clause} must be at least {minimum}, got {number}")
+    return number
+
+
+def _check_values(args: Mapping[str, str]) -> None:
+    if "dest" in args:
+        _positive("MAX DEST SPLITS", args["dest"], 1)
+    if "sources" in args:
+        _positive("MAX SOURCE SPLITS PER MERGE", args["sources"], 2)
+    if "size" in args:
+        _target_size(args["size"])
+
+
+def _target_size(value: str) -> int:
+    from indextables.pyspark.options import parse_size
+
+    try:
+        size = parse_size("TARGET SIZE", _unquote(value))
+    except ValueError as error:
+        raise SqlCommandError(f"TARGET SIZE {value!r} is not a size (4G, 512M, 1000000)") from error
+    if size <= 0:
+        raise SqlCommandError(f"TARGET SIZE must be positive, got {value!r}")
+    return size
 
 
 def run_sql(
     spark: SparkSession, text: str, *, options: Mapping[str, str] | None = None
 ) -> DataFrame:
     """Run one statement: an IndexTables maintenance command or anything ``spark.sql`` takes.
+
+    ``options`` (credentials, engine settings) reach every command.
 
     Raises:
         SqlCommandError: an IndexTables statement that does not parse or is not supported.
@@ -90,26 +179,229 @@ def run_sql(
     if parsed is None:
         return spark.sql(text)
     name, args = parsed
+    opts = dict(options or {})
     if name == "merge":
-        return _frame(spark, [_merge(spark, args, dict(options or {}))])
-    table = table_handle(args["path"], dict(options or {}))
-    rows = _HANDLERS[name](table, args)
-    return _frame(spark, rows)
+        return frame(spark, MERGE_SCHEMA, [_merge(spark, args, opts)])
+    if name == "environment":
+        from indextables.pyspark.describecmds import environment_rows
+
+        return frame(spark, ENVIRONMENT_SCHEMA, environment_rows(spark, opts))
+    if name == "repair":
+        args = {
+            **args,
+            "path": strip_log_dir(args["path"]),
+            "target": strip_log_dir(args["target"]),
+        }
+    table = table_handle(args["path"], opts)
+    schema, handler = _HANDLERS[name]
+    return frame(spark, schema, handler(table, args))
 
 
-def _frame(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFrame:
-    if not rows:
-        return spark.createDataFrame([], "result string")
-    columns = list(rows[0])
-    data = [tuple(_cell(r.get(c)) for c in columns) for r in rows]
-    schema = ", ".join(f"`{c}` string" for c in columns)
+def strip_log_dir(path: str) -> str:
+    """The table root of ``<table>/_transaction_log`` (the reference's REPAIR form)."""
+    trimmed = path.rstrip("/")
+    if trimmed.endswith("/" + _LOG_SUFFIX):
+        return trimmed[: -len(_LOG_SUFFIX) - 1] or "/"
+    return path
+
+
+# ------------------------------------------------------------------ result frames
+
+
+def _struct(*fields: tuple[str, DataType]) -> StructType:
+    return StructType([StructField(name, kind, True) for name, kind in fields])
+
+
+_S, _L, _I, _D, _B, _T = (
+    StringType(),
+    LongType(),
+    IntegerType(),
+    DoubleType(),
+    BooleanType(),
+    TimestampType(),
+)
+
+MERGE_METRICS = _struct(
+    ("status", _S),
+    ("merged_files", _L),
+    ("merge_groups", _L),
+    ("original_size_bytes", _L),
+    ("merged_size_bytes", _L),
+    ("message", _S),
+)
+MERGE_SCHEMA = _struct(
+    ("table_path", _S),
+    ("metrics", MERGE_METRICS),
+    ("temp_directory_path", _S),
+    ("heap_size_bytes", _L),
+    ("new_files", _L),
+    ("skipped_groups", _L),
+)
+PURGE_METRICS = _struct(
+    ("status", _S),
+    ("orphaned_files_found", _L),
+    ("orphaned_files_deleted", _L),
+    ("size_mb_deleted", _D),
+    ("retention_hours", _L),
+    ("tx_log_files_deleted", _L),
+    ("expired_states_found", _L),
+    ("expired_states_deleted", _L),
+    ("dry_run", _B),
+    ("duration_ms", _L),
+    ("message", _S),
+)
+PURGE_SCHEMA = _struct(
+    ("table_path", _S),
+    ("metrics", PURGE_METRICS),
+    ("tx_log_retention_hours", _D),
+    ("manifests_deleted", _L),
+    ("orphaned_files", ArrayType(_S)),
+    ("tx_log_files", ArrayType(_S)),
+    ("plan_claims_deleted", _L),
+)
+STATE_SCHEMA = _struct(
+    ("table_path", _S),
+    ("format", _S),
+    ("version", _L),
+    ("num_files", _L),
+    ("num_manifests", _I),
+    ("num_tombstones", _I),
+    ("tombstone_ratio", _D),
+    ("total_bytes", _L),
+    ("needs_compaction", _B),
+    ("status", _S),
+)
+CHECKPOINT_SCHEMA = _struct(
+    ("table_path", _S),
+    ("status", _S),
+    ("checkpoint_version", _L),
+    ("num_actions", _L),
+    ("num_files", _L),
+    ("protocol_version", _L),
+    ("is_multi_part", _B),
+    ("compacted", _B),
+)
+TRUNCATE_SCHEMA = _struct(
+    ("table_path", _S),
+    ("status", _S),
+    ("checkpoint_version", _L),
+    ("versions_deleted", _L),
+    ("checkpoints_deleted", _L),
+    ("files_preserved", _L),
+    ("message", _S),
+)
+DROP_SCHEMA = _struct(
+    ("table_path", _S),
+    ("status", _S),
+    ("partitions_dropped", _L),
+    ("splits_removed", _L),
+    ("total_size_bytes", _L),
+    ("message", _S),
+    ("version", _L),
+)
+REPAIR_SCHEMA = _struct(
+    ("source_path", _S),
+    ("target_path", _S),
+    ("source_version", _L),
+    ("total_splits", _I),
+    ("valid_splits", _I),
+    ("missing_splits", _I),
+    ("status", _S),
+)
+LOG_SCHEMA = _struct(
+    ("version", _L),
+    ("log_file_path", _S),
+    ("action_type", _S),
+    ("path", _S),
+    ("partition_values", _S),
+    ("size", _L),
+    ("data_change", _B),
+    ("tags", _S),
+    ("modification_time", _T),
+    ("stats", _S),
+    ("min_values", _S),
+    ("max_values", _S),
+    ("num_records", _L),
+    ("footer_start_offset", _L),
+    ("footer_end_offset", _L),
+    ("hotcache_start_offset", _L),
+    ("hotcache_length", _L),
+    ("has_footer_offsets", _B),
+    ("time_range_start", _S),
+    ("time_range_end", _S),
+    ("split_tags", _S),
+    ("delete_opstamp", _L),
+    ("num_merge_ops", _I),
+    ("doc_mapping_json", _S),
+    ("doc_mapping_ref", _S),
+    ("uncompressed_size_bytes", _L),
+    ("deletion_timestamp", _T),
+    ("extended_file_metadata", _B),
+    ("skip_timestamp", _T),
+    ("skip_reason", _S),
+    ("skip_operation", _S),
+    ("skip_retry_after", _T),
+    ("skip_count", _I),
+    ("protocol_min_reader_version", _I),
+    ("protocol_min_writer_version", _I),
+    ("protocol_reader_features", _S),
+    ("protocol_writer_features", _S),
+    ("metadata_id", _S),
+    ("metadata_name", _S),
+    ("metadata_description", _S),
+    ("metadata_format_provider", _S),
+    ("metadata_format_options", _S),
+    ("metadata_schema_string", _S),
+    ("metadata_partition_columns", _S),
+    ("metadata_configuration", _S),
+    ("metadata_created_time", _T),
+    ("is_checkpoint", _B),
+)
+COMPONENT_SCHEMA = _struct(
+    ("split_path", _S),
+    ("partition_values", _S),
+    ("component_key", _S),
+    ("size_bytes", _L),
+    ("component_type", _S),
+    ("field_name", _S),
+)
+ENVIRONMENT_SCHEMA = _struct(
+    ("host", _S),
+    ("role", _S),
+    ("property_type", _S),
+    ("property_name", _S),
+    ("property_value", _S),
+)
+
+
+def frame(spark: SparkSession, schema: StructType, rows: Sequence[Mapping[str, Any]]) -> DataFrame:
+    """``rows`` (dicts by column name; a missing column is null) typed by ``schema``."""
+    data = [_record(schema, row) for row in rows]
     return spark.createDataFrame(data, schema)
 
 
-def _cell(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    return json.dumps(value, default=str)
+def _record(schema: StructType, row: Mapping[str, Any]) -> tuple[Any, ...]:
+    return tuple(_cell(f.dataType, row.get(f.name)) for f in schema.fields)
+
+
+def _cell(kind: DataType, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(kind, StructType):
+        return _record(kind, value)
+    if isinstance(kind, ArrayType):
+        return [_cell(kind.elementType, v) for v in value]
+    if isinstance(kind, StringType):
+        return value if isinstance(value, str) else json.dumps(value, default=str)
+    if isinstance(kind, BooleanType):
+        return bool(value)
+    if isinstance(kind, LongType | IntegerType):
+        return int(value)
+    if isinstance(kind, DoubleType):
+        return float(value)
+    if isinstance(kind, TimestampType) and not isinstance(value, datetime):
+        raise TypeError(f"timestamp column got {value!r}")
+    return value
 
 
 def _as_rows(result: Any, **extra: Any) -> list[dict[str, Any]]:
@@ -125,22 +417,59 @@ def _as_rows(result: Any, **extra: Any) -> list[dict[str, Any]]:
     return [{**extra, **record}]
 
 
+# ------------------------------------------------------------------ commands
+
+
 def _merge(spark: SparkSession, args: dict[str, str], options: dict[str, str]) -> dict[str, Any]:
     from indextables.pyspark.merge import DEFAULT_TARGET_SIZE, merge_splits
-    from indextables.pyspark.options import parse_size
 
-    size = DEFAULT_TARGET_SIZE
-    if "size" in args:
-        size = parse_size("TARGET SIZE", args["size"] + args.get("sunit", ""))
-    groups = int(args["groups"]) if "groups" in args else None
-    return merge_splits(
+    if "precommit" in args:
+        metrics = {"status": "pending", "message": PRECOMMIT_MESSAGE}
+        return {"table_path": args["path"], "metrics": metrics}
+    size = _target_size(args["size"]) if "size" in args else DEFAULT_TARGET_SIZE
+    dest = _positive("MAX DEST SPLITS", args["dest"], 1) if "dest" in args else None
+    sources = _max_sources(args, options)
+    result = merge_splits(
         spark,
         args["path"],
         options=options,
         target_size=size,
         where=args.get("where"),
-        max_groups=groups,
+        max_groups=dest,
+        max_sources=sources,
     )
+    merged, groups = result.get("merged_files", 0), result.get("merge_groups", 0)
+    new_files, skipped = result.get("new_files", 0), result.get("skipped_groups", 0)
+    if not groups:
+        status, message = "no_action", "no group of two or more splits to merge"
+    elif not new_files:
+        status, message = "failed", f"every group failed ({skipped}); recorded as merge skips"
+    elif skipped:
+        status, message = "partial_success", f"{skipped} failed groups recorded as merge skips"
+    else:
+        status, message = "success", f"merged {merged} splits into {new_files}"
+    metrics = {
+        "status": status,
+        "merged_files": merged,
+        "merge_groups": groups,
+        "original_size_bytes": result.get("original_size", 0),
+        "merged_size_bytes": result.get("new_size", 0),
+        "message": message,
+    }
+    return {
+        "table_path": args["path"],
+        "metrics": metrics,
+        "new_files": new_files,
+        "skipped_groups": skipped,
+    }
+
+
+def _max_sources(args: Mapping[str, str], options: Mapping[str, str]) -> int | None:
+    if "sources" in args:
+        return _positive("MAX SOURCE SPLITS PER MERGE", args["sources"], 2)
+    key = "spark.indextables.merge.maxSourceSplitsPerMerge"
+    value = next((v for k, v in options.items() if k.lower() == key.lower()), None)
+    return None if value is None else _positive(key, value, 2)
 
 
 def _describe_state(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
@@ -148,7 +477,15 @@ def _describe_state(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
 
 
 def _describe_log(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
-    return _as_rows(table.history())
+    from indextables.pyspark.describecmds import log_action_rows
+
+    return log_action_rows(table, include_all="all" in args)
+
+
+def _component_sizes(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
+    from indextables.pyspark.describecmds import component_size_rows
+
+    return component_size_rows(table, where=args.get("where"))
 
 
 def _checkpoint(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
@@ -159,15 +496,30 @@ def _compact(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
     return _as_rows(table.compact(), table_path=args["path"])
 
 
+def _hours(number: str, unit: str) -> timedelta:
+    return timedelta(hours=int(number) * (24 if unit.upper().startswith("DAY") else 1))
+
+
 def _purge(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
-    older = None
-    if "n" in args:
-        hours = 24 if args["unit"].upper().startswith("DAY") else 1
-        older = timedelta(hours=int(args["n"]) * hours)
+    older = _hours(args["n"], args["unit"]) if "n" in args else None
+    log_retention = _hours(args["logn"], args["logunit"]) if "logn" in args else None
     dry_run = "dry" in args
-    result = table.purge(older_than=older, dry_run=dry_run)
+    result = table.purge(older_than=older, log_retention=log_retention, dry_run=dry_run)
     claims = 0 if dry_run else sweep_claims(table.store)
-    return _as_rows(result, table_path=args["path"], plan_claims_deleted=claims)
+    (record,) = _as_rows(result)
+    record["retention_hours"] = round(record["retention_hours"])
+    log_hours = None if log_retention is None else log_retention.total_seconds() / 3600
+    return [
+        {
+            "table_path": args["path"],
+            "metrics": record,
+            "tx_log_retention_hours": log_hours,
+            "manifests_deleted": record.get("manifests_deleted"),
+            "orphaned_files": record.get("orphaned_files"),
+            "tx_log_files": record.get("tx_log_files"),
+            "plan_claims_deleted": claims,
+        }
+    ]
 
 
 def _truncate(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
@@ -179,16 +531,18 @@ def _drop_partitions(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
 
 
 def _repair(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
-    return _as_rows(table.repair(args["target"]), table_path=args["path"])
+    return _as_rows(table.repair(args["target"]))
 
 
-_HANDLERS: dict[str, Callable[[Any, dict[str, str]], list[dict[str, Any]]]] = {
-    "describe_state": _describe_state,
-    "describe_log": _describe_log,
-    "checkpoint": _checkpoint,
-    "compact": _compact,
-    "purge": _purge,
-    "truncate": _truncate,
-    "drop_partitions": _drop_partitions,
-    "repair": _repair,
+_Handler = Callable[[Any, dict[str, str]], list[dict[str, Any]]]
+_HANDLERS: dict[str, tuple[StructType, _Handler]] = {
+    "describe_state": (STATE_SCHEMA, _describe_state),
+    "describe_log": (LOG_SCHEMA, _describe_log),
+    "component_sizes": (COMPONENT_SCHEMA, _component_sizes),
+    "checkpoint": (CHECKPOINT_SCHEMA, _checkpoint),
+    "compact": (CHECKPOINT_SCHEMA, _compact),
+    "purge": (PURGE_SCHEMA, _purge),
+    "truncate": (TRUNCATE_SCHEMA, _truncate),
+    "drop_partitions": (DROP_SCHEMA, _drop_partitions),
+    "repair": (REPAIR_SCHEMA, _repair),
 }

@@ -68,8 +68,14 @@ def plan_groups(
     where: str | None = None,
     skipped: frozenset[str] = frozenset(),
     max_groups: int | None = None,
+    max_sources: int | None = None,
 ) -> list[MergeGroup]:
-    """Bin-pack splits per (partition values, doc mapping), smallest first."""
+    """Bin-pack splits per (partition values, doc mapping), smallest first.
+
+    Groups come oldest first (by the oldest split's modification time), so
+    ``max_groups`` (MAX DEST SPLITS) keeps the oldest groups; ``max_sources``
+    (MAX SOURCE SPLITS PER MERGE) caps the splits of one group.
+    """
     predicate = _predicate(where)
     buckets: dict[str, list[LiveSplit]] = {}
     for split in splits:
@@ -78,14 +84,18 @@ def plan_groups(
             continue
         key = json.dumps([sorted(values.items()), split.doc_mapping_json])
         buckets.setdefault(key, []).append(split)
-    groups = [g for key in sorted(buckets) for g in _pack(buckets[key], target_size)]
+    groups = [g for key in sorted(buckets) for g in _pack(buckets[key], target_size, max_sources)]
+    groups.sort(key=lambda g: min((s.modification_time, s.path) for s in g.splits))
     return groups[:max_groups] if max_groups is not None else groups
 
 
-def _pack(splits: list[LiveSplit], target_size: int) -> Iterator[MergeGroup]:
+def _pack(
+    splits: list[LiveSplit], target_size: int, max_sources: int | None = None
+) -> Iterator[MergeGroup]:
     current: list[LiveSplit] = []
     for split in sorted(splits, key=lambda s: (s.size, s.path)):
-        if current and sum(s.size for s in current) + split.size > target_size:
+        full = max_sources is not None and len(current) >= max_sources
+        if current and (full or sum(s.size for s in current) + split.size > target_size):
             if len(current) > 1:
                 yield MergeGroup(tuple(current))
             current = []
@@ -155,6 +165,7 @@ def merge_splits(
     target_size: int = DEFAULT_TARGET_SIZE,
     where: str | None = None,
     max_groups: int | None = None,
+    max_sources: int | None = None,
 ) -> dict[str, Any]:
     """Run MERGE SPLITS on the table at ``uri``; return the result row."""
     opts = dict(options or {})
@@ -162,7 +173,12 @@ def merge_splits(
     view = load_view(uri, opts)
     skipped = frozenset(s.path for s in table.skipped_files())
     groups = plan_groups(
-        view.splits, target_size=target_size, where=where, skipped=skipped, max_groups=max_groups
+        view.splits,
+        target_size=target_size,
+        where=where,
+        skipped=skipped,
+        max_groups=max_groups,
+        max_sources=max_sources,
     )
     result: dict[str, Any] = {"table_path": uri, "merge_groups": len(groups)}
     if not groups:

@@ -78,6 +78,11 @@ class LiveSplit:
         return self._file.size
 
     @property
+    def modification_time(self) -> int:
+        """When the split was written (epoch ms, the add's ``modificationTime``)."""
+        return self._file.modification_time
+
+    @property
     def num_records(self) -> int | None:
         """Rows in the split."""
         return self._file.num_records
