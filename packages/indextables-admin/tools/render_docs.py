@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-GOLDEN = ROOT.parent / "shared/golden/indextables_spark_v0.5.4"  # shared/ sits beside the checkout
+GOLDEN = ROOT / "testdata/golden/indextables_spark_v0.5.4"  # the repository's own copy
 DEMO = Path("/tmp/indextables-demo")
 EVENTS = DEMO / "events"
 SCRIPT = shutil.which("indextables", path=os.path.dirname(sys.executable)) or "indextables"
