@@ -235,9 +235,12 @@ class SnapshotReader:
             layout = self.layout()
             try:
                 return self._load(layout, version, partition_filter, stats_filter)
-            except (ObjectNotFoundError, VersionNotFoundError):
-                # A purge or truncate may have deleted what this listing named: list again.
-                # A version that is really gone fails the same way every time.
+            except TableNotFoundError:
+                raise
+            except (ObjectNotFoundError, VersionNotFoundError, FileNotFoundError):
+                # A purge or truncate may have deleted what this listing named (a version
+                # file, a state, a manifest: state formats raise FileNotFoundError kinds):
+                # list again. A version that is really gone fails the same way every time.
                 if attempt + 1 == LOAD_ATTEMPTS:
                     raise
                 emit("indextables.snapshot.relist", 1, table=self.store.uri)
