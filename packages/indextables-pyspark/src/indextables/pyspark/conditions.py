@@ -47,7 +47,7 @@ class Condition:
 
     Attributes:
         op: one of ``=``, ``<``, ``<=``, ``>``, ``>=``, ``in``, ``null``, ``notnull``,
-            ``prefix``, ``!=``.
+            ``prefix``, ``suffix``, ``contains``, ``!=``.
         column: the column name as Spark gave it.
         values: the operand values (one for comparisons, several for ``in``).
     """
@@ -91,6 +91,10 @@ def translate(spark_filter: ds.Filter) -> Condition | None:
         return Condition("notnull", column)
     if isinstance(spark_filter, ds.StringStartsWith):
         return Condition("prefix", column, (spark_filter.value,))
+    if isinstance(spark_filter, ds.StringEndsWith):
+        return Condition("suffix", column, (spark_filter.value,))
+    if isinstance(spark_filter, ds.StringContains):
+        return Condition("contains", column, (spark_filter.value,))
     return None
 
 
