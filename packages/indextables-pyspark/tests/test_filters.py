@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -47,7 +47,8 @@ FIELDS = {
         (ds.StringStartsWith(("name",), "ab"), Condition("prefix", "name", ("ab",))),
         (ds.Not(ds.EqualTo(("id",), 1)), Condition("!=", "id", (1,))),
         (ds.EqualTo(("s", "x"), 1), None),
-        (ds.StringContains(("name",), "b"), None),
+        (ds.StringContains(("name",), "b"), Condition("contains", "name", ("b",))),
+        (ds.StringEndsWith(("name",), "b"), Condition("suffix", "name", ("b",))),
         (ds.Not(ds.IsNull(("id",))), None),
     ],
 )
@@ -79,6 +80,42 @@ def test_statistics_pruning(condition: Condition, expected: bool) -> None:
     assert _may([condition], **stats) is expected
 
 
+_DAY = FieldSpec("day", FieldKind.DATE, None, True, True, True)
+_AT = FieldSpec("at", FieldKind.DATE, None, True, True, True)
+_JAN1 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("condition", "expected"),
+    [
+        (Condition("=", "day", (date(2024, 1, 15),)), True),
+        (Condition("=", "day", (date(2024, 2, 1),)), False),
+        (Condition(">", "day", (date(2024, 1, 31),)), False),
+        (Condition(">=", "day", (date(2024, 1, 31),)), True),
+        (Condition("<", "day", (date(2024, 1, 1),)), False),
+        (Condition("in", "day", (date(2023, 1, 1), date(2025, 1, 1))), False),
+        (Condition("in", "day", (date(2023, 1, 1), date(2024, 1, 1))), True),
+        (Condition("=", "at", (_JAN1,)), True),
+        (Condition("<", "at", (_JAN1,)), False),
+        (Condition(">", "at", (_JAN1 + timedelta(hours=1),)), False),
+        (Condition(">=", "at", (_JAN1 + timedelta(hours=1),)), True),
+        # An NTZ operand is a wall-clock value, counted as if it were UTC (as the writer does).
+        (Condition(">", "at", (datetime(2024, 1, 1, 1),)), False),
+        (Condition("<=", "at", (datetime(2024, 1, 1),)), True),
+        # Mixed operand kinds are not translated: never pruned.
+        (Condition("in", "day", (date(2020, 1, 1), _JAN1)), True),
+    ],
+)
+def test_date_and_timestamp_statistics_prune(condition: Condition, expected: bool) -> None:
+    stats = {
+        "min_values": {"day": "2024-01-01", "at": "1704067200000000"},
+        "max_values": {"day": "2024-01-31", "at": "1704070800000000"},  # 01:00 UTC
+    }
+    fields = {"day": _DAY, "at": _AT}
+    kept = may_match_file([condition], partition_values={}, fields=fields, **stats)
+    assert kept is expected
+
+
 def test_truncated_string_max_is_not_an_upper_bound() -> None:
     long_max = "m" * 32
     stats = {"min_values": {"name": "a"}, "max_values": {"name": long_max}}
@@ -95,6 +132,11 @@ def test_truncated_string_max_is_not_an_upper_bound() -> None:
         (Condition("null", "day"), False),
         (Condition("prefix", "day", ("2024-01",)), True),
         (Condition("in", "day", ("x", "2024-01-01")), True),
+        (Condition("suffix", "day", ("01-01",)), True),
+        (Condition("suffix", "day", ("01-02",)), False),
+        (Condition("contains", "day", ("4-01",)), True),
+        (Condition("contains", "day", ("4-02",)), False),
+        (Condition("notnull", "day"), True),
     ],
 )
 def test_partition_pruning(condition: Condition, expected: bool) -> None:
@@ -327,6 +369,14 @@ SPARK_STRINGS = st.one_of(
     st.text(st.characters(blacklist_categories=("Cs",)), max_size=40),
 )
 
+# Dates around the edges that matter: Tantivy's span, the epoch, four-digit years.
+SPARK_DATES = st.one_of(
+    st.sampled_from(
+        [date(1, 1, 1), date(1677, 9, 21), date(1969, 12, 31), date(1970, 1, 1), date(9999, 12, 31)]
+    ),
+    st.dates(),
+)
+
 
 def _spark_order(a: Any, b: Any) -> int:
     """Spark's order: NaN above every number and equal to NaN; strings by UTF-8 bytes."""
@@ -355,7 +405,7 @@ def _spark_holds(op: str, value: Any, operands: tuple[Any, ...]) -> bool:
 @settings(max_examples=300, deadline=None)
 @given(
     st.data(),
-    st.sampled_from(["d", "n", "s"]),
+    st.sampled_from(["d", "n", "s", "day", "ts", "ntz"]),
     st.sampled_from(["=", "in", "<", "<=", ">", ">="]),
 )
 def test_our_statistics_never_prune_a_matching_split(data: Any, column: str, op: str) -> None:
@@ -367,6 +417,9 @@ def test_our_statistics_never_prune_a_matching_split(data: Any, column: str, op:
         "d": SPARK_DOUBLES,
         "n": st.integers(-(2**63), 2**63 - 1),
         "s": SPARK_STRINGS,
+        "day": SPARK_DATES,
+        "ts": st.datetimes(timezones=st.just(UTC)),
+        "ntz": st.datetimes(),
     }[column]
     values = data.draw(st.lists(values_of | st.none(), min_size=1, max_size=6))
     operands = tuple(data.draw(st.lists(values_of, min_size=1, max_size=2 if op == "in" else 1)))
@@ -374,8 +427,18 @@ def test_our_statistics_never_prune_a_matching_split(data: Any, column: str, op:
         "d": FieldSpec("d", FieldKind.F64, None, True, True, True),
         "n": FieldSpec("n", FieldKind.I64, None, True, True, True),
         "s": FieldSpec("s", FieldKind.STRING, "raw", True, True, False),
+        "day": FieldSpec("day", FieldKind.DATE, None, True, True, True),
+        "ts": FieldSpec("ts", FieldKind.DATE, None, True, True, True),
+        "ntz": FieldSpec("ntz", FieldKind.DATE, None, True, True, True),
     }
-    arrow_type = {"d": pa.float64(), "n": pa.int64(), "s": pa.string()}[column]
+    arrow_type = {
+        "d": pa.float64(),
+        "n": pa.int64(),
+        "s": pa.string(),
+        "day": pa.date32(),
+        "ts": pa.timestamp("us", tz="UTC"),
+        "ntz": pa.timestamp("us"),
+    }[column]
     collector = StatsCollector((specs[column],))
     collector.add(pa.RecordBatch.from_pydict({column: values}, pa.schema([(column, arrow_type)])))
     matches = any(v is not None and _spark_holds(op, v, operands) for v in values)
