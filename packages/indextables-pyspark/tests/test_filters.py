@@ -184,6 +184,8 @@ _SCHEMA = StructType(
         ("id = 1 OR id = 2", ()),
         ("id = 1 AND ok = true", ()),  # bare true is outside the grammar: nothing is pushed
         ("at = '2024-01-02 00:00:00'", ()),
+        ("day = '20240101'", ()),  # Python's fromisoformat reads these as 2024-01-01
+        ("day = '2024-W01-1'", ()),
         ("name = 42", ()),
         ("id = 1.5", ()),
         ("nope = 1", ()),

@@ -178,6 +178,7 @@ _PREDICATE_OPS = {
     "GreaterThanOrEqual": ">=",
 }
 _INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
+_ISO_DATE = re.compile(r"\d{4}-\d\d-\d\d")
 _NUMERIC_TEXT = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 
 
@@ -196,7 +197,8 @@ def _typed_literal(text: Any, data_type: DataType) -> Any:
         if isinstance(data_type, BooleanType):
             return {"true": True, "false": False}.get(text.lower())
         if isinstance(data_type, DateType):
-            return date.fromisoformat(text)
+            # Python also reads "20240101" and "2024-W01-1"; Spark's cast does not.
+            return date.fromisoformat(text) if _ISO_DATE.fullmatch(text) else None
     except ValueError:
         return None
     return None
