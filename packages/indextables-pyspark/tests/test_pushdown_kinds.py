@@ -28,9 +28,9 @@ from pyspark.sql.types import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from difftest.paths import pushdown, scanned_rows  # noqa: E402
+from difftest.paths import pushdown, scanned_rows
 
-from indextables.pyspark.tableaccess import load_view  # noqa: E402
+from indextables.pyspark.tableaccess import load_view
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -55,8 +55,24 @@ def _ts(*parts: int) -> datetime:
 # One split per append (partition p: one split per value, null included).
 APPENDS: list[list[tuple[Any, ...]]] = [
     [
-        (0, date(2024, 1, 1), _ts(2024, 1, 1, 0, 0, 0, 500_000), datetime(2024, 1, 1), "abcd", "1.2.3.4", "x"),
-        (1, date(2024, 1, 15), _ts(2024, 1, 1, 0, 0, 0), datetime(2024, 1, 1, 0, 0, 0, 250_000), "ab\ncd", "::ffff:1.2.3.4", "x"),
+        (
+            0,
+            date(2024, 1, 1),
+            _ts(2024, 1, 1, 0, 0, 0, 500_000),
+            datetime(2024, 1, 1),
+            "abcd",
+            "1.2.3.4",
+            "x",
+        ),
+        (
+            1,
+            date(2024, 1, 15),
+            _ts(2024, 1, 1, 0, 0, 0),
+            datetime(2024, 1, 1, 0, 0, 0, 250_000),
+            "ab\ncd",
+            "::ffff:1.2.3.4",
+            "x",
+        ),
         (2, None, None, None, None, None, "x"),
     ],
     [
@@ -64,8 +80,24 @@ APPENDS: list[list[tuple[Any, ...]]] = [
         (4, date(9999, 12, 31), _ts(3000, 1, 1), datetime(3000, 1, 1), "zz\n", "::1", None),
     ],
     [
-        (5, date(2024, 2, 1), _ts(1969, 12, 31, 23, 59, 59, 750_000), datetime(1969, 12, 31, 23, 59, 59, 750_000), "x.cd", "2001:db8::1", "y"),
-        (6, date(2024, 2, 2), _ts(2024, 6, 1), datetime(2024, 6, 1), "100%", "0:0:0:0:0:0:0:1", "y"),
+        (
+            5,
+            date(2024, 2, 1),
+            _ts(1969, 12, 31, 23, 59, 59, 750_000),
+            datetime(1969, 12, 31, 23, 59, 59, 750_000),
+            "x.cd",
+            "2001:db8::1",
+            "y",
+        ),
+        (
+            6,
+            date(2024, 2, 2),
+            _ts(2024, 6, 1),
+            datetime(2024, 6, 1),
+            "100%",
+            "0:0:0:0:0:0:0:1",
+            "y",
+        ),
     ],
 ]
 TOTAL = sum(len(rows) for rows in APPENDS)
@@ -158,7 +190,8 @@ def test_splits_carry_date_and_timestamp_statistics(tables: tuple[str, str]) -> 
     path, _ = tables
     by_id = {}
     for split in load_view(path, {}).splits:
-        assert split.min_values is not None and split.max_values is not None
+        assert split.min_values is not None
+        assert split.max_values is not None
         by_id[split.partition_values.get("p")] = (split.min_values, split.max_values)
     low, high = by_id["y"]
     assert (low["d"], high["d"]) == ("2024-02-01", "2024-02-02")

@@ -96,4 +96,5 @@ def test_dates_beyond_year_9999_record_no_statistic() -> None:
     collector = StatsCollector(_TEMPORAL[:1])
     beyond = pa.array([date(2024, 1, 1).toordinal() - 719_163, 3_000_000], pa.date32())
     collector.add(pa.RecordBatch.from_arrays([beyond], names=["day"]))
-    assert collector.min_values() == {} and collector.max_values() == {}
+    assert collector.min_values() == {}
+    assert collector.max_values() == {}

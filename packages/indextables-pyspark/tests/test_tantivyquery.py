@@ -303,7 +303,9 @@ def test_string_null_tests_are_exact_on_our_raw_fast_fields(tmp_path: Path) -> N
         # Reference splits (text fast fields unreadable here), tokenized text: not pushed.
         assert to_query(Condition(op, "s"), spec, index.schema) is None
         tokenized = FieldSpec("s", FieldKind.TEXT, "default", True, True, True)
-        assert to_query(Condition(op, "s"), tokenized, index.schema, readable_text_fast=True) is None
+        assert (
+            to_query(Condition(op, "s"), tokenized, index.schema, readable_text_fast=True) is None
+        )
 
 
 # -- dates and timestamps -----------------------------------------------------------------
@@ -382,7 +384,9 @@ def test_date_ranges_keep_every_spark_row(tmp_path: Path, seconds: bool) -> None
             assert wanted <= got, f"{op} {operand} lost {[MOMENTS[i] for i in wanted - got]}"
             inside = TANTIVY_MIN_DATE < operand < TANTIVY_MAX_DATE
             if not seconds and inside and op != "in":
-                in_span = {i for i, v in enumerate(MOMENTS) if TANTIVY_MIN_DATE < v < TANTIVY_MAX_DATE}
+                in_span = {
+                    i for i, v in enumerate(MOMENTS) if TANTIVY_MIN_DATE < v < TANTIVY_MAX_DATE
+                }
                 # Exact on our splits for every row the span holds as it is.
                 assert (got - wanted) & in_span == set(), f"{op} {operand}"
 
@@ -414,7 +418,12 @@ def test_date_inequality_is_not_pushed(tmp_path: Path) -> None:
 
 def test_date_bounds_widen_at_the_span_and_whole_seconds() -> None:
     low, high = TANTIVY_MIN_MICROS, TANTIVY_MAX_MICROS
-    assert date_bounds(5, 9, include_low=False, include_high=False, exact=True) == (5, 9, False, False)
+    assert date_bounds(5, 9, include_low=False, include_high=False, exact=True) == (
+        5,
+        9,
+        False,
+        False,
+    )
     assert date_bounds(5, 9, include_low=False, include_high=False, exact=False) == (
         5 - 10**6,
         9 + 10**6,

@@ -235,7 +235,9 @@ def _date_query(
     return None if bounds is None else between(*bounds)
 
 
-def _ip_query(condition: Condition, spec: FieldSpec, schema: tantivy.Schema) -> tantivy.Query | None:
+def _ip_query(
+    condition: Condition, spec: FieldSpec, schema: tantivy.Schema
+) -> tantivy.Query | None:
     if condition.op not in ("=", "in") or not all(isinstance(v, str) for v in condition.values):
         return None
     try:

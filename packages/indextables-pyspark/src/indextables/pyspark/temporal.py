@@ -54,9 +54,7 @@ def micros_to_datetime(micros: int) -> datetime:
 
 def all_dates(values: Sequence[Any]) -> bool:
     """True when every value is a ``date`` (and none a ``datetime``)."""
-    return bool(values) and all(
-        isinstance(v, date) and not isinstance(v, datetime) for v in values
-    )
+    return bool(values) and all(isinstance(v, date) and not isinstance(v, datetime) for v in values)
 
 
 def all_datetimes(values: Sequence[Any]) -> bool:
