@@ -205,8 +205,10 @@ STAT_FIELDS = {
     "score": FieldSpec("score", FieldKind.F64, None, True, True, True),
     "name": FieldSpec("name", FieldKind.STRING, "raw", True, True, True),
     "body": FieldSpec("body", FieldKind.TEXT, "default", True, True, False),
+    "day": FieldSpec("day", FieldKind.DATE, None, True, True, True),
 }
 SMALL_INT = st.integers(-12, 12)
+SMALL_DATE = st.integers(1, 9).map(lambda n: date(2024, 1, n))
 SMALL_TEXT = st.text("abm", max_size=3)
 # Small values dominate, so statistics and operands meet (equal, just above, just below).
 STAT_TEXT = st.one_of(
@@ -220,12 +222,19 @@ STAT_TEXT = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(str),
     st.sampled_from(["", " 7", "1e3", "inf", "nan", "abc", "é", "a" * 31, "a" * 32, "z" * 40]),
     st.text(st.characters(blacklist_categories=("Cs",)), max_size=6),
+    SMALL_DATE.map(date.isoformat),
+    SMALL_DATE.map(date.isoformat),
+    SMALL_DATE.map(
+        lambda d: str(int(datetime(d.year, d.month, d.day, tzinfo=UTC).timestamp()) * 10**6)
+    ),
 )
 STAT_MAP = st.dictionaries(st.sampled_from(sorted(STAT_FIELDS)), STAT_TEXT, max_size=4) | st.none()
 STAT_MAP = STAT_MAP | st.fixed_dictionaries(
-    {"id": STAT_TEXT, "score": STAT_TEXT, "name": STAT_TEXT}
+    {"id": STAT_TEXT, "score": STAT_TEXT, "name": STAT_TEXT, "day": STAT_TEXT}
 )
 OPERAND = st.one_of(
+    SMALL_DATE,
+    SMALL_DATE.map(lambda d: datetime(d.year, d.month, d.day, tzinfo=UTC)),
     SMALL_INT,
     SMALL_INT,
     SMALL_INT,
@@ -242,7 +251,9 @@ OPERAND = st.one_of(
 CONDITION = st.builds(
     Condition,
     st.sampled_from(["=", "<", "<=", ">", ">=", "in", "=", "<", "<=", ">", ">=", "!=", "null"]),
-    st.sampled_from(["id", "ID", "score", "name", "id", "score", "name", "body", "other"]),
+    st.sampled_from(
+        ["id", "ID", "score", "name", "id", "score", "name", "body", "other", "day", "day"]
+    ),
     st.lists(OPERAND, min_size=1, max_size=2).map(tuple),
 )
 
