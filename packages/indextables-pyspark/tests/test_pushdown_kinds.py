@@ -197,3 +197,65 @@ def test_splits_carry_date_and_timestamp_statistics(tables: tuple[str, str]) -> 
     assert (low["d"], high["d"]) == ("2024-02-01", "2024-02-02")
     assert (low["ts"], high["ts"]) == ("-250000", "1717200000000000")
     assert (low["ntz"], high["ntz"]) == ("-250000", "1717200000000000")
+
+
+# -- fields inside struct columns ---------------------------------------------------------
+
+NESTED_SCHEMA = "id long, st struct<a:string, n:long, inner:struct<a:string, d:double>>"
+NESTED_APPENDS: list[list[tuple[Any, ...]]] = [
+    [
+        (0, ("Hello World", 5, ("deep", 0.0))),
+        (1, ("hello world", -3, None)),
+        (2, None),
+    ],
+    [
+        (3, ('say "hi" \\ x', None, ("Hello World", -0.0))),
+        (4, ("", 7, None)),
+        (5, ("2024-01-01T00:00:00.5Z", 5, (None, None))),
+    ],
+]
+NESTED_FILTERS = [
+    "st.a = 'Hello World'",
+    "st.a = 'hello world'",
+    "st.a = 'say \"hi\" \\\\ x'",
+    "st.n IN (5, 7)",
+    "st.n = -3",
+    "st.inner.a = 'deep'",
+    "st.inner.a IN ('Hello World', 'nothing')",
+]
+
+
+@pytest.fixture(scope="module")
+def nested_tables(spark: Any, tmp_path_factory: Any) -> tuple[str, str]:
+    root = tmp_path_factory.mktemp("nested")
+    path, parquet = str(root / "table"), str(root / "parquet")
+    for rows in NESTED_APPENDS:
+        frame = spark.createDataFrame(rows, NESTED_SCHEMA).coalesce(1)
+        frame.write.format("indextables").mode("append").save(path)
+        frame.write.mode("append").parquet(parquet)
+    return path, parquet
+
+
+@pytest.mark.parametrize("where", NESTED_FILTERS)
+def test_struct_field_filters_equal_parquet_and_narrow_the_scan(
+    spark: Any, nested_tables: tuple[str, str], where: str
+) -> None:
+    path, parquet = nested_tables
+    expected = _ids(spark.read.parquet(parquet).where(where))
+    for pushed in (False, True):
+        with pushdown(spark, pushed):
+            got = _ids(spark.read.format("indextables").load(path).where(where))
+        assert got == expected, (where, pushed)
+    scanned, _ = scanned_rows(spark, path, where, pushed=True)
+    total = sum(len(rows) for rows in NESTED_APPENDS)
+    assert scanned < total, f"{where}: the scan returned every row, nothing was pushed"
+
+
+@pytest.mark.parametrize("where", ["st.a = ''", "st.a = '2024-01-01T00:00:00.5Z'"])
+def test_struct_field_filters_left_to_spark_still_equal_parquet(
+    spark: Any, nested_tables: tuple[str, str], where: str
+) -> None:
+    path, parquet = nested_tables
+    expected = _ids(spark.read.parquet(parquet).where(where))
+    with pushdown(spark, True):
+        assert _ids(spark.read.format("indextables").load(path).where(where)) == expected

@@ -66,6 +66,8 @@ def may_match_file(
     types = partition_types or {}
     data: list[Condition] = []
     for condition in conditions:
+        if condition.path:
+            continue  # a field inside a struct: neither a partition value nor a statistic
         column = condition.column.lower()
         if column in lowered or column in types:
             if not partition_may_match(condition, lowered.get(column), types.get(column)):

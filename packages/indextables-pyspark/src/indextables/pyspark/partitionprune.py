@@ -65,7 +65,9 @@ def partition_predicate(
     parts: list[Any] = []
     for condition in conditions:
         column = columns.get(condition.column.lower())
-        if column is None or condition.op not in ("=", "in") or not condition.values:
+        if condition.path or column is None or condition.op not in ("=", "in"):
+            continue
+        if not condition.values:
             continue
         values = _manifest_strings(condition.values, types.get(column.lower()))
         if values is None:

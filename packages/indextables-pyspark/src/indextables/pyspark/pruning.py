@@ -71,7 +71,7 @@ def stats_predicate(
     for condition in conditions:
         column = condition.column.lower()
         spec = fields.get(column)
-        if column in partitions or spec is None:
+        if column in partitions or spec is None or condition.path:
             continue
         node = stats_node(condition, spec, single=column in single_columns)
         if node is not None:

@@ -23,6 +23,7 @@ import tantivy
 
 from indextables.pyspark.conditions import Condition
 from indextables.pyspark.convert import arrow_schema, column_from_docs, has_clamped_dates
+from indextables.pyspark.jsonquery import json_path_query
 from indextables.pyspark.mapping import ROW_KEY_FIELD, FieldKind, FieldSpec, specs_from_doc_mapping
 from indextables.pyspark.partitionvalues import partition_column
 from indextables.pyspark.rowcopy import RowCopy, exact_in_docs
@@ -224,6 +225,11 @@ def _query(
         spec = fields.get(condition.column.lower())
         if spec is None:
             continue  # a partition column: pruned at planning, re-checked by Spark
+        if condition.path:
+            nested = json_path_query(index, spec, condition)
+            if nested is not None:
+                parts.append(nested)
+            continue
         query = to_query(
             condition,
             spec,
