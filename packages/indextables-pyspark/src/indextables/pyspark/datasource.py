@@ -123,7 +123,10 @@ def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> Wri
     """
     from indextables.pyspark.tableaccess import engine_config, table_exists
 
+    from indextables.pyspark.merge import merge_settings
+
     engine_config(options)  # engine settings fail here, at planning, not at commit
+    merge_settings(options)  # so do merge-on-write's
     existing = load_view(path, options) if table_exists(path, options) else None
     merged = dict(existing.configuration) if existing else {}
     merged = {k: v for k, v in lower_keys(merged).items() if k.startswith(INDEXING)}

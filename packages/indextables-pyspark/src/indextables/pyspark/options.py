@@ -306,7 +306,8 @@ class ReadOptions:
         selective_splits_per_task: the same for a selective read (a search
             option or a pushed filter that becomes a Tantivy query): such a
             task touches few rows per split, so fewer, larger tasks save
-            Spark's per-task cost. Both follow ``read.splitsPerTask`` when set.
+            Spark's per-task cost. Both follow ``read.splitsPerTask`` when it
+            is a number; ``read.maxSplitsPerTask`` caps the automatic choice.
     """
 
     version_as_of: int | None = None
@@ -339,8 +340,7 @@ def parse_read(options: Mapping[str, str]) -> ReadOptions:
     if version is not None and timestamp is not None:
         raise OptionError("options versionAsOf and timestampAsOf cannot be used together")
     cache_key = PREFIX + "cache.maxsize"
-    per_task_key = PREFIX + "read.splitspertask"
-    per_task = parse_int(per_task_key, opts[per_task_key], minimum=1) if per_task_key in opts else 0
+    per_task, selective = _splits_per_task(opts)
     return ReadOptions(
         version_as_of=version,
         timestamp_as_of=timestamp,
@@ -349,9 +349,42 @@ def parse_read(options: Mapping[str, str]) -> ReadOptions:
         field_match=_prefixed(opts, "fieldmatch."),
         cache_dir=opts.get(PREFIX + "cache.directorypath") or default_cache_dir(),
         cache_max_bytes=parse_size(cache_key, opts[cache_key]) if cache_key in opts else 2 << 30,
-        splits_per_task=per_task or 4,
-        selective_splits_per_task=per_task or 16,
+        splits_per_task=per_task,
+        selective_splits_per_task=selective,
     )
+
+
+SPLITS_PER_TASK_KEY = PREFIX + "read.splitspertask"
+MAX_SPLITS_PER_TASK_KEY = PREFIX + "read.maxsplitspertask"
+
+
+def _splits_per_task(opts: Mapping[str, str]) -> tuple[int, int]:
+    """Splits per task for full and for selective reads.
+
+    ``read.splitsPerTask`` as a number is used as given (both kinds of read);
+    ``auto`` or no value chooses 4 and 16, each capped at ``read.maxSplitsPerTask``
+    when that is set (the reference caps its automatic choice the same way).
+    """
+    value = opts.get(SPLITS_PER_TASK_KEY, "auto").strip().lower()
+    cap = (
+        parse_int(MAX_SPLITS_PER_TASK_KEY, opts[MAX_SPLITS_PER_TASK_KEY], minimum=1)
+        if MAX_SPLITS_PER_TASK_KEY in opts
+        else None
+    )
+    if value != "auto":
+        try:
+            number = int(value)
+        except ValueError:
+            raise OptionError(
+                f"option {SPLITS_PER_TASK_KEY}={opts[SPLITS_PER_TASK_KEY]!r} is neither 'auto' "
+                "nor an integer"
+            ) from None
+        if number < 1:
+            raise OptionError(f"option {SPLITS_PER_TASK_KEY}={number} must be >= 1")
+        return number, number
+    if cap is None:
+        return 4, 16
+    return min(4, cap), min(16, cap)
 
 
 def _optional_int(opts: Mapping[str, str], key: str) -> int | None:
