@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from indextables.pyspark.errors import SqlCommandError
 from indextables.pyspark.planguard import sweep_claims
+from indextables.pyspark.refkeys import warn_ignored
 from indextables.pyspark.tableaccess import table_handle
 from pyspark.sql.types import (
     ArrayType,
@@ -180,6 +181,7 @@ def run_sql(
         return spark.sql(text)
     name, args = parsed
     opts = dict(options or {})
+    warn_ignored(opts)
     if name == "merge":
         return frame(spark, MERGE_SCHEMA, [_merge(spark, args, opts)])
     if name == "environment":

@@ -19,8 +19,10 @@ import tantivy
 
 from indextables.pyspark.errors import OptionError, UnsupportedTypeError
 from indextables.pyspark.options import DEFAULT_TOKEN_LENGTH, IndexingOptions
+from indextables.pyspark.refkeys import warn_once
 from indextables.pyspark.tokenizers import (
     LIMITED_TOKENIZERS,
+    limit_ignored_reason,
     open_index,
     split_limit,
     with_limit,
@@ -233,6 +235,8 @@ def field_spec(name: str, data_type: DataType, options: IndexingOptions) -> Fiel
     length = options.token_lengths.get(key, options.default_token_length)
     if kind is not FieldKind.TEXT or tokenizer not in LIMITED_TOKENIZERS:
         # As the reference: only text fields take a limit; raw and en_stem none (see tokenizers).
+        if key in options.token_lengths and tokenizer is not None:
+            warn_once(f"spark.indextables.indexing.tokenLength.{key}", limit_ignored_reason(tokenizer))
         length = DEFAULT_TOKEN_LENGTH
     return FieldSpec(name, kind, tokenizer, stored, indexed, fast, record, length)
 
