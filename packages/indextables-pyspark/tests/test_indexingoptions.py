@@ -194,3 +194,11 @@ def test_whitespace_lowercases_as_the_reference(tmp_path: Path) -> None:
     options = {P + "typemap.text": "title", P + "tokenizer.title": "whitespace"}
     index = build(tmp_path, options, [{"title": "Error-Code X"}])
     assert hits(index, "error-code", "title") == 1
+
+
+def test_fastfields_names_exactly_the_fast_fields_as_the_reference() -> None:
+    specs = specs_for({P + "typemap.text": "title", P + "fastfields": "n,title"})
+    fast = {name for name, spec in specs.items() if spec.fast}
+    assert fast == {"n", "title", "tags"}  # tags: JSON fields follow json.mode (full)
+    default = {name for name, spec in specs_for({}).items() if spec.fast}
+    assert default == {"id", "n", "title", "body", "status", "tags"}

@@ -242,14 +242,21 @@ def field_spec(name: str, data_type: DataType, options: IndexingOptions) -> Fiel
 
 
 def _is_fast(key: str, kind: FieldKind, options: IndexingOptions) -> bool:
-    """Numbers, booleans, dates, exact strings and IPs are fast unless ``nonfastfields``
-    names them; JSON fields are fast in the reference's default ``full`` JSON mode."""
-    if key in options.fast_fields:
+    """Which fields get a fast field, as the reference decides.
+
+    With ``fastfields`` given, exactly the fields it names; otherwise numbers,
+    booleans, dates and exact strings, less those ``nonfastfields`` names.
+    JSON fields follow ``json.mode`` (``full``: fast) and IP fields are
+    always fast (range queries on them need it), whatever the lists say.
+    """
+    if kind is FieldKind.IP:
         return True
+    if kind is FieldKind.JSON:
+        return options.json_mode == "full" or key in options.fast_fields
+    if options.fast_fields:
+        return key in options.fast_fields
     if key in options.non_fast_fields:
         return False
-    if kind is FieldKind.JSON:
-        return options.json_mode == "full"
     return kind not in (FieldKind.TEXT, FieldKind.BYTES)
 
 
