@@ -65,5 +65,6 @@ def test_merge_runs_and_commits_merge_batch_size_groups_at_a_time(
     options = {"spark.indextables.merge.batchSize": "1", "spark.indextables.merge.heapSize": "20M"}
     row = itp.sql(spark, f"MERGE SPLITS '{path}'", options=options).first().asDict(recursive=True)
     assert (row["metrics"]["merge_groups"], row["new_files"]) == (2, 2)
+    assert row["heap_size_bytes"] == 20 << 20
     assert open_table(str(path)).snapshot().version == before + 2  # one commit per group
     assert spark.read.format("indextables").load(str(path)).count() == 20

@@ -423,7 +423,7 @@ def _as_rows(result: Any, **extra: Any) -> list[dict[str, Any]]:
 
 
 def _merge(spark: SparkSession, args: dict[str, str], options: dict[str, str]) -> dict[str, Any]:
-    from indextables.pyspark.merge import DEFAULT_TARGET_SIZE, merge_splits
+    from indextables.pyspark.merge import DEFAULT_TARGET_SIZE, merge_settings, merge_splits
 
     if "precommit" in args:
         metrics = {"status": "pending", "message": PRECOMMIT_MESSAGE}
@@ -461,6 +461,7 @@ def _merge(spark: SparkSession, args: dict[str, str], options: dict[str, str]) -
     return {
         "table_path": args["path"],
         "metrics": metrics,
+        "heap_size_bytes": merge_settings(options).heap_size,
         "new_files": new_files,
         "skipped_groups": skipped,
     }
