@@ -23,6 +23,7 @@ from indextables.pyspark.errors import (
     QuerySyntaxError,
     SqlCommandError,
     UnsupportedTypeError,
+    from_spark_error,
 )
 from indextables.pyspark.version import __version__
 
@@ -138,6 +139,7 @@ __all__ = [
     "UnsupportedTypeError",
     "__version__",
     "fieldmatch",
+    "from_spark_error",
     "register",
     "search",
     "session_options",

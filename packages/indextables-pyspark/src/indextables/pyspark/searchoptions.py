@@ -22,7 +22,12 @@ from typing import TYPE_CHECKING, Any
 import tantivy
 
 from indextables.pyspark.datequery import exact_date_terms
-from indextables.pyspark.errors import FieldKindError, OptionError, QuerySyntaxError
+from indextables.pyspark.errors import (
+    FieldKindError,
+    OptionError,
+    QuerySyntaxError,
+    planning_errors,
+)
 from indextables.pyspark.mapping import FieldKind, FieldSpec
 
 if TYPE_CHECKING:
@@ -157,12 +162,13 @@ def textsearch(
     Example:
         >>> textsearch(spark, "/tmp/logs", "message", "timeout AND db")  # doctest: +SKIP
     """
-    return (
-        spark.read.format("indextables")
-        .options(**{k: str(v) for k, v in options.items()})
-        .option(f"textsearch.{column}", query)
-        .load(path)
-    )
+    with planning_errors():
+        return (
+            spark.read.format("indextables")
+            .options(**{k: str(v) for k, v in options.items()})
+            .option(f"textsearch.{column}", query)
+            .load(path)
+        )
 
 
 def fieldmatch(
@@ -173,9 +179,10 @@ def fieldmatch(
     Example:
         >>> fieldmatch(spark, "/tmp/logs", "level", "ERROR")  # doctest: +SKIP
     """
-    return (
-        spark.read.format("indextables")
-        .options(**{k: str(v) for k, v in options.items()})
-        .option(f"fieldmatch.{column}", value)
-        .load(path)
-    )
+    with planning_errors():
+        return (
+            spark.read.format("indextables")
+            .options(**{k: str(v) for k, v in options.items()})
+            .option(f"fieldmatch.{column}", value)
+            .load(path)
+        )
