@@ -14,7 +14,10 @@ from indextables.pyspark.merge import merge_settings
 def test_merge_settings_fall_back_to_the_writer_settings() -> None:
     assert merge_settings({}).heap_size == 64 << 20
     writer = merge_settings(
-        {"spark.indextables.indexWriter.heapSize": "200M", "spark.indextables.indexWriter.batchSize": "7"}
+        {
+            "spark.indextables.indexWriter.heapSize": "200M",
+            "spark.indextables.indexWriter.batchSize": "7",
+        }
     )
     assert (writer.heap_size, writer.batch_size, writer.groups_per_job) == (200 << 20, 7, None)
     merge = merge_settings(
@@ -59,7 +62,7 @@ def test_merge_runs_and_commits_merge_batch_size_groups_at_a_time(
         _append(spark, path, part, number * 5)
     before = open_table(str(path)).snapshot().version
     bad = {"spark.indextables.merge.heapSize": "1M"}
-    with pytest.raises(OptionError, match="merge.heapsize"):
+    with pytest.raises(OptionError, match=r"merge\.heapsize"):
         itp.sql(spark, f"MERGE SPLITS '{path}'", options=bad)
     assert open_table(str(path)).snapshot().version == before  # nothing ran, no mergeskip
     options = {"spark.indextables.merge.batchSize": "1", "spark.indextables.merge.heapSize": "20M"}

@@ -68,11 +68,17 @@ def test_splits_per_task_auto_and_max_splits_per_task() -> None:
     auto = parse_read({"spark.indextables.read.splitsPerTask": "AUTO"})
     assert (auto.splits_per_task, auto.selective_splits_per_task) == (4, 16)
     capped = parse_read(
-        {"spark.indextables.read.splitsPerTask": "auto", "spark.indextables.read.maxSplitsPerTask": "8"}
+        {
+            "spark.indextables.read.splitsPerTask": "auto",
+            "spark.indextables.read.maxSplitsPerTask": "8",
+        }
     )
     assert (capped.splits_per_task, capped.selective_splits_per_task) == (4, 8)
     explicit = parse_read(
-        {"spark.indextables.read.splitsPerTask": "12", "spark.indextables.read.maxSplitsPerTask": "2"}
+        {
+            "spark.indextables.read.splitsPerTask": "12",
+            "spark.indextables.read.maxSplitsPerTask": "2",
+        }
     )
     assert (explicit.splits_per_task, explicit.selective_splits_per_task) == (12, 12)
 

@@ -149,14 +149,14 @@ def test_session_settings_reach_every_helper(clean_session_conf: Any, tmp_path: 
     assert itp.textsearch(spark, path, "message", "critical").count() == 4
     assert itp.search(spark, path, "message:routine").count() == 8
     spark.conf.set(P + "read.splitsPerTask", "not-a-number")
-    with pytest.raises(Exception, match="read.splitspertask"):
+    with pytest.raises(Exception, match=r"read\.splitspertask"):
         itp.textsearch(spark, path, "message", "critical").count()
     # An explicit option wins over the session's setting, whatever its case.
     explicit = {"SPARK.INDEXTABLES.READ.SPLITSPERTASK": "2"}
     assert itp.textsearch(spark, path, "message", "critical", **explicit).count() == 4
     spark.conf.unset(P + "read.splitsPerTask")
     spark.conf.set(P + "merge.heapSize", "1M")
-    with pytest.raises(Exception, match="merge.heapsize"):
+    with pytest.raises(Exception, match=r"merge\.heapsize"):
         itp.sql(spark, f"MERGE SPLITS '{path}'")
     spark.conf.unset(P + "merge.heapSize")
 

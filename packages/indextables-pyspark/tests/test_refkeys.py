@@ -49,7 +49,8 @@ def test_ignored_keys_warn_once_naming_the_key_not_the_value(
     ]
     assert again == []
     text = caplog.text
-    assert "read.defaultLimit has no effect" in text and "LIMIT" in text
+    assert "read.defaultLimit has no effect" in text
+    assert "LIMIT" in text
     assert "repartition" in text
     assert "typo" in text
     assert "secret-looking-value" not in text
@@ -65,4 +66,6 @@ def test_honoured_keys_are_not_reported() -> None:
         "spark.indextables.aws.region",
     ):
         assert ignored_reason(key) is None, key
-    assert "merge-on-write" in (ignored_reason("spark.indextables.mergeOnWrite.minDiskSpaceGB") or "")
+    assert "merge-on-write" in (
+        ignored_reason("spark.indextables.mergeOnWrite.minDiskSpaceGB") or ""
+    )

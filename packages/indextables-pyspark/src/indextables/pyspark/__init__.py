@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 FORMAT = "indextables"
 
 
-def session_options(spark: SparkSession, options: Mapping[str, Any] | None = None) -> dict[str, str]:
+def session_options(
+    spark: SparkSession, options: Mapping[str, Any] | None = None
+) -> dict[str, str]:
     """``options`` over the session's ``spark.indextables.*`` settings, for ``spark.read`` and
     ``df.write``, which see only ``.option()`` values (see :mod:`.sessionconf`)."""
     from indextables.pyspark.sessionconf import session_options as _session_options

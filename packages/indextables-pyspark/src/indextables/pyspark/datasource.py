@@ -123,9 +123,8 @@ def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> Wri
         OptionError: bad option values, or partitioning that contradicts the table.
         UnsupportedTypeError: a column type that cannot be indexed.
     """
-    from indextables.pyspark.tableaccess import engine_config, table_exists
-
     from indextables.pyspark.merge import merge_settings
+    from indextables.pyspark.tableaccess import engine_config, table_exists
 
     warn_ignored(options)
     engine_config(options)  # engine settings fail here, at planning, not at commit

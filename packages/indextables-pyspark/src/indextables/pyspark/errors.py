@@ -46,7 +46,9 @@ class UnreadableSplitError(IndexTablesSparkError):
     """A split this package cannot read (e.g. documents stored with zstd); the message names it."""
 
 
-_CARRIED = re.compile(r"indextables\.pyspark\.errors\.(?P<name>[A-Za-z]+Error): (?P<message>[^\n]+)")
+_CARRIED = re.compile(
+    r"indextables\.pyspark\.errors\.(?P<name>[A-Za-z]+Error): (?P<message>[^\n]+)"
+)
 
 
 def from_spark_error(error: BaseException) -> IndexTablesSparkError | None:

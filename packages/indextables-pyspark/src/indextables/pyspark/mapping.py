@@ -236,7 +236,9 @@ def field_spec(name: str, data_type: DataType, options: IndexingOptions) -> Fiel
     if kind is not FieldKind.TEXT or tokenizer not in LIMITED_TOKENIZERS:
         # As the reference: only text fields take a limit; raw and en_stem none (see tokenizers).
         if key in options.token_lengths and tokenizer is not None:
-            warn_once(f"spark.indextables.indexing.tokenLength.{key}", limit_ignored_reason(tokenizer))
+            warn_once(
+                f"spark.indextables.indexing.tokenLength.{key}", limit_ignored_reason(tokenizer)
+            )
         length = DEFAULT_TOKEN_LENGTH
     return FieldSpec(name, kind, tokenizer, stored, indexed, fast, record, length)
 

@@ -6,8 +6,9 @@ only groups of two or more splits are merged. Each group is one Spark task:
 it reads the group's rows and writes them as one new split (writer heap:
 ``merge.heapSize``, else ``indexWriter.heapSize``). The driver then commits
 every merged add (``dataChange=false``) with the removes of its sources in
-one version, or one version per ``merge.batchSize`` groups when that is set. A group whose task fails is recorded as a
-``mergeskip`` with a cooldown instead of failing the job.
+one version, or one version per ``merge.batchSize`` groups when that is set.
+A group whose task fails is recorded as a ``mergeskip`` with a cooldown
+instead of failing the job.
 """
 
 from __future__ import annotations
@@ -19,9 +20,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from indextables.protocol.actions import AddAction, RemoveAction
-from indextables.pyspark.mapping import specs_from_doc_mapping
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.options import PREFIX, lower_keys, parse_int, parse_read, parse_size, parse_write
+from indextables.pyspark.mapping import specs_from_doc_mapping
+from indextables.pyspark.options import (
+    PREFIX,
+    lower_keys,
+    parse_int,
+    parse_read,
+    parse_size,
+    parse_write,
+)
 from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split

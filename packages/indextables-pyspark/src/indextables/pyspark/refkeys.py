@@ -16,8 +16,13 @@ from collections.abc import Iterable, Mapping
 
 PREFIX = "spark.indextables."
 
-_ONE_THREAD = "each write task indexes on one thread (two were slower; tasks already run in parallel)"
-_ARROW = "rows reach Tantivy from Arrow batches in Python; this tunes the reference's JVM-to-native transfer"
+_ONE_THREAD = (
+    "each write task indexes on one thread (two were slower; tasks already run in parallel)"
+)
+_ARROW = (
+    "rows reach Tantivy from Arrow batches in Python; this tunes the reference's "
+    "JVM-to-native transfer"
+)
 _TEMP = "temporary index directories come from Python's tempfile: set TMPDIR on the executors"
 _SHUFFLE = (
     "a Python data source cannot ask Spark for a shuffle before a write; repartition the "
@@ -44,7 +49,9 @@ _DISK_CACHE = (
     "the split cache is a local-disk cache of whole splits, set with cache.directoryPath "
     "and cache.maxSize"
 )
-_PREWARM = "PySpark's Python data source cannot place tasks on hosts, so a cache cannot be prewarmed"
+_PREWARM = (
+    "PySpark's Python data source cannot place tasks on hosts, so a cache cannot be prewarmed"
+)
 _LOG_CACHE = "log reads use a per-table-handle snapshot cache (transaction.cache.expirationSeconds)"
 _STATE = (
     "the Avro state is written with the reference's defaults (zstd level 3, 50,000 entries "

@@ -47,7 +47,9 @@ def split_limit(name: str | None) -> tuple[str | None, int]:
 
 def analyzer(base: str, limit: int) -> tantivy.TextAnalyzer:
     """The reference's analyzer for ``base`` (default, simple, whitespace) at ``limit`` bytes."""
-    tokenizer = tantivy.Tokenizer.whitespace() if base == "whitespace" else tantivy.Tokenizer.simple()
+    tokenizer = (
+        tantivy.Tokenizer.whitespace() if base == "whitespace" else tantivy.Tokenizer.simple()
+    )
     builder = tantivy.TextAnalyzerBuilder(tokenizer).filter(tantivy.Filter.lowercase())
     return builder.filter(tantivy.Filter.remove_long(limit)).build()
 
