@@ -463,7 +463,7 @@ def parse_on_write(options: Mapping[str, str]) -> OnWriteOptions:
     """Parse and validate the ``mergeOnWrite.*`` / ``purgeOnWrite.*`` options.
 
     Keys of the reference this implementation does not use (disk space,
-    concurrency tuning) are accepted and ignored.
+    concurrency tuning) are accepted; each logs one warning (see :mod:`.refkeys`).
 
     Raises:
         OptionError: a value that is not a boolean, size or number, or a split
