@@ -23,6 +23,7 @@ from indextables.pyspark.errors import (
     QuerySyntaxError,
     SqlCommandError,
     UnsupportedTypeError,
+    from_spark_error,
 )
 from indextables.pyspark.version import __version__
 
@@ -31,6 +32,16 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 FORMAT = "indextables"
+
+
+def session_options(
+    spark: SparkSession, options: Mapping[str, Any] | None = None
+) -> dict[str, str]:
+    """``options`` over the session's ``spark.indextables.*`` settings, for ``spark.read`` and
+    ``df.write``, which see only ``.option()`` values (see :mod:`.sessionconf`)."""
+    from indextables.pyspark.sessionconf import session_options as _session_options
+
+    return _session_options(spark, options)
 
 
 def register(spark: SparkSession) -> None:
@@ -46,10 +57,13 @@ def sql(spark: SparkSession, text: str, *, options: Mapping[str, Any] | None = N
     ``options`` carries what a command on a cloud table needs: store credentials
     (``spark.indextables.aws.*``/``azure.*``) and engine settings
     (``spark.indextables.checkpoint.interval``, retention windows, commit retries).
+    The session's ``spark.indextables.*`` settings apply under them (see
+    :mod:`.sessionconf`), as they do for every ``itp.*`` helper.
     """
     from indextables.pyspark.commands import run_sql
+    from indextables.pyspark.sessionconf import session_options
 
-    return run_sql(spark, text, options={k: str(v) for k, v in (options or {}).items()})
+    return run_sql(spark, text, options=session_options(spark, options))
 
 
 def search(
@@ -66,6 +80,7 @@ def search(
     """Interactive search: the matching rows, searched in the driver when small
     (see :mod:`.localsearch`), through Spark tasks otherwise."""
     from indextables.pyspark.localsearch import search as _search
+    from indextables.pyspark.sessionconf import session_options
 
     return _search(
         spark,
@@ -75,7 +90,7 @@ def search(
         textsearch=textsearch,
         fieldmatch=fieldmatch,
         limit=limit,
-        options=options,
+        options=session_options(spark, options),
     )
 
 
@@ -88,9 +103,11 @@ def write(
     options: Mapping[str, Any] | None = None,
 ) -> WriteResult:
     """Write ``df``; merge-on-write then runs as Spark tasks (see :mod:`.tablewrite`)."""
+    from indextables.pyspark.sessionconf import session_options
     from indextables.pyspark.tablewrite import write as _write
 
-    return _write(df, path, mode=mode, partition_by=partition_by, options=options)
+    merged = session_options(df.sparkSession, options)
+    return _write(df, path, mode=mode, partition_by=partition_by, options=merged)
 
 
 def textsearch(
@@ -98,8 +115,9 @@ def textsearch(
 ) -> DataFrame:
     """Rows whose tokenized ``column`` matches the Tantivy ``query`` (see :mod:`.searchoptions`)."""
     from indextables.pyspark.searchoptions import textsearch as _textsearch
+    from indextables.pyspark.sessionconf import session_options
 
-    return _textsearch(spark, path, column, query, **options)
+    return _textsearch(spark, path, column, query, **session_options(spark, options))
 
 
 def fieldmatch(
@@ -107,8 +125,9 @@ def fieldmatch(
 ) -> DataFrame:
     """Rows whose exact (string) ``column`` equals ``value`` (see :mod:`.searchoptions`)."""
     from indextables.pyspark.searchoptions import fieldmatch as _fieldmatch
+    from indextables.pyspark.sessionconf import session_options
 
-    return _fieldmatch(spark, path, column, value, **options)
+    return _fieldmatch(spark, path, column, value, **session_options(spark, options))
 
 
 __all__ = [
@@ -122,8 +141,10 @@ __all__ = [
     "UnsupportedTypeError",
     "__version__",
     "fieldmatch",
+    "from_spark_error",
     "register",
     "search",
+    "session_options",
     "sql",
     "textsearch",
     "write",
