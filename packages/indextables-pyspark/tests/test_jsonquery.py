@@ -7,6 +7,7 @@ equals an operand.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from indextables.pyspark.conditions import Condition, translate
 from indextables.pyspark.convert import documents
 from indextables.pyspark.jsonquery import json_path_query
 from indextables.pyspark.mapping import FieldKind, FieldSpec, create_index
+from indextables.pyspark.splitreader import split_traits
 
 ROW = FieldSpec("row", FieldKind.I64, None, True, True, True)
 INNER = pa.struct([("a", pa.string()), ("n", pa.int64()), ("d", pa.float64())])
@@ -152,3 +154,26 @@ def test_a_non_json_field_is_not_searched(tmp_path: Path) -> None:
     spec = FieldSpec("st", FieldKind.STRING, "raw", True, True, True)
     index = create_index((spec,), str(tmp_path))
     assert json_path_query(index, spec, Condition("=", "st", ("x",), ("a",))) is None
+
+
+def test_phrases_need_positions(split: tuple[tantivy.Index, FieldSpec]) -> None:
+    """A field indexed without positions (a reference split may be) takes one-token operands."""
+    index, spec = split
+    several = Condition("=", "st", ("Hello World",), ("a",))
+    one = Condition("=", "st", ("deep",), ("inner", "a"))
+    assert json_path_query(index, spec, one, positions=False) is not None
+    phrase = json_path_query(index, spec, several, positions=False)
+    assert (phrase is None) == (spec.tokenizer != "raw")  # raw: one token, a term query
+
+
+def test_split_traits_name_the_fields_with_positions(tmp_path: Path) -> None:
+    spec = FieldSpec("st", FieldKind.JSON, "default", True, True, False)
+    create_index((spec, ROW), str(tmp_path))
+    assert split_traits(str(tmp_path)).positions == frozenset({"st"})
+    meta_path = tmp_path / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    for entry in meta["schema"]:
+        if entry["name"] == "st":
+            entry["options"]["indexing"]["record"] = "basic"
+    meta_path.write_text(json.dumps(meta))
+    assert split_traits(str(tmp_path)).positions == frozenset()

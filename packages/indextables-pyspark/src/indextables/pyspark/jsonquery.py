@@ -38,9 +38,13 @@ _DATE_LIKE: Final = re.compile(r"\d{4}-\d\d-\d\d")
 
 
 def json_path_query(
-    index: tantivy.Index, spec: FieldSpec, condition: Condition
+    index: tantivy.Index, spec: FieldSpec, condition: Condition, *, positions: bool = True
 ) -> tantivy.Query | None:
-    """A query matching a superset of the rows where ``column.path`` equals an operand."""
+    """A query matching a superset of the rows where ``column.path`` equals an operand.
+
+    ``positions``: the field's postings hold positions. Without them an
+    operand of several tokens (a phrase query, which would fail) is not pushed.
+    """
     if spec.kind is not FieldKind.JSON or not spec.indexed or condition.op not in ("=", "in"):
         return None
     names = (spec.name, *condition.path)
@@ -57,8 +61,11 @@ def json_path_query(
             query = index.parse_query(f'{field}:"{_escape(text)}"', [spec.name])
         except ValueError:
             return None
-        if repr(query).startswith("Query(EmptyQuery"):
+        shape = repr(query)
+        if shape.startswith("Query(EmptyQuery"):
             return None  # no token: such a value would not be found either
+        if not positions and "PhraseQuery" in shape:
+            return None
         queries.append(query)
     return _any_of(queries)
 

@@ -177,10 +177,13 @@ class SplitTraits:
             compare microseconds (fast fields of microsecond precision).
         own: the split has this package's row key field (it was written here:
             its raw text fast fields are readable).
+        positions: lowercase names of the text and JSON fields whose postings
+            hold positions (phrase queries need them).
     """
 
     exact_dates: frozenset[str] = frozenset()
     own: bool = False
+    positions: frozenset[str] = frozenset()
 
 
 _EXACT_PRECISIONS = ("microseconds", "nanoseconds")
@@ -197,17 +200,20 @@ def _traits(directory: str, inode: int, mtime_ns: int) -> SplitTraits:
     with open(os.path.join(directory, "meta.json"), encoding="utf-8") as source:
         schema = json.load(source).get("schema", [])
     exact: set[str] = set()
+    positions: set[str] = set()
     own = False
     for entry in schema:
         name, options = entry.get("name", ""), entry.get("options") or {}
         own = own or name == ROW_KEY_FIELD
+        if (options.get("indexing") or {}).get("record") == "position":
+            positions.add(str(name).lower())
         if (
             entry.get("type") == "date"
             and options.get("fast")
             and options.get("precision") in _EXACT_PRECISIONS
         ):
             exact.add(str(name).lower())
-    return SplitTraits(frozenset(exact), own)
+    return SplitTraits(frozenset(exact), own, frozenset(positions))
 
 
 def _query(
@@ -227,7 +233,8 @@ def _query(
         if spec is None:
             continue  # a partition column: pruned at planning, re-checked by Spark
         if condition.path:
-            nested = json_path_query(index, spec, condition)
+            positions = spec.name.lower() in traits.positions
+            nested = json_path_query(index, spec, condition, positions=positions)
             if nested is not None:
                 parts.append(nested)
             continue
