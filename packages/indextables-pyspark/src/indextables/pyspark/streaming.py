@@ -25,6 +25,7 @@ from indextables.pyspark.reader import ReadTask
 from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import read_split
+from indextables.pyspark.livesplits import select_splits, split_paths
 from indextables.pyspark.tableaccess import load_view, open_table_store, table_handle
 from indextables.pyspark.writer import SplitsMessage, WritePlan
 from pyspark.sql.datasource import (
@@ -60,13 +61,13 @@ class IndexTablesStreamReader(DataSourceStreamReader):
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
         """Tasks over the splits added in versions ``(start, end]``."""
-        before = set()
+        before: set[str] = set()
         if start["version"] >= 0:
-            before = {
-                s.path for s in load_view(self.path, self.options, version=start["version"]).splits
-            }
-        after = load_view(self.path, self.options, version=end["version"])
-        new = [s.entry for s in after.splits if s.path not in before]
+            earlier = load_view(self.path, self.options, version=start["version"])
+            before = set(split_paths(earlier.splits))
+        after = load_view(self.path, self.options, version=end["version"]).splits
+        added = [i for i, path in enumerate(split_paths(after)) if path not in before]
+        new = [s.entry for s in select_splits(after, added)]
         size = self.read_options.splits_per_task
         token = new_token()
         return [ReadTask(tuple(new[i : i + size]), token, 0.0) for i in range(0, len(new), size)]
