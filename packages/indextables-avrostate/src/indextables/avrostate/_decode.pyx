@@ -15,6 +15,7 @@ from libc.string cimport memcmp
 import array
 
 from indextables.avrostate._decode_common import DEFAULTS, MAX_FIELDS, DecodeError, as_number as _as_number
+from indextables.avrostate._decode_common import PATH_PROBLEMS, UnsafePathDecodeError
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void* op)
@@ -325,6 +326,9 @@ def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object p
                 path = PyUnicode_DecodeUTF8(<const char*>p + path_start, path_end - path_start, NULL)
             except UnicodeDecodeError as exc:
                 raise DecodeError(f"invalid UTF-8 at {path_start}") from exc
+            problem = _path_problem(p + path_start, path_end - path_start)
+            if problem >= 0:
+                raise UnsafePathDecodeError(path, PATH_PROBLEMS[problem])
             if has_tombstones and path in tombstones:
                 keep = False
         if keep:
@@ -351,6 +355,42 @@ def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object p
     if pos != n:
         raise DecodeError(f"block has {n - pos} trailing bytes")
     return kept
+
+
+cdef inline bint _is_sep(unsigned char c):
+    return c == 47 or c == 92  # '/' or '\\'
+
+
+cdef int _path_problem(const unsigned char* s, Py_ssize_t n):
+    """The index in PATH_PROBLEMS of what makes a UTF-8 path unsafe, or -1.
+
+    The same checks, in the same order, as ``protocol.pathsafety.path_problem``:
+    empty, absolute, a scheme or drive (a letter, then letters, digits, '+',
+    '.' or '-', then ':'), a '..' segment between '/' or '\\' separators.
+    Every byte tested is ASCII, which UTF-8 never uses inside a multi-byte
+    character, so testing bytes equals testing characters.
+    """
+    cdef Py_ssize_t i, seg
+    cdef unsigned char c
+    if n == 0:
+        return 0
+    if _is_sep(s[0]):
+        return 1
+    c = s[0] | 32
+    if 97 <= c <= 122:  # an ASCII letter
+        for i in range(1, n):
+            c = s[i]
+            if c == 58:  # ':'
+                return 2
+            if not ((97 <= (c | 32) <= 122) or (48 <= c <= 57) or c == 43 or c == 46 or c == 45):
+                break
+    seg = 0
+    for i in range(n + 1):
+        if i == n or _is_sep(s[i]):
+            if i - seg == 2 and s[seg] == 46 and s[seg + 1] == 46:
+                return 3
+            seg = i + 1
+    return -1
 
 
 cdef list _decode_values(const unsigned char* p, Py_ssize_t n, Py_ssize_t start, tuple plan,
