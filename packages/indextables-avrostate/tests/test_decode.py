@@ -476,7 +476,8 @@ def test_unsafe_manifest_paths_are_refused_naming_manifest_and_path(
         read_manifest(_manifest_with(path), path="manifests/manifest-7.avro")
     message = str(caught.value)
     assert message.startswith("manifests/manifest-7.avro: ")
-    assert repr(path) in message and PATH_PROBLEMS[problem] in message
+    assert repr(path) in message
+    assert PATH_PROBLEMS[problem] in message
     assert caught.value.path == "manifests/manifest-7.avro"
 
 
@@ -487,10 +488,7 @@ def test_safe_manifest_paths_are_read(decoder: ModuleType, path: str) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    st.text(alphabet=st.sampled_from("ab:/\\.+-=1é"), max_size=10)
-    | st.text(max_size=8)
-)
+@given(st.text(alphabet=st.sampled_from("ab:/\\.+-=1é"), max_size=10) | st.text(max_size=8))
 def test_both_twins_check_paths_as_the_commit_check_does(path: str) -> None:
     plan, blocks = _blocks([dataclasses.replace(_sample_entries()[0], path=path)])
     (count, raw), expected = blocks[0], path_problem(path)
@@ -514,4 +512,5 @@ def test_paths_the_partition_filter_drops_are_not_decoded(decoder: ModuleType) -
     ((count, raw),) = list(container.decompressed())
     cols = Columns()
     kept = decoder.scan_block(raw, count, plan, {}, lambda pv: pv["p"] != "1", None, cols)
-    assert kept == 2 and cols.paths == ["p=0/part-0.split", "p=2/part-2.split"]
+    assert kept == 2
+    assert cols.paths == ["p=0/part-0.split", "p=2/part-2.split"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +67,7 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture
-def built(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+def built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many entries the avro-state decoder has built (one count per entry)."""
     counts: list[int] = []
     module = impl.decoder()
@@ -79,7 +78,7 @@ def built(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         return original(data, starts, *rest)
 
     monkeypatch.setattr(module, "decode_entries", counted)
-    yield counts
+    return counts
 
 
 def test_the_view_builds_no_entry_for_its_columns(table: str, built: list[int]) -> None:
@@ -88,8 +87,10 @@ def test_the_view_builds_no_entry_for_its_columns(table: str, built: list[int]) 
     assert isinstance(splits, LiveSplits)
     assert len(splits) == FILES - 2
     paths = list(split_paths(splits))
-    assert paths == list(splits.paths) and len(set(paths)) == FILES - 2
-    assert _add(3).path not in paths and _add(45).path not in paths
+    assert paths == list(splits.paths)
+    assert len(set(paths)) == FILES - 2
+    assert _add(3).path not in paths
+    assert _add(45).path not in paths
     assert sum(splits.sizes) == sum(1000 + int(p[-11:-6]) for p in paths)  # type: ignore[arg-type]
     assert set(splits.num_records) == {10}
     assert {v["day"] for v in splits.partition_values} == {"2024-01-01", "2024-01-02", "2024-01-03"}
@@ -143,7 +144,9 @@ CONDITIONS = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(conditions=CONDITIONS)
 def test_pruning_by_columns_equals_the_per_split_check(
     table: str, conditions: list[Condition]
@@ -175,5 +178,6 @@ def test_a_view_pickles_to_tasks_without_its_splits(table: str, tmp_path: Path) 
     view = load_view(table, {})
     reader = make_reader({"path": table}, view, table_schema(view))
     copy = pickle.loads(pickle.dumps(reader))
-    assert copy.view.splits == () and not copy.view.files_loaded
+    assert copy.view.splits == ()
+    assert not copy.view.files_loaded
     assert set(copy.view.doc_mappings) == {MAPPING}

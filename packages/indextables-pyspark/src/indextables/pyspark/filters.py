@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 from indextables.protocol.predicates import Predicate
 from indextables.protocol.statsfilter import bounds_of
-
 from indextables.pyspark.conditions import (
     COMPARISONS,
     Condition,
@@ -30,7 +29,7 @@ from indextables.pyspark.conditions import (
 )
 from indextables.pyspark.mapping import FieldSpec
 from indextables.pyspark.partitionprune import partition_may_match, partition_predicate
-from indextables.pyspark.pruning import stats_may_match, stats_node, stats_predicate
+from indextables.pyspark.pruning import stats_node, stats_predicate
 from indextables.pyspark.tantivyquery import conjunction, to_query
 from pyspark.sql.types import DataType
 

@@ -46,9 +46,7 @@ class LiveSplit:
         self._file = file
         self.doc_mapping_json = doc_mapping_json
         # What pruning reads for every split: plain slots, not properties.
-        self.partition_values: PartitionValues = _complete(
-            file.partition_values, partition_columns
-        )
+        self.partition_values: PartitionValues = _complete(file.partition_values, partition_columns)
         self.min_values: Mapping[str, str] | None = file.min_values
         self.max_values: Mapping[str, str] | None = file.max_values
 

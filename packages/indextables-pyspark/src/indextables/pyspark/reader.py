@@ -24,7 +24,6 @@ from typing import Any
 import pyarrow as pa
 
 from indextables.protocol.predicates import Predicate
-
 from indextables.pyspark.conditions import Condition, translate_all
 from indextables.pyspark.filters import file_matcher
 from indextables.pyspark.livesplits import LiveSplit, prune_entries, split_doc_mappings

@@ -19,13 +19,13 @@ from typing import Any
 
 import pyarrow as pa
 
+from indextables.pyspark.livesplits import select_splits, split_paths
 from indextables.pyspark.options import lower_keys, parse_read
 from indextables.pyspark.planguard import new_token
 from indextables.pyspark.reader import ReadTask
 from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import read_split
-from indextables.pyspark.livesplits import select_splits, split_paths
 from indextables.pyspark.tableaccess import load_view, open_table_store, table_handle
 from indextables.pyspark.writer import SplitsMessage, WritePlan
 from pyspark.sql.datasource import (
