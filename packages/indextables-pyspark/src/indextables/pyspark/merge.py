@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from indextables.protocol.actions import AddAction, RemoveAction
+from indextables.pyspark.livesplits import LiveSplit
 from indextables.pyspark.mapping import specs_from_doc_mapping
 from indextables.pyspark.options import parse_read
 from indextables.pyspark.searchoptions import SearchSpec
@@ -25,7 +26,6 @@ from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
 from indextables.pyspark.splitwriter import SplitWriter
 from indextables.pyspark.tableaccess import (
-    LiveSplit,
     TableView,
     load_view,
     open_table_store,
