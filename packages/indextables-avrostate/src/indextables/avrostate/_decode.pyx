@@ -10,7 +10,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.object cimport Py_SIZE, Py_TYPE, PyObject, PyTypeObject
 from cpython.unicode cimport PyUnicode_Compare, PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, int64_t, uint64_t, INT32_MAX, INT64_MIN
-from libc.string cimport memcmp
+from libc.string cimport memchr, memcmp
 
 import array
 
@@ -255,6 +255,7 @@ def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object p
     cdef Py_ssize_t prev_pv_start = -1, prev_pv_len = -1, pv_len
     cdef Py_ssize_t path_start, path_end
     cdef int64_t size, nrec, fstart, fend, added_version
+    cdef int problem
     cdef bint has_size, has_nrec, has_fstart, has_fend
     cdef object prev_hit = None
     _load_plan(plan, ops)
@@ -370,8 +371,10 @@ cdef int _path_problem(const unsigned char* s, Py_ssize_t n):
     Every byte tested is ASCII, which UTF-8 never uses inside a multi-byte
     character, so testing bytes equals testing characters.
     """
-    cdef Py_ssize_t i, seg
+    cdef Py_ssize_t i
     cdef unsigned char c
+    cdef const unsigned char* q = s
+    cdef const unsigned char* end = s + n
     if n == 0:
         return 0
     if _is_sep(s[0]):
@@ -384,12 +387,15 @@ cdef int _path_problem(const unsigned char* s, Py_ssize_t n):
                 return 2
             if not ((97 <= (c | 32) <= 122) or (48 <= c <= 57) or c == 43 or c == 46 or c == 45):
                 break
-    seg = 0
-    for i in range(n + 1):
-        if i == n or _is_sep(s[i]):
-            if i - seg == 2 and s[seg] == 46 and s[seg + 1] == 46:
-                return 3
-            seg = i + 1
+    # A '..' segment: jump from dot to dot (memchr), most paths have one or two.
+    while q < end:
+        q = <const unsigned char*>memchr(q, 46, <size_t>(end - q))
+        if q == NULL:
+            break
+        if q + 1 < end and q[1] == 46 and (q == s or _is_sep(q[-1])) \
+                and (q + 2 == end or _is_sep(q[2])):
+            return 3
+        q += 1
     return -1
 
 
