@@ -14,7 +14,7 @@ from indextables.avrostate import impl
 from indextables.protocol import create_table
 from indextables.protocol.actions import AddAction
 from indextables.pyspark.datasource import make_reader, table_schema
-from indextables.pyspark.filters import Condition, file_matcher
+from indextables.pyspark.filters import Condition, file_matcher, may_match_file
 from indextables.pyspark.livesplits import LiveSplits, prune_entries, split_paths
 from indextables.pyspark.tableaccess import load_view
 
@@ -170,6 +170,22 @@ def test_pruning_by_columns_equals_the_per_split_check(
         if matcher.may_match(s.partition_values, s.min_values, s.max_values)
     ]
     assert lazy == eager
+    # ... and to the per-split function the reader used before (one check per split).
+    single = _single_columns(reader.schema)
+    per_split = [
+        s.entry
+        for s in tuple(view.splits)
+        if may_match_file(
+            conditions,
+            partition_values=s.partition_values,
+            min_values=s.min_values,
+            max_values=s.max_values,
+            fields=fields,
+            single_columns=single,
+            partition_types=reader._partition_types,
+        )
+    ]
+    assert lazy == per_split
 
 
 def test_a_view_pickles_to_tasks_without_its_splits(table: str, tmp_path: Path) -> None:
