@@ -373,7 +373,8 @@ DATE_SPAN = (
     datetime(1677, 9, 21, 0, 12, 43, 145_225, tzinfo=UTC),
     datetime(2262, 4, 11, 23, 47, 16, 854_775, tzinfo=UTC),
 )
-_QUERY_DATE = re.compile(r"(\w+):\[(\S+) TO (\S+)\]")
+_INSTANT = r"(\d{4}-\d\d-\d\dT[\d:.]+Z)"
+_QUERY_DATE = re.compile(rf"(\w+):\[{_INSTANT} TO {_INSTANT}\]")
 
 
 def _documented_refusal(case: Case, exc: Exception) -> bool:
@@ -385,7 +386,7 @@ def _documented_refusal(case: Case, exc: Exception) -> bool:
     ):
         return True
     match = _QUERY_DATE.fullmatch(case.query or "")
-    if match is None or "-" not in match.group(2):
+    if match is None:
         return False
     bounds = [datetime.fromisoformat(b.replace("Z", "+00:00")) for b in match.group(2, 3)]
     at_edge = any(b <= DATE_SPAN[0] or b >= DATE_SPAN[1] for b in bounds)
