@@ -163,7 +163,7 @@ def date_histogram(
     return _date_histogram(column, interval, name=name)
 
 
-def range(  # noqa: A001 (the public name mirrors the Elasticsearch aggregation)
+def range(
     column: str, edges: Sequence[int | float], *, name: str | None = None
 ) -> RangeBuckets:
     """A group key: the label of the range ``[low, high)`` between ascending ``edges``."""
