@@ -55,6 +55,7 @@ __all__ = ["AggPlan", "Level", "MetricPlan", "aggregate_split"]
 
 _EXACT_F64 = float(1 << 53)
 _EPOCH = datetime(1970, 1, 1)
+_NAN = float("nan")
 # Dates at (or within a second of) the ends of Tantivy's span may be clamped values.
 _CLAMP_LOW_NS = float(TANTIVY_MIN_MICROS) * 1000 + 1e9
 _CLAMP_HIGH_NS = float(TANTIVY_MAX_MICROS) * 1000 - 1e9
@@ -180,7 +181,13 @@ def _partition_keys(entry: SplitEntry, levels: Sequence[Level]) -> dict[int, Any
 
 
 def key_value(value: Any, level: Level) -> Any:
-    """A key in the form group tables hold: timestamps as UTC epoch microseconds."""
+    """A key in the form group tables hold: timestamps as UTC epoch microseconds.
+
+    Spark groups every NaN together and ``-0.0`` with ``0.0``: NaN keys are one
+    shared object (a dict finds it by identity) and zeros lose their sign.
+    """
+    if isinstance(value, float):
+        return _NAN if value != value else value + 0.0
     if isinstance(value, datetime):
         if value.tzinfo is not None:
             value = value.astimezone(UTC).replace(tzinfo=None)
