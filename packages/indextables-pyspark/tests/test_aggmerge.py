@@ -90,7 +90,7 @@ def test_metric_and_group_parsing() -> None:
     ("make", "message"),
     [
         (lambda: parse_metrics({}), "metrics is empty"),
-        (lambda: parse_metrics({"x": "sum"}), "must be \"count\""),
+        (lambda: parse_metrics({"x": "sum"}), 'must be "count"'),
         (lambda: parse_metrics({"x": ("median", "a")}), "unknown function 'median'"),
         (lambda: histogram("a", 0), "must be positive"),
         (lambda: date_histogram("t", "1 month"), "is not like"),

@@ -163,9 +163,7 @@ def date_histogram(
     return _date_histogram(column, interval, name=name)
 
 
-def range(
-    column: str, edges: Sequence[int | float], *, name: str | None = None
-) -> RangeBuckets:
+def range(column: str, edges: Sequence[int | float], *, name: str | None = None) -> RangeBuckets:
     """A group key: the label of the range ``[low, high)`` between ascending ``edges``."""
     from indextables.pyspark.aggspec import range_
 

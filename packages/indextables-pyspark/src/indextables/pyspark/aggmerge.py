@@ -78,7 +78,9 @@ def merge_tables(tables: Iterable[Mapping[tuple[Any, ...], tuple[Partial, ...]]]
         for key, parts in table.items():
             seen = merged.get(key)
             merged[key] = (
-                parts if seen is None else tuple(a.merge(b) for a, b in zip(seen, parts, strict=True))
+                parts
+                if seen is None
+                else tuple(a.merge(b) for a, b in zip(seen, parts, strict=True))
             )
     return merged
 
@@ -123,7 +125,13 @@ def final_rows(
     if not grouped and not table:
         table = {(): tuple(Partial() for _ in metrics)}
     rows = [
-        (*key, *(final_value(m, p, integral=i) for m, p, i in zip(metrics, parts, integral, strict=True)))
+        (
+            *key,
+            *(
+                final_value(m, p, integral=i)
+                for m, p, i in zip(metrics, parts, integral, strict=True)
+            ),
+        )
         for key, parts in table.items()
     ]
     return sorted(rows, key=lambda row: _sort_key(row[: len(next(iter(table)))]))

@@ -146,8 +146,9 @@ def _column_type(schema: StructType, column: str, where: str) -> DataType:
     found = _types(schema).get(column.lower())
     if found is None:
         names = ", ".join(f.name for f in schema.fields)
-        raise OptionError(f"{where} names column {column!r}, which the table does not have "
-                          f"(columns: {names})")
+        raise OptionError(
+            f"{where} names column {column!r}, which the table does not have (columns: {names})"
+        )
     return found
 
 
@@ -229,9 +230,7 @@ def _level(
     return Level(group, data_type, False, kind) if ok else None
 
 
-def _metric_plan(
-    index_plan: IndexPlan, metric: Metric, partitions: set[str]
-) -> MetricPlan | None:
+def _metric_plan(index_plan: IndexPlan, metric: Metric, partitions: set[str]) -> MetricPlan | None:
     if metric.column is None:
         return MetricPlan(metric, None, False)
     data_type = _column_type(index_plan.schema, metric.column, f"metric {metric.name!r}")

@@ -16,6 +16,7 @@ one of count/sum/min/max/avg, typed as Spark's ``groupBy().agg()`` types them.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -98,7 +99,7 @@ class RangeBuckets:
     def labels(self) -> tuple[str, ...]:
         """The bucket labels, lowest range first: ``*-e0``, ``e0-e1``, ..., ``en-*``."""
         texts = ["*", *(_number_text(e) for e in self.edges), "*"]
-        return tuple(f"{low}-{high}" for low, high in zip(texts, texts[1:], strict=False))
+        return tuple(f"{low}-{high}" for low, high in itertools.pairwise(texts))
 
 
 GroupSpec = Terms | Histogram | DateHistogram | RangeBuckets
@@ -176,9 +177,7 @@ def date_histogram(
     return DateHistogram(column, micros, name or column)
 
 
-def range_(
-    column: str, edges: Sequence[int | float], *, name: str | None = None
-) -> RangeBuckets:
+def range_(column: str, edges: Sequence[int | float], *, name: str | None = None) -> RangeBuckets:
     """A range group key over ascending ``edges`` (exported as ``itp.range``).
 
     Raises:
@@ -191,7 +190,7 @@ def range_(
     for edge in values:
         if isinstance(edge, bool) or not isinstance(edge, int | float) or not math.isfinite(edge):
             raise OptionError(f"range({column!r}): edge {edge!r} is not a finite number")
-    if any(b <= a for a, b in zip(values, values[1:], strict=False)):
+    if any(b <= a for a, b in itertools.pairwise(values)):
         raise OptionError(f"range({column!r}): edges {list(values)} must be strictly ascending")
     return RangeBuckets(column, values, name or column)
 
@@ -248,7 +247,9 @@ def parse_metrics(metrics: Mapping[str, Any]) -> tuple[Metric, ...]:
             fn = MetricFn(str(spec[0]).strip().lower())
         except ValueError:
             known = ", ".join(f.value for f in MetricFn)
-            raise OptionError(f"metric {name!r}: unknown function {spec[0]!r} (known: {known})")
+            raise OptionError(
+                f"metric {name!r}: unknown function {spec[0]!r} (known: {known})"
+            ) from None
         out.append(Metric(str(name), fn, spec[1]))
     return tuple(out)
 

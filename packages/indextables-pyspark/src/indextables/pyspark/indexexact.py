@@ -103,7 +103,9 @@ def nan_query(schema: tantivy.Schema, name: str) -> tantivy.Query:
     below = tantivy.Query.range_query(
         schema, name, double, None, -math.inf, include_lower=True, include_upper=False
     )
-    return tantivy.Query.boolean_query([(tantivy.Occur.Should, above), (tantivy.Occur.Should, below)])
+    return tantivy.Query.boolean_query(
+        [(tantivy.Occur.Should, above), (tantivy.Occur.Should, below)]
+    )
 
 
 def nan_free(
@@ -150,8 +152,10 @@ def exact_query(
         parts.append(query)
     if not parts:
         return tantivy.Query.all_query()
-    query = parts[0] if len(parts) == 1 else tantivy.Query.boolean_query(
-        [(tantivy.Occur.Must, q) for q in parts]
+    query = (
+        parts[0]
+        if len(parts) == 1
+        else tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in parts])
     )
     for condition in conditions:
         spec = fields[condition.column.lower()]
@@ -177,6 +181,5 @@ def _exact_kind(condition: Condition, spec: FieldSpec, fully_indexed: frozenset[
 
 def _numbers(values: Sequence[Any]) -> bool:
     return all(
-        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-        for v in values
+        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in values
     )

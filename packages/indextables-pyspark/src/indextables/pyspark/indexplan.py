@@ -237,9 +237,7 @@ def split_fields(entry: SplitEntry) -> dict[str, FieldSpec]:
 SplitFn = Callable[[str, SplitEntry], T]
 
 
-def run_splits(
-    spark: SparkSession, index_plan: IndexPlan, fn: SplitFn[T], *, what: str
-) -> list[T]:
+def run_splits(spark: SparkSession, index_plan: IndexPlan, fn: SplitFn[T], *, what: str) -> list[T]:
     """``fn(directory, entry)`` for every planned split, in the driver or as Spark tasks.
 
     ``fn`` must be picklable (a module-level function or a partial of one) for
@@ -272,8 +270,9 @@ def _run_local(
         for i, entry in enumerate(entries):
             yield fn(local[i] or pending[i].result(), entry)
             if len(entries) >= 10 and (i + 1) % max(1, len(entries) // 10) == 0:
-                _LOG.info("indextables %s of %s: %d/%d splits", what, index_plan.uri, i + 1,
-                          len(entries))
+                _LOG.info(
+                    "indextables %s of %s: %d/%d splits", what, index_plan.uri, i + 1, len(entries)
+                )
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -289,9 +288,7 @@ def _run_tasks(
     groups = [
         tuple(entries[i : i + _SPLITS_PER_TASK]) for i in range(0, len(entries), _SPLITS_PER_TASK)
     ]
-    task = functools.partial(
-        _task, index_plan.uri, dict(index_plan.options), index_plan.read, fn
-    )
+    task = functools.partial(_task, index_plan.uri, dict(index_plan.options), index_plan.read, fn)
     context = spark.sparkContext
     description = context.getLocalProperty("spark.job.description")
     context.setJobDescription(

@@ -378,7 +378,7 @@ def _bucket_agg(level: Level, name: str, num_docs: int) -> dict[str, Any]:
     # Spark compares -0.0 equal to 0.0, Tantivy below it: an edge at zero is -0.0 there.
     edges = [-0.0 if e == 0 else e for e in spec.edges]
     ranges: list[dict[str, Any]] = [{"to": edges[0]}]
-    ranges += [{"from": a, "to": b} for a, b in zip(edges, edges[1:], strict=False)]
+    ranges += [{"from": a, "to": b} for a, b in itertools.pairwise(edges)]
     ranges.append({"from": edges[-1]})
     return {"range": {"field": name, "ranges": ranges}}
 
@@ -394,7 +394,7 @@ def _bucket_key(level: Level, bucket: Mapping[str, Any], position: int) -> Any:
             return int(value)
         return value
     if isinstance(spec, DateHistogram):
-        micros = int(round(float(raw))) * 1000
+        micros = round(float(raw)) * 1000
         return _date_key(micros, level.data_type)
     if level.kind is FieldKind.BOOL:
         return bool(raw)
