@@ -279,7 +279,7 @@ _SCALAR = (
 _NUMERIC = ("byte", "short", "int", "bigint", "float", "double")
 
 
-@pytest.mark.parametrize("seed", [3, 11])
+@pytest.mark.parametrize("seed", [3, pytest.param(11, marks=pytest.mark.slow)])
 def test_differential_against_spark(spark: Any, seed: int, tmp_path: Path) -> None:
     import random
 

@@ -311,6 +311,8 @@ def spark_aggregate(
     result = result.select(
         *(F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in target.fields)
     )
+    if not groups:
+        return result
     return result.orderBy(*(F.col(f"`{g.name}`").asc_nulls_first() for g in groups))
 
 

@@ -91,7 +91,8 @@ def partition_holds(
 
 def count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
     """Matching documents, counted without fetching any (``limit=0`` panics in tantivy-py)."""
-    return int(searcher.search(query, limit=1, count=True).count)
+    found = searcher.search(query, limit=1, count=True)
+    return int(found.count)  # type: ignore[attr-defined]  # missing from tantivy's stub
 
 
 def nan_query(schema: tantivy.Schema, name: str) -> tantivy.Query:

@@ -385,7 +385,7 @@ def _bucket_agg(level: Level, name: str, num_docs: int) -> dict[str, Any]:
 
 def _bucket_key(level: Level, bucket: Mapping[str, Any], position: int) -> Any:
     spec = level.spec
-    raw = bucket.get("key")
+    raw: Any = bucket["key"]
     if isinstance(spec, RangeBuckets):
         return spec.labels[position]
     if isinstance(spec, Histogram):
