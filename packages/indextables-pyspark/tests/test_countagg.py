@@ -309,10 +309,11 @@ def test_differential_against_spark(spark: Any, seed: int, tmp_path: Path) -> No
     numeric = [c for c, t in types.items() if t in _NUMERIC]
     metrics: dict[str, Any] = {"n": "count"}
     for c in numeric[:3]:
-        for fn in ("sum", "min", "max", "avg"):
+        # A long sum may overflow in one of Spark's summation orders and not in another.
+        for fn in ("min", "max", "avg") if types[c] == "bigint" else ("sum", "min", "max", "avg"):
             metrics[f"{fn}_{c}"] = (fn, c)
-    groupings: list[list[Any]] = [[], *([c] for c in scalars[:8])]
-    groupings += [[a, b] for a, b in itertools.pairwise(scalars)][:3]
+    groupings: list[list[Any]] = [[], *([c] for c in scalars[:6])]
+    groupings += [[a, b] for a, b in itertools.pairwise(scalars)][:2]
     groupings += [[itp.histogram(c, 1000 if "float" not in types[c] else 2.5)] for c in numeric]
     groupings += [[itp.range(c, [-10, 0, 10])] for c in numeric]
     groupings += [
@@ -399,7 +400,8 @@ def test_nan_and_signed_zero_follow_spark(spark: Any, tmp_path: Path) -> None:
 def test_signed_zero_range_edge_from_the_index(spark: Any, tmp_path: Path) -> None:
     path = str(tmp_path / "zero")
     rows = [(i, v) for i, v in enumerate([-0.0, 0.0, -1.0, 2.0, None])]
-    spark.createDataFrame(rows, "id long, x double").write.format("indextables").save(path)
+    frame = spark.createDataFrame(rows, "id long, x double")
+    frame.write.format("indextables").mode("append").save(path)
     zero = itp.aggregate(spark, path, group_by=[itp.range("x", [0])], metrics={"n": "count"})
     assert "LocalRelation" in _analyzed(zero)
     assert [tuple(r) for r in zero.collect()] == [(None, 1), ("*-0", 1), ("0-*", 3)]
