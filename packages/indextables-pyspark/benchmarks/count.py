@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from run import measure, session  # noqa: E402
+from run import measure, session
 
 
 def rows_of(spark: Any, count: int) -> Any:

@@ -260,7 +260,9 @@ def output_schema(
     out = [StructField(g.name, _group_type(g, types[g.column.lower()]), True) for g in groups]
     for metric in metrics:
         column_type = types[metric.column.lower()] if metric.column else None
-        out.append(StructField(metric.name, _metric_type(metric, column_type), True))
+        # Spark's counts are never null; every other metric may be.
+        nullable = metric.fn is not MetricFn.COUNT
+        out.append(StructField(metric.name, _metric_type(metric, column_type), nullable))
     return StructType(out)
 
 
