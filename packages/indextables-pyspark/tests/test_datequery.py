@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from indextables.pyspark.datequery import exact_date_terms
+from indextables.pyspark.datequery import edge_date_literals, exact_date_terms
 
 T = "2020-01-01T00:00:00.3Z"
 
@@ -32,3 +32,26 @@ def test_exact_date_terms(text: str, expected: str) -> None:
 
 def test_nothing_to_rewrite_without_date_fields() -> None:
     assert exact_date_terms(f'ts:"{T}"', set()) == f'ts:"{T}"'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ts:[1677-09-21T00:12:43.145225Z TO *]", [("ts", "1677-09-21T00:12:43.145225Z")]),
+        ("ts:[1677-09-21T00:12:43.145226Z TO *]", []),
+        (
+            "ts:{2000-01-01T00:00:00Z TO 2262-04-11T23:47:16.854775Z}",
+            [("ts", "2262-04-11T23:47:16.854775Z")],
+        ),
+        ("ts:[2000-01-01T00:00:00Z TO 2262-04-11T23:47:16.854774Z]", []),
+        ("ts:>0001-01-01T00:00:00Z", [("ts", "0001-01-01T00:00:00Z")]),
+        ("ts: <= 3000-01-01T00:00:00-01:00", [("ts", "3000-01-01T00:00:00-01:00")]),
+        ("ts:[0000-01-01T00:00:00Z TO *]", [("ts", "0000-01-01T00:00:00Z")]),
+        ("other:[1000-01-01T00:00:00Z TO *]", []),
+        ('body:"ts:[1000-01-01T00:00:00Z TO *]"', []),
+        ("(a:x OR ts:[* TO 1000-01-01T00:00:00z])", [("ts", "1000-01-01T00:00:00z")]),
+        ("xts:[1000-01-01T00:00:00Z TO *]", []),
+    ],
+)
+def test_edge_date_literals(text: str, expected: list[tuple[str, str]]) -> None:
+    assert edge_date_literals(text, {"ts"}) == expected

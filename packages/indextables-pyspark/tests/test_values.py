@@ -262,3 +262,51 @@ def test_timestamps_round_trip_in_every_session_time_zone(
             assert _rows_of(got) == _rows_of(df), read
     finally:
         spark.conf.set("spark.sql.session.timeZone", previous)
+
+
+# Bounds strictly inside Tantivy's date span (one microsecond past each end): the clamped
+# rows compare with them as their true values do, so the query is exact.
+INSIDE_LOW = "1677-09-21T00:12:43.145226Z"
+INSIDE_HIGH = "2262-04-11T23:47:16.854774Z"
+
+
+@pytest.mark.parametrize(
+    ("query", "condition"),
+    [
+        (f"ts:[{INSIDE_LOW} TO *]", f"ts >= timestamp'{INSIDE_LOW[:-1]}Z'"),
+        (f"ts:{{* TO {INSIDE_LOW}}}", f"ts < timestamp'{INSIDE_LOW[:-1]}Z'"),
+        (f"ts:>{INSIDE_HIGH}", f"ts > timestamp'{INSIDE_HIGH[:-1]}Z'"),
+        (f"ts:<={INSIDE_HIGH}", f"ts <= timestamp'{INSIDE_HIGH[:-1]}Z'"),
+        (f'ts:"{INSIDE_LOW}"', f"ts = timestamp'{INSIDE_LOW[:-1]}Z'"),
+    ],
+)
+def test_date_bounds_next_to_the_span_ends_are_exact(
+    spark: Any, hostile: Any, query: str, condition: str
+) -> None:
+    path, _ = hostile
+    got = spark.read.format(FMT).option("query", query).load(path)
+    want = spark.read.format(FMT).load(path).where(condition)
+    assert _rows_of(got) == _rows_of(want)
+    assert want.count() > 0 or "=" in condition
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "ts:[1677-09-21T00:12:43.145224Z TO *]",  # below the span: matched clamped rows
+        "ts:[1677-09-21T00:12:43.145225Z TO *]",  # the span's first instant
+        "ts:{* TO 2262-04-11T23:47:16.854775Z]",
+        "ts:>=0001-01-01T00:00:00Z",
+        "ts:<9999-01-01T00:00:00+05:00",
+        'ts:"2262-04-12T00:00:00Z"',
+        "k:all AND (dt:[1500-01-01T00:00:00Z TO 2000-01-01T00:00:00Z])",
+    ],
+)
+def test_date_bounds_at_or_beyond_the_span_ends_are_refused(
+    spark: Any, hostile: Any, query: str
+) -> None:
+    path, _ = hostile
+    with pytest.raises(Exception, match=r"option query: the date bound .* on column '(ts|dt)'"):
+        spark.read.format(FMT).option("query", query).load(path).collect()
+    with pytest.raises(itp.QuerySyntaxError, match="at or beyond an end"):
+        itp.search(spark, path, query, options={MODE: "local"}).collect()

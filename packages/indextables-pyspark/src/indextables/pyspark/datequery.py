@@ -6,16 +6,28 @@ precision, while range queries on a fast date field compare its fast values
 ``ts:"2024-01-01T00:00:00.5Z"`` would therefore match every row of that
 second. :func:`exact_date_terms` rewrites each such term on a date field into
 the one-instant range ``ts:[v TO v]``, which matches exactly.
+
+Tantivy dates span 1677-09-21 .. 2262-04-11; values beyond are indexed at the
+nearest end of that span (their exact value stays in the split's row copy).
+A bound strictly inside the span compares a clamped value exactly as it
+compares the true one, but a bound at or beyond an end would also match the
+rows clamped there. :func:`edge_date_literals` finds such bounds so the
+caller can refuse them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from datetime import datetime
+
+from indextables.pyspark.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
 
 _TERM = re.compile(r'([A-Za-z_][\w.\-]*):"([^"\\]*)"')
 _WORD = re.compile(r"[\w.\-]")
 _RFC3339 = re.compile(r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)")
+# A field's range clause: ``f:[a TO b]`` (any bracket mix) or ``f:>a``, ``f:>=a``, ``f:<a``...
+_RANGE = re.compile(r"([A-Za-z_][\w.\-]*):\s*(?:[\[{]([^\]}]*)[\]}]|(?:>=|<=|>|<)\s*([^\s()]+))")
 
 
 def exact_date_terms(text: str, date_fields: Collection[str]) -> str:
@@ -49,3 +61,41 @@ def _starts_word(text: str, position: int) -> bool:
 
 def _is_date_term(match: re.Match[str], date_fields: Collection[str]) -> bool:
     return match.group(1) in date_fields and _RFC3339.fullmatch(match.group(2)) is not None
+
+
+def edge_date_literals(text: str, date_fields: Collection[str]) -> list[tuple[str, str]]:
+    """(field, literal) of every range bound on a field of ``date_fields`` that is at or
+    beyond an end of Tantivy's date span (or is not a date Python can read).
+
+    Quoted date terms should be made ranges first (:func:`exact_date_terms`).
+    """
+    if not date_fields:
+        return []
+    found: list[tuple[str, str]] = []
+    position, quoted = 0, False
+    while position < len(text):
+        char = text[position]
+        if char == "\\":
+            position += 2
+            continue
+        match = None if quoted else _RANGE.match(text, position)
+        if match and _starts_word(text, position):
+            field = match.group(1)
+            if field in date_fields:
+                bounds = match.group(2) if match.group(2) is not None else match.group(3)
+                literals = (m.group(0) for m in _RFC3339.finditer(bounds))
+                found.extend((field, lit) for lit in literals if _at_edge(lit))
+            position = match.end()
+            continue
+        if char == '"':
+            quoted = not quoted
+        position += 1
+    return found
+
+
+def _at_edge(literal: str) -> bool:
+    try:
+        value = datetime.fromisoformat(literal.upper())
+    except ValueError:
+        return True
+    return value <= TANTIVY_MIN_DATE or value >= TANTIVY_MAX_DATE

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import tantivy
 
-from indextables.pyspark.datequery import exact_date_terms
+from indextables.pyspark.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
+from indextables.pyspark.datequery import edge_date_literals, exact_date_terms
 from indextables.pyspark.errors import FieldKindError, OptionError, QuerySyntaxError
 from indextables.pyspark.mapping import FieldKind, FieldSpec
 
@@ -126,10 +128,11 @@ def build_query(
     ]
     dates = {f.name for f in fields.values() if f.kind is FieldKind.DATE}
     if spec.query:
-        parts.append(_parse(index, exact_date_terms(spec.query, dates), defaults, "query"))
+        parts.append(_parse(index, _date_safe(spec.query, dates, "query"), defaults, "query"))
     for column, text in spec.text_search.items():
         name = fields[column.lower()].name
-        parts.append(_parse(index, text, [name], f"textsearch.{column}"))
+        option = f"textsearch.{column}"
+        parts.append(_parse(index, _date_safe(text, dates, option), [name], option))
     for column, value in spec.field_match.items():
         name = fields[column.lower()].name
         parts.append(tantivy.Query.term_query(index.schema, name, value))
@@ -138,6 +141,25 @@ def build_query(
     if len(parts) == 1:
         return parts[0]
     return tantivy.Query.boolean_query([(tantivy.Occur.Must, p) for p in parts])
+
+
+def _date_safe(text: str, dates: set[str], option: str) -> str:
+    """``text`` with exact date terms, refused when a date bound would match clamped rows."""
+    rewritten = exact_date_terms(text, dates)
+    edges = edge_date_literals(rewritten, dates)
+    if edges:
+        field, literal = edges[0]
+        raise QuerySyntaxError(
+            f"option {option}: the date bound {literal!r} on column {field!r} is at or beyond "
+            f"an end of the span Tantivy can index ({_iso(TANTIVY_MIN_DATE)} .. "
+            f"{_iso(TANTIVY_MAX_DATE)}), where the index cannot tell values apart; "
+            "filter such dates with a Spark filter (where=/.filter) instead"
+        )
+    return rewritten
+
+
+def _iso(value: datetime) -> str:
+    return value.isoformat().replace("+00:00", "Z")
 
 
 def _parse(index: tantivy.Index, text: str, defaults: list[str], option: str) -> tantivy.Query:
