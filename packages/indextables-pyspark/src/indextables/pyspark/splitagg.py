@@ -118,15 +118,10 @@ def _aggregate(directory: str, entry: SplitEntry, agg: AggPlan) -> GroupTable:
     if searcher.num_docs == 0:
         return {}
     fields = specs_from_doc_mapping(entry.doc_mapping_json) if entry.doc_mapping_json else {}
-    query = exact_query(
-        index,
-        searcher,
-        fields,
-        agg.search,
-        agg.conditions,
-        fully_indexed_columns(entry.split_tags),
-    )
+    fully_indexed = fully_indexed_columns(entry.split_tags)
+    query = exact_query(index, searcher, fields, agg.search, agg.conditions, fully_indexed)
     _check_columns(directory, index, searcher, fields, agg, query)
+    _check_strings(fields, agg, fully_indexed)
     constants = _partition_keys(entry, agg.levels)
     partitions = _partition_values(entry, agg.metrics)
     data = [i for i, level in enumerate(agg.levels) if not level.partition]
@@ -245,6 +240,20 @@ def _check_columns(
             _check_range(fields[name.lower()], stats)
 
 
+def _check_strings(
+    fields: Mapping[str, FieldSpec], agg: AggPlan, fully_indexed: frozenset[str]
+) -> None:
+    """Terms of a string column only where the writer recorded every value as indexed.
+
+    Tantivy 0.27's terms aggregation panics on a text fast field holding a
+    value past its term length limit (it cuts the bytes inside a character).
+    """
+    for level in agg.levels:
+        column = level.spec.column.lower()
+        if not level.partition and fields[column].is_exact and column not in fully_indexed:
+            raise NotExact(f"column {level.spec.column!r} may hold values too long to aggregate")
+
+
 def _check_range(spec: FieldSpec, stats: Mapping[str, Any]) -> None:
     low, high = stats.get("min"), stats.get("max")
     if low is None or high is None:
@@ -273,6 +282,12 @@ def _aggregate_json(
         found: dict[str, Any] = searcher.aggregate(query, dict(request))
     except ValueError as error:
         raise NotExact(f"Tantivy refused the aggregation: {error}") from None
+    except BaseException as error:
+        # A Rust panic surfaces as pyo3's PanicException (a BaseException): the
+        # aggregation failed on this split's data, and Spark answers instead.
+        if type(error).__name__ != "PanicException":
+            raise
+        raise NotExact(f"Tantivy failed the aggregation: {error}") from None
     return found
 
 
