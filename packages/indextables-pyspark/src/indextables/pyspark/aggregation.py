@@ -329,9 +329,12 @@ def _group_column(group: GroupSpec, data_type: DataType) -> Column:
             whole = column.cast("long")
             key = whole - F.pmod(whole, F.lit(group.interval).cast("long"))
         else:
-            key = F.floor(column / F.lit(float(group.interval))).cast("double") * F.lit(
-                float(group.interval)
-            )
+            # Floor in doubles, as Tantivy does: a quotient of 2**53 or more (or NaN,
+            # or an infinity) is already whole, and Spark's floor() would overflow a long.
+            step = F.lit(float(group.interval))
+            quotient = column.cast("double") / step
+            whole = F.when(F.abs(quotient) >= F.lit(float(1 << 53)), quotient)
+            key = whole.otherwise(F.floor(quotient).cast("double")) * step
         return key.alias(group.name)
     if isinstance(group, DateHistogram):
         if isinstance(data_type, DateType):
