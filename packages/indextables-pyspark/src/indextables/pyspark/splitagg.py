@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -234,10 +235,30 @@ def _check_columns(
         checks[fields[column].name] = {"stats": {"field": fields[column].name}}
     if dates:
         _check_precision(directory)
+    widths = {
+        fields[lv.spec.column.lower()].name: float(lv.spec.interval)
+        for lv in keys
+        if isinstance(lv.spec, Histogram)
+    }
+    for name in widths:
+        checks[name] = {"stats": {"field": name}}
     if checks:
         found = _aggregate_json(searcher, query, checks)
         for name, stats in found.items():
             _check_range(fields[name.lower()], stats)
+            if name in widths:
+                _check_quotient(name, stats, widths[name])
+
+
+def _check_quotient(name: str, stats: Mapping[str, Any], width: float) -> None:
+    """Tantivy clamps histogram keys far from zero (and infinities): those go to Spark."""
+    low, high = stats.get("min"), stats.get("max")
+    if low is None or high is None:
+        return
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise NotExact(f"column {name!r} holds infinities")
+    if max(abs(low), abs(high)) / width >= _EXACT_F64:
+        raise NotExact(f"column {name!r} holds values too far from zero for its histogram")
 
 
 def _check_strings(
