@@ -83,3 +83,16 @@ def test_parse_timestamp_ms(text: str, expected: int) -> None:
 def test_parse_timestamp_rejects_garbage() -> None:
     with pytest.raises(UsageError, match="invalid timestamp"):
         parse_timestamp_ms("yesterday")
+
+
+def test_azure_credentials_come_from_the_azure_cli_variables() -> None:
+    env = {
+        "AZURE_STORAGE_ACCOUNT": "acct",
+        "AZURE_STORAGE_KEY": "a2V5",
+        "AZURE_STORAGE_CONNECTION_STRING": "",
+        "INDEXTABLES_STORAGE_OPTION_ACCOUNT_NAME": "other",
+    }
+    # An empty variable is not a setting; the explicit INDEXTABLES_ variable wins.
+    assert storage_options_from_env(env) == {"account_name": "other", "account_key": "a2V5"}
+    sas = storage_options_from_env({"AZURE_STORAGE_SAS_TOKEN": "sv=1&sig=x"})
+    assert sas == {"sas_token": "sv=1&sig=x"}

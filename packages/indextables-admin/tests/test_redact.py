@@ -69,3 +69,18 @@ def test_redact_text_scrubs_every_secret_longest_first() -> None:
 def test_redact_options_scrubs_uri_values() -> None:
     redacted = redact_options({"endpoint_url": "http://u:p@127.0.0.1:9000"})
     assert redacted == {"endpoint_url": "http://***@127.0.0.1:9000"}
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "abfss://logs@acct.dfs.core.windows.net/t",
+        "wasbs://logs@acct.blob.core.windows.net/t",
+    ],
+)
+def test_the_azure_container_name_is_shown(uri: str) -> None:
+    assert redact_uri(uri) == uri
+
+
+def test_a_credential_pair_in_user_info_still_goes() -> None:
+    assert redact_uri("s3://AKID:wJalr@bucket/t") == "s3://***@bucket/t"

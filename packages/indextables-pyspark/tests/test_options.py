@@ -62,3 +62,31 @@ def test_selective_reads_group_more_splits_per_task_unless_set() -> None:
     assert (parse_read({}).splits_per_task, parse_read({}).selective_splits_per_task) == (4, 16)
     both = parse_read({"spark.indextables.read.splitsPerTask": "2"})
     assert (both.splits_per_task, both.selective_splits_per_task) == (2, 2)
+
+
+def test_splits_per_task_auto_and_max_splits_per_task() -> None:
+    auto = parse_read({"spark.indextables.read.splitsPerTask": "AUTO"})
+    assert (auto.splits_per_task, auto.selective_splits_per_task) == (4, 16)
+    capped = parse_read(
+        {
+            "spark.indextables.read.splitsPerTask": "auto",
+            "spark.indextables.read.maxSplitsPerTask": "8",
+        }
+    )
+    assert (capped.splits_per_task, capped.selective_splits_per_task) == (4, 8)
+    explicit = parse_read(
+        {
+            "spark.indextables.read.splitsPerTask": "12",
+            "spark.indextables.read.maxSplitsPerTask": "2",
+        }
+    )
+    assert (explicit.splits_per_task, explicit.selective_splits_per_task) == (12, 12)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("read.splitsPerTask", "many"), ("read.splitsPerTask", "0"), ("read.maxSplitsPerTask", "0")],
+)
+def test_bad_splits_per_task(key: str, value: str) -> None:
+    with pytest.raises(OptionError, match=key.lower().replace(".", r"\.")):
+        parse_read({"spark.indextables." + key: value})

@@ -123,3 +123,13 @@ def test_secret_errors_do_not_echo_values() -> None:
     with pytest.raises(ConfigurationError) as caught:
         parse_s3_options({"secret_access_key": "a", "spark.indextables.aws.secretKey": "SHH-999"})
     assert "SHH-999" not in str(caught.value)
+
+
+def test_the_references_other_endpoint_and_path_style_keys() -> None:
+    parsed = parse_s3_options(
+        {
+            "spark.indextables.s3.serviceUrl": "http://127.0.0.1:9000",
+            "spark.indextables.aws.pathStyleAccess": "true",
+        }
+    )
+    assert (parsed.endpoint_url, parsed.path_style) == ("http://127.0.0.1:9000", True)

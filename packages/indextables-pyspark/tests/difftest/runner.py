@@ -164,7 +164,24 @@ def _write_all(spark: SparkSession, plan: TablePlan, table: str, copy: str) -> N
             if isinstance(exc, AnalysisException) and index == 0:
                 raise
             raise WriteFailed(f"write {index} ({write.mode}): {error_text(exc)}") from exc
-        df.write.partitionBy(*plan.partition_by).mode(write.mode).parquet(copy)
+        _write_parquet(spark, df, plan.partition_by, write.mode, copy)
+
+
+# Spark's sorted partition writer sees -0.0 and 0.0 as one partition key while sorting but
+# names two directories, so it reopens a file it already wrote (FileAlreadyExistsException);
+# the concurrent writer keys its files by the exact value.
+_CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
+
+
+def _write_parquet(
+    spark: SparkSession, df: Any, partition_by: Sequence[str], mode: str, copy: str
+) -> None:
+    previous = spark.conf.get(_CONCURRENT_WRITERS)
+    spark.conf.set(_CONCURRENT_WRITERS, "256")
+    try:
+        df.write.partitionBy(*partition_by).mode(mode).parquet(copy)
+    finally:
+        spark.conf.set(_CONCURRENT_WRITERS, previous)
 
 
 # -- cases ------------------------------------------------------------------

@@ -88,22 +88,41 @@ def _hint(pair: str) -> str:
     return f": did you mean {name}=...? (the value is not shown)"
 
 
-def storage_options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Collect storage options from ``INDEXTABLES_STORAGE_OPTION_<KEY>`` variables.
+#: The Azure CLI's and SDK samples' variables -> the Azure store's option names.
+AZURE_ENV = {
+    "AZURE_STORAGE_ACCOUNT": "account_name",
+    "AZURE_STORAGE_KEY": "account_key",
+    "AZURE_STORAGE_CONNECTION_STRING": "connection_string",
+    "AZURE_STORAGE_SAS_TOKEN": "sas_token",
+}
 
-    The key is lower-cased (``..._ENDPOINT_URL`` -> ``endpoint_url``). Store
-    credentials in their usual variables (``AWS_ACCESS_KEY_ID``, ...) are read
-    by the store itself, not here.
+
+def storage_options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Collect storage options from the environment.
+
+    ``INDEXTABLES_STORAGE_OPTION_<KEY>`` gives option ``<key>`` (lower-cased:
+    ``..._ENDPOINT_URL`` -> ``endpoint_url``). Azure credentials come from the
+    variables the Azure CLI uses (``AZURE_STORAGE_ACCOUNT``, ``AZURE_STORAGE_KEY``,
+    ``AZURE_STORAGE_CONNECTION_STRING``, ``AZURE_STORAGE_SAS_TOKEN``), as S3's
+    come from ``AWS_ACCESS_KEY_ID`` and the rest (read by boto3 itself); an
+    ``INDEXTABLES_STORAGE_OPTION_*`` variable of the same option wins. Options
+    of another backend are ignored by a store, so these never disturb S3 or
+    local tables.
 
     Args:
         environ: the environment to read; ``os.environ`` by default.
     """
     env = os.environ if environ is None else environ
-    return {
-        name[len(STORAGE_OPTION_ENV_PREFIX) :].lower(): value
-        for name, value in env.items()
-        if name.startswith(STORAGE_OPTION_ENV_PREFIX) and len(name) > len(STORAGE_OPTION_ENV_PREFIX)
-    }
+    options = {name: env[var] for var, name in AZURE_ENV.items() if env.get(var)}
+    options.update(
+        {
+            name[len(STORAGE_OPTION_ENV_PREFIX) :].lower(): value
+            for name, value in env.items()
+            if name.startswith(STORAGE_OPTION_ENV_PREFIX)
+            and len(name) > len(STORAGE_OPTION_ENV_PREFIX)
+        }
+    )
+    return options
 
 
 # Retention windows beyond this are typos: they would also overflow date arithmetic.

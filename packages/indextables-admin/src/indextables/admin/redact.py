@@ -39,7 +39,7 @@ _URI_SECRET_PARAMS = re.compile(
     r"(?i)([?&](?:sig|signature|x-amz-signature|x-amz-security-token|x-amz-credential|"
     r"token|sas|key|password)=)[^&#\s]*"
 )
-_URI_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
+_URI_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/@\s]+)@")
 
 
 def _normalise(name: str) -> str:
@@ -81,14 +81,25 @@ def redact_options(options: Mapping[str, str]) -> dict[str, str]:
 
 
 def redact_uri(uri: str) -> str:
-    """Remove user info and signature query parameters from a URI.
+    """Remove credentials in user info and signature query parameters from a URI.
+
+    User info with a ``:`` is a credential pair and goes whole; without one
+    it is a name, such as the container of ``abfss://container@account...``,
+    which is not a secret and stays.
 
     Example:
         >>> redact_uri("s3://AKIA:shh@bucket/t?sig=abc&x=1")
         's3://***@bucket/t?sig=***&x=1'
+        >>> redact_uri("abfss://logs@acct.dfs.core.windows.net/t")
+        'abfss://logs@acct.dfs.core.windows.net/t'
     """
-    uri = _URI_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", uri)
+    uri = _URI_USERINFO.sub(_userinfo, uri)
     return _URI_SECRET_PARAMS.sub(lambda m: f"{m.group(1)}{REDACTED}", uri)
+
+
+def _userinfo(match: re.Match[str]) -> str:
+    info = match.group(2)
+    return f"{match.group(1)}{REDACTED if ':' in info else info}@"
 
 
 def redact_text(text: str, secrets: Iterable[str]) -> str:

@@ -23,6 +23,7 @@ from indextables.pyspark.errors import (
     QuerySyntaxError,
     SqlCommandError,
     UnsupportedTypeError,
+    from_spark_error,
 )
 from indextables.pyspark.version import __version__
 
@@ -34,6 +35,16 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 FORMAT = "indextables"
+
+
+def session_options(
+    spark: SparkSession, options: Mapping[str, Any] | None = None
+) -> dict[str, str]:
+    """``options`` over the session's ``spark.indextables.*`` settings, for ``spark.read`` and
+    ``df.write``, which see only ``.option()`` values (see :mod:`.sessionconf`)."""
+    from indextables.pyspark.sessionconf import session_options as _session_options
+
+    return _session_options(spark, options)
 
 
 def register(spark: SparkSession) -> None:
@@ -49,10 +60,13 @@ def sql(spark: SparkSession, text: str, *, options: Mapping[str, Any] | None = N
     ``options`` carries what a command on a cloud table needs: store credentials
     (``spark.indextables.aws.*``/``azure.*``) and engine settings
     (``spark.indextables.checkpoint.interval``, retention windows, commit retries).
+    The session's ``spark.indextables.*`` settings apply under them (see
+    :mod:`.sessionconf`), as they do for every ``itp.*`` helper.
     """
     from indextables.pyspark.commands import run_sql
+    from indextables.pyspark.sessionconf import session_options
 
-    return run_sql(spark, text, options={k: str(v) for k, v in (options or {}).items()})
+    return run_sql(spark, text, options=session_options(spark, options))
 
 
 def search(
@@ -69,6 +83,7 @@ def search(
     """Interactive search: the matching rows, searched in the driver when small
     (see :mod:`.localsearch`), through Spark tasks otherwise."""
     from indextables.pyspark.localsearch import search as _search
+    from indextables.pyspark.sessionconf import session_options
 
     return _search(
         spark,
@@ -78,7 +93,7 @@ def search(
         textsearch=textsearch,
         fieldmatch=fieldmatch,
         limit=limit,
-        options=options,
+        options=session_options(spark, options),
     )
 
 
@@ -179,9 +194,11 @@ def write(
     options: Mapping[str, Any] | None = None,
 ) -> WriteResult:
     """Write ``df``; merge-on-write then runs as Spark tasks (see :mod:`.tablewrite`)."""
+    from indextables.pyspark.sessionconf import session_options
     from indextables.pyspark.tablewrite import write as _write
 
-    return _write(df, path, mode=mode, partition_by=partition_by, options=options)
+    merged = session_options(df.sparkSession, options)
+    return _write(df, path, mode=mode, partition_by=partition_by, options=merged)
 
 
 def textsearch(
@@ -189,8 +206,9 @@ def textsearch(
 ) -> DataFrame:
     """Rows whose tokenized ``column`` matches the Tantivy ``query`` (see :mod:`.searchoptions`)."""
     from indextables.pyspark.searchoptions import textsearch as _textsearch
+    from indextables.pyspark.sessionconf import session_options
 
-    return _textsearch(spark, path, column, query, **options)
+    return _textsearch(spark, path, column, query, **session_options(spark, options))
 
 
 def fieldmatch(
@@ -198,8 +216,9 @@ def fieldmatch(
 ) -> DataFrame:
     """Rows whose exact (string) ``column`` equals ``value`` (see :mod:`.searchoptions`)."""
     from indextables.pyspark.searchoptions import fieldmatch as _fieldmatch
+    from indextables.pyspark.sessionconf import session_options
 
-    return _fieldmatch(spark, path, column, value, **options)
+    return _fieldmatch(spark, path, column, value, **session_options(spark, options))
 
 
 __all__ = [
@@ -216,10 +235,12 @@ __all__ = [
     "count",
     "date_histogram",
     "fieldmatch",
+    "from_spark_error",
     "histogram",
     "range",
     "register",
     "search",
+    "session_options",
     "sql",
     "textsearch",
     "write",

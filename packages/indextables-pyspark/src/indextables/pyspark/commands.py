@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from indextables.pyspark.errors import SqlCommandError
 from indextables.pyspark.planguard import sweep_claims
+from indextables.pyspark.refkeys import warn_ignored
 from indextables.pyspark.tableaccess import table_handle
 from pyspark.sql.types import (
     ArrayType,
@@ -180,6 +181,7 @@ def run_sql(
         return spark.sql(text)
     name, args = parsed
     opts = dict(options or {})
+    warn_ignored(opts)
     if name == "merge":
         return frame(spark, MERGE_SCHEMA, [_merge(spark, args, opts)])
     if name == "environment":
@@ -421,7 +423,7 @@ def _as_rows(result: Any, **extra: Any) -> list[dict[str, Any]]:
 
 
 def _merge(spark: SparkSession, args: dict[str, str], options: dict[str, str]) -> dict[str, Any]:
-    from indextables.pyspark.merge import DEFAULT_TARGET_SIZE, merge_splits
+    from indextables.pyspark.merge import DEFAULT_TARGET_SIZE, merge_settings, merge_splits
 
     if "precommit" in args:
         metrics = {"status": "pending", "message": PRECOMMIT_MESSAGE}
@@ -459,6 +461,7 @@ def _merge(spark: SparkSession, args: dict[str, str], options: dict[str, str]) -
     return {
         "table_path": args["path"],
         "metrics": metrics,
+        "heap_size_bytes": merge_settings(options).heap_size,
         "new_files": new_files,
         "skipped_groups": skipped,
     }

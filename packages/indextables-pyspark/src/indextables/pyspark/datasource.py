@@ -24,6 +24,7 @@ from indextables.pyspark.options import (
 )
 from indextables.pyspark.partitionvalues import check_partition_types
 from indextables.pyspark.reader import IndexTablesReader
+from indextables.pyspark.refkeys import warn_ignored
 from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.tableaccess import TableView, load_head, load_planning_view, load_view
 from indextables.pyspark.writer import IndexTablesWriter, WritePlan
@@ -109,6 +110,7 @@ def make_reader(
     options: Mapping[str, str], view: TableView, schema: StructType
 ) -> IndexTablesReader:
     """A reader of ``view`` for the read ``options`` (search options validated here)."""
+    warn_ignored(options)
     read = parse_read(options)
     search = SearchSpec(read.query, dict(read.text_search), dict(read.field_match))
     return IndexTablesReader(view, schema, options=options, read_options=read, search=search)
@@ -121,9 +123,12 @@ def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> Wri
         OptionError: bad option values, or partitioning that contradicts the table.
         UnsupportedTypeError: a column type that cannot be indexed.
     """
+    from indextables.pyspark.merge import merge_settings
     from indextables.pyspark.tableaccess import engine_config, table_exists
 
+    warn_ignored(options)
     engine_config(options)  # engine settings fail here, at planning, not at commit
+    merge_settings(options)  # so do merge-on-write's
     existing = load_view(path, options) if table_exists(path, options) else None
     merged = dict(existing.configuration) if existing else {}
     merged = {k: v for k, v in lower_keys(merged).items() if k.startswith(INDEXING)}

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import re
+from collections.abc import Iterator
+
 
 class IndexTablesSparkError(Exception):
-    """Root of every error raised by indextables.pyspark."""
+    """Root of every error raised by indextables.pyspark.
+
+    Attributes:
+        spark_error: the PySpark exception this error was rebuilt from (see
+            :func:`from_spark_error`), else None.
+    """
+
+    spark_error: BaseException | None = None
 
 
 class OptionError(IndexTablesSparkError, ValueError):
@@ -33,3 +44,64 @@ class SqlCommandError(IndexTablesSparkError, ValueError):
 
 class UnreadableSplitError(IndexTablesSparkError):
     """A split this package cannot read (e.g. documents stored with zstd); the message names it."""
+
+
+_CARRIED = re.compile(
+    r"indextables\.pyspark\.errors\.(?P<name>[A-Za-z]+Error): (?P<message>[^\n]+)"
+)
+
+
+def from_spark_error(error: BaseException) -> IndexTablesSparkError | None:
+    """The error of this package that a PySpark exception carries, or None.
+
+    An error raised where Spark plans a read or write (in a Python worker)
+    reaches the caller as a PySpark ``AnalysisException`` whose message holds
+    the worker's traceback, with this package's one-line message at its end.
+    This rebuilds that error (same class, same message) from the text.
+
+    Example:
+        >>> try:  # doctest: +SKIP
+        ...     df.write.format("indextables").option("partitionBy", "nope").save(p)
+        ... except Exception as error:
+        ...     raise from_spark_error(error) or error
+    """
+    if isinstance(error, IndexTablesSparkError):
+        return error
+    found = None
+    for match in _CARRIED.finditer(str(error)):
+        kind = _BY_NAME.get(match.group("name"))
+        if kind is not None:
+            found = kind(match.group("message"))
+    return found
+
+
+_BY_NAME: dict[str, type[IndexTablesSparkError]] = {
+    kind.__name__: kind
+    for kind in (
+        OptionError,
+        UnsupportedTypeError,
+        QuerySyntaxError,
+        FieldKindError,
+        NotATableError,
+        SqlCommandError,
+        UnreadableSplitError,
+    )
+}
+
+
+@contextlib.contextmanager
+def planning_errors() -> Iterator[None]:
+    """Raise this package's error, not PySpark's wrapper of it, from the block.
+
+    The PySpark exception stays reachable as ``spark_error`` of the raised error.
+    """
+    try:
+        yield
+    except IndexTablesSparkError:
+        raise
+    except Exception as error:
+        ours = from_spark_error(error)
+        if ours is None:
+            raise
+        ours.spark_error = error
+        raise ours from None

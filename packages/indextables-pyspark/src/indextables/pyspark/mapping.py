@@ -18,7 +18,15 @@ from typing import Any
 import tantivy
 
 from indextables.pyspark.errors import OptionError, UnsupportedTypeError
-from indextables.pyspark.options import IndexingOptions
+from indextables.pyspark.options import DEFAULT_TOKEN_LENGTH, IndexingOptions
+from indextables.pyspark.refkeys import warn_once
+from indextables.pyspark.tokenizers import (
+    LIMITED_TOKENIZERS,
+    limit_ignored_reason,
+    open_index,
+    split_limit,
+    with_limit,
+)
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -98,6 +106,10 @@ class FieldSpec:
         stored: Whether values are stored (needed to read the column back).
         indexed: Whether values are searchable.
         fast: Whether values get a columnar fast field.
+        record_option: What a tokenized text field's postings hold (basic,
+            freq, position; phrase queries need position).
+        token_length: The longest token (UTF-8 bytes) a ``default`` or
+            ``whitespace`` tokenized field indexes; longer ones are dropped.
     """
 
     name: str
@@ -106,6 +118,16 @@ class FieldSpec:
     stored: bool
     indexed: bool
     fast: bool
+    record_option: str = "position"
+    token_length: int = DEFAULT_TOKEN_LENGTH
+
+    @property
+    def tokenizer_name(self) -> str | None:
+        """The tokenizer name written into the split (the reference's form:
+        ``default_limit_40`` for a ``default`` field limited to 40 bytes)."""
+        if self.tokenizer is None or self.kind not in (FieldKind.TEXT, FieldKind.JSON):
+            return self.tokenizer
+        return with_limit(self.tokenizer, self.token_length)
 
     @property
     def is_tokenized(self) -> bool:
@@ -128,7 +150,7 @@ class FieldSpec:
             "stored": self.stored,
         }
         if self.tokenizer is not None:
-            entry["tokenizer"] = self.tokenizer
+            entry["tokenizer"] = self.tokenizer_name
         entry["type"] = _WIRE_TYPE[self.kind]
         return dict(sorted(entry.items()))
 
@@ -206,11 +228,38 @@ def field_spec(name: str, data_type: DataType, options: IndexingOptions) -> Fiel
         tokenizer = "raw"
     elif kind in (FieldKind.TEXT, FieldKind.JSON):
         tokenizer = options.tokenizers.get(key, "default")
-    default_fast = kind not in (FieldKind.TEXT, FieldKind.JSON, FieldKind.BYTES)
-    fast = default_fast or key in options.fast_fields
+    fast = _is_fast(key, kind, options)
     stored = key not in options.index_only_fields
     indexed = key not in options.store_only_fields
-    return FieldSpec(name, kind, tokenizer, stored, indexed, fast)
+    record = options.record_options.get(key, options.default_record_option)
+    length = options.token_lengths.get(key, options.default_token_length)
+    if kind is not FieldKind.TEXT or tokenizer not in LIMITED_TOKENIZERS:
+        # As the reference: only text fields take a limit; raw and en_stem none (see tokenizers).
+        if key in options.token_lengths and tokenizer is not None:
+            warn_once(
+                f"spark.indextables.indexing.tokenLength.{key}", limit_ignored_reason(tokenizer)
+            )
+        length = DEFAULT_TOKEN_LENGTH
+    return FieldSpec(name, kind, tokenizer, stored, indexed, fast, record, length)
+
+
+def _is_fast(key: str, kind: FieldKind, options: IndexingOptions) -> bool:
+    """Which fields get a fast field, as the reference decides.
+
+    With ``fastfields`` given, exactly the fields it names; otherwise numbers,
+    booleans, dates and exact strings, less those ``nonfastfields`` names.
+    JSON fields follow ``json.mode`` (``full``: fast) and IP fields are
+    always fast (range queries on them need it), whatever the lists say.
+    """
+    if kind is FieldKind.IP:
+        return True
+    if kind is FieldKind.JSON:
+        return options.json_mode == "full" or key in options.fast_fields
+    if options.fast_fields:
+        return key in options.fast_fields
+    if key in options.non_fast_fields:
+        return False
+    return kind not in (FieldKind.TEXT, FieldKind.BYTES)
 
 
 def field_specs(
@@ -262,7 +311,7 @@ def specs_from_doc_mapping(text: str) -> dict[str, FieldSpec]:
 
 def _spec_from_entry(entry: Mapping[str, Any]) -> FieldSpec:
     wire = str(entry.get("type", "text"))
-    tokenizer = entry.get("tokenizer")
+    tokenizer, length = split_limit(entry.get("tokenizer"))
     if wire == "text":
         kind = FieldKind.STRING if tokenizer in (None, "raw") else FieldKind.TEXT
         tokenizer = tokenizer or "raw"
@@ -275,6 +324,7 @@ def _spec_from_entry(entry: Mapping[str, Any]) -> FieldSpec:
         stored=bool(entry.get("stored", True)),
         indexed=bool(entry.get("indexed", True)),
         fast=bool(entry.get("fast", False)),
+        token_length=length,
     )
 
 
@@ -330,7 +380,7 @@ def create_index(
             _adjust_entry(entry, spec, fast_dates=fast_dates)
     with open(meta_path, "w", encoding="utf-8") as target:
         json.dump(meta, target)
-    return tantivy.Index.open(directory)
+    return open_index(directory)
 
 
 def _adjust_entry(entry: dict[str, Any], spec: FieldSpec, *, fast_dates: bool) -> None:
@@ -341,21 +391,26 @@ def _adjust_entry(entry: dict[str, Any], spec: FieldSpec, *, fast_dates: bool) -
             options["fast"] = True
     elif entry["type"] in ("text", "json_object") and not spec.indexed:
         options["indexing"] = None
+    if entry["type"] == "json_object" and spec.fast:
+        # The reference's JSON fast fields keep string values whole (no fast tokenizer).
+        options["fast"] = True
 
 
 def _add_field(builder: tantivy.SchemaBuilder, s: FieldSpec) -> None:
     if s.kind in (FieldKind.STRING, FieldKind.TEXT):
-        option = "position" if s.indexed else "basic"
+        option = "basic" if not s.indexed else "position"
+        if s.kind is FieldKind.TEXT and s.indexed:
+            option = s.record_option
         builder.add_text_field(
             s.name,
             stored=s.stored,
             fast=s.fast,
-            tokenizer_name=s.tokenizer or "raw",
+            tokenizer_name=s.tokenizer_name or "raw",
             index_option=option,
         )
     elif s.kind is FieldKind.JSON:
         builder.add_json_field(
-            s.name, stored=s.stored, fast=s.fast, tokenizer_name=s.tokenizer or "default"
+            s.name, stored=s.stored, fast=s.fast, tokenizer_name=s.tokenizer_name or "default"
         )
     elif s.kind is FieldKind.I64:
         builder.add_integer_field(s.name, stored=s.stored, indexed=s.indexed, fast=s.fast)

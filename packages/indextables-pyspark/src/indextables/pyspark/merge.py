@@ -3,10 +3,12 @@
 Planning (driver side) groups live splits by partition values and doc mapping
 and packs them, smallest first, into groups of at most ``target_size`` bytes;
 only groups of two or more splits are merged. Each group is one Spark task:
-it reads the group's rows and writes them as one new split. The driver then
-commits every merged add (``dataChange=false``) with the removes of its
-sources in one version. A group whose task fails is recorded as a
-``mergeskip`` with a cooldown instead of failing the job.
+it reads the group's rows and writes them as one new split (writer heap:
+``merge.heapSize``, else ``indexWriter.heapSize``). The driver then commits
+every merged add (``dataChange=false``) with the removes of its sources in
+one version, or one version per ``merge.batchSize`` groups when that is set.
+A group whose task fails is recorded as a ``mergeskip`` with a cooldown
+instead of failing the job.
 """
 
 from __future__ import annotations
@@ -18,8 +20,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from indextables.protocol.actions import AddAction, RemoveAction
+from indextables.pyspark.errors import OptionError
 from indextables.pyspark.mapping import specs_from_doc_mapping
-from indextables.pyspark.options import parse_read
+from indextables.pyspark.options import (
+    PREFIX,
+    lower_keys,
+    parse_int,
+    parse_read,
+    parse_size,
+    parse_write,
+)
 from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
@@ -139,13 +149,62 @@ def _merge(
     store = open_table_store(uri, options)
     read = parse_read(options)
     cache = SplitCache(read.cache_dir, read.cache_max_bytes)
+    settings = merge_settings(options)
     writer = SplitWriter(
-        store, specs, tuple(partition_columns), heap_size=64 << 20, batch_size=10_000
+        store,
+        specs,
+        tuple(partition_columns),
+        heap_size=settings.heap_size,
+        batch_size=settings.batch_size,
     )
     writer.write(_rows(store, uri, cache, group.splits, schema))
     (add,) = writer.finish()
     merges = max(s.num_merge_ops for s in group.splits)
     return dataclasses.replace(add, data_change=False, num_merge_ops=merges + 1)
+
+
+MERGE_HEAP_KEY = PREFIX + "merge.heapsize"
+MERGE_BATCH_KEY = PREFIX + "merge.batchsize"
+
+
+@dataclass(frozen=True, slots=True)
+class MergeSettings:
+    """How a merge writes and schedules its groups.
+
+    Attributes:
+        heap_size: the merged split's Tantivy writer heap: ``merge.heapSize``,
+            else ``indexWriter.heapSize``, else the writer's default.
+        batch_size: rows handed to Tantivy per step (``indexWriter.batchSize``).
+        groups_per_job: ``merge.batchSize``: merge groups per Spark job, each
+            job committed on its own (None = every group in one job and commit).
+    """
+
+    heap_size: int
+    batch_size: int
+    groups_per_job: int | None
+
+
+def merge_settings(options: Mapping[str, str]) -> MergeSettings:
+    """The merge's writer and scheduling settings from ``options``.
+
+    Raises:
+        OptionError: a bad size or count (checked on the driver, before any task).
+    """
+    opts = lower_keys(options)
+    write = parse_write(opts)
+    heap = write.heap_size
+    if MERGE_HEAP_KEY in opts:
+        heap = parse_size(MERGE_HEAP_KEY, opts[MERGE_HEAP_KEY])
+        if heap < 15 << 20:
+            raise OptionError(
+                f"option {MERGE_HEAP_KEY}={opts[MERGE_HEAP_KEY]!r} is below Tantivy's minimum 15M"
+            )
+    groups = (
+        parse_int(MERGE_BATCH_KEY, opts[MERGE_BATCH_KEY], minimum=1)
+        if MERGE_BATCH_KEY in opts
+        else None
+    )
+    return MergeSettings(heap, write.batch_size, groups)
 
 
 def _rows(
@@ -169,6 +228,7 @@ def merge_splits(
 ) -> dict[str, Any]:
     """Run MERGE SPLITS on the table at ``uri``; return the result row."""
     opts = dict(options or {})
+    settings = merge_settings(opts)
     table = table_handle(uri, opts)
     view = load_view(uri, opts)
     skipped = frozenset(s.path for s in table.skipped_files())
@@ -183,8 +243,13 @@ def merge_splits(
     result: dict[str, Any] = {"table_path": uri, "merge_groups": len(groups)}
     if not groups:
         return {**result, "status": "NO_ACTION", "merged_files": 0, "new_files": 0}
-    outcomes = run_as_tasks(spark, uri, opts, view, groups)
-    done = commit_outcomes(table, outcomes)
+    step = settings.groups_per_job or len(groups)
+    outcomes: list[MergeOutcome] = []
+    done: list[MergeOutcome] = []
+    for start in range(0, len(groups), step):
+        batch = run_as_tasks(spark, uri, opts, view, groups[start : start + step])
+        outcomes.extend(batch)
+        done.extend(commit_outcomes(table, batch))
     return {
         **result,
         "status": "SUCCESS" if len(done) == len(outcomes) else "PARTIAL",

@@ -20,11 +20,26 @@ TOKENIZER = INDEXING + "tokenizer."
 FIELD_TYPES = ("string", "text", "json", "ip")
 TOKENIZERS = ("default", "raw", "en_stem", "whitespace")
 
+RECORD_OPTION = INDEXING + "indexrecordoption."
+TOKEN_LENGTH = INDEXING + "tokenlength."
+DEFAULT_RECORD_OPTION_KEY = INDEXING + "text.indexrecordoption"
+MAX_TOKEN_LENGTH_KEY = INDEXING + "text.maxtokenlength"
+JSON_MODE_KEY = INDEXING + "json.mode"
+RECORD_OPTIONS = ("basic", "freq", "position")
+JSON_MODES = ("full", "minimal")
+# The reference's named token lengths (bytes); tokens longer than the limit are dropped.
+TOKEN_LENGTH_NAMES = {"tantivy_max": 65530, "default": 255, "legacy": 40, "min": 1}
+DEFAULT_TOKEN_LENGTH = 255
+MAX_TOKEN_LENGTH = 65530
+
 _KNOWN_INDEXING = {
     INDEXING + "fastfields",
+    INDEXING + "nonfastfields",
     INDEXING + "storeonlyfields",
     INDEXING + "indexonlyfields",
-    INDEXING + "json.mode",
+    JSON_MODE_KEY,
+    DEFAULT_RECORD_OPTION_KEY,
+    MAX_TOKEN_LENGTH_KEY,
 }
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)b?\s*$", re.IGNORECASE)
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
@@ -65,75 +80,161 @@ def split_names(value: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class IndexingOptions:
-    """Write-side field options.
+    """Write-side field options (the reference's ``spark.indextables.indexing.*`` keys).
 
     Attributes:
         typemap: lowercase column -> field type (string, text, json, ip).
         tokenizers: lowercase column -> tokenizer name.
         fast_fields: columns that get a fast field in addition to the defaults.
+        non_fast_fields: columns taken out of the default fast fields.
         store_only_fields: columns stored but not indexed.
         index_only_fields: columns indexed but not stored (cannot be read back).
+        record_options: lowercase column -> what a text field's postings hold
+            (basic, freq, position).
+        default_record_option: the same for text fields not named there.
+        token_lengths: lowercase column -> the longest token (bytes) a text
+            field indexes; longer tokens are dropped.
+        default_token_length: the same for text fields not named there.
+        json_mode: ``full`` gives JSON fields a fast field, ``minimal`` does not.
     """
 
     typemap: Mapping[str, str] = field(default_factory=dict)
     tokenizers: Mapping[str, str] = field(default_factory=dict)
     fast_fields: frozenset[str] = frozenset()
+    non_fast_fields: frozenset[str] = frozenset()
     store_only_fields: frozenset[str] = frozenset()
     index_only_fields: frozenset[str] = frozenset()
+    record_options: Mapping[str, str] = field(default_factory=dict)
+    default_record_option: str = "position"
+    token_lengths: Mapping[str, int] = field(default_factory=dict)
+    default_token_length: int = DEFAULT_TOKEN_LENGTH
+    json_mode: str = "full"
 
     def named_fields(self) -> dict[str, tuple[str, ...]]:
         """Every option that names columns, with the columns it names."""
         named = {
             INDEXING + "fastfields": tuple(self.fast_fields),
+            INDEXING + "nonfastfields": tuple(self.non_fast_fields),
             INDEXING + "storeonlyfields": tuple(self.store_only_fields),
             INDEXING + "indexonlyfields": tuple(self.index_only_fields),
         }
         named.update({TYPEMAP + c: (c,) for c in self.typemap})
         named.update({TOKENIZER + c: (c,) for c in self.tokenizers})
+        named.update({RECORD_OPTION + c: (c,) for c in self.record_options})
+        named.update({TOKEN_LENGTH + c: (c,) for c in self.token_lengths})
         return named
 
 
 def parse_indexing(options: Mapping[str, str]) -> IndexingOptions:
     """Parse and validate the ``spark.indextables.indexing.*`` options.
 
+    The keys that map columns to a value take both of the reference's forms:
+    per column (``tokenizer.title=en_stem``) and per value, listing columns
+    (``tokenizer.en_stem="title,body"``).
+
     Raises:
-        OptionError: an unknown indexing key, a bad field type or tokenizer.
+        OptionError: an unknown indexing key, a bad field type, tokenizer,
+            record option, token length or JSON mode.
     """
     opts = lower_keys(options)
     typemap: dict[str, str] = {}
     tokenizers: dict[str, str] = {}
+    records: dict[str, str] = {}
+    lengths: dict[str, int] = {}
     for key, value in opts.items():
         if key.startswith(TYPEMAP):
-            _typemap_entry(key, value, typemap)
+            _dual_entry(key, value, TYPEMAP, FIELD_TYPES, typemap)
         elif key.startswith(TOKENIZER):
-            tokenizers[key[len(TOKENIZER) :]] = _choice(key, value, TOKENIZERS)
+            _dual_entry(key, value, TOKENIZER, TOKENIZERS, tokenizers)
+        elif key.startswith(RECORD_OPTION):
+            _dual_entry(key, value, RECORD_OPTION, RECORD_OPTIONS, records)
+        elif key.startswith(TOKEN_LENGTH):
+            _token_length_entry(key, value, lengths)
         elif key.startswith(INDEXING) and key not in _KNOWN_INDEXING:
             raise OptionError(
                 f"unknown option {key!r}; known: typemap.<field>, tokenizer.<field>, "
-                "fastfields, storeonlyfields, indexonlyfields"
+                "indexrecordoption.<field>, tokenLength.<field>, text.indexRecordOption, "
+                "text.maxTokenLength, fastfields, nonfastfields, storeonlyfields, "
+                "indexonlyfields, json.mode"
             )
     store_only = frozenset(split_names(opts.get(INDEXING + "storeonlyfields", "")))
     index_only = frozenset(split_names(opts.get(INDEXING + "indexonlyfields", "")))
     both = sorted(store_only & index_only)
     if both:
         raise OptionError(f"column(s) {', '.join(both)} cannot be both store-only and index-only")
+    fast = frozenset(split_names(opts.get(INDEXING + "fastfields", "")))
+    non_fast = frozenset(split_names(opts.get(INDEXING + "nonfastfields", "")))
+    clash = sorted(fast & non_fast)
+    if clash:
+        raise OptionError(f"column(s) {', '.join(clash)} cannot be both fast and non-fast")
+    default_record = opts.get(DEFAULT_RECORD_OPTION_KEY)
+    default_length = opts.get(MAX_TOKEN_LENGTH_KEY)
     return IndexingOptions(
         typemap=typemap,
         tokenizers=tokenizers,
-        fast_fields=frozenset(split_names(opts.get(INDEXING + "fastfields", ""))),
+        fast_fields=fast,
+        non_fast_fields=non_fast,
         store_only_fields=store_only,
         index_only_fields=index_only,
+        record_options=records,
+        default_record_option=(
+            _choice(DEFAULT_RECORD_OPTION_KEY, default_record, RECORD_OPTIONS)
+            if default_record is not None
+            else "position"
+        ),
+        token_lengths=lengths,
+        default_token_length=(
+            token_length(MAX_TOKEN_LENGTH_KEY, default_length)
+            if default_length is not None
+            else DEFAULT_TOKEN_LENGTH
+        ),
+        json_mode=_choice(JSON_MODE_KEY, opts.get(JSON_MODE_KEY, "full"), JSON_MODES),
     )
 
 
-def _typemap_entry(key: str, value: str, typemap: dict[str, str]) -> None:
-    suffix = key[len(TYPEMAP) :]
-    if suffix in FIELD_TYPES and value.strip().lower() not in FIELD_TYPES:
-        # List syntax: typemap.text = "message,body".
+def _dual_entry(
+    key: str, value: str, prefix: str, allowed: tuple[str, ...], target: dict[str, str]
+) -> None:
+    """One key of a column -> value option, in either of the reference's forms."""
+    suffix = key[len(prefix) :]
+    if suffix in allowed and value.strip().lower() not in allowed:
+        # List form: <prefix><value> = "c1,c2".
         for name in split_names(value):
-            typemap[name] = suffix
+            target[name] = suffix
         return
-    typemap[suffix] = _choice(key, value, FIELD_TYPES)
+    target[suffix] = _choice(key, value, allowed)
+
+
+def token_length(key: str, value: str) -> int:
+    """A token length: bytes (1 to 65530) or one of the reference's names.
+
+    Raises:
+        OptionError: not a number or name, or out of range.
+    """
+    text = value.strip().lower()
+    if text in TOKEN_LENGTH_NAMES:
+        return TOKEN_LENGTH_NAMES[text]
+    try:
+        number = int(text)
+    except ValueError:
+        raise OptionError(
+            f"option {key}={value!r} is not a token length (1 to {MAX_TOKEN_LENGTH}, or one of "
+            f"{', '.join(TOKEN_LENGTH_NAMES)})"
+        ) from None
+    if not 1 <= number <= MAX_TOKEN_LENGTH:
+        raise OptionError(f"option {key}={value!r} must be between 1 and {MAX_TOKEN_LENGTH}")
+    return number
+
+
+def _token_length_entry(key: str, value: str, lengths: dict[str, int]) -> None:
+    suffix = key[len(TOKEN_LENGTH) :]
+    if suffix in TOKEN_LENGTH_NAMES or suffix.isdigit():
+        # List form: tokenLength.<length> = "c1,c2".
+        length = token_length(key, suffix)
+        for name in split_names(value):
+            lengths[name] = length
+        return
+    lengths[suffix] = token_length(key, value)
 
 
 def _choice(key: str, value: str, allowed: tuple[str, ...]) -> str:
@@ -205,7 +306,8 @@ class ReadOptions:
         selective_splits_per_task: the same for a selective read (a search
             option or a pushed filter that becomes a Tantivy query): such a
             task touches few rows per split, so fewer, larger tasks save
-            Spark's per-task cost. Both follow ``read.splitsPerTask`` when set.
+            Spark's per-task cost. Both follow ``read.splitsPerTask`` when it
+            is a number; ``read.maxSplitsPerTask`` caps the automatic choice.
     """
 
     version_as_of: int | None = None
@@ -238,8 +340,7 @@ def parse_read(options: Mapping[str, str]) -> ReadOptions:
     if version is not None and timestamp is not None:
         raise OptionError("options versionAsOf and timestampAsOf cannot be used together")
     cache_key = PREFIX + "cache.maxsize"
-    per_task_key = PREFIX + "read.splitspertask"
-    per_task = parse_int(per_task_key, opts[per_task_key], minimum=1) if per_task_key in opts else 0
+    per_task, selective = _splits_per_task(opts)
     return ReadOptions(
         version_as_of=version,
         timestamp_as_of=timestamp,
@@ -248,9 +349,42 @@ def parse_read(options: Mapping[str, str]) -> ReadOptions:
         field_match=_prefixed(opts, "fieldmatch."),
         cache_dir=opts.get(PREFIX + "cache.directorypath") or default_cache_dir(),
         cache_max_bytes=parse_size(cache_key, opts[cache_key]) if cache_key in opts else 2 << 30,
-        splits_per_task=per_task or 4,
-        selective_splits_per_task=per_task or 16,
+        splits_per_task=per_task,
+        selective_splits_per_task=selective,
     )
+
+
+SPLITS_PER_TASK_KEY = PREFIX + "read.splitspertask"
+MAX_SPLITS_PER_TASK_KEY = PREFIX + "read.maxsplitspertask"
+
+
+def _splits_per_task(opts: Mapping[str, str]) -> tuple[int, int]:
+    """Splits per task for full and for selective reads.
+
+    ``read.splitsPerTask`` as a number is used as given (both kinds of read);
+    ``auto`` or no value chooses 4 and 16, each capped at ``read.maxSplitsPerTask``
+    when that is set (the reference caps its automatic choice the same way).
+    """
+    value = opts.get(SPLITS_PER_TASK_KEY, "auto").strip().lower()
+    cap = (
+        parse_int(MAX_SPLITS_PER_TASK_KEY, opts[MAX_SPLITS_PER_TASK_KEY], minimum=1)
+        if MAX_SPLITS_PER_TASK_KEY in opts
+        else None
+    )
+    if value != "auto":
+        try:
+            number = int(value)
+        except ValueError:
+            raise OptionError(
+                f"option {SPLITS_PER_TASK_KEY}={opts[SPLITS_PER_TASK_KEY]!r} is neither 'auto' "
+                "nor an integer"
+            ) from None
+        if number < 1:
+            raise OptionError(f"option {SPLITS_PER_TASK_KEY}={number} must be >= 1")
+        return number, number
+    if cap is None:
+        return 4, 16
+    return min(4, cap), min(16, cap)
 
 
 def _optional_int(opts: Mapping[str, str], key: str) -> int | None:
@@ -329,7 +463,7 @@ def parse_on_write(options: Mapping[str, str]) -> OnWriteOptions:
     """Parse and validate the ``mergeOnWrite.*`` / ``purgeOnWrite.*`` options.
 
     Keys of the reference this implementation does not use (disk space,
-    concurrency tuning) are accepted and ignored.
+    concurrency tuning) are accepted; each logs one warning (see :mod:`.refkeys`).
 
     Raises:
         OptionError: a value that is not a boolean, size or number, or a split

@@ -24,7 +24,12 @@ import tantivy
 
 from indextables.pyspark.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
 from indextables.pyspark.datequery import edge_date_literals, exact_date_terms
-from indextables.pyspark.errors import FieldKindError, OptionError, QuerySyntaxError
+from indextables.pyspark.errors import (
+    FieldKindError,
+    OptionError,
+    QuerySyntaxError,
+    planning_errors,
+)
 from indextables.pyspark.mapping import FieldKind, FieldSpec
 
 if TYPE_CHECKING:
@@ -179,12 +184,13 @@ def textsearch(
     Example:
         >>> textsearch(spark, "/tmp/logs", "message", "timeout AND db")  # doctest: +SKIP
     """
-    return (
-        spark.read.format("indextables")
-        .options(**{k: str(v) for k, v in options.items()})
-        .option(f"textsearch.{column}", query)
-        .load(path)
-    )
+    with planning_errors():
+        return (
+            spark.read.format("indextables")
+            .options(**{k: str(v) for k, v in options.items()})
+            .option(f"textsearch.{column}", query)
+            .load(path)
+        )
 
 
 def fieldmatch(
@@ -195,9 +201,10 @@ def fieldmatch(
     Example:
         >>> fieldmatch(spark, "/tmp/logs", "level", "ERROR")  # doctest: +SKIP
     """
-    return (
-        spark.read.format("indextables")
-        .options(**{k: str(v) for k, v in options.items()})
-        .option(f"fieldmatch.{column}", value)
-        .load(path)
-    )
+    with planning_errors():
+        return (
+            spark.read.format("indextables")
+            .options(**{k: str(v) for k, v in options.items()})
+            .option(f"fieldmatch.{column}", value)
+            .load(path)
+        )

@@ -28,6 +28,7 @@ from indextables.pyspark.searchoptions import SearchSpec, build_query
 from indextables.pyspark.splitcache import SplitRef
 from indextables.pyspark.splitwriter import ROWS_FILE
 from indextables.pyspark.tantivyquery import conjunction, fully_indexed_columns, to_query
+from indextables.pyspark.tokenizers import open_index
 from pyspark.sql.types import StructType
 
 BATCH_ROWS = 8192
@@ -109,7 +110,7 @@ def open_split(directory: str) -> tuple[tantivy.Index, tantivy.Searcher]:
         if found is not None:
             _open.move_to_end(key)
             return found
-    index = tantivy.Index.open(directory)
+    index = open_index(directory)
     opened = (index, index.searcher())
     with _open_lock:
         _open[key] = opened

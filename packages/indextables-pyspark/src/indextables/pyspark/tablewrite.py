@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from indextables.pyspark.datasource import FORMAT
-from indextables.pyspark.errors import OptionError
+from indextables.pyspark.errors import OptionError, planning_errors
 from indextables.pyspark.merge import run_as_tasks
 from indextables.pyspark.onwrite import OnWriteResult, after_write
 from indextables.pyspark.options import ON_WRITE_DEFERRED, parse_on_write
@@ -82,7 +82,8 @@ def write(
         opts["partitionBy"] = ",".join(partition_by)
     settings = parse_on_write(opts)
     save_options = {**opts, ON_WRITE_DEFERRED: "true"} if settings.enabled else opts
-    df.write.format(FORMAT).mode(mode).options(**save_options).save(path)
+    with planning_errors():
+        df.write.format(FORMAT).mode(mode).options(**save_options).save(path)
     version = load_view(path, opts).version
     if not settings.enabled:
         return WriteResult(path, version)
