@@ -205,8 +205,9 @@ def _fast_spec(fields: Mapping[str, FieldSpec], column: str, where: str) -> Fiel
     if spec is not None and not spec.fast:
         raise OptionError(
             f"{where}: column {column!r} has no fast field, so the index cannot aggregate it; "
-            f"write the table with option {_FAST_OPTION}={column} (or aggregate with "
-            "DataFrame.groupBy over spark.read)"
+            f"write the table with option {_FAST_OPTION}={column},<its other fast columns> "
+            "(when given, the option lists every fast field), or aggregate with "
+            "DataFrame.groupBy over spark.read"
         )
     return spec
 
