@@ -1,7 +1,11 @@
 """Benchmarks of the Avro state: figures and same-run baselines, never assertions on time.
 
     python packages/indextables-avrostate/benchmarks/run.py [--repeat 7] [--data-dir DIR]
-        [--only snapshot,materialize,...] [--skip-1m]
+        [--only baselines,reads,engine,writes,memory] [--files 1000000] [--skip-1m]
+
+``--files`` sets the size of the large table (1,000,000 files over 1,000
+partitions by default) whose single partition the engine and memory sections
+read; ``--skip-1m`` leaves that table out.
 
 Prints, per scenario, the median, spread (min-max) and the ratio to the
 baselines measured in the same run (fastavro, the marshal floor, zstd alone,
@@ -34,9 +38,11 @@ from indextables.avrostate import IMPL_NAME, read_state, write_state
 from indextables.avrostate.codecs import decompress_block
 from indextables.avrostate.container import parse_container
 from indextables.avrostate.manifest_writer import file_entry_to_record
+from indextables.avrostate.state_reader import load_state_manifest
 from indextables.protocol.predicates import parse_predicate
 
 N = 70_000
+SECTIONS = ("baselines", "reads", "engine", "writes", "memory")
 
 
 def timed(fn: Callable[[], Any], repeat: int) -> list[float]:
@@ -67,13 +73,13 @@ def report(name: str, times: list[float], baselines: dict[str, float] | None = N
     return med
 
 
-def ensure_data(root: Path, skip_1m: bool) -> dict[str, Path]:
+def ensure_data(root: Path, skip_1m: bool, files: int = 1_000_000) -> dict[str, Path]:
     sets = {"70k": (N, 100), "100k": (100_000, 100)}
     if not skip_1m:
-        sets["1m"] = (1_000_000, 1000)
+        sets["1m"] = (files, 1000)
     out = {}
     for name, (n, parts) in sets.items():
-        path = root / f"table-{name}"
+        path = root / (f"table-{name}" if name != "1m" or n == 1_000_000 else f"table-{n}")
         if not (path / ".complete").exists():
             print(f"(building {name} table of {n} entries in {path} ...)", flush=True)
             bench_data.write_table(path, n, partitions=parts)
@@ -198,15 +204,24 @@ def bench_engine(tables: dict[str, Path], base: dict[str, float], repeat: int) -
     )
     if "1m" in tables:
         big = store_of(tables["1m"])
+        total = load_state_manifest(big, 1).num_files
 
         def one_partition() -> None:
-            snap = open_table(str(tables["1m"]), store=big).snapshot(
-                partition_filter="date = '2024-01-05' AND region = 'region-0'"
+            files = (
+                open_table(str(tables["1m"]), store=big)
+                .snapshot(partition_filter="date = '2024-01-05' AND region = 'region-0'")
+                .files
             )
-            columns[:] = [len(snap.files.paths)]  # type: ignore[attr-defined]
+            paths, sizes = files.paths, files.sizes  # type: ignore[attr-defined]
+            values, records = files.partition_values, files.num_records  # type: ignore[attr-defined]
+            columns[:] = [len(paths), len(sizes), len(values), len(records)]
 
-        report("1M files, one partition, through the engine", timed(one_partition, repeat))
-        print(f"   ({columns[0]} files kept)")
+        report(
+            f"{total:,} files, one partition: snapshot + 4 columns",
+            timed(one_partition, repeat),
+            snapshot,
+        )
+        print(f"   ({columns[0]} files kept, paths/sizes/partition_values/num_records)")
 
 
 def bench_writes(tables: dict[str, Path], repeat: int) -> None:
@@ -321,6 +336,12 @@ def main() -> None:
         default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "indextables-avrostate-bench"),
     )
     parser.add_argument("--skip-1m", action="store_true")
+    parser.add_argument("--files", type=int, default=1_000_000, help="files of the large table")
+    parser.add_argument(
+        "--only",
+        default=",".join(SECTIONS),
+        help=f"comma-separated sections to run, of {', '.join(SECTIONS)}",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--table", help=argparse.SUPPRESS)
     parser.add_argument("--filter", help=argparse.SUPPRESS)
@@ -328,16 +349,24 @@ def main() -> None:
     if args.child:
         child(args)
         return
-    tables = ensure_data(Path(args.data_dir), args.skip_1m)
+    only = {name.strip() for name in args.only.split(",") if name.strip()}
+    unknown = only - set(SECTIONS)
+    if unknown:
+        parser.error(f"--only: unknown sections {sorted(unknown)} (of {', '.join(SECTIONS)})")
+    tables = ensure_data(Path(args.data_dir), args.skip_1m, args.files)
     print(
         f"python {sys.version.split()[0]}, decoder {IMPL_NAME}, repeat {args.repeat}, "
         f"{os.cpu_count()} CPUs"
     )
-    base = baselines(tables["70k"], tables["delta"], args.repeat)
-    bench_reads(tables, base, args.repeat)
-    bench_engine(tables, base, args.repeat)
-    bench_writes(tables, args.repeat)
-    bench_memory(tables, args.repeat)
+    base = baselines(tables["70k"], tables["delta"], args.repeat) if "baselines" in only else {}
+    if "reads" in only:
+        bench_reads(tables, base, args.repeat)
+    if "engine" in only:
+        bench_engine(tables, base, args.repeat)
+    if "writes" in only:
+        bench_writes(tables, args.repeat)
+    if "memory" in only:
+        bench_memory(tables, args.repeat)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import io
 import os
 from types import ModuleType
@@ -13,12 +14,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indextables.avrostate import SchemaMismatchError, impl, read_manifest
+from indextables.avrostate import (
+    SchemaMismatchError,
+    UnsafeManifestPathError,
+    impl,
+    read_manifest,
+)
 from indextables.avrostate._decode_common import (
     SLOT_MAX_VALUES,
     SLOT_MIN_VALUES,
     Columns,
     DecodeError,
+    UnsafePathDecodeError,
     compile_plan,
 )
 from indextables.avrostate.container import parse_container
@@ -26,6 +33,7 @@ from indextables.avrostate.entries import build_file_entry
 from indextables.avrostate.manifest_reader import read_manifest_entries
 from indextables.avrostate.manifest_writer import encode_manifest, file_entry_to_record
 from indextables.avrostate.schemas import FILE_ENTRY_SCHEMA_V1, FILE_ENTRY_SCHEMA_V2
+from indextables.protocol.pathsafety import PATH_PROBLEMS, path_problem
 from indextables.protocol.predicates import compare_values
 from indextables.protocol.state import FileEntry
 
@@ -42,9 +50,10 @@ def _opt(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.none() | strategy
 
 
+SAFE_PATH = TEXT.filter(lambda path: path_problem(path) is None)
 ENTRY = st.builds(
     FileEntry,
-    TEXT,
+    SAFE_PATH,
     STR_MAP,
     INT64,
     INT64,
@@ -426,3 +435,82 @@ def test_valid_block_outcome_is_the_entries() -> None:
         cols, records, _ = _outcome(impl.load(name), _RAW, _COUNT, _PLAN)  # type: ignore[arg-type]
         assert [build_file_entry(r) for r in records] == _sample_entries()
         assert cols[Columns.__slots__.index("paths")] == [e.path for e in _sample_entries()]
+
+
+UNSAFE_PATHS = [
+    ("", 0),
+    ("/abs/part.split", 1),
+    ("\\share\\part.split", 1),
+    ("s3://other-bucket/part.split", 2),
+    ("file:part.split", 2),
+    ("C:part.split", 2),
+    ("a+b.c-d:x", 2),
+    ("../outside.split", 3),
+    ("day=1/../../x.split", 3),
+    ("day=1\\..\\x.split", 3),
+    ("day=1/..", 3),
+]
+SAFE_PATHS = [
+    "part.split",
+    "day=2024-01-01/part-1.split",
+    "day=a:b/part.split",  # '=' before the colon: no scheme
+    "1a:b.split",  # a scheme starts with a letter
+    "..x/y..split",
+    "é/ü:x.split",
+    ".../part.split",
+]
+
+
+def _manifest_with(path: str) -> bytes:
+    good = _sample_entries()
+    bad = dataclasses.replace(good[1], path=path)
+    return encode_manifest([good[0], bad, good[2]], codec="null")
+
+
+@pytest.mark.parametrize(("path", "problem"), UNSAFE_PATHS)
+def test_unsafe_manifest_paths_are_refused_naming_manifest_and_path(
+    decoder: ModuleType, path: str, problem: int
+) -> None:
+    assert path_problem(path) == PATH_PROBLEMS[problem]
+    with pytest.raises(UnsafeManifestPathError) as caught:
+        read_manifest(_manifest_with(path), path="manifests/manifest-7.avro")
+    message = str(caught.value)
+    assert message.startswith("manifests/manifest-7.avro: ")
+    assert repr(path) in message
+    assert PATH_PROBLEMS[problem] in message
+    assert caught.value.path == "manifests/manifest-7.avro"
+
+
+@pytest.mark.parametrize("path", SAFE_PATHS)
+def test_safe_manifest_paths_are_read(decoder: ModuleType, path: str) -> None:
+    assert path_problem(path) is None
+    assert read_manifest(_manifest_with(path), path="m.avro")[1].path == path
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab:/\\.+-=1é"), max_size=10) | st.text(max_size=8))
+def test_both_twins_check_paths_as_the_commit_check_does(path: str) -> None:
+    plan, blocks = _blocks([dataclasses.replace(_sample_entries()[0], path=path)])
+    (count, raw), expected = blocks[0], path_problem(path)
+    for name in TWINS:
+        module = impl.load(name)  # type: ignore[arg-type]
+        cols = Columns()
+        if expected is None:
+            assert module.scan_block(raw, count, plan, {}, None, None, cols) == 1
+            assert cols.paths == [path]
+        else:
+            with pytest.raises(UnsafePathDecodeError) as caught:
+                module.scan_block(raw, count, plan, {}, None, None, cols)
+            assert (caught.value.path, caught.value.problem) == (path, expected)
+
+
+def test_paths_the_partition_filter_drops_are_not_decoded(decoder: ModuleType) -> None:
+    # Pruned records never become strings: their paths are neither built nor checked.
+    data = _manifest_with("../x.split")
+    container = parse_container(data, path="m")
+    plan = compile_plan(container.schema, path="m")
+    ((count, raw),) = list(container.decompressed())
+    cols = Columns()
+    kept = decoder.scan_block(raw, count, plan, {}, lambda pv: pv["p"] != "1", None, cols)
+    assert kept == 2
+    assert cols.paths == ["p=0/part-0.split", "p=2/part-2.split"]

@@ -216,3 +216,46 @@ def test_resolve_doc_mappings_restores_json_as_entries_are_built(
         assert replace(got, doc_mapping_json=None) == entry
     files = read_state(store, 1).files.resolve_doc_mappings({})
     assert all(e.doc_mapping_json is None for e in files)  # unknown refs stay refs
+
+
+@pytest.mark.parametrize("bad", ["../../etc/passwd", "/abs.split", "s3://other/x.split"])
+def test_a_state_whose_manifest_names_an_unsafe_path_is_refused(
+    store: Any, entries: Any, decoder: ModuleType, bad: str
+) -> None:
+    from indextables.avrostate import UnsafeManifestPathError
+    from indextables.protocol.errors import UnsafePathError
+
+    listed = entries(5)
+    good = listed[3].path
+    crafted = (bad + good)[: len(good)]  # same length: the record's framing stays valid
+    options = StateOptions(codec="null", entries_per_manifest=100)
+    write_state(
+        store,
+        version=1,
+        base=None,
+        adds=listed,
+        removes=[],
+        schema_registry={},
+        metadata=None,
+        force_compaction=True,
+        options=options,
+    )
+    (manifest,) = store.root.glob("_transaction_log/manifests/*.avro")
+    data = manifest.read_bytes()
+    assert data.count(good.encode()) == 1
+    manifest.write_bytes(data.replace(good.encode(), crafted.encode()))
+    with pytest.raises(UnsafeManifestPathError) as caught:
+        read_state(store, 1)
+    assert caught.value.path.endswith(manifest.name)  # the manifest, named
+    assert repr(crafted) in str(caught.value)  # and the path
+    assert isinstance(caught.value, CorruptFileError)
+    assert isinstance(caught.value, UnsafePathError)
+
+
+def test_a_state_write_of_an_unsafe_path_is_refused(store: Any, entries: Any) -> None:
+    from indextables.avrostate import UnsafeManifestPathError
+
+    listed = entries(2)
+    listed[1] = replace(listed[1], path="../escape.split")
+    with pytest.raises(UnsafeManifestPathError, match="escape"):
+        _compacted(store, listed, 100, 1 << 20)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -302,3 +303,33 @@ def test_the_purge_retention_floor_is_a_typed_error_that_says_how_to_override_it
     config = TableConfig.from_options({"spark.indextables.purge.retentionCheckEnabled": "false"})
     unchecked = open_table(str(tmp_path / "t"), config=config)
     assert unchecked.purge(older_than=1.0, dry_run=True).status == "DRY_RUN"
+
+
+@pytest.mark.parametrize("bad", ["../../outside.split", "/abs.split", "s3://other/x.split"])
+def test_a_manifest_path_that_escapes_the_table_is_refused_before_any_action(
+    tmp_path: Path, schema: dict[str, Any], bad: str
+) -> None:
+    from indextables.avrostate import UnsafeManifestPathError, read_manifest
+    from indextables.avrostate.manifest_writer import encode_manifest
+
+    root = tmp_path / "t"
+    table = create_table(str(root), schema=schema, partition_columns=["date"])
+    table.commit([AddAction(f"date=d/{i}.split", {"date": "d"}, 10, 1, True) for i in range(3)])
+    table.checkpoint()
+    (manifest,) = (root / "_transaction_log" / "manifests").glob("*.avro")
+    entries = read_manifest(manifest.read_bytes(), path=manifest.name)
+    entries[1] = replace(entries[1], path=bad)  # what a foreign writer could leave
+    manifest.write_bytes(encode_manifest(entries))
+    reader = open_table(str(root), check=False)
+    for action in (
+        lambda: reader.snapshot().files.paths,  # what `files` and `describe` list
+        lambda: reader.drop_partitions("date = 'd'"),
+    ):
+        with pytest.raises(UnsafeManifestPathError) as caught:
+            action()
+        assert manifest.name in str(caught.value)
+        assert repr(bad) in str(caught.value)
+        assert isinstance(caught.value, UnsafePathError)
+    assert not (root / version_key(2)).exists()  # drop_partitions wrote no remove
+    (problem,) = reader.validate().problems  # validate reports it as damage
+    assert repr(bad) in problem

@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 from indextables.protocol import AddAction, create_table, open_table
 from indextables.protocol.livefiles import LiveFiles
+from indextables.protocol.predicates import parse_predicate
 from indextables.protocol.state import FileEntry
+from indextables.protocol.statsfilter import entry_may_match, keep_by_stats
 
 
 def _entry(path: str, size: int = 1, part: str = "a") -> FileEntry:
@@ -79,3 +81,53 @@ def test_snapshot_files_on_a_state_stay_lazy_with_columns(tmp_path: Path) -> Non
     assert {f.path for f in files} == expected
     narrowed = open_table(str(root)).snapshot(partition_filter="p = 'a'")
     assert set(narrowed.files.paths) == {p for p in expected if p.startswith("p=a/")}
+
+
+class _Prunable(list[FileEntry]):
+    """A base that prunes by statistics and selects itself (as avro-state's entries do)."""
+
+    def __init__(self, entries: list[FileEntry]) -> None:
+        super().__init__(entries)
+        self.selected: list[list[int]] = []
+
+    def stats_may_match(self, predicate: Any) -> list[int]:
+        return [i for i, e in enumerate(self) if entry_may_match(predicate, e)]
+
+    def select(self, indices: list[int]) -> list[FileEntry]:
+        self.selected.append(list(indices))
+        return [self[i] for i in indices]
+
+
+def _stat_entry(i: int) -> FileEntry:
+    return FileEntry(
+        f"f{i}", {}, i, 0, True, 0, 0, min_values={"n": str(i)}, max_values={"n": str(i + 5)}
+    )
+
+
+@given(
+    base=st.lists(st.integers(0, 30), unique=True, max_size=20),
+    dropped=st.sets(st.integers(0, 40), max_size=10),
+    added=st.lists(st.integers(100, 130), unique=True, max_size=5),
+    bound=st.integers(0, 140),
+    prunable=st.booleans(),
+    picks=st.sets(st.integers(0, 40), max_size=10),
+)
+def test_stats_pruning_and_select_equal_the_entries(
+    base: list[int],
+    dropped: set[int],
+    added: list[int],
+    bound: int,
+    prunable: bool,
+    picks: set[int],
+) -> None:
+    entries = [_stat_entry(i) for i in base]
+    first: list[FileEntry] = _Prunable(entries) if prunable else entries
+    live = LiveFiles.overlay(
+        first, dropped={f"f{i}" for i in dropped}, added=[_stat_entry(i) for i in added]
+    )
+    predicate = parse_predicate(f"n >= '{bound}'")
+    expected = [i for i, e in enumerate(live) if entry_may_match(predicate, e)]
+    assert live.stats_may_match(predicate) == expected
+    indices = sorted(i for i in picks if i < len(live))
+    assert live.select(indices) == [list(live)[i] for i in indices]
+    assert keep_by_stats(live, predicate) == [list(live)[i] for i in expected]

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from indextables.protocol.errors import InvalidPredicateError
 from indextables.protocol.predicates import (
     And,
+    DateCompare,
     EqualTo,
     GreaterThan,
     GreaterThanOrEqual,
@@ -25,6 +26,7 @@ from indextables.protocol.predicates import (
     Predicate,
     StartsWith,
     compare_values,
+    iso_epoch_day,
     parse_predicate,
     prefix_successor,
 )
@@ -176,6 +178,50 @@ def test_number_compare_on_statistics(
 ) -> None:
     assert predicate.may_match({"id": PartitionBounds(low, high)}) is expected
     assert predicate.may_match_columns([low], [high]) == bytes([expected])
+
+
+_JAN1 = 19723  # 2024-01-01 as an epoch day
+
+
+@pytest.mark.parametrize(
+    ("predicate", "low", "high", "expected"),
+    [
+        (DateCompare("d", "=", (_JAN1,)), "2023-12-31", "2024-01-02", True),
+        (DateCompare("d", "=", (_JAN1,)), "2024-01-02", "2024-02-01", False),
+        (DateCompare("d", "=", (_JAN1 - 400, _JAN1)), "2023-12-31", "2024-01-02", True),
+        (DateCompare("d", "<", (_JAN1,)), "2024-01-01", "2024-05-01", False),
+        (DateCompare("d", "<=", (_JAN1,)), "2024-01-01", "2024-05-01", True),
+        (DateCompare("d", ">", (_JAN1,)), "2023-01-01", "2024-01-01", False),
+        (DateCompare("d", ">=", (_JAN1,)), "2023-01-01", "2024-01-01", True),
+        # Years in code-point order would put "0999" below "1000" too, but not "+10000".
+        (DateCompare("d", ">", (_JAN1,)), "0999-01-01", "1000-01-01", False),
+        # A statistic in another form never prunes (epoch days, a timestamp, junk).
+        (DateCompare("d", "=", (_JAN1,)), "19000", "19500", True),
+        (DateCompare("d", "=", (_JAN1,)), "2020-01-01", "1704067200000000", True),
+        (DateCompare("d", "=", (_JAN1,)), "2020-13-01", "2020-02-01", True),
+        (DateCompare("d", ">", (_JAN1,)), "2020-01-01", "+10000-01-01", True),
+        # An absent bound bounds nothing on its side; the other still prunes.
+        (DateCompare("d", "<", (_JAN1,)), "2024-06-01", None, False),
+        (DateCompare("d", ">", (_JAN1,)), "2024-06-01", None, True),
+    ],
+)
+def test_date_compare_on_statistics(
+    predicate: DateCompare, low: str, high: str | None, expected: bool
+) -> None:
+    assert predicate.may_match({"d": PartitionBounds(low, high)}) is expected
+
+
+def test_date_compare_evaluates_iso_dates() -> None:
+    predicate = DateCompare("d", ">=", (_JAN1,))
+    assert predicate.matches({"d": "2024-01-01"})
+    assert not predicate.matches({"d": "2023-12-31"})
+    assert predicate.evaluate({"d": "19723"}) is None
+    assert predicate.columns() == frozenset({"d"})
+    assert iso_epoch_day("1970-01-01") == 0
+    assert iso_epoch_day("1969-12-31") == -1
+    assert iso_epoch_day("2024-02-30") is None
+    with pytest.raises(ValueError, match="'in'"):
+        DateCompare("d", "in", (1,))
 
 
 def test_number_compare_evaluates_values_as_numbers() -> None:

@@ -100,3 +100,57 @@ def test_file_entries_get_their_mapping_like_dataclasses_replace(extra: dict[str
     assert type(restored) is FileEntry
     assert entry.doc_mapping_json is None  # the original is untouched
     assert with_doc_mapping_json(entry, "[1]") == replace(entry, doc_mapping_json="[1]")
+
+
+class _ListStateFormat:
+    """The avro-state format with its files handed over as a plain list.
+
+    A state format without ``resolve_doc_mappings`` (a JSON checkpoint, a
+    third-party format): the engine restores the doc mappings itself.
+    """
+
+    name = "list-state"
+
+    def __init__(self) -> None:
+        from indextables.avrostate import AvroStateFormat
+
+        self._inner = AvroStateFormat()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def read_state(self, store: Any, version: int, **kw: Any) -> Any:
+        loaded = self._inner.read_state(store, version, **kw)
+        return replace(loaded, files=list(loaded.files))
+
+
+def test_a_state_of_a_format_without_the_hook_is_resolved_once_not_per_snapshot(
+    monkeypatch: pytest.MonkeyPatch, store: Any
+) -> None:
+    from indextables.protocol import create_table, open_table
+    from indextables.protocol import snapshot as snapshot_module
+
+    fmt = _ListStateFormat()
+    schema = {"type": "struct", "fields": [{"name": "id", "type": "long", "nullable": True}]}
+    table = create_table("memory://t", schema=schema, store=store, state_format=fmt)
+    adds = [AddAction(f"p{i}.split", {}, 1, 1, True, doc_mapping_json=MAPPING) for i in range(20)]
+    table.commit(adds=adds)
+    table.checkpoint()
+    table.commit(adds=[AddAction("late.split", {}, 1, 1, True, doc_mapping_json=MAPPING)])
+    table.commit(adds=[AddAction("later.split", {}, 1, 1, True, doc_mapping_json=MAPPING)])
+    calls: list[str] = []
+    resolve = snapshot_module.resolve_doc_mapping
+
+    def counted(record: Any, registry: Any, **kw: Any) -> Any:
+        calls.append(record.path)
+        return resolve(record, registry, **kw)
+
+    monkeypatch.setattr(snapshot_module, "resolve_doc_mapping", counted)
+    reader = open_table("memory://t", store=store, state_format=fmt)
+    state = reader.snapshot(2)
+    latest = reader.snapshot()
+    assert state.state_version == latest.state_version == 1
+    assert len(latest.files) == 22
+    assert {f.doc_mapping_json for f in latest.files} == {MAPPING}
+    # Only the adds replayed after the state pass through the engine's resolution.
+    assert set(calls) == {"late.split", "later.split"}

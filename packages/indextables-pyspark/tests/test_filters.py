@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -46,8 +46,10 @@ FIELDS = {
         (ds.IsNull(("id",)), Condition("null", "id")),
         (ds.StringStartsWith(("name",), "ab"), Condition("prefix", "name", ("ab",))),
         (ds.Not(ds.EqualTo(("id",), 1)), Condition("!=", "id", (1,))),
-        (ds.EqualTo(("s", "x"), 1), None),
-        (ds.StringContains(("name",), "b"), None),
+        (ds.EqualTo(("s", "x"), 1), Condition("=", "s", (1,), ("x",))),
+        (ds.LessThan(("s", "x"), 1), None),
+        (ds.StringContains(("name",), "b"), Condition("contains", "name", ("b",))),
+        (ds.StringEndsWith(("name",), "b"), Condition("suffix", "name", ("b",))),
         (ds.Not(ds.IsNull(("id",))), None),
     ],
 )
@@ -79,6 +81,42 @@ def test_statistics_pruning(condition: Condition, expected: bool) -> None:
     assert _may([condition], **stats) is expected
 
 
+_DAY = FieldSpec("day", FieldKind.DATE, None, True, True, True)
+_AT = FieldSpec("at", FieldKind.DATE, None, True, True, True)
+_JAN1 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("condition", "expected"),
+    [
+        (Condition("=", "day", (date(2024, 1, 15),)), True),
+        (Condition("=", "day", (date(2024, 2, 1),)), False),
+        (Condition(">", "day", (date(2024, 1, 31),)), False),
+        (Condition(">=", "day", (date(2024, 1, 31),)), True),
+        (Condition("<", "day", (date(2024, 1, 1),)), False),
+        (Condition("in", "day", (date(2023, 1, 1), date(2025, 1, 1))), False),
+        (Condition("in", "day", (date(2023, 1, 1), date(2024, 1, 1))), True),
+        (Condition("=", "at", (_JAN1,)), True),
+        (Condition("<", "at", (_JAN1,)), False),
+        (Condition(">", "at", (_JAN1 + timedelta(hours=1),)), False),
+        (Condition(">=", "at", (_JAN1 + timedelta(hours=1),)), True),
+        # An NTZ operand is a wall-clock value, counted as if it were UTC (as the writer does).
+        (Condition(">", "at", (datetime(2024, 1, 1, 1),)), False),
+        (Condition("<=", "at", (datetime(2024, 1, 1),)), True),
+        # Mixed operand kinds are not translated: never pruned.
+        (Condition("in", "day", (date(2020, 1, 1), _JAN1)), True),
+    ],
+)
+def test_date_and_timestamp_statistics_prune(condition: Condition, expected: bool) -> None:
+    stats = {
+        "min_values": {"day": "2024-01-01", "at": "1704067200000000"},
+        "max_values": {"day": "2024-01-31", "at": "1704070800000000"},  # 01:00 UTC
+    }
+    fields = {"day": _DAY, "at": _AT}
+    kept = may_match_file([condition], partition_values={}, fields=fields, **stats)
+    assert kept is expected
+
+
 def test_truncated_string_max_is_not_an_upper_bound() -> None:
     long_max = "m" * 32
     stats = {"min_values": {"name": "a"}, "max_values": {"name": long_max}}
@@ -95,6 +133,11 @@ def test_truncated_string_max_is_not_an_upper_bound() -> None:
         (Condition("null", "day"), False),
         (Condition("prefix", "day", ("2024-01",)), True),
         (Condition("in", "day", ("x", "2024-01-01")), True),
+        (Condition("suffix", "day", ("01-01",)), True),
+        (Condition("suffix", "day", ("01-02",)), False),
+        (Condition("contains", "day", ("4-01",)), True),
+        (Condition("contains", "day", ("4-02",)), False),
+        (Condition("notnull", "day"), True),
     ],
 )
 def test_partition_pruning(condition: Condition, expected: bool) -> None:
@@ -142,6 +185,8 @@ _SCHEMA = StructType(
         ("id = 1 OR id = 2", ()),
         ("id = 1 AND ok = true", ()),  # bare true is outside the grammar: nothing is pushed
         ("at = '2024-01-02 00:00:00'", ()),
+        ("day = '20240101'", ()),  # Python's fromisoformat reads these as 2024-01-01
+        ("day = '2024-W01-1'", ()),
         ("name = 42", ()),
         ("id = 1.5", ()),
         ("nope = 1", ()),
@@ -161,8 +206,10 @@ STAT_FIELDS = {
     "score": FieldSpec("score", FieldKind.F64, None, True, True, True),
     "name": FieldSpec("name", FieldKind.STRING, "raw", True, True, True),
     "body": FieldSpec("body", FieldKind.TEXT, "default", True, True, False),
+    "day": FieldSpec("day", FieldKind.DATE, None, True, True, True),
 }
 SMALL_INT = st.integers(-12, 12)
+SMALL_DATE = st.integers(1, 9).map(lambda n: date(2024, 1, n))
 SMALL_TEXT = st.text("abm", max_size=3)
 # Small values dominate, so statistics and operands meet (equal, just above, just below).
 STAT_TEXT = st.one_of(
@@ -176,12 +223,19 @@ STAT_TEXT = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(str),
     st.sampled_from(["", " 7", "1e3", "inf", "nan", "abc", "é", "a" * 31, "a" * 32, "z" * 40]),
     st.text(st.characters(blacklist_categories=("Cs",)), max_size=6),
+    SMALL_DATE.map(date.isoformat),
+    SMALL_DATE.map(date.isoformat),
+    SMALL_DATE.map(
+        lambda d: str(int(datetime(d.year, d.month, d.day, tzinfo=UTC).timestamp()) * 10**6)
+    ),
 )
 STAT_MAP = st.dictionaries(st.sampled_from(sorted(STAT_FIELDS)), STAT_TEXT, max_size=4) | st.none()
 STAT_MAP = STAT_MAP | st.fixed_dictionaries(
-    {"id": STAT_TEXT, "score": STAT_TEXT, "name": STAT_TEXT}
+    {"id": STAT_TEXT, "score": STAT_TEXT, "name": STAT_TEXT, "day": STAT_TEXT}
 )
 OPERAND = st.one_of(
+    SMALL_DATE,
+    SMALL_DATE.map(lambda d: datetime(d.year, d.month, d.day, tzinfo=UTC)),
     SMALL_INT,
     SMALL_INT,
     SMALL_INT,
@@ -198,7 +252,9 @@ OPERAND = st.one_of(
 CONDITION = st.builds(
     Condition,
     st.sampled_from(["=", "<", "<=", ">", ">=", "in", "=", "<", "<=", ">", ">=", "!=", "null"]),
-    st.sampled_from(["id", "ID", "score", "name", "id", "score", "name", "body", "other"]),
+    st.sampled_from(
+        ["id", "ID", "score", "name", "id", "score", "name", "body", "other", "day", "day"]
+    ),
     st.lists(OPERAND, min_size=1, max_size=2).map(tuple),
 )
 
@@ -327,6 +383,14 @@ SPARK_STRINGS = st.one_of(
     st.text(st.characters(blacklist_categories=("Cs",)), max_size=40),
 )
 
+# Dates around the edges that matter: Tantivy's span, the epoch, four-digit years.
+SPARK_DATES = st.one_of(
+    st.sampled_from(
+        [date(1, 1, 1), date(1677, 9, 21), date(1969, 12, 31), date(1970, 1, 1), date(9999, 12, 31)]
+    ),
+    st.dates(),
+)
+
 
 def _spark_order(a: Any, b: Any) -> int:
     """Spark's order: NaN above every number and equal to NaN; strings by UTF-8 bytes."""
@@ -355,7 +419,7 @@ def _spark_holds(op: str, value: Any, operands: tuple[Any, ...]) -> bool:
 @settings(max_examples=300, deadline=None)
 @given(
     st.data(),
-    st.sampled_from(["d", "n", "s"]),
+    st.sampled_from(["d", "n", "s", "day", "ts", "ntz"]),
     st.sampled_from(["=", "in", "<", "<=", ">", ">="]),
 )
 def test_our_statistics_never_prune_a_matching_split(data: Any, column: str, op: str) -> None:
@@ -367,6 +431,9 @@ def test_our_statistics_never_prune_a_matching_split(data: Any, column: str, op:
         "d": SPARK_DOUBLES,
         "n": st.integers(-(2**63), 2**63 - 1),
         "s": SPARK_STRINGS,
+        "day": SPARK_DATES,
+        "ts": st.datetimes(timezones=st.just(UTC)),
+        "ntz": st.datetimes(),
     }[column]
     values = data.draw(st.lists(values_of | st.none(), min_size=1, max_size=6))
     operands = tuple(data.draw(st.lists(values_of, min_size=1, max_size=2 if op == "in" else 1)))
@@ -374,8 +441,18 @@ def test_our_statistics_never_prune_a_matching_split(data: Any, column: str, op:
         "d": FieldSpec("d", FieldKind.F64, None, True, True, True),
         "n": FieldSpec("n", FieldKind.I64, None, True, True, True),
         "s": FieldSpec("s", FieldKind.STRING, "raw", True, True, False),
+        "day": FieldSpec("day", FieldKind.DATE, None, True, True, True),
+        "ts": FieldSpec("ts", FieldKind.DATE, None, True, True, True),
+        "ntz": FieldSpec("ntz", FieldKind.DATE, None, True, True, True),
     }
-    arrow_type = {"d": pa.float64(), "n": pa.int64(), "s": pa.string()}[column]
+    arrow_type = {
+        "d": pa.float64(),
+        "n": pa.int64(),
+        "s": pa.string(),
+        "day": pa.date32(),
+        "ts": pa.timestamp("us", tz="UTC"),
+        "ntz": pa.timestamp("us"),
+    }[column]
     collector = StatsCollector((specs[column],))
     collector.add(pa.RecordBatch.from_pydict({column: values}, pa.schema([(column, arrow_type)])))
     matches = any(v is not None and _spark_holds(op, v, operands) for v in values)

@@ -14,6 +14,7 @@ from indextables.avrostate.errors import (
     MissingManifestError,
     SchemaMismatchError,
     StateNotFoundError,
+    UnsafeManifestPathError,
     UnsupportedCodecError,
     UnsupportedStateVersionError,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "SchemaMismatchError",
     "StateNotFoundError",
     "StateOptions",
+    "UnsafeManifestPathError",
     "UnsupportedCodecError",
     "UnsupportedStateVersionError",
     "__version__",

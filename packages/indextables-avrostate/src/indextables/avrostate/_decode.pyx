@@ -10,11 +10,12 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.object cimport Py_SIZE, Py_TYPE, PyObject, PyTypeObject
 from cpython.unicode cimport PyUnicode_Compare, PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, int64_t, uint64_t, INT32_MAX, INT64_MIN
-from libc.string cimport memcmp
+from libc.string cimport memchr, memcmp
 
 import array
 
 from indextables.avrostate._decode_common import DEFAULTS, MAX_FIELDS, DecodeError, as_number as _as_number
+from indextables.avrostate._decode_common import PATH_PROBLEMS, UnsafePathDecodeError
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void* op)
@@ -254,6 +255,7 @@ def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object p
     cdef Py_ssize_t prev_pv_start = -1, prev_pv_len = -1, pv_len
     cdef Py_ssize_t path_start, path_end
     cdef int64_t size, nrec, fstart, fend, added_version
+    cdef int problem
     cdef bint has_size, has_nrec, has_fstart, has_fend
     cdef object prev_hit = None
     _load_plan(plan, ops)
@@ -325,6 +327,9 @@ def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object p
                 path = PyUnicode_DecodeUTF8(<const char*>p + path_start, path_end - path_start, NULL)
             except UnicodeDecodeError as exc:
                 raise DecodeError(f"invalid UTF-8 at {path_start}") from exc
+            problem = _path_problem(p + path_start, path_end - path_start)
+            if problem >= 0:
+                raise UnsafePathDecodeError(path, PATH_PROBLEMS[problem])
             if has_tombstones and path in tombstones:
                 keep = False
         if keep:
@@ -351,6 +356,47 @@ def scan_block(bytes data, Py_ssize_t count, tuple plan, dict pv_cache, object p
     if pos != n:
         raise DecodeError(f"block has {n - pos} trailing bytes")
     return kept
+
+
+cdef inline bint _is_sep(unsigned char c):
+    return c == 47 or c == 92  # '/' or '\\'
+
+
+cdef int _path_problem(const unsigned char* s, Py_ssize_t n):
+    """The index in PATH_PROBLEMS of what makes a UTF-8 path unsafe, or -1.
+
+    The same checks, in the same order, as ``protocol.pathsafety.path_problem``:
+    empty, absolute, a scheme or drive (a letter, then letters, digits, '+',
+    '.' or '-', then ':'), a '..' segment between '/' or '\\' separators.
+    Every byte tested is ASCII, which UTF-8 never uses inside a multi-byte
+    character, so testing bytes equals testing characters.
+    """
+    cdef Py_ssize_t i
+    cdef unsigned char c
+    cdef const unsigned char* q = s
+    cdef const unsigned char* end = s + n
+    if n == 0:
+        return 0
+    if _is_sep(s[0]):
+        return 1
+    c = s[0] | 32
+    if 97 <= c <= 122:  # an ASCII letter
+        for i in range(1, n):
+            c = s[i]
+            if c == 58:  # ':'
+                return 2
+            if not ((97 <= (c | 32) <= 122) or (48 <= c <= 57) or c == 43 or c == 46 or c == 45):
+                break
+    # A '..' segment: jump from dot to dot (memchr), most paths have one or two.
+    while q < end:
+        q = <const unsigned char*>memchr(q, 46, <size_t>(end - q))
+        if q == NULL:
+            break
+        if q + 1 < end and q[1] == 46 and (q == s or _is_sep(q[-1])) \
+                and (q + 2 == end or _is_sep(q[2])):
+            return 3
+        q += 1
+    return -1
 
 
 cdef list _decode_values(const unsigned char* p, Py_ssize_t n, Py_ssize_t start, tuple plan,

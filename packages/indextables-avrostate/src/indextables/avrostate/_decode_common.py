@@ -16,16 +16,20 @@ from collections.abc import Sequence
 from typing import Any, Final, NamedTuple
 
 from indextables.avrostate.errors import SchemaMismatchError
+from indextables.protocol.pathsafety import PATH_PROBLEMS, path_problem  # for the decoders
 from indextables.protocol.predicates import as_number  # re-exported for the decoders
 
 __all__ = [
     "DEFAULTS",
     "EAGER_SLOTS",
     "SLOT_NAMES",
+    "PATH_PROBLEMS",
     "FieldOp",
     "Plan",
+    "UnsafePathDecodeError",
     "as_number",
     "compile_plan",
+    "path_problem",
 ]
 
 # Value kinds of FileEntry slots (and of skip-tree nodes, see below).
@@ -272,6 +276,20 @@ def compile_plan(schema: Any, *, path: str) -> Plan:
 
 class DecodeError(ValueError):
     """Record bytes do not decode under the plan (callers add the file name)."""
+
+
+class UnsafePathDecodeError(DecodeError):
+    """A record's path is not a safe table-relative path (see ``protocol.pathsafety``).
+
+    Attributes:
+        path: the path as decoded.
+        problem: what is wrong with it (one of ``PATH_PROBLEMS``).
+    """
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"path {path!r} {problem}")
+        self.path = path
+        self.problem = problem
 
 
 class Columns:

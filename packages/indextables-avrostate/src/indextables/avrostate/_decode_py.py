@@ -51,7 +51,9 @@ from indextables.avrostate._decode_common import (
     DecodeError,
     FieldOp,
     Plan,
+    UnsafePathDecodeError,
     as_number,
+    path_problem,
 )
 
 __all__ = [
@@ -233,7 +235,8 @@ def scan_block(
     """Decode the planning slots of ``count`` records; return how many were kept.
 
     The path is decoded last, only for records the partition filter keeps
-    (most records of a pruned read never become strings); tombstones are
+    (most records of a pruned read never become strings); it must be a safe
+    table-relative path (else ``UnsafePathDecodeError``), and tombstones are
     checked then.
     """
     pos = 0
@@ -261,6 +264,9 @@ def scan_block(
             row[_ROW_INDEX[op.slot]], pos = _value(data, pos, op.kind)
         if keep and path_span is not None:
             row[0] = _text(data, *path_span)
+            problem = path_problem(row[0])
+            if problem is not None:
+                raise UnsafePathDecodeError(row[0], problem)
             keep = not (tombstones and row[0] in tombstones)
         if keep:
             _append(out, row, start, pos)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from indextables.protocol.errors import (
     CorruptFileError,
     ProtocolError,
+    UnsafePathError,
     UnsupportedProtocolError,
 )
 
@@ -28,6 +29,15 @@ class CorruptAvroFileError(AvroStateError, CorruptFileError):
 
     def __init__(self, path: str, problem: str) -> None:
         CorruptFileError.__init__(self, path, problem)
+
+
+class UnsafeManifestPathError(CorruptAvroFileError, UnsafePathError):
+    """A manifest lists a path that is not a safe table-relative path.
+
+    The same check as commit paths (``indextables.protocol.pathsafety``): a
+    table whose state names such a path is refused on read, so no command
+    acts on (fetches, removes, deletes) a file outside the table.
+    """
 
 
 class UnsupportedCodecError(CorruptAvroFileError):

@@ -13,11 +13,17 @@ from collections.abc import Callable, Container, Iterable, Mapping
 from typing import Any
 
 from indextables.avrostate import impl
-from indextables.avrostate._decode_common import Columns, DecodeError, Plan, compile_plan
+from indextables.avrostate._decode_common import (
+    Columns,
+    DecodeError,
+    Plan,
+    UnsafePathDecodeError,
+    compile_plan,
+)
 from indextables.avrostate.container import Container as AvroContainer
 from indextables.avrostate.container import parse_container
 from indextables.avrostate.entries import BlockRef, FileEntries
-from indextables.avrostate.errors import CorruptAvroFileError
+from indextables.avrostate.errors import CorruptAvroFileError, UnsafeManifestPathError
 from indextables.protocol.state import FileEntry
 
 __all__ = ["EntriesBuilder", "PartitionCache", "read_manifest", "read_manifest_entries"]
@@ -72,6 +78,8 @@ class EntriesBuilder:
                 kept = decoder.scan_block(
                     raw, count, plan, self._cache, self._filter, self._tombstones, columns
                 )
+            except UnsafePathDecodeError as exc:
+                raise UnsafeManifestPathError(path, f"unsafe entry: {exc}") from None
             except DecodeError as exc:
                 raise CorruptAvroFileError(path, f"block does not decode: {exc}") from exc
             if kept:

@@ -10,11 +10,17 @@ read), and planners read the columns they need without building entries.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from indextables.protocol.state import FileEntry
+from indextables.protocol.stateformat import StatsPrunable
+from indextables.protocol.statsfilter import entry_may_match
+
+if TYPE_CHECKING:
+    from indextables.protocol.predicates import Predicate
 
 __all__ = ["LiveFiles"]
 
@@ -127,6 +133,45 @@ class LiveFiles(Sequence[FileEntry]):
     def num_records(self) -> Sequence[int | None]:
         """Every live file's record count."""
         return self._column("num_records", "num_records")
+
+    # -- building only some entries ----------------------------------------
+
+    def select(self, indices: Sequence[int]) -> list[FileEntry]:
+        """The entries at ``indices`` (ascending), the base's built a block at a time."""
+        in_base = self._base_len()
+        split = bisect.bisect_left(indices, in_base)
+        wanted = indices[:split]
+        if self._keep is not None:
+            wanted = [self._keep[i] for i in wanted]
+        select = getattr(self._base, "select", None)
+        if select is not None:
+            base: list[FileEntry] = select(wanted)
+        else:
+            base = [self._base[i] for i in wanted]
+        return base + [self._added[i - in_base] for i in indices[split:]]
+
+    def stats_may_match(self, predicate: Predicate) -> list[int]:
+        """Indices (ascending) of the live files whose statistics may satisfy ``predicate``.
+
+        The base's column-wise evaluation when it has one (no entry built),
+        else :func:`~indextables.protocol.statsfilter.entry_may_match` per entry.
+        """
+        if isinstance(self._base, StatsPrunable):
+            found = self._base.stats_may_match(predicate)
+            if self._keep is not None:
+                position = {index: i for i, index in enumerate(self._keep)}
+                found = [position[i] for i in found if i in position]
+        else:
+            found = [i for i, e in enumerate(self._iter_base()) if entry_may_match(predicate, e)]
+        in_base = self._base_len()
+        return found + [
+            in_base + i for i, e in enumerate(self._added) if entry_may_match(predicate, e)
+        ]
+
+    def _iter_base(self) -> Iterator[FileEntry]:
+        if self._keep is None:
+            return iter(self._base)
+        return (self._base[i] for i in self._keep)
 
     def _column(self, column: str, attribute: str) -> Sequence[Any]:
         """The column (the base's own object when nothing was dropped or added: read-only)."""

@@ -12,9 +12,11 @@ partition bounds prove that no entry can match.
 from __future__ import annotations
 
 import math
+import re
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Final
 
 from indextables.protocol.predicateparser import parse_tokens, tokenize
@@ -23,6 +25,7 @@ from indextables.protocol.state import PartitionBounds
 __all__ = [
     "And",
     "Comparison",
+    "DateCompare",
     "EqualTo",
     "GreaterThan",
     "GreaterThanOrEqual",
@@ -39,6 +42,7 @@ __all__ = [
     "StartsWith",
     "as_number",
     "compare_values",
+    "iso_epoch_day",
     "parse_predicate",
     "prefix_successor",
 ]
@@ -582,6 +586,69 @@ class NumberCompare(Predicate):
         # Spark orders NaN above every number and NaN = NaN holds, while Python
         # compares NaN false: leave such comparisons to the rows.
         return any(isinstance(v, float) and math.isnan(v) for v in self.values)
+
+
+_ISO_DATE: Final = re.compile(r"(\d{4})-(\d\d)-(\d\d)")
+_EPOCH_ORDINAL: Final = date(1970, 1, 1).toordinal()
+
+
+def iso_epoch_day(text: str) -> int | None:
+    """The epoch day of an ISO-8601 date ``YYYY-MM-DD`` (years 1-9999), or ``None``."""
+    found = _ISO_DATE.fullmatch(text)
+    if found is None:
+        return None
+    try:
+        day = date(int(found[1]), int(found[2]), int(found[3]))
+    except ValueError:
+        return None
+    return day.toordinal() - _EPOCH_ORDINAL
+
+
+@dataclass(frozen=True, slots=True)
+class DateCompare(Predicate):
+    """``column op d`` for any epoch day ``d`` in ``values``, statistics read as ISO dates.
+
+    The min/max pruning rule for Spark ``date`` columns, whose statistics the
+    writers record as ``YYYY-MM-DD`` (the reference's calculator does, and so
+    does ours). A statistic in any other form (epoch days, a timestamp, a
+    year beyond 9999) makes the entry never prune; an absent one bounds
+    nothing on its side. Otherwise the rule is :class:`NumberCompare`'s on
+    epoch days.
+
+    Attributes:
+        column: the column.
+        op: one of ``=``, ``<``, ``<=``, ``>``, ``>=``.
+        values: epoch days compared with (``=`` with several values is ``IN``).
+    """
+
+    column: str
+    op: str
+    values: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if self.op not in _NUMBER_OPS:
+            raise ValueError(f"DateCompare: unknown operator {self.op!r} on {self.column!r}")
+
+    def columns(self) -> frozenset[str]:
+        return frozenset({self.column})
+
+    def evaluate(self, values: Values) -> bool | None:
+        text = _value(values, self.column)
+        actual = None if text is None else iso_epoch_day(text)
+        if actual is None:
+            return None
+        holds = _NUMBER_OPS[self.op]
+        return any(holds(actual, v) for v in self.values)
+
+    def may_match(self, bounds: Bounds) -> bool:
+        found = bounds.get(self.column) if bounds is not None else None
+        if found is None:
+            return True
+        low = None if found.min is None else iso_epoch_day(found.min)
+        high = None if found.max is None else iso_epoch_day(found.max)
+        if (found.min is not None and low is None) or (found.max is not None and high is None):
+            return True  # a statistic in another form: this entry is never pruned
+        return NumberCompare(self.column, self.op, self.values).numbers_may_match(low, high)
 
 
 _COMPARISONS: Final[dict[str, type[Comparison]]] = {

@@ -151,6 +151,9 @@ class _Base:
     version: int | None
     # The stats filter ``entries`` were already pruned by (they need no re-check).
     stats_filter: Predicate | None = None
+    # Every entry with a docMappingRef already carries its JSON: snapshots built
+    # on this base need no pass over its entries to restore them.
+    resolved: bool = False
 
 
 _SCANNED: dict[tuple[str, int, int, int, str], Any] = {}
@@ -346,7 +349,7 @@ class SnapshotReader:
         resolve = getattr(entries, "resolve_doc_mappings", None)
         if resolve is not None:
             resolve(registry)  # the full registry: the state's and the metadata's
-        else:
+        elif not base.resolved:
             entries = [resolve_doc_mapping(f, registry, path=uri) for f in entries]
         if flt is not None and base.manifest is None:
             entries = [f for f in entries if flt.matches(f.partition_values)]
@@ -471,8 +474,14 @@ class SnapshotReader:
         if stats is not None:
             # Column-wise when the format can: pruned entries are never built.
             entries = keep_by_stats(entries, stats)
+        resolved = False
         if resolve is None:
+            # Once per state read (the base is cached): snapshots built on it skip the
+            # pass unless a reference was left for the metadata's registry to resolve.
             entries = [_with_mapping(entry, registry) for entry in entries]
+            resolved = not any(
+                e.doc_mapping_json is None and e.doc_mapping_ref is not None for e in entries
+            )
         files = entries
         elapsed = (time.monotonic() - started) * 1000
         tombstones = len(manifest.tombstones)
@@ -483,7 +492,7 @@ class SnapshotReader:
         emit("indextables.state.tombstone_count", tombstones, **tags)
         emit("indextables.state.tombstone_ratio", tombstones / max(len(files), 1), **tags)
         metadata = _metadata_of_state(manifest, self.store.uri)
-        return _Base(files, manifest, metadata, version, stats)
+        return _Base(files, manifest, metadata, version, stats, resolved)
 
     def _legacy_checkpoint(self, layout: TableLayout, target: int) -> _Base | None:
         """A legacy JSON checkpoint at or below ``target`` named by ``_last_checkpoint``."""

@@ -47,14 +47,18 @@ class Condition:
 
     Attributes:
         op: one of ``=``, ``<``, ``<=``, ``>``, ``>=``, ``in``, ``null``, ``notnull``,
-            ``prefix``, ``!=``.
-        column: the column name as Spark gave it.
+            ``prefix``, ``suffix``, ``contains``, ``!=``.
+        column: the (top-level) column name as Spark gave it.
         values: the operand values (one for comparisons, several for ``in``).
+        path: for a field nested in a struct column, the field names below
+            ``column`` (``s.a.b`` is column ``s``, path ``("a", "b")``); only
+            ``=`` and ``in`` conditions have one. Empty for the column itself.
     """
 
     op: str
     column: str
     values: tuple[Any, ...] = ()
+    path: tuple[str, ...] = ()
 
 
 _OPS: dict[type, str] = {
@@ -75,8 +79,10 @@ def translate(spark_filter: ds.Filter) -> Condition | None:
             return Condition("!=", child.attribute[0], (child.value,))
         return None
     attribute: tuple[str, ...] = tuple(getattr(spark_filter, "attribute", ()))
+    if len(attribute) > 1:
+        return _nested(spark_filter, attribute)
     if len(attribute) != 1:
-        return None  # nested column paths are not pushed
+        return None
     column = attribute[0]
     op = _OPS.get(type(spark_filter))
     if op is not None:
@@ -91,6 +97,21 @@ def translate(spark_filter: ds.Filter) -> Condition | None:
         return Condition("notnull", column)
     if isinstance(spark_filter, ds.StringStartsWith):
         return Condition("prefix", column, (spark_filter.value,))
+    if isinstance(spark_filter, ds.StringEndsWith):
+        return Condition("suffix", column, (spark_filter.value,))
+    if isinstance(spark_filter, ds.StringContains):
+        return Condition("contains", column, (spark_filter.value,))
+    return None
+
+
+def _nested(spark_filter: ds.Filter, attribute: tuple[str, ...]) -> Condition | None:
+    """``=`` / IN on a field inside a struct column (Spark hands its path as the attribute)."""
+    column, path = attribute[0], attribute[1:]
+    if isinstance(spark_filter, ds.EqualTo | ds.EqualNullSafe) and spark_filter.value is not None:
+        return Condition("=", column, (spark_filter.value,), path)
+    if isinstance(spark_filter, ds.In):
+        values = tuple(v for v in spark_filter.value if v is not None)
+        return Condition("in", column, values, path)
     return None
 
 
@@ -174,6 +195,7 @@ _PREDICATE_OPS = {
     "GreaterThanOrEqual": ">=",
 }
 _INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
+_ISO_DATE = re.compile(r"\d{4}-\d\d-\d\d")
 _NUMERIC_TEXT = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 
 
@@ -192,7 +214,8 @@ def _typed_literal(text: Any, data_type: DataType) -> Any:
         if isinstance(data_type, BooleanType):
             return {"true": True, "false": False}.get(text.lower())
         if isinstance(data_type, DateType):
-            return date.fromisoformat(text)
+            # Python also reads "20240101" and "2024-W01-1"; Spark's cast does not.
+            return date.fromisoformat(text) if _ISO_DATE.fullmatch(text) else None
     except ValueError:
         return None
     return None

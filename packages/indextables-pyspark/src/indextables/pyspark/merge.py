@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from indextables.protocol.actions import AddAction, RemoveAction
 from indextables.pyspark.errors import OptionError
+from indextables.pyspark.livesplits import LiveSplit
 from indextables.pyspark.mapping import specs_from_doc_mapping
 from indextables.pyspark.options import (
     PREFIX,
@@ -35,7 +36,6 @@ from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
 from indextables.pyspark.splitwriter import SplitWriter
 from indextables.pyspark.tableaccess import (
-    LiveSplit,
     TableView,
     load_view,
     open_table_store,

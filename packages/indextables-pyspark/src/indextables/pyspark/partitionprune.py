@@ -15,7 +15,7 @@ another type than the column's, never prunes.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -65,7 +65,9 @@ def partition_predicate(
     parts: list[Any] = []
     for condition in conditions:
         column = columns.get(condition.column.lower())
-        if column is None or condition.op not in ("=", "in") or not condition.values:
+        if condition.path or column is None or condition.op not in ("=", "in"):
+            continue
+        if not condition.values:
             continue
         values = _manifest_strings(condition.values, types.get(column.lower()))
         if values is None:
@@ -184,11 +186,18 @@ def condition_holds(op: str, actual: Any, operand: Any) -> bool | None:
     return _compare_holds(op, actual, operand)
 
 
+_STRING_TESTS: dict[str, Callable[[str, str], bool]] = {
+    "prefix": str.startswith,
+    "suffix": str.endswith,
+    "contains": str.__contains__,
+}
+
+
 def _compare_holds(op: str, actual: Any, operand: Any) -> bool | None:
     """Whether ``actual op operand`` holds in Spark; None when it cannot be decided."""
-    if op == "prefix":
+    if op in _STRING_TESTS:
         if isinstance(actual, str) and isinstance(operand, str):
-            return actual.startswith(operand)
+            return _STRING_TESTS[op](actual, operand)
         return None
     category = _category(actual)
     if category is None or category != _category(operand):

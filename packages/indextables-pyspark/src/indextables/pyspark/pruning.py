@@ -15,6 +15,11 @@ What is translated (docs/pyspark.md, "Comparison semantics"):
 - Float/double columns (F64): the same with ``floating`` (a max may leave NaN
   out, so it never prunes ``>``/``>=``) and, for Spark ``float`` columns,
   ``single`` (statistics rounded to 32-bit floats).
+- Date and timestamp columns (DATE): ``date`` operands as
+  :class:`~indextables.protocol.predicates.DateCompare` (statistics
+  ``YYYY-MM-DD``), ``timestamp``/``timestamp_ntz`` operands as
+  ``NumberCompare`` on epoch microseconds (:mod:`indextables.pyspark.temporal`);
+  a statistic in another form never prunes.
 - Exact string columns (STRING): comparisons and IN on strings in code-point
   order, only for literals that do not look like numbers (the protocol's
   string comparisons are numeric-aware). A possibly truncated max bounds
@@ -30,6 +35,7 @@ from indextables.protocol import predicates as p
 from indextables.protocol.statsfilter import bounds_of
 from indextables.pyspark.conditions import COMPARISONS, Condition
 from indextables.pyspark.mapping import FieldKind, FieldSpec
+from indextables.pyspark.temporal import all_dates, all_datetimes, epoch_day, operand_micros
 
 __all__ = ["stats_may_match", "stats_node", "stats_predicate"]
 
@@ -65,7 +71,7 @@ def stats_predicate(
     for condition in conditions:
         column = condition.column.lower()
         spec = fields.get(column)
-        if column in partitions or spec is None:
+        if column in partitions or spec is None or condition.path:
             continue
         node = stats_node(condition, spec, single=column in single_columns)
         if node is not None:
@@ -91,6 +97,8 @@ def stats_node(
             floating=floating,
             single=floating and single,
         )
+    if spec.kind is FieldKind.DATE:
+        return _temporal_node(spec.name, "=" if op == "in" else op, values)
     if spec.kind is not FieldKind.STRING or not all(_plain_text(v) for v in values):
         return None
     if op == "in":
@@ -101,6 +109,16 @@ def stats_node(
     for value in values[1:]:
         found = p.Or(found, node(spec.name, value))
     return found
+
+
+def _temporal_node(column: str, op: str, values: Sequence[Any]) -> p.Predicate | None:
+    """Date operands against ISO date statistics, timestamps against epoch microseconds."""
+    if all_dates(values):
+        return p.DateCompare(column, op, tuple(epoch_day(v) for v in values))
+    if all_datetimes(values):
+        micros = tuple(m for m in (operand_micros(v) for v in values) if m is not None)
+        return p.NumberCompare(column, op, micros)
+    return None
 
 
 def stats_may_match(

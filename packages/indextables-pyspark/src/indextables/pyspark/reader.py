@@ -23,8 +23,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from indextables.protocol.predicates import Predicate
 from indextables.pyspark.conditions import Condition, translate_all
-from indextables.pyspark.filters import may_match_file
+from indextables.pyspark.filters import file_matcher
+from indextables.pyspark.livesplits import LiveSplit, prune_entries, split_doc_mappings
 from indextables.pyspark.mapping import FieldKind, FieldSpec, field_specs, specs_from_doc_mapping
 from indextables.pyspark.options import ReadOptions, parse_indexing
 from indextables.pyspark.partitionprune import partition_predicate
@@ -33,7 +35,7 @@ from indextables.pyspark.pruning import stats_predicate
 from indextables.pyspark.searchoptions import SearchSpec, validate
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
-from indextables.pyspark.tableaccess import LiveSplit, TableView, load_view, open_table_store
+from indextables.pyspark.tableaccess import TableView, load_view, open_table_store
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 from pyspark.sql.types import DataType, FloatType, StructType
 
@@ -128,14 +130,24 @@ class IndexTablesReader(DataSourceReader):
         yield from filters
 
     def partitions(self) -> Sequence[ReadTask]:
-        """Group the splits that may match the pushed filters into tasks."""
+        """Group the splits that may match the pushed filters into tasks.
+
+        Splits are pruned by partition values and statistics before any is
+        built: only the kept ones become task entries.
+        """
         fields = _stat_fields(self.view)
         types = self._partition_types
-        kept = [
-            s.entry
-            for s in self._planned_splits(fields, types)
-            if self._may_match(s, fields, types)
-        ]
+        matcher = file_matcher(
+            self.conditions,
+            partition_columns=self.view.partition_columns,
+            fields=fields,
+            single_columns=_single_columns(self.schema),
+            partition_types=types,
+        )
+        planned, applied = self._planned_splits(fields, types)
+        # The engine's stats filter is the matcher's: its survivors need no second check.
+        stats = None if applied == matcher.stats else matcher.stats
+        kept = prune_entries(planned, partition_ok=matcher.partition_ok, stats=stats)
         kinds = {k: s.kind for k, s in _fields_of(self.view).items()}
         # Pruned splits need no task: a reused plan re-reads the whole snapshot (see read()).
         token, now = new_token(), time.time()
@@ -147,48 +159,37 @@ class IndexTablesReader(DataSourceReader):
 
     def _planned_splits(
         self, fields: Mapping[str, FieldSpec], types: Mapping[str, DataType]
-    ) -> Sequence[LiveSplit]:
-        """The splits left after the engine's pruning (the per-split check follows).
+    ) -> tuple[Sequence[LiveSplit], Predicate | None]:
+        """The splits left after the engine's pruning, and the stats filter it applied.
 
         The engine drops splits by partition bounds (manifest level) and by
         min/max statistics (column-wise on avro states, before entries are
-        built). A view whose splits are already in memory is reused unless
-        partition pruning can skip whole manifests.
+        built). A view whose splits are already loaded is reused unless
+        partition pruning can skip whole manifests (its splits are pruned
+        column-wise by the caller).
         """
         view = self.view
         partition = partition_predicate(self.conditions, view.partition_columns, types)
         if view.files_loaded and partition is None:
-            return view.splits
+            return view.splits, None
         stats = stats_predicate(
             self.conditions,
             fields,
             view.partition_columns,
             single_columns=_single_columns(self.schema),
         )
-        return load_view(
+        pruned = load_view(
             view.uri,
             self.options,
             version=view.version,
             partition_filter=partition,
             stats_filter=stats,
-        ).splits
+        )
+        return pruned.splits, stats
 
     def _has_index_query(self, kinds: Mapping[str, FieldKind]) -> bool:
         """True when a pushed filter names an indexed column (it narrows the Tantivy search)."""
         return any(c.column.lower() in kinds for c in self.conditions)
-
-    def _may_match(
-        self, split: LiveSplit, fields: Mapping[str, FieldSpec], types: Mapping[str, DataType]
-    ) -> bool:
-        return may_match_file(
-            self.conditions,
-            partition_values=split.partition_values,
-            min_values=split.min_values,
-            max_values=split.max_values,
-            fields=fields,
-            single_columns=_single_columns(self.schema),
-            partition_types=types,
-        )
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Yield the rows of one task's splits as Arrow batches."""
@@ -230,8 +231,7 @@ def _groups(items: list[SplitEntry], size: int) -> Iterator[list[SplitEntry]]:
 
 
 def _doc_mappings(view: TableView) -> set[str]:
-    mappings = {s.doc_mapping_json for s in view.splits if s.doc_mapping_json}
-    return mappings | set(view.doc_mappings)
+    return split_doc_mappings(view.splits) | set(view.doc_mappings)
 
 
 def _stat_fields(view: TableView) -> dict[str, FieldSpec]:

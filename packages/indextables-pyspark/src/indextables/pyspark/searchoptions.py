@@ -88,8 +88,13 @@ def validate(spec: SearchSpec, fields: Mapping[str, FieldSpec]) -> None:
         from indextables.pyspark.mapping import create_index
 
         # An index on disk: only there do store-only fields lose their inverted index.
-        with tempfile.TemporaryDirectory(prefix="indextables-validate-") as directory:
-            build_query(create_index(tuple(fields.values()), directory), spec, fields)
+        # Tantivy's threads may still touch the directory as it goes: never fail on cleanup.
+        with tempfile.TemporaryDirectory(
+            prefix="indextables-validate-", ignore_cleanup_errors=True
+        ) as directory:
+            index = create_index(tuple(fields.values()), directory)
+            build_query(index, spec, fields)
+            del index
 
 
 def _check_indexed(found: FieldSpec, helper: str) -> None:

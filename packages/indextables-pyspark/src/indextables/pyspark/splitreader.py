@@ -9,6 +9,8 @@ stored documents cannot hold exactly (:func:`rowcopy.exact_in_docs`).
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import threading
 from collections import OrderedDict
@@ -21,6 +23,7 @@ import tantivy
 
 from indextables.pyspark.conditions import Condition
 from indextables.pyspark.convert import arrow_schema, column_from_docs, has_clamped_dates
+from indextables.pyspark.jsonquery import json_path_query
 from indextables.pyspark.mapping import ROW_KEY_FIELD, FieldKind, FieldSpec, specs_from_doc_mapping
 from indextables.pyspark.partitionvalues import partition_column
 from indextables.pyspark.rowcopy import RowCopy, exact_in_docs
@@ -71,7 +74,10 @@ def read_split(
     if total == 0:
         return
     fields = _fields(index, entry)
-    query = _query(index, fields, search, conditions, fully_indexed_columns(entry.split_tags))
+    traits = split_traits(directory)
+    query = _query(
+        index, fields, search, conditions, fully_indexed_columns(entry.split_tags), traits
+    )
     rows = RowCopy.open(os.path.join(directory, ROWS_FILE))
     if query is None and rows is not None:
         yield from _scan_rows(rows, schema, entry, fields)
@@ -162,12 +168,61 @@ def _fields(index: tantivy.Index, entry: SplitEntry) -> dict[str, FieldSpec]:
     return {}
 
 
+@dataclass(frozen=True, slots=True)
+class SplitTraits:
+    """What a split's ``meta.json`` says about how its fields answer queries.
+
+    Attributes:
+        exact_dates: lowercase names of the date fields whose range queries
+            compare microseconds (fast fields of microsecond precision).
+        own: the split has this package's row key field (it was written here:
+            its raw text fast fields are readable).
+        positions: lowercase names of the text and JSON fields whose postings
+            hold positions (phrase queries need them).
+    """
+
+    exact_dates: frozenset[str] = frozenset()
+    own: bool = False
+    positions: frozenset[str] = frozenset()
+
+
+_EXACT_PRECISIONS = ("microseconds", "nanoseconds")
+
+
+def split_traits(directory: str) -> SplitTraits:
+    """The :class:`SplitTraits` of an unbundled split (its ``meta.json``, read once per version)."""
+    meta = os.stat(os.path.join(directory, "meta.json"))
+    return _traits(directory, meta.st_ino, meta.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _traits(directory: str, inode: int, mtime_ns: int) -> SplitTraits:
+    with open(os.path.join(directory, "meta.json"), encoding="utf-8") as source:
+        schema = json.load(source).get("schema", [])
+    exact: set[str] = set()
+    positions: set[str] = set()
+    own = False
+    for entry in schema:
+        name, options = entry.get("name", ""), entry.get("options") or {}
+        own = own or name == ROW_KEY_FIELD
+        if (options.get("indexing") or {}).get("record") == "position":
+            positions.add(str(name).lower())
+        if (
+            entry.get("type") == "date"
+            and options.get("fast")
+            and options.get("precision") in _EXACT_PRECISIONS
+        ):
+            exact.add(str(name).lower())
+    return SplitTraits(frozenset(exact), own, frozenset(positions))
+
+
 def _query(
     index: tantivy.Index,
     fields: Mapping[str, FieldSpec],
     search: SearchSpec,
     conditions: Sequence[Condition],
     fully_indexed: frozenset[str],
+    traits: SplitTraits = SplitTraits(),
 ) -> tantivy.Query | None:
     parts: list[tantivy.Query] = []
     option_query = build_query(index, search, fields) if not search.is_empty else None
@@ -177,7 +232,20 @@ def _query(
         spec = fields.get(condition.column.lower())
         if spec is None:
             continue  # a partition column: pruned at planning, re-checked by Spark
-        query = to_query(condition, spec, index.schema, fully_indexed=fully_indexed)
+        if condition.path:
+            positions = spec.name.lower() in traits.positions
+            nested = json_path_query(index, spec, condition, positions=positions)
+            if nested is not None:
+                parts.append(nested)
+            continue
+        query = to_query(
+            condition,
+            spec,
+            index.schema,
+            fully_indexed=fully_indexed,
+            exact_dates=traits.exact_dates,
+            readable_text_fast=traits.own,
+        )
         if query is not None:
             parts.append(query)
     return conjunction(parts) if parts else None

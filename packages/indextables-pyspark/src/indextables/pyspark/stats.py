@@ -11,6 +11,13 @@ which orders with ``Double.compare``, does); the min is the least number
 (``NaN`` only when every value is NaN). ``-0.0`` and ``0.0`` are equal and
 both written ``0``.
 
+Dates and timestamps follow the reference's calculator: a ``date`` column
+records ``YYYY-MM-DD`` (a split holding a date outside years 1-9999, which
+that form cannot write in order, records nothing for the column), a
+``timestamp`` or ``timestamp_ntz`` column its epoch microseconds (a
+wall-clock value counted as if it were UTC). The values are the exact ones
+Spark handed over, not the clamped values Tantivy indexes.
+
 The collector also records the longest UTF-8 value of each exact string
 column, so the writer can tell which columns Tantivy indexed in full
 (:meth:`StatsCollector.fully_indexed`).
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 import pyarrow as pa
@@ -29,6 +37,9 @@ from indextables.pyspark.mapping import FieldKind, FieldSpec
 from indextables.pyspark.tantivyquery import MAX_TERM_BYTES
 
 STRING_STAT_LENGTH = 32
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+_FIRST_DAY = date(1, 1, 1).toordinal() - _EPOCH_ORDINAL
+_LAST_DAY = date(9999, 12, 31).toordinal() - _EPOCH_ORDINAL
 _STAT_KINDS = (FieldKind.I64, FieldKind.F64, FieldKind.STRING, FieldKind.TEXT)
 
 
@@ -47,6 +58,7 @@ class StatsCollector:
     minimums: dict[str, Any] = field(default_factory=dict)
     maximums: dict[str, Any] = field(default_factory=dict)
     longest: dict[str, int] = field(default_factory=dict)
+    temporal: dict[str, str] = field(default_factory=dict)
     num_records: int = 0
 
     def add(self, batch: pa.RecordBatch) -> None:
@@ -58,13 +70,33 @@ class StatsCollector:
             column = batch.column(spec.name)
             if spec.is_exact and pa.types.is_string(column.type):
                 self._fold_length(spec.name, column)
-            if spec.kind not in _STAT_KINDS or column.null_count == len(column):
+            if column.null_count == len(column):
+                continue
+            if spec.kind is FieldKind.DATE:
+                self._fold_temporal(spec.name, column)
+                continue
+            if spec.kind not in _STAT_KINDS:
                 continue
             bounds = pc.min_max(column).as_py()
             low, high = bounds["min"], bounds["max"]
             if spec.kind is FieldKind.F64 and pc.any(pc.is_nan(column)).as_py():
                 high = math.nan  # pyarrow leaves NaN out unless all values are NaN
             self._fold(spec.name, low, high)
+
+    def _fold_temporal(self, name: str, column: pa.Array) -> None:
+        """Fold a date (epoch days) or timestamp (epoch microseconds) column, as integers."""
+        if pa.types.is_date32(column.type):
+            numbers = column.cast(pa.int32())
+            unit = "date"
+        elif pa.types.is_timestamp(column.type):
+            numbers = column.cast(pa.timestamp("us", tz=column.type.tz)).cast(pa.int64())
+            unit = "timestamp"
+        else:
+            return
+        bounds = pc.min_max(numbers).as_py()
+        if self.temporal.setdefault(name, unit) != unit:
+            return
+        self._fold(name, bounds["min"], bounds["max"])
 
     def _fold_length(self, name: str, column: pa.Array) -> None:
         longest = pc.max(pc.binary_length(column)).as_py() if len(column) else None
@@ -80,11 +112,30 @@ class StatsCollector:
 
     def min_values(self) -> dict[str, str]:
         """The ``minValues`` map of the AddAction."""
-        return {k: _format(v) for k, v in self.minimums.items()}
+        return self._formatted(self.minimums)
 
     def max_values(self) -> dict[str, str]:
         """The ``maxValues`` map of the AddAction."""
-        return {k: _format(v) for k, v in self.maximums.items()}
+        return self._formatted(self.maximums)
+
+    def _formatted(self, values: dict[str, Any]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for name, value in values.items():
+            if self.temporal.get(name) == "date":
+                text = _iso_date(self.minimums[name], self.maximums[name], value)
+                if text is not None:
+                    out[name] = text
+            else:
+                out[name] = _format(value)
+        return out
+
+
+def _iso_date(low: int, high: int, days: int) -> str | None:
+    """``days`` as ``YYYY-MM-DD``, or None when the column's range leaves years 1-9999."""
+    if low < _FIRST_DAY or high > _LAST_DAY:
+        return None  # such a statistic would not sort as dates do: record none at all
+    value = date.fromordinal(days + _EPOCH_ORDINAL)
+    return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
 
 
 def _is_nan(value: Any) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from indextables.pyspark.livesplits import select_splits, split_paths
 from indextables.pyspark.options import lower_keys, parse_read
 from indextables.pyspark.planguard import new_token
 from indextables.pyspark.reader import ReadTask
@@ -60,13 +61,13 @@ class IndexTablesStreamReader(DataSourceStreamReader):
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
         """Tasks over the splits added in versions ``(start, end]``."""
-        before = set()
+        before: set[str] = set()
         if start["version"] >= 0:
-            before = {
-                s.path for s in load_view(self.path, self.options, version=start["version"]).splits
-            }
-        after = load_view(self.path, self.options, version=end["version"])
-        new = [s.entry for s in after.splits if s.path not in before]
+            earlier = load_view(self.path, self.options, version=start["version"])
+            before = set(split_paths(earlier.splits))
+        after = load_view(self.path, self.options, version=end["version"]).splits
+        added = [i for i, path in enumerate(split_paths(after)) if path not in before]
+        new = [s.entry for s in select_splits(after, added)]
         size = self.read_options.splits_per_task
         token = new_token()
         return [ReadTask(tuple(new[i : i + size]), token, 0.0) for i in range(0, len(new), size)]

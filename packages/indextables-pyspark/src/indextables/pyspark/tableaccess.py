@@ -14,12 +14,10 @@ from typing import Any
 
 from indextables.protocol.actions import AddAction
 from indextables.protocol.errors import TableExistsError, TableNotFoundError
-from indextables.protocol.state import FileEntry
 from indextables.protocol.store import ObjectStore
 from indextables.pyspark.errors import NotATableError, OptionError
+from indextables.pyspark.livesplits import LiveSplit, LiveSplits
 from indextables.pyspark.options import lower_keys
-from indextables.pyspark.splitcache import SplitRef
-from indextables.pyspark.splitreader import SplitEntry
 
 STORAGE_PREFIX = "storage."
 
@@ -42,82 +40,6 @@ def open_table_store(uri: str, options: Mapping[str, str]) -> ObjectStore:
     return open_store(uri, **storage_options(options))
 
 
-class LiveSplit:
-    """One live split: planning reads its statistics, tasks get its :attr:`entry`.
-
-    A view of the snapshot's file entry: tables of many files are planned
-    without building a task record per file (only for the splits that
-    survive pruning).
-    """
-
-    __slots__ = ("_file", "doc_mapping_json", "max_values", "min_values", "partition_values")
-
-    def __init__(
-        self, file: FileEntry, doc_mapping_json: str | None, partition_columns: Sequence[str] = ()
-    ) -> None:
-        self._file = file
-        self.doc_mapping_json = doc_mapping_json
-        # What pruning reads for every split: plain slots, not properties.
-        self.partition_values: Mapping[str, str | None] = _complete(
-            file.partition_values, partition_columns
-        )
-        self.min_values: Mapping[str, str] | None = file.min_values
-        self.max_values: Mapping[str, str] | None = file.max_values
-
-    def __repr__(self) -> str:
-        return f"LiveSplit({self._file.path!r})"
-
-    @property
-    def path(self) -> str:
-        """The split's path relative to the table root."""
-        return self._file.path
-
-    @property
-    def size(self) -> int:
-        """The split's size in bytes."""
-        return self._file.size
-
-    @property
-    def modification_time(self) -> int:
-        """When the split was written (epoch ms, the add's ``modificationTime``)."""
-        return self._file.modification_time
-
-    @property
-    def num_records(self) -> int | None:
-        """Rows in the split."""
-        return self._file.num_records
-
-    @property
-    def num_merge_ops(self) -> int:
-        """How many merges produced the split."""
-        return self._file.num_merge_ops or 0
-
-    @property
-    def entry(self) -> SplitEntry:
-        """What a read task needs: where the split is and how to read it."""
-        file = self._file
-        has_footer = bool(file.has_footer_offsets) or file.footer_start_offset is not None
-        ref = SplitRef(
-            path=file.path,
-            size=file.size,
-            footer_start_offset=file.footer_start_offset if has_footer else None,
-            footer_end_offset=file.footer_end_offset if has_footer else None,
-        )
-        return SplitEntry(
-            ref,
-            dict(self.partition_values or {}),
-            self.doc_mapping_json,
-            tuple(file.split_tags or ()),
-        )
-
-
-def _complete(values: Mapping[str, str | None], columns: Sequence[str]) -> Mapping[str, str | None]:
-    """Every partition column's value: a state's entry leaves null values out."""
-    if all(c in values for c in columns):
-        return values
-    return {**dict.fromkeys(columns), **values}
-
-
 @dataclass(frozen=True, slots=True)
 class TableView:
     """A snapshot of a table as the data source uses it.
@@ -127,7 +49,9 @@ class TableView:
         version: the snapshot's version.
         schema_json: Spark schema JSON (``metaData.schemaString``).
         partition_columns: partition columns, in order.
-        splits: the live splits (empty when ``files_loaded`` is false).
+        splits: the live splits (empty when ``files_loaded`` is false): a
+            :class:`~indextables.pyspark.livesplits.LiveSplits` from
+            :func:`load_view`, whose entries are built only when read.
         configuration: the table configuration.
         files_loaded: False for a planning view (:func:`load_planning_view`):
             its splits are read at planning time, pruned by the pushed filters.
@@ -139,7 +63,7 @@ class TableView:
     version: int
     schema_json: str
     partition_columns: tuple[str, ...]
-    splits: tuple[LiveSplit, ...]
+    splits: Sequence[LiveSplit]
     configuration: Mapping[str, str]
     files_loaded: bool = True
     doc_mappings: tuple[str, ...] = ()
@@ -239,14 +163,10 @@ def load_view(
             stats_filter=stats_filter,
         ),
     )
-    return _view(
-        uri,
-        snapshot,
-        splits=tuple(
-            _live(f, snapshot.schema_registry, snapshot.metadata.partition_columns)
-            for f in snapshot.files
-        ),
+    splits = LiveSplits(
+        snapshot.files, snapshot.schema_registry, snapshot.metadata.partition_columns
     )
+    return _view(uri, snapshot, splits=splits)
 
 
 def load_planning_view(
@@ -323,15 +243,6 @@ def load_head(
         uri, options, lambda table: table.metadata_snapshot(version, timestamp=timestamp)
     )
     return TableHead(int(snapshot.version), str(snapshot.metadata.schema_string))
-
-
-def _live(
-    entry: FileEntry, registry: Mapping[str, str], partition_columns: Sequence[str]
-) -> LiveSplit:
-    mapping = entry.doc_mapping_json
-    if mapping is None and entry.doc_mapping_ref:
-        mapping = registry.get(entry.doc_mapping_ref)
-    return LiveSplit(entry, mapping, partition_columns)
 
 
 def commit_write(

@@ -14,7 +14,28 @@ orders or indexes values differently from Spark, the query is widened
   indexed. An ``=``/``IN`` operand within the limit is safe (a longer value
   cannot equal it); a longer operand is not pushed. A prefix is pushed only
   on splits whose writer recorded that every value of the column was indexed
-  (:func:`fully_indexed_columns`).
+  (:func:`fully_indexed_columns`). Suffixes and substrings (``StringEndsWith``,
+  ``StringContains``) follow the same rule. Every regex writes each character
+  but ASCII letters and digits as ``\\x{..}`` and starts with ``(?s)``, so a
+  line break in a value or an operand is matched like any character.
+- Null tests: an exists query reads a fast field. It is exact on numeric,
+  bool and date fast fields, and on exact (raw) string fast fields of splits
+  this package wrote (``readable_text_fast``): the raw fast field holds every
+  value, ``""`` and over-long ones too. Tokenized text drops ``""`` from its
+  fast field, and reference splits keep text fast fields in a dictionary form
+  tantivy-py cannot open: neither is pushed.
+- Dates and timestamps (:func:`date_bounds`): values outside Tantivy's span
+  (1677-09-21 .. 2262-04-11) are indexed clamped to its ends, so a bound at or
+  beyond an end is made inclusive at that end, or dropped (unbounded) when
+  every clamped value passes. A date field is exact to the microsecond only
+  when it is fast with microsecond precision (``exact_dates``: our writer's
+  splits); otherwise Tantivy compares values truncated to whole seconds, and
+  both bounds are widened by one second, inclusive.
+- IP fields: the Spark column is a string, compared as a string. ``=``/IN
+  are pushed as terms of the parsed address (a superset: every string equal
+  to the operand parses to that address; ``1.2.3.4`` and ``::ffff:1.2.3.4``
+  both match); an operand Tantivy cannot parse is not pushed. String order is
+  not address order: ranges are not pushed.
 """
 
 from __future__ import annotations
@@ -27,12 +48,15 @@ from typing import Final
 import tantivy
 
 from indextables.pyspark.conditions import Condition
+from indextables.pyspark.convert import TANTIVY_MAX_MICROS, TANTIVY_MIN_MICROS
 from indextables.pyspark.mapping import FieldKind, FieldSpec
+from indextables.pyspark.temporal import micros_to_datetime, operand_micros
 
 __all__ = [
     "FULLY_INDEXED_TAG",
     "MAX_TERM_BYTES",
     "conjunction",
+    "date_bounds",
     "fully_indexed_columns",
     "fully_indexed_tag",
     "to_query",
@@ -71,22 +95,31 @@ def to_query(
     schema: tantivy.Schema,
     *,
     fully_indexed: Collection[str] = frozenset(),
+    exact_dates: Collection[str] = frozenset(),
+    readable_text_fast: bool = False,
 ) -> tantivy.Query | None:
     """A Tantivy query matching a superset of the condition's rows, or None if not usable.
 
     ``fully_indexed`` names (lowercase) the columns of this split whose
-    every value is in the term dictionary; only those take prefix queries.
+    every value is in the term dictionary; only those take prefix, suffix
+    and substring queries. ``exact_dates`` names (lowercase) the date fields
+    whose range queries compare microseconds (fast, microsecond precision);
+    the others are compared at whole seconds. ``readable_text_fast``: the
+    split's raw text fast fields can be read (splits this package wrote).
     """
     if not spec.indexed and condition.op not in ("null", "notnull"):
         return None
     if condition.op in ("null", "notnull"):
-        return _null_query(condition, spec)
+        return _null_query(condition, spec, readable_text_fast)
     if condition.op == "!=":
+        if spec.kind in (FieldKind.DATE, FieldKind.IP):
+            return None  # their `=` queries may match more rows than `=`: no exact complement
         inner = to_query(
             Condition("=", condition.column, condition.values),
             spec,
             schema,
             fully_indexed=fully_indexed,
+            exact_dates=exact_dates,
         )
         if inner is None:
             return None
@@ -100,6 +133,10 @@ def to_query(
         return _double_query(condition, spec, schema)
     if spec.is_exact:
         return _string_query(condition, spec, schema, spec.name.lower() in fully_indexed)
+    if spec.kind is FieldKind.DATE:
+        return _date_query(condition, spec, schema, spec.name.lower() in exact_dates)
+    if spec.kind is FieldKind.IP:
+        return _ip_query(condition, spec, schema)
     if spec.kind is FieldKind.BOOL and condition.op == "=":
         value = condition.values[0]
         return (
@@ -108,13 +145,14 @@ def to_query(
     return None
 
 
-def _null_query(condition: Condition, spec: FieldSpec) -> tantivy.Query | None:
+def _null_query(
+    condition: Condition, spec: FieldSpec, readable_text_fast: bool
+) -> tantivy.Query | None:
     # exists_query reads fast fields; text fast fields of reference splits are unreadable here.
-    if not spec.fast or spec.kind not in (
-        FieldKind.I64,
-        FieldKind.F64,
-        FieldKind.BOOL,
-        FieldKind.DATE,
+    exact_text = readable_text_fast and spec.is_exact
+    if not spec.fast or (
+        spec.kind not in (FieldKind.I64, FieldKind.F64, FieldKind.BOOL, FieldKind.DATE)
+        and not exact_text
     ):
         return None
     exists = tantivy.Query.exists_query(spec.name)
@@ -123,6 +161,90 @@ def _null_query(condition: Condition, spec: FieldSpec) -> tantivy.Query | None:
     return tantivy.Query.boolean_query(
         [(tantivy.Occur.Must, tantivy.Query.all_query()), (tantivy.Occur.MustNot, exists)]
     )
+
+
+def date_bounds(
+    low: int | None,
+    high: int | None,
+    *,
+    include_low: bool,
+    include_high: bool,
+    exact: bool,
+) -> tuple[int | None, int | None, bool, bool]:
+    """Bounds (epoch microseconds, None: unbounded) matching every indexed value in range.
+
+    Values are indexed clamped into Tantivy's span, and, unless ``exact``,
+    truncated to whole seconds (toward zero or down: either moves a value by
+    less than a second). Clamping and truncating keep the order, so a value
+    within ``low``..``high`` is indexed within the clamped bounds, widened by
+    one second when not ``exact``. A bound at or beyond an end of the span
+    becomes inclusive; one that every indexed value passes is dropped.
+    """
+    if low is not None:
+        clamped = min(max(low, TANTIVY_MIN_MICROS), TANTIVY_MAX_MICROS)
+        if clamped != low or clamped in (TANTIVY_MIN_MICROS, TANTIVY_MAX_MICROS):
+            include_low = True
+        if not exact:
+            clamped, include_low = clamped - 1_000_000, True
+        low = None if clamped <= TANTIVY_MIN_MICROS else clamped
+    if high is not None:
+        clamped = min(max(high, TANTIVY_MIN_MICROS), TANTIVY_MAX_MICROS)
+        if clamped != high or clamped in (TANTIVY_MIN_MICROS, TANTIVY_MAX_MICROS):
+            include_high = True
+        if not exact:
+            clamped, include_high = clamped + 1_000_000, True
+        high = None if clamped >= TANTIVY_MAX_MICROS else clamped
+    return low, high, include_low, include_high
+
+
+def _date_query(
+    condition: Condition, spec: FieldSpec, schema: tantivy.Schema, exact: bool
+) -> tantivy.Query | None:
+    micros = [operand_micros(v) for v in condition.values]
+    if not micros or any(m is None for m in micros):
+        return None
+    date = tantivy.FieldType.Date
+
+    def between(low: int | None, high: int | None, inc_low: bool, inc_high: bool) -> tantivy.Query:
+        low, high, inc_low, inc_high = date_bounds(
+            low, high, include_low=inc_low, include_high=inc_high, exact=exact
+        )
+        if low is None and high is None:
+            return tantivy.Query.all_query()
+        return tantivy.Query.range_query(
+            schema,
+            spec.name,
+            date,
+            None if low is None else micros_to_datetime(low),
+            None if high is None else micros_to_datetime(high),
+            include_lower=inc_low,
+            include_upper=inc_high,
+        )
+
+    values = [m for m in micros if m is not None]
+    if condition.op == "in":
+        return _any_of([between(v, v, True, True) for v in values])
+    value = values[0]
+    bounds = {
+        "=": (value, value, True, True),
+        "<": (None, value, True, False),
+        "<=": (None, value, True, True),
+        ">": (value, None, False, True),
+        ">=": (value, None, True, True),
+    }.get(condition.op)
+    return None if bounds is None else between(*bounds)
+
+
+def _ip_query(
+    condition: Condition, spec: FieldSpec, schema: tantivy.Schema
+) -> tantivy.Query | None:
+    if condition.op not in ("=", "in") or not all(isinstance(v, str) for v in condition.values):
+        return None
+    try:
+        terms = [tantivy.Query.term_query(schema, spec.name, v) for v in condition.values]
+    except ValueError:
+        return None  # not an address Tantivy parses: left to Spark
+    return _any_of(terms)
 
 
 def _any_of(queries: Sequence[tantivy.Query]) -> tantivy.Query:
@@ -230,12 +352,18 @@ def _string_query(
         # Not term_set_query: on reference splits it reads the text fast-field dictionary,
         # an SSTable that tantivy-py (compiled with FST) cannot open.
         return _any_of([tantivy.Query.term_query(schema, spec.name, v) for v in values])
-    if condition.op == "prefix" and fully_indexed:
+    pattern = _PATTERNS.get(condition.op)
+    if pattern is not None and fully_indexed:
         try:
-            return tantivy.Query.regex_query(schema, spec.name, prefix_pattern(values[0]))
+            return tantivy.Query.regex_query(schema, spec.name, pattern(values[0]))
         except ValueError:
             return None  # e.g. a pattern too large for the automaton
     return None  # Tantivy has no range queries on text fields.
+
+
+def _literal(text: str) -> str:
+    """``text`` as a regex matching exactly it: every character but ASCII alphanumerics escaped."""
+    return "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}" for c in text)
 
 
 def prefix_pattern(prefix: str) -> str:
@@ -244,8 +372,20 @@ def prefix_pattern(prefix: str) -> str:
     Every character but ASCII letters and digits is written ``\\x{..}``, and
     ``(?s)`` lets ``.`` match line breaks too.
     """
-    body = "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}" for c in prefix)
-    return f"(?s){body}.*"
+    return f"(?s){_literal(prefix)}.*"
+
+
+def suffix_pattern(suffix: str) -> str:
+    """A Tantivy regex matching every term that ends with ``suffix`` (escaped as a prefix is)."""
+    return f"(?s).*{_literal(suffix)}"
+
+
+def contains_pattern(part: str) -> str:
+    """A Tantivy regex matching every term that contains ``part`` (escaped as a prefix is)."""
+    return f"(?s).*{_literal(part)}.*"
+
+
+_PATTERNS = {"prefix": prefix_pattern, "suffix": suffix_pattern, "contains": contains_pattern}
 
 
 def conjunction(queries: Sequence[tantivy.Query]) -> tantivy.Query:
