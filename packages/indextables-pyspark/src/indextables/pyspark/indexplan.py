@@ -28,6 +28,7 @@ from indextables.pyspark.datasource import FORMAT, IndexTablesDataSource, make_r
 from indextables.pyspark.errors import OptionError
 from indextables.pyspark.filters import may_match_file
 from indextables.pyspark.indexexact import partition_holds, where_conjuncts
+from indextables.pyspark.livesplits import LiveSplit
 from indextables.pyspark.localsearch import _pinned, _read_options, parse_placement
 from indextables.pyspark.mapping import FieldSpec, specs_from_doc_mapping
 from indextables.pyspark.options import ReadOptions, parse_read
@@ -36,7 +37,7 @@ from indextables.pyspark.reader import _fields_of, _single_columns, _stat_fields
 from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry
-from indextables.pyspark.tableaccess import LiveSplit, load_view, open_table_store
+from indextables.pyspark.tableaccess import load_view, open_table_store
 from pyspark.sql.types import DataType, StructType
 
 if TYPE_CHECKING:
