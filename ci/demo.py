@@ -148,6 +148,39 @@ def main() -> int:
         timed("itp.search deadlock + billing (again)", search)
         for row in needle.orderBy("id").limit(3).collect():
             print(f"     {row.day} {row.level:<5} {row.service:<8} {row.message}")
+    with step("Counts and aggregations from the log and the index (itp.count / itp.aggregate)"):
+        path = str(TABLE)
+        timed("spark.read count(*)", table().count)
+        timed("itp.count (log only)", lambda: itp.count(spark, path))
+        timed(
+            "spark.read where day = '2024-03-02' count",
+            table().where("day = '2024-03-02'").count,
+        )
+        timed(
+            "itp.count where day = '2024-03-02' (log only)",
+            lambda: itp.count(spark, path, where="day = '2024-03-02'"),
+        )
+        timed("query option message:deadlock count", needle.count)
+        timed(
+            "itp.count query message:deadlock",
+            lambda: itp.count(spark, path, query="message:deadlock"),
+        )
+
+        def by_level_spark() -> str:
+            rows = table().groupBy("level").agg({"*": "count", "latency_ms": "avg"}).collect()
+            return ", ".join(f"{r[0]}={r[1]}" for r in sorted(rows))
+
+        def by_level_index() -> str:
+            rows = itp.aggregate(
+                spark,
+                path,
+                group_by="level",
+                metrics={"n": "count", "avg_ms": ("avg", "latency_ms")},
+            ).collect()
+            return ", ".join(f"{r[0]}={r[1]}" for r in rows)
+
+        timed("spark.read groupBy(level).agg(count, avg)", by_level_spark)
+        timed("itp.aggregate group_by=level (count, avg)", by_level_index)
     version_before = itp.sql(spark, f"DESCRIBE INDEXTABLES STATE '{TABLE}'").collect()
     first_version = spark.read.format(FMT).load(str(TABLE))
     with step("Append 20,000 lines for a new day"):

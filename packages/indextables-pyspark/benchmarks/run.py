@@ -7,7 +7,7 @@
   Parquet ``LIKE '%token%'`` / ``=``.
 
 Usage: python benchmarks/run.py [--write-rows 1000000] [--search-rows 2000000] [--repeat 5]
-       python benchmarks/run.py <splitio|termdict|plan_big|profile_needle> [its options]
+       python benchmarks/run.py <splitio|termdict|plan_big|profile_needle|count> [its options]
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def session() -> Any:
     return spark
 
 
-SCRIPTS = ("splitio", "termdict", "plan_big", "profile_needle")
+SCRIPTS = ("splitio", "termdict", "plan_big", "profile_needle", "count")
 
 
 def main() -> int:

@@ -28,6 +28,9 @@ from indextables.pyspark.errors import (
 from indextables.pyspark.version import __version__
 
 if TYPE_CHECKING:
+    from datetime import datetime, timedelta
+
+    from indextables.pyspark.aggspec import DateHistogram, GroupSpec, Histogram, RangeBuckets
     from indextables.pyspark.tablewrite import WriteResult
     from pyspark.sql import DataFrame, SparkSession
 
@@ -94,6 +97,94 @@ def search(
     )
 
 
+def count(
+    spark: SparkSession,
+    path: str,
+    *,
+    where: str | None = None,
+    query: str | None = None,
+    textsearch: Mapping[str, str] | None = None,
+    fieldmatch: Mapping[str, str] | None = None,
+    options: Mapping[str, Any] | None = None,
+    version: int | None = None,
+    timestamp: int | str | datetime | None = None,
+) -> int:
+    """How many rows a search returns, from the log or the index (see :mod:`.counting`)."""
+    from indextables.pyspark.counting import count as _count
+
+    return _count(
+        spark,
+        path,
+        where=where,
+        query=query,
+        textsearch=textsearch,
+        fieldmatch=fieldmatch,
+        options=options,
+        version=version,
+        timestamp=timestamp,
+    )
+
+
+def aggregate(
+    spark: SparkSession,
+    path: str,
+    *,
+    group_by: Sequence[str | GroupSpec] | str = (),
+    metrics: Mapping[str, Any],
+    where: str | None = None,
+    query: str | None = None,
+    textsearch: Mapping[str, str] | None = None,
+    fieldmatch: Mapping[str, str] | None = None,
+    options: Mapping[str, Any] | None = None,
+    version: int | None = None,
+    timestamp: int | str | datetime | None = None,
+) -> DataFrame:
+    """Grouped count/sum/min/max/avg from the index, merged exactly (see :mod:`.aggregation`).
+
+    Example:
+        >>> itp.aggregate(spark, "/tmp/logs", group_by=["level", itp.histogram("bytes", 100)],
+        ...               metrics={"n": "count", "total": ("sum", "bytes")})  # doctest: +SKIP
+    """
+    from indextables.pyspark.aggregation import aggregate as _aggregate
+
+    return _aggregate(
+        spark,
+        path,
+        group_by=group_by,
+        metrics=metrics,
+        where=where,
+        query=query,
+        textsearch=textsearch,
+        fieldmatch=fieldmatch,
+        options=options,
+        version=version,
+        timestamp=timestamp,
+    )
+
+
+def histogram(column: str, interval: int | float, *, name: str | None = None) -> Histogram:
+    """A group key: ``floor(column / interval) * interval`` (see :mod:`.aggspec`)."""
+    from indextables.pyspark.aggspec import histogram as _histogram
+
+    return _histogram(column, interval, name=name)
+
+
+def date_histogram(
+    column: str, interval: str | timedelta, *, name: str | None = None
+) -> DateHistogram:
+    """A group key: fixed time buckets (``"1d"``, ``"6h"``, a timedelta), epoch-aligned, UTC."""
+    from indextables.pyspark.aggspec import date_histogram as _date_histogram
+
+    return _date_histogram(column, interval, name=name)
+
+
+def range(column: str, edges: Sequence[int | float], *, name: str | None = None) -> RangeBuckets:
+    """A group key: the label of the range ``[low, high)`` between ascending ``edges``."""
+    from indextables.pyspark.aggspec import range_
+
+    return range_(column, edges, name=name)
+
+
 def write(
     df: DataFrame,
     path: str,
@@ -140,8 +231,13 @@ __all__ = [
     "SqlCommandError",
     "UnsupportedTypeError",
     "__version__",
+    "aggregate",
+    "count",
+    "date_histogram",
     "fieldmatch",
     "from_spark_error",
+    "histogram",
+    "range",
     "register",
     "search",
     "session_options",

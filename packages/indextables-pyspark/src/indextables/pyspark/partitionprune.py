@@ -181,6 +181,11 @@ def _order_key(value: Any) -> Any:
     return (0, value)
 
 
+def condition_holds(op: str, actual: Any, operand: Any) -> bool | None:
+    """Whether ``actual op operand`` holds in Spark; None when it cannot be decided."""
+    return _compare_holds(op, actual, operand)
+
+
 _STRING_TESTS: dict[str, Callable[[str, str], bool]] = {
     "prefix": str.startswith,
     "suffix": str.endswith,

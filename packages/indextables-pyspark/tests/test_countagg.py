@@ -1,0 +1,413 @@
+"""``itp.count`` and ``itp.aggregate``: from the log and the index, equal to Spark's answers."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import indextables.pyspark as itp
+from indextables.pyspark import indexplan
+from indextables.pyspark.errors import OptionError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"
+NAMES = sorted(p.name[: -len(".expected.json")] for p in GOLDEN.glob("*.expected.json"))
+if not NAMES:
+    raise RuntimeError(f"golden tables not found at {GOLDEN}")
+LOG_ROWS = [
+    {
+        "id": i,
+        "day": f"2024-01-0{i % 3 + 1}",
+        "level": "ERROR" if i % 10 == 0 else "INFO",
+        "timed": i % 7 == 0,
+        "latency": i / 4,
+    }
+    for i in range(200)
+]
+
+
+@pytest.fixture
+def no_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if the answer would come from reading rows through Spark."""
+
+    def refuse(self: Any, spark: Any, where: Any) -> Any:
+        raise AssertionError("fell back to reading rows")
+
+    monkeypatch.setattr(indexplan.IndexPlan, "spark_frame", refuse)
+
+
+def _analyzed(df: Any) -> str:
+    return str(df._jdf.queryExecution().analyzed().toString())
+
+
+# -- count ----------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("no_fallback")
+def test_count_of_partitions_reads_only_the_log(
+    spark: Any, logs: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from indextables.pyspark import counting
+
+    def opened(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a split was opened")
+
+    monkeypatch.setattr(counting, "run_splits", opened)
+    assert itp.count(spark, logs) == 200
+    assert itp.count(spark, logs, where="day = '2024-01-02'") == 67
+    assert itp.count(spark, logs, where="day IN ('2024-01-01', '2024-01-03')") == 133
+    assert itp.count(spark, logs, where="day > '2024-01-05'") == 0
+
+
+@pytest.mark.usefixtures("no_fallback")
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"query": "message:timed"}, sum(1 for r in LOG_ROWS if r["timed"])),
+        ({"textsearch": {"message": "timed"}}, sum(1 for r in LOG_ROWS if r["timed"])),
+        ({"fieldmatch": {"level": "ERROR"}}, 20),
+        ({"where": "level = 'ERROR'"}, 20),
+        (
+            {"where": "latency > 10 AND day = '2024-01-02'"},
+            sum(1 for r in LOG_ROWS if r["latency"] > 10 and r["day"] == "2024-01-02"),
+        ),
+        ({"where": "id IN (1, 2, 3, 500) AND level = 'INFO'"}, 3),
+        ({"where": "latency <= 0"}, 1),
+    ],
+)
+def test_count_from_the_index(spark: Any, logs: str, kwargs: dict[str, Any], expected: int) -> None:
+    assert itp.count(spark, logs, **kwargs) == expected
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "lower(level) = 'error' OR id = 5",
+        "level <> 'ERROR'",
+        "level > 'E'",
+        "id = '7'",
+    ],
+)
+def test_count_outside_the_exact_grammar_equals_spark(spark: Any, logs: str, where: str) -> None:
+    expected = spark.read.format("indextables").load(logs).where(where).count()
+    assert itp.count(spark, logs, where=where) == expected
+
+
+def test_count_distributed_equals_local(spark: Any, logs: str) -> None:
+    options = {"spark.indextables.search.mode": "distributed"}
+    assert itp.count(spark, logs, query="message:timed", options=options) == 29
+    options = {"spark.indextables.search.localMaxSplits": "1"}
+    assert itp.count(spark, logs, where="level = 'ERROR'", options=options) == 20
+
+
+def test_count_time_travel(spark: Any, logs: str) -> None:
+    assert itp.count(spark, logs, version=1) == 100
+    assert itp.count(spark, logs, version=1, where="level = 'ERROR'") == 10
+    assert itp.count(spark, logs, options={"versionAsOf": "1"}) == 100
+    with pytest.raises(OptionError, match="not both"):
+        itp.count(spark, logs, version=1, timestamp=0)
+
+
+# -- aggregate ------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("no_fallback")
+def test_aggregate_terms_from_the_index(spark: Any, logs: str) -> None:
+    df = itp.aggregate(
+        spark,
+        logs,
+        group_by=["day", "level"],
+        metrics={
+            "n": "count",
+            "total": ("sum", "id"),
+            "lo": ("min", "latency"),
+            "avg": ("avg", "latency"),
+        },
+        where="id < 150",
+    )
+    assert "LocalRelation" in _analyzed(df)
+    assert df.schema.simpleString() == (
+        "struct<day:string,level:string,n:bigint,total:bigint,lo:double,avg:double>"
+    )
+    expected: dict[tuple[str, str], list[Any]] = {}
+    for r in LOG_ROWS:
+        if r["id"] < 150:
+            expected.setdefault((r["day"], r["level"]), []).append(r)
+    got = {(row["day"], row["level"]): row for row in df.collect()}
+    assert set(got) == set(expected)
+    for key, rows in expected.items():
+        assert got[key]["n"] == len(rows)
+        assert got[key]["total"] == sum(r["id"] for r in rows)
+        assert got[key]["lo"] == min(r["latency"] for r in rows)
+        assert got[key]["avg"] == pytest.approx(sum(r["latency"] for r in rows) / len(rows))
+
+
+@pytest.mark.usefixtures("no_fallback")
+def test_aggregate_buckets_from_the_index(spark: Any, logs: str) -> None:
+    df = itp.aggregate(
+        spark,
+        logs,
+        group_by=[itp.histogram("id", 50), itp.range("latency", [0, 10.5, 30], name="band")],
+        metrics={"n": "count", "hi": ("max", "id")},
+        query="message:timed",
+    )
+    rows = {(r["id"], r["band"]): (r["n"], r["hi"]) for r in df.collect()}
+    expected: dict[tuple[int, str], list[int]] = {}
+    for r in LOG_ROWS:
+        if r["timed"]:
+            band = (
+                "*-0"
+                if r["latency"] < 0
+                else "0-10.5"
+                if r["latency"] < 10.5
+                else ("10.5-30" if r["latency"] < 30 else "30-*")
+            )
+            expected.setdefault((r["id"] // 50 * 50, band), []).append(r["id"])
+    assert rows == {k: (len(v), max(v)) for k, v in expected.items()}
+
+
+def test_aggregate_global_row_over_no_rows(spark: Any, logs: str) -> None:
+    df = itp.aggregate(spark, logs, metrics={"n": "count", "s": ("sum", "id")}, where="id > 9999")
+    assert [tuple(r) for r in df.collect()] == [(0, None)]
+
+
+def test_aggregate_time_travel(spark: Any, logs: str) -> None:
+    df = itp.aggregate(spark, logs, group_by="level", metrics={"n": "count"}, version=1)
+    assert {r["level"]: r["n"] for r in df.collect()} == {"ERROR": 10, "INFO": 90}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"group_by": "message", "metrics": {"n": "count"}},
+            "spark.indextables.indexing.fastfields=message",
+        ),
+        ({"metrics": {"n": ("count", "message")}}, "has no fast field"),
+        ({"group_by": "nope", "metrics": {"n": "count"}}, "column 'nope'"),
+        ({"metrics": {"s": ("sum", "level")}}, "needs a numeric column"),
+        (
+            {"group_by": [itp.date_histogram("id", "1d")], "metrics": {"n": "count"}},
+            "needs a date or timestamp",
+        ),
+    ],
+)
+def test_aggregate_planning_errors(
+    spark: Any, logs: str, kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(OptionError, match=message):
+        itp.aggregate(spark, logs, **kwargs)
+
+
+# -- golden reference tables ------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_golden_counts_and_aggregates(spark: Any, name: str, golden_copy: Any) -> None:
+    expected = json.loads((GOLDEN / f"{name}.expected.json").read_text())
+    path = str(golden_copy(name))
+    rows = expected["rows"]
+    assert itp.count(spark, path) == expected["numRows"] == len(rows)
+    schema = json.loads(expected["metadata"]["schemaString"])
+    kinds = {f["name"]: f["type"] for f in schema["fields"]}
+    partitions = expected["metadata"]["partitionColumns"]
+    key = (
+        partitions[0] if partitions else next((n for n, t in kinds.items() if t == "string"), None)
+    )
+    numeric = next((n for n, t in kinds.items() if t in ("integer", "long")), None)
+    if key is not None:
+        value = next((r[key] for r in rows if r.get(key) is not None), None)
+        if value is not None:
+            where = f"{key} = '{value}'"
+            assert itp.count(spark, path, where=where) == sum(1 for r in rows if r[key] == value)
+        metrics: dict[str, Any] = {"n": "count"}
+        if numeric is not None:
+            metrics["s"] = ("sum", numeric)
+        got = {
+            r[key]: r for r in itp.aggregate(spark, path, group_by=key, metrics=metrics).collect()
+        }
+        groups = Counter(r.get(key) for r in rows)
+        assert {k: r["n"] for k, r in got.items()} == dict(groups)
+        if numeric is not None:
+            for k in groups:
+                assert got[k]["s"] == sum(r[numeric] for r in rows if r.get(key) == k)
+
+
+# -- differential: random data against Spark over the Parquet copy -----------
+
+
+def _close(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    return bool(a == b)
+
+
+def _same_rows(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> bool:
+    if len(got) != len(want):
+        return False
+    key = lambda row: json.dumps([None if v != v else v for v in row], default=str)  # noqa: E731
+    return all(
+        all(_close(a, b) for a, b in zip(g, w, strict=True))
+        for g, w in zip(sorted(got, key=key), sorted(want, key=key), strict=True)
+    )
+
+
+_SCALAR = (
+    "byte",
+    "short",
+    "int",
+    "bigint",
+    "float",
+    "double",
+    "boolean",
+    "string",
+    "date",
+    "timestamp",
+)
+_NUMERIC = ("byte", "short", "int", "bigint", "float", "double")
+
+
+@pytest.mark.parametrize("seed", [3, pytest.param(11, marks=pytest.mark.slow)])
+def test_differential_against_spark(spark: Any, seed: int, tmp_path: Path) -> None:
+    import random
+
+    from difftest import paths
+    from difftest.predicates import column_pools, random_filter
+    from difftest.runner import build
+    from difftest.tables import FASTFIELDS, random_plan
+
+    from indextables.pyspark.aggregation import spark_aggregate
+    from indextables.pyspark.aggspec import parse_group_by, parse_metrics
+
+    drawn = random_plan(seed, rows_per_write=40, writes=3)
+    # A given fastfields lists every fast field (so most columns would be refused at
+    # planning); the planning error is tested elsewhere, the index path here.
+    options = {k: v for k, v in drawn.options.items() if k != FASTFIELDS}
+    built = build(spark, dataclasses.replace(drawn, options=options), tmp_path)
+    plan = built.plan
+    parquet = paths.parquet(spark, built.parquet, plan.schema)
+    rng = random.Random(seed)
+    pools = column_pools(plan)
+    wheres = [None, *(random_filter(rng, plan, pools, depth=1).render() for _ in range(6))]
+    wheres += [f"{p} IS NOT NULL" for p in plan.partition_by]
+    failures = []
+    for where in wheres:
+        want = (parquet.where(where) if where else parquet).count()
+        got = itp.count(spark, built.table, where=where)
+        if got != want:
+            failures.append(f"count where={where!r}: {got} != {want}")
+    types = {f.name: f.dataType.simpleString() for f in plan.schema.fields}
+    scalars = [c for c, t in types.items() if t in _SCALAR and c != "id"]
+    numeric = [c for c, t in types.items() if t in _NUMERIC]
+    metrics: dict[str, Any] = {"n": "count"}
+    for c in numeric[:3]:
+        # A long sum may overflow in one of Spark's summation orders and not in another.
+        for fn in ("min", "max", "avg") if types[c] == "bigint" else ("sum", "min", "max", "avg"):
+            metrics[f"{fn}_{c}"] = (fn, c)
+    groupings: list[list[Any]] = [[], *([c] for c in scalars[:6])]
+    groupings += [[a, b] for a, b in itertools.pairwise(scalars)][:2]
+    groupings += [[itp.histogram(c, 1000 if "float" not in types[c] else 2.5)] for c in numeric]
+    groupings += [[itp.range(c, [-10, 0, 10])] for c in numeric]
+    groupings += [
+        [itp.date_histogram(c, "1d")] for c, t in types.items() if t in ("date", "timestamp")
+    ]
+    counted = numeric[0] if numeric else "id"
+    from_index = 0
+    refusals: list[str] = []
+    for number, group_by in enumerate(groupings):
+        where = wheres[1] if number % 2 else None
+        # Extreme values (sums past 2**53, NaN) send a whole aggregation to Spark: every
+        # other one counts only, so the index path is exercised on every table.
+        wanted = metrics if number % 2 else {"n": "count", "c": ("count", counted)}
+        try:
+            df = itp.aggregate(spark, built.table, group_by=group_by, metrics=wanted, where=where)
+        except OptionError as error:
+            refusals.append(str(error))
+            continue
+        from_index += "LocalRelation" in _analyzed(df)
+        source = parquet.where(where) if where else parquet
+        oracle = spark_aggregate(
+            source, plan.schema, parse_group_by(group_by), parse_metrics(wanted)
+        )
+        typed = [(f.name, f.dataType) for f in df.schema.fields]
+        assert typed == [(f.name, f.dataType) for f in oracle.schema.fields], group_by
+        try:
+            want_rows = [tuple(r) for r in oracle.collect()]
+        except Exception as error:  # e.g. a long sum overflowing: Spark fails, so must we
+            with pytest.raises(type(error)):
+                df.collect()
+            continue
+        got_rows = [tuple(r) for r in df.collect()]
+        if not _same_rows(got_rows, want_rows):
+            failures.append(f"aggregate {group_by} where={where!r}: {got_rows} != {want_rows}")
+    assert all("spark.indextables.indexing.fastfields" in r for r in refusals), refusals
+    assert not failures, "\n".join(failures[:5])
+    assert from_index > 0, "no aggregate came from the index"
+
+
+def test_aggregate_distributed_equals_local(spark: Any, logs: str) -> None:
+    kwargs: dict[str, Any] = {
+        "group_by": ["day", itp.histogram("latency", 12.5)],
+        "metrics": {"n": "count", "s": ("sum", "id"), "hi": ("max", "latency")},
+        "where": "level = 'INFO'",
+    }
+    local = [tuple(r) for r in itp.aggregate(spark, logs, **kwargs).collect()]
+    options = {"spark.indextables.search.mode": "distributed"}
+    spread = itp.aggregate(spark, logs, options=options, **kwargs)
+    assert "LocalRelation" in _analyzed(spread)
+    assert [tuple(r) for r in spread.collect()] == local
+
+
+def test_nan_and_signed_zero_follow_spark(spark: Any, tmp_path: Path) -> None:
+    from pyspark.sql import functions as F
+
+    path = str(tmp_path / "nan")
+    values = [1.5, float("nan"), -0.0, 0.0, None, -2.0, float("-inf")]
+    rows = [(i, "a" if i % 2 else "b", v) for i, v in enumerate(values)]
+    df = spark.createDataFrame(rows, "id long, k string, x double")
+    df.write.format("indextables").mode("append").save(path)
+    table = spark.read.format("indextables").load(path)
+    for where in ("x > 0", "x <= 0", "x = 0", "x < 1", "x >= -2", "x IS NULL"):
+        assert itp.count(spark, path, where=where) == table.where(where).count(), where
+    metrics = {"c": ("count", "x"), "hi": ("max", "x"), "lo": ("min", "x")}
+    got = {r["k"]: r for r in itp.aggregate(spark, path, group_by="k", metrics=metrics).collect()}
+    oracle = table.groupBy("k").agg(
+        F.count("x").alias("c"), F.max("x").alias("hi"), F.min("x").alias("lo")
+    )
+    for expected in oracle.collect():
+        row = got[expected["k"]]
+        assert row["c"] == expected["c"]
+        for name in ("hi", "lo"):
+            a, b = row[name], expected[name]
+            assert (math.isnan(a) and math.isnan(b)) or a == b, (row, expected)
+    zero = itp.aggregate(
+        spark,
+        path,
+        group_by=[itp.range("x", [0])],
+        metrics={"n": "count"},
+        where="x IS NOT NULL AND id < 5",
+    )
+    assert {r[0]: r[1] for r in zero.collect()} == {"0-*": 4}  # NaN and -0.0 are not < 0
+
+
+def test_signed_zero_range_edge_from_the_index(spark: Any, tmp_path: Path) -> None:
+    path = str(tmp_path / "zero")
+    rows = [(i, v) for i, v in enumerate([-0.0, 0.0, -1.0, 2.0, None])]
+    frame = spark.createDataFrame(rows, "id long, x double")
+    frame.write.format("indextables").mode("append").save(path)
+    zero = itp.aggregate(spark, path, group_by=[itp.range("x", [0])], metrics={"n": "count"})
+    assert "LocalRelation" in _analyzed(zero)
+    assert [tuple(r) for r in zero.collect()] == [(None, 1), ("*-0", 1), ("0-*", 3)]
