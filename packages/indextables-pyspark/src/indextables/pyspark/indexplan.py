@@ -29,11 +29,15 @@ from indextables.pyspark.errors import OptionError
 from indextables.pyspark.filters import may_match_file
 from indextables.pyspark.indexexact import partition_holds, where_conjuncts
 from indextables.pyspark.livesplits import LiveSplit
-from indextables.pyspark.localsearch import _pinned, _read_options, parse_placement
+from indextables.pyspark.localsearch import (
+    parse_placement,
+    pinned_read_options,
+    search_read_options,
+)
 from indextables.pyspark.mapping import FieldSpec, specs_from_doc_mapping
 from indextables.pyspark.options import ReadOptions, parse_read
 from indextables.pyspark.partitionprune import partition_predicate
-from indextables.pyspark.reader import _fields_of, _single_columns, _stat_fields
+from indextables.pyspark.reader import single_value_columns, stat_fields, view_fields
 from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry
@@ -145,7 +149,7 @@ def plan(
         OptionError, QuerySyntaxError, FieldKindError, NotATableError: as ``itp.search``.
     """
     traveled = time_travel(options, version, timestamp)
-    read_options = _read_options(path, query, textsearch, fieldmatch, traveled)
+    read_options = search_read_options(path, query, textsearch, fieldmatch, traveled)
     placement = parse_placement(read_options)
     source = IndexTablesDataSource(read_options)
     view = source.planning_view() if where else source.view()
@@ -162,12 +166,12 @@ def plan(
     )
     return IndexPlan(
         uri=view.uri,
-        options=_pinned(read_options, view.version),
+        options=pinned_read_options(read_options, view.version),
         read=parse_read(read_options),
         version=view.version,
         schema=schema,
         partition_columns=view.partition_columns,
-        fields=_fields_of(reader.view),
+        fields=view_fields(reader.view),
         search=reader.search,
         conditions=tuple(c for c in conditions if c.column.lower() not in partitions),
         exact_where=exact,
@@ -194,8 +198,8 @@ def _planned_splits(
             version=view.version,
             partition_filter=partition_predicate(on_partitions, partition_columns, part_types),
         ).splits
-    fields = _stat_fields(view)
-    singles = _single_columns(reader.schema)
+    fields = stat_fields(view)
+    singles = single_value_columns(reader.schema)
     out: list[PlannedSplit] = []
     for split in live:
         decided = _decide(split, on_partitions, part_types)

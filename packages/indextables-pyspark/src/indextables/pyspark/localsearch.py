@@ -136,7 +136,7 @@ def search(
     """
     if limit is not None and limit < 0:
         raise OptionError(f"limit={limit} must be >= 0")
-    read_options = _read_options(path, query, textsearch, fieldmatch, options)
+    read_options = search_read_options(path, query, textsearch, fieldmatch, options)
     placement = parse_placement(read_options)
     frame = None
     if placement.mode == "distributed":
@@ -153,19 +153,22 @@ def search(
         frame = _local(spark, read_options, view, where, limit, placement)
     if frame is None:
         # Pinned to the version searched: both paths answer as of the call.
-        frame = spark.read.format(FORMAT).options(**_pinned(read_options, version)).load()
+        frame = (
+            spark.read.format(FORMAT).options(**pinned_read_options(read_options, version)).load()
+        )
     if where:
         frame = frame.where(where)
     return frame if limit is None else frame.limit(limit)
 
 
-def _read_options(
+def search_read_options(
     path: str,
     query: str | None,
     textsearch: Mapping[str, str] | None,
     fieldmatch: Mapping[str, str] | None,
     options: Mapping[str, Any] | None,
 ) -> dict[str, str]:
+    """The data source's read options of a helper call: ``options`` plus the search ones."""
     out = {str(k): str(v) for k, v in (options or {}).items()}
     out["path"] = path
     if query:
@@ -177,7 +180,7 @@ def _read_options(
     return out
 
 
-def _pinned(read_options: dict[str, str], version: int) -> dict[str, str]:
+def pinned_read_options(read_options: dict[str, str], version: int) -> dict[str, str]:
     """``read_options`` reading ``version`` unless they already time-travel."""
     keys = {k.lower() for k in read_options}
     if keys & {"versionasof", "timestampasof"}:

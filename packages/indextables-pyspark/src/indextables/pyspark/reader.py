@@ -97,7 +97,7 @@ class IndexTablesReader(DataSourceReader):
         self.search = search
         self.conditions: tuple[Condition, ...] = ()
         if not search.is_empty:
-            validate(search, _fields_of(view))
+            validate(search, view_fields(view))
 
     def __getstate__(self) -> dict[str, Any]:
         # Spark pickles the reader into every task; the split list travels in the
@@ -135,20 +135,20 @@ class IndexTablesReader(DataSourceReader):
         Splits are pruned by partition values and statistics before any is
         built: only the kept ones become task entries.
         """
-        fields = _stat_fields(self.view)
+        fields = stat_fields(self.view)
         types = self._partition_types
         matcher = file_matcher(
             self.conditions,
             partition_columns=self.view.partition_columns,
             fields=fields,
-            single_columns=_single_columns(self.schema),
+            single_columns=single_value_columns(self.schema),
             partition_types=types,
         )
         planned, applied = self._planned_splits(fields, types)
         # The engine's stats filter is the matcher's: its survivors need no second check.
         stats = None if applied == matcher.stats else matcher.stats
         kept = prune_entries(planned, partition_ok=matcher.partition_ok, stats=stats)
-        kinds = {k: s.kind for k, s in _fields_of(self.view).items()}
+        kinds = {k: s.kind for k, s in view_fields(self.view).items()}
         # Pruned splits need no task: a reused plan re-reads the whole snapshot (see read()).
         token, now = new_token(), time.time()
         read = self.read_options
@@ -176,7 +176,7 @@ class IndexTablesReader(DataSourceReader):
             self.conditions,
             fields,
             view.partition_columns,
-            single_columns=_single_columns(self.schema),
+            single_columns=single_value_columns(self.schema),
         )
         pruned = load_view(
             view.uri,
@@ -220,7 +220,7 @@ class IndexTablesReader(DataSourceReader):
         return tuple(s.entry for s in view.splits)
 
 
-def _single_columns(schema: StructType) -> frozenset[str]:
+def single_value_columns(schema: StructType) -> frozenset[str]:
     """The (lowercase) names of Spark ``float`` columns: their statistics are 32-bit floats."""
     return frozenset(f.name.lower() for f in schema.fields if isinstance(f.dataType, FloatType))
 
@@ -234,11 +234,11 @@ def _doc_mappings(view: TableView) -> set[str]:
     return split_doc_mappings(view.splits) | set(view.doc_mappings)
 
 
-def _stat_fields(view: TableView) -> dict[str, FieldSpec]:
+def stat_fields(view: TableView) -> dict[str, FieldSpec]:
     """The fields pruning may use: those whose name and kind every doc mapping agrees on."""
     mappings = _doc_mappings(view)
     if not mappings:
-        return _fields_of(view)
+        return view_fields(view)
     fields: dict[str, FieldSpec] = {}
     conflicting: set[str] = set()
     for mapping in sorted(mappings):
@@ -249,7 +249,7 @@ def _stat_fields(view: TableView) -> dict[str, FieldSpec]:
     return {k: v for k, v in fields.items() if k not in conflicting}
 
 
-def _fields_of(view: TableView) -> dict[str, Any]:
+def view_fields(view: TableView) -> dict[str, Any]:
     mappings = _doc_mappings(view)
     if not mappings:
         # No split yet: the field kinds follow from the schema and the indexing options
