@@ -113,6 +113,8 @@ def _trial(
     _check(uri, options, journal)
 
 
+# Trials of each slow test: 50 by default (`make test-slow`); CI runs fewer (Makefile).
+SLOW_TRIALS = int(os.environ.get("INDEXTABLES_CRASH_TRIALS", "50"))
 LOCAL_DELAY = (0.8, 3.0)  # start-up (imports, open) takes ~0.6 s here
 S3_DELAY = (3.0, 8.0)  # boto3 start-up and round trips to SeaweedFS are slower
 
@@ -141,8 +143,8 @@ def test_a_handful_of_sigkill_trials(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 @pytest.mark.slow
-def test_fifty_sigkill_trials(tmp_path: Path) -> None:
-    _run_trials(str(tmp_path / "table"), {}, tmp_path / "journal.jsonl", 50, LOCAL_DELAY)
+def test_many_sigkill_trials(tmp_path: Path) -> None:
+    _run_trials(str(tmp_path / "table"), {}, tmp_path / "journal.jsonl", SLOW_TRIALS, LOCAL_DELAY)
 
 
 @pytest.fixture(scope="module")
@@ -163,6 +165,6 @@ def test_sigkill_trials_on_seaweedfs(seaweedfs: Any, tmp_path: Path) -> None:
 @pytest.mark.integration
 @pytest.mark.s3
 @pytest.mark.slow
-def test_fifty_sigkill_trials_on_seaweedfs(seaweedfs: Any, tmp_path: Path) -> None:
-    uri, options = seaweedfs.store_args(seaweedfs.create_bucket(), prefix="crash50")
-    _run_trials(uri, dict(options), tmp_path / "journal.jsonl", 50, S3_DELAY)
+def test_many_sigkill_trials_on_seaweedfs(seaweedfs: Any, tmp_path: Path) -> None:
+    uri, options = seaweedfs.store_args(seaweedfs.create_bucket(), prefix="crash-many")
+    _run_trials(uri, dict(options), tmp_path / "journal.jsonl", SLOW_TRIALS, S3_DELAY)
