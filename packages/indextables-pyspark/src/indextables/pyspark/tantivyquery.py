@@ -42,8 +42,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Collection, Iterable, Sequence
-from typing import Final
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import Any, Final
 
 import tantivy
 
@@ -222,17 +222,7 @@ def _date_query(
         )
 
     values = [m for m in micros if m is not None]
-    if condition.op == "in":
-        return _any_of([between(v, v, True, True) for v in values])
-    value = values[0]
-    bounds = {
-        "=": (value, value, True, True),
-        "<": (None, value, True, False),
-        "<=": (None, value, True, True),
-        ">": (value, None, False, True),
-        ">=": (value, None, True, True),
-    }.get(condition.op)
-    return None if bounds is None else between(*bounds)
+    return _comparison(condition.op, values, between)
 
 
 def _ip_query(
@@ -245,6 +235,23 @@ def _ip_query(
     except ValueError:
         return None  # not an address Tantivy parses: left to Spark
     return _any_of(terms)
+
+
+def _comparison(
+    op: str, values: Sequence[Any], between: Callable[..., tantivy.Query]
+) -> tantivy.Query | None:
+    """The range query of comparison ``op`` (or IN) over ``values`` through ``between``."""
+    if op == "in":
+        return _any_of([between(v, v, True, True) for v in values])
+    value = values[0]
+    bounds = {
+        "=": (value, value, True, True),
+        "<": (None, value, True, False),
+        "<=": (None, value, True, True),
+        ">": (value, None, False, True),
+        ">=": (value, None, True, True),
+    }.get(op)
+    return None if bounds is None else between(*bounds)
 
 
 def _any_of(queries: Sequence[tantivy.Query]) -> tantivy.Query:
@@ -272,17 +279,7 @@ def _integer_query(
             schema, spec.name, integer, low, high, include_lower=inc_low, include_upper=inc_high
         )
 
-    if condition.op == "in":
-        return _any_of([between(v, v, True, True) for v in values])
-    value = values[0]
-    bounds = {
-        "=": (value, value, True, True),
-        "<": (None, value, True, False),
-        "<=": (None, value, True, True),
-        ">": (value, None, False, True),
-        ">=": (value, None, True, True),
-    }.get(condition.op)
-    return None if bounds is None else between(*bounds)
+    return _comparison(condition.op, values, between)
 
 
 def _double_query(
