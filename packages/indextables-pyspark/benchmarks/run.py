@@ -4,9 +4,13 @@
 - needle search (a token in ~0.01% of rows) and an exact-match filter on M rows,
   collecting the matching rows: IndexTables through ``itp.search`` (small
   searches run in the driver) and through ``spark.read`` (Spark tasks), vs
-  Parquet ``LIKE '%token%'`` / ``=``.
+  Parquet ``LIKE '%token%'`` / ``=``;
+- the same searches on a scale table of S rows (20,000,000 by default, one split
+  per 2,000,000 rows), written once under ``--scale-path`` and reused by later
+  runs, and how each side's time grows from M to S rows.
 
-Usage: python benchmarks/run.py [--write-rows 1000000] [--search-rows 2000000] [--repeat 5]
+Usage: python benchmarks/run.py [--write-rows 1000000] [--search-rows 2000000]
+           [--scale-rows 20000000] [--scale-path DIR] [--repeat 5] [--skip-write]
        python benchmarks/run.py <splitio|termdict|plan_big|profile_needle|count> [its options]
 """
 
@@ -50,9 +54,12 @@ def report(label: str, ours: tuple[float, float, Any], base: tuple[float, float,
     )
 
 
-def logs(spark: Any, rows: int) -> Any:
+OPTIONS = {"spark.indextables.indexing.typemap.message": "text"}
+
+
+def logs(spark: Any, rows: int, *, partitions: int = 2) -> Any:
     """Deterministic log rows with a needle token in ~0.01% of messages."""
-    return spark.range(rows, numPartitions=2).selectExpr(
+    return spark.range(rows, numPartitions=partitions).selectExpr(
         "id",
         "element_at(array('INFO','WARN','ERROR'), cast(pmod(hash(id), 3) + 1 as int)) as level",
         "concat('host-', pmod(hash(id, 1), 500)) as host",
@@ -83,6 +90,87 @@ def session() -> Any:
 SCRIPTS = ("splitio", "termdict", "plan_big", "profile_needle", "count")
 
 
+SEARCHES = (
+    "needle, itp.search",
+    "needle, spark.read query",
+    "exact, itp.search where",
+    "exact, spark.read filter",
+)
+
+
+def search_suite(spark: Any, table_path: str, parquet_path: str, repeat: int) -> dict[str, Any]:
+    """Time the needle and exact-match searches on one table and its Parquet copy.
+
+    Returns ``label -> (ours, parquet)`` measurements in :data:`SEARCHES` order.
+    """
+    import indextables.pyspark as itp
+
+    # A DataFrameReader is a mutable builder: take a fresh one per query.
+    def table() -> Any:
+        return spark.read.format("indextables")
+
+    parquet = spark.read.parquet(parquet_path)
+    needle, exact = "message:needlezz", "host = 'host-42'"
+
+    def rows(df: Any) -> int:
+        return len(df.collect())
+
+    needle_parquet = measure(lambda: rows(parquet.where("message like '%needlezz%'")), repeat)
+    exact_parquet = measure(lambda: rows(parquet.where(exact)), repeat)
+    ours = (
+        lambda: rows(itp.search(spark, table_path, needle)),
+        lambda: rows(table().option("query", needle).load(table_path)),
+        lambda: rows(itp.search(spark, table_path, where=exact)),
+        lambda: rows(table().load(table_path).where(exact)),
+    )
+    bases = (needle_parquet, needle_parquet, exact_parquet, exact_parquet)
+    results = {}
+    for label, action, base in zip(SEARCHES, ours, bases, strict=True):
+        results[label] = (measure(action, repeat), base)
+        report(label, *results[label])
+    return results
+
+
+def write_both(spark: Any, rows: int, table_path: str, parquet_path: str) -> None:
+    """Write ``rows`` log rows as IndexTables and as Parquet (one split per 2M rows)."""
+    data = logs(spark, rows, partitions=max(2, rows // 2_000_000))
+    data.write.format("indextables").options(**OPTIONS).mode("overwrite").save(table_path)
+    data.write.mode("overwrite").parquet(parquet_path)
+
+
+def scale_tables(spark: Any, rows: int, root: str) -> tuple[str, str]:
+    """The scale table and its Parquet copy under ``root``, written on first use only.
+
+    A marker file written after both copies are complete says they can be
+    reused; without it (first run, or a run stopped half-way) both are rewritten.
+    """
+    base = os.path.join(root, f"logs-{rows}")
+    table_path, parquet_path, marker = base + "-indextables", base + "-parquet", base + ".done"
+    if os.path.exists(marker):
+        print(f"scale tables: reusing {base}-* ({rows:,} rows)")
+    else:
+        print(f"scale tables: writing {rows:,} rows to {base}-* (once; reused by later runs)")
+        start = time.perf_counter()
+        write_both(spark, rows, table_path, parquet_path)
+        with open(marker, "w", encoding="utf-8") as out:
+            out.write(f"{rows}\n")
+        print(f"scale tables: written in {time.perf_counter() - start:.0f} s")
+    return table_path, parquet_path
+
+
+def growth(small: int, large: int, before: dict[str, Any], after: dict[str, Any]) -> None:
+    """How each side's median grows from the small to the large table."""
+    print(f"growth from {small:,} to {large:,} rows ({large / small:.0f}x the rows):")
+    for label in SEARCHES:
+        (ours_small, base_small), (ours_large, base_large) = before[label], after[label]
+        print(
+            f"  {label:<26} indextables {ours_small[0] * 1000:8.1f} -> "
+            f"{ours_large[0] * 1000:8.1f} ms ({ours_large[0] / ours_small[0]:5.2f}x)   "
+            f"parquet {base_small[0] * 1000:8.1f} -> "
+            f"{base_large[0] * 1000:8.1f} ms ({base_large[0] / base_small[0]:5.2f}x)"
+        )
+
+
 def main() -> int:
     """Run the benchmarks and print figures (``splitio ...`` runs benchmarks/splitio.py)."""
     if sys.argv[1:2] and sys.argv[1] in SCRIPTS:
@@ -97,76 +185,54 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--write-rows", type=int, default=1_000_000)
     parser.add_argument("--search-rows", type=int, default=2_000_000)
+    parser.add_argument(
+        "--scale-rows", type=int, default=20_000_000, help="rows of the scale table (0: none)"
+    )
+    parser.add_argument(
+        "--scale-path",
+        default=os.path.join(os.path.expanduser("~"), ".cache", "indextables-bench"),
+        help="where the scale table is written once and reused",
+    )
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--skip-write", action="store_true", help="no write benchmark")
     args = parser.parse_args()
-    import indextables.pyspark as itp
 
     spark = session()
     work = tempfile.mkdtemp(prefix="indextables-bench-")
     try:
-        options = {"spark.indextables.indexing.typemap.message": "text"}
-        data = logs(spark, args.write_rows).cache()
-        data.count()
-
-        def write_it() -> int:
-            data.write.format("indextables").options(**options).mode("overwrite").save(f"{work}/w")
-            return args.write_rows
-
-        def write_pq() -> int:
-            data.write.mode("overwrite").parquet(f"{work}/wp")
-            return args.write_rows
-
-        ours, base = measure(write_it, 1, warm=False), measure(write_pq, 1, warm=False)
-        report("write", ours, base)
-        print(
-            f"{'':<28} rows/s: indextables {args.write_rows / ours[0]:,.0f}, "
-            f"parquet {args.write_rows / base[0]:,.0f}"
-        )
-        data.unpersist()
-
-        big = logs(spark, args.search_rows)
-        big.write.format("indextables").options(**options).mode("overwrite").save(f"{work}/s")
-        big.write.mode("overwrite").parquet(f"{work}/sp")
-
-        # A DataFrameReader is a mutable builder: take a fresh one per query.
-        def table() -> Any:
-            return spark.read.format("indextables")
-
-        parquet = spark.read.parquet(f"{work}/sp")
-        needle, exact = "message:needlezz", "host = 'host-42'"
-        table_path = f"{work}/s"
-
-        def rows(df: Any) -> int:
-            return len(df.collect())
-
-        needle_parquet = measure(
-            lambda: rows(parquet.where("message like '%needlezz%'")), args.repeat
-        )
-        report(
-            "needle, itp.search",
-            measure(lambda: rows(itp.search(spark, table_path, needle)), args.repeat),
-            needle_parquet,
-        )
-        report(
-            "needle, spark.read query",
-            measure(lambda: rows(table().option("query", needle).load(table_path)), args.repeat),
-            needle_parquet,
-        )
-        exact_parquet = measure(lambda: rows(parquet.where(exact)), args.repeat)
-        report(
-            "exact, itp.search where",
-            measure(lambda: rows(itp.search(spark, table_path, where=exact)), args.repeat),
-            exact_parquet,
-        )
-        report(
-            "exact, spark.read filter",
-            measure(lambda: rows(table().load(table_path).where(exact)), args.repeat),
-            exact_parquet,
-        )
+        if not args.skip_write:
+            write_benchmark(spark, args.write_rows, work)
+        print(f"search, {args.search_rows:,} rows:")
+        write_both(spark, args.search_rows, f"{work}/s", f"{work}/sp")
+        small = search_suite(spark, f"{work}/s", f"{work}/sp", args.repeat)
+        if args.scale_rows:
+            table_path, parquet_path = scale_tables(spark, args.scale_rows, args.scale_path)
+            print(f"search, {args.scale_rows:,} rows:")
+            large = search_suite(spark, table_path, parquet_path, args.repeat)
+            growth(args.search_rows, args.scale_rows, small, large)
     finally:
         spark.stop()
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def write_benchmark(spark: Any, rows: int, work: str) -> None:
+    """Write ``rows`` log rows as IndexTables and as Parquet from one cached DataFrame."""
+    data = logs(spark, rows).cache()
+    data.count()
+
+    def write_it() -> int:
+        data.write.format("indextables").options(**OPTIONS).mode("overwrite").save(f"{work}/w")
+        return rows
+
+    def write_pq() -> int:
+        data.write.mode("overwrite").parquet(f"{work}/wp")
+        return rows
+
+    ours, base = measure(write_it, 1, warm=False), measure(write_pq, 1, warm=False)
+    report("write", ours, base)
+    print(f"{'':<28} rows/s: indextables {rows / ours[0]:,.0f}, parquet {rows / base[0]:,.0f}")
+    data.unpersist()
 
 
 if __name__ == "__main__":

@@ -196,3 +196,15 @@ def test_an_entry_point_with_another_signature_falls_back(
     monkeypatch.setattr(arrowframe, "_handles", handles)
     assert arrow_dataframe(spark, _batches(), SCHEMA).collect() == _reference(spark, _batches())
     assert handles[spark.sparkContext] is None
+
+
+def test_batches_are_joined_up_to_the_size_limit(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batches = _batches()
+    assert len(batches) > 1
+    assert len(arrowframe._joined(batches)) == 1
+    assert arrowframe._joined(batches[:1]) == batches[:1]
+    monkeypatch.setattr(arrowframe, "_JOIN_MAX_BYTES", 0)
+    assert arrowframe._joined(batches) == batches  # past the limit: handed over as they are
+    assert arrow_dataframe(spark, batches, SCHEMA).collect() == _reference(spark, _batches())

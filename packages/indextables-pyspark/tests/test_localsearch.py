@@ -169,11 +169,9 @@ def test_a_search_answers_as_of_the_call(spark: Any, tmp_path: Path, mode: str) 
     assert itp.search(spark, path, "message:line", options=pinned).count() == 10
 
 
-class _NoThreads:
-    """Stands in for ThreadPoolExecutor where a search must start no fetch threads."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise AssertionError("a fetch pool was started for splits already on local disk")
+def _no_fetch_pool() -> Any:
+    """Stands in for the fetch pool where a search must start no fetch threads."""
+    raise AssertionError("a fetch pool was started for splits already on local disk")
 
 
 def test_splits_on_local_disk_are_read_without_fetch_threads(
@@ -184,7 +182,7 @@ def test_splits_on_local_disk_are_read_without_fetch_threads(
     options = {MODE: "local", "spark.indextables.cache.directoryPath": str(tmp_path / "cache")}
     cold = _ids(itp.search(spark, logs, "message:timed", options=options))  # fetches
     assert any((tmp_path / "cache").iterdir())
-    monkeypatch.setattr(localsearch, "ThreadPoolExecutor", _NoThreads)
+    monkeypatch.setattr(localsearch, "_fetch_pool", _no_fetch_pool)
     assert _ids(itp.search(spark, logs, "message:timed", options=options)) == cold
     other = {**options, "spark.indextables.cache.directoryPath": str(tmp_path / "cold")}
     with pytest.raises(AssertionError, match="fetch pool"):
@@ -205,3 +203,59 @@ def test_concurrent_searches_from_threads_return_their_own_rows(spark: Any, logs
     for (_, step), ids in zip(searches, results, strict=True):
         wanted = [r["id"] for r in ROWS if (r["id"] % 7 == 0) == (step == 7)]
         assert ids == wanted
+
+
+def _split_batches(sizes: list[int]) -> Any:
+    """A stand-in for read_split over splits of ``sizes`` rows, the later ones slower."""
+    import time
+
+    import pyarrow as pa
+
+    def batches(i: int) -> Any:
+        time.sleep(0.01 * (len(sizes) - i))  # later splits finish first when run in parallel
+        for start in range(0, sizes[i], 3):
+            count = min(3, sizes[i] - start)
+            yield pa.record_batch({"split": [i] * count, "row": list(range(start, start + count))})
+
+    return batches
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_splits_read_in_parallel_come_back_in_split_order(
+    threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from indextables.pyspark import localsearch
+
+    monkeypatch.setattr(localsearch, "_READ_THREADS", threads)
+    sizes = [4, 0, 7, 1, 5, 2]
+    with ThreadPoolExecutor(threads) as pool:
+        splits = localsearch._ahead(pool, _split_batches(sizes), len(sizes), None)
+        batches = localsearch._in_order(splits, None, None)
+    rows = [
+        (s, r)
+        for b in batches
+        for s, r in zip(b["split"].to_pylist(), b["row"].to_pylist(), strict=True)
+    ]
+    assert rows == [(i, r) for i, size in enumerate(sizes) for r in range(size)]
+
+
+@pytest.mark.parametrize(("sizes", "cap"), [([4, 30, 2], 10), ([6, 6, 6], 10), ([3, 3], 5)])
+def test_parallel_reads_stop_past_the_row_cap(
+    sizes: list[int], cap: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from indextables.pyspark import localsearch
+
+    monkeypatch.setattr(localsearch, "_READ_THREADS", 2)
+    with ThreadPoolExecutor(2) as pool:
+        splits = localsearch._ahead(pool, _split_batches(sizes), len(sizes), cap)
+        with pytest.raises(localsearch._TooLarge):
+            localsearch._in_order(splits, cap, None)
+    with ThreadPoolExecutor(2) as pool:
+        splits = localsearch._ahead(pool, _split_batches(sizes), len(sizes), sum(sizes))
+        assert sum(b.num_rows for b in localsearch._in_order(splits, sum(sizes), None)) == sum(
+            sizes
+        )

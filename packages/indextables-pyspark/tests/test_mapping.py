@@ -157,3 +157,18 @@ def test_nested_and_timestamp_columns_map_to_json_and_date() -> None:
     assert specs["tags"].kind is FieldKind.JSON
     assert specs["ts"].kind is FieldKind.DATE
     assert json.loads(doc_mapping_json(specs.values()))[1]["type"] == "datetime"
+
+
+def test_a_doc_mapping_is_parsed_once_and_each_caller_gets_its_own_dict() -> None:
+    from indextables.pyspark import mapping
+
+    text = doc_mapping_json(field_specs(GOLDEN_SCHEMA, parse_indexing({})))
+    first = specs_from_doc_mapping(text)
+    before = mapping._parsed_doc_mapping.cache_info().hits
+    first.clear()  # a caller changing its dict changes nobody else's
+    second = specs_from_doc_mapping(text)
+    assert mapping._parsed_doc_mapping.cache_info().hits == before + 1
+    assert second
+    assert second == specs_from_doc_mapping(text)
+    with pytest.raises(json.JSONDecodeError):
+        specs_from_doc_mapping("[")

@@ -169,3 +169,20 @@ def test_without_the_session_setting_message_stays_a_string(
     itp.write(_frame(spark, 0), path)
     with pytest.raises(FieldKindError):
         itp.search(spark, path, textsearch={"message": "critical"}).count()
+
+
+def test_session_settings_read_in_few_calls_equal_the_public_reading(
+    clean_session_conf: Any,
+) -> None:
+    from indextables.pyspark import sessionconf
+
+    spark = clean_session_conf
+    spark.conf.set(P + "aws.region", "eu-west-1")
+    spark.conf.set("SPARK.IndexTables.Read.SplitsPerTask", "auto")
+    spark.conf.set(P + "azure.connectionString", "a=b;c=d,e é ✓")
+    public = {k: str(v) for k, v in spark.conf.getAll.items() if k.lower().startswith(P)}
+    fast = sessionconf._settings_by_name(spark)
+    assert fast == public
+    assert sessionconf.session_settings(spark) == public
+    assert len(public) == 3
+    assert sessionconf._settings_by_name(object()) is None  # type: ignore[arg-type]

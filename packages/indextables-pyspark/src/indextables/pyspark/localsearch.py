@@ -19,7 +19,9 @@ read is pinned to it with ``versionAsOf``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -49,6 +51,8 @@ LOCAL_MAX_SPLITS = PREFIX + "search.localmaxsplits"
 LOCAL_MAX_ROWS = PREFIX + "search.localmaxrows"
 MODES = ("auto", "local", "distributed")
 _FETCH_THREADS = 4
+# Splits searched at once by a local search (the machine's cores, at most 4).
+_READ_THREADS = min(4, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,42 +226,101 @@ def _collect(
     row_cap: int | None,
     stop_at: int | None,
 ) -> list[pa.RecordBatch]:
-    """Every matching batch of ``entries``, in order; splits not on disk are fetched in parallel."""
+    """Every matching batch of ``entries``, in order.
+
+    Splits not on disk are fetched in parallel. Several splits are also
+    searched in parallel (Tantivy's searches and stored-document reads release
+    the GIL), a few at a time so that a search passing ``row_cap`` stops after
+    reading at most ``row_cap`` rows per split in flight. A ``stop_at`` read
+    (a limit without a where clause) goes split by split and stops mid-split.
+    """
     read = reader.read_options
     cache = SplitCache(read.cache_dir, read.cache_max_bytes)
     uri = reader.view.uri
     local = [cache.cached(uri, e.ref) for e in entries]
-    pool = None
+    fetching: ThreadPoolExecutor | None = None
     pending: dict[int, Future[str]] = {}
     if None in local:
         # Only splits not on local disk are worth a thread: a warm search starts none.
         store = open_table_store(uri, reader.options)
-        pool = ThreadPoolExecutor(max_workers=_FETCH_THREADS)
+        fetching = _fetch_pool()
         pending = {
-            i: pool.submit(cache.fetch, store, uri, e.ref)
+            i: fetching.submit(cache.fetch, store, uri, e.ref)
             for i, (e, hit) in enumerate(zip(entries, local, strict=True))
             if hit is None
         }
+
+    def batches(i: int) -> Iterator[pa.RecordBatch]:
+        return read_split(
+            local[i] or pending[i].result(),
+            entries[i],
+            reader.schema,
+            search=reader.search,
+            conditions=reader.conditions,
+        )
+
+    try:
+        if stop_at is not None or len(entries) < 2 or _READ_THREADS < 2:
+            return _in_order(map(batches, range(len(entries))), row_cap, stop_at)
+        with ThreadPoolExecutor(max_workers=_READ_THREADS) as searching:
+            splits = _ahead(searching, batches, len(entries), row_cap)
+            try:
+                return _in_order(splits, row_cap, None)
+            finally:
+                splits.close()  # cancels the reads not started yet
+    finally:
+        if fetching is not None:
+            # Splits not yet fetched when the search stops early are not downloaded.
+            fetching.shutdown(wait=True, cancel_futures=True)
+
+
+def _fetch_pool() -> ThreadPoolExecutor:
+    """The threads downloading the splits of a search that are not on local disk."""
+    return ThreadPoolExecutor(max_workers=_FETCH_THREADS)
+
+
+def _in_order(
+    splits: Iterable[Iterable[pa.RecordBatch]], row_cap: int | None, stop_at: int | None
+) -> list[pa.RecordBatch]:
+    """The batches of ``splits`` in order, raising _TooLarge past ``row_cap`` rows."""
     out: list[pa.RecordBatch] = []
     rows = 0
-    try:
-        for i, entry in enumerate(entries):
-            directory = local[i] or pending[i].result()
-            for batch in read_split(
-                directory,
-                entry,
-                reader.schema,
-                search=reader.search,
-                conditions=reader.conditions,
-            ):
-                out.append(batch)
-                rows += batch.num_rows
-                if row_cap is not None and rows > row_cap:
-                    raise _TooLarge
-                if stop_at is not None and rows >= stop_at:
-                    return out
-    finally:
-        if pool is not None:
-            # Splits not yet fetched when the search stops early are not downloaded.
-            pool.shutdown(wait=True, cancel_futures=True)
+    for split in splits:
+        for batch in split:
+            out.append(batch)
+            rows += batch.num_rows
+            if row_cap is not None and rows > row_cap:
+                raise _TooLarge
+            if stop_at is not None and rows >= stop_at:
+                return out
     return out
+
+
+def _ahead(
+    pool: ThreadPoolExecutor,
+    batches: Callable[[int], Iterator[pa.RecordBatch]],
+    count: int,
+    row_cap: int | None,
+) -> Iterator[list[pa.RecordBatch]]:
+    """Each split's batches in order, read by ``pool`` up to one split per thread ahead."""
+
+    def whole(i: int) -> list[pa.RecordBatch]:
+        out, rows = [], 0
+        for batch in batches(i):
+            out.append(batch)
+            rows += batch.num_rows
+            if row_cap is not None and rows > row_cap:
+                raise _TooLarge  # one split alone passes the cap: so does the search
+        return out
+
+    window: deque[Future[list[pa.RecordBatch]]] = deque()
+    submitted = 0
+    try:
+        while window or submitted < count:
+            while submitted < count and len(window) < _READ_THREADS:
+                window.append(pool.submit(whole, submitted))
+                submitted += 1
+            yield window.popleft().result()
+    finally:
+        for future in window:
+            future.cancel()

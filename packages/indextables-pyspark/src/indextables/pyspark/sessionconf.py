@@ -23,8 +23,37 @@ PREFIX = "spark.indextables."
 
 def session_settings(spark: SparkSession) -> dict[str, str]:
     """The session's ``spark.indextables.*`` settings (``spark.conf``)."""
+    found = _settings_by_name(spark)
+    if found is not None:
+        return found
     every: Mapping[str, Any] = spark.conf.getAll
     return {str(k): str(v) for k, v in every.items() if str(k).lower().startswith(PREFIX)}
+
+
+def _settings_by_name(spark: SparkSession) -> dict[str, str] | None:
+    """The settings read in a few Py4J calls, or None where that path is unavailable.
+
+    ``spark.conf.getAll`` walks the JVM's map one Py4J call per entry and ends
+    on a Java exception that PySpark converts: ~20 ms per helper call, paid by
+    every interactive search. Here the JVM joins every key into one string,
+    and only the ``spark.indextables.*`` values are fetched one by one.
+    """
+    jvm = getattr(spark, "_jvm", None)
+    jconf = getattr(getattr(spark, "conf", None), "_jconf", None)
+    if jvm is None or jconf is None:
+        return None  # Spark Connect: no JVM in this process
+    try:
+        settings = jconf.getAllAsJava()
+        keys = str(jvm.java.lang.String.join(_SEPARATOR, settings.keySet()))
+        names = keys.split(_SEPARATOR) if keys else []
+        if len(names) != int(settings.size()):
+            return None  # a key holding the separator: take the slow, exact path
+        return {name: str(settings.get(name)) for name in names if name.lower().startswith(PREFIX)}
+    except Exception:  # any Py4J surprise: the public path answers instead
+        return None
+
+
+_SEPARATOR = "\u0000"
 
 
 def session_options(
