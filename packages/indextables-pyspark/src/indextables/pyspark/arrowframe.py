@@ -65,7 +65,8 @@ _JOIN_MAX_BYTES = 64 << 20
 def _joined(batches: Sequence[pa.RecordBatch]) -> Sequence[pa.RecordBatch]:
     if len(batches) < 2 or sum(b.nbytes for b in batches) > _JOIN_MAX_BYTES:
         return batches
-    return pa.Table.from_batches(batches).combine_chunks().to_batches()
+    joined: list[pa.RecordBatch] = pa.Table.from_batches(batches).combine_chunks().to_batches()
+    return joined
 
 
 def _utils(spark: SparkSession) -> Any:

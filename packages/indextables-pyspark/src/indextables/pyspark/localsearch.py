@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -301,7 +301,7 @@ def _ahead(
     batches: Callable[[int], Iterator[pa.RecordBatch]],
     count: int,
     row_cap: int | None,
-) -> Iterator[list[pa.RecordBatch]]:
+) -> Generator[list[pa.RecordBatch], None, None]:
     """Each split's batches in order, read by ``pool`` up to one split per thread ahead."""
 
     def whole(i: int) -> list[pa.RecordBatch]:
