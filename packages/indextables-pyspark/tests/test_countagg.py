@@ -210,6 +210,99 @@ def test_aggregate_planning_errors(
         itp.aggregate(spark, logs, **kwargs)
 
 
+# -- splits without the writer's fully-indexed record (the reference's) ------
+
+
+@pytest.fixture
+def unrecorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Aggregate as if no split recorded its fully-indexed columns (as reference splits)."""
+    from indextables.pyspark import splitagg
+
+    monkeypatch.setattr(splitagg, "FULLY_INDEXED_TAG", "no split has this tag")
+
+
+def _strings_table(spark: Any, path: str, values: list[str | None]) -> None:
+    rows = [(i, v) for i, v in enumerate(values)]
+    df = spark.createDataFrame(rows, "id long, host string")
+    options = {"spark.indextables.indexing.fastfields": "host,id"}
+    df.coalesce(1).write.format("indextables").options(**options).mode("append").save(path)
+
+
+@pytest.mark.usefixtures("unrecorded", "no_fallback")
+def test_terms_on_unrecorded_splits_are_checked_and_answered_by_the_index(
+    spark: Any, tmp_path: Path
+) -> None:
+    path = str(tmp_path / "t")
+    values = ["a", "b", "a", None, "", "é" * 100, "a"]
+    _strings_table(spark, path, values)
+    got = {
+        r["host"]: r["n"]
+        for r in itp.aggregate(spark, path, group_by="host", metrics={"n": "count"}).collect()
+    }
+    assert got == dict(Counter(values))
+    counted = itp.aggregate(
+        spark, path, group_by="host", metrics={"n": "count"}, where="host LIKE 'a%'"
+    ).collect()
+    assert [(r["host"], r["n"]) for r in counted] == [("a", 3)]
+
+
+@pytest.mark.usefixtures("unrecorded")
+def test_a_value_left_out_of_the_index_sends_terms_to_spark(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from indextables.pyspark.tantivyquery import MAX_TERM_BYTES
+
+    path = str(tmp_path / "t")
+    long_value = "é" * (MAX_TERM_BYTES // 2 + 1)  # past the limit, cut inside a character
+    values = ["a", long_value, "a", None]
+    _strings_table(spark, path, values)
+    fallbacks = []
+    original = indexplan.IndexPlan.spark_frame
+
+    def recorded(self: Any, spark: Any, where: Any) -> Any:
+        fallbacks.append(where)
+        return original(self, spark, where)
+
+    monkeypatch.setattr(indexplan.IndexPlan, "spark_frame", recorded)
+    rows = itp.aggregate(spark, path, group_by="host", metrics={"n": "count"}).collect()
+    assert fallbacks  # the check refused the index: Spark answered
+    assert {r["host"]: r["n"] for r in rows} == dict(Counter(values))
+
+
+def test_indexed_everywhere_counts_values_against_indexed_terms(tmp_path: Path) -> None:
+    import pyarrow as pa
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    from indextables.pyspark.convert import arrow_schema
+    from indextables.pyspark.indexexact import indexed_everywhere
+    from indextables.pyspark.mapping import field_specs, specs_from_doc_mapping
+    from indextables.pyspark.options import parse_indexing
+    from indextables.pyspark.splitcache import SplitCache, SplitRef
+    from indextables.pyspark.splitreader import open_split
+    from indextables.pyspark.splitwriter import SplitWriter
+    from indextables.pyspark.tantivyquery import MAX_TERM_BYTES
+    from indextables.storage import LocalStore
+
+    schema = StructType([StructField("id", LongType()), StructField("host", StringType())])
+    specs = field_specs(
+        schema, parse_indexing({"spark.indextables.indexing.fastfields": "id,host"})
+    )
+    answers = []
+    for name, values in (("short", ["x", "", None]), ("long", ["x", "y" * (MAX_TERM_BYTES + 1)])):
+        store = LocalStore(str(tmp_path / name))
+        writer = SplitWriter(store, specs, (), heap_size=20 << 20, batch_size=5)
+        rows = [{"id": i, "host": v} for i, v in enumerate(values)]
+        writer.write([pa.RecordBatch.from_pylist(rows, schema=arrow_schema(schema))])
+        (add,) = writer.finish()
+        ref = SplitRef(add.path, add.size, add.footer_start_offset, add.footer_end_offset)
+        directory = SplitCache(str(tmp_path / "cache"), 1 << 30).fetch(store, store.uri, ref)
+        index, searcher = open_split(directory)
+        fields = specs_from_doc_mapping(add.doc_mapping_json)
+        answers.append(indexed_everywhere(index, searcher, fields["host"]))
+        assert not indexed_everywhere(index, searcher, fields["id"])  # not a string field
+    assert answers == [True, False]
+
+
 # -- golden reference tables ------------------------------------------------
 
 
@@ -242,6 +335,23 @@ def test_golden_counts_and_aggregates(spark: Any, name: str, golden_copy: Any) -
         if numeric is not None:
             for k in groups:
                 assert got[k]["s"] == sum(r[numeric] for r in rows if r.get(key) == k)
+
+
+@pytest.mark.usefixtures("no_fallback")
+@pytest.mark.parametrize("name", NAMES)
+def test_golden_string_terms_come_from_the_index(spark: Any, name: str, golden_copy: Any) -> None:
+    """Reference splits record no fully-indexed columns: the per-split check answers instead."""
+    expected = json.loads((GOLDEN / f"{name}.expected.json").read_text())
+    schema = json.loads(expected["metadata"]["schemaString"])
+    partitions = expected["metadata"]["partitionColumns"]
+    strings = [f["name"] for f in schema["fields"] if f["type"] == "string"]
+    strings = [n for n in strings if n not in partitions]
+    assert strings, f"{name} has no string data column"
+    path = str(golden_copy(name))
+    for column in strings:
+        got = itp.aggregate(spark, path, group_by=column, metrics={"n": "count"}).collect()
+        want = Counter(r.get(column) for r in expected["rows"])
+        assert {r[column]: r["n"] for r in got} == dict(want)
 
 
 # -- differential: random data against Spark over the Parquet copy -----------

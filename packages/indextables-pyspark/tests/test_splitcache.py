@@ -243,3 +243,26 @@ def test_a_new_configured_cache_directory_is_private(tmp_path: Path) -> None:
     directory = tmp_path / "configured" / "cache"
     SplitCache(str(directory), 1 << 30).fetch(store, store.uri, refs[0])
     assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
+
+
+def test_the_cache_is_walked_once_while_its_total_stays_under_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from indextables.pyspark import splitcache
+
+    store, refs = _store(tmp_path)
+    cache = SplitCache(str(tmp_path / "cache"), 1 << 30)
+    walks = []
+    original = SplitCache.evict
+
+    def counted(self: SplitCache, *, keep: str | None = None) -> int:
+        walks.append(keep)
+        return original(self, keep=keep)
+
+    monkeypatch.setattr(SplitCache, "evict", counted)
+    for ref in refs:
+        cache.fetch(store, store.uri, ref)
+    assert len(walks) == 1  # the first fetch walked; the others added to the running total
+    monkeypatch.setattr(splitcache, "REWALK_SECONDS", 0.0)
+    cache.fetch(store, "file:///elsewhere", refs[0])  # the total is stale now: walked again
+    assert len(walks) == 2

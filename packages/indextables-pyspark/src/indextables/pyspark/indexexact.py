@@ -95,6 +95,27 @@ def count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
     return int(found.count)  # type: ignore[attr-defined]  # missing from tantivy's stub
 
 
+def indexed_everywhere(index: tantivy.Index, searcher: tantivy.Searcher, spec: FieldSpec) -> bool:
+    """Whether every value of the exact string fast field ``spec`` was indexed on this split.
+
+    Tantivy leaves a value out of the inverted index when it passes the
+    term length limit, but keeps it in the fast field. The writer of this
+    package records the columns with no such value (the fully-indexed tag);
+    splits without the record (the reference's) are checked here: the
+    documents holding a value (fast field) are counted against those holding
+    an indexed term. Equal counts on a single-valued column mean no value was
+    left out. Any failure (a field that is not fast or not indexed) says no.
+    """
+    if not (spec.is_exact and spec.fast and spec.indexed):
+        return False
+    try:
+        present = count(searcher, tantivy.Query.exists_query(spec.name))
+        indexed = count(searcher, tantivy.Query.regex_query(index.schema, spec.name, "(?s).*"))
+    except ValueError:
+        return False
+    return present == indexed
+
+
 def nan_query(schema: tantivy.Schema, name: str) -> tantivy.Query:
     """Documents whose double ``name`` is NaN of either sign (beyond +-inf in Tantivy's order)."""
     double = tantivy.FieldType.Float
