@@ -177,12 +177,12 @@ def _no_fetch_pool() -> Any:
 def test_splits_on_local_disk_are_read_without_fetch_threads(
     spark: Any, logs: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from indextables.pyspark import localsearch
+    from indextables.pyspark import splitcache
 
     options = {MODE: "local", "spark.indextables.cache.directoryPath": str(tmp_path / "cache")}
     cold = _ids(itp.search(spark, logs, "message:timed", options=options))  # fetches
     assert any((tmp_path / "cache").iterdir())
-    monkeypatch.setattr(localsearch, "_fetch_pool", _no_fetch_pool)
+    monkeypatch.setattr(splitcache, "fetch_pool", _no_fetch_pool)
     assert _ids(itp.search(spark, logs, "message:timed", options=options)) == cold
     other = {**options, "spark.indextables.cache.directoryPath": str(tmp_path / "cold")}
     with pytest.raises(AssertionError, match="fetch pool"):

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -48,7 +47,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 _LOG = logging.getLogger(__name__)
-_FETCH_THREADS = 4
 _SPLITS_PER_TASK = 8
 T = TypeVar("T")
 
@@ -260,27 +258,13 @@ def _run_local(
     index_plan: IndexPlan, entries: Sequence[SplitEntry], fn: SplitFn[T], what: str
 ) -> Iterator[T]:
     cache = SplitCache(index_plan.read.cache_dir, index_plan.read.cache_max_bytes)
-    local = [cache.cached(index_plan.uri, e.ref) for e in entries]
-    pool = None
-    pending = {}
-    if None in local:
-        store = open_table_store(index_plan.uri, index_plan.options)
-        pool = ThreadPoolExecutor(max_workers=_FETCH_THREADS)
-        pending = {
-            i: pool.submit(cache.fetch, store, index_plan.uri, e.ref)
-            for i, (e, hit) in enumerate(zip(entries, local, strict=True))
-            if hit is None
-        }
-    try:
+    refs = [e.ref for e in entries]
+    uri, options = index_plan.uri, index_plan.options
+    with cache.directories(uri, refs, lambda: open_table_store(uri, options)) as directory:
         for i, entry in enumerate(entries):
-            yield fn(local[i] or pending[i].result(), entry)
+            yield fn(directory(i), entry)
             if len(entries) >= 10 and (i + 1) % max(1, len(entries) // 10) == 0:
-                _LOG.info(
-                    "indextables %s of %s: %d/%d splits", what, index_plan.uri, i + 1, len(entries)
-                )
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+                _LOG.info("indextables %s of %s: %d/%d splits", what, uri, i + 1, len(entries))
 
 
 def _run_tasks(

@@ -50,7 +50,6 @@ MODE = PREFIX + "search.mode"
 LOCAL_MAX_SPLITS = PREFIX + "search.localmaxsplits"
 LOCAL_MAX_ROWS = PREFIX + "search.localmaxrows"
 MODES = ("auto", "local", "distributed")
-_FETCH_THREADS = 4
 # Splits searched at once by a local search (the machine's cores, at most 4).
 _READ_THREADS = min(4, os.cpu_count() or 1)
 
@@ -237,29 +236,18 @@ def _collect(
     read = reader.read_options
     cache = SplitCache(read.cache_dir, read.cache_max_bytes)
     uri = reader.view.uri
-    local = [cache.cached(uri, e.ref) for e in entries]
-    fetching: ThreadPoolExecutor | None = None
-    pending: dict[int, Future[str]] = {}
-    if None in local:
-        # Only splits not on local disk are worth a thread: a warm search starts none.
-        store = open_table_store(uri, reader.options)
-        fetching = _fetch_pool()
-        pending = {
-            i: fetching.submit(cache.fetch, store, uri, e.ref)
-            for i, (e, hit) in enumerate(zip(entries, local, strict=True))
-            if hit is None
-        }
+    refs = [e.ref for e in entries]
+    with cache.directories(uri, refs, lambda: open_table_store(uri, reader.options)) as directory:
 
-    def batches(i: int) -> Iterator[pa.RecordBatch]:
-        return read_split(
-            local[i] or pending[i].result(),
-            entries[i],
-            reader.schema,
-            search=reader.search,
-            conditions=reader.conditions,
-        )
+        def batches(i: int) -> Iterator[pa.RecordBatch]:
+            return read_split(
+                directory(i),
+                entries[i],
+                reader.schema,
+                search=reader.search,
+                conditions=reader.conditions,
+            )
 
-    try:
         if stop_at is not None or len(entries) < 2 or _READ_THREADS < 2:
             return _in_order(map(batches, range(len(entries))), row_cap, stop_at)
         with ThreadPoolExecutor(max_workers=_READ_THREADS) as searching:
@@ -268,15 +256,6 @@ def _collect(
                 return _in_order(splits, row_cap, None)
             finally:
                 splits.close()  # cancels the reads not started yet
-    finally:
-        if fetching is not None:
-            # Splits not yet fetched when the search stops early are not downloaded.
-            fetching.shutdown(wait=True, cancel_futures=True)
-
-
-def _fetch_pool() -> ThreadPoolExecutor:
-    """The threads downloading the splits of a search that are not on local disk."""
-    return ThreadPoolExecutor(max_workers=_FETCH_THREADS)
 
 
 def _in_order(

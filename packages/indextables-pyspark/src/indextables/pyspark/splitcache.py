@@ -38,7 +38,8 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Final
 
@@ -53,6 +54,8 @@ STALE_AFTER_SECONDS: Final = 60.0
 # The record of an entry's file sizes, written last into the staging directory.
 ENTRY_RECORD: Final = ".indextables-entry.json"
 _STAGING: Final = ".tmp-"
+# Threads downloading the splits of one driver-side search, count or aggregation.
+FETCH_THREADS: Final = 4
 # A process walks the cache again after this long even when its own total is under the cap.
 REWALK_SECONDS: Final = 30.0
 # Cache directory -> (bytes after the last walk plus this process's additions, monotonic time
@@ -127,6 +130,34 @@ class SplitCache:
             remaining = self.evict(keep=target)
             _totals[self.directory] = (remaining, time.monotonic())
 
+    @contextlib.contextmanager
+    def directories(
+        self, table_uri: str, splits: Sequence[SplitRef], open_store: Callable[[], ObjectStore]
+    ) -> Iterator[Callable[[int], str]]:
+        """``directory(i)``: the local directory of ``splits[i]``, for a driver-side read.
+
+        Splits already cached are answered at once and start no thread (a warm
+        search starts none); the others are fetched in the background by
+        :data:`FETCH_THREADS` threads, and those not started when the block
+        ends (a search that stopped early) are never downloaded.
+        """
+        local = [self.cached(table_uri, split) for split in splits]
+        pending: dict[int, Future[str]] = {}
+        pool = None
+        if None in local:
+            store = open_store()
+            pool = fetch_pool()
+            pending = {
+                i: pool.submit(self.fetch, store, table_uri, split)
+                for i, (split, hit) in enumerate(zip(splits, local, strict=True))
+                if hit is None
+            }
+        try:
+            yield lambda i: local[i] or pending[i].result()
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+
     def evict(self, *, keep: str | None = None) -> int:
         """Remove abandoned downloads, then least recently used splits until under the cap.
 
@@ -157,6 +188,11 @@ class SplitCache:
                 _discard(path, self.directory)
                 total -= size
         return total
+
+
+def fetch_pool() -> ThreadPoolExecutor:
+    """The threads downloading splits not on local disk (a test may forbid them)."""
+    return ThreadPoolExecutor(max_workers=FETCH_THREADS)
 
 
 def prepare_directory(directory: str) -> None:
