@@ -216,9 +216,9 @@ def test_aggregate_planning_errors(
 @pytest.fixture
 def unrecorded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Aggregate as if no split recorded its fully-indexed columns (as reference splits)."""
-    from indextables.pyspark import splitagg
+    from indextables.pyspark import indexexact
 
-    monkeypatch.setattr(splitagg, "FULLY_INDEXED_TAG", "no split has this tag")
+    monkeypatch.setattr(indexexact, "FULLY_INDEXED_TAG", "no split has this tag")
 
 
 def _strings_table(spark: Any, path: str, values: list[str | None]) -> None:
@@ -244,6 +244,7 @@ def test_terms_on_unrecorded_splits_are_checked_and_answered_by_the_index(
         spark, path, group_by="host", metrics={"n": "count"}, where="host LIKE 'a%'"
     ).collect()
     assert [(r["host"], r["n"]) for r in counted] == [("a", 3)]
+    assert itp.count(spark, path, where="host LIKE 'a%'") == 3  # a prefix: exact after the check
 
 
 @pytest.mark.usefixtures("unrecorded")

@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING, Any
 from indextables.pyspark.aggmerge import NotExact
 from indextables.pyspark.conditions import Condition
 from indextables.pyspark.indexexact import count as index_count
-from indextables.pyspark.indexexact import exact_query
+from indextables.pyspark.indexexact import exact_query, split_fully_indexed
 from indextables.pyspark.indexplan import IndexPlan, plan, run_splits, split_fields
 from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitreader import SplitEntry, open_split
-from indextables.pyspark.tantivyquery import fully_indexed_columns
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -98,10 +97,10 @@ def count_split(
     if searcher.num_docs == 0:
         return 0
     fields = split_fields(entry)
+    prefixed = (c.column.lower() for c in conditions if c.op == "prefix" and not c.path)
+    fully_indexed = split_fully_indexed(index, searcher, fields, entry.split_tags, prefixed)
     try:
-        query = exact_query(
-            index, searcher, fields, search, conditions, fully_indexed_columns(entry.split_tags)
-        )
+        query = exact_query(index, searcher, fields, search, conditions, fully_indexed)
     except NotExact:
         return None
     return index_count(searcher, query)

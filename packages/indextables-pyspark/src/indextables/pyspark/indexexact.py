@@ -23,7 +23,7 @@ log's partition values.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import tantivy
@@ -34,7 +34,7 @@ from indextables.pyspark.mapping import FieldKind, FieldSpec
 from indextables.pyspark.partitionprune import condition_holds
 from indextables.pyspark.partitionvalues import spark_value
 from indextables.pyspark.searchoptions import SearchSpec, build_query
-from indextables.pyspark.tantivyquery import to_query
+from indextables.pyspark.tantivyquery import FULLY_INDEXED_TAG, fully_indexed_columns, to_query
 from pyspark.sql.types import DataType
 
 __all__ = ["count", "exact_query", "nan_free", "partition_holds", "where_conjuncts"]
@@ -114,6 +114,26 @@ def indexed_everywhere(index: tantivy.Index, searcher: tantivy.Searcher, spec: F
     except ValueError:
         return False
     return present == indexed
+
+
+def split_fully_indexed(
+    index: tantivy.Index,
+    searcher: tantivy.Searcher,
+    fields: Mapping[str, FieldSpec],
+    split_tags: Sequence[str],
+    columns: Iterable[str],
+) -> frozenset[str]:
+    """The split's fully-indexed string columns: its writer's record, else checked here.
+
+    Only ``columns`` (lowercase: those the caller needs exact) are checked,
+    two counts each, and only on splits whose writer recorded nothing (the
+    reference's, and ours from before the record).
+    """
+    recorded = fully_indexed_columns(split_tags)
+    if any(tag.startswith(FULLY_INDEXED_TAG) for tag in split_tags):
+        return recorded
+    checked = {c for c in columns if c in fields and indexed_everywhere(index, searcher, fields[c])}
+    return recorded | checked
 
 
 def nan_query(schema: tantivy.Schema, name: str) -> tantivy.Query:

@@ -44,12 +44,11 @@ from indextables.pyspark.aggspec import (
 )
 from indextables.pyspark.conditions import Condition
 from indextables.pyspark.convert import TANTIVY_MAX_MICROS, TANTIVY_MIN_MICROS
-from indextables.pyspark.indexexact import count, exact_query, indexed_everywhere, nan_free
+from indextables.pyspark.indexexact import count, exact_query, nan_free, split_fully_indexed
 from indextables.pyspark.mapping import FieldKind, FieldSpec, specs_from_doc_mapping
 from indextables.pyspark.partitionvalues import spark_value
 from indextables.pyspark.searchoptions import SearchSpec
 from indextables.pyspark.splitreader import SplitEntry, open_split
-from indextables.pyspark.tantivyquery import FULLY_INDEXED_TAG, fully_indexed_columns
 from pyspark.sql.types import DataType, DateType
 
 __all__ = ["AggPlan", "Level", "MetricPlan", "aggregate_split"]
@@ -119,7 +118,9 @@ def _aggregate(directory: str, entry: SplitEntry, agg: AggPlan) -> GroupTable:
     if searcher.num_docs == 0:
         return {}
     fields = specs_from_doc_mapping(entry.doc_mapping_json) if entry.doc_mapping_json else {}
-    fully_indexed = _fully_indexed(index, searcher, fields, entry, agg)
+    used = {lvl.spec.column.lower() for lvl in agg.levels if not lvl.partition}
+    used.update(c.column.lower() for c in agg.conditions if not c.path)
+    fully_indexed = split_fully_indexed(index, searcher, fields, entry.split_tags, used)
     query = exact_query(index, searcher, fields, agg.search, agg.conditions, fully_indexed)
     _check_columns(directory, index, searcher, fields, agg, query)
     _check_strings(fields, agg, fully_indexed)
@@ -259,31 +260,6 @@ def _check_quotient(name: str, stats: Mapping[str, Any], width: float) -> None:
         raise NotExact(f"column {name!r} holds infinities")
     if max(abs(low), abs(high)) / width >= _EXACT_F64:
         raise NotExact(f"column {name!r} holds values too far from zero for its histogram")
-
-
-def _fully_indexed(
-    index: tantivy.Index,
-    searcher: tantivy.Searcher,
-    fields: Mapping[str, FieldSpec],
-    entry: SplitEntry,
-    agg: AggPlan,
-) -> frozenset[str]:
-    """The split's fully-indexed string columns: its writer's record, else checked here.
-
-    Only the string columns this aggregation groups or filters by are checked
-    (two counts each), and only on splits whose writer recorded nothing.
-    """
-    recorded = fully_indexed_columns(entry.split_tags)
-    if any(tag.startswith(FULLY_INDEXED_TAG) for tag in entry.split_tags):
-        return recorded
-    used = {lvl.spec.column.lower() for lvl in agg.levels if not lvl.partition}
-    used.update(c.column.lower() for c in agg.conditions if not c.path)
-    checked = {
-        name
-        for name in used
-        if name in fields and indexed_everywhere(index, searcher, fields[name])
-    }
-    return recorded | checked
 
 
 def _check_strings(
