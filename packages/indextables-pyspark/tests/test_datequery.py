@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from indextables.pyspark.datequery import edge_date_literals, exact_date_terms
+from indextables.pyspark.datequery import (
+    edge_date_literals,
+    exact_date_terms,
+    inexact_date_literals,
+)
 
 T = "2020-01-01T00:00:00.3Z"
 
@@ -55,3 +59,35 @@ def test_nothing_to_rewrite_without_date_fields() -> None:
 )
 def test_edge_date_literals(text: str, expected: list[tuple[str, str]]) -> None:
     assert edge_date_literals(text, {"ts"}) == expected
+
+
+W = "2024-01-01T00:00:00Z"  # a whole second after the epoch
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"ts:[{W} TO *]", []),
+        (f"ts:[* TO {W}}}", []),
+        (f"ts:[{W} TO 2024-01-02T00:00:00+01:00}}", []),
+        (f"ts:>={W}", []),
+        (f"ts:<{W}", []),
+        (f"ts:[{W} TO {W}]", [("ts", W)]),  # inclusive upper bound (a quoted term, rewritten)
+        (f"ts:{{{W} TO *]", [("ts", W)]),  # exclusive lower bound
+        (f"ts:>{W} AND ts:<={W}", [("ts", W), ("ts", W)]),
+        ("ts:[2024-01-01T00:00:00.5Z TO *]", [("ts", "2024-01-01T00:00:00.5Z")]),
+        ("ts:[1970-01-01T00:00:00Z TO *]", [("ts", "1970-01-01T00:00:00Z")]),  # toward zero
+        ("ts:[1955-01-01T00:00:00Z TO *]", [("ts", "1955-01-01T00:00:00Z")]),
+        ("ts:[1970-01-01T00:00:01Z TO *]", []),
+        (f"ts:{W}", [("ts", W)]),  # an unquoted term
+        (f'other:[2024-01-01T00:00:00.5Z TO *] AND body:"ts:>{W}"', []),
+        (f"(k:x OR ts:[{W} TO {W}])", [("ts", W)]),
+        ("ts:[yesterday TO *]", [("ts", "yesterday")]),  # not a date Python reads: not exact
+    ],
+)
+def test_inexact_date_literals(text: str, expected: list[tuple[str, str]]) -> None:
+    assert inexact_date_literals(text, {"ts"}) == expected
+
+
+def test_no_coarse_fields_no_inexact_literals() -> None:
+    assert inexact_date_literals(f"ts:[{W} TO {W}]", set()) == []

@@ -310,3 +310,80 @@ def test_date_bounds_at_or_beyond_the_span_ends_are_refused(
         spark.read.format(FMT).option("query", query).load(path).collect()
     with pytest.raises(itp.QuerySyntaxError, match="at or beyond an end"):
         itp.search(spark, path, query, options={MODE: "local"}).collect()
+
+
+# -- date fields that are not fast compare whole seconds -------------------------------
+
+COARSE_ROWS = [
+    "1969-12-31 23:59:59.5",  # Tantivy truncates toward zero: indexed as the epoch
+    "1970-01-01 00:00:00",
+    "1955-05-05 01:01:01.5",  # indexed as 01:01:02
+    "2024-01-01 00:00:00",
+    "2024-01-01 00:00:00.000001",
+    "2024-01-01 00:00:00.5",
+    "2024-01-01 00:00:01",
+    "2024-01-02 00:00:00",
+]
+
+
+@pytest.fixture(scope="module")
+def coarse(spark: Any, tmp_path_factory: Any) -> str:
+    """A table whose timestamp and date columns are not fast (fastfields names only id)."""
+    path = str(tmp_path_factory.mktemp("coarse") / "t")
+    values = ", ".join(f"({i}, timestamp'{v}')" for i, v in enumerate(COARSE_ROWS))
+    df = spark.sql(
+        f"SELECT id, ts, cast(ts AS date) AS d FROM VALUES {values} AS t(id, ts)"
+    ).selectExpr("cast(id AS long) AS id", "ts", "d")
+    df.write.format(FMT).option("spark.indextables.indexing.fastfields", "id").mode("append").save(
+        path
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("query", "condition"),
+    [
+        (
+            "ts:[2024-01-01T00:00:00Z TO 2024-01-02T00:00:00Z}",
+            "ts >= timestamp'2024-01-01 00:00:00' AND ts < timestamp'2024-01-02 00:00:00'",
+        ),
+        ("ts:>=2024-01-01T00:00:01Z", "ts >= timestamp'2024-01-01 00:00:01'"),
+        ("ts:<1970-01-01T00:00:01Z", "ts < timestamp'1970-01-01 00:00:01'"),
+        (
+            "d:[1955-05-05T00:00:00Z TO 1970-01-01T00:00:00Z]",
+            "d BETWEEN '1955-05-05' AND '1970-01-01'",
+        ),
+        ('d:"2024-01-01T00:00:00Z"', "d = date'2024-01-01'"),
+    ],
+)
+def test_whole_second_bounds_on_coarse_dates_are_exact(
+    spark: Any, coarse: str, query: str, condition: str
+) -> None:
+    got = spark.read.format(FMT).option("query", query).load(coarse)
+    want = spark.read.format(FMT).load(coarse).where(condition)
+    assert want.count() > 0
+    assert _rows_of(got) == _rows_of(want)
+    local = itp.search(spark, coarse, query, options={MODE: "local"})
+    assert _rows_of(local) == _rows_of(want)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "ts:[2024-01-01T00:00:00.000001Z TO *]",  # the differential test's seed 120
+        "ts:[2024-01-01T00:00:00Z TO 2024-01-01T00:00:01Z]",  # inclusive upper bound
+        "ts:{2024-01-01T00:00:00Z TO *]",  # exclusive lower bound
+        "ts:[1970-01-01T00:00:00Z TO *]",  # at the epoch: 1969-12-31T23:59:59.5 is indexed there
+        "ts:[* TO 1955-05-05T01:01:02Z}",  # before it: 01:01:01.5 is indexed as 01:01:02
+        'ts:"2024-01-01T00:00:00.5Z"',
+        "ts:<=2024-01-02T00:00:00Z",
+    ],
+)
+def test_other_bounds_on_coarse_timestamps_are_refused(spark: Any, coarse: str, query: str) -> None:
+    pattern = r"option query: the date bound .* on column 'ts' cannot be matched exactly"
+    with pytest.raises(Exception, match=pattern):
+        spark.read.format(FMT).option("query", query).load(coarse).collect()
+    with pytest.raises(itp.InexactDateBoundError, match="fastfields"):
+        itp.search(spark, coarse, query, options={MODE: "local"}).collect()
+    with pytest.raises(itp.QuerySyntaxError, match="cannot be matched exactly"):
+        itp.count(spark, coarse, query=query)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from indextables.pyspark.errors import (
     FieldKindError,
     IndexTablesSparkError,
+    InexactDateBoundError,
     NotATableError,
     OptionError,
     QuerySyntaxError,
@@ -225,6 +226,7 @@ __all__ = [
     "FORMAT",
     "FieldKindError",
     "IndexTablesSparkError",
+    "InexactDateBoundError",
     "NotATableError",
     "OptionError",
     "QuerySyntaxError",

@@ -23,7 +23,7 @@ from indextables.pyspark.indexexact import count as index_count
 from indextables.pyspark.indexexact import exact_query, split_fully_indexed
 from indextables.pyspark.indexplan import IndexPlan, plan, run_splits, split_fields
 from indextables.pyspark.searchoptions import SearchSpec
-from indextables.pyspark.splitreader import SplitEntry, open_split
+from indextables.pyspark.splitreader import SplitEntry, open_split, split_traits
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -100,7 +100,10 @@ def count_split(
     prefixed = (c.column.lower() for c in conditions if c.op == "prefix" and not c.path)
     fully_indexed = split_fully_indexed(index, searcher, fields, entry.split_tags, prefixed)
     try:
-        query = exact_query(index, searcher, fields, search, conditions, fully_indexed)
+        traits = split_traits(directory)
+        query = exact_query(
+            index, searcher, fields, search, conditions, fully_indexed, traits.exact_dates
+        )
     except NotExact:
         return None
     return index_count(searcher, query)

@@ -13,6 +13,16 @@ A bound strictly inside the span compares a clamped value exactly as it
 compares the true one, but a bound at or beyond an end would also match the
 rows clamped there. :func:`edge_date_literals` finds such bounds so the
 caller can refuse them.
+
+On a date field whose range queries do not compare microseconds (a field
+that is not fast, or the reference's fast fields at second precision) a
+range reads the second-precision terms, so it is exact only for a bound that
+a whole second decides: an inclusive lower bound or an exclusive upper bound
+at a whole second after 1970-01-01T00:00:00Z, or none (``*``). (Tantivy
+truncates toward zero: 1969-12-31T23:59:59.5Z is indexed as the epoch, so
+whole-second bounds at or before it are not exact either.) :func:`inexact_date_literals` finds every
+other date literal on such fields (including one-instant ranges, which is
+what a quoted date term becomes).
 """
 
 from __future__ import annotations
@@ -91,6 +101,71 @@ def edge_date_literals(text: str, date_fields: Collection[str]) -> list[tuple[st
             quoted = not quoted
         position += 1
     return found
+
+
+# A range clause with its brackets kept: ``f:[a TO b}``; or a comparison ``f:>=a``.
+_BRACKETS = re.compile(r"([A-Za-z_][\w.\-]*):\s*([\[{])([^\]}]*)([\]}])")
+_COMPARISON = re.compile(r"([A-Za-z_][\w.\-]*):\s*(>=|<=|>|<)\s*([^\s()]+)")
+# Any other date value on a field: ``f:2024-01-01T00:00:00Z`` or ``f:"..."``.
+_VALUE = re.compile(r'([A-Za-z_][\w.\-]*):\s*"?(\d{4}-\d\d-\d\d[Tt][^\s"()]*)')
+
+
+def inexact_date_literals(text: str, fields: Collection[str]) -> list[tuple[str, str]]:
+    """(field, literal) of every date bound on ``fields`` that second-precision terms
+    cannot decide exactly (see the module's docstring).
+
+    Quoted date terms should be made ranges first (:func:`exact_date_terms`).
+    """
+    if not fields:
+        return []
+    found: list[tuple[str, str]] = []
+    position, quoted = 0, False
+    while position < len(text):
+        char = text[position]
+        if char == "\\":
+            position += 2
+            continue
+        if not quoted and _starts_word(text, position):
+            match = _clause_at(text, position)
+            if match is not None:
+                if match.group(1) in fields:
+                    found.extend((match.group(1), lit) for lit in _inexact_bounds(match))
+                position = match.end()
+                continue
+        if char == '"':
+            quoted = not quoted
+        position += 1
+    return found
+
+
+def _clause_at(text: str, position: int) -> re.Match[str] | None:
+    for pattern in (_BRACKETS, _COMPARISON, _VALUE):
+        match = pattern.match(text, position)
+        if match is not None:
+            return match
+    return None
+
+
+def _inexact_bounds(match: re.Match[str]) -> list[str]:
+    if match.re is _BRACKETS:
+        opening, inner, closing = match.group(2, 3, 4)
+        low, _, high = inner.partition(" TO ")
+        bounds = [(low.strip(), opening == "["), (high.strip(), closing == "}")]
+    elif match.re is _COMPARISON:
+        operator, literal = match.group(2, 3)
+        bounds = [(literal, operator in (">=", "<"))]
+    else:
+        bounds = [(match.group(2), False)]
+    return [lit for lit, whole_ok in bounds if lit != "*" and not (whole_ok and _whole(lit))]
+
+
+def _whole(literal: str) -> bool:
+    """True for an RFC 3339 instant at a whole second after the epoch (any offset)."""
+    try:
+        value = datetime.fromisoformat(literal.upper())
+    except ValueError:
+        return False
+    return value.microsecond == 0 and value.timestamp() > 0
 
 
 def _at_edge(literal: str) -> bool:

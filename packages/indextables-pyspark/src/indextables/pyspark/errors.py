@@ -30,6 +30,11 @@ class QuerySyntaxError(IndexTablesSparkError, ValueError):
     """A search query string (``query``, ``textsearch``, ``fieldmatch``) does not parse."""
 
 
+class InexactDateBoundError(QuerySyntaxError):
+    """A ``query``/``textsearch`` date bound the index cannot decide exactly on some split
+    (a date field that is not fast at microsecond precision compares whole seconds)."""
+
+
 class FieldKindError(IndexTablesSparkError, ValueError):
     """A search helper was used on a field of the wrong kind (e.g. textsearch on a string field)."""
 
@@ -81,6 +86,7 @@ _BY_NAME: dict[str, type[IndexTablesSparkError]] = {
         OptionError,
         UnsupportedTypeError,
         QuerySyntaxError,
+        InexactDateBoundError,
         FieldKindError,
         NotATableError,
         SqlCommandError,

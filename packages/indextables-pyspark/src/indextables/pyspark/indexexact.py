@@ -23,13 +23,14 @@ log's partition values.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import tantivy
 
 from indextables.pyspark.aggmerge import NotExact
 from indextables.pyspark.conditions import Condition
+from indextables.pyspark.errors import InexactDateBoundError
 from indextables.pyspark.mapping import FieldKind, FieldSpec
 from indextables.pyspark.partitionprune import condition_holds
 from indextables.pyspark.partitionvalues import spark_value
@@ -170,8 +171,12 @@ def exact_query(
     search: SearchSpec,
     conditions: Sequence[Condition],
     fully_indexed: frozenset[str],
+    exact_dates: Collection[str] | None = None,
 ) -> tantivy.Query:
     """The query matching exactly the split's rows that pass ``search`` and ``conditions``.
+
+    ``exact_dates``: the split's date fields compared at microseconds
+    (:attr:`~indextables.pyspark.splitreader.SplitTraits.exact_dates`).
 
     ``conditions`` are on data columns only. The search options are index
     semantics by definition (Spark does not re-check them on a read either).
@@ -181,7 +186,12 @@ def exact_query(
     """
     parts: list[tantivy.Query] = []
     if not search.is_empty:
-        option_query = build_query(index, search, fields)
+        try:
+            option_query = build_query(index, search, fields, exact_dates=exact_dates)
+        except InexactDateBoundError as error:
+            # Here the column types are unknown (a ``date`` column is exact either way):
+            # the read path, which knows them, answers or refuses.
+            raise NotExact(str(error)) from None
         if option_query is not None:
             parts.append(option_query)
     for condition in conditions:

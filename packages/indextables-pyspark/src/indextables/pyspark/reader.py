@@ -32,7 +32,7 @@ from indextables.pyspark.options import ReadOptions, parse_indexing
 from indextables.pyspark.partitionprune import partition_predicate
 from indextables.pyspark.planguard import is_reused, new_token
 from indextables.pyspark.pruning import stats_predicate
-from indextables.pyspark.searchoptions import SearchSpec, validate
+from indextables.pyspark.searchoptions import SearchSpec, validate, whole_second_dates
 from indextables.pyspark.splitcache import SplitCache
 from indextables.pyspark.splitreader import SplitEntry, read_split
 from indextables.pyspark.tableaccess import TableView, load_view, open_table_store
@@ -97,7 +97,7 @@ class IndexTablesReader(DataSourceReader):
         self.search = search
         self.conditions: tuple[Condition, ...] = ()
         if not search.is_empty:
-            validate(search, view_fields(view))
+            validate(search, view_fields(view), whole_dates=whole_second_dates(schema))
 
     def __getstate__(self) -> dict[str, Any]:
         # Spark pickles the reader into every task; the split list travels in the

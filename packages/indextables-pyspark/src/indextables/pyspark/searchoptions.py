@@ -15,7 +15,7 @@ syntax) runs while Spark plans the read, before any task.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -23,14 +23,20 @@ from typing import TYPE_CHECKING, Any
 import tantivy
 
 from indextables.pyspark.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
-from indextables.pyspark.datequery import edge_date_literals, exact_date_terms
+from indextables.pyspark.datequery import (
+    edge_date_literals,
+    exact_date_terms,
+    inexact_date_literals,
+)
 from indextables.pyspark.errors import (
     FieldKindError,
+    InexactDateBoundError,
     OptionError,
     QuerySyntaxError,
     planning_errors,
 )
 from indextables.pyspark.mapping import FieldKind, FieldSpec
+from pyspark.sql.types import DateType, StructType
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -56,14 +62,29 @@ class SearchSpec:
         return not (self.query or self.text_search or self.field_match)
 
 
-def validate(spec: SearchSpec, fields: Mapping[str, FieldSpec]) -> None:
+def whole_second_dates(schema: StructType) -> frozenset[str]:
+    """Lowercase names of the ``date`` columns of ``schema``: their values are whole days,
+    which second-precision date terms hold exactly."""
+    return frozenset(f.name.lower() for f in schema.fields if isinstance(f.dataType, DateType))
+
+
+def validate(
+    spec: SearchSpec,
+    fields: Mapping[str, FieldSpec],
+    *,
+    whole_dates: Collection[str] = frozenset(),
+) -> None:
     """Check field kinds and query syntax against the table's fields.
+
+    ``whole_dates``: :func:`whole_second_dates` of the table's schema.
 
     Raises:
         FieldKindError: textsearch on a non-tokenized field or fieldmatch on a non-exact one,
             or a column the table does not have.
         OptionError: a fieldmatch value longer than Tantivy indexes (it could find nothing).
         QuerySyntaxError: a query that Tantivy cannot parse.
+        InexactDateBoundError: a date bound on a date field that is not fast (see
+            :func:`build_query`).
     """
     for column in spec.text_search:
         found = _field(fields, column, "textsearch")
@@ -93,7 +114,7 @@ def validate(spec: SearchSpec, fields: Mapping[str, FieldSpec]) -> None:
             prefix="indextables-validate-", ignore_cleanup_errors=True
         ) as directory:
             index = create_index(tuple(fields.values()), directory)
-            build_query(index, spec, fields)
+            build_query(index, spec, fields, whole_dates=whole_dates)
             del index
 
 
@@ -128,21 +149,46 @@ def _field(fields: Mapping[str, FieldSpec], column: str, helper: str) -> FieldSp
 
 
 def build_query(
-    index: tantivy.Index, spec: SearchSpec, fields: Mapping[str, FieldSpec]
+    index: tantivy.Index,
+    spec: SearchSpec,
+    fields: Mapping[str, FieldSpec],
+    *,
+    exact_dates: Collection[str] | None = None,
+    whole_dates: Collection[str] = frozenset(),
 ) -> tantivy.Query | None:
-    """The Tantivy query of the search options (None when there is none)."""
+    """The Tantivy query of the search options (None when there is none).
+
+    ``exact_dates`` names (lowercase) the date fields whose range queries
+    compare microseconds on the split searched (``SplitTraits.exact_dates``);
+    without it (planning) a fast date field is taken to be one, as this
+    package writes them. ``whole_dates`` names (lowercase) the date fields
+    holding whole-second values only (Spark ``date`` columns): exact either way.
+
+    Raises:
+        QuerySyntaxError: a query Tantivy cannot parse.
+        InexactDateBoundError: a date bound the index cannot decide exactly
+            (:func:`_date_safe`).
+    """
     parts: list[tantivy.Query] = []
     searchable = [f for f in fields.values() if f.indexed]
     defaults = [f.name for f in searchable if f.is_tokenized] or [
         f.name for f in searchable if f.is_exact
     ]
-    dates = {f.name for f in fields.values() if f.kind is FieldKind.DATE}
+    dated = [f for f in fields.values() if f.kind is FieldKind.DATE]
+    dates = {f.name for f in dated}
+    coarse = {
+        f.name
+        for f in dated
+        if f.name.lower() not in whole_dates
+        and not (f.fast if exact_dates is None else f.name.lower() in exact_dates)
+    }
     if spec.query:
-        parts.append(_parse(index, _date_safe(spec.query, dates, "query"), defaults, "query"))
+        safe = _date_safe(spec.query, dates, coarse, "query")
+        parts.append(_parse(index, safe, defaults, "query"))
     for column, text in spec.text_search.items():
         name = fields[column.lower()].name
         option = f"textsearch.{column}"
-        parts.append(_parse(index, _date_safe(text, dates, option), [name], option))
+        parts.append(_parse(index, _date_safe(text, dates, coarse, option), [name], option))
     for column, value in spec.field_match.items():
         name = fields[column.lower()].name
         parts.append(tantivy.Query.term_query(index.schema, name, value))
@@ -153,8 +199,14 @@ def build_query(
     return tantivy.Query.boolean_query([(tantivy.Occur.Must, p) for p in parts])
 
 
-def _date_safe(text: str, dates: set[str], option: str) -> str:
-    """``text`` with exact date terms, refused when a date bound would match clamped rows."""
+def _date_safe(text: str, dates: set[str], coarse: set[str], option: str) -> str:
+    """``text`` with exact date terms, refused where a date bound would not be exact.
+
+    A bound at or beyond an end of Tantivy's date span would match the rows
+    clamped there; on ``coarse`` date fields (whose ranges read second-precision
+    terms) only whole-second bounds of the right side are exact
+    (:func:`~indextables.pyspark.datequery.inexact_date_literals`).
+    """
     rewritten = exact_date_terms(text, dates)
     edges = edge_date_literals(rewritten, dates)
     if edges:
@@ -164,6 +216,17 @@ def _date_safe(text: str, dates: set[str], option: str) -> str:
             f"an end of the span Tantivy can index ({_iso(TANTIVY_MIN_DATE)} .. "
             f"{_iso(TANTIVY_MAX_DATE)}), where the index cannot tell values apart; "
             "filter such dates with a Spark filter (where=/.filter) instead"
+        )
+    inexact = inexact_date_literals(rewritten, coarse)
+    if inexact:
+        field, literal = inexact[0]
+        raise InexactDateBoundError(
+            f"option {option}: the date bound {literal!r} on column {field!r} cannot be "
+            "matched exactly: the column is not a fast field at microsecond precision here, "
+            "so Tantivy compares its dates at whole seconds (truncated toward 1970). Make it "
+            "fast (spark.indextables.indexing.fastfields), use a whole-second inclusive lower "
+            "bound or exclusive upper bound after 1970 (ts:[a TO b}), or filter with a Spark "
+            "filter (where=/.filter)"
         )
     return rewritten
 

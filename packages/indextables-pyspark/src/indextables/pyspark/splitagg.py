@@ -48,7 +48,7 @@ from indextables.pyspark.indexexact import count, exact_query, nan_free, split_f
 from indextables.pyspark.mapping import FieldKind, FieldSpec, specs_from_doc_mapping
 from indextables.pyspark.partitionvalues import spark_value
 from indextables.pyspark.searchoptions import SearchSpec
-from indextables.pyspark.splitreader import SplitEntry, open_split
+from indextables.pyspark.splitreader import SplitEntry, open_split, split_traits
 from pyspark.sql.types import DataType, DateType
 
 __all__ = ["AggPlan", "Level", "MetricPlan", "aggregate_split"]
@@ -121,7 +121,10 @@ def _aggregate(directory: str, entry: SplitEntry, agg: AggPlan) -> GroupTable:
     used = {lvl.spec.column.lower() for lvl in agg.levels if not lvl.partition}
     used.update(c.column.lower() for c in agg.conditions if not c.path)
     fully_indexed = split_fully_indexed(index, searcher, fields, entry.split_tags, used)
-    query = exact_query(index, searcher, fields, agg.search, agg.conditions, fully_indexed)
+    exact_dates = split_traits(directory).exact_dates
+    query = exact_query(
+        index, searcher, fields, agg.search, agg.conditions, fully_indexed, exact_dates
+    )
     _check_columns(directory, index, searcher, fields, agg, query)
     _check_strings(fields, agg, fully_indexed)
     constants = _partition_keys(entry, agg.levels)

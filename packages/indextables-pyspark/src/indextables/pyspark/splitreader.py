@@ -27,7 +27,7 @@ from indextables.pyspark.jsonquery import json_path_query
 from indextables.pyspark.mapping import ROW_KEY_FIELD, FieldKind, FieldSpec, specs_from_doc_mapping
 from indextables.pyspark.partitionvalues import partition_column
 from indextables.pyspark.rowcopy import RowCopy, exact_in_docs
-from indextables.pyspark.searchoptions import SearchSpec, build_query
+from indextables.pyspark.searchoptions import SearchSpec, build_query, whole_second_dates
 from indextables.pyspark.splitcache import SplitRef
 from indextables.pyspark.splitwriter import ROWS_FILE
 from indextables.pyspark.tantivyquery import conjunction, fully_indexed_columns, to_query
@@ -76,7 +76,13 @@ def read_split(
     fields = _fields(index, entry)
     traits = split_traits(directory)
     query = _query(
-        index, fields, search, conditions, fully_indexed_columns(entry.split_tags), traits
+        index,
+        fields,
+        search,
+        conditions,
+        fully_indexed_columns(entry.split_tags),
+        traits,
+        whole_second_dates(schema),
     )
     rows = RowCopy.open(os.path.join(directory, ROWS_FILE))
     if query is None and rows is not None:
@@ -223,9 +229,14 @@ def _query(
     conditions: Sequence[Condition],
     fully_indexed: frozenset[str],
     traits: SplitTraits = SplitTraits(),
+    whole_dates: frozenset[str] = frozenset(),
 ) -> tantivy.Query | None:
     parts: list[tantivy.Query] = []
-    option_query = build_query(index, search, fields) if not search.is_empty else None
+    option_query = (
+        build_query(index, search, fields, exact_dates=traits.exact_dates, whole_dates=whole_dates)
+        if not search.is_empty
+        else None
+    )
     if option_query is not None:
         parts.append(option_query)
     for condition in conditions:
