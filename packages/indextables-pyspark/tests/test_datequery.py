@@ -83,6 +83,10 @@ W = "2024-01-01T00:00:00Z"  # a whole second after the epoch
         (f'other:[2024-01-01T00:00:00.5Z TO *] AND body:"ts:>{W}"', []),
         (f"(k:x OR ts:[{W} TO {W}])", [("ts", W)]),
         ("ts:[yesterday TO *]", [("ts", "yesterday")]),  # not a date Python reads: not exact
+        (f'ts:"{W}"', [("ts", W)]),  # a quoted instant (before the rewrite into a range)
+        # A quoted phrase of another field is skipped whole, the clause after it still seen.
+        (f's:"{W} foo" AND ts:[2024-01-01T00:00:00.5Z TO *]', [("ts", "2024-01-01T00:00:00.5Z")]),
+        (f'body:"x \\" ts:>{W}" AND k:1', []),  # inside a quoted phrase: not a clause
     ],
 )
 def test_inexact_date_literals(text: str, expected: list[tuple[str, str]]) -> None:

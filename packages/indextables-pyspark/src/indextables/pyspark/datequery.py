@@ -28,7 +28,7 @@ what a quoted date term becomes).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime
 
 from indextables.pyspark.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
@@ -82,32 +82,41 @@ def edge_date_literals(text: str, date_fields: Collection[str]) -> list[tuple[st
     if not date_fields:
         return []
     found: list[tuple[str, str]] = []
+    for match in _clauses(text, (_RANGE,)):
+        field = match.group(1)
+        if field in date_fields:
+            bounds = match.group(2) if match.group(2) is not None else match.group(3)
+            literals = (m.group(0) for m in _RFC3339.finditer(bounds))
+            found.extend((field, lit) for lit in literals if _at_edge(lit))
+    return found
+
+
+def _clauses(text: str, patterns: Sequence[re.Pattern[str]]) -> Iterator[re.Match[str]]:
+    """Each clause matching one of ``patterns`` at a word start outside quotes, in order."""
     position, quoted = 0, False
     while position < len(text):
         char = text[position]
         if char == "\\":
             position += 2
             continue
-        match = None if quoted else _RANGE.match(text, position)
-        if match and _starts_word(text, position):
-            field = match.group(1)
-            if field in date_fields:
-                bounds = match.group(2) if match.group(2) is not None else match.group(3)
-                literals = (m.group(0) for m in _RFC3339.finditer(bounds))
-                found.extend((field, lit) for lit in literals if _at_edge(lit))
-            position = match.end()
-            continue
+        if not quoted and _starts_word(text, position):
+            match = next((m for p in patterns if (m := p.match(text, position))), None)
+            if match is not None:
+                yield match
+                position = match.end()
+                continue
         if char == '"':
             quoted = not quoted
         position += 1
-    return found
 
 
 # A range clause with its brackets kept: ``f:[a TO b}``; or a comparison ``f:>=a``.
 _BRACKETS = re.compile(r"([A-Za-z_][\w.\-]*):\s*([\[{])([^\]}]*)([\]}])")
 _COMPARISON = re.compile(r"([A-Za-z_][\w.\-]*):\s*(>=|<=|>|<)\s*([^\s()]+)")
-# Any other date value on a field: ``f:2024-01-01T00:00:00Z`` or ``f:"..."``.
-_VALUE = re.compile(r'([A-Za-z_][\w.\-]*):\s*"?(\d{4}-\d\d-\d\d[Tt][^\s"()]*)')
+# A quoted value, whole (a date term if it holds only an instant): ``f:"..."``.
+_QUOTED = re.compile(r'([A-Za-z_][\w.\-]*):\s*"((?:[^"\\]|\\.)*)"')
+# An unquoted date value: ``f:2024-01-01T00:00:00Z``.
+_VALUE = re.compile(r"([A-Za-z_][\w.\-]*):\s*(\d{4}-\d\d-\d\d[Tt][^\s\"()]*)")
 
 
 def inexact_date_literals(text: str, fields: Collection[str]) -> list[tuple[str, str]]:
@@ -118,32 +127,12 @@ def inexact_date_literals(text: str, fields: Collection[str]) -> list[tuple[str,
     """
     if not fields:
         return []
-    found: list[tuple[str, str]] = []
-    position, quoted = 0, False
-    while position < len(text):
-        char = text[position]
-        if char == "\\":
-            position += 2
-            continue
-        if not quoted and _starts_word(text, position):
-            match = _clause_at(text, position)
-            if match is not None:
-                if match.group(1) in fields:
-                    found.extend((match.group(1), lit) for lit in _inexact_bounds(match))
-                position = match.end()
-                continue
-        if char == '"':
-            quoted = not quoted
-        position += 1
-    return found
-
-
-def _clause_at(text: str, position: int) -> re.Match[str] | None:
-    for pattern in (_BRACKETS, _COMPARISON, _VALUE):
-        match = pattern.match(text, position)
-        if match is not None:
-            return match
-    return None
+    return [
+        (match.group(1), literal)
+        for match in _clauses(text, (_BRACKETS, _COMPARISON, _QUOTED, _VALUE))
+        if match.group(1) in fields
+        for literal in _inexact_bounds(match)
+    ]
 
 
 def _inexact_bounds(match: re.Match[str]) -> list[str]:
@@ -154,6 +143,9 @@ def _inexact_bounds(match: re.Match[str]) -> list[str]:
     elif match.re is _COMPARISON:
         operator, literal = match.group(2, 3)
         bounds = [(literal, operator in (">=", "<"))]
+    elif match.re is _QUOTED:
+        quoted = match.group(2).strip()
+        bounds = [(quoted, False)] if _RFC3339.fullmatch(quoted) else []
     else:
         bounds = [(match.group(2), False)]
     return [lit for lit, whole_ok in bounds if lit != "*" and not (whole_ok and _whole(lit))]
