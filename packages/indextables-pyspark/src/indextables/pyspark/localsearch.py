@@ -284,13 +284,8 @@ def _ahead(
     """Each split's batches in order, read by ``pool`` up to one split per thread ahead."""
 
     def whole(i: int) -> list[pa.RecordBatch]:
-        out, rows = [], 0
-        for batch in batches(i):
-            out.append(batch)
-            rows += batch.num_rows
-            if row_cap is not None and rows > row_cap:
-                raise _TooLarge  # one split alone passes the cap: so does the search
-        return out
+        # One split alone passing the cap stops its read: the search passes it too.
+        return _in_order((batches(i),), row_cap, None)
 
     window: deque[Future[list[pa.RecordBatch]]] = deque()
     submitted = 0

@@ -114,12 +114,12 @@ class SplitCache:
                 # Another task won the race: its copy is identical once trusted.
                 if not (os.path.isdir(target) and _trusted(target)):
                     raise
-        self._account(target)
+        self._account(target, sum(sizes.values()))
         return target
 
-    def _account(self, target: str) -> None:
-        """Add a new entry to the running total; walk and evict when it may pass the cap."""
-        added = _size(target)
+    def _account(self, target: str, added: int) -> None:
+        """Add a new entry of ``added`` bytes to the running total; walk and evict when it
+        may pass the cap."""
         # One walk at a time: threads fetching meanwhile wait for it, then just add.
         with _totals_lock:
             known = _totals.get(self.directory)
