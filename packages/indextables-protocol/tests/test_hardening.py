@@ -234,7 +234,8 @@ def test_readers_never_fail_while_truncate_and_purge_run(tmp_path: Path, schema:
             try:
                 reader.snapshot()
                 open_table(str(root)).snapshot()
-                reads += 2
+                open_table(str(root)).history()
+                reads += 3
             except Exception as error:  # every failure counts: none is expected
                 failures.append(f"{type(error).__name__}: {error}")
 
@@ -333,3 +334,83 @@ def test_a_manifest_path_that_escapes_the_table_is_refused_before_any_action(
     assert not (root / version_key(2)).exists()  # drop_partitions wrote no remove
     (problem,) = reader.validate().problems  # validate reports it as damage
     assert repr(bad) in problem
+
+
+class _DeleteAfterListing:
+    """Hook for a real LocalStore: once armed, the next log listing is followed by
+    ``deleter`` (a truncate and a purge run in another thread) before it is returned,
+    so the caller reads with a listing that names what was just deleted."""
+
+    def __init__(self) -> None:
+        self.deleter: Any = None
+        self.prefix = "_transaction_log"
+        self.fired = 0
+
+
+def _hooked_store(root: Path, hook: _DeleteAfterListing) -> Any:
+    import threading
+
+    from indextables.storage.local import LocalStore
+
+    class HookedStore(LocalStore):
+        def list(self, prefix: str = "") -> Any:
+            infos = builtins_list(super().list(prefix))
+            deleter = hook.deleter
+            if deleter is not None and prefix.startswith(hook.prefix):
+                hook.deleter = None
+                thread = threading.Thread(target=deleter)
+                thread.start()
+                thread.join()
+                hook.fired += 1
+            return iter(infos)
+
+    return HookedStore(root)
+
+
+builtins_list = list
+
+
+@pytest.mark.parametrize("listing", ["version files", "states"])
+@pytest.mark.parametrize("call", ["history", "version_at", "changes_since"])
+def test_history_survives_a_truncate_and_purge_between_listing_and_reading(
+    tmp_path: Path, schema: Any, call: str, listing: str
+) -> None:
+    import time
+
+    from indextables.protocol import TableConfig
+    from indextables.protocol.maintenance.purge import purge
+
+    root = tmp_path / "t"
+    config = TableConfig(
+        checkpoint_interval=2,
+        state_retention_versions=0,
+        state_retention_hours=0.0,
+        manifest_min_age_hours=0.0,
+    )
+    writer = create_table(str(root), schema=schema, config=config)
+    hook = _DeleteAfterListing()
+    if listing == "states":
+        hook.prefix = "_transaction_log/state-"
+    failures: list[str] = []
+    for i in range(12):
+        writer.commit([_split(root, f"p{i}.split")])
+        # A new handle each time: nothing read before the deletion is cached.
+        reader = open_table(str(root), store=_hooked_store(root, hook), config=config)
+
+        def delete() -> None:
+            writer.truncate_time_travel()
+            purge(writer, log_retention=0.0, now_ms=int(time.time() * 1000) + 10 * 86_400_000)
+
+        hook.deleter = delete
+        try:
+            if call == "history":
+                entries = reader.history()
+                assert entries and entries[-1].version == i + 1
+            elif call == "version_at":
+                assert reader.version_at(int(time.time() * 1000) + 60_000) == i + 1
+            else:
+                reader.changes_since(-1)
+        except Exception as error:  # every failure counts: none is expected
+            failures.append(f"{i}: {type(error).__name__}: {error}")
+    assert hook.fired >= 12
+    assert failures == [], failures

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from indextables.protocol.actions import (
     Action,
@@ -12,7 +14,18 @@ from indextables.protocol.actions import (
     RemoveAction,
     SkipAction,
 )
-from indextables.protocol.snapshot import SnapshotReader, TableLayout, read_state_manifest
+from indextables.protocol.errors import (
+    ObjectNotFoundError,
+    TableNotFoundError,
+    VersionNotFoundError,
+)
+from indextables.protocol.metrics import emit
+from indextables.protocol.snapshot import (
+    LOAD_ATTEMPTS,
+    SnapshotReader,
+    TableLayout,
+    read_state_manifest,
+)
 from indextables.protocol.state import FileEntry
 
 __all__ = [
@@ -56,6 +69,33 @@ class Changes:
     end_version: int
     adds: tuple[FileEntry, ...]
     removes: tuple[str, ...]
+
+
+_T = TypeVar("_T")
+
+
+def _relisting(
+    reader: SnapshotReader, layout: TableLayout | None, read: Callable[[TableLayout], _T]
+) -> _T:
+    """``read(layout)``, listing the log again when what the listing named went away.
+
+    A purge or truncate may delete a version file, a state or a manifest between
+    the listing and the reads (state formats raise FileNotFoundError kinds):
+    as :meth:`SnapshotReader.load` does, list again, up to ``LOAD_ATTEMPTS``
+    times. A caller's own ``layout`` is used as given.
+    """
+    if layout is not None:
+        return read(layout)
+    for attempt in range(LOAD_ATTEMPTS):
+        try:
+            return read(reader.layout())
+        except TableNotFoundError:
+            raise
+        except (ObjectNotFoundError, VersionNotFoundError, FileNotFoundError):
+            if attempt + 1 == LOAD_ATTEMPTS:
+                raise
+            emit("indextables.history.relist", 1, table=reader.store.uri)
+    raise AssertionError("unreachable")
 
 
 def _operation(actions: list[Action]) -> str:
@@ -115,7 +155,10 @@ def readable_versions(layout: TableLayout) -> list[int]:
 
 def commit_times(reader: SnapshotReader, layout: TableLayout | None = None) -> dict[int, int]:
     """Version -> commit time (epoch ms) of every readable version, without reading actions."""
-    layout = layout or reader.layout()
+    return _relisting(reader, layout, lambda listed: _commit_times(reader, listed))
+
+
+def _commit_times(reader: SnapshotReader, layout: TableLayout) -> dict[int, int]:
     times: dict[int, int] = {}
     for version in readable_versions(layout):
         info = layout.listing.versions.get(version)
@@ -131,7 +174,10 @@ def history_of(reader: SnapshotReader, layout: TableLayout | None = None) -> lis
     Version files a snapshot can no longer be loaded at (left below the oldest
     base by a purge or an interrupted truncate) are not listed.
     """
-    layout = layout or reader.layout()
+    return _relisting(reader, layout, lambda listed: _history(reader, listed))
+
+
+def _history(reader: SnapshotReader, layout: TableLayout) -> list[HistoryEntry]:
     states = set(layout.states)
     entries = []
     for version in readable_versions(layout):
@@ -169,7 +215,10 @@ def changes_between(reader: SnapshotReader, start: int) -> Changes:
     Uses the version files when all are retained; otherwise (state-only
     versions) compares the two snapshots.
     """
-    layout = reader.layout()
+    return _relisting(reader, None, lambda listed: _changes(reader, listed, start))
+
+
+def _changes(reader: SnapshotReader, layout: TableLayout, start: int) -> Changes:
     end = layout.latest
     versions = range(start + 1, end + 1)
     if all(v in layout.listing.versions for v in versions):
