@@ -133,3 +133,26 @@ def test_repair_from_the_command_line_when_the_log_is_unreadable(
     assert run.exit_code == 0, run.stderr
     assert run.json()["valid_splits"] == 3
     assert open_table(str(target)).snapshot().num_files == 3
+
+
+@pytest.mark.parametrize(
+    "key", ["a/./b.split", "a//b.split", "dir/", "a/b.split/", "a\x00b.split", "./b.split"]
+)
+def test_validate_of_a_table_holding_a_key_the_store_refuses_exits_4_naming_it(
+    unpartitioned_table: Path, cli_run: Any, key: str
+) -> None:
+    from indextables.protocol import AddAction
+    from indextables.protocol.versionfile import encode_version_file
+
+    # Written as an older or foreign writer would have (commit() now refuses it):
+    # readers still load the log, validate reports the key as a broken invariant.
+    table = open_table(str(unpartitioned_table))
+    version = table.version + 1
+    (unpartitioned_table / version_key(version)).write_bytes(
+        encode_version_file([AddAction(key, {}, 10, 1, True, num_records=1)], compress=False)
+    )
+    assert key in [f.path for f in open_table(str(unpartitioned_table)).snapshot().files]
+    run = cli_run("validate", str(unpartitioned_table), "-o", "json")
+    assert run.exit_code == 4, run.stderr
+    problems = [p["problem"] for p in run.json()["problems"]]
+    assert any(repr(key) in p for p in problems), problems

@@ -35,6 +35,30 @@ def test_commit_refuses_a_path_its_reader_refuses(table: Any, tmp_path: Path, pa
     assert [f.path for f in open_table(str(tmp_path / "t")).snapshot().files] == ["ok.split"]
 
 
+# Safe for readers, but no store can hold them (indextables-storage's key rules):
+# committing one would make a split nobody can fetch and a table validate fails.
+STORE_REFUSED = [
+    "a/./b.split",
+    "./b.split",
+    "a/.",
+    "a//b.split",
+    "dir/",
+    "a/b.split/",
+    "a\x00b.split",
+    "a/.indextables-tmp-x.split",
+]
+
+
+@pytest.mark.parametrize("path", STORE_REFUSED)
+def test_commit_refuses_a_key_the_stores_refuse(table: Any, tmp_path: Path, path: str) -> None:
+    good = AddAction("ok.split", {}, 10, 1, True, num_records=1)
+    with pytest.raises(UnsafePathError) as info:
+        table.commit([good, AddAction(path, {}, 10, 1, True, num_records=1)])
+    assert repr(path) in str(info.value)
+    assert not (tmp_path / "t" / version_key(1)).exists()
+    assert table.commit([good]) == 1
+
+
 @pytest.mark.parametrize("path", BAD_PATHS)
 def test_remove_of_an_unsafe_path_is_refused(table: Any, path: str) -> None:
     with pytest.raises((UnsafePathError, Exception)) as info:

@@ -19,7 +19,7 @@ from indextables.protocol.actions import Action, AddAction, RemoveAction, SkipAc
 from indextables.protocol.errors import CommitConflictError, ObjectExistsError
 from indextables.protocol.logreplay import version_key
 from indextables.protocol.metrics import emit
-from indextables.protocol.pathsafety import check_relative_path
+from indextables.protocol.pathsafety import check_new_key, check_relative_path
 from indextables.protocol.protocolcheck import check_writable
 from indextables.protocol.retry import RetryPolicy
 from indextables.protocol.snapshot import Snapshot, SnapshotReader
@@ -45,10 +45,15 @@ def _check_actions(actions: Sequence[Action], *, key: str) -> None:
 
     Raises:
         UnsafePathError: a file path is empty, absolute, names a scheme or
-            drive, or climbs out of the table root.
+            drive, or climbs out of the table root; or a new file's path is
+            a key the stores refuse (``a//b``, ``a/./b``, a trailing ``/``, NUL).
     """
     for action in actions:
-        if isinstance(action, AddAction | RemoveAction | SkipAction):
+        if isinstance(action, AddAction):
+            # A new file: its path must be a key every store can hold. Removes may
+            # still name a path an older writer committed, so the table can drop it.
+            check_new_key(action.path, file=f"{key} (not written)")
+        elif isinstance(action, RemoveAction | SkipAction):
             check_relative_path(action.path, file=f"{key} (not written)")
 
 

@@ -13,7 +13,13 @@ from typing import Final
 
 from indextables.protocol.errors import UnsafePathError
 
-__all__ = ["PATH_PROBLEMS", "check_relative_path", "path_problem"]
+__all__ = [
+    "PATH_PROBLEMS",
+    "check_new_key",
+    "check_relative_path",
+    "key_problem",
+    "path_problem",
+]
 
 # What can be wrong with a path, in the order the checks run (the compiled
 # avro-state decoder reports these same texts by index).
@@ -55,3 +61,44 @@ def path_problem(path: str) -> str | None:
     if any(part == ".." for part in re.split(r"[/\\]", path)):
         return PATH_PROBLEMS[3]
     return None
+
+
+# Name prefix of the local store's temporary files (indextables-storage's
+# ``keys.TEMP_MARKER``): the stores refuse a key with a segment starting with it.
+_STORE_TEMP_MARKER: Final = ".indextables-tmp-"
+
+
+def key_problem(path: str) -> str | None:
+    """What keeps ``path`` from being a key every store accepts, or None.
+
+    Stricter than :func:`path_problem` (what readers refuse): the stores
+    (indextables-storage) also refuse empty segments (``a//b``, a trailing
+    ``/``), ``.`` segments, NUL bytes and their temporary-file names. Readers
+    keep accepting such paths in existing logs; writers must not create them.
+    """
+    problem = path_problem(path)
+    if problem is not None:
+        return problem
+    if "\x00" in path:
+        return "holds a NUL byte"
+    for segment in path.split("/"):
+        if segment == "":
+            return "has an empty segment ('//' or a trailing '/')"
+        if segment == ".":
+            return "has a '.' segment"
+        if segment.startswith(_STORE_TEMP_MARKER):
+            return f"has a segment starting with the stores' reserved {_STORE_TEMP_MARKER!r}"
+    return None
+
+
+def check_new_key(path: str, *, file: str) -> str:
+    """Return ``path`` if a writer may create it: safe (see :func:`check_relative_path`)
+    and a key every store accepts (see :func:`key_problem`).
+
+    Raises:
+        UnsafePathError: naming the path and what is wrong with it.
+    """
+    problem = key_problem(path)
+    if problem is not None:
+        raise UnsafePathError(f"{file}: path {path!r} {problem}")
+    return path

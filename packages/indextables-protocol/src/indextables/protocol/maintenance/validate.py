@@ -5,7 +5,8 @@ unique; every live split exists with its recorded size; partition values use
 partition columns only; doc mapping references resolve; the base state's
 counts match its entries; manifest partition bounds keep every entry when
 pruning by its own partition (up to 64 partitions); no file removed at some
-version is live without a later add.
+version is live without a later add; every live path is a key the stores
+accept (:func:`~indextables.protocol.pathsafety.key_problem`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from indextables.protocol.errors import (
     UnsupportedProtocolError,
 )
 from indextables.protocol.maintenance.results import ValidateResult
+from indextables.protocol.pathsafety import key_problem
 from indextables.protocol.predicates import And, EqualTo, Predicate
 from indextables.protocol.protocolcheck import check_readable, check_writable
 from indextables.protocol.snapshot import Snapshot, read_state_manifest
@@ -34,6 +36,11 @@ __all__ = ["validate"]
 def _storage_problems(table: TableLike, snap: Snapshot) -> list[str]:
     problems = []
     for entry in snap.files:
+        problem = key_problem(entry.path)
+        if problem is not None:
+            # No store can hold it: the split cannot be fetched (the store would refuse).
+            problems.append(f"split path {entry.path!r} {problem}: no store accepts that key")
+            continue
         try:
             size = table.store.head(entry.path).size
         except ObjectNotFoundError:
