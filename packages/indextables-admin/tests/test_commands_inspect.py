@@ -174,3 +174,63 @@ def test_a_credential_value_is_scrubbed_from_documents(
         assert run.exit_code == 0, run.stderr
         assert secret not in run.stdout + run.stderr
         assert "***" in run.stdout
+
+
+def test_indexing_shows_how_each_column_is_indexed(partitioned_table: Path, cli_run: Any) -> None:
+    run = cli_run("indexing", str(partitioned_table), "-o", "json")
+    assert run.exit_code == 0, run.stderr
+    document = run.json()
+    assert document["version"] == 1
+    columns = {c["name"]: c for c in document["columns"]}
+    assert list(columns) == ["id", "date", "text", "score"]  # the schema's order
+    assert columns["text"] == {
+        "name": "text",
+        "spark_type": "string",
+        "partition": False,
+        "index_type": "text",
+        "tokenizer": "raw",
+        "indexed": True,
+        "fast": True,
+        "stored": True,
+        "options": {},
+        "splits": 3,
+    }
+    assert columns["id"]["index_type"] == "i64" and columns["id"]["tokenizer"] is None
+    assert columns["score"]["index_type"] == "f64"
+    # A partition column lives in the paths and the log, not in the splits.
+    assert columns["date"]["partition"] is True
+    assert columns["date"]["index_type"] is None and columns["date"]["splits"] == 0
+    text = cli_run("indexing", str(partitioned_table))
+    assert text.exit_code == 0, text.stderr
+    assert "tokenizer" in text.stdout and "raw" in text.stdout and "score" in text.stdout
+
+
+def test_indexing_lists_each_distinct_mapping_of_a_column(tmp_path: Path, cli_run: Any) -> None:
+    import json as _json
+
+    from indextables.protocol import AddAction, create_table
+
+    schema = {
+        "type": "struct",
+        "fields": [{"name": "msg", "type": "string", "nullable": True, "metadata": {}}],
+    }
+    table = create_table(str(tmp_path / "t"), schema=schema)
+    assert cli_run("indexing", str(tmp_path / "t"), "-o", "json").json()["columns"][0][
+        "splits"
+    ] == 0
+    for i, tokenizer in enumerate(["default", "raw", "default"]):
+        mapping = [{"name": "msg", "type": "text", "tokenizer": tokenizer, "indexed": True,
+                    "fast": False, "stored": True, "record": "position"}]
+        table.commit(
+            [AddAction(f"p{i}.split", {}, 10, 1, True, num_records=1,
+                       doc_mapping_json=_json.dumps(mapping))]
+        )
+    rows = cli_run("indexing", str(tmp_path / "t"), "-o", "json").json()["columns"]
+    assert [(r["tokenizer"], r["splits"], r["options"]) for r in rows] == [
+        ("default", 2, {"record": "position"}),
+        ("raw", 1, {"record": "position"}),
+    ]
+
+
+def test_indexing_of_a_missing_table_exits_2(tmp_path: Path, cli_run: Any) -> None:
+    assert cli_run("indexing", str(tmp_path / "none")).exit_code == 2

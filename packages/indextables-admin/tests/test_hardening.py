@@ -156,3 +156,63 @@ def test_validate_of_a_table_holding_a_key_the_store_refuses_exits_4_naming_it(
     assert run.exit_code == 4, run.stderr
     problems = [p["problem"] for p in run.json()["problems"]]
     assert any(repr(key) in p for p in problems), problems
+
+
+def test_changes_since_a_version_beyond_the_latest_is_not_found(
+    partitioned_table: Path, cli_run: Any
+) -> None:
+    run = cli_run("changes", str(partitioned_table), "--since-version", "999")
+    assert run.exit_code == 2, run.stdout
+    assert "999" in run.stderr and "latest version is 1" in run.stderr
+    assert run.stdout == ""
+    # The latest version itself is fine: nothing changed since.
+    assert cli_run("changes", str(partitioned_table), "--since-version", "1").exit_code == 0
+
+
+def _manifests(table: Path) -> list[Path]:
+    found = sorted((table / "_transaction_log" / "manifests").glob("*.avro"))
+    assert found
+    return found
+
+
+def test_a_missing_manifest_is_not_found_naming_the_table_and_file(
+    partitioned_table: Path, cli_run: Any
+) -> None:
+    manifest = _manifests(partitioned_table)[0]
+    manifest.unlink()
+    run = cli_run("files", str(partitioned_table), "-o", "json")
+    assert run.exit_code == 2, run.stderr
+    message = json.loads(run.stderr)["error"]["message"]
+    assert str(partitioned_table) in message and manifest.name in message
+
+
+def test_a_corrupt_manifest_error_names_the_table_and_file(
+    partitioned_table: Path, cli_run: Any
+) -> None:
+    manifest = _manifests(partitioned_table)[0]
+    manifest.write_bytes(b"Obj\x01garbage")
+    run = cli_run("files", str(partitioned_table), "-o", "json")
+    assert run.exit_code == 1, run.stderr
+    message = json.loads(run.stderr)["error"]["message"]
+    assert str(partitioned_table) in message and manifest.name in message
+
+
+def test_a_state_with_a_foreign_schema_gets_a_short_message(
+    partitioned_table: Path, cli_run: Any
+) -> None:
+    import io
+
+    import fastavro
+
+    buffer = io.BytesIO()
+    schema = {"type": "record", "name": "Foreign", "fields": [{"name": "a", "type": "int"}]}
+    fastavro.writer(buffer, schema, [{"a": 1}])
+    state = next((partitioned_table / "_transaction_log").glob("state-v*/_manifest.avro"))
+    state.write_bytes(buffer.getvalue())
+    run = cli_run("files", str(partitioned_table), "-o", "json")
+    assert run.exit_code == 1, run.stderr
+    message = json.loads(run.stderr)["error"]["message"]
+    assert "__fastavro_parsed" not in message and "'doc'" not in message
+    assert len(message) < 500, message
+    assert "Foreign" in message and "StateManifest" in message
+    assert str(partitioned_table) in message and "_manifest.avro" in message

@@ -438,3 +438,11 @@ def test_history_survives_a_truncate_and_purge_between_listing_and_reading(
             failures.append(f"{i}: {type(error).__name__}: {error}")
     assert hook.fired >= 12
     assert failures == [], failures
+
+
+def test_changes_since_a_version_beyond_the_latest_is_version_not_found(table: Any) -> None:
+    from indextables.protocol import VersionNotFoundError
+
+    assert table.changes_since(0).adds == ()
+    with pytest.raises(VersionNotFoundError, match="latest version is 0"):
+        table.changes_since(5)

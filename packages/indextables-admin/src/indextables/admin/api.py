@@ -62,6 +62,7 @@ __all__ = [
     "StorageOptions",
     "TableDescription",
     "TableSchema",
+    "ColumnIndexing",
     "changes",
     "checkpoint",
     "compact",
@@ -72,6 +73,7 @@ __all__ = [
     "gc",
     "gc_plan",
     "history",
+    "indexing",
     "drop_partitions_plan",
     "purge",
     "purge_plan",
@@ -216,6 +218,108 @@ def schema(
         tuple(parsed.get("fields", ())),
         snap.metadata.schema_string,
     )
+
+
+# Doc mapping keys shown in their own columns; any other key of a field's mapping
+# (record, fieldnorms, expand_dots, ...) is kept in ``options``.
+_INDEXING_KEYS = ("name", "type", "tokenizer", "indexed", "fast", "stored")
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnIndexing:
+    """How one column is indexed in the live splits (one per distinct setting).
+
+    Attributes:
+        name: the column.
+        spark_type: its Spark type (a name, or a nested type as JSON).
+        partition: a partition column (kept in paths and the log, not in splits).
+        index_type: the splits' field type (``text``, ``i64``, ``f64``, ``datetime``,
+            ``json``, ...), ``None`` when no live split holds the column.
+        tokenizer: the text tokenizer (``default``, ``raw``, ...), if any.
+        indexed, fast, stored: the field's flags (``None`` when not given).
+        options: the field mapping's other keys.
+        splits: live splits whose doc mapping has this setting.
+    """
+
+    name: str
+    spark_type: Any
+    partition: bool
+    index_type: str | None
+    tokenizer: str | None
+    indexed: bool | None
+    fast: bool | None
+    stored: bool | None
+    options: Mapping[str, Any]
+    splits: int
+
+
+def indexing(
+    table: str, *, version: int | None = None, storage_options: StorageOptions = None
+) -> tuple[int, tuple[ColumnIndexing, ...]]:
+    """How each column is indexed at ``version`` (latest by default), from the live
+    splits' doc mappings, in schema order.
+
+    A column whose splits disagree (the mapping changed between writes) has one
+    entry per distinct setting, the most common first.
+
+    Raises:
+        CorruptFileError: a split's doc mapping is not a JSON list of field mappings.
+    """
+    snap = snapshot(table, version=version, storage_options=storage_options)
+    parsed = json.loads(snap.metadata.schema_string)
+    spark_fields = [f for f in parsed.get("fields", ()) if isinstance(f, Mapping)]
+    mappings: dict[str, int] = {}
+    for entry in snap.files:
+        if entry.doc_mapping_json is not None:
+            mappings[entry.doc_mapping_json] = mappings.get(entry.doc_mapping_json, 0) + 1
+    # column -> (settings as sorted JSON -> split count), in first-seen order
+    seen: dict[str, dict[str, int]] = {}
+    for text, count in mappings.items():
+        try:
+            fields = json.loads(text)
+        except ValueError as exc:
+            raise CorruptFileError(_mapping_source(table), f"doc mapping is not JSON: {exc}") from exc
+        if not isinstance(fields, list):
+            raise CorruptFileError(_mapping_source(table), "doc mapping is not a list of fields")
+        for field in fields:
+            if isinstance(field, Mapping) and isinstance(field.get("name"), str):
+                settings = json.dumps(field, sort_keys=True)
+                per_column = seen.setdefault(field["name"], {})
+                per_column[settings] = per_column.get(settings, 0) + count
+    partitions = set(snap.partition_columns)
+    columns: list[ColumnIndexing] = []
+    for spark_field in spark_fields:
+        name = str(spark_field.get("name"))
+        found = sorted(seen.get(name, {}).items(), key=lambda item: -item[1])
+        if not found:
+            columns.append(
+                ColumnIndexing(
+                    name, spark_field.get("type"), name in partitions,
+                    None, None, None, None, None, {}, 0,
+                )
+            )
+        for settings, count in found:
+            field = json.loads(settings)
+            columns.append(
+                ColumnIndexing(
+                    name,
+                    spark_field.get("type"),
+                    name in partitions,
+                    field.get("type"),
+                    field.get("tokenizer"),
+                    field.get("indexed"),
+                    field.get("fast"),
+                    field.get("stored"),
+                    {k: v for k, v in field.items() if k not in _INDEXING_KEYS},
+                    count,
+                )
+            )
+    return snap.version, tuple(columns)
+
+
+def _mapping_source(table: str) -> str:
+    """The table as named in an error about its doc mappings."""
+    return f"{table} (doc mapping of a live split)"
 
 
 def checkpoint(table: str, *, storage_options: StorageOptions = None) -> CheckpointResult:

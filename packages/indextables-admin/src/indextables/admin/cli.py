@@ -14,6 +14,7 @@ from indextables.admin.commands_inspect import (
     describe_command,
     files_command,
     history_command,
+    indexing_command,
     schema_command,
 )
 from indextables.admin.commands_maintain import (
@@ -113,6 +114,7 @@ for _command in (
     history_command,
     changes_command,
     schema_command,
+    indexing_command,
     checkpoint_command,
     compact_command,
     purge_command,

@@ -19,6 +19,7 @@ __all__ = [
     "describe_command",
     "files_command",
     "history_command",
+    "indexing_command",
     "schema_command",
 ]
 
@@ -104,3 +105,19 @@ def schema_command(cmd: CommandContext, table: str, version: int | None) -> None
     """Show the columns, their types and the partition columns."""
     found = api.schema(table, version=version, storage_options=cmd.storage_options)
     cmd.output.document(views.schema_document(table, found), title=f"schema of {table}")
+
+
+@click.command("indexing")
+@_TABLE
+@click.option("--version", "version", type=int, default=None, help="Indexing at this version.")
+@common_options
+@admin_command
+def indexing_command(cmd: CommandContext, table: str, version: int | None) -> None:
+    """Show how each column is indexed: type, tokenizer, indexed, fast, stored."""
+    with cmd.progress.phase("reading doc mappings"):
+        found_version, columns = api.indexing(
+            table, version=version, storage_options=cmd.storage_options
+        )
+    cmd.output.document(
+        views.indexing_document(table, found_version, columns), title=f"indexing of {table}"
+    )

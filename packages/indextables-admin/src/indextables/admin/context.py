@@ -7,6 +7,7 @@ The options shared by every command (``--output``, ``--quiet``,
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from indextables.admin.options import parse_storage_options, storage_options_fro
 from indextables.admin.output import Output, OutputFormat, RedactingOutput, make_output
 from indextables.admin.progress import Progress
 from indextables.admin.redact import is_secret_key, redact_text
+from indextables.protocol.errors import ProtocolError
 
 __all__ = [
     "CommandContext",
@@ -127,7 +129,7 @@ def admin_command(func: Callable[..., None]) -> Callable[..., None]:
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise  # click's own control flow: exits, usage errors, a "no" at a prompt
         except Exception as error:  # every failure becomes an exit code, never a crash
-            click_ctx.exit(_report(cmd, error))
+            click_ctx.exit(_report(cmd, error, table=params.get("table")))
 
     return callback
 
@@ -158,12 +160,21 @@ def _build_context(click_ctx: click.Context, params: dict[str, Any]) -> CommandC
     return cmd
 
 
-def _report(cmd: CommandContext, error: BaseException) -> int:
+def _names_table(message: str, table: str) -> bool:
+    return table in message or os.path.abspath(table) in message
+
+
+def _report(cmd: CommandContext, error: BaseException, *, table: object = None) -> int:
     code = exit_code_for(error)
     if cmd.verbose:
         text = "".join(traceback.format_exception(error))
         sys.stderr.write(redact_text(text, cmd.secrets))
-    message = redact_text(str(error) or type(error).__name__, cmd.secrets)
+    message = str(error) or type(error).__name__
+    if isinstance(error, ProtocolError) and isinstance(table, str) and table:
+        # State and manifest errors name the file inside the table only: name the table.
+        if not _names_table(message, table):
+            message = f"{table}: {message}"
+    message = redact_text(message, cmd.secrets)
     cmd.output.error(message, kind=type(error).__name__, exit_code=int(code))
     return int(code)
 

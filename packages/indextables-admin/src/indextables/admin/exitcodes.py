@@ -44,6 +44,8 @@ _MAPPING: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (TableNotFoundError, ExitCode.NOT_FOUND),
     (VersionNotFoundError, ExitCode.NOT_FOUND),
     (ObjectNotFoundError, ExitCode.NOT_FOUND),
+    # A state or a manifest it lists that is gone (the state formats' kinds).
+    (FileNotFoundError, ExitCode.NOT_FOUND),
     (UsageError, ExitCode.USER_ERROR),
 )
 

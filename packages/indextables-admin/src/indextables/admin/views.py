@@ -16,7 +16,12 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from indextables.admin.api import DropPartitionsPlan, TableDescription, TableSchema
+from indextables.admin.api import (
+    ColumnIndexing,
+    DropPartitionsPlan,
+    TableDescription,
+    TableSchema,
+)
 from indextables.admin.output import JsonObject, JsonValue
 from indextables.protocol.actions import ProtocolAction
 from indextables.protocol.history import Changes, HistoryEntry
@@ -172,6 +177,31 @@ def schema_document(table: str, schema: TableSchema) -> JsonObject:
         "version": schema.version,
         "partition_columns": list(schema.partition_columns),
         "fields": _fields_document(schema.fields),
+    }
+
+
+def indexing_document(
+    table: str, version: int, columns: Sequence[ColumnIndexing]
+) -> JsonObject:
+    """``indexing``: one row per column (per distinct setting) of the splits' doc mappings."""
+    return {
+        "table_path": table,
+        "version": version,
+        "columns": [
+            {
+                "name": c.name,
+                "spark_type": to_json(c.spark_type),
+                "partition": c.partition,
+                "index_type": c.index_type,
+                "tokenizer": c.tokenizer,
+                "indexed": c.indexed,
+                "fast": c.fast,
+                "stored": c.stored,
+                "options": to_json(dict(c.options)),
+                "splits": c.splits,
+            }
+            for c in columns
+        ],
     }
 
 

@@ -117,6 +117,16 @@ def state_from_record(raw: dict[str, Any], *, path: str) -> StateManifest:
         raise CorruptAvroFileError(path, f"invalid state record: {exc!r}") from exc
 
 
+def _schema_summary(schema: object, limit: int = 8) -> str:
+    """A writer schema in a few words: ``record 'Name' with fields a, b``."""
+    if isinstance(schema, dict) and schema.get("type") == "record":
+        fields = [str(f.get("name")) for f in schema.get("fields") or () if isinstance(f, dict)]
+        shown = ", ".join(fields[:limit]) + (", ..." if len(fields) > limit else "")
+        return f"record {schema.get('name')!r} with fields {shown or '(none)'}"
+    kind = schema.get("type") if isinstance(schema, dict) else schema
+    return f"a {str(kind)[:40]!r} schema"
+
+
 def decode_state(data: bytes, *, path: str) -> StateManifest:
     """Decode a ``_manifest.avro`` state root.
 
@@ -133,6 +143,13 @@ def decode_state(data: bytes, *, path: str) -> StateManifest:
         writer = fastavro.parse_schema(container.schema)
         record = fastavro.schemaless_reader(io.BytesIO(raw_block), writer, _parsed())
     except Exception as exc:  # fastavro raises many types on bad bytes/schemas
+        if type(exc).__name__ == "SchemaResolutionError":
+            # fastavro's message is both parsed schemas in full: say what was found.
+            raise CorruptAvroFileError(
+                path,
+                f"not a state: written with a foreign schema ({_schema_summary(container.schema)}), "
+                "not io.indextables.state.StateManifest",
+            ) from exc
         raise CorruptAvroFileError(path, f"StateManifest does not decode: {exc!r}") from exc
     if not isinstance(record, dict):
         raise CorruptAvroFileError(path, "StateManifest is not a record")

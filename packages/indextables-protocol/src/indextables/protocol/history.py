@@ -214,12 +214,20 @@ def changes_between(reader: SnapshotReader, start: int) -> Changes:
 
     Uses the version files when all are retained; otherwise (state-only
     versions) compares the two snapshots.
+
+    Raises:
+        VersionNotFoundError: ``start`` is beyond the latest version.
     """
     return _relisting(reader, None, lambda listed: _changes(reader, listed, start))
 
 
 def _changes(reader: SnapshotReader, layout: TableLayout, start: int) -> Changes:
     end = layout.latest
+    if start > end:
+        raise VersionNotFoundError(
+            f"{reader.store.uri}: no changes since version {start}: "
+            f"the latest version is {end}"
+        )
     versions = range(start + 1, end + 1)
     if all(v in layout.listing.versions for v in versions):
         added: dict[str, FileEntry] = {}
