@@ -195,14 +195,18 @@ def test_indexing_shows_how_each_column_is_indexed(partitioned_table: Path, cli_
         "options": {},
         "splits": 3,
     }
-    assert columns["id"]["index_type"] == "i64" and columns["id"]["tokenizer"] is None
+    assert columns["id"]["index_type"] == "i64"
+    assert columns["id"]["tokenizer"] is None
     assert columns["score"]["index_type"] == "f64"
     # A partition column lives in the paths and the log, not in the splits.
     assert columns["date"]["partition"] is True
-    assert columns["date"]["index_type"] is None and columns["date"]["splits"] == 0
+    assert columns["date"]["index_type"] is None
+    assert columns["date"]["splits"] == 0
     text = cli_run("indexing", str(partitioned_table))
     assert text.exit_code == 0, text.stderr
-    assert "tokenizer" in text.stdout and "raw" in text.stdout and "score" in text.stdout
+    assert "tokenizer" in text.stdout
+    assert "raw" in text.stdout
+    assert "score" in text.stdout
 
 
 def test_indexing_lists_each_distinct_mapping_of_a_column(tmp_path: Path, cli_run: Any) -> None:
@@ -215,15 +219,33 @@ def test_indexing_lists_each_distinct_mapping_of_a_column(tmp_path: Path, cli_ru
         "fields": [{"name": "msg", "type": "string", "nullable": True, "metadata": {}}],
     }
     table = create_table(str(tmp_path / "t"), schema=schema)
-    assert cli_run("indexing", str(tmp_path / "t"), "-o", "json").json()["columns"][0][
-        "splits"
-    ] == 0
+    assert (
+        cli_run("indexing", str(tmp_path / "t"), "-o", "json").json()["columns"][0]["splits"] == 0
+    )
     for i, tokenizer in enumerate(["default", "raw", "default"]):
-        mapping = [{"name": "msg", "type": "text", "tokenizer": tokenizer, "indexed": True,
-                    "fast": False, "stored": True, "record": "position"}]
+        mapping = [
+            {
+                "name": "msg",
+                "type": "text",
+                "tokenizer": tokenizer,
+                "indexed": True,
+                "fast": False,
+                "stored": True,
+                "record": "position",
+            }
+        ]
         table.commit(
-            [AddAction(f"p{i}.split", {}, 10, 1, True, num_records=1,
-                       doc_mapping_json=_json.dumps(mapping))]
+            [
+                AddAction(
+                    f"p{i}.split",
+                    {},
+                    10,
+                    1,
+                    True,
+                    num_records=1,
+                    doc_mapping_json=_json.dumps(mapping),
+                )
+            ]
         )
     rows = cli_run("indexing", str(tmp_path / "t"), "-o", "json").json()["columns"]
     assert [(r["tokenizer"], r["splits"], r["options"]) for r in rows] == [

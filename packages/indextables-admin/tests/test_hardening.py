@@ -163,7 +163,8 @@ def test_changes_since_a_version_beyond_the_latest_is_not_found(
 ) -> None:
     run = cli_run("changes", str(partitioned_table), "--since-version", "999")
     assert run.exit_code == 2, run.stdout
-    assert "999" in run.stderr and "latest version is 1" in run.stderr
+    assert "999" in run.stderr
+    assert "latest version is 1" in run.stderr
     assert run.stdout == ""
     # The latest version itself is fine: nothing changed since.
     assert cli_run("changes", str(partitioned_table), "--since-version", "1").exit_code == 0
@@ -183,7 +184,8 @@ def test_a_missing_manifest_is_not_found_naming_the_table_and_file(
     run = cli_run("files", str(partitioned_table), "-o", "json")
     assert run.exit_code == 2, run.stderr
     message = json.loads(run.stderr)["error"]["message"]
-    assert str(partitioned_table) in message and manifest.name in message
+    assert str(partitioned_table) in message
+    assert manifest.name in message
 
 
 def test_a_corrupt_manifest_error_names_the_table_and_file(
@@ -194,7 +196,8 @@ def test_a_corrupt_manifest_error_names_the_table_and_file(
     run = cli_run("files", str(partitioned_table), "-o", "json")
     assert run.exit_code == 1, run.stderr
     message = json.loads(run.stderr)["error"]["message"]
-    assert str(partitioned_table) in message and manifest.name in message
+    assert str(partitioned_table) in message
+    assert manifest.name in message
 
 
 def test_a_state_with_a_foreign_schema_gets_a_short_message(
@@ -212,7 +215,10 @@ def test_a_state_with_a_foreign_schema_gets_a_short_message(
     run = cli_run("files", str(partitioned_table), "-o", "json")
     assert run.exit_code == 1, run.stderr
     message = json.loads(run.stderr)["error"]["message"]
-    assert "__fastavro_parsed" not in message and "'doc'" not in message
+    assert "__fastavro_parsed" not in message
+    assert "'doc'" not in message
     assert len(message) < 500, message
-    assert "Foreign" in message and "StateManifest" in message
-    assert str(partitioned_table) in message and "_manifest.avro" in message
+    assert "Foreign" in message
+    assert "StateManifest" in message
+    assert str(partitioned_table) in message
+    assert "_manifest.avro" in message

@@ -278,7 +278,9 @@ def indexing(
         try:
             fields = json.loads(text)
         except ValueError as exc:
-            raise CorruptFileError(_mapping_source(table), f"doc mapping is not JSON: {exc}") from exc
+            raise CorruptFileError(
+                _mapping_source(table), f"doc mapping is not JSON: {exc}"
+            ) from exc
         if not isinstance(fields, list):
             raise CorruptFileError(_mapping_source(table), "doc mapping is not a list of fields")
         for field in fields:
@@ -294,8 +296,16 @@ def indexing(
         if not found:
             columns.append(
                 ColumnIndexing(
-                    name, spark_field.get("type"), name in partitions,
-                    None, None, None, None, None, {}, 0,
+                    name,
+                    spark_field.get("type"),
+                    name in partitions,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    {},
+                    0,
                 )
             )
         for settings, count in found:

@@ -170,10 +170,14 @@ def _report(cmd: CommandContext, error: BaseException, *, table: object = None) 
         text = "".join(traceback.format_exception(error))
         sys.stderr.write(redact_text(text, cmd.secrets))
     message = str(error) or type(error).__name__
-    if isinstance(error, ProtocolError) and isinstance(table, str) and table:
-        # State and manifest errors name the file inside the table only: name the table.
-        if not _names_table(message, table):
-            message = f"{table}: {message}"
+    # State and manifest errors name the file inside the table only: name the table.
+    if (
+        isinstance(error, ProtocolError)
+        and isinstance(table, str)
+        and table
+        and not _names_table(message, table)
+    ):
+        message = f"{table}: {message}"
     message = redact_text(message, cmd.secrets)
     cmd.output.error(message, kind=type(error).__name__, exit_code=int(code))
     return int(code)

@@ -180,9 +180,7 @@ def schema_document(table: str, schema: TableSchema) -> JsonObject:
     }
 
 
-def indexing_document(
-    table: str, version: int, columns: Sequence[ColumnIndexing]
-) -> JsonObject:
+def indexing_document(table: str, version: int, columns: Sequence[ColumnIndexing]) -> JsonObject:
     """``indexing``: one row per column (per distinct setting) of the splits' doc mappings."""
     return {
         "table_path": table,

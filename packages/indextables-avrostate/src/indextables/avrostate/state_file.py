@@ -147,8 +147,8 @@ def decode_state(data: bytes, *, path: str) -> StateManifest:
             # fastavro's message is both parsed schemas in full: say what was found.
             raise CorruptAvroFileError(
                 path,
-                f"not a state: written with a foreign schema ({_schema_summary(container.schema)}), "
-                "not io.indextables.state.StateManifest",
+                "not a state: written with a foreign schema "
+                f"({_schema_summary(container.schema)}), not io.indextables.state.StateManifest",
             ) from exc
         raise CorruptAvroFileError(path, f"StateManifest does not decode: {exc!r}") from exc
     if not isinstance(record, dict):

@@ -225,8 +225,7 @@ def _changes(reader: SnapshotReader, layout: TableLayout, start: int) -> Changes
     end = layout.latest
     if start > end:
         raise VersionNotFoundError(
-            f"{reader.store.uri}: no changes since version {start}: "
-            f"the latest version is {end}"
+            f"{reader.store.uri}: no changes since version {start}: the latest version is {end}"
         )
     versions = range(start + 1, end + 1)
     if all(v in layout.listing.versions for v in versions):
