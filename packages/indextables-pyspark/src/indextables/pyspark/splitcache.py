@@ -54,10 +54,12 @@ import os
 import re
 import shutil
 import stat
+import struct
 import tempfile
 import threading
 import time
 import uuid
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -97,10 +99,17 @@ STALE_AFTER_SECONDS: Final = 60.0
 # The record of an entry's split, file sizes and digests, written last into the staging directory.
 ENTRY_RECORD: Final = ".indextables-entry.json"
 _RECORD_VERSION: Final = 2
+# Written into a split by this package: the CRC32 of its files that carry no checksum of their
+# own (the Arrow copy of the rows), ``{"crc32": {name: crc}}``; checked when fetched.
+CHECKSUMS_FILE: Final = "indextables-checksums.json"
 _STAGING: Final = ".tmp-"
 # Empty lock files Tantivy creates in an index directory it opens.
 _TANTIVY_LOCKS: Final = frozenset({".tantivy-meta.lock", ".tantivy-writer.lock"})
 _ENTRY_NAME: Final = re.compile(r"[0-9a-f]{32}")
+# A Tantivy segment file (``<segment id>.<kind>``): it ends with a footer holding its body's CRC32.
+_SEGMENT_FILE: Final = re.compile(r"[0-9a-f]{32}\.[a-z]+")
+_FOOTER_TAIL: Final = struct.Struct("<II")  # footer JSON length, magic
+_FOOTER_MAGIC: Final = 1337
 # Threads downloading the splits of one driver-side search, count or aggregation.
 FETCH_THREADS: Final = 4
 # A process walks the cache again after this long even when its own total is under the cap.
@@ -564,18 +573,98 @@ def _digest(path: str) -> str:
         return hashlib.file_digest(source, "sha256").hexdigest()
 
 
+def _checked_digest(path: str, name: str, split: SplitRef) -> str:
+    """The SHA-256 of a fetched file; a Tantivy segment file's footer CRC is checked on the way.
+
+    Raises:
+        CorruptSplitError: a segment file without its footer or whose body fails its CRC.
+    """
+    size = os.path.getsize(path)
+    digest = hashlib.sha256()
+    with open(path, "rb") as source:
+        body = None
+        if _SEGMENT_FILE.fullmatch(name):
+            tail = b""
+            if size >= 8:
+                source.seek(size - 8)
+                tail = source.read(8)
+                source.seek(0)
+            footer_len, magic = _FOOTER_TAIL.unpack(tail) if len(tail) == 8 else (0, 0)
+            if magic != _FOOTER_MAGIC or footer_len + 8 > size:
+                raise CorruptSplitError(split.path, f"{name} has no Tantivy file footer")
+            body = size - 8 - footer_len
+        crc, position, footer = 0, 0, bytearray()
+        while chunk := source.read(1 << 20):
+            digest.update(chunk)
+            if body is not None:
+                inside = chunk[: max(0, body - position)]
+                crc = zlib.crc32(inside, crc)
+                footer += chunk[len(inside) :]
+            position += len(chunk)
+    if body is not None:
+        try:
+            expected = json.loads(bytes(footer[:-8]))["crc"]
+        except (ValueError, KeyError, TypeError):
+            raise CorruptSplitError(split.path, f"{name} has an unreadable file footer") from None
+        if expected != crc:
+            raise CorruptSplitError(
+                split.path, f"{name} is damaged: its footer CRC {expected} does not match {crc}"
+            )
+    return digest.hexdigest()
+
+
 def _write_record(staging: str, table_uri: str, split: SplitRef, sizes: dict[str, int]) -> None:
-    """Write the entry's record (split, sizes, digests): the last file of a complete download."""
+    """Write the entry's record (split, sizes, digests): the last file of a complete download.
+
+    Raises:
+        CorruptSplitError: a segment file of the split fails its footer CRC.
+    """
     record = {
         "version": _RECORD_VERSION,
         "table": table_uri.rstrip("/"),
         "split": split.path,
         "size": split.size,
         "files": sizes,
-        "sha256": {name: _digest(os.path.join(staging, name)) for name in sizes},
+        "sha256": {n: _checked_digest(os.path.join(staging, n), n, split) for n in sizes},
     }
+    _check_checksums(staging, split, sizes)
     with open(os.path.join(staging, ENTRY_RECORD), "w", encoding="utf-8") as handle:
         json.dump(record, handle)
+
+
+def write_checksums(directory: str, names: Sequence[str]) -> None:
+    """Write :data:`CHECKSUMS_FILE` into an index directory about to be bundled."""
+    crcs = {name: _crc32(os.path.join(directory, name)) for name in names}
+    with open(os.path.join(directory, CHECKSUMS_FILE), "w", encoding="utf-8") as handle:
+        json.dump({"crc32": crcs}, handle, sort_keys=True)
+
+
+def _check_checksums(staging: str, split: SplitRef, sizes: dict[str, int]) -> None:
+    """Check the files :data:`CHECKSUMS_FILE` covers (splits written before it: nothing)."""
+    if CHECKSUMS_FILE not in sizes:
+        return
+    try:
+        with open(os.path.join(staging, CHECKSUMS_FILE), encoding="utf-8") as handle:
+            crcs = json.load(handle)["crc32"]
+        covered = {str(name): int(crc) for name, crc in crcs.items()}
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
+        raise CorruptSplitError(split.path, f"{CHECKSUMS_FILE} is damaged") from None
+    for name, crc in covered.items():
+        if name not in sizes:
+            raise CorruptSplitError(split.path, f"{CHECKSUMS_FILE} names a missing file {name!r}")
+        found = _crc32(os.path.join(staging, name))
+        if found != crc:
+            raise CorruptSplitError(
+                split.path, f"{name} is damaged: its CRC32 {found} is not the recorded {crc}"
+            )
+
+
+def _crc32(path: str) -> int:
+    crc = 0
+    with open(path, "rb") as source:
+        while chunk := source.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+    return crc
 
 
 def _signature(target: str, names: Sequence[str]) -> tuple[tuple[object, ...], ...]:

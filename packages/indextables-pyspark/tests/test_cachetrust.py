@@ -1,0 +1,343 @@
+"""Attacks on the split cache and split reads: damaged and planted cache entries, a flipped
+byte in every file of a split, cache paths that are not directories, read-only or full, and
+a small cache shared by several processes.
+
+Each read must answer the right rows or raise this package's typed error naming the split;
+never a pyo3 ``PanicException`` (a BaseException), never wrong rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from pyspark.sql.types import (
+    DateType,
+    DoubleType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from indextables.protocol.splitbundle import read_split_footer
+from indextables.pyspark.convert import arrow_schema
+from indextables.pyspark.counting import count_split
+from indextables.pyspark.errors import (
+    CacheDirectoryError,
+    IndexTablesSparkError,
+    SplitReadError,
+)
+from indextables.pyspark.filters import Condition
+from indextables.pyspark.mapping import field_specs
+from indextables.pyspark.options import parse_indexing
+from indextables.pyspark.searchoptions import SearchSpec
+from indextables.pyspark.splitcache import ENTRY_RECORD, SplitCache, SplitRef
+from indextables.pyspark.splitreader import SplitEntry, read_split
+from indextables.pyspark.splitwriter import SplitWriter
+from indextables.storage import LocalStore
+
+SCHEMA = StructType(
+    [
+        StructField("id", LongType()),
+        StructField("level", StringType()),
+        StructField("message", StringType()),
+        StructField("latency", DoubleType()),
+        StructField("ts", TimestampType()),
+        StructField("d", DateType()),
+    ]
+)
+OPTIONS = {"spark.indextables.indexing.typemap.message": "text"}
+ROWS = 300
+
+
+def _rows(first: int = 0) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": i,
+            "level": "ERROR" if i % 10 == 0 else "INFO",
+            "message": f"request {i} took long" if i % 7 == 0 else f"request {i} ok",
+            "latency": i / 4,
+            "ts": datetime(2024, 1, 1, 0, 0, i % 60, 250000, tzinfo=UTC),
+            "d": date(2024, 1, 1 + i % 28),
+        }
+        for i in range(first, first + ROWS)
+    ]
+
+
+def _write(root: Path, count: int = 1) -> tuple[LocalStore, list[SplitEntry]]:
+    """A table directory with ``count`` splits written by this package (ids 1000 apart)."""
+    store = LocalStore(str(root))
+    specs = field_specs(SCHEMA, parse_indexing(OPTIONS), partition_columns=())
+    entries = []
+    for number in range(count):
+        writer = SplitWriter(store, specs, (), heap_size=20 << 20, batch_size=1000)
+        rows = _rows(number * 1000)
+        writer.write([pa.RecordBatch.from_pylist(rows, schema=arrow_schema(SCHEMA))])
+        (add,) = writer.finish()
+        ref = SplitRef(add.path, add.size, add.footer_start_offset, add.footer_end_offset)
+        entries.append(
+            SplitEntry(ref, add.partition_values, add.doc_mapping_json, tuple(add.split_tags or ()))
+        )
+    return store, entries
+
+
+# What every read of the attacks computes, and its right answer from the rows written.
+def _all_rows(cache: SplitCache, store: LocalStore, entry: SplitEntry) -> Any:
+    read = _reading(entry, SearchSpec(), ())
+    got = [
+        r for b in cache.batches(store.uri, entry.ref, lambda: store, read) for r in b.to_pylist()
+    ]
+    return sorted(got, key=lambda r: r["id"])
+
+
+def _searched(cache: SplitCache, store: LocalStore, entry: SplitEntry) -> Any:
+    read = _reading(entry, SearchSpec(query="message:long"), (Condition("<", "latency", (40.0,)),))
+    got = [
+        r for b in cache.batches(store.uri, entry.ref, lambda: store, read) for r in b.to_pylist()
+    ]
+    return sorted(got, key=lambda r: r["id"])
+
+
+def _counted(cache: SplitCache, store: LocalStore, entry: SplitEntry) -> Any:
+    conditions = (Condition("=", "level", ("ERROR",)),)
+
+    def count(directory: str) -> int | None:
+        return count_split(
+            directory, entry, search=SearchSpec(query="message:long"), conditions=conditions
+        )
+
+    return cache.use(store.uri, entry.ref, lambda: store, count)
+
+
+def _reading(
+    entry: SplitEntry, search: SearchSpec, conditions: tuple[Condition, ...]
+) -> Callable[[str], Iterator[pa.RecordBatch]]:
+    def read(directory: str) -> Iterator[pa.RecordBatch]:
+        return read_split(directory, entry, SCHEMA, search=search, conditions=conditions)
+
+    return read
+
+
+def _expected(first: int = 0) -> dict[str, Any]:
+    rows = _rows(first)
+    return {
+        "all": rows,
+        "searched": [r for r in rows if r["id"] % 7 == 0 and r["latency"] < 40],
+        "counted": sum(1 for r in rows if r["id"] % 7 == 0 and r["level"] == "ERROR"),
+    }
+
+
+READS = {"all": _all_rows, "searched": _searched, "counted": _counted}
+
+
+def _attempt(read: Callable[[], Any]) -> tuple[str, Any]:
+    """("ok", answer) or ("error", the exception); a BaseException that is not an Exception
+    (a pyo3 panic) fails the test at once."""
+    try:
+        return "ok", read()
+    except Exception as error:
+        return "error", error
+    except BaseException as error:  # a PanicException derives from BaseException only
+        pytest.fail(f"{type(error).__module__}.{type(error).__name__} escaped a read: {error}")
+
+
+def _inner_files(store: LocalStore, entry: SplitEntry) -> dict[str, tuple[int, int]]:
+    ref = entry.ref
+    footer = read_split_footer(
+        store, ref.path, footer_start_offset=ref.footer_start_offset, footer_end_offset=ref.size
+    )
+    return {name: span for name, span in footer.files.items() if span[1] > span[0]}
+
+
+def _positions(length: int, count: int = 24) -> list[int]:
+    """Offsets spread over a file, its first and last bytes (the footer) included."""
+    step = max(1, length // count)
+    return sorted({*range(0, length, step), length - 1, max(0, length - 9)})
+
+
+def test_a_flipped_byte_in_any_file_of_a_split_gives_the_right_rows_or_a_typed_error(
+    tmp_path: Path,
+) -> None:
+    store, (entry,) = _write(tmp_path / "table")
+    path = tmp_path / "table" / entry.ref.path
+    good = path.read_bytes()
+    expected = _expected()
+    files = _inner_files(store, entry)
+    assert {n.rsplit(".", 1)[-1] for n in files} >= {"fast", "fieldnorm", "term", "store", "idx"}
+    outcomes: dict[str, int] = {}
+    number = 0
+    for name, (start, end) in sorted(files.items()):
+        for offset in _positions(end - start):
+            damaged = bytearray(good)
+            damaged[start + offset] ^= 0x55
+            path.write_bytes(bytes(damaged))
+            for what, read in READS.items():
+                number += 1
+                cache = SplitCache(str(tmp_path / f"cache{number}"), 1 << 30)
+                kind, got = _attempt(lambda: read(cache, store, entry))  # noqa: B023
+                where = f"{name}+{offset} ({what})"
+                if kind == "ok":
+                    assert got == expected[what], f"wrong answer after a flip at {where}"
+                else:
+                    assert isinstance(got, IndexTablesSparkError), f"{where}: {got!r}"
+                    assert entry.ref.path in str(got), f"{where}: {got}"
+                outcomes[kind] = outcomes.get(kind, 0) + 1
+    path.write_bytes(good)
+    assert outcomes.get("error", 0) > 0, outcomes
+    assert outcomes.get("ok", 0) > 0, outcomes
+
+
+def _entry_files(directory: str) -> list[str]:
+    return sorted(n for n in os.listdir(directory) if not n.startswith("."))
+
+
+@pytest.mark.parametrize("kind", ["fast", "fieldnorm", "term", "store", "idx", "arrow", "json"])
+def test_a_same_size_damaged_cache_entry_is_not_served_and_is_fetched_again(
+    tmp_path: Path, kind: str
+) -> None:
+    store, (entry,) = _write(tmp_path / "table")
+    cache = SplitCache(str(tmp_path / "cache"), 1 << 30)
+    directory = cache.fetch(store, store.uri, entry.ref)
+    name = next(n for n in _entry_files(directory) if n.endswith("." + kind))
+    path = Path(directory, name)
+    good = path.read_bytes()
+    damaged = bytearray(good)
+    damaged[len(good) // 2] ^= 0x55  # same size: a size check alone trusts it
+    path.write_bytes(bytes(damaged))
+    assert cache.cached(store.uri, entry.ref) is None
+    assert _all_rows(cache, store, entry) == _expected()["all"]
+    assert path.read_bytes() == good
+
+
+def test_every_file_of_a_cache_entry_damaged_still_reads_the_right_rows(tmp_path: Path) -> None:
+    store, (entry,) = _write(tmp_path / "table")
+    cache = SplitCache(str(tmp_path / "cache"), 1 << 30)
+    expected = _expected()
+    for name in _entry_files(cache.fetch(store, store.uri, entry.ref)):
+        for what, read in READS.items():
+            directory = cache.fetch(store, store.uri, entry.ref)
+            path = Path(directory, name)
+            data = bytearray(path.read_bytes())
+            for offset in _positions(len(data), 6):
+                data[offset] ^= 0x55
+            path.write_bytes(bytes(data))
+            kind, got = _attempt(lambda: read(cache, store, entry))  # noqa: B023
+            assert (kind, got) == ("ok", expected[what]), f"{name} ({what})"
+
+
+def test_a_read_failing_on_a_damaged_entry_fetches_it_again_without_repeating_rows(
+    tmp_path: Path,
+) -> None:
+    store, (entry,) = _write(tmp_path / "table")
+    cache = SplitCache(str(tmp_path / "cache"), 1 << 30)
+    attempts = []
+
+    def read(directory: str) -> Iterator[pa.RecordBatch]:
+        attempts.append(directory)
+        batches = read_split(directory, entry, SCHEMA, search=SearchSpec(), conditions=())
+        for number, batch in enumerate(batches):
+            yield batch
+            if len(attempts) == 1 and number == 0:
+                # Damaged under the read (after the entry was checked): Tantivy fails for real.
+                Path(directory, "meta.json").write_bytes(b"\xff" * 10)
+                import tantivy
+
+                tantivy.Index.open(directory)
+
+    got = [
+        r for b in cache.batches(store.uri, entry.ref, lambda: store, read) for r in b.to_pylist()
+    ]
+    assert len(attempts) == 2
+    assert sorted(got, key=lambda r: r["id"]) == _expected()["all"]  # no row twice, none lost
+
+
+def test_a_split_damaged_at_its_source_raises_a_typed_error_naming_split_and_entry(
+    tmp_path: Path,
+) -> None:
+    store, (entry,) = _write(tmp_path / "table")
+    cache = SplitCache(str(tmp_path / "cache"), 1 << 30)
+    directory = cache.fetch(store, store.uri, entry.ref)
+
+    def read(directory: str) -> int:
+        import tantivy
+
+        return int(tantivy.Index.open(os.path.join(directory, "no-such-index")).searcher().num_docs)
+
+    with pytest.raises(SplitReadError) as raised:
+        cache.use(store.uri, entry.ref, lambda: store, read)
+    assert entry.ref.path in str(raised.value)
+    assert directory in str(raised.value)
+    assert raised.value.split == entry.ref.path
+    assert raised.value.entry == directory
+    assert cache.cached(store.uri, entry.ref) == directory  # intact: kept, not fetched again
+
+
+def test_an_entry_planted_under_another_splits_name_is_not_served(tmp_path: Path) -> None:
+    store, (one, two) = _write(tmp_path / "table", 2)
+    cache = SplitCache(str(tmp_path / "cache"), 1 << 30)
+    target = cache.fetch(store, store.uri, one.ref)
+    other = cache.fetch(store, store.uri, two.ref)
+    # The other split's files and record, under this split's name (same size or not).
+    shutil.rmtree(target)
+    shutil.copytree(other, target)
+    assert cache.cached(store.uri, one.ref) is None
+    assert _all_rows(cache, store, one) == _expected()["all"]
+    # A plant whose record was rewritten to name this split still fails its digests.
+    shutil.rmtree(target)
+    shutil.copytree(other, target)
+    record_path = Path(target, ENTRY_RECORD)
+    record = json.loads(record_path.read_text())
+    mine = json.loads(Path(cache.fetch(store, "file:///x", one.ref), ENTRY_RECORD).read_text())
+    record.update(table=store.uri.rstrip("/"), split=one.ref.path, size=one.ref.size)
+    record["files"], record["sha256"] = record["files"], mine["sha256"]
+    record_path.write_text(json.dumps(record))
+    assert cache.cached(store.uri, one.ref) is None
+    assert _counted(cache, store, one) == _expected()["counted"]
+
+
+def test_a_cache_directory_others_can_write_is_made_private_and_its_entries_dropped(
+    tmp_path: Path,
+) -> None:
+    store, (one, two) = _write(tmp_path / "table", 2)
+    directory = tmp_path / "shared-cache"
+    cache = SplitCache(str(directory), 1 << 30)
+    target = cache.fetch(store, store.uri, one.ref)
+    other = cache.fetch(store, store.uri, two.ref)
+    os.chmod(directory, 0o777)
+    # Someone planted the other split, with a record forged to match, under this one's name.
+    forged = json.loads(Path(other, ENTRY_RECORD).read_text())
+    shutil.rmtree(target)
+    shutil.copytree(other, target)
+    forged.update(table=store.uri.rstrip("/"), split=one.ref.path, size=one.ref.size)
+    Path(target, ENTRY_RECORD).write_text(json.dumps(forged))
+    rows = _all_rows(cache, store, one)
+    assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
+    assert rows == _expected()["all"]
+
+
+def test_a_cache_directory_of_another_user_or_shared_sticky_is_refused(tmp_path: Path) -> None:
+    store, (entry,) = _write(tmp_path / "table")
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    os.chmod(sticky, 0o1777)
+    with pytest.raises(CacheDirectoryError, match=r"spark\.indextables\.cache\.directoryPath"):
+        SplitCache(str(sticky), 1 << 30).fetch(store, store.uri, entry.ref)
+    assert stat.S_IMODE(os.stat(sticky).st_mode) == 0o1777  # left as it is
+    if os.getuid() == 0:
+        foreign = tmp_path / "foreign"
+        foreign.mkdir(mode=0o700)
+        os.chown(foreign, 4242, 4242)
+    else:
+        foreign = Path("/")  # root's
+    with pytest.raises(CacheDirectoryError, match=str(foreign)):
+        SplitCache(str(foreign), 1 << 30).fetch(store, store.uri, entry.ref)
