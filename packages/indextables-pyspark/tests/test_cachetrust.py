@@ -12,6 +12,8 @@ import json
 import os
 import shutil
 import stat
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -341,3 +343,174 @@ def test_a_cache_directory_of_another_user_or_shared_sticky_is_refused(tmp_path:
         foreign = Path("/")  # root's
     with pytest.raises(CacheDirectoryError, match=str(foreign)):
         SplitCache(str(foreign), 1 << 30).fetch(store, store.uri, entry.ref)
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path) -> Iterator[Callable[..., Path]]:
+    """Mount a small tmpfs (root only: real ENOSPC and EROFS, not mocks); unmounted after."""
+    mounted: list[Path] = []
+
+    def mount(name: str, size: str, *, read_only: bool = False) -> Path:
+        point = tmp_path / name
+        point.mkdir()
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(point)],
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.decode()}")
+        mounted.append(point)
+        if read_only:
+            subprocess.run(["mount", "-o", "remount,ro", str(point)], check=True)
+        return point
+
+    yield mount
+    for point in reversed(mounted):
+        subprocess.run(["umount", str(point)], check=False)
+
+
+def test_a_full_cache_disk_raises_a_typed_error_naming_setting_and_path(
+    tmp_path: Path, tmpfs: Callable[..., Path]
+) -> None:
+    store, (entry,) = _write(tmp_path / "table")
+    assert entry.ref.size > 16 << 10
+    full = tmpfs("full", "16k")
+    cache = SplitCache(str(full), 1 << 30)
+    with pytest.raises(CacheDirectoryError) as raised:
+        _all_rows(cache, store, entry)
+    message = str(raised.value)
+    assert "spark.indextables.cache.directoryPath" in message
+    assert str(full) in message
+    assert "No space left on device" in message
+    assert os.listdir(full) == []  # the partial download is gone
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_a_read_only_cache_path_raises_a_typed_error_naming_setting_and_path(
+    tmp_path: Path, tmpfs: Callable[..., Path], inside: bool
+) -> None:
+    store, (entry,) = _write(tmp_path / "table")
+    read_only = tmpfs("ro", "1m", read_only=True)
+    directory = read_only / "cache" if inside else read_only
+    cache = SplitCache(str(directory), 1 << 30)
+    with pytest.raises(CacheDirectoryError) as raised:
+        _counted(cache, store, entry)
+    message = str(raised.value)
+    assert "spark.indextables.cache.directoryPath" in message
+    assert str(directory) in message
+    assert "Read-only file system" in message
+
+
+@pytest.mark.parametrize("below", [False, True])
+def test_a_cache_path_that_is_a_file_raises_a_typed_error(tmp_path: Path, below: bool) -> None:
+    store, (entry,) = _write(tmp_path / "table")
+    file = tmp_path / "file"
+    file.write_text("not a directory")
+    directory = file / "cache" if below else file
+    cache = SplitCache(str(directory), 1 << 30)
+    with pytest.raises(CacheDirectoryError) as raised:
+        _all_rows(cache, store, entry)
+    assert "spark.indextables.cache.directoryPath" in str(raised.value)
+    assert str(directory) in str(raised.value)
+    assert file.read_text() == "not a directory"
+
+
+def test_an_entry_path_held_by_a_file_or_a_file_held_by_a_directory_is_repaired(
+    tmp_path: Path,
+) -> None:
+    store, (entry,) = _write(tmp_path / "table")
+    cache = SplitCache(str(tmp_path / "cache"), 1 << 30)
+    directory = cache.fetch(store, store.uri, entry.ref)
+    shutil.rmtree(directory)
+    Path(directory).write_text("a file where the entry belongs")
+    assert _all_rows(cache, store, entry) == _expected()["all"]
+    assert os.path.isdir(directory)
+    os.remove(os.path.join(directory, "meta.json"))
+    os.mkdir(os.path.join(directory, "meta.json"))  # a directory where a file belongs
+    assert _counted(cache, store, entry) == _expected()["counted"]
+    assert os.path.isfile(os.path.join(directory, "meta.json"))
+
+
+_SHARED_READER = r"""
+import json, random, sys
+sys.path.insert(0, sys.argv[1])
+import test_cachetrust as t
+from indextables.pyspark.splitcache import SplitCache
+from indextables.pyspark.splitreader import SplitEntry
+from indextables.pyspark.splitcache import SplitRef
+from indextables.storage import LocalStore
+
+store = LocalStore(sys.argv[2])
+cache = SplitCache(sys.argv[3], int(sys.argv[4]))
+entries = [
+    SplitEntry(SplitRef(*e["ref"]), {}, e["mapping"], tuple(e["tags"]))
+    for e in json.loads(sys.argv[5])
+]
+rng = random.Random(int(sys.argv[6]))
+failures, wrong = [], 0
+for _ in range(int(sys.argv[7])):
+    number = rng.randrange(len(entries))
+    what = rng.choice(sorted(t.READS))
+    try:
+        got = t.READS[what](cache, store, entries[number])
+    except Exception as error:
+        failures.append(f"{type(error).__name__}: {error}")
+        continue
+    wrong += got != t._expected(number * 1000)[what]
+print(json.dumps({"failures": failures, "wrong": wrong}))
+"""
+
+
+def test_a_small_cache_shared_by_several_processes_fails_no_read(tmp_path: Path) -> None:
+    splits = 6
+    store, entries = _write(tmp_path / "table", splits)
+    directory = tmp_path / "cache"
+    probe = SplitCache(str(directory), 1 << 30)
+    entry_bytes = max(
+        sum(os.path.getsize(os.path.join(d, n)) for n in os.listdir(d))
+        for d in (probe.fetch(store, store.uri, e.ref) for e in entries)
+    )
+    shutil.rmtree(directory)
+    cap = 2 * entry_bytes  # far below the working set: entries are evicted all the time
+    described = json.dumps(
+        [
+            {
+                "ref": list(_ref_fields(e.ref)),
+                "mapping": e.doc_mapping_json,
+                "tags": list(e.split_tags),
+            }
+            for e in entries
+        ]
+    )
+    tests = str(Path(__file__).parent)
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                _SHARED_READER,
+                tests,
+                str(store.root),
+                str(directory),
+                str(cap),
+                described,
+                str(seed),
+                "40",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for seed in range(4)
+    ]
+    results = []
+    for process in processes:
+        out, err = process.communicate(timeout=600)
+        assert process.returncode == 0, err.decode()[-3000:]
+        results.append(json.loads(out.decode().strip().splitlines()[-1]))
+    assert [r["failures"] for r in results] == [[]] * len(processes)
+    assert [r["wrong"] for r in results] == [0] * len(processes)
+
+
+def _ref_fields(ref: SplitRef) -> tuple[Any, ...]:
+    return (ref.path, ref.size, ref.footer_start_offset, ref.footer_end_offset)
