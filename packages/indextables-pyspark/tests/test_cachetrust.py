@@ -514,3 +514,65 @@ def test_a_small_cache_shared_by_several_processes_fails_no_read(tmp_path: Path)
 
 def _ref_fields(ref: SplitRef) -> tuple[Any, ...]:
     return (ref.path, ref.size, ref.footer_start_offset, ref.footer_end_offset)
+
+
+def test_itp_search_count_and_aggregate_on_a_flipped_split_never_panic_or_answer_wrongly(
+    spark: Any, tmp_path: Path
+) -> None:
+    import indextables.pyspark as itp
+
+    path = str(tmp_path / "logs")
+    df = spark.range(400).selectExpr(
+        "id",
+        "case when id % 10 = 0 then 'ERROR' else 'INFO' end as level",
+        "case when id % 7 = 0 then concat('request ', id, ' timed out') "
+        "else concat('request ', id, ' ok') end as message",
+        "cast(id as double) / 4 as latency",
+    )
+    options = {"spark.indextables.indexing.typemap.message": "text"}
+    df.coalesce(1).write.format("indextables").options(**options).mode("append").save(path)
+    (split,) = Path(path).glob("*.split")
+    good = split.read_bytes()
+    key = split.name
+    footer = read_split_footer(
+        LocalStore(path), key, footer_start_offset=None, footer_end_offset=len(good)
+    )
+    files = footer.files
+    expected = {
+        "search": sorted(i for i in range(400) if i % 7 == 0 and i / 4 < 60),
+        "count": sum(1 for i in range(400) if i % 7 == 0 and i % 10 == 0),
+        "aggregate": {"ERROR": 40, "INFO": 360},
+    }
+
+    def run(what: str, cache: str) -> Any:
+        read = {"spark.indextables.cache.directoryPath": cache}
+        if what == "search":
+            found = itp.search(spark, path, "message:timed", where="latency < 60", options=read)
+            return sorted(r["id"] for r in found.collect())
+        if what == "count":
+            return itp.count(
+                spark, path, query="message:timed", where="level = 'ERROR'", options=read
+            )
+        rows = itp.aggregate(spark, path, group_by=["level"], metrics={"n": "count"}, options=read)
+        return {r["level"]: r["n"] for r in rows.collect()}
+
+    number, errors = 0, 0
+    for name, (start, end) in sorted(files.items()):
+        if not name.endswith((".fast", ".fieldnorm", ".term")):
+            continue
+        for offset in _positions(end - start, 6):
+            damaged = bytearray(good)
+            damaged[start + offset] ^= 0x55
+            split.write_bytes(bytes(damaged))
+            for what in expected:
+                number += 1
+                kind, got = _attempt(lambda: run(what, str(tmp_path / f"c{number}")))  # noqa: B023
+                where = f"{name}+{offset} ({what})"
+                if kind == "ok":
+                    assert got == expected[what], f"wrong answer after a flip at {where}"
+                else:
+                    errors += 1
+                    assert split.name in str(got), f"{where}: {type(got).__name__}: {got}"
+                    assert "Error" in type(got).__name__ or "SplitReadError" in str(got)
+    split.write_bytes(good)
+    assert errors > 0
