@@ -86,7 +86,38 @@ def download(
             with raw:  # the store's errors inside copy pass through unchanged
                 stream.copy(start, end, functools.partial(_write_all, raw, path))
     with _local(target):
+        _check_hotcache(split, footer, target, [n for n in names if not n.endswith(".term")])
         return {name: os.path.getsize(os.path.join(target, name)) for name in names}
+
+
+def _check_hotcache(split: SplitRef, footer: SplitFooter, target: str, names: list[str]) -> None:
+    """Compare the files written with the hotcache's copies of their bytes (the whole of
+    ``meta.json`` and ``.managed.json``, which carry no checksum, and the edges of the
+    others); a split whose hotcache does not parse is not checked this way.
+
+    Raises:
+        CorruptFileError: a file disagrees with the hotcache.
+    """
+    if not footer.hotcache:
+        return
+    try:
+        hotcache = parse_hotcache(footer.hotcache, path=split.path)
+    except CorruptFileError:
+        return
+    for name in names:
+        cached = hotcache.cached(name)
+        if cached is None:
+            continue
+        with open(os.path.join(target, name), "rb") as written:
+            for piece in cached.slices:
+                written.seek(piece.start)
+                expected = cached.data[piece.address : piece.address + piece.stop - piece.start]
+                if written.read(piece.stop - piece.start) != expected:
+                    raise CorruptFileError(
+                        split.path,
+                        f"{name} disagrees with the split's hotcache at bytes "
+                        f"{piece.start}-{piece.stop}",
+                    )
 
 
 class LocalWriteError(Exception):
