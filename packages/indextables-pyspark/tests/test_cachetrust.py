@@ -388,6 +388,71 @@ def test_a_full_cache_disk_raises_a_typed_error_naming_setting_and_path(
     assert os.listdir(full) == []  # the partial download is gone
 
 
+_LIMITED_FETCH = r"""
+import json, resource, signal, sys
+sys.path.insert(0, sys.argv[1])
+import test_cachetrust as t
+from indextables.pyspark.errors import CacheDirectoryError
+from indextables.pyspark.splitcache import SplitCache, SplitRef
+from indextables.pyspark.splitreader import SplitEntry
+from indextables.storage import LocalStore
+
+described = json.loads(sys.argv[4])
+entry = SplitEntry(SplitRef(*described["ref"]), {}, described["mapping"], tuple(described["tags"]))
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail with EFBIG
+limit = int(sys.argv[5])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+try:
+    t._all_rows(SplitCache(sys.argv[3], 1 << 30), LocalStore(sys.argv[2]), entry)
+    outcome = {"raised": None}
+except Exception as error:
+    outcome = {
+        "raised": type(error).__name__,
+        "typed": isinstance(error, CacheDirectoryError),
+        "message": str(error),
+    }
+print(json.dumps(outcome))
+"""
+
+
+def test_a_cache_write_refused_by_the_file_size_limit_raises_a_typed_error(
+    tmp_path: Path,
+) -> None:
+    """The disk-full path without root: a real RLIMIT_FSIZE in a child process (EFBIG)."""
+    store, (entry,) = _write(tmp_path / "table")
+    largest = max(end - start for start, end in _inner_files(store, entry).values())
+    assert largest > 4096
+    directory = tmp_path / "cache"
+    described = {
+        "ref": list(_ref_fields(entry.ref)),
+        "mapping": entry.doc_mapping_json,
+        "tags": list(entry.split_tags),
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _LIMITED_FETCH,
+            str(Path(__file__).parent),
+            str(store.root),
+            str(directory),
+            json.dumps(described),
+            str(largest // 2),  # the largest file of the split cannot be written
+        ],
+        capture_output=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    outcome = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    assert outcome["raised"] == "CacheDirectoryError", outcome
+    assert outcome["typed"], outcome
+    assert "spark.indextables.cache.directoryPath" in outcome["message"], outcome
+    assert str(directory) in outcome["message"], outcome
+    assert "File too large" in outcome["message"], outcome
+    assert [n for n in os.listdir(directory) if not n.startswith(".")] == []  # no entry left
+
+
 @pytest.mark.parametrize("inside", [False, True])
 def test_a_read_only_cache_path_raises_a_typed_error_naming_setting_and_path(
     tmp_path: Path, tmpfs: Callable[..., Path], inside: bool
@@ -583,20 +648,24 @@ def test_itp_search_count_and_aggregate_on_a_flipped_split_never_panic_or_answer
 def _panicking_flip(directory: str, entry: SplitEntry) -> tuple[str, int]:
     """A (file, offset) of an entry whose flipped byte makes tantivy-py panic while counting."""
     scratch = directory + "-scratch"
-    for name in _entry_files(directory):
-        if not name.endswith(".fast"):
-            continue
-        size = os.path.getsize(os.path.join(directory, name))
-        for offset in range(size - 1, -1, -1):
-            shutil.rmtree(scratch, ignore_errors=True)
-            shutil.copytree(directory, scratch)
-            _flip(os.path.join(scratch, name), offset)
-            try:
-                count_split(scratch, entry, search=SearchSpec(), conditions=_PANIC_CONDITIONS)
-            except BaseException as error:
-                if splitcache.is_panic(error):
-                    shutil.rmtree(scratch)
-                    return name, offset
+    shutil.copytree(directory, scratch)
+    meta = os.path.join(scratch, "meta.json")
+    try:
+        for name in _entry_files(directory):
+            if not name.endswith(".fast"):
+                continue
+            size = os.path.getsize(os.path.join(directory, name))
+            for offset in range(size - 1, -1, -1):
+                _flip(os.path.join(scratch, name), offset)
+                os.utime(meta, ns=(offset, offset))  # opened afresh (splitreader keys on it)
+                try:
+                    count_split(scratch, entry, search=SearchSpec(), conditions=_PANIC_CONDITIONS)
+                except BaseException as error:
+                    if splitcache.is_panic(error):
+                        return name, offset
+                _flip(os.path.join(scratch, name), offset)
+    finally:
+        shutil.rmtree(scratch)
     raise AssertionError("no flipped byte of a .fast file made tantivy-py panic")
 
 
@@ -631,6 +700,8 @@ def test_a_panic_inside_a_read_re_fetches_a_damaged_entry_or_names_an_intact_one
     assert len(attempts) == 2
     # A split whose own bytes make tantivy-py panic (its entry matches its record): the
     # typed error names split and entry; the panic is its cause, not what escapes.
+    cache = SplitCache(str(tmp_path / "cache2"), 1 << 30)
+    directory = cache.fetch(store, store.uri, entry.ref)
     _flip(os.path.join(directory, name), offset)
     record_path = Path(directory, ENTRY_RECORD)
     record = json.loads(record_path.read_text())
