@@ -177,6 +177,24 @@ class SplitCache:
         if hit is not None:
             return hit
         prepare_directory(self.directory)
+        try:
+            return self._download(store, table_uri, split)
+        except CacheDirectoryError as error:
+            # A disk filled (by this cache among others): evict unleased entries to make
+            # room for about twice the split, then try once more.
+            if error.errno not in (errno.ENOSPC, errno.EDQUOT) or not self._make_room(split.size):
+                raise
+        return self._download(store, table_uri, split)
+
+    def _make_room(self, needed: int) -> bool:
+        """Evict least recently used entries to free ``2 * needed`` bytes; True if any went."""
+        used = SplitCache(self.directory, 1 << 62).evict()  # also removes abandoned downloads
+        after = SplitCache(self.directory, max(0, used - 2 * needed)).evict()
+        with _totals_lock:
+            _totals[self.directory] = (after, time.monotonic())
+        return after < used
+
+    def _download(self, store: ObjectStore, table_uri: str, split: SplitRef) -> str:
         target = os.path.join(self.directory, _cache_key(table_uri, split))
         try:
             with _staging(self.directory) as staging:
