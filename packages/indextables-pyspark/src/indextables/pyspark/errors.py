@@ -6,6 +6,8 @@ import contextlib
 import re
 from collections.abc import Iterator
 
+from indextables.protocol.errors import CorruptFileError
+
 
 class IndexTablesSparkError(Exception):
     """Root of every error raised by indextables.pyspark.
@@ -111,3 +113,33 @@ def planning_errors() -> Iterator[None]:
             raise
         ours.spark_error = error
         raise ours from None
+
+
+class SplitReadError(IndexTablesSparkError, ValueError):
+    """A split that cannot be read: damaged bytes, a Tantivy error or panic while opening or
+    searching it. The message names the split and the local split cache entry read.
+
+    Attributes:
+        split: the split's path relative to the table root, when known.
+        entry: the split cache entry (a local directory) that was read, when known.
+    """
+
+    split: str | None = None
+    entry: str | None = None
+
+
+class CorruptSplitError(SplitReadError, CorruptFileError):
+    """A split whose bundle (footer, file table, length or term dictionaries) is damaged."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        CorruptFileError.__init__(self, path, problem)
+        self.split = path
+
+
+class CacheDirectoryError(IndexTablesSparkError, OSError):
+    """The local split cache directory (``spark.indextables.cache.directoryPath``) cannot be
+    used: not a directory, read-only, full, or writable by other users. The message names the
+    setting and the path."""
+
+
+_BY_NAME.update({kind.__name__: kind for kind in (SplitReadError, CacheDirectoryError)})

@@ -262,7 +262,13 @@ def _run_local(
     uri, options = index_plan.uri, index_plan.options
     with cache.directories(uri, refs, lambda: open_table_store(uri, options)) as directory:
         for i, entry in enumerate(entries):
-            yield fn(directory(i), entry)
+            yield cache.use(
+                uri,
+                entry.ref,
+                lambda: open_table_store(uri, options),
+                functools.partial(_apply, fn, entry=entry),
+                directory=directory(i),
+            )
             if len(entries) >= 10 and (i + 1) % max(1, len(entries) // 10) == 0:
                 _LOG.info("indextables %s of %s: %d/%d splits", what, uri, i + 1, len(entries))
 
@@ -299,4 +305,11 @@ def _task(
 ) -> list[T]:
     store = open_table_store(uri, options)
     cache = SplitCache(read.cache_dir, read.cache_max_bytes)
-    return [fn(cache.fetch(store, uri, entry.ref), entry) for entry in entries]
+    return [
+        cache.use(uri, entry.ref, lambda: store, functools.partial(_apply, fn, entry=entry))
+        for entry in entries
+    ]
+
+
+def _apply(fn: SplitFn[T], directory: str, *, entry: SplitEntry) -> T:
+    return fn(directory, entry)

@@ -19,6 +19,7 @@ read is pinned to it with ``versionAsOf``).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
@@ -240,12 +241,18 @@ def _collect(
     with cache.directories(uri, refs, lambda: open_table_store(uri, reader.options)) as directory:
 
         def batches(i: int) -> Iterator[pa.RecordBatch]:
-            return read_split(
-                directory(i),
-                entries[i],
-                reader.schema,
-                search=reader.search,
-                conditions=reader.conditions,
+            return cache.batches(
+                uri,
+                refs[i],
+                lambda: open_table_store(uri, reader.options),
+                functools.partial(
+                    read_split,
+                    entry=entries[i],
+                    schema=reader.schema,
+                    search=reader.search,
+                    conditions=reader.conditions,
+                ),
+                directory=directory(i),
             )
 
         if stop_at is not None or len(entries) < 2 or _READ_THREADS < 2:

@@ -14,6 +14,7 @@ instead of failing the job.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -212,8 +213,14 @@ def _rows(
 ) -> Iterator[Any]:
     for split in splits:
         entry: SplitEntry = split.entry
-        directory = cache.fetch(store, uri, entry.ref)
-        yield from read_split(directory, entry, schema, search=SearchSpec(), conditions=())
+        yield from cache.batches(
+            uri,
+            entry.ref,
+            lambda: store,
+            functools.partial(
+                read_split, entry=entry, schema=schema, search=SearchSpec(), conditions=()
+            ),
+        )
 
 
 def merge_splits(

@@ -15,6 +15,7 @@ Two platform constraints shape this module (see docs/pyspark.md):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -207,9 +208,17 @@ class IndexTablesReader(DataSourceReader):
             return
         cache = SplitCache(self.read_options.cache_dir, self.read_options.cache_max_bytes)
         for entry in splits:
-            directory = cache.fetch(store, self.view.uri, entry.ref)
-            yield from read_split(
-                directory, entry, self.schema, search=self.search, conditions=conditions
+            yield from cache.batches(
+                self.view.uri,
+                entry.ref,
+                lambda: store,
+                functools.partial(
+                    read_split,
+                    entry=entry,
+                    schema=self.schema,
+                    search=self.search,
+                    conditions=conditions,
+                ),
             )
 
     def _current_splits(self) -> tuple[SplitEntry, ...]:

@@ -16,7 +16,7 @@ import contextlib
 import functools
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, Final
 
@@ -27,7 +27,7 @@ from indextables.protocol.store import ObjectStore
 from indextables.pyspark.errors import UnreadableSplitError
 from indextables.pyspark.termdict import dictionary_kind, to_fst
 
-__all__ = ["CHUNK_BYTES", "SplitRef", "download"]
+__all__ = ["CHUNK_BYTES", "LocalWriteError", "SplitRef", "download"]
 
 # Largest ranged read of a fetch: the memory a fetch needs besides one .term file.
 CHUNK_BYTES: Final = 8 << 20
@@ -77,18 +77,76 @@ def download(
             data = stream.read(start, end)
             if dictionary_kind(data) == "sstable":
                 data = to_fst(data)
-            with open(path, "wb") as handle:
+            with _local(path), open(path, "wb") as handle:
                 handle.write(data)
         else:
             # Unbuffered: each piece (at most one chunk) goes to the file as it arrives.
-            with open(path, "wb", buffering=0) as raw:
-                stream.copy(start, end, functools.partial(_write_all, raw))
-    return {name: os.path.getsize(os.path.join(target, name)) for name in names}
+            with _local(path):
+                raw = open(path, "wb", buffering=0)  # noqa: SIM115 (closed below)
+            with raw:  # the store's errors inside copy pass through unchanged
+                stream.copy(start, end, functools.partial(_write_all, raw, path))
+    with _local(target):
+        _check_hotcache(split, footer, target, [n for n in names if not n.endswith(".term")])
+        return {name: os.path.getsize(os.path.join(target, name)) for name in names}
 
 
-def _write_all(raw: BinaryIO, piece: memoryview) -> None:
+def _check_hotcache(split: SplitRef, footer: SplitFooter, target: str, names: list[str]) -> None:
+    """Compare the files written with the hotcache's copies of their bytes (the whole of
+    ``meta.json`` and ``.managed.json``, which carry no checksum, and the edges of the
+    others); a split whose hotcache does not parse is not checked this way.
+
+    Raises:
+        CorruptFileError: a file disagrees with the hotcache.
+    """
+    if not footer.hotcache:
+        return
+    try:
+        hotcache = parse_hotcache(footer.hotcache, path=split.path)
+    except CorruptFileError:
+        return
+    for name in names:
+        cached = hotcache.cached(name)
+        if cached is None:
+            continue
+        with open(os.path.join(target, name), "rb") as written:
+            for piece in cached.slices:
+                written.seek(piece.start)
+                expected = cached.data[piece.address : piece.address + piece.stop - piece.start]
+                if written.read(piece.stop - piece.start) != expected:
+                    raise CorruptFileError(
+                        split.path,
+                        f"{name} disagrees with the split's hotcache at bytes "
+                        f"{piece.start}-{piece.stop}",
+                    )
+
+
+class LocalWriteError(Exception):
+    """Writing a fetched file to the local disk failed (the split cache names its setting).
+
+    Attributes:
+        path: the local file.
+        error: the operating system's error.
+    """
+
+    def __init__(self, path: str, error: OSError) -> None:
+        super().__init__(f"{path}: {error}")
+        self.path, self.error = path, error
+
+
+@contextlib.contextmanager
+def _local(path: str) -> Iterator[None]:
+    """Raise a local disk failure in the block as :class:`LocalWriteError`."""
+    try:
+        yield
+    except OSError as error:
+        raise LocalWriteError(path, error) from error
+
+
+def _write_all(raw: BinaryIO, path: str, piece: memoryview) -> None:
     while piece:
-        written = raw.write(piece) or 0
+        # Only the local write is wrapped: the store's own errors pass through unchanged.
+        with _local(path):
+            written = raw.write(piece) or 0
         piece = piece[written:]
 
 

@@ -30,6 +30,7 @@ from indextables.pyspark.convert import documents
 from indextables.pyspark.mapping import FieldSpec, create_index, doc_mapping_json, tantivy_schema
 from indextables.pyspark.partitionvalues import partition_codes
 from indextables.pyspark.rowcopy import copy_metadata
+from indextables.pyspark.splitcache import write_checksums
 from indextables.pyspark.stats import StatsCollector
 from indextables.pyspark.tantivyquery import fully_indexed_tag
 from indextables.pyspark.termdict import dictionary_kind, to_sstable
@@ -172,6 +173,8 @@ class SplitWriter:
     def _upload(self, key: PartitionKey, part: PartitionIndex) -> AddAction:
         part.commit()
         to_reference_form(part.directory)
+        if os.path.exists(os.path.join(part.directory, ROWS_FILE)):
+            write_checksums(part.directory, [ROWS_FILE])
         buffer = io.BytesIO()
         footer = write_split_bundle(part.directory, buffer)
         data = buffer.getvalue()

@@ -14,6 +14,7 @@ replayed batch whose id is already recorded commits nothing.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -78,8 +79,14 @@ class IndexTablesStreamReader(DataSourceStreamReader):
         store = open_table_store(self.path, self.options)
         cache = SplitCache(self.read_options.cache_dir, self.read_options.cache_max_bytes)
         for entry in partition.splits:
-            directory = cache.fetch(store, self.path, entry.ref)
-            yield from read_split(directory, entry, self.schema, search=SearchSpec(), conditions=())
+            yield from cache.batches(
+                self.path,
+                entry.ref,
+                lambda: store,
+                functools.partial(
+                    read_split, entry=entry, schema=self.schema, search=SearchSpec(), conditions=()
+                ),
+            )
 
     def commit(self, end: dict[str, int]) -> None:
         """Nothing to release: offsets are versions."""
