@@ -174,3 +174,19 @@ def test_a_credential_value_is_scrubbed_from_documents(
         assert run.exit_code == 0, run.stderr
         assert secret not in run.stdout + run.stderr
         assert "***" in run.stdout
+
+
+def test_describe_of_a_table_without_checkpoint_says_so_and_when_one_comes(
+    tmp_path: Path, cli_run: Any
+) -> None:
+    from indextables.protocol import create_table
+
+    table = tmp_path / "t"
+    field = {"name": "id", "type": "long", "nullable": True, "metadata": {}}
+    create_table(str(table), schema={"type": "struct", "fields": [field]})
+    run = cli_run("describe", str(table), "-o", "json")
+    assert run.exit_code == 0, run.stderr
+    status = run.json()["status"]
+    assert "No state found" not in status
+    assert "no checkpoint yet" in status
+    assert "version 10" in status and "indextables checkpoint" in status
