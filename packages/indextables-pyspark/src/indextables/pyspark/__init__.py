@@ -22,8 +22,10 @@ from indextables.pyspark.errors import (
     NotATableError,
     OptionError,
     QuerySyntaxError,
+    RetentionTooShortError,
     SqlCommandError,
     UnsupportedTypeError,
+    VersionNotFoundError,
     from_spark_error,
 )
 from indextables.pyspark.version import __version__
@@ -230,8 +232,10 @@ __all__ = [
     "NotATableError",
     "OptionError",
     "QuerySyntaxError",
+    "RetentionTooShortError",
     "SqlCommandError",
     "UnsupportedTypeError",
+    "VersionNotFoundError",
     "__version__",
     "aggregate",
     "count",
@@ -247,3 +251,6 @@ __all__ = [
     "textsearch",
     "write",
 ]
+
+# Typing helpers are not part of the public namespace (``dir(itp)``); annotations are strings.
+del Any, Mapping, Sequence, TYPE_CHECKING, annotations

@@ -1,0 +1,87 @@
+"""Issue 22 (first contact): errors, messages and the public namespace a newcomer meets."""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import indextables.pyspark as itp
+from indextables.protocol import errors as protocol_errors
+from indextables.pyspark.commands import _purge, parse
+from indextables.pyspark.errors import IndexTablesSparkError, SqlCommandError, from_spark_error
+from indextables.pyspark.tableaccess import load_head, load_view, table_handle
+
+
+def test_dir_of_itp_lists_only_public_names() -> None:
+    extra = [
+        name
+        for name in dir(itp)
+        if not name.startswith("_")
+        and name not in itp.__all__
+        and not isinstance(getattr(itp, name), types.ModuleType)
+    ]
+    assert extra == []
+
+
+@pytest.mark.parametrize("name", ["VersionNotFoundError", "RetentionTooShortError"])
+def test_every_error_derives_from_ours_and_is_rebuilt_from_spark(name: str) -> None:
+    kind = getattr(itp, name)
+    assert issubclass(kind, IndexTablesSparkError)
+    assert issubclass(kind, getattr(protocol_errors, name))  # callers of the engine still catch it
+    wrapped = RuntimeError(
+        "[PYTHON_DATA_SOURCE_ERROR] Failed to plan: Traceback ...\n"
+        f"indextables.pyspark.errors.{name}: /t: something\n"
+    )
+    rebuilt = from_spark_error(wrapped)
+    assert type(rebuilt) is kind and str(rebuilt) == "/t: something"
+
+
+@pytest.mark.parametrize("load", [load_view, load_head])
+def test_a_version_not_reachable_is_our_error(load: Any, golden_copy: Any) -> None:
+    path = str(golden_copy("02_five_appends"))
+    with pytest.raises(itp.VersionNotFoundError):
+        load(path, {"versionAsOf": "999"}, version=999)
+
+
+def test_a_timestamp_not_reachable_names_the_time_as_given(golden_copy: Any) -> None:
+    path = str(golden_copy("02_five_appends"))
+    given = "2001-02-03T04:05:06"
+    millis = 981173106000
+    with pytest.raises(itp.VersionNotFoundError) as caught:
+        load_view(path, {"timestampAsOf": given}, timestamp=millis)
+    assert given in str(caught.value)
+    assert str(millis) not in str(caught.value)
+    with pytest.raises(itp.VersionNotFoundError, match=r"2001-02-03T04:05:06\.000\+00:00"):
+        load_view(path, {"timestampAsOf": str(millis)}, timestamp=millis)
+
+
+def test_a_purge_dry_run_under_the_floor_reports_and_a_real_run_is_ours(
+    golden_copy: Any,
+) -> None:
+    path = str(golden_copy("02_five_appends"))
+    table = table_handle(path, {})
+    args = {"path": path, "n": "1", "unit": "HOURS"}
+    (row,) = _purge(table, {**args, "dry": " DRY RUN"})
+    assert row["metrics"]["dry_run"] is True
+    assert "a real run would be refused" in row["metrics"]["message"]
+    with pytest.raises(itp.RetentionTooShortError, match="retentionCheckEnabled"):
+        _purge(table, args)
+
+
+def test_optimize_and_vacuum_are_not_our_commands() -> None:
+    assert parse("OPTIMIZE '/t'") is None  # Spark (with Delta) may still run them
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("text", "instead"),
+    [("OPTIMIZE '/tmp/t'", "MERGE SPLITS"), ("VACUUM '/tmp/t' RETAIN 1 HOURS", "PURGE INDEXTABLE")],
+)
+def test_optimize_and_vacuum_through_itp_sql_point_to_ours(
+    spark: Any, text: str, instead: str, tmp_path: Path
+) -> None:
+    with pytest.raises(SqlCommandError, match=instead):
+        itp.sql(spark, text)
