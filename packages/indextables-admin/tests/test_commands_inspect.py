@@ -189,4 +189,5 @@ def test_describe_of_a_table_without_checkpoint_says_so_and_when_one_comes(
     status = run.json()["status"]
     assert "No state found" not in status
     assert "no checkpoint yet" in status
-    assert "version 10" in status and "indextables checkpoint" in status
+    assert "version 10" in status
+    assert "indextables checkpoint" in status

@@ -36,7 +36,8 @@ def test_every_error_derives_from_ours_and_is_rebuilt_from_spark(name: str) -> N
         f"indextables.pyspark.errors.{name}: /t: something\n"
     )
     rebuilt = from_spark_error(wrapped)
-    assert type(rebuilt) is kind and str(rebuilt) == "/t: something"
+    assert type(rebuilt) is kind
+    assert str(rebuilt) == "/t: something"
 
 
 @pytest.mark.parametrize("load", [load_view, load_head])

@@ -12,8 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import typing as _typing
 
 from indextables.pyspark.errors import (
     FieldKindError,
@@ -30,8 +29,10 @@ from indextables.pyspark.errors import (
 )
 from indextables.pyspark.version import __version__
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:  # typing names stay out of dir(itp): annotations are strings
+    from collections.abc import Mapping, Sequence
     from datetime import datetime, timedelta
+    from typing import Any
 
     from indextables.pyspark.aggspec import DateHistogram, GroupSpec, Histogram, RangeBuckets
     from indextables.pyspark.tablewrite import WriteResult
@@ -252,5 +253,4 @@ __all__ = [
     "write",
 ]
 
-# Typing helpers are not part of the public namespace (``dir(itp)``); annotations are strings.
-del Any, Mapping, Sequence, TYPE_CHECKING, annotations
+del annotations  # the __future__ feature, not part of the public namespace (dir(itp))

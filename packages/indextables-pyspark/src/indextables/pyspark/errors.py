@@ -126,6 +126,4 @@ class RetentionTooShortError(IndexTablesSparkError, _protocol_errors.RetentionTo
     lifts it). Also the protocol's ``RetentionTooShortError`` (and a ``ValueError``)."""
 
 
-_BY_NAME.update(
-    {kind.__name__: kind for kind in (VersionNotFoundError, RetentionTooShortError)}
-)
+_BY_NAME.update({kind.__name__: kind for kind in (VersionNotFoundError, RetentionTooShortError)})

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from indextables.protocol.actions import AddAction
 from indextables.protocol import errors as protocol_errors
+from indextables.protocol.actions import AddAction
 from indextables.protocol.errors import TableExistsError, TableNotFoundError
 from indextables.protocol.store import ObjectStore
 from indextables.pyspark.errors import NotATableError, OptionError, VersionNotFoundError
@@ -158,7 +158,7 @@ def _as_given(value: Any) -> str:
 
     text = str(value).strip()
     if text.lstrip("-").isdigit():
-        moment = _dt.datetime.fromtimestamp(int(text) / 1000, tz=_dt.timezone.utc)
+        moment = _dt.datetime.fromtimestamp(int(text) / 1000, tz=_dt.UTC)
         return f"{text} ({moment.isoformat(timespec='milliseconds')})"
     return text
 
