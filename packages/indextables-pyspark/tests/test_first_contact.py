@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import types
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +87,53 @@ def test_optimize_and_vacuum_through_itp_sql_point_to_ours(
 ) -> None:
     with pytest.raises(SqlCommandError, match=instead):
         itp.sql(spark, text)
+
+
+def _level_index() -> Any:
+    import tantivy
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("level", stored=True, tokenizer_name="raw")
+    builder.add_text_field("message", stored=True)
+    index = tantivy.Index(builder.build())
+    writer = index.writer(15_000_000, 1)
+    for level in ["ERROR", "ERROR", "INFO"]:
+        writer.add_document(tantivy.Document(level=level, message="disk full"))
+    writer.commit()
+    index.reload()
+    return index.searcher()
+
+
+def test_a_string_term_in_another_case_is_noticed_once(caplog: pytest.LogCaptureFixture) -> None:
+    from indextables.pyspark import casenotice
+    from indextables.pyspark.mapping import FieldKind, FieldSpec
+
+    fields = {
+        "level": FieldSpec("level", FieldKind.STRING, "raw", True, True, True),
+        "message": FieldSpec("message", FieldKind.TEXT, "default", True, True, False),
+    }
+    searcher = _level_index()
+    query = "level:error AND message:disk"
+    with pytest.warns(casenotice.CaseMismatchWarning, match=r"level:error .*'ERROR'"):
+        casenotice.notice_case_mismatch(searcher, query, fields)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        casenotice.notice_case_mismatch(searcher, query, fields)  # once per query
+        casenotice.notice_case_mismatch(searcher, "level:ERROR", fields)  # matches: silent
+        casenotice.notice_case_mismatch(searcher, "level:debug", fields)  # no other case
+        casenotice.notice_case_mismatch(searcher, "message:DISK", fields)  # tokenized: silent
+
+
+@pytest.mark.spark
+def test_search_and_count_notice_a_term_in_another_case(spark: Any, tmp_path: Path) -> None:
+    from indextables.pyspark.casenotice import CaseMismatchWarning
+
+    path = str(tmp_path / "logs")
+    rows = [("ERROR", "disk full"), ("ERROR", "disk gone"), ("INFO", "ok")]
+    df = spark.createDataFrame(rows, "level string, message string").coalesce(1)
+    df.write.format("indextables").mode("append").save(path)
+    with pytest.warns(CaseMismatchWarning, match=r"level:error.*'ERROR'"):
+        assert itp.search(spark, path, "level:error").count() == 0
+    assert itp.count(spark, path, query="level:warn OR level:INFO") == 1  # matched: silent
+    with pytest.warns(CaseMismatchWarning, match=r"level:info.*'INFO'"):
+        assert itp.count(spark, path, query="level:info") == 0
