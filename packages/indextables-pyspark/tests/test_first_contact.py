@@ -137,3 +137,16 @@ def test_search_and_count_notice_a_term_in_another_case(spark: Any, tmp_path: Pa
     assert itp.count(spark, path, query="level:warn OR level:INFO") == 1  # matched: silent
     with pytest.warns(CaseMismatchWarning, match=r"level:info.*'INFO'"):
         assert itp.count(spark, path, query="level:info") == 0
+
+
+def test_pyspark_docs_have_one_arrow_paragraph_whole_table_rows_and_the_reference_ip_facts() -> (
+    None
+):
+    text = (Path(__file__).resolve().parents[3] / "docs" / "pyspark.md").read_text()
+    assert text.count("each split carries `indextables-rows.arrow`") == 1
+    assert text.count("zstd-compressed Arrow IPC copy") == 1
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("|"):
+            assert line.rstrip().endswith("|"), f"docs/pyspark.md:{number}: {line[-60:]}"
+    assert "has no CIDR syntax" not in text
+    assert "case-sensitive" in text
