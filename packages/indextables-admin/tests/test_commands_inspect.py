@@ -256,3 +256,20 @@ def test_indexing_lists_each_distinct_mapping_of_a_column(tmp_path: Path, cli_ru
 
 def test_indexing_of_a_missing_table_exits_2(tmp_path: Path, cli_run: Any) -> None:
     assert cli_run("indexing", str(tmp_path / "none")).exit_code == 2
+
+
+def test_describe_of_a_table_without_checkpoint_says_so_and_when_one_comes(
+    tmp_path: Path, cli_run: Any
+) -> None:
+    from indextables.protocol import create_table
+
+    table = tmp_path / "t"
+    field = {"name": "id", "type": "long", "nullable": True, "metadata": {}}
+    create_table(str(table), schema={"type": "struct", "fields": [field]})
+    run = cli_run("describe", str(table), "-o", "json")
+    assert run.exit_code == 0, run.stderr
+    status = run.json()["status"]
+    assert "No state found" not in status
+    assert "no checkpoint yet" in status
+    assert "version 10" in status
+    assert "indextables checkpoint" in status

@@ -112,9 +112,21 @@ def test_purge_keeps_young_orphans(partitioned_table: Path, cli_run: Any) -> Non
 
 
 def test_purge_refuses_a_retention_below_a_day(partitioned_table: Path, cli_run: Any) -> None:
-    run = cli_run("purge", str(partitioned_table), "--older-than", "1h", "--dry-run")
+    run = cli_run("purge", str(partitioned_table), "--older-than", "1h", "--yes")
     assert run.exit_code == 1
     assert "below the minimum" in run.stderr
+    # the message says how to lift the check with this command line, not only the Spark key
+    assert "-S spark.indextables.purge.retentionCheckEnabled=false" in run.stderr
+
+
+def test_purge_dry_run_below_a_day_reports_and_says_a_real_run_is_refused(
+    partitioned_table: Path, cli_run: Any
+) -> None:
+    orphan = make_orphan(partitioned_table)
+    run = cli_run("purge", str(partitioned_table), "--older-than", "1h", "--dry-run", "-o", "json")
+    assert run.exit_code == 0, run.stderr
+    assert "a real run would be refused" in run.json()["message"]
+    assert orphan.exists()
 
 
 def state_dirs(table: Path) -> list[str]:

@@ -324,7 +324,10 @@ def test_the_purge_retention_floor_is_a_typed_error_that_says_how_to_override_it
 
     table = create_table(str(tmp_path / "t"), schema=schema)
     with pytest.raises(RetentionTooShortError, match="retentionCheckEnabled=false"):
-        table.purge(older_than=1.0, dry_run=True)
+        table.purge(older_than=1.0)
+    dry = table.purge(older_than=1.0, dry_run=True)  # deletes nothing: reported, not refused
+    assert dry.status == "DRY_RUN"
+    assert "a real run would be refused" in (dry.message or "")
     config = TableConfig.from_options({"spark.indextables.purge.retentionCheckEnabled": "false"})
     unchecked = open_table(str(tmp_path / "t"), config=config)
     assert unchecked.purge(older_than=1.0, dry_run=True).status == "DRY_RUN"

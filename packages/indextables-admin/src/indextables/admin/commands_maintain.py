@@ -3,7 +3,8 @@ drop-partitions, repair, validate, gc."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import click
@@ -21,6 +22,7 @@ from indextables.admin.context import (
 from indextables.admin.errors import ValidationFailedError
 from indextables.admin.options import parse_duration
 from indextables.admin.output import JsonObject
+from indextables.protocol.errors import RetentionTooShortError
 
 if TYPE_CHECKING:
     from indextables.avrostate import GcReport
@@ -67,6 +69,18 @@ def compact_command(cmd: CommandContext, table: str) -> None:
     cmd.output.document(views.record(result), title=f"compaction of {table}")
 
 
+@contextlib.contextmanager
+def _cli_retention_hint() -> Iterator[None]:
+    """The engine's retention refusal, saying how this command line lifts it (``-S``)."""
+    try:
+        yield
+    except RetentionTooShortError as error:
+        raise RetentionTooShortError(
+            f"{error}; with this command line: add "
+            "-S spark.indextables.purge.retentionCheckEnabled=false"
+        ) from None
+
+
 @click.command("purge")
 @_TABLE
 @click.option(
@@ -92,7 +106,7 @@ def purge_command(
     split_age, log_age = parse_duration(older_than), parse_duration(log_retention)
 
     def run(dry: bool) -> api.PurgeResult:
-        with cmd.progress.phase("planning purge" if dry else "purging"):
+        with cmd.progress.phase("planning purge" if dry else "purging"), _cli_retention_hint():
             return api.purge(
                 table,
                 older_than=split_age,
@@ -103,13 +117,18 @@ def purge_command(
             )
 
     def plan() -> tuple[str, ...]:
-        with cmd.progress.phase("listing what purge deletes"):
-            return api.purge_plan(
-                table,
-                older_than=split_age,
-                log_retention=log_age,
-                storage_options=cmd.storage_options,
-            )
+        with cmd.progress.phase("listing what purge deletes"), _cli_retention_hint():
+            try:
+                return api.purge_plan(
+                    table,
+                    older_than=split_age,
+                    log_retention=log_age,
+                    storage_options=cmd.storage_options,
+                )
+            except RetentionTooShortError:
+                if dry_run:  # the report says a real run is refused: it would delete nothing
+                    return ()
+                raise
 
     _delete_or_plan(
         cmd,

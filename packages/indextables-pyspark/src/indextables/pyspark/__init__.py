@@ -12,8 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import typing as _typing
 
 from indextables.pyspark.errors import (
     FieldKindError,
@@ -22,14 +21,18 @@ from indextables.pyspark.errors import (
     NotATableError,
     OptionError,
     QuerySyntaxError,
+    RetentionTooShortError,
     SqlCommandError,
     UnsupportedTypeError,
+    VersionNotFoundError,
     from_spark_error,
 )
 from indextables.pyspark.version import __version__
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:  # typing names stay out of dir(itp): annotations are strings
+    from collections.abc import Mapping, Sequence
     from datetime import datetime, timedelta
+    from typing import Any
 
     from indextables.pyspark.aggspec import DateHistogram, GroupSpec, Histogram, RangeBuckets
     from indextables.pyspark.tablewrite import WriteResult
@@ -230,8 +233,10 @@ __all__ = [
     "NotATableError",
     "OptionError",
     "QuerySyntaxError",
+    "RetentionTooShortError",
     "SqlCommandError",
     "UnsupportedTypeError",
+    "VersionNotFoundError",
     "__version__",
     "aggregate",
     "count",
@@ -247,3 +252,5 @@ __all__ = [
     "textsearch",
     "write",
 ]
+
+del annotations  # the __future__ feature, not part of the public namespace (dir(itp))

@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from indextables.pyspark.errors import SqlCommandError
+from indextables.protocol import errors as protocol_errors
+from indextables.pyspark.errors import RetentionTooShortError, SqlCommandError
 from indextables.pyspark.planguard import sweep_claims
 from indextables.pyspark.refkeys import warn_ignored
 from indextables.pyspark.tableaccess import table_handle
@@ -178,6 +179,8 @@ def run_sql(
     """
     parsed = parse(text)
     if parsed is None:
+        if _DELTA_VERB.match(text):
+            return _delta_verb(spark, text)
         return spark.sql(text)
     name, args = parsed
     opts = dict(options or {})
@@ -197,6 +200,27 @@ def run_sql(
     table = table_handle(args["path"], opts)
     schema, handler = _HANDLERS[name]
     return frame(spark, schema, handler(table, args))
+
+
+_DELTA_VERB = re.compile(r"^\s*(OPTIMIZE|VACUUM)\b", _FLAGS)
+_INSTEAD = {
+    "OPTIMIZE": "MERGE SPLITS '<path>' [TARGET SIZE 4G] (IndexTables' OPTIMIZE)",
+    "VACUUM": "PURGE INDEXTABLE '<path>' [OLDER THAN 7 DAYS] [DRY RUN] (IndexTables' VACUUM)",
+}
+
+
+def _delta_verb(spark: SparkSession, text: str) -> DataFrame:
+    """Delta's OPTIMIZE/VACUUM through Spark; when Spark cannot parse it, say what to use."""
+    try:
+        return spark.sql(text)
+    except Exception as error:
+        if "PARSE_SYNTAX_ERROR" not in str(error) and type(error).__name__ != "ParseException":
+            raise
+        verb = text.split()[0].upper()
+        raise SqlCommandError(
+            f"{text.strip()!r}: Spark has no {verb} without Delta Lake; for an IndexTables "
+            f"table use {_INSTEAD[verb]}"
+        ) from error
 
 
 def strip_log_dir(path: str) -> str:
@@ -507,7 +531,13 @@ def _purge(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
     older = _hours(args["n"], args["unit"]) if "n" in args else None
     log_retention = _hours(args["logn"], args["logunit"]) if "logn" in args else None
     dry_run = "dry" in args
-    result = table.purge(older_than=older, log_retention=log_retention, dry_run=dry_run)
+    try:
+        result = table.purge(older_than=older, log_retention=log_retention, dry_run=dry_run)
+    except protocol_errors.RetentionTooShortError as error:
+        raise RetentionTooShortError(
+            f"{error} (with itp.sql: options={{'spark.indextables.purge.retentionCheckEnabled': "
+            "'false'}, or spark.conf.set of that key)"
+        ) from None
     claims = 0 if dry_run else sweep_claims(table.store)
     (record,) = _as_rows(result)
     record["retention_hours"] = round(record["retention_hours"])

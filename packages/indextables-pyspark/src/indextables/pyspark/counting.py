@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from indextables.pyspark.aggmerge import NotExact
+from indextables.pyspark.casenotice import notice_case_mismatch
 from indextables.pyspark.conditions import Condition
 from indextables.pyspark.indexexact import count as index_count
 from indextables.pyspark.indexexact import exact_query, split_fully_indexed
@@ -106,4 +107,7 @@ def count_split(
         )
     except NotExact:
         return None
-    return index_count(searcher, query)
+    count = index_count(searcher, query)
+    if count == 0 and search.query:
+        notice_case_mismatch(searcher, search.query, fields)
+    return count

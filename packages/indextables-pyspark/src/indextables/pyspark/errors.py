@@ -6,6 +6,7 @@ import contextlib
 import re
 from collections.abc import Iterator
 
+from indextables.protocol import errors as _protocol_errors
 from indextables.protocol.errors import CorruptFileError
 
 
@@ -143,3 +144,17 @@ class CacheDirectoryError(IndexTablesSparkError, OSError):
 
 
 _BY_NAME.update({kind.__name__: kind for kind in (SplitReadError, CacheDirectoryError)})
+
+
+class VersionNotFoundError(IndexTablesSparkError, _protocol_errors.VersionNotFoundError):
+    """A ``versionAsOf``/``timestampAsOf`` (or ``version=``/``timestamp=``) the table
+    cannot reach: never written, or its log purged. Also the protocol's
+    ``VersionNotFoundError`` (and a ``LookupError``)."""
+
+
+class RetentionTooShortError(IndexTablesSparkError, _protocol_errors.RetentionTooShortError):
+    """A PURGE retention below the 24 h safety minimum (the message names the key that
+    lifts it). Also the protocol's ``RetentionTooShortError`` (and a ``ValueError``)."""
+
+
+_BY_NAME.update({kind.__name__: kind for kind in (VersionNotFoundError, RetentionTooShortError)})

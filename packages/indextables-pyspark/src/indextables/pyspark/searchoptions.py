@@ -183,7 +183,9 @@ def build_query(
         and not (f.fast if exact_dates is None else f.name.lower() in exact_dates)
     }
     if spec.query:
-        safe = _date_safe(spec.query, dates, coarse, "query")
+        from indextables.pyspark.ipforms import rewrite_ip_forms
+
+        safe = _date_safe(rewrite_ip_forms(spec.query, fields), dates, coarse, "query")
         parts.append(_parse(index, safe, defaults, "query"))
     for column, text in spec.text_search.items():
         name = fields[column.lower()].name

@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 import tantivy
 
+from indextables.pyspark.casenotice import notice_case_mismatch
 from indextables.pyspark.conditions import Condition
 from indextables.pyspark.convert import arrow_schema, column_from_docs, has_clamped_dates
 from indextables.pyspark.jsonquery import json_path_query
@@ -89,6 +90,8 @@ def read_split(
         yield from _scan_rows(rows, schema, entry, fields)
         return
     hits = _search(searcher, query or tantivy.Query.all_query(), total)
+    if not hits and search.query:
+        notice_case_mismatch(searcher, search.query, fields)
     addresses = sorted(hits, key=lambda a: (a.segment_ord, a.doc))
     target = arrow_schema(schema)
     for start in range(0, len(addresses), BATCH_ROWS):

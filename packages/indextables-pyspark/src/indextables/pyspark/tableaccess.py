@@ -12,10 +12,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from indextables.protocol import errors as protocol_errors
 from indextables.protocol.actions import AddAction
 from indextables.protocol.errors import TableExistsError, TableNotFoundError
 from indextables.protocol.store import ObjectStore
-from indextables.pyspark.errors import NotATableError, OptionError
+from indextables.pyspark.errors import NotATableError, OptionError, VersionNotFoundError
 from indextables.pyspark.livesplits import LiveSplit, LiveSplits
 from indextables.pyspark.options import lower_keys
 
@@ -108,7 +109,7 @@ def _read(uri: str, options: Mapping[str, str], read: Callable[[Any], Any]) -> A
     check's listing and state read (a round trip each on object stores) are
     not paid twice.
     """
-    with _table_expected(uri):
+    with _table_expected(uri), _version_expected(options):
         return read(
             _engine().open_table(
                 uri,
@@ -125,6 +126,41 @@ def _table_expected(uri: str) -> Iterator[None]:
         yield
     except TableNotFoundError as error:
         raise NotATableError(f"{uri!r} is not an IndexTables table: {error}") from None
+
+
+@contextlib.contextmanager
+def _version_expected(options: Mapping[str, str]) -> Iterator[None]:
+    """The protocol's VersionNotFoundError as ours, naming a ``timestampAsOf`` as given."""
+    try:
+        yield
+    except protocol_errors.VersionNotFoundError as error:
+        if isinstance(error, VersionNotFoundError):
+            raise
+        given = lower_keys(options).get("timestampasof")
+        message = str(error)
+        if given is not None and "no retained version at or before" in message:
+            message = (
+                f"{_uri_of(message)}: "
+                f"no retained version at or before timestampAsOf {_as_given(given)} "
+                "(the table's log starts later, or was purged before it)"
+            )
+        raise VersionNotFoundError(message) from None
+
+
+def _uri_of(message: str) -> str:
+    """The table URI that a protocol message starts with (``<uri>: ...``)."""
+    return message.rsplit(": no retained version", 1)[0]
+
+
+def _as_given(value: Any) -> str:
+    """A ``timestampAsOf`` as the user gave it; epoch milliseconds also as ISO-8601 UTC."""
+    import datetime as _dt
+
+    text = str(value).strip()
+    if text.lstrip("-").isdigit():
+        moment = _dt.datetime.fromtimestamp(int(text) / 1000, tz=_dt.UTC)
+        return f"{text} ({moment.isoformat(timespec='milliseconds')})"
+    return text
 
 
 def table_exists(uri: str, options: Mapping[str, str]) -> bool:

@@ -63,6 +63,25 @@ def _result(table: TableLike, snap: Snapshot, status: str, *, compacted: bool) -
     )
 
 
+def _no_state_status(table: TableLike, version: int) -> str:
+    """What a table without any checkpoint is, and when it gets its first one."""
+    cfg = table.config
+    if cfg.checkpoint_enabled:
+        interval = cfg.checkpoint_interval
+        due = (version // interval + 1) * interval
+        when = (
+            f"the commit of version {due} writes the first one "
+            f"(every {interval} versions, spark.indextables.checkpoint.interval)"
+        )
+    else:
+        when = "automatic checkpoints are off (spark.indextables.checkpoint.enabled=false)"
+    return (
+        f"no checkpoint yet (normal for a new table): version {version} is read from its "
+        f"version files; {when}, or one is written now by CHECKPOINT INDEXTABLES "
+        f"(CLI: indextables checkpoint); its format will be {FORMAT_AVRO_STATE}"
+    )
+
+
 def describe_state(table: TableLike) -> DescribeStateResult:
     """Describe the current (highest) state, or the legacy checkpoint / plain log."""
     layout = table.reader.layout()
@@ -80,7 +99,7 @@ def describe_state(table: TableLike) -> DescribeStateResult:
             0.0,
             snap.total_bytes,
             False,
-            "No state found" if pointer is None else "OK",
+            _no_state_status(table, snap.version) if pointer is None else "OK",
         )
     version = layout.states[-1]
     manifest = read_state_manifest(table.reader, version)

@@ -179,13 +179,16 @@ def purge(
     cfg = table.config
     older_than, log_retention = _hours(older_than), _hours(log_retention)
     retention = cfg.split_retention_hours if older_than is None else older_than
+    refused = None
     if cfg.retention_check_enabled and retention < MIN_SPLIT_RETENTION_HOURS:
-        raise RetentionTooShortError(
+        refused = (
             f"retention {retention:g} h is below the minimum {MIN_SPLIT_RETENTION_HOURS:g} h: "
             "splits of commits in flight could be deleted. Set "
             "spark.indextables.purge.retentionCheckEnabled=false to allow it "
             "(only when no writer can be running)"
         )
+        if not dry_run:  # a dry run deletes nothing: it reports, and says a real run is refused
+            raise RetentionTooShortError(refused)
     log_hours = cfg.log_retention_hours if log_retention is None else log_retention
     layout = table.reader.layout()
     check_writable(table.reader.load(layout=layout).protocol, path=table.uri)
@@ -225,7 +228,8 @@ def purge(
         0 if dry_run else len(plan.expired),
         dry_run,
         int((time.monotonic() - started) * 1000),
-        f"{len(old_versions)} version files, {len(plan.manifests)} manifests eligible",
+        f"{len(old_versions)} version files, {len(plan.manifests)} manifests eligible"
+        + ("" if refused is None else f"; a real run would be refused: {refused}"),
         manifests_deleted=0 if dry_run else len(plan.manifests),
         orphaned_files=tuple(key for key, _ in orphans),
         tx_log_files=(*(version_key(v) for v in old_versions), *old_checkpoints),
