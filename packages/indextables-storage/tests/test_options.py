@@ -38,9 +38,9 @@ def test_spark_aliases_map_to_canonical_s3_options() -> None:
 
 def test_aliases_are_case_insensitive_like_spark_options() -> None:
     parsed = parse_s3_options(
-        {"spark.indextables.aws.region": "a", "SPARK.INDEXTABLES.S3.ENDPOINT": "e"}
+        {"spark.indextables.aws.region": "a", "SPARK.INDEXTABLES.S3.ENDPOINT": "http://e"}
     )
-    assert (parsed.region, parsed.endpoint_url) == ("a", "e")
+    assert (parsed.region, parsed.endpoint_url) == ("a", "http://e")
     lowered = parse_azure_options({"spark.indextables.azure.accountname": "acct"})
     assert lowered.account_name == "acct"
 

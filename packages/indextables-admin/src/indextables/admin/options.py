@@ -65,7 +65,9 @@ def parse_storage_options(pairs: Iterable[str]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         key = key.strip()
-        if not sep or not key:
+        if not sep or not key or re.search(r"[:\s]", key):
+            # ``account_key:c2VjcmV0==`` has an ``=`` (base64 padding) but its
+            # key is ``account_key:c2VjcmV0``: a typo that must not be echoed.
             raise UsageError(f"--storage-option expects key=value{_hint(pair)}")
         options[key] = value
     return options

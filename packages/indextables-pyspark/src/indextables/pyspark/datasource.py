@@ -16,6 +16,7 @@ from indextables.pyspark.errors import OptionError
 from indextables.pyspark.mapping import field_specs
 from indextables.pyspark.options import (
     INDEXING,
+    check_option_keys,
     lower_keys,
     parse_indexing,
     parse_on_write,
@@ -126,6 +127,7 @@ def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> Wri
     from indextables.pyspark.merge import merge_settings
     from indextables.pyspark.tableaccess import engine_config, table_exists
 
+    check_option_keys(options)
     warn_ignored(options)
     engine_config(options)  # engine settings fail here, at planning, not at commit
     merge_settings(options)  # so do merge-on-write's

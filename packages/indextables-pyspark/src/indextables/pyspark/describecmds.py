@@ -35,6 +35,7 @@ from indextables.protocol.actions import (
 from indextables.protocol.lastcheckpoint import state_dir_name
 from indextables.protocol.splitbundle import read_split_footer
 from indextables.protocol.state import FileEntry
+from indextables.storage import redaction
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -252,11 +253,15 @@ _DISTRIBUTIONS = (
 
 
 def redact_setting(name: str, value: str | None) -> str | None:
-    """``***`` for a setting whose name says it holds a credential."""
+    """``***`` for a setting whose name says it holds a credential.
+
+    Other values are shown with URL passwords and inline credentials
+    (``http://user:PW@host``, ``account_key:PW``) redacted.
+    """
     last = name.rsplit(".", 1)[-1].lower()
     if value is not None and any(word in last for word in _SECRET_WORDS):
         return "***"
-    return value
+    return redaction.redact_setting(name, value)
 
 
 def _versions() -> list[tuple[str, str, str | None]]:
@@ -308,9 +313,11 @@ def environment_rows(spark: SparkSession, options: Mapping[str, str]) -> list[di
     settings = dict(context.getConf().getAll())
     settings.update(spark.conf.getAll)
     for name in sorted(settings):
-        add(host, "driver", "spark", name, redact_setting(name, settings[name]))
+        shown = redaction.redact_name(name)
+        add(host, "driver", "spark", shown, redact_setting(name, settings[name]))
     for name in sorted(options):
-        add(host, "driver", "option", name, redact_setting(name, options[name]))
+        shown = redaction.redact_name(name)
+        add(host, "driver", "option", shown, redact_setting(name, options[name]))
     tasks = max(1, context.defaultParallelism)
     seen: set[tuple[str, str, str, str | None]] = set()
     for worker in context.parallelize(range(tasks), tasks).mapPartitions(_worker_rows).collect():

@@ -332,8 +332,10 @@ def parse_read(options: Mapping[str, str]) -> ReadOptions:
     """Parse and validate the reader options.
 
     Raises:
-        OptionError: bad versionAsOf/timestampAsOf or cache settings, or both time-travel keys.
+        OptionError: bad versionAsOf/timestampAsOf or cache settings, or both time-travel keys,
+            or an unknown option key.
     """
+    check_option_keys(options)
     opts = lower_keys(options)
     version = _optional_int(opts, "versionasof")
     timestamp = _timestamp(opts.get("timestampasof"))
@@ -530,3 +532,104 @@ def parse_hours(key: str, value: str) -> float:
     if hours < 0 or hours != hours:
         raise OptionError(f"option {key}={value!r} must be a non-negative number of hours")
     return hours
+
+
+# --- The table of option keys -------------------------------------------------
+#
+# A key that none of the tables below knows is refused: a misspelt search
+# option (``querry``) would otherwise be ignored and the read return the whole
+# table. ``spark.indextables.*`` keys are known through :mod:`refkeys` (honoured
+# here, or the reference's, accepted and ignored); store keys through
+# ``indextables.storage``. Keys are compared lowercased, as Spark hands them.
+
+#: Keys Spark itself passes to a Python data source, or that its writers set.
+SPARK_KEYS = ("path", "paths", "checkpointLocation")
+#: Plain (unprefixed) keys this package reads, as documented.
+PLAIN_KEYS = (
+    "query",
+    "versionAsOf",
+    "timestampAsOf",
+    "startingVersion",
+    "partitionBy",
+    "writerId",
+)
+#: Families of plain keys with a dynamic suffix (``textsearch.<column>``).
+PLAIN_PREFIXES = ("textsearch.", "fieldmatch.")
+STORAGE_KEY_PREFIX = "storage."
+
+
+def _known_keys() -> list[str]:
+    """Every spelled-out key, in its documented spelling (for suggestions)."""
+    from indextables.pyspark import refkeys
+    from indextables.storage.options import ALIASES, KNOWN
+
+    keys = [*SPARK_KEYS, *PLAIN_KEYS, *(f"{p}<column>" for p in PLAIN_PREFIXES)]
+    keys += [STORAGE_KEY_PREFIX + name for name in sorted(KNOWN)]
+    keys += sorted(ALIASES)
+    keys += [refkeys.PREFIX + name for name in sorted(refkeys.HONOURED)]
+    keys += [refkeys.PREFIX + name for name in sorted(refkeys.IGNORED)]
+    keys += [refkeys.PREFIX + p + "<column>" for p in ("indexing.typemap.", "indexing.tokenizer.")]
+    return keys
+
+
+_DOCUMENTED_SPELLING = {
+    "spark.indextables.indexwriter.heapsize": "spark.indextables.indexWriter.heapSize",
+    "spark.indextables.indexwriter.batchsize": "spark.indextables.indexWriter.batchSize",
+    "spark.indextables.cache.maxsize": "spark.indextables.cache.maxSize",
+    "spark.indextables.cache.directorypath": "spark.indextables.cache.directoryPath",
+}
+
+
+def is_known_key(key: str) -> bool:
+    """Whether the data source reads (or knowingly ignores) option ``key``."""
+    from indextables.pyspark import refkeys
+    from indextables.storage.options import KNOWN
+
+    lowered = str(key).lower()
+    if re.search(r"[:=\s]", lowered) and not lowered.startswith(
+        tuple(p.lower() for p in PLAIN_PREFIXES)
+    ):
+        return False  # ``name:value`` or ``name value``: a typo for ``=``
+    if lowered.startswith("__"):
+        return True  # Spark's internal keys (``__partition_columns``)
+    if lowered in {k.lower() for k in (*SPARK_KEYS, *PLAIN_KEYS)}:
+        return True
+    for prefix in PLAIN_PREFIXES:
+        if lowered.startswith(prefix.lower()) and len(lowered) > len(prefix):
+            return True
+    if lowered.startswith(STORAGE_KEY_PREFIX):
+        return lowered[len(STORAGE_KEY_PREFIX) :] in KNOWN
+    if lowered.startswith(refkeys.PREFIX):
+        reason = refkeys.ignored_reason(lowered)
+        return reason is None or reason != refkeys.TYPO_REASON
+    return False
+
+
+def check_option_keys(options: Mapping[str, object]) -> None:
+    """Refuse option keys nobody reads, naming the closest known key.
+
+    Raises:
+        OptionError: an unknown key. The message shows the key redacted (a
+            ``storage.secret_access_key:<secret>`` typo never shows its secret).
+    """
+    import difflib
+
+    from indextables.storage.redaction import is_secret_key, redact_name
+
+    for key in options:
+        if is_known_key(str(key)):
+            continue
+        shown = redact_name(str(key))
+        lowered = str(key).lower()
+        if is_secret_key(str(key)) and shown == str(key) and re.search(r"[:=\s]", lowered):
+            shown = "***"
+        known = _known_keys()
+        by_lower = {k.lower(): k for k in known}
+        for spelled in _DOCUMENTED_SPELLING.values():
+            by_lower[spelled.lower()] = spelled
+        probe = re.split(r"[:=\s]", lowered, maxsplit=1)[0] if is_secret_key(lowered) else lowered
+        close = difflib.get_close_matches(probe, list(by_lower), n=1, cutoff=0.6)
+        hint = f"; did you mean {by_lower[close[0]]!r}?" if close else ""
+        raise OptionError(
+            f"unknown option {shown!r}{hint} (option keys are listed in docs/pyspark.md)"
+        )

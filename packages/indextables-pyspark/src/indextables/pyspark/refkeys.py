@@ -205,6 +205,8 @@ _MOW_KEYS = (
     "memoryoverheadfactor",
 )
 
+#: The reason given for a key that neither this package nor the reference reads.
+TYPO_REASON = "neither this package nor the reference reads this key (a typo?)"
 _LOG = logging.getLogger("indextables.pyspark")
 _WARNED: set[str] = set()
 
@@ -228,7 +230,7 @@ def ignored_reason(key: str) -> str | None:
             return reason
     if name in HONOURED or name.startswith(HONOURED_PREFIXES):
         return None
-    return "neither this package nor the reference reads this key (a typo?)"
+    return TYPO_REASON
 
 
 def warn_ignored(keys: Iterable[str]) -> list[str]:

@@ -65,7 +65,10 @@ def session_options(
         >>> spark.conf.set("spark.indextables.aws.region", "eu-west-1")  # doctest: +SKIP
         >>> spark.read.format("indextables").options(**session_options(spark))  # doctest: +SKIP
     """
+    from indextables.pyspark.options import check_option_keys
+
     given = {str(k): str(v) for k, v in (options or {}).items()}
+    check_option_keys(given)
     explicit = {k.lower() for k in given}
     merged = {k: v for k, v in session_settings(spark).items() if k.lower() not in explicit}
     merged.update(given)

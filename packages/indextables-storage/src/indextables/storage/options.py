@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from urllib.parse import unquote, urlsplit
 
 from indextables.storage.errors import ConfigurationError
+from indextables.storage.redaction import redact_name, redact_uri
 from indextables.storage.secrets import Secret
 
 __all__ = [
@@ -182,18 +183,22 @@ def canonical(options: Mapping[str, object]) -> dict[str, object]:
             if target is None and lowered.startswith(_STORE_PREFIXES):
                 # A typo here would silently drop a credential or an endpoint.
                 raise ConfigurationError(
-                    f"unknown storage setting {name!r}; known: {sorted(_ALIAS_NAMES)}"
+                    f"unknown storage setting {redact_name(name)!r}; known: {sorted(_ALIAS_NAMES)}"
                 )
             if target is None:
                 continue  # other spark.indextables.* settings are not ours
         elif name in KNOWN:
             target = name
         else:
-            raise ConfigurationError(f"unknown storage option {name!r}; known: {sorted(KNOWN)}")
+            raise ConfigurationError(
+                f"unknown storage option {redact_name(name)!r}; known: {sorted(KNOWN)}"
+            )
         if value is None:
             continue
         if target in result and _plain(result[target]) != _plain(value):
-            raise ConfigurationError(f"storage option {target!r} is given twice (as {name!r})")
+            raise ConfigurationError(
+                f"storage option {target!r} is given twice (as {redact_name(name)!r})"
+            )
         result[target] = value
     return result
 
@@ -214,11 +219,30 @@ def _register_url_password(url: str) -> None:
         Secret(unquote(password))
 
 
+def _check_endpoint(url: str) -> None:
+    """Refuse an endpoint the client libraries cannot use, before they see it.
+
+    botocore raises a raw ``ValueError`` that quotes the whole URL (with a
+    password in its user info); this error shows the URL redacted.
+    """
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a non-numeric port raises here
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        shown = redact_uri(url)
+        if "@" in shown:  # user info the URL pattern did not recognise
+            shown = "***@" + shown.rsplit("@", 1)[1]
+        raise ConfigurationError(f"storage option 'endpoint_url' is not an http(s) URL: {shown!r}")
+
+
 def _convert(name: str, value: object, kind: type) -> object:
     if name in _SECRETS:
         return value if isinstance(value, Secret) else Secret(str(value))
     if name == "endpoint_url" and isinstance(value, str):
         _register_url_password(value)
+        _check_endpoint(value)
     if kind is bool:
         return _to_bool(name, value)
     if kind in (int, float):
