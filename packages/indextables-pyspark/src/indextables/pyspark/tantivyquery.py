@@ -68,6 +68,9 @@ MAX_TERM_BYTES: Final = 65_530
 # A split tag our writer sets: the exact string columns (JSON list) whose every
 # value is at most MAX_TERM_BYTES long, hence in the term dictionary.
 FULLY_INDEXED_TAG: Final = "indextables.python.fullyIndexed="
+# The span of Tantivy's (and Spark's bigint) integer values.
+I64_MIN: Final = -(2**63)
+I64_MAX: Final = 2**63 - 1
 
 
 def fully_indexed_tag(columns: Iterable[str]) -> str:
@@ -106,7 +109,33 @@ def to_query(
     whose range queries compare microseconds (fast, microsecond precision);
     the others are compared at whole seconds. ``readable_text_fast``: the
     split's raw text fast fields can be read (splits this package wrote).
+
+    An operand Tantivy refuses to build a query with (``ValueError``,
+    ``OverflowError``) gives None as well: the condition is left to Spark,
+    never raised out of planning.
     """
+    try:
+        return _to_query(
+            condition,
+            spec,
+            schema,
+            fully_indexed=fully_indexed,
+            exact_dates=exact_dates,
+            readable_text_fast=readable_text_fast,
+        )
+    except (ValueError, OverflowError):
+        return None
+
+
+def _to_query(
+    condition: Condition,
+    spec: FieldSpec,
+    schema: tantivy.Schema,
+    *,
+    fully_indexed: Collection[str],
+    exact_dates: Collection[str],
+    readable_text_fast: bool,
+) -> tantivy.Query | None:
     if not spec.indexed and condition.op not in ("null", "notnull"):
         return None
     if condition.op in ("null", "notnull"):
@@ -114,12 +143,13 @@ def to_query(
     if condition.op == "!=":
         if spec.kind in (FieldKind.DATE, FieldKind.IP):
             return None  # their `=` queries may match more rows than `=`: no exact complement
-        inner = to_query(
+        inner = _to_query(
             Condition("=", condition.column, condition.values),
             spec,
             schema,
             fully_indexed=fully_indexed,
             exact_dates=exact_dates,
+            readable_text_fast=False,
         )
         if inner is None:
             return None
@@ -275,6 +305,16 @@ def _integer_query(
     integer = tantivy.FieldType.Integer
 
     def between(low: int | None, high: int | None, inc_low: bool, inc_high: bool) -> tantivy.Query:
+        # An integer column holds i64 values only: an operand beyond that span (a 21-digit
+        # literal) decides the comparison alone. Tantivy itself refuses such bounds.
+        if (low is not None and (low > I64_MAX or (low == I64_MAX and not inc_low))) or (
+            high is not None and (high < I64_MIN or (high == I64_MIN and not inc_high))
+        ):
+            return tantivy.Query.empty_query()
+        if low is not None and low < I64_MIN:
+            low, inc_low = None, True
+        if high is not None and high > I64_MAX:
+            high, inc_high = None, True
         return tantivy.Query.range_query(
             schema, spec.name, integer, low, high, include_lower=inc_low, include_upper=inc_high
         )

@@ -1,0 +1,75 @@
+"""Literals and arguments at the edges (issue 21, items 8, 9 and 12), against Spark over Parquet."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import indextables.pyspark as itp
+from indextables.pyspark.errors import IndexTablesSparkError, QuerySyntaxError
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+BIG = "1" + "0" * 20  # beyond bigint, within DECIMAL(38)
+HUGE = "9" * 40  # beyond DECIMAL(38): Spark refuses it
+
+
+@pytest.fixture(scope="module")
+def tables(spark: Any, tmp_path_factory: Any) -> tuple[str, str]:
+    root = tmp_path_factory.mktemp("literals")
+    rows = [(i, float(i) / 2, f"r{i}") for i in range(-4, 4)] + [(None, None, "null")]
+    df = spark.createDataFrame(rows, "id long, d double, s string")
+    df.write.parquet(str(root / "parquet"))
+    itp.write(df, str(root / "it"))
+    return str(root / "parquet"), str(root / "it")
+
+
+OUT_OF_RANGE = [
+    f"id < {BIG}",
+    f"id <= {BIG}",
+    f"id > {BIG}",
+    f"id >= {BIG}",
+    f"id = {BIG}",
+    f"id <> {BIG}",
+    f"id > -{BIG}",
+    f"id < -{BIG}",
+    f"id IN (1, {BIG}, -{BIG})",
+    f"id < {BIG} AND s <> 'r0'",
+    "id < 9223372036854775807",
+    "id > -9223372036854775808",
+    "id > 9223372036854775807",
+    "id < -9223372036854775808",
+]
+
+
+@pytest.mark.parametrize("where", OUT_OF_RANGE)
+def test_out_of_range_integer_literals_answer_as_spark(
+    spark: Any, tables: tuple[str, str], where: str
+) -> None:
+    parquet, it = tables
+    expected = sorted(r["s"] for r in spark.read.parquet(parquet).where(where).collect())
+    assert itp.count(spark, it, where=where) == len(expected)
+    assert sorted(r["s"] for r in itp.search(spark, it, where=where).collect()) == expected
+    (agg,) = itp.aggregate(spark, it, metrics={"n": "count"}, where=where).collect()
+    assert agg["n"] == len(expected)
+    read = spark.read.format("indextables").load(it).where(where)
+    assert sorted(r["s"] for r in read.collect()) == expected
+
+
+@pytest.mark.parametrize("where", [f"id > {HUGE}", f"id < {HUGE}", f"d < -{HUGE}"])
+def test_literals_beyond_decimal_38_are_refused_as_spark_does(
+    spark: Any, tables: tuple[str, str], where: str
+) -> None:
+    parquet, it = tables
+    with pytest.raises(Exception, match="DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION"):
+        spark.read.parquet(parquet).where(where).count()
+    for call in (
+        lambda: itp.count(spark, it, where=where),
+        lambda: itp.search(spark, it, where=where).collect(),
+        lambda: itp.aggregate(spark, it, metrics={"n": "count"}, where=where).collect(),
+    ):
+        with pytest.raises(QuerySyntaxError, match=HUGE):
+            call()
