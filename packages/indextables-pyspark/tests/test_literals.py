@@ -73,3 +73,25 @@ def test_literals_beyond_decimal_38_are_refused_as_spark_does(
     ):
         with pytest.raises(QuerySyntaxError, match=HUGE):
             call()
+
+
+@pytest.mark.parametrize(
+    ("ddl", "names"),
+    [("a long, A long", ("'a'", "'A'")), ("id long, s struct<x: long, X: long>", ("'s.x'", "'s.X'"))],
+)
+def test_case_only_column_names_are_refused_at_planning(
+    spark: Any, tmp_path: Path, ddl: str, names: tuple[str, str]
+) -> None:
+    from indextables.pyspark.errors import DuplicateColumnError
+
+    rows = [(1, 2), (3, 4)] if ddl.startswith("a ") else [(1, (2, 3))]
+    df = spark.createDataFrame(rows, ddl)
+    if ddl.startswith("a "):
+        with pytest.raises(Exception, match="COLUMN_ALREADY_EXISTS"):
+            df.write.parquet(str(tmp_path / "parquet"))
+    with pytest.raises(DuplicateColumnError) as raised:
+        itp.write(df, str(tmp_path / "it"))
+    assert all(name in str(raised.value) for name in names)
+    with pytest.raises(Exception, match="DuplicateColumnError"):
+        df.write.format("indextables").mode("append").save(str(tmp_path / "it2"))
+    assert not (tmp_path / "it").exists() or not any((tmp_path / "it").rglob("*.split"))
