@@ -95,3 +95,44 @@ def test_case_only_column_names_are_refused_at_planning(
     with pytest.raises(Exception, match="DuplicateColumnError"):
         df.write.format("indextables").mode("append").save(str(tmp_path / "it2"))
     assert not (tmp_path / "it").exists() or not any((tmp_path / "it").rglob("*.split"))
+
+
+F01 = struct.unpack("f", struct.pack("f", 0.1))[0]  # 0.1f as Spark reads it back
+QUERIES = [
+    ("d:0", "d = 0"),
+    ("d:-0.0", "d = 0"),
+    ('d:"0"', "d = 0"),
+    ("d:[0 TO 1]", "d >= 0 AND d <= 1"),
+    ("d:{0 TO 1]", "d > 0 AND d <= 1"),
+    ("d:[-1 TO 0}", "d >= -1 AND d < 0"),
+    ("d:>=0", "d >= 0"),
+    ("d:<0", "d < 0"),
+    ("d:<=0", "d <= 0"),
+    ("f:[0 TO 1]", "f >= 0 AND f <= 1"),
+    ("f:0", "f = 0"),
+    ("f:0.1", "f = 0.1"),
+    ("f:0.5", "f = 0.5"),
+]
+
+
+@pytest.fixture(scope="module")
+def numbers(spark: Any, tmp_path_factory: Any) -> tuple[str, str]:
+    root = tmp_path_factory.mktemp("numbers")
+    values = [-0.0, 0.0, 0.5, -0.5, 1.0, F01, None]
+    rows = [(i, v, v, "x") for i, v in enumerate(values * 3)]
+    df = spark.createDataFrame(rows, "id long, d double, f float, t string")
+    df.write.parquet(str(root / "parquet"))
+    itp.write(df, str(root / "it"))
+    return str(root / "parquet"), str(root / "it")
+
+
+@pytest.mark.parametrize(("query", "where"), QUERIES)
+def test_numeric_query_terms_compare_as_spark_filters(
+    spark: Any, numbers: tuple[str, str], query: str, where: str
+) -> None:
+    parquet, it = numbers
+    expected = sorted(r["id"] for r in spark.read.parquet(parquet).where(where).collect())
+    read = spark.read.format("indextables").option("query", query).load(it)
+    assert sorted(r["id"] for r in read.collect()) == expected
+    assert sorted(r["id"] for r in itp.search(spark, it, query).collect()) == expected
+    assert itp.count(spark, it, query=query) == len(expected)

@@ -24,6 +24,7 @@ import tantivy
 
 from indextables.pyspark.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
 from indextables.pyspark.datequery import (
+    signed_zero_clauses,
     edge_date_literals,
     exact_date_terms,
     inexact_date_literals,
@@ -182,13 +183,15 @@ def build_query(
         if f.name.lower() not in whole_dates
         and not (f.fast if exact_dates is None else f.name.lower() in exact_dates)
     }
+    doubles = {f.name for f in fields.values() if f.kind is FieldKind.F64}
     if spec.query:
-        safe = _date_safe(spec.query, dates, coarse, "query")
+        safe = signed_zero_clauses(_date_safe(spec.query, dates, coarse, "query"), doubles)
         parts.append(_parse(index, safe, defaults, "query"))
     for column, text in spec.text_search.items():
         name = fields[column.lower()].name
         option = f"textsearch.{column}"
-        parts.append(_parse(index, _date_safe(text, dates, coarse, option), [name], option))
+        safe = signed_zero_clauses(_date_safe(text, dates, coarse, option), doubles)
+        parts.append(_parse(index, safe, [name], option))
     for column, value in spec.field_match.items():
         name = fields[column.lower()].name
         parts.append(tantivy.Query.term_query(index.schema, name, value))

@@ -60,6 +60,7 @@ __all__ = [
     "fully_indexed_columns",
     "fully_indexed_tag",
     "to_query",
+    "zero_bound",
 ]
 
 # Tantivy indexes a term of at most this many UTF-8 bytes; longer values are
@@ -322,6 +323,17 @@ def _integer_query(
     return _comparison(condition.op, values, between)
 
 
+def zero_bound(value: float, lower: bool, inclusive: bool) -> float:
+    """The f64 bound Tantivy needs for a Spark bound ``value`` (signed zero, docs "Comparison
+    semantics"): Tantivy keeps ``-0.0`` below ``0.0``, Spark compares them equal, so a bound
+    at zero of either sign takes in both signs (inclusive) or leaves out both (exclusive).
+    Other values are returned unchanged. The ``query`` option's numeric clauses use it too
+    (:func:`indextables.pyspark.datequery.signed_zero_clauses`)."""
+    if value != 0:
+        return value
+    return -0.0 if lower == inclusive else 0.0
+
+
 def _double_query(
     condition: Condition, spec: FieldSpec, schema: tantivy.Schema
 ) -> tantivy.Query | None:
@@ -343,24 +355,20 @@ def _double_query(
         )
 
     def equal(v: float) -> tantivy.Query:
-        # Tantivy keeps -0.0 below 0.0; Spark compares them equal.
-        return between(-0.0, 0.0, True, True) if v == 0 else between(v, v, True, True)
+        return between(zero_bound(v, True, True), zero_bound(v, False, True), True, True)
 
     if condition.op == "in":
         return _any_of([equal(v) for v in values])
     value = values[0]
-    zero = value == 0
     if condition.op == "=":
         return equal(value)
     if condition.op == "<":
-        return between(None, -0.0 if zero else value, True, False)
+        return between(None, zero_bound(value, False, False), True, False)
     if condition.op == "<=":
-        return between(None, 0.0 if zero else value, True, True)
+        return between(None, zero_bound(value, False, True), True, True)
     if condition.op in (">", ">="):
-        if condition.op == ">":
-            above = between(0.0 if zero else value, None, False, True)
-        else:
-            above = between(-0.0 if zero else value, None, True, True)
+        inclusive = condition.op == ">="
+        above = between(zero_bound(value, True, inclusive), None, inclusive, True)
         # NaN with its sign bit set sorts below -inf in Tantivy; Spark puts it above all.
         negative_nan = between(None, -math.inf, True, False)
         return _any_of([above, negative_nan])
