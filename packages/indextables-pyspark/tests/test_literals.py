@@ -136,3 +136,41 @@ def test_numeric_query_terms_compare_as_spark_filters(
     assert sorted(r["id"] for r in read.collect()) == expected
     assert sorted(r["id"] for r in itp.search(spark, it, query).collect()) == expected
     assert itp.count(spark, it, query=query) == len(expected)
+
+
+BAD_ARGUMENTS = [
+    ("count", {"where": 123}, "where=123"),
+    ("search", {"where": 123}, "where=123"),
+    ("search", {"limit": "5"}, "limit='5'"),
+    ("search", {"limit": 10**12}, "limit=1000000000000"),
+    ("search", {"limit": True}, "limit=True"),
+    ("aggregate", {"metrics": "count"}, "metrics='count'"),
+    ("count", {"query": 5}, "query=5"),
+    ("count", {"options": "x"}, "options='x'"),
+]
+
+
+@pytest.mark.parametrize(("helper", "kwargs", "named"), BAD_ARGUMENTS)
+def test_wrong_argument_types_raise_argument_error(
+    spark: Any, tables: tuple[str, str], helper: str, kwargs: dict[str, Any], named: str
+) -> None:
+    from indextables.pyspark.errors import ArgumentError
+
+    _, it = tables
+    call = {"count": itp.count, "search": itp.search, "aggregate": itp.aggregate}[helper]
+    if helper == "aggregate":
+        kwargs = {**kwargs}
+    with pytest.raises(ArgumentError, match=named.replace("(", r"\(")) as raised:
+        result = call(spark, it, **kwargs)
+        if helper != "count":
+            result.collect()
+    assert isinstance(raised.value, IndexTablesSparkError)
+
+
+def test_snapshot_stats_filter_must_be_a_predicate(tables: tuple[str, str]) -> None:
+    from indextables.protocol import open_table
+    from indextables.protocol.errors import InvalidPredicateError
+
+    _, it = tables
+    with pytest.raises(InvalidPredicateError, match="stats_filter='n > 0'"):
+        open_table(it).snapshot(stats_filter="n > 0")  # type: ignore[arg-type]
