@@ -52,11 +52,7 @@ def _check_args(**args: tuple[Any, tuple[type, ...]]) -> None:
     from indextables.pyspark.errors import ArgumentError
 
     for name, (value, types) in args.items():
-        if isinstance(value, bool) and bool not in types:
-            ok = False
-        else:
-            ok = isinstance(value, types)
-        if not ok:
+        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
             wanted = " or ".join("None" if t is type(None) else t.__name__ for t in types)
             raise ArgumentError(f"{name}={value!r} must be {wanted}, not {type(value).__name__}")
 

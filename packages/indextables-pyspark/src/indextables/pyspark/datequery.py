@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator, Sequence
-from typing import Any
 from datetime import datetime
+from typing import Any
 
 from indextables.pyspark.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
 

@@ -24,10 +24,10 @@ import tantivy
 
 from indextables.pyspark.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
 from indextables.pyspark.datequery import (
-    signed_zero_clauses,
     edge_date_literals,
     exact_date_terms,
     inexact_date_literals,
+    signed_zero_clauses,
 )
 from indextables.pyspark.errors import (
     FieldKindError,
