@@ -252,6 +252,12 @@ class Table:
             VersionNotFoundError: the version or timestamp is not reachable.
             InvalidPredicateError: the filter names a non-partition column.
         """
+        if stats_filter is not None and not isinstance(stats_filter, Predicate):
+            raise InvalidPredicateError(
+                f"stats_filter={stats_filter!r} must be a predicate object "
+                "(indextables.protocol.predicates, e.g. NumberCompare), not "
+                f"{type(stats_filter).__name__}; strings are taken by partition_filter only"
+            )
         if timestamp is not None:
             if version is not None:
                 raise ValueError("give a version or a timestamp, not both")

@@ -15,6 +15,8 @@ from __future__ import annotations
 import typing as _typing
 
 from indextables.pyspark.errors import (
+    ArgumentError,
+    DuplicateColumnError,
     FieldKindError,
     IndexTablesSparkError,
     InexactDateBoundError,
@@ -39,6 +41,39 @@ if _typing.TYPE_CHECKING:  # typing names stay out of dir(itp): annotations are 
     from pyspark.sql import DataFrame, SparkSession
 
 FORMAT = "indextables"
+
+# Spark's limit() takes a 32-bit int.
+_MAX_LIMIT = 2**31 - 1
+
+
+def _check_args(**args: tuple[Any, tuple[type, ...]]) -> None:
+    """Raise ArgumentError naming the first argument whose value is not of its types.
+
+    ``args`` maps a name to (value, allowed types); None is allowed when ``type(None)``
+    is listed; ``bool`` never passes for ``int``.
+    """
+    from indextables.pyspark.errors import ArgumentError
+
+    for name, (value, types) in args.items():
+        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
+            wanted = " or ".join("None" if t is type(None) else t.__name__ for t in types)
+            raise ArgumentError(f"{name}={value!r} must be {wanted}, not {type(value).__name__}")
+
+
+def _check_search_args(
+    path: Any, where: Any, query: Any, textsearch: Any, fieldmatch: Any, options: Any
+) -> None:
+    from collections.abc import Mapping as _Mapping
+
+    none = type(None)
+    _check_args(
+        path=(path, (str,)),
+        where=(where, (str, none)),
+        query=(query, (str, none)),
+        textsearch=(textsearch, (_Mapping, none)),
+        fieldmatch=(fieldmatch, (_Mapping, none)),
+        options=(options, (_Mapping, none)),
+    )
 
 
 def session_options(
@@ -86,8 +121,14 @@ def search(
 ) -> DataFrame:
     """Interactive search: the matching rows, searched in the driver when small
     (see :mod:`.localsearch`), through Spark tasks otherwise."""
+    from indextables.pyspark.errors import ArgumentError
     from indextables.pyspark.localsearch import search as _search
     from indextables.pyspark.sessionconf import session_options
+
+    _check_search_args(path, where, query, textsearch, fieldmatch, options)
+    _check_args(limit=(limit, (int, type(None))))
+    if limit is not None and limit > _MAX_LIMIT:
+        raise ArgumentError(f"limit={limit} exceeds Spark's largest limit ({_MAX_LIMIT})")
 
     return _search(
         spark,
@@ -115,6 +156,9 @@ def count(
 ) -> int:
     """How many rows a search returns, from the log or the index (see :mod:`.counting`)."""
     from indextables.pyspark.counting import count as _count
+
+    _check_search_args(path, where, query, textsearch, fieldmatch, options)
+    _check_args(version=(version, (int, type(None))))
 
     return _count(
         spark,
@@ -149,7 +193,16 @@ def aggregate(
         >>> itp.aggregate(spark, "/tmp/logs", group_by=["level", itp.histogram("bytes", 100)],
         ...               metrics={"n": "count", "total": ("sum", "bytes")})  # doctest: +SKIP
     """
+    from collections.abc import Mapping as _Mapping
+
     from indextables.pyspark.aggregation import aggregate as _aggregate
+
+    _check_search_args(path, where, query, textsearch, fieldmatch, options)
+    _check_args(
+        metrics=(metrics, (_Mapping,)),
+        group_by=(group_by, (str, list, tuple)),
+        version=(version, (int, type(None))),
+    )
 
     return _aggregate(
         spark,
@@ -201,6 +254,12 @@ def write(
     from indextables.pyspark.sessionconf import session_options
     from indextables.pyspark.tablewrite import write as _write
 
+    _check_args(
+        path=(path, (str,)),
+        mode=(mode, (str,)),
+        partition_by=(partition_by, (list, tuple, type(None))),
+        options=(options, (Mapping, type(None))),
+    )
     merged = session_options(df.sparkSession, options)
     return _write(df, path, mode=mode, partition_by=partition_by, options=merged)
 
@@ -227,6 +286,8 @@ def fieldmatch(
 
 __all__ = [
     "FORMAT",
+    "ArgumentError",
+    "DuplicateColumnError",
     "FieldKindError",
     "IndexTablesSparkError",
     "InexactDateBoundError",

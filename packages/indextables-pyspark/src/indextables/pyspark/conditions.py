@@ -139,7 +139,12 @@ def translate_predicate(where: str, schema: StructType) -> tuple[Condition, ...]
     from indextables.protocol.predicateparser import tokenize
 
     try:
-        if any(token.quote == '"' for token in tokenize(where)):
+        tokens = tokenize(where)
+    except ProtocolError:
+        return ()
+    _check_literal_precision(where, tokens)
+    try:
+        if any(token.quote == '"' for token in tokens):
             return ()  # Spark reads "..." as a string literal, the grammar as a column name
         root = p.parse_predicate(where)
     except ProtocolError:
@@ -151,6 +156,32 @@ def translate_predicate(where: str, schema: StructType) -> tuple[Condition, ...]
         if condition is not None:
             out.append(condition)
     return tuple(out)
+
+
+# Spark reads an integer literal as a bigint, or as a DECIMAL beyond that; DECIMAL
+# precision stops at 38 digits and a longer literal is an analysis error.
+_MAX_DECIMAL_DIGITS = 38
+_INTEGER_TEXT = re.compile(r"[-+]?\d+")
+
+
+def _check_literal_precision(where: str, tokens: Iterable[Any]) -> None:
+    """Raise as Spark does for an integer literal of more than 38 digits.
+
+    Raises:
+        QuerySyntaxError: names the literal (Spark: ``DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION``).
+    """
+    from indextables.pyspark.errors import QuerySyntaxError
+
+    for token in tokens:
+        if token.kind != "number" or not _INTEGER_TEXT.fullmatch(token.text):
+            continue
+        digits = len(token.text.lstrip("-+").lstrip("0"))
+        if digits > _MAX_DECIMAL_DIGITS:
+            raise QuerySyntaxError(
+                f"where={where!r}: the integer literal {token.text} has {digits} digits; "
+                f"Spark refuses integer literals beyond DECIMAL({_MAX_DECIMAL_DIGITS}) "
+                "(DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION). Write it as a double (1e40)"
+            )
 
 
 def _conjuncts(node: Any) -> Iterator[Any]:

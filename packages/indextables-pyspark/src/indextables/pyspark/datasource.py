@@ -129,6 +129,7 @@ def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> Wri
 
     check_option_keys(options)
     warn_ignored(options)
+    check_case_unique(schema)
     engine_config(options)  # engine settings fail here, at planning, not at commit
     merge_settings(options)  # so do merge-on-write's
     existing = load_view(path, options) if table_exists(path, options) else None
@@ -146,6 +147,43 @@ def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> Wri
     return WritePlan(
         path, dict(options), schema, specs, write, configuration, read_version, on_write
     )
+
+
+def check_case_unique(schema: StructType, where: str = "") -> None:
+    """Refuse names that differ only in case, as Spark's Parquet writer does.
+
+    Spark resolves names case-insensitively and the index keys its fields by
+    lowercase name: ``a`` and ``A`` would share one field. Struct fields (also
+    inside arrays and maps) are checked the same way.
+
+    Raises:
+        DuplicateColumnError: names both columns (``COLUMN_ALREADY_EXISTS`` in Spark).
+    """
+    from indextables.pyspark.errors import DuplicateColumnError
+
+    seen: dict[str, str] = {}
+    for field in schema.fields:
+        other = seen.setdefault(field.name.lower(), field.name)
+        if other != field.name or sum(f.name == field.name for f in schema.fields) > 1:
+            raise DuplicateColumnError(
+                f"columns {where + other!r} and {where + field.name!r} have the same name "
+                "ignoring case (Spark: COLUMN_ALREADY_EXISTS); Spark and the index "
+                "resolve names case-insensitively, so rename one"
+            )
+        for nested in _structs(field.dataType):
+            check_case_unique(nested, f"{where}{field.name}.")
+
+
+def _structs(data_type: Any) -> list[StructType]:
+    from pyspark.sql.types import ArrayType, MapType
+
+    if isinstance(data_type, StructType):
+        return [data_type]
+    if isinstance(data_type, ArrayType):
+        return _structs(data_type.elementType)
+    if isinstance(data_type, MapType):
+        return _structs(data_type.keyType) + _structs(data_type.valueType)
+    return []
 
 
 def _check_partitions(columns: tuple[str, ...], schema: StructType) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime
+from typing import Any
 
 from indextables.pyspark.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
 
@@ -166,3 +167,62 @@ def _at_edge(literal: str) -> bool:
     except ValueError:
         return True
     return value <= TANTIVY_MIN_DATE or value >= TANTIVY_MAX_DATE
+
+
+# A number term on a field: ``d:0``, ``d:-0.0``, ``d:"0"`` (the whole value a number).
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_NUMBER_TERM = re.compile(rf'([A-Za-z_][\w.\-]*):\s*("?)({_NUMBER})\2(?=[\s()]|$)')
+
+
+def signed_zero_clauses(text: str, fields: Collection[str]) -> str:
+    """``text`` with every term and bound at zero on a field of ``fields`` (f64 fields) made
+    to compare as Spark does: ``-0.0`` equals ``0.0``.
+
+    Tantivy keeps the two apart, so ``d:0`` is rewritten ``d:[-0.0 TO 0.0]`` and each
+    range or comparison bound at zero takes the signed zero of
+    :func:`~indextables.pyspark.tantivyquery.zero_bound`, the pushed filters' rule.
+    """
+    from indextables.pyspark.tantivyquery import zero_bound
+
+    if not fields:
+        return text
+    out: list[str] = []
+    position = 0
+    for match in _clauses(text, (_BRACKETS, _COMPARISON, _NUMBER_TERM)):
+        field = match.group(1)
+        if field not in fields:
+            continue
+        if match.re is _NUMBER_TERM:
+            if not _is_zero(match.group(3)):
+                continue
+            low, high = zero_bound(0.0, True, True), zero_bound(0.0, False, True)
+            clause = f"{field}:[{low!r} TO {high!r}]"
+        elif match.re is _BRACKETS:
+            opening, inner, closing = match.group(2, 3, 4)
+            low_text, sep, high_text = inner.partition(" TO ")
+            if not sep:
+                continue
+            low_text = _signed(low_text.strip(), True, opening == "[", zero_bound)
+            high_text = _signed(high_text.strip(), False, closing == "]", zero_bound)
+            clause = f"{field}:{opening}{low_text} TO {high_text}{closing}"
+        else:
+            operator, literal = match.group(2, 3)
+            lower = operator.startswith(">")
+            literal = _signed(literal, lower, operator.endswith("="), zero_bound)
+            clause = f"{field}:{operator}{literal}"
+        out.append(text[position : match.start()])
+        out.append(clause)
+        position = match.end()
+    out.append(text[position:])
+    return "".join(out)
+
+
+def _is_zero(literal: str) -> bool:
+    try:
+        return float(literal) == 0
+    except ValueError:
+        return False
+
+
+def _signed(literal: str, lower: bool, inclusive: bool, zero_bound: Any) -> str:
+    return repr(zero_bound(0.0, lower, inclusive)) if _is_zero(literal) else literal

@@ -158,3 +158,16 @@ class RetentionTooShortError(IndexTablesSparkError, _protocol_errors.RetentionTo
 
 
 _BY_NAME.update({kind.__name__: kind for kind in (VersionNotFoundError, RetentionTooShortError)})
+
+
+class DuplicateColumnError(IndexTablesSparkError, ValueError):
+    """Columns (or fields of one struct) whose names differ only in case: Spark's
+    ``COLUMN_ALREADY_EXISTS``; the index keys its fields case-insensitively."""
+
+
+class ArgumentError(IndexTablesSparkError, TypeError, ValueError):
+    """A public function's argument has the wrong type or an out-of-range value;
+    the message names the argument."""
+
+
+_BY_NAME.update({kind.__name__: kind for kind in (DuplicateColumnError, ArgumentError)})

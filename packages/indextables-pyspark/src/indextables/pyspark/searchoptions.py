@@ -27,6 +27,7 @@ from indextables.pyspark.datequery import (
     edge_date_literals,
     exact_date_terms,
     inexact_date_literals,
+    signed_zero_clauses,
 )
 from indextables.pyspark.errors import (
     FieldKindError,
@@ -182,15 +183,18 @@ def build_query(
         if f.name.lower() not in whole_dates
         and not (f.fast if exact_dates is None else f.name.lower() in exact_dates)
     }
+    doubles = {f.name for f in fields.values() if f.kind is FieldKind.F64}
     if spec.query:
         from indextables.pyspark.ipforms import rewrite_ip_forms
 
-        safe = _date_safe(rewrite_ip_forms(spec.query, fields), dates, coarse, "query")
+        dated = _date_safe(rewrite_ip_forms(spec.query, fields), dates, coarse, "query")
+        safe = signed_zero_clauses(dated, doubles)
         parts.append(_parse(index, safe, defaults, "query"))
     for column, text in spec.text_search.items():
         name = fields[column.lower()].name
         option = f"textsearch.{column}"
-        parts.append(_parse(index, _date_safe(text, dates, coarse, option), [name], option))
+        safe = signed_zero_clauses(_date_safe(text, dates, coarse, option), doubles)
+        parts.append(_parse(index, safe, [name], option))
     for column, value in spec.field_match.items():
         name = fields[column.lower()].name
         parts.append(tantivy.Query.term_query(index.schema, name, value))

@@ -60,6 +60,7 @@ __all__ = [
     "fully_indexed_columns",
     "fully_indexed_tag",
     "to_query",
+    "zero_bound",
 ]
 
 # Tantivy indexes a term of at most this many UTF-8 bytes; longer values are
@@ -68,6 +69,9 @@ MAX_TERM_BYTES: Final = 65_530
 # A split tag our writer sets: the exact string columns (JSON list) whose every
 # value is at most MAX_TERM_BYTES long, hence in the term dictionary.
 FULLY_INDEXED_TAG: Final = "indextables.python.fullyIndexed="
+# The span of Tantivy's (and Spark's bigint) integer values.
+I64_MIN: Final = -(2**63)
+I64_MAX: Final = 2**63 - 1
 
 
 def fully_indexed_tag(columns: Iterable[str]) -> str:
@@ -106,7 +110,33 @@ def to_query(
     whose range queries compare microseconds (fast, microsecond precision);
     the others are compared at whole seconds. ``readable_text_fast``: the
     split's raw text fast fields can be read (splits this package wrote).
+
+    An operand Tantivy refuses to build a query with (``ValueError``,
+    ``OverflowError``) gives None as well: the condition is left to Spark,
+    never raised out of planning.
     """
+    try:
+        return _to_query(
+            condition,
+            spec,
+            schema,
+            fully_indexed=fully_indexed,
+            exact_dates=exact_dates,
+            readable_text_fast=readable_text_fast,
+        )
+    except (ValueError, OverflowError):
+        return None
+
+
+def _to_query(
+    condition: Condition,
+    spec: FieldSpec,
+    schema: tantivy.Schema,
+    *,
+    fully_indexed: Collection[str],
+    exact_dates: Collection[str],
+    readable_text_fast: bool,
+) -> tantivy.Query | None:
     if not spec.indexed and condition.op not in ("null", "notnull"):
         return None
     if condition.op in ("null", "notnull"):
@@ -114,12 +144,13 @@ def to_query(
     if condition.op == "!=":
         if spec.kind in (FieldKind.DATE, FieldKind.IP):
             return None  # their `=` queries may match more rows than `=`: no exact complement
-        inner = to_query(
+        inner = _to_query(
             Condition("=", condition.column, condition.values),
             spec,
             schema,
             fully_indexed=fully_indexed,
             exact_dates=exact_dates,
+            readable_text_fast=False,
         )
         if inner is None:
             return None
@@ -275,11 +306,32 @@ def _integer_query(
     integer = tantivy.FieldType.Integer
 
     def between(low: int | None, high: int | None, inc_low: bool, inc_high: bool) -> tantivy.Query:
+        # An integer column holds i64 values only: an operand beyond that span (a 21-digit
+        # literal) decides the comparison alone. Tantivy itself refuses such bounds.
+        if (low is not None and (low > I64_MAX or (low == I64_MAX and not inc_low))) or (
+            high is not None and (high < I64_MIN or (high == I64_MIN and not inc_high))
+        ):
+            return tantivy.Query.empty_query()
+        if low is not None and low < I64_MIN:
+            low, inc_low = None, True
+        if high is not None and high > I64_MAX:
+            high, inc_high = None, True
         return tantivy.Query.range_query(
             schema, spec.name, integer, low, high, include_lower=inc_low, include_upper=inc_high
         )
 
     return _comparison(condition.op, values, between)
+
+
+def zero_bound(value: float, lower: bool, inclusive: bool) -> float:
+    """The f64 bound Tantivy needs for a Spark bound ``value`` (signed zero, docs "Comparison
+    semantics"): Tantivy keeps ``-0.0`` below ``0.0``, Spark compares them equal, so a bound
+    at zero of either sign takes in both signs (inclusive) or leaves out both (exclusive).
+    Other values are returned unchanged. The ``query`` option's numeric clauses use it too
+    (:func:`indextables.pyspark.datequery.signed_zero_clauses`)."""
+    if value != 0:
+        return value
+    return -0.0 if lower == inclusive else 0.0
 
 
 def _double_query(
@@ -303,24 +355,20 @@ def _double_query(
         )
 
     def equal(v: float) -> tantivy.Query:
-        # Tantivy keeps -0.0 below 0.0; Spark compares them equal.
-        return between(-0.0, 0.0, True, True) if v == 0 else between(v, v, True, True)
+        return between(zero_bound(v, True, True), zero_bound(v, False, True), True, True)
 
     if condition.op == "in":
         return _any_of([equal(v) for v in values])
     value = values[0]
-    zero = value == 0
     if condition.op == "=":
         return equal(value)
     if condition.op == "<":
-        return between(None, -0.0 if zero else value, True, False)
+        return between(None, zero_bound(value, False, False), True, False)
     if condition.op == "<=":
-        return between(None, 0.0 if zero else value, True, True)
+        return between(None, zero_bound(value, False, True), True, True)
     if condition.op in (">", ">="):
-        if condition.op == ">":
-            above = between(0.0 if zero else value, None, False, True)
-        else:
-            above = between(-0.0 if zero else value, None, True, True)
+        inclusive = condition.op == ">="
+        above = between(zero_bound(value, True, inclusive), None, inclusive, True)
         # NaN with its sign bit set sorts below -inf in Tantivy; Spark puts it above all.
         negative_nan = between(None, -math.inf, True, False)
         return _any_of([above, negative_nan])
