@@ -174,3 +174,14 @@ def test_a_credential_value_is_scrubbed_from_documents(
         assert run.exit_code == 0, run.stderr
         assert secret not in run.stdout + run.stderr
         assert "***" in run.stdout
+
+
+@pytest.mark.parametrize("form", ["file:{}", "file://{}", "file://localhost{}"])
+def test_every_file_uri_form_names_the_local_table(
+    partitioned_table: Path, cli_run: Any, form: str
+) -> None:
+    # file:/abs is the form Spark and Hadoop hand over (CREATE TABLE ... LOCATION).
+    run = cli_run("describe", form.format(partitioned_table), "--output", "json")
+    assert run.exit_code == 0, run.stderr
+    plain = cli_run("describe", str(partitioned_table), "--output", "json")
+    assert run.json()["version"] == plain.json()["version"]
