@@ -84,3 +84,24 @@ def test_a_read_planned_with_pushdown_off_logs_one_warning(tmp_path: Path) -> No
     assert "RESULT [2] [3]" in done.stdout, done.stderr[-3000:]
     # One line for the read planned with pushdown off, none for the one with it on.
     assert (done.stdout + done.stderr).count(PUSHDOWN_OFF) == 1, done.stderr[-3000:]
+
+
+def test_demo_runs_each_search_on_the_table_and_on_a_parquet_copy(
+    spark: Any, tmp_path: Path
+) -> None:
+    import importlib.util
+
+    source = Path(__file__).resolve().parents[3] / "ci/demo.py"
+    spec = importlib.util.spec_from_file_location("indextables_demo", source)
+    assert spec is not None
+    assert spec.loader is not None
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    table, parquet = str(tmp_path / "logs"), str(tmp_path / "logs.parquet")
+    rows = demo.log_lines(spark, 20000)
+    rows.write.format("indextables").options(**demo.WRITE_OPTIONS).mode("append").save(table)
+    rows.write.partitionBy("day").parquet(parquet)
+    counts = demo.run_searches(spark, table, parquet)
+    assert len(counts) == len(demo.SEARCHES) >= 6
+    assert all(index == plain for index, plain in counts), counts
+    assert any(index > 0 for index, _ in counts)
