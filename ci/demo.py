@@ -2,7 +2,9 @@
 
 Generates ~500,000 deterministic synthetic log lines, writes them partitioned
 by day with ``message`` as a full-text field into ./demo-output/logs, runs
-full-text, exact and range queries (printing results and timings), appends,
+full-text, exact and range queries, each next to the same query on a Parquet
+copy of the same rows (./demo-output/logs.parquet), after a warm-up query that
+takes the JVM's first-query cost out of the timings, appends,
 shows DESCRIBE INDEXTABLES STATE, checkpoints and compacts, reads the new rows
 with a streaming query and time-travels. No configuration needed.
 """
@@ -59,14 +61,73 @@ def session() -> Any:
         .config("spark.ui.showConsoleProgress", "false")  # keep the demo's own output readable
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.python.filterPushdown.enabled", "true")
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
     import indextables.pyspark as itp
 
-    itp.register(spark)
+    itp.register(spark)  # also turns on spark.sql.python.filterPushdown.enabled
     return spark
+
+
+PARQUET = OUTPUT / "logs.parquet"
+
+
+# (label, IndexTables read options, where on IndexTables, where on Parquet): each search,
+# and the same rows selected from the Parquet copy by plain Spark filters.
+SEARCHES: list[tuple[str, dict[str, str], str | None, str]] = [
+    (
+        "full text: message:deadlock (query option)",
+        {"query": "message:deadlock"},
+        None,
+        "message like '%deadlock%'",
+    ),
+    (
+        'full text: "timed out" AND level:ERROR',
+        {"query": 'message:"timed out" AND level:ERROR'},
+        None,
+        "message like '%timed out%' AND level = 'ERROR'",
+    ),
+    (
+        "exact: level = 'ERROR' AND service = 'billing'",
+        {},
+        "level = 'ERROR' AND service = 'billing'",
+        "level = 'ERROR' AND service = 'billing'",
+    ),
+    ("exact: host = 'host-07'", {}, "host = 'host-07'", "host = 'host-07'"),
+    ("range: latency_ms >= 995", {}, "latency_ms >= 995", "latency_ms >= 995"),
+    ("partition: day = '2024-03-02'", {}, "day = '2024-03-02'", "day = '2024-03-02'"),
+]
+
+
+def run_searches(spark: Any, table: str, parquet: str) -> list[tuple[int, int]]:
+    """Each search on the table and on the Parquet copy of its rows; the two counts each."""
+    counts = []
+    for label, options, where, parquet_where in SEARCHES:
+
+        def index(options: dict[str, str] = options, where: str | None = where) -> int:
+            # A fresh read per query: PySpark 4.3.0 reuses a DataFrame's planned read.
+            read = spark.read.format(FMT).options(**options).load(table)
+            return int((read.where(where) if where else read).count())
+
+        def plain(parquet_where: str = parquet_where) -> int:
+            return int(spark.read.parquet(parquet).where(parquet_where).count())
+
+        print(f"   {label}")
+        counts.append((timed("  IndexTables", index), timed("  Parquet", plain)))
+    return counts
+
+
+def warm_up(spark: Any, table: str, parquet: str) -> None:
+    """The first query of a session pays for JVM class loading, JIT and Python worker start-up."""
+    start = time.perf_counter()
+    spark.read.format(FMT).load(table).where("id = 0").count()
+    spark.read.parquet(parquet).where("id = 0").count()
+    print(
+        f"   warm-up: {time.perf_counter() - start:.1f} s for one query on each copy. The first"
+        " query of a Spark session pays for JVM class loading and JIT compilation and starts"
+        " the Python workers; the timings below are of a warm session."
+    )
 
 
 def log_lines(spark: Any, count: int, *, first_id: int = 0, days: int = 5) -> Any:
@@ -116,28 +177,24 @@ def main() -> int:
         logs.write.format(FMT).options(**WRITE_OPTIONS).mode("append").save(str(TABLE))
         # Generating the rows is part of the job; Spark's start-up (above) is not.
         print(f"   {ROWS / (time.perf_counter() - writing):,.0f} rows/s (generate, index, commit)")
+    with step(f"Write the same rows as Parquet (the baseline) -> {PARQUET}"):
+        log_lines(spark, ROWS).write.partitionBy("day").mode("overwrite").parquet(str(PARQUET))
 
     def table() -> Any:
         # A fresh read per query: PySpark 4.3.0 reuses a DataFrame's planned read, and
         # the guard against that reads a reused plan in full (docs/pyspark.md).
         return spark.read.format(FMT).load(str(TABLE))
 
-    with step("Queries"):
+    with step("Warm-up"):
+        warm_up(spark, str(TABLE), str(PARQUET))
+    with step("Queries: each search on IndexTables, then the same on the Parquet copy"):
         timed("count(*)", table().count)
+        run_searches(spark, str(TABLE), str(PARQUET))
         needle = spark.read.format(FMT).option("query", "message:deadlock").load(str(TABLE))
-        timed("full text: message:deadlock (query option)", needle.count)
-        phrase = spark.read.format(FMT).option("query", 'message:"timed out" AND level:ERROR')
-        timed('full text: "timed out" AND level:ERROR', phrase.load(str(TABLE)).count)
-        timed(
-            "exact: level = 'ERROR' AND service = 'billing'",
-            table().where("level = 'ERROR' AND service = 'billing'").count,
-        )
         timed(
             "exact (fieldmatch helper): host = host-07",
             itp.fieldmatch(spark, str(TABLE), "host", "host-07").count,
         )
-        timed("range: latency_ms >= 995", table().where("latency_ms >= 995").count)
-        timed("partition: day = '2024-03-02'", table().where("day = '2024-03-02'").count)
 
         def search() -> int:
             found = itp.search(spark, str(TABLE), "message:deadlock", where="service = 'billing'")
@@ -146,6 +203,14 @@ def main() -> int:
         # Interactive search runs in the driver: the first call also warms it up.
         timed("itp.search deadlock + billing (first call)", search)
         timed("itp.search deadlock + billing (again)", search)
+        timed(
+            "  same on Parquet (collect)",
+            lambda: len(
+                spark.read.parquet(str(PARQUET))
+                .where("message like '%deadlock%' AND service = 'billing'")
+                .collect()
+            ),
+        )
         for row in needle.orderBy("id").limit(3).collect():
             print(f"     {row.day} {row.level:<5} {row.service:<8} {row.message}")
     with step("Counts and aggregations from the log and the index (itp.count / itp.aggregate)"):

@@ -273,3 +273,14 @@ def test_describe_of_a_table_without_checkpoint_says_so_and_when_one_comes(
     assert "no checkpoint yet" in status
     assert "version 10" in status
     assert "indextables checkpoint" in status
+
+
+@pytest.mark.parametrize("form", ["file:{}", "file://{}", "file://localhost{}"])
+def test_every_file_uri_form_names_the_local_table(
+    partitioned_table: Path, cli_run: Any, form: str
+) -> None:
+    # file:/abs is the form Spark and Hadoop hand over (CREATE TABLE ... LOCATION).
+    run = cli_run("describe", form.format(partitioned_table), "--output", "json")
+    assert run.exit_code == 0, run.stderr
+    plain = cli_run("describe", str(partitioned_table), "--output", "json")
+    assert run.json()["version"] == plain.json()["version"]

@@ -17,11 +17,19 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from indextables.avrostate import impl
 from indextables.protocol.errors import ObjectExistsError, ObjectNotFoundError
 from indextables.protocol.state import FileEntry
 from indextables.protocol.store import ObjectInfo
+
+# Hypothesis must not depend on the machine's speed (CI runs at load 20): no deadline and no
+# "input generation is slow" health check, for every test that does not set its own.
+settings.register_profile(
+    "machine-independent", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("machine-independent")
 
 # The golden tables: the repository's own copy (testdata/golden, see its NOTICE).
 GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"

@@ -291,7 +291,9 @@ def _code(value: str | None, literal: str, plain: bool, max_len: int) -> int:
 
 
 @settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     st.lists(st.tuples(STAT_VALUE | st.none(), STAT_VALUE | st.none()), max_size=12),

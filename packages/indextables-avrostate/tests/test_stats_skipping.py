@@ -94,7 +94,9 @@ def _expected(entries: list[FileEntry], predicate: Predicate) -> list[int]:
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(st.lists(st.tuples(STATS, STATS), max_size=20), PREDICATE)
 def test_stats_may_match_equals_per_entry_may_match(
@@ -129,7 +131,9 @@ def test_cleared_caches_are_rebuilt_alike(decoder: ModuleType, entries: Any) -> 
 
 
 @settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(st.lists(st.tuples(STATS, STATS), max_size=20), PREDICATE)
 def test_engine_stats_filter_agrees_with_its_per_entry_fallback(

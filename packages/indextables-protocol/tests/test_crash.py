@@ -2,7 +2,8 @@
 
 A child process loops over random operations on one local table, logging
 each add it is about to commit ("intend") and each commit that returned
-("commit"), fsynced. The parent kills it after a random delay, then checks:
+("commit"), fsynced. The parent waits for the trial's first commit (however
+slow the machine is), kills it after a further random delay, then checks:
 the table opens; every committed add is live unless a remove of it was
 attempted; nothing that was never intended is live; the next writer commits
 and the table validates.
@@ -76,6 +77,26 @@ def _records(journal: Path) -> list[dict[str, object]]:
     return records
 
 
+def _commits(journal: Path) -> int:
+    return sum(1 for r in _records(journal) if "commit" in r)
+
+
+# Only a hung child reaches this: a loaded machine makes the wait longer, never a failure.
+START_TIMEOUT = 600.0
+
+
+def _wait_for_commits(child: subprocess.Popen[bytes], journal: Path, commits: int) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while _commits(journal) < commits:
+        if child.poll() is not None:
+            raise AssertionError(f"child died on its own: {child.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+        if time.monotonic() > deadline:
+            child.kill()
+            child.wait()
+            raise AssertionError(f"no commit within {START_TIMEOUT:.0f} s of the child's start")
+        time.sleep(0.02)
+
+
 def _check(uri: str, options: dict[str, Any], journal: Path) -> None:
     table = open_table(uri, storage_options=options)
     live = {f.path for f in table.snapshot().files}
@@ -98,12 +119,16 @@ def _trial(
     rng: random.Random,
     delay: tuple[float, float],
 ) -> None:
+    committed_before = _commits(journal)
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, uri, json.dumps(options), str(journal), str(seed)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    time.sleep(rng.uniform(*delay))  # past start-up, so the kill lands mid-operation
+    # Past start-up and one commit, however loaded the machine: the kill point is random
+    # within the work that follows, and every trial adds at least one commit to check.
+    _wait_for_commits(child, journal, committed_before + 1)
+    time.sleep(rng.uniform(*delay))
     if child.poll() is not None:
         raise AssertionError(f"child died on its own: {child.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
     os.kill(child.pid, signal.SIGKILL)
@@ -115,8 +140,9 @@ def _trial(
 
 # Trials of each slow test: 50 by default (`make test-slow`); CI runs fewer (Makefile).
 SLOW_TRIALS = int(os.environ.get("INDEXTABLES_CRASH_TRIALS", "50"))
-LOCAL_DELAY = (0.8, 3.0)  # start-up (imports, open) takes ~0.6 s here
-S3_DELAY = (3.0, 8.0)  # boto3 start-up and round trips to SeaweedFS are slower
+# The random delay after the trial's first commit, before the kill.
+LOCAL_DELAY = (0.0, 2.2)
+S3_DELAY = (0.0, 5.0)  # round trips to SeaweedFS are slower
 
 
 def _run_trials(
@@ -126,8 +152,8 @@ def _run_trials(
     rng = random.Random(20240101)
     for seed in range(trials):
         _trial(uri, options, journal, seed, rng, delay)
-    commits = sum(1 for r in _records(journal) if "commit" in r)
-    assert commits >= trials, f"only {commits} commits in {trials} trials: kills came too early"
+    commits = _commits(journal)
+    assert commits >= trials, f"only {commits} commits in {trials} trials"
     # the next writer proceeds after all those crashes
     table = open_table(uri, storage_options=options)
     table.store.put("final.split", b"f" * 8)

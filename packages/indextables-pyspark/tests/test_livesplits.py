@@ -145,7 +145,9 @@ CONDITIONS = st.lists(
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(conditions=CONDITIONS)
 def test_pruning_by_columns_equals_the_per_split_check(

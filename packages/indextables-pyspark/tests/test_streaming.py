@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,35 @@ def test_stream_reads_rows_added_after_the_start_version(
     table = f"streamed_rows_{next(iter(trigger)).lower()}"
     rows = sorted(r.id for r in spark.sql(f"SELECT id FROM {table}").collect())
     assert rows == [100, 101, 102]
+
+
+def test_a_new_stream_without_starting_version_reads_the_snapshot_then_the_changes(
+    spark: Any, tmp_path: Path
+) -> None:
+    # Delta's convention: the table's current rows first, then every later commit.
+    path = str(tmp_path / "src_default")
+    spark.range(3).write.format(FMT).mode("append").save(path)
+    spark.range(10, 12).write.format(FMT).mode("append").save(path)
+    query = (
+        spark.readStream.format(FMT)
+        .load(path)
+        .writeStream.format("memory")
+        .queryName("default_start_rows")
+        .trigger(processingTime="1 second")
+        .start()
+    )
+    try:
+        query.processAllAvailable()
+        rows = sorted(r.id for r in spark.sql("SELECT id FROM default_start_rows").collect())
+        assert rows == [0, 1, 2, 10, 11]
+        spark.range(20, 22).write.format(FMT).mode("append").save(path)
+        deadline = time.monotonic() + 120  # only bounds a hang; the result is checked below
+        while time.monotonic() < deadline and len(rows) < 7:
+            query.processAllAvailable()
+            rows = sorted(r.id for r in spark.sql("SELECT id FROM default_start_rows").collect())
+        assert rows == [0, 1, 2, 10, 11, 20, 21]
+    finally:
+        query.stop()
 
 
 def test_stream_sink_commits_each_batch_once(spark: Any, tmp_path: Path) -> None:
@@ -70,7 +100,8 @@ def test_processing_time_trigger_picks_up_new_commits(spark: Any, tmp_path: Path
     spark.range(2).write.format(FMT).mode("append").save(path)
     query = (
         spark.readStream.format(FMT)
-        .load(path)  # startingVersion latest: only rows committed from now on
+        .option("startingVersion", "latest")  # only rows committed from now on
+        .load(path)
         .writeStream.format("memory")
         .queryName("live_rows")
         .trigger(processingTime="1 second")

@@ -255,7 +255,9 @@ _SPECIAL = [
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(values=st.sets(st.binary(max_size=24), min_size=1, max_size=300))
 @example(values=set(_SPECIAL[0]))
@@ -350,7 +352,9 @@ def _sound_blobs(name: str) -> tuple[bytes, bytes, bytes]:
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     position=st.integers(min_value=0),

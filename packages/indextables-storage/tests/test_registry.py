@@ -80,6 +80,22 @@ def test_uri_parsing() -> None:
     assert local_path("file:///tmp/a%20b") == "/tmp/a b"
 
 
+@pytest.mark.parametrize(
+    "uri", ["file:/tmp/t/x", "file:///tmp/t/x", "file://localhost/tmp/t/x", "FILE:/tmp/t/x"]
+)
+def test_every_local_file_uri_form_names_the_absolute_path(uri: str) -> None:
+    # file:/abs is the form Spark and Hadoop hand over (CREATE TABLE ... LOCATION).
+    assert scheme_of(uri) == "file"
+    assert local_path(uri) == "/tmp/t/x"
+
+
+def test_single_slash_file_uri_opens_the_same_directory(tmp_path: Path) -> None:
+    store = open_store(f"file:{tmp_path}")
+    store.put("a.txt", b"x")
+    assert (tmp_path / "a.txt").read_bytes() == b"x"
+    assert local_path(f"file:{tmp_path}") == str(tmp_path)
+
+
 def test_credentials_in_uris_are_refused_without_echoing_them() -> None:
     with pytest.raises(ConfigurationError) as caught:
         open_store("s3://AKID:SECRET-IN-URI@bucket/x")

@@ -87,10 +87,13 @@ def session_options(
 
 
 def register(spark: SparkSession) -> None:
-    """Register the ``indextables`` format with ``spark`` (unless auto-registered)."""
+    """Register the ``indextables`` format with ``spark`` (unless auto-registered) and turn on
+    filter pushdown (``spark.sql.python.filterPushdown.enabled``, off by default in Spark):
+    without it every read downloads every split and Spark filters the rows afterwards."""
     from indextables.pyspark.datasource import IndexTablesDataSource
 
     spark.dataSource.register(IndexTablesDataSource)
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
 
 
 def sql(spark: SparkSession, text: str, *, options: Mapping[str, Any] | None = None) -> DataFrame:

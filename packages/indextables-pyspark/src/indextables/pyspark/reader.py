@@ -17,6 +17,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import logging
+import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +41,8 @@ from indextables.pyspark.splitreader import SplitEntry, read_split
 from indextables.pyspark.tableaccess import TableView, load_view, open_table_store
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 from pyspark.sql.types import DataType, FloatType, StructType
+
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +78,26 @@ class _PushFilters:
     def __get__(self, reader: Any, owner: type | None = None) -> Any:
         if reader is None:
             return DataSourceReader.pushFilters
+        _note_pushdown_setting(reader, sys._getframe(1))
         return _BoundPush(reader)
+
+
+PUSHDOWN_OFF = (
+    "indextables: spark.sql.python.filterPushdown.enabled is false, so this read gets no "
+    "filters: every split is downloaded and read, and Spark filters the rows afterwards "
+    "(no partition, statistics or index pruning). itp.register(spark) turns it on."
+)
+
+
+def _note_pushdown_setting(reader: Any, frame: Any) -> None:
+    """Remember a plan made with pushdown off, for the warning in ``partitions()``.
+
+    PySpark's planning worker reads the setting into its local ``enable_pushdown``
+    just before it looks up ``reader.pushFilters``; a data source sees no session
+    settings otherwise. Anywhere else the local is absent and nothing is noted.
+    """
+    if frame.f_locals.get("enable_pushdown") is False:
+        reader.__dict__["_pushdown_off"] = True
 
 
 class IndexTablesReader(DataSourceReader):
@@ -134,8 +157,11 @@ class IndexTablesReader(DataSourceReader):
         """Group the splits that may match the pushed filters into tasks.
 
         Splits are pruned by partition values and statistics before any is
-        built: only the kept ones become task entries.
+        built: only the kept ones become task entries. A plan made with filter
+        pushdown off logs one warning saying what that costs.
         """
+        if self.__dict__.pop("_pushdown_off", False):
+            _LOG.warning(PUSHDOWN_OFF)
         fields = stat_fields(self.view)
         types = self._partition_types
         matcher = file_matcher(

@@ -4,8 +4,10 @@ Source offsets are table versions: ``{"version": v}`` means every file added
 up to version ``v`` has been emitted. A micro-batch ``(start, end]`` reads the
 files live at ``end`` that were not live at ``start`` and were added with
 ``dataChange`` (merges and compactions add no new rows). Option
-``startingVersion``: ``latest`` (default: only rows committed after the query
-starts), or a version ``n`` (rows added after ``n``; ``-1`` = everything).
+``startingVersion``: unset (the default, Delta's convention: the table's rows
+at the query's start first, then every later commit), ``latest`` (only rows
+committed after the query starts), or a version ``n`` (rows added after ``n``;
+``-1`` = everything, the same as unset).
 
 The sink commits each micro-batch as one version and records the batch id in
 the table configuration (``indextables.streaming.<writerId>.batchId``); a
@@ -49,7 +51,8 @@ class IndexTablesStreamReader(DataSourceStreamReader):
 
     def initialOffset(self) -> dict[str, int]:
         """Where a new query starts (see ``startingVersion``)."""
-        start = lower_keys(self.options).get("startingversion", "latest").strip().lower()
+        # Unset: offset -1, so the first micro-batch is the current snapshot (Delta's default).
+        start = lower_keys(self.options).get("startingversion", "-1").strip().lower()
         if start == "latest":
             return {"version": load_view(self.path, self.options).version}
         return {"version": int(start)}

@@ -55,10 +55,14 @@ def scheme_of(uri: str) -> str:
 
 
 def local_path(uri: str) -> str:
-    """Return the directory of a plain path or ``file://`` URI."""
+    """Return the directory of a plain path or a ``file:/abs``, ``file:///abs`` or
+    ``file://localhost/abs`` URI."""
     if scheme_of(uri) != "file":
         raise ConfigurationError(f"{uri!r} is not a local path or file:// URI")
-    if not uri.startswith(("file://", "FILE://")):
+    if uri[:5].lower() == "file:" and uri[5:6] == "/" and uri[5:7] != "//":
+        # file:/abs/path, the form Spark and Hadoop hand over (CREATE TABLE ... LOCATION)
+        return os.path.abspath(unquote(uri[5:]))
+    if uri[:7].lower() != "file://":
         return os.path.abspath(os.path.expanduser(uri))
     parts = urlsplit(uri)
     if parts.netloc not in ("", "localhost"):
