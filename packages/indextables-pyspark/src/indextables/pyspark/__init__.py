@@ -16,6 +16,8 @@ import typing as _typing
 
 from indextables.pyspark.errors import (
     ArgumentError,
+    CacheDirectoryError,
+    CorruptSplitError,
     DuplicateColumnError,
     FieldKindError,
     IndexTablesSparkError,
@@ -24,7 +26,9 @@ from indextables.pyspark.errors import (
     OptionError,
     QuerySyntaxError,
     RetentionTooShortError,
+    SplitReadError,
     SqlCommandError,
+    UnreadableSplitError,
     UnsupportedTypeError,
     VersionNotFoundError,
     from_spark_error,
@@ -254,6 +258,8 @@ def write(
     options: Mapping[str, Any] | None = None,
 ) -> WriteResult:
     """Write ``df``; merge-on-write then runs as Spark tasks (see :mod:`.tablewrite`)."""
+    from collections.abc import Mapping as _Mapping
+
     from indextables.pyspark.sessionconf import session_options
     from indextables.pyspark.tablewrite import write as _write
 
@@ -261,7 +267,7 @@ def write(
         path=(path, (str,)),
         mode=(mode, (str,)),
         partition_by=(partition_by, (list, tuple, type(None))),
-        options=(options, (Mapping, type(None))),
+        options=(options, (_Mapping, type(None))),
     )
     merged = session_options(df.sparkSession, options)
     return _write(df, path, mode=mode, partition_by=partition_by, options=merged)
@@ -288,9 +294,11 @@ def fieldmatch(
 
 
 __all__ = [
-    "FORMAT",
     "ArgumentError",
+    "CacheDirectoryError",
+    "CorruptSplitError",
     "DuplicateColumnError",
+    "FORMAT",
     "FieldKindError",
     "IndexTablesSparkError",
     "InexactDateBoundError",
@@ -298,7 +306,9 @@ __all__ = [
     "OptionError",
     "QuerySyntaxError",
     "RetentionTooShortError",
+    "SplitReadError",
     "SqlCommandError",
+    "UnreadableSplitError",
     "UnsupportedTypeError",
     "VersionNotFoundError",
     "__version__",
