@@ -522,3 +522,71 @@ def test_signed_zero_range_edge_from_the_index(spark: Any, tmp_path: Path) -> No
     zero = itp.aggregate(spark, path, group_by=[itp.range("x", [0])], metrics={"n": "count"})
     assert "LocalRelation" in _analyzed(zero)
     assert [tuple(r) for r in zero.collect()] == [(None, 1), ("*-0", 1), ("0-*", 3)]
+
+
+# -- exact buckets and sums: infinities, fractional edges, extreme longs ------
+
+
+def _single_split(spark: Any, path: str, rows: list[tuple[Any, ...]], ddl: str) -> None:
+    frame = spark.createDataFrame(rows, ddl).coalesce(1)
+    frame.write.format("indextables").mode("append").save(path)
+
+
+@pytest.mark.usefixtures("no_fallback")
+def test_sum_and_avg_keep_infinities_followed_by_other_values(spark: Any, tmp_path: Path) -> None:
+    path = str(tmp_path / "inf")
+    inf = float("inf")
+    values = [("a", -inf), ("a", 1.0), ("b", inf), ("b", 2.0), ("c", -inf), ("c", inf)]
+    values += [("c", 3.0), ("d", 4.0), ("d", None)]
+    rows = [(i, k, v, 86_400_000_000 * (i % 2)) for i, (k, v) in enumerate(values)]
+    _single_split(spark, path, rows, "id long, k string, x double, t long")
+    metrics = {"s": ("sum", "x"), "a": ("avg", "x")}
+    # Plain arithmetic: one infinity wins over finite values; both signs give NaN.
+    expected: dict[str, float] = {"a": -inf, "b": inf, "c": float("nan"), "d": 4.0}
+
+    def same(a: float, b: float) -> bool:
+        return (math.isnan(a) and math.isnan(b)) or a == b
+
+    grouped = itp.aggregate(spark, path, group_by="k", metrics=metrics).collect()
+    assert "LocalRelation" in _analyzed(itp.aggregate(spark, path, group_by="k", metrics=metrics))
+    for row in grouped:
+        assert same(row["s"], expected[row["k"]]), row
+        assert same(row["a"], expected[row["k"]]), row
+    for key in ("a", "b"):
+        (row,) = itp.aggregate(spark, path, metrics=metrics, where=f"k = '{key}'").collect()
+        assert same(row["s"], expected[key]), row
+        assert same(row["a"], expected[key]), row
+    ranged = itp.aggregate(
+        spark, path, group_by=[itp.range("id", [2, 4])], metrics=metrics
+    ).collect()
+    by_band = {r[0]: r["s"] for r in ranged}
+    assert same(by_band["*-2"], -inf), by_band
+    assert same(by_band["2-4"], inf), by_band
+
+
+def test_range_with_fractional_edges_on_an_integer_column(spark: Any, tmp_path: Path) -> None:
+    path = str(tmp_path / "frac")
+    values = list(range(-4, 6))
+    _single_split(spark, path, [(v, v * 10) for v in values], "i long, j int")
+    # The last edges round up to the same integer: Spark answers those.
+    for edges in ([0, 2.5], [-2.5, 0.5, 1.5, 3], [2.2, 2.7, 4]):
+        spec = itp.range("i", edges)
+        df = itp.aggregate(spark, path, group_by=[spec], metrics={"n": "count"})
+        assert ("LocalRelation" in _analyzed(df)) == (edges != [2.2, 2.7, 4]), edges
+        got = {r[0]: r[1] for r in df.collect()}
+        want: Counter[str] = Counter()
+        for v in values:
+            position = sum(1 for e in edges if v >= e)  # from <= v < to
+            want[spec.labels[position]] += 1
+        assert got == dict(want), edges
+
+
+def test_histogram_of_longs_near_the_lowest_long(spark: Any, tmp_path: Path) -> None:
+    path = str(tmp_path / "low")
+    low, high = -(1 << 63), (1 << 63) - 1
+    values = [low, low + 5, -1001, 7, high, None]
+    _single_split(spark, path, list(enumerate(values)), "id long, v long")
+    df = itp.aggregate(spark, path, group_by=[itp.histogram("v", 1000)], metrics={"n": "count"})
+    got = [tuple(r) for r in df.collect()]
+    # Keys floor(v / 1000) * 1000 below the lowest long are not representable: null.
+    assert got == [(None, 3), (-2000, 1), (0, 1), (high - high % 1000, 1)]
