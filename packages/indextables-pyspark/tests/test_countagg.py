@@ -590,3 +590,100 @@ def test_histogram_of_longs_near_the_lowest_long(spark: Any, tmp_path: Path) -> 
     got = [tuple(r) for r in df.collect()]
     # Keys floor(v / 1000) * 1000 below the lowest long are not representable: null.
     assert got == [(None, 3), (-2000, 1), (0, 1), (high - high % 1000, 1)]
+
+
+# -- differential: random extreme values against plain arithmetic -------------
+
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _extreme_rows(rng: Any, size: int) -> list[tuple[Any, ...]]:
+    """Rows with infinities among finite doubles (no NaN), longs near +/-2**63, small ints."""
+    inf = float("inf")
+    rows = []
+    for i in range(size):
+        x = rng.choice([inf, -inf, None, *([rng.choice([-2.5, 0.5, 1.0, 3.0, 1e6])] * 3)])
+        big = rng.choice([_LONG_MIN, _LONG_MIN + 1, _LONG_MAX, None, rng.randint(-3000, 3000)])
+        rows.append((i, rng.choice("abc"), rng.randint(-5, 5), x, big))
+    return rows
+
+
+def _edges(rng: Any) -> list[float]:
+    """Ascending bucket edges, some fractional, none rounding to the same integer."""
+    start = rng.choice([-4.5, -3, -2.5, -1])
+    edges = [start]
+    for _ in range(rng.randint(0, 3)):
+        edges.append(math.floor(edges[-1]) + rng.choice([1.5, 2, 2.5, 3]))
+    return edges
+
+
+def _band(value: Any, edges: list[float], labels: tuple[str, ...]) -> Any:
+    return None if value is None else labels[sum(1 for e in edges if value >= e)]
+
+
+def _arith_sum(values: list[float]) -> Any:
+    return sum(values) if values else None  # Python adds infinities as IEEE does
+
+
+@pytest.mark.usefixtures("no_fallback")
+@pytest.mark.parametrize("seed", [5, 6])
+def test_differential_extremes_against_arithmetic(spark: Any, tmp_path: Path, seed: int) -> None:
+    """Fractional range edges, infinities among other values, longs near -2**63."""
+    import random
+
+    rng = random.Random(seed)
+    rows = _extreme_rows(rng, 60)
+    path = str(tmp_path / "t")
+    frame = spark.createDataFrame(rows, "id long, k string, i int, x double, big long")
+    frame.repartition(2).write.format("indextables").mode("append").save(path)
+    frame.coalesce(1).write.format("indextables").mode("append").save(path)
+    data = rows + rows  # two writes of the same rows
+    failures = []
+    for _ in range(4):
+        edges = _edges(rng)
+        spec = itp.range("i", edges)
+        want: dict[Any, list[float]] = {}
+        for row in data:
+            want.setdefault(_band(row[2], edges, spec.labels), [])
+            if row[3] is not None:
+                want[_band(row[2], edges, spec.labels)].append(row[3])
+        counts = Counter(_band(row[2], edges, spec.labels) for row in data)
+        metrics = {"n": "count", "s": ("sum", "x")}
+        got = itp.aggregate(spark, path, group_by=[spec], metrics=metrics).collect()
+        got_map = {r[0]: (r["n"], r["s"]) for r in got}
+        expected = {key: (counts[key], _arith_sum(want[key])) for key in counts}
+        if sorted(map(str, got_map.items())) != sorted(map(str, expected.items())):
+            failures.append(f"range {edges}: {got_map} != {expected}")
+    by_key: dict[str, list[float]] = {}
+    for row in data:
+        by_key.setdefault(row[1], []).extend([row[3]] if row[3] is not None else [])
+    metrics = {"s": ("sum", "x"), "a": ("avg", "x")}
+    for row in itp.aggregate(spark, path, group_by="k", metrics=metrics).collect():
+        values = by_key[row["k"]]
+        total = _arith_sum(values)
+        mean = None if total is None else total / len(values)
+        if str((row["s"], row["a"])) != str((total, mean)):
+            failures.append(f"k={row['k']}: {(row['s'], row['a'])} != {(total, mean)}")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_differential_long_histogram_against_arithmetic(
+    spark: Any, tmp_path: Path, seed: int
+) -> None:
+    import random
+
+    rng = random.Random(seed)
+    rows = _extreme_rows(rng, 40)
+    path = str(tmp_path / "t")
+    frame = spark.createDataFrame(rows, "id long, k string, i int, x double, big long")
+    frame.write.format("indextables").mode("append").save(path)
+    for interval in (7, 1000, 1 << 40, rng.randint(2, 5000)):
+        df = itp.aggregate(
+            spark, path, group_by=[itp.histogram("big", interval)], metrics={"n": "count"}
+        )
+        keys = []
+        for row in rows:
+            key = None if row[4] is None else row[4] // interval * interval
+            keys.append(key if key is None or key >= _LONG_MIN else None)  # documented: null
+        assert {r[0]: r[1] for r in df.collect()} == dict(Counter(keys)), interval
