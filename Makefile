@@ -40,12 +40,14 @@ test-slow: bootstrap ## Run every slow test of every package (crash trials, race
 	$(TOX) run -e $(SLOW_ENVS) -- -m slow
 
 # What CI runs after `make test`: every slow test but the long differential run against
-# Parquet (30 seeds, ~30 min on 2 cores; the bounded differential run is in `make test`),
-# with 20 SIGKILL trials per crash test instead of 50, to keep CI well under 30 minutes.
+# Parquet (marked `long`: 30 seeds, ~30 min on 2 cores; the bounded differential run is in
+# `make test`), with 20 SIGKILL trials per crash test instead of 50, to keep CI well under
+# 30 minutes. The pyspark env runs its other slow tests (the second count/aggregate seed).
 SLOW_CI_ENVS := py311-test-protocol,py311-test-avrostate-ext,py311-test-storage,py311-test-admin
 
 test-slow-ci: bootstrap ## The slow tests CI runs (all but the long differential run)
 	INDEXTABLES_CRASH_TRIALS=20 $(TOX) run -e $(SLOW_CI_ENVS) -- -m slow
+	$(TOX) run -e py311-test-pyspark -- -m "slow and not long"
 
 lint: bootstrap ## ruff check, ruff format --check, layout checks
 	$(TOX) run -e lint

@@ -134,11 +134,12 @@ def search_suite(spark: Any, table_path: str, parquet_path: str, repeat: int) ->
 
 
 def floor(spark: Any, result: Any, label: str, base: tuple[float, float, Any], repeat: int) -> None:
-    """Spark's own cost of a search's answer: its rows handed over and collected, no search.
+    """The cost of a search's answer: its rows handed over and collected, no search.
 
-    Any helper returning a DataFrame pays this (an Arrow hand-over into a local
-    relation, then ``collect()``); Parquet's time over it is the best ratio
-    reachable on this machine, whatever the search costs.
+    Measures this package's own hand-over path (``arrow_dataframe``: Arrow
+    batches into a local relation, as ``itp.search`` returns them, then
+    ``collect()``); Parquet's time over it is the best ratio ``itp.search`` can
+    reach on this machine with that path, whatever the search costs.
     """
     from indextables.pyspark.arrowframe import arrow_dataframe
 

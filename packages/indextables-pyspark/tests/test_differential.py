@@ -124,6 +124,7 @@ def test_differential_bounded(spark: Any, tmp_path: Path, seed: int) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.parametrize("seed", _seeds(SLOW_SEEDS))
 def test_differential_long(spark: Any, tmp_path: Path, seed: int) -> None:
     """Many seeds, bigger tables, more filters, every filter on every path."""

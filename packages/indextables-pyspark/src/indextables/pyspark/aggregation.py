@@ -328,7 +328,8 @@ def _group_column(group: GroupSpec, data_type: DataType) -> Column:
     if isinstance(group, Histogram):
         if isinstance(data_type, _INTEGRAL) and isinstance(group.interval, int):
             whole = column.cast("long")
-            key = whole - F.pmod(whole, F.lit(group.interval).cast("long"))
+            # A key below the lowest long (values near -2**63) is not representable: null.
+            key = F.try_subtract(whole, F.pmod(whole, F.lit(group.interval).cast("long")))
         else:
             # Floor in doubles, as Tantivy does: a quotient of 2**53 or more (or NaN,
             # or an infinity) is already whole, and Spark's floor() would overflow a long.

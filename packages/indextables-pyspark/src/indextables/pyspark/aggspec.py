@@ -4,7 +4,9 @@ Pure records and their validation, shared by the index path and the Spark
 fallback (:mod:`.aggregation`). A group key is a column name (one group per
 distinct value, as ``groupBy(col)``) or a bucket spec:
 
-- :func:`histogram`: ``floor(col / interval) * interval`` of a numeric column;
+- :func:`histogram`: ``floor(col / interval) * interval`` of a numeric column
+  (on an integral column with an integer interval, a key below the lowest
+  long, from values near -2**63, is not representable and is null);
 - :func:`date_histogram`: the start of the fixed interval (aligned at the Unix
   epoch, UTC) holding a date or timestamp;
 - :func:`range`: the label of the half-open range ``[low, high)`` between
@@ -132,6 +134,10 @@ class Metric:
 
 def histogram(column: str, interval: int | float, *, name: str | None = None) -> Histogram:
     """A histogram group key: ``floor(column / interval) * interval``.
+
+    With an integer interval on an integral column the key is a long; a key
+    below the lowest long (from values near -2**63) is not representable and
+    is null, as Spark's ``try_subtract`` gives.
 
     Raises:
         OptionError: an interval that is not a positive finite number.

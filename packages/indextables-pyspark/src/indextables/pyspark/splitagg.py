@@ -416,11 +416,31 @@ def _bucket_agg(level: Level, name: str, num_docs: int) -> dict[str, Any]:
         return {"date_histogram": {"field": name, "fixed_interval": interval, "min_doc_count": 1}}
     assert isinstance(spec, RangeBuckets)
     # Spark compares -0.0 equal to 0.0, Tantivy below it: an edge at zero is -0.0 there.
-    edges = [-0.0 if e == 0 else e for e in spec.edges]
+    edges: list[int | float] = [-0.0 if e == 0 else e for e in spec.edges]
+    if level.kind is FieldKind.I64:
+        edges = _integer_edges(spec)
     ranges: list[dict[str, Any]] = [{"to": edges[0]}]
     ranges += [{"from": a, "to": b} for a, b in itertools.pairwise(edges)]
     ranges.append({"from": edges[-1]})
     return {"range": {"field": name, "ranges": ranges}}
+
+
+def _integer_edges(spec: RangeBuckets) -> list[int | float]:
+    """Edges an integer fast field compares exactly: fractional ones rounded up.
+
+    Tantivy rounds a fractional edge on an i64 field; for integers ``x < e`` is
+    ``x < ceil(e)`` (and ``x >= e`` is ``x >= ceil(e)``). Edges that round to
+    the same integer would give Tantivy an empty range: Spark answers those.
+    """
+    edges: list[int | float] = []
+    for edge in spec.edges:
+        if isinstance(edge, float) and abs(edge) < _EXACT_F64:
+            edges.append(math.ceil(edge))
+        else:
+            edges.append(edge)
+    if any(b <= a for a, b in itertools.pairwise(edges)):
+        raise NotExact(f"range({spec.column!r}): fractional edges round to the same integer")
+    return edges
 
 
 def _bucket_key(level: Level, bucket: Mapping[str, Any], position: int) -> Any:
@@ -473,4 +493,16 @@ def _partial(
         if max(abs(low), abs(high)) * values >= _EXACT_F64:
             raise NotExact(f"sum of {metric.column!r} may pass 2**53")
         return Partial(values, int(total), int(low), int(high))
-    return Partial(values, float(total), float(low), float(high))
+    low, high = float(low), float(high)
+    if low == -math.inf or high == math.inf:
+        # Tantivy's compensated sum turns an infinity followed by another value into
+        # NaN. The values hold no NaN (checked), so the sum is the infinity min/max
+        # show, or NaN when both signs are there, as plain addition gives.
+        total = (
+            low + high
+            if low == -math.inf and high == math.inf
+            else low
+            if low == -math.inf
+            else high
+        )
+    return Partial(values, float(total), low, high)
