@@ -15,13 +15,9 @@ from indextables.protocol.actions import (
     SkipAction,
 )
 from indextables.protocol.errors import (
-    ObjectNotFoundError,
-    TableNotFoundError,
     VersionNotFoundError,
 )
-from indextables.protocol.metrics import emit
 from indextables.protocol.snapshot import (
-    LOAD_ATTEMPTS,
     SnapshotReader,
     TableLayout,
     read_state_manifest,
@@ -77,25 +73,8 @@ _T = TypeVar("_T")
 def _relisting(
     reader: SnapshotReader, layout: TableLayout | None, read: Callable[[TableLayout], _T]
 ) -> _T:
-    """``read(layout)``, listing the log again when what the listing named went away.
-
-    A purge or truncate may delete a version file, a state or a manifest between
-    the listing and the reads (state formats raise FileNotFoundError kinds):
-    as :meth:`SnapshotReader.load` does, list again, up to ``LOAD_ATTEMPTS``
-    times. A caller's own ``layout`` is used as given.
-    """
-    if layout is not None:
-        return read(layout)
-    for attempt in range(LOAD_ATTEMPTS):
-        try:
-            return read(reader.layout())
-        except TableNotFoundError:
-            raise
-        except (ObjectNotFoundError, VersionNotFoundError, FileNotFoundError):
-            if attempt + 1 == LOAD_ATTEMPTS:
-                raise
-            emit("indextables.history.relist", 1, table=reader.store.uri)
-    raise AssertionError("unreachable")
+    """``read(layout)``, relisting the log as a snapshot load does (SnapshotReader.relisting)."""
+    return reader.relisting(layout, read, metric="indextables.history.relist")
 
 
 def _operation(actions: list[Action]) -> str:

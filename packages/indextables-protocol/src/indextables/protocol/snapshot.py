@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from indextables.protocol.actions import (
     Action,
@@ -162,6 +162,7 @@ _SCANNED_LOCK = threading.Lock()
 
 # A load whose listing went stale under a concurrent purge or truncate lists again.
 LOAD_ATTEMPTS = 3
+_T = TypeVar("_T")
 
 # Snapshots of large tables are large, and each distinct filter makes another one.
 MAX_CACHED_SNAPSHOTS = 8
@@ -232,21 +233,38 @@ class SnapshotReader:
             VersionNotFoundError: the version is in the future or no longer reachable.
             UnsupportedProtocolError: the table needs a newer reader.
         """
+        return self.relisting(
+            layout,
+            lambda listed: self._load(listed, version, partition_filter, stats_filter),
+            metric="indextables.snapshot.relist",
+        )
+
+    def relisting(
+        self,
+        layout: TableLayout | None,
+        read: Callable[[TableLayout], _T],
+        *,
+        metric: str,
+    ) -> _T:
+        """``read(layout)``, listing the log again when what the listing named went away.
+
+        A purge or truncate may delete a version file, a state or a manifest
+        between the listing and the reads (state formats raise FileNotFoundError
+        kinds): list again, up to ``LOAD_ATTEMPTS`` times, counting each relist
+        as ``metric``. A version that is really gone fails the same way every
+        time. A caller's own ``layout`` is used as given.
+        """
         if layout is not None:
-            return self._load(layout, version, partition_filter, stats_filter)
+            return read(layout)
         for attempt in range(LOAD_ATTEMPTS):
-            layout = self.layout()
             try:
-                return self._load(layout, version, partition_filter, stats_filter)
+                return read(self.layout())
             except TableNotFoundError:
                 raise
             except (ObjectNotFoundError, VersionNotFoundError, FileNotFoundError):
-                # A purge or truncate may have deleted what this listing named (a version
-                # file, a state, a manifest: state formats raise FileNotFoundError kinds):
-                # list again. A version that is really gone fails the same way every time.
                 if attempt + 1 == LOAD_ATTEMPTS:
                     raise
-                emit("indextables.snapshot.relist", 1, table=self.store.uri)
+                emit(metric, 1, table=self.store.uri)
         raise AssertionError("unreachable")
 
     def _load(
