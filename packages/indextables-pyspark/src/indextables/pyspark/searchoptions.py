@@ -187,8 +187,8 @@ def build_query(
     if spec.query:
         from indextables.pyspark.ipforms import rewrite_ip_forms
 
-        dated = _date_safe(rewrite_ip_forms(spec.query, fields), dates, coarse, "query")
-        safe = signed_zero_clauses(dated, doubles)
+        ip_dated = _date_safe(rewrite_ip_forms(spec.query, fields), dates, coarse, "query")
+        safe = signed_zero_clauses(ip_dated, doubles)
         parts.append(_parse(index, safe, defaults, "query"))
     for column, text in spec.text_search.items():
         name = fields[column.lower()].name
