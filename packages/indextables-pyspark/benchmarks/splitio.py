@@ -36,13 +36,13 @@ import pyarrow as pa
 import tantivy
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from indextables.pyspark import splitwriter
-from indextables.pyspark.convert import arrow_schema
-from indextables.pyspark.mapping import field_specs, specs_from_doc_mapping, tantivy_schema
-from indextables.pyspark.options import parse_indexing
-from indextables.pyspark.splitcache import SplitCache, SplitRef
-from indextables.pyspark.splitwriter import SplitWriter
-from indextables.pyspark.termdict import impl
+from indextables.search import splitwriter
+from indextables.search.convert import arrow_schema
+from indextables.search.mapping import field_specs, specs_from_doc_mapping, tantivy_schema
+from indextables.search.options import parse_indexing
+from indextables.search.splitcache import SplitCache, SplitRef
+from indextables.search.splitwriter import SplitWriter
+from indextables.search.termdict import impl
 from indextables.storage import LocalStore
 
 SCHEMA = StructType(

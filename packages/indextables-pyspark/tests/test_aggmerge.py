@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from indextables.pyspark.aggmerge import NotExact, Partial, final_rows, final_value, merge_tables
-from indextables.pyspark.aggspec import (
+from indextables.search.aggmerge import NotExact, Partial, final_rows, final_value, merge_tables
+from indextables.search.aggspec import (
     Metric,
     MetricFn,
     date_histogram,

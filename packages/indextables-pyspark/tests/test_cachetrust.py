@@ -32,21 +32,21 @@ from pyspark.sql.types import (
 )
 
 from indextables.protocol.splitbundle import read_split_footer
-from indextables.pyspark import splitcache
-from indextables.pyspark.convert import arrow_schema
+from indextables.search import splitcache
+from indextables.search.convert import arrow_schema
 from indextables.pyspark.counting import count_split
 from indextables.pyspark.errors import (
     CacheDirectoryError,
     IndexTablesSparkError,
     SplitReadError,
 )
-from indextables.pyspark.filters import Condition
-from indextables.pyspark.mapping import field_specs
-from indextables.pyspark.options import parse_indexing
-from indextables.pyspark.searchoptions import SearchSpec
-from indextables.pyspark.splitcache import ENTRY_RECORD, SplitCache, SplitRef
-from indextables.pyspark.splitreader import SplitEntry, read_split
-from indextables.pyspark.splitwriter import SplitWriter
+from indextables.search.filters import Condition
+from indextables.search.mapping import field_specs
+from indextables.search.options import parse_indexing
+from indextables.search.searchoptions import SearchSpec
+from indextables.search.splitcache import ENTRY_RECORD, SplitCache, SplitRef
+from indextables.search.splitreader import SplitEntry, read_split
+from indextables.search.splitwriter import SplitWriter
 from indextables.storage import LocalStore
 
 SCHEMA = StructType(
@@ -394,8 +394,8 @@ import json, resource, signal, sys
 sys.path.insert(0, sys.argv[1])
 import test_cachetrust as t
 from indextables.pyspark.errors import CacheDirectoryError
-from indextables.pyspark.splitcache import SplitCache, SplitRef
-from indextables.pyspark.splitreader import SplitEntry
+from indextables.search.splitcache import SplitCache, SplitRef
+from indextables.search.splitreader import SplitEntry
 from indextables.storage import LocalStore
 
 described = json.loads(sys.argv[4])
@@ -515,9 +515,9 @@ _SHARED_READER = r"""
 import json, random, sys
 sys.path.insert(0, sys.argv[1])
 import test_cachetrust as t
-from indextables.pyspark.splitcache import SplitCache
-from indextables.pyspark.splitreader import SplitEntry
-from indextables.pyspark.splitcache import SplitRef
+from indextables.search.splitcache import SplitCache
+from indextables.search.splitreader import SplitEntry
+from indextables.search.splitcache import SplitRef
 from indextables.storage import LocalStore
 
 store = LocalStore(sys.argv[2])

@@ -27,8 +27,8 @@ from pyspark.sql.types import (
 
 import indextables.pyspark as itp
 from indextables.protocol.predicateparser import unescape_string
-from indextables.pyspark.tableaccess import load_view
-from indextables.pyspark.tantivyquery import MAX_TERM_BYTES
+from indextables.search.tableaccess import load_view
+from indextables.search.tantivyquery import MAX_TERM_BYTES
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 

@@ -22,14 +22,14 @@ from pyspark.sql.types import (
 )
 
 from indextables.protocol.state import FileEntry
-from indextables.pyspark.filters import (
+from indextables.search.filters import (
     Condition,
     may_match_file,
     stats_predicate,
-    translate,
     translate_predicate,
 )
-from indextables.pyspark.mapping import FieldKind, FieldSpec
+from indextables.pyspark.sparkfilters import translate
+from indextables.search.mapping import FieldKind, FieldSpec
 
 FIELDS = {
     "id": FieldSpec("id", FieldKind.I64, None, True, True, True),
@@ -425,7 +425,7 @@ def _spark_holds(op: str, value: Any, operands: tuple[Any, ...]) -> bool:
 def test_our_statistics_never_prune_a_matching_split(data: Any, column: str, op: str) -> None:
     import pyarrow as pa
 
-    from indextables.pyspark.stats import StatsCollector
+    from indextables.search.stats import StatsCollector
 
     values_of = {
         "d": SPARK_DOUBLES,

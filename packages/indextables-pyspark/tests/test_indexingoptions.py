@@ -22,7 +22,7 @@ from pyspark.sql.types import (
 )
 
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.mapping import (
+from indextables.search.mapping import (
     FieldKind,
     FieldSpec,
     create_index,
@@ -30,8 +30,8 @@ from indextables.pyspark.mapping import (
     field_specs,
     specs_from_doc_mapping,
 )
-from indextables.pyspark.options import parse_indexing
-from indextables.pyspark.tokenizers import open_index
+from indextables.search.options import parse_indexing
+from indextables.search.tokenizers import open_index
 
 P = "spark.indextables.indexing."
 SCHEMA = StructType(

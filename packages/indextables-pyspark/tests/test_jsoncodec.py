@@ -24,7 +24,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from indextables.pyspark.jsoncodec import (
+from indextables.search.jsoncodec import (
     ARRAY_KEY,
     RAW_KEY,
     JsonValueError,

@@ -16,11 +16,11 @@ import pytest
 import tantivy
 from pyspark.sql import datasource as ds
 
-from indextables.pyspark.conditions import Condition, translate
-from indextables.pyspark.convert import documents
-from indextables.pyspark.jsonquery import json_path_query
-from indextables.pyspark.mapping import FieldKind, FieldSpec, create_index
-from indextables.pyspark.splitreader import split_traits
+from indextables.search.conditions import Condition, translate
+from indextables.search.convert import documents
+from indextables.search.jsonquery import json_path_query
+from indextables.search.mapping import FieldKind, FieldSpec, create_index
+from indextables.search.splitreader import split_traits
 
 ROW = FieldSpec("row", FieldKind.I64, None, True, True, True)
 INNER = pa.struct([("a", pa.string()), ("n", pa.int64()), ("d", pa.float64())])

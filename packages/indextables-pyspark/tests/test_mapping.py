@@ -23,7 +23,7 @@ from pyspark.sql.types import (
 )
 
 from indextables.pyspark.errors import OptionError, UnsupportedTypeError
-from indextables.pyspark.mapping import (
+from indextables.search.mapping import (
     ROW_KEY_FIELD,
     FieldKind,
     create_index,
@@ -32,7 +32,7 @@ from indextables.pyspark.mapping import (
     specs_from_doc_mapping,
     tantivy_schema,
 )
-from indextables.pyspark.options import parse_indexing
+from indextables.search.options import parse_indexing
 
 GOLDEN_SCHEMA = StructType(
     [
@@ -160,7 +160,7 @@ def test_nested_and_timestamp_columns_map_to_json_and_date() -> None:
 
 
 def test_a_doc_mapping_is_parsed_once_and_each_caller_gets_its_own_dict() -> None:
-    from indextables.pyspark import mapping
+    from indextables.search import mapping
 
     text = doc_mapping_json(field_specs(GOLDEN_SCHEMA, parse_indexing({})))
     first = specs_from_doc_mapping(text)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.options import parse_on_write
+from indextables.search.options import parse_on_write
 
 MOW = "spark.indextables.mergeOnWrite."
 POW = "spark.indextables.purgeOnWrite."
@@ -54,7 +54,7 @@ def test_bad_on_write_values_name_the_option(key: str, value: str) -> None:
 
 
 def _splits(path: Path) -> list[str]:
-    from indextables.pyspark.tableaccess import load_view
+    from indextables.search.tableaccess import load_view
 
     return sorted(s.entry.ref.path for s in load_view(str(path), {}).splits)
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.options import check_option_keys
+from indextables.search.options import check_option_keys
 
 SECRET = "c2VjcmV0UFc9PQ=="
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.options import parse_read, parse_size, parse_write
+from indextables.search.options import parse_read, parse_size, parse_write
 
 
 def test_write_options_defaults_and_values() -> None:

@@ -29,9 +29,9 @@ from pyspark.sql.types import (
 
 import indextables.pyspark as itp
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.filters import Condition, may_match_file
-from indextables.pyspark.partitionprune import partition_may_match, partition_predicate
-from indextables.pyspark.partitionvalues import (
+from indextables.search.filters import Condition, may_match_file
+from indextables.search.partitionprune import partition_may_match, partition_predicate
+from indextables.search.partitionvalues import (
     java_double_string,
     java_float_string,
     log_string,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from indextables.pyspark import refkeys
-from indextables.pyspark.refkeys import ignored_reason, warn_ignored
+from indextables.search import refkeys
+from indextables.search.refkeys import ignored_reason, warn_ignored
 
 KEYS_FILE = Path(__file__).parents[3] / "testdata" / "reference" / "spark-keys.txt"
 

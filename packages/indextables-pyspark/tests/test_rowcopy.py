@@ -23,15 +23,15 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from indextables.pyspark.convert import arrow_schema
+from indextables.search.convert import arrow_schema
 from indextables.pyspark.errors import FieldKindError, QuerySyntaxError
-from indextables.pyspark.filters import Condition
-from indextables.pyspark.mapping import field_specs
-from indextables.pyspark.options import parse_indexing
-from indextables.pyspark.searchoptions import SearchSpec, validate
-from indextables.pyspark.splitcache import SplitCache, SplitRef
-from indextables.pyspark.splitreader import SplitEntry, read_split
-from indextables.pyspark.splitwriter import ROWS_FILE, SplitWriter
+from indextables.search.filters import Condition
+from indextables.search.mapping import field_specs
+from indextables.search.options import parse_indexing
+from indextables.search.searchoptions import SearchSpec, validate
+from indextables.search.splitcache import SplitCache, SplitRef
+from indextables.search.splitreader import SplitEntry, read_split
+from indextables.search.splitwriter import ROWS_FILE, SplitWriter
 from indextables.storage import LocalStore
 
 SCHEMA = StructType(
@@ -142,7 +142,7 @@ def test_every_value_comes_back_on_both_read_paths(tmp_path: Path) -> None:
 
 
 def test_the_copy_is_keyed_and_read_batch_by_batch(tmp_path: Path) -> None:
-    from indextables.pyspark.rowcopy import RowCopy
+    from indextables.search.rowcopy import RowCopy
 
     directory, _ = _write(tmp_path, OPTIONS, _rows(12))
     copy = RowCopy.open(f"{directory}/{ROWS_FILE}")
@@ -181,7 +181,7 @@ def test_sub_second_queries_on_timestamps_are_exact(
 
 
 def _fields(entry: SplitEntry) -> dict[str, Any]:
-    from indextables.pyspark.mapping import specs_from_doc_mapping
+    from indextables.search.mapping import specs_from_doc_mapping
 
     return specs_from_doc_mapping(entry.doc_mapping_json or "[]")
 

@@ -21,22 +21,22 @@ from indextables.protocol.splitbundle import (
     unbundle_split,
     write_split_bundle,
 )
-from indextables.pyspark import splitwriter
-from indextables.pyspark.convert import arrow_schema
+from indextables.search import splitwriter
+from indextables.search.convert import arrow_schema
 from indextables.pyspark.errors import UnreadableSplitError
-from indextables.pyspark.mapping import field_specs
-from indextables.pyspark.merge import merge_splits
-from indextables.pyspark.options import parse_indexing
-from indextables.pyspark.searchoptions import SearchSpec
-from indextables.pyspark.splitcache import SplitCache, SplitRef
-from indextables.pyspark.splitreader import SplitEntry, read_split
-from indextables.pyspark.splitwriter import SplitWriter
-from indextables.pyspark.tableaccess import load_view
-from indextables.pyspark.termdict import dictionary_kind
-from indextables.pyspark.termdict.check import check_sstable_term_file
-from indextables.pyspark.termdict.composite import split_composite, split_footer
-from indextables.pyspark.termdict.sstform import sstable_layout
-from indextables.pyspark.termdict.transcode import decode_field
+from indextables.search.mapping import field_specs
+from indextables.pyspark.mergetasks import merge_splits
+from indextables.search.options import parse_indexing
+from indextables.search.searchoptions import SearchSpec
+from indextables.search.splitcache import SplitCache, SplitRef
+from indextables.search.splitreader import SplitEntry, read_split
+from indextables.search.splitwriter import SplitWriter
+from indextables.search.tableaccess import load_view
+from indextables.search.termdict import dictionary_kind
+from indextables.search.termdict.check import check_sstable_term_file
+from indextables.search.termdict.composite import split_composite, split_footer
+from indextables.search.termdict.sstform import sstable_layout
+from indextables.search.termdict.transcode import decode_field
 from indextables.storage import LocalStore
 
 GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"

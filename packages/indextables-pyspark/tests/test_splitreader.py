@@ -19,11 +19,11 @@ import tantivy
 from pyspark.sql.types import StructType
 
 from indextables.protocol.splitbundle import SPLIT_FIELDS, parse_split_footer, unbundle_split
-from indextables.pyspark.filters import Condition
-from indextables.pyspark.searchoptions import SearchSpec
-from indextables.pyspark.splitcache import ENTRY_RECORD, SplitCache, SplitRef
-from indextables.pyspark.splitreader import SplitEntry, open_split, read_split
-from indextables.pyspark.termdict import dictionary_kind
+from indextables.search.filters import Condition
+from indextables.search.searchoptions import SearchSpec
+from indextables.search.splitcache import ENTRY_RECORD, SplitCache, SplitRef
+from indextables.search.splitreader import SplitEntry, open_split, read_split
+from indextables.search.termdict import dictionary_kind
 from indextables.storage import LocalStore
 
 GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"

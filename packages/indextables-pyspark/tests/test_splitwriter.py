@@ -18,15 +18,15 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from indextables.pyspark.convert import arrow_schema
-from indextables.pyspark.filters import Condition
-from indextables.pyspark.mapping import field_specs
-from indextables.pyspark.options import parse_indexing
-from indextables.pyspark.searchoptions import SearchSpec
-from indextables.pyspark.splitcache import SplitCache, SplitRef
-from indextables.pyspark.splitreader import SplitEntry, read_split
-from indextables.pyspark.splitwriter import SplitWriter
-from indextables.pyspark.tantivyquery import fully_indexed_columns
+from indextables.search.convert import arrow_schema
+from indextables.search.filters import Condition
+from indextables.search.mapping import field_specs
+from indextables.search.options import parse_indexing
+from indextables.search.searchoptions import SearchSpec
+from indextables.search.splitcache import SplitCache, SplitRef
+from indextables.search.splitreader import SplitEntry, read_split
+from indextables.search.splitwriter import SplitWriter
+from indextables.search.tantivyquery import fully_indexed_columns
 from indextables.storage import LocalStore
 
 SCHEMA = StructType(

@@ -9,9 +9,9 @@ from datetime import UTC, date, datetime
 import pyarrow as pa
 import pytest
 
-from indextables.pyspark.mapping import FieldKind, FieldSpec
-from indextables.pyspark.stats import StatsCollector
-from indextables.pyspark.tantivyquery import MAX_TERM_BYTES
+from indextables.search.mapping import FieldKind, FieldSpec
+from indextables.search.stats import StatsCollector
+from indextables.search.tantivyquery import MAX_TERM_BYTES
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 NEGATIVE_NAN = struct.unpack("<d", struct.pack("<Q", 0xFFF8_0000_0000_0000))[0]

@@ -18,17 +18,17 @@ import pyarrow as pa
 import pytest
 import tantivy
 
-from indextables.pyspark.conditions import Condition
-from indextables.pyspark.convert import (
+from indextables.search.conditions import Condition
+from indextables.search.convert import (
     TANTIVY_MAX_DATE,
     TANTIVY_MAX_MICROS,
     TANTIVY_MIN_DATE,
     TANTIVY_MIN_MICROS,
     documents,
 )
-from indextables.pyspark.mapping import ROW_KEY_FIELD, FieldKind, FieldSpec, create_index
-from indextables.pyspark.splitreader import SplitTraits, split_traits
-from indextables.pyspark.tantivyquery import (
+from indextables.search.mapping import ROW_KEY_FIELD, FieldKind, FieldSpec, create_index
+from indextables.search.splitreader import SplitTraits, split_traits
+from indextables.search.tantivyquery import (
     MAX_TERM_BYTES,
     contains_pattern,
     date_bounds,

@@ -40,7 +40,7 @@ if _typing.TYPE_CHECKING:  # typing names stay out of dir(itp): annotations are 
     from datetime import datetime, timedelta
     from typing import Any
 
-    from indextables.pyspark.aggspec import DateHistogram, GroupSpec, Histogram, RangeBuckets
+    from indextables.search.aggspec import DateHistogram, GroupSpec, Histogram, RangeBuckets
     from indextables.pyspark.tablewrite import WriteResult
     from pyspark.sql import DataFrame, SparkSession
 
@@ -228,7 +228,7 @@ def aggregate(
 
 def histogram(column: str, interval: int | float, *, name: str | None = None) -> Histogram:
     """A group key: ``floor(column / interval) * interval`` (see :mod:`.aggspec`)."""
-    from indextables.pyspark.aggspec import histogram as _histogram
+    from indextables.search.aggspec import histogram as _histogram
 
     return _histogram(column, interval, name=name)
 
@@ -237,14 +237,14 @@ def date_histogram(
     column: str, interval: str | timedelta, *, name: str | None = None
 ) -> DateHistogram:
     """A group key: fixed time buckets (``"1d"``, ``"6h"``, a timedelta), epoch-aligned, UTC."""
-    from indextables.pyspark.aggspec import date_histogram as _date_histogram
+    from indextables.search.aggspec import date_histogram as _date_histogram
 
     return _date_histogram(column, interval, name=name)
 
 
 def range(column: str, edges: Sequence[int | float], *, name: str | None = None) -> RangeBuckets:
     """A group key: the label of the range ``[low, high)`` between ascending ``edges``."""
-    from indextables.pyspark.aggspec import range_
+    from indextables.search.aggspec import range_
 
     return range_(column, edges, name=name)
 
@@ -277,7 +277,7 @@ def textsearch(
     spark: SparkSession, path: str, column: str, query: str, **options: Any
 ) -> DataFrame:
     """Rows whose tokenized ``column`` matches the Tantivy ``query`` (see :mod:`.searchoptions`)."""
-    from indextables.pyspark.searchoptions import textsearch as _textsearch
+    from indextables.pyspark.searchreads import textsearch as _textsearch
     from indextables.pyspark.sessionconf import session_options
 
     return _textsearch(spark, path, column, query, **session_options(spark, options))
@@ -287,7 +287,7 @@ def fieldmatch(
     spark: SparkSession, path: str, column: str, value: str, **options: Any
 ) -> DataFrame:
     """Rows whose exact (string) ``column`` equals ``value`` (see :mod:`.searchoptions`)."""
-    from indextables.pyspark.searchoptions import fieldmatch as _fieldmatch
+    from indextables.pyspark.searchreads import fieldmatch as _fieldmatch
     from indextables.pyspark.sessionconf import session_options
 
     return _fieldmatch(spark, path, column, value, **session_options(spark, options))

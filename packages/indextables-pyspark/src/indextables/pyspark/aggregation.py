@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from indextables.pyspark.aggmerge import NotExact, final_rows, merge_tables
-from indextables.pyspark.aggspec import (
+from indextables.search.aggmerge import NotExact, final_rows, merge_tables
+from indextables.search.aggspec import (
     DateHistogram,
     GroupSpec,
     Histogram,
@@ -37,12 +37,12 @@ from indextables.pyspark.aggspec import (
     parse_metrics,
 )
 from indextables.pyspark.arrowframe import arrow_dataframe
-from indextables.pyspark.convert import arrow_schema
+from indextables.search.convert import arrow_schema
 from indextables.pyspark.errors import OptionError
 from indextables.pyspark.indexplan import IndexPlan, plan, run_splits
-from indextables.pyspark.mapping import FieldKind, FieldSpec
-from indextables.pyspark.options import INDEXING
-from indextables.pyspark.splitagg import AggPlan, Level, MetricPlan, aggregate_split
+from indextables.search.mapping import FieldKind, FieldSpec
+from indextables.search.options import INDEXING
+from indextables.search.splitagg import AggPlan, Level, MetricPlan, aggregate_split
 from pyspark.sql.types import (
     ByteType,
     DataType,

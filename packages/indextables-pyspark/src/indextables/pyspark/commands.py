@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from indextables.protocol import errors as protocol_errors
 from indextables.pyspark.errors import RetentionTooShortError, SqlCommandError
 from indextables.pyspark.planguard import sweep_claims
-from indextables.pyspark.refkeys import warn_ignored
-from indextables.pyspark.tableaccess import table_handle
+from indextables.search.refkeys import warn_ignored
+from indextables.search.tableaccess import table_handle
 from pyspark.sql.types import (
     ArrayType,
     BooleanType,
@@ -156,7 +156,7 @@ def _check_values(args: Mapping[str, str]) -> None:
 
 
 def _target_size(value: str) -> int:
-    from indextables.pyspark.options import parse_size
+    from indextables.search.options import parse_size
 
     try:
         size = parse_size("TARGET SIZE", _unquote(value))
@@ -447,7 +447,8 @@ def _as_rows(result: Any, **extra: Any) -> list[dict[str, Any]]:
 
 
 def _merge(spark: SparkSession, args: dict[str, str], options: dict[str, str]) -> dict[str, Any]:
-    from indextables.pyspark.merge import DEFAULT_TARGET_SIZE, merge_settings, merge_splits
+    from indextables.pyspark.mergetasks import merge_splits
+    from indextables.search.merge import DEFAULT_TARGET_SIZE, merge_settings
 
     if "precommit" in args:
         metrics = {"status": "pending", "message": PRECOMMIT_MESSAGE}

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.mapping import field_specs
-from indextables.pyspark.options import (
+from indextables.search.mapping import field_specs
+from indextables.search.options import (
     INDEXING,
     check_option_keys,
     lower_keys,
@@ -23,11 +23,11 @@ from indextables.pyspark.options import (
     parse_read,
     parse_write,
 )
-from indextables.pyspark.partitionvalues import check_partition_types
+from indextables.search.partitionvalues import check_partition_types
 from indextables.pyspark.reader import IndexTablesReader
-from indextables.pyspark.refkeys import warn_ignored
-from indextables.pyspark.searchoptions import SearchSpec
-from indextables.pyspark.tableaccess import TableView, load_head, load_planning_view, load_view
+from indextables.search.refkeys import warn_ignored
+from indextables.search.searchoptions import SearchSpec
+from indextables.search.tableaccess import TableView, load_head, load_planning_view, load_view
 from indextables.pyspark.writer import IndexTablesWriter, WritePlan
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
@@ -124,8 +124,8 @@ def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> Wri
         OptionError: bad option values, or partitioning that contradicts the table.
         UnsupportedTypeError: a column type that cannot be indexed.
     """
-    from indextables.pyspark.merge import merge_settings
-    from indextables.pyspark.tableaccess import engine_config, table_exists
+    from indextables.search.merge import merge_settings
+    from indextables.search.tableaccess import engine_config, table_exists
 
     check_option_keys(options)
     warn_ignored(options)

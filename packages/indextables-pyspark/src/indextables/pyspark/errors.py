@@ -1,4 +1,10 @@
-"""The exception hierarchy of ``indextables.pyspark``: all derive from IndexTablesSparkError."""
+"""The exception hierarchy of ``indextables.pyspark``: all derive from IndexTablesSparkError.
+
+The split engine (``indextables.search``) defines the errors; this package raises the
+same classes, so ``IndexTablesSparkError`` is the engine's root under the name this
+package's users know. What only Spark needs lives here: SQL command errors and the
+rebuilding of an error that reached the caller wrapped in a PySpark exception.
+"""
 
 from __future__ import annotations
 
@@ -6,56 +12,57 @@ import contextlib
 import re
 from collections.abc import Iterator
 
-from indextables.protocol import errors as _protocol_errors
-from indextables.protocol.errors import CorruptFileError
+from indextables.search.errors import (
+    ArgumentError,
+    CacheDirectoryError,
+    CorruptSplitError,
+    DuplicateColumnError,
+    FieldKindError,
+    InexactDateBoundError,
+    IndexTablesSearchError,
+    NotATableError,
+    OptionError,
+    QuerySyntaxError,
+    RetentionTooShortError,
+    SplitReadError,
+    UnreadableSplitError,
+    UnsupportedTypeError,
+    VersionNotFoundError,
+    error_classes,
+)
 
+__all__ = [
+    "ArgumentError",
+    "CacheDirectoryError",
+    "CorruptSplitError",
+    "DuplicateColumnError",
+    "FieldKindError",
+    "InexactDateBoundError",
+    "IndexTablesSparkError",
+    "NotATableError",
+    "OptionError",
+    "QuerySyntaxError",
+    "RetentionTooShortError",
+    "SplitReadError",
+    "SqlCommandError",
+    "UnreadableSplitError",
+    "UnsupportedTypeError",
+    "VersionNotFoundError",
+    "from_spark_error",
+    "planning_errors",
+]
 
-class IndexTablesSparkError(Exception):
-    """Root of every error raised by indextables.pyspark.
-
-    Attributes:
-        spark_error: the PySpark exception this error was rebuilt from (see
-            :func:`from_spark_error`), else None.
-    """
-
-    spark_error: BaseException | None = None
-
-
-class OptionError(IndexTablesSparkError, ValueError):
-    """An option of the data source is missing, unknown or has a bad value."""
-
-
-class UnsupportedTypeError(IndexTablesSparkError, TypeError):
-    """A Spark column type that no IndexTables field type can hold."""
-
-
-class QuerySyntaxError(IndexTablesSparkError, ValueError):
-    """A search query string (``query``, ``textsearch``, ``fieldmatch``) does not parse."""
-
-
-class InexactDateBoundError(QuerySyntaxError):
-    """A ``query``/``textsearch`` date bound the index cannot decide exactly on some split
-    (a date field that is not fast at microsecond precision compares whole seconds)."""
-
-
-class FieldKindError(IndexTablesSparkError, ValueError):
-    """A search helper was used on a field of the wrong kind (e.g. textsearch on a string field)."""
-
-
-class NotATableError(IndexTablesSparkError, FileNotFoundError):
-    """The path given to a read holds no IndexTables transaction log."""
+#: Root of every error raised by indextables.pyspark (the engine's root, same class).
+IndexTablesSparkError = IndexTablesSearchError
 
 
 class SqlCommandError(IndexTablesSparkError, ValueError):
     """A maintenance SQL command that does not parse or cannot run."""
 
 
-class UnreadableSplitError(IndexTablesSparkError):
-    """A split this package cannot read (e.g. documents stored with zstd); the message names it."""
-
-
+# A worker's traceback ends with the error's qualified class name and its message.
 _CARRIED = re.compile(
-    r"indextables\.pyspark\.errors\.(?P<name>[A-Za-z]+Error): (?P<message>[^\n]+)"
+    r"indextables\.(?:pyspark|search)\.errors\.(?P<name>[A-Za-z]+Error): (?P<message>[^\n]+)"
 )
 
 
@@ -75,27 +82,17 @@ def from_spark_error(error: BaseException) -> IndexTablesSparkError | None:
     """
     if isinstance(error, IndexTablesSparkError):
         return error
+    kinds = error_classes()
     found = None
     for match in _CARRIED.finditer(str(error)):
-        kind = _BY_NAME.get(match.group("name"))
-        if kind is not None:
+        kind = kinds.get(match.group("name"))
+        if kind is None:
+            continue
+        try:
             found = kind(match.group("message"))
+        except TypeError:  # a class built from more than a message (CorruptSplitError)
+            continue
     return found
-
-
-_BY_NAME: dict[str, type[IndexTablesSparkError]] = {
-    kind.__name__: kind
-    for kind in (
-        OptionError,
-        UnsupportedTypeError,
-        QuerySyntaxError,
-        InexactDateBoundError,
-        FieldKindError,
-        NotATableError,
-        SqlCommandError,
-        UnreadableSplitError,
-    )
-}
 
 
 @contextlib.contextmanager
@@ -114,60 +111,3 @@ def planning_errors() -> Iterator[None]:
             raise
         ours.spark_error = error
         raise ours from None
-
-
-class SplitReadError(IndexTablesSparkError, ValueError):
-    """A split that cannot be read: damaged bytes, a Tantivy error or panic while opening or
-    searching it. The message names the split and the local split cache entry read.
-
-    Attributes:
-        split: the split's path relative to the table root, when known.
-        entry: the split cache entry (a local directory) that was read, when known.
-    """
-
-    split: str | None = None
-    entry: str | None = None
-
-
-class CorruptSplitError(SplitReadError, CorruptFileError):
-    """A split whose bundle (footer, file table, length or term dictionaries) is damaged."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        CorruptFileError.__init__(self, path, problem)
-        self.split = path
-
-
-class CacheDirectoryError(IndexTablesSparkError, OSError):
-    """The local split cache directory (``spark.indextables.cache.directoryPath``) cannot be
-    used: not a directory, read-only, full, or writable by other users. The message names the
-    setting and the path."""
-
-
-_BY_NAME.update({kind.__name__: kind for kind in (SplitReadError, CacheDirectoryError)})
-
-
-class VersionNotFoundError(IndexTablesSparkError, _protocol_errors.VersionNotFoundError):
-    """A ``versionAsOf``/``timestampAsOf`` (or ``version=``/``timestamp=``) the table
-    cannot reach: never written, or its log purged. Also the protocol's
-    ``VersionNotFoundError`` (and a ``LookupError``)."""
-
-
-class RetentionTooShortError(IndexTablesSparkError, _protocol_errors.RetentionTooShortError):
-    """A PURGE retention below the 24 h safety minimum (the message names the key that
-    lifts it). Also the protocol's ``RetentionTooShortError`` (and a ``ValueError``)."""
-
-
-_BY_NAME.update({kind.__name__: kind for kind in (VersionNotFoundError, RetentionTooShortError)})
-
-
-class DuplicateColumnError(IndexTablesSparkError, ValueError):
-    """Columns (or fields of one struct) whose names differ only in case: Spark's
-    ``COLUMN_ALREADY_EXISTS``; the index keys its fields case-insensitively."""
-
-
-class ArgumentError(IndexTablesSparkError, TypeError, ValueError):
-    """A public function's argument has the wrong type or an out-of-range value;
-    the message names the argument."""
-
-
-_BY_NAME.update({kind.__name__: kind for kind in (DuplicateColumnError, ArgumentError)})

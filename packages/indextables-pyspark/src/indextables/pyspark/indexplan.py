@@ -22,25 +22,25 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from indextables.pyspark.conditions import Condition, translate_predicate
+from indextables.search.conditions import Condition, translate_predicate
 from indextables.pyspark.datasource import FORMAT, IndexTablesDataSource, make_reader, table_schema
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.filters import may_match_file
-from indextables.pyspark.indexexact import partition_holds, where_conjuncts
-from indextables.pyspark.livesplits import LiveSplit
+from indextables.search.filters import may_match_file
+from indextables.search.indexexact import partition_holds, where_conjuncts
+from indextables.search.livesplits import LiveSplit
 from indextables.pyspark.localsearch import (
     parse_placement,
     pinned_read_options,
     search_read_options,
 )
-from indextables.pyspark.mapping import FieldSpec, specs_from_doc_mapping
-from indextables.pyspark.options import ReadOptions, parse_read
-from indextables.pyspark.partitionprune import partition_predicate
+from indextables.search.mapping import FieldSpec, specs_from_doc_mapping
+from indextables.search.options import ReadOptions, parse_read
+from indextables.search.partitionprune import partition_predicate
 from indextables.pyspark.reader import single_value_columns, stat_fields, view_fields
-from indextables.pyspark.searchoptions import SearchSpec
-from indextables.pyspark.splitcache import SplitCache
-from indextables.pyspark.splitreader import SplitEntry
-from indextables.pyspark.tableaccess import load_view, open_table_store
+from indextables.search.searchoptions import SearchSpec
+from indextables.search.splitcache import SplitCache
+from indextables.search.splitreader import SplitEntry
+from indextables.search.tableaccess import load_view, open_table_store
 from pyspark.sql.types import DataType, StructType
 
 if TYPE_CHECKING:

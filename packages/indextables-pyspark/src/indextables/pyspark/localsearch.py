@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from indextables.pyspark.arrowframe import arrow_dataframe
-from indextables.pyspark.conditions import translate_predicate
+from indextables.search.conditions import translate_predicate
 from indextables.pyspark.datasource import (
     FORMAT,
     IndexTablesDataSource,
@@ -38,11 +38,11 @@ from indextables.pyspark.datasource import (
     table_schema,
 )
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.options import PREFIX, lower_keys, parse_int, parse_read
+from indextables.search.options import PREFIX, lower_keys, parse_int, parse_read
 from indextables.pyspark.reader import IndexTablesReader
-from indextables.pyspark.splitcache import SplitCache
-from indextables.pyspark.splitreader import SplitEntry, read_split
-from indextables.pyspark.tableaccess import TableView, load_head, open_table_store
+from indextables.search.splitcache import SplitCache
+from indextables.search.splitreader import SplitEntry, read_split
+from indextables.search.tableaccess import TableView, load_head, open_table_store
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -18,16 +18,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
-from indextables.pyspark.merge import (
+from indextables.search.merge import (
     MergeGroup,
     MergeOutcome,
     commit_outcomes,
     plan_groups,
     run_in_process,
 )
-from indextables.pyspark.options import OnWriteOptions
+from indextables.search.options import OnWriteOptions
 from indextables.pyspark.planguard import sweep_claims
-from indextables.pyspark.tableaccess import TableView, load_view, table_handle
+from indextables.search.tableaccess import TableView, load_view, table_handle
 
 _LOG = logging.getLogger(__name__)
 

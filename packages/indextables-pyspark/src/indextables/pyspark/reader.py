@@ -27,18 +27,19 @@ from typing import Any
 import pyarrow as pa
 
 from indextables.protocol.predicates import Predicate
-from indextables.pyspark.conditions import Condition, translate_all
-from indextables.pyspark.filters import file_matcher
-from indextables.pyspark.livesplits import LiveSplit, prune_entries, split_doc_mappings
-from indextables.pyspark.mapping import FieldKind, FieldSpec, field_specs, specs_from_doc_mapping
-from indextables.pyspark.options import ReadOptions, parse_indexing
-from indextables.pyspark.partitionprune import partition_predicate
+from indextables.pyspark.sparkfilters import translate_all
+from indextables.search.conditions import Condition
+from indextables.search.filters import file_matcher
+from indextables.search.livesplits import LiveSplit, prune_entries, split_doc_mappings
+from indextables.search.mapping import FieldKind, FieldSpec, field_specs, specs_from_doc_mapping
+from indextables.search.options import ReadOptions, parse_indexing
+from indextables.search.partitionprune import partition_predicate
 from indextables.pyspark.planguard import is_reused, new_token
-from indextables.pyspark.pruning import stats_predicate
-from indextables.pyspark.searchoptions import SearchSpec, validate, whole_second_dates
-from indextables.pyspark.splitcache import SplitCache
-from indextables.pyspark.splitreader import SplitEntry, read_split
-from indextables.pyspark.tableaccess import TableView, load_view, open_table_store
+from indextables.search.pruning import stats_predicate
+from indextables.search.searchoptions import SearchSpec, validate, whole_second_dates
+from indextables.search.splitcache import SplitCache
+from indextables.search.splitreader import SplitEntry, read_split
+from indextables.search.tableaccess import TableView, load_view, open_table_store
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 from pyspark.sql.types import DataType, FloatType, StructType
 

@@ -65,7 +65,7 @@ def session_options(
         >>> spark.conf.set("spark.indextables.aws.region", "eu-west-1")  # doctest: +SKIP
         >>> spark.read.format("indextables").options(**session_options(spark))  # doctest: +SKIP
     """
-    from indextables.pyspark.options import check_option_keys
+    from indextables.search.options import check_option_keys
 
     given = {str(k): str(v) for k, v in (options or {}).items()}
     check_option_keys(given)

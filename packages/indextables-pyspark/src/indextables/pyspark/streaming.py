@@ -22,14 +22,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from indextables.pyspark.livesplits import select_splits, split_paths
-from indextables.pyspark.options import lower_keys, parse_read
+from indextables.search.livesplits import select_splits, split_paths
+from indextables.search.options import lower_keys, parse_read
 from indextables.pyspark.planguard import new_token
 from indextables.pyspark.reader import ReadTask
-from indextables.pyspark.searchoptions import SearchSpec
-from indextables.pyspark.splitcache import SplitCache
-from indextables.pyspark.splitreader import read_split
-from indextables.pyspark.tableaccess import load_view, open_table_store, table_handle
+from indextables.search.searchoptions import SearchSpec
+from indextables.search.splitcache import SplitCache
+from indextables.search.splitreader import read_split
+from indextables.search.tableaccess import load_view, open_table_store, table_handle
 from indextables.pyspark.writer import SplitsMessage, WritePlan
 from pyspark.sql.datasource import (
     DataSourceStreamReader,
@@ -112,7 +112,7 @@ class IndexTablesStreamWriter(DataSourceStreamWriter):
         """Commit the adds and the batch id in one version, unless the id is recorded already."""
         import dataclasses
 
-        from indextables.pyspark.tableaccess import commit_write, table_exists
+        from indextables.search.tableaccess import commit_write, table_exists
 
         key = f"indextables.streaming.{self.writer_id}.batchid"
         if not table_exists(self.plan.uri, self.plan.options):
@@ -140,7 +140,7 @@ class IndexTablesStreamWriter(DataSourceStreamWriter):
 
 
 def _as_batches(iterator: Iterator[Any], plan: WritePlan) -> Iterator[pa.RecordBatch]:
-    from indextables.pyspark.convert import arrow_schema
+    from indextables.search.convert import arrow_schema
 
     target = arrow_schema(plan.schema)
     rows: list[dict[str, Any]] = []

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from indextables.pyspark.datasource import FORMAT
 from indextables.pyspark.errors import OptionError, planning_errors
-from indextables.pyspark.merge import run_as_tasks
+from indextables.pyspark.mergetasks import run_as_tasks
 from indextables.pyspark.onwrite import OnWriteResult, after_write
-from indextables.pyspark.options import ON_WRITE_DEFERRED, parse_on_write
-from indextables.pyspark.tableaccess import load_view
+from indextables.search.options import ON_WRITE_DEFERRED, parse_on_write
+from indextables.search.tableaccess import load_view
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

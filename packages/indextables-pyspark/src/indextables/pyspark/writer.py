@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from indextables.protocol.actions import AddAction
-from indextables.pyspark.mapping import FieldSpec
-from indextables.pyspark.options import OnWriteOptions, WriteOptions
-from indextables.pyspark.splitwriter import SplitWriter
-from indextables.pyspark.tableaccess import commit_write, open_table_store
+from indextables.search.mapping import FieldSpec
+from indextables.search.options import OnWriteOptions, WriteOptions
+from indextables.search.splitwriter import SplitWriter
+from indextables.search.tableaccess import commit_write, open_table_store
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 

@@ -1,0 +1,73 @@
+"""MERGE SPLITS as Spark tasks: one task per merge group (the engine plans and commits)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from indextables.search.merge import (
+    DEFAULT_TARGET_SIZE,
+    MergeGroup,
+    MergeOutcome,
+    merge_group,
+    merge_table,
+)
+from indextables.search.tableaccess import TableView
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["merge_splits", "run_as_tasks"]
+
+
+def merge_splits(
+    spark: SparkSession,
+    uri: str,
+    *,
+    options: Mapping[str, str] | None = None,
+    target_size: int = DEFAULT_TARGET_SIZE,
+    where: str | None = None,
+    max_groups: int | None = None,
+    max_sources: int | None = None,
+) -> dict[str, Any]:
+    """Run MERGE SPLITS on the table at ``uri`` with its groups as Spark tasks."""
+    return merge_table(
+        uri,
+        run=functools.partial(run_as_tasks, spark),
+        options=options,
+        target_size=target_size,
+        where=where,
+        max_groups=max_groups,
+        max_sources=max_sources,
+    )
+
+
+def run_as_tasks(
+    spark: SparkSession,
+    uri: str,
+    options: Mapping[str, str],
+    view: TableView,
+    groups: Sequence[MergeGroup],
+    *,
+    job_group: str | None = None,
+) -> list[MergeOutcome]:
+    """Merge ``groups`` as Spark tasks, one task per group.
+
+    With ``job_group``, the jobs run in that Spark job group; the calling
+    thread's own group and description are restored afterwards.
+    """
+    args = (uri, dict(options), view.schema_json, view.partition_columns)
+    context = spark.sparkContext
+    previous = context.getLocalProperty("spark.jobGroup.id")
+    description = context.getLocalProperty("spark.job.description")
+    if job_group is not None:
+        context.setJobGroup(job_group, f"indextables merge of {uri}")
+    try:
+        rdd = context.parallelize(list(groups), len(groups))
+        outcomes: list[MergeOutcome] = rdd.map(lambda g: merge_group(*args, g)).collect()
+    finally:
+        if job_group is not None:
+            context.setLocalProperty("spark.jobGroup.id", previous)  # type: ignore[arg-type]
+            context.setLocalProperty("spark.job.description", description)  # type: ignore[arg-type]
+    return outcomes

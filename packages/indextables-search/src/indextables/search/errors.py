@@ -1,0 +1,111 @@
+"""The exception hierarchy of ``indextables.search``: all derive from IndexTablesSearchError.
+
+``indextables.pyspark`` raises the same classes (its root, ``IndexTablesSparkError``, is
+this root under the name its users know), so one ``except`` serves both packages.
+"""
+
+from __future__ import annotations
+
+from indextables.protocol import errors as _protocol_errors
+from indextables.protocol.errors import CorruptFileError
+
+
+class IndexTablesSearchError(Exception):
+    """Root of every error raised by indextables.search (and indextables.pyspark).
+
+    Attributes:
+        spark_error: when raised through Spark, the PySpark exception this error was
+            rebuilt from (``indextables.pyspark.errors.from_spark_error``), else None.
+    """
+
+    spark_error: BaseException | None = None
+
+
+class OptionError(IndexTablesSearchError, ValueError):
+    """An option of the data source is missing, unknown or has a bad value."""
+
+
+class UnsupportedTypeError(IndexTablesSearchError, TypeError):
+    """A Spark column type that no IndexTables field type can hold."""
+
+
+class QuerySyntaxError(IndexTablesSearchError, ValueError):
+    """A search query string (``query``, ``textsearch``, ``fieldmatch``) does not parse."""
+
+
+class InexactDateBoundError(QuerySyntaxError):
+    """A ``query``/``textsearch`` date bound the index cannot decide exactly on some split
+    (a date field that is not fast at microsecond precision compares whole seconds)."""
+
+
+class FieldKindError(IndexTablesSearchError, ValueError):
+    """A search helper was used on a field of the wrong kind (e.g. textsearch on a string field)."""
+
+
+class NotATableError(IndexTablesSearchError, FileNotFoundError):
+    """The path given to a read holds no IndexTables transaction log."""
+
+
+class UnreadableSplitError(IndexTablesSearchError):
+    """A split this package cannot read (e.g. documents stored with zstd); the message names it."""
+
+
+class SplitReadError(IndexTablesSearchError, ValueError):
+    """A split that cannot be read: damaged bytes, a Tantivy error or panic while opening or
+    searching it. The message names the split and the local split cache entry read.
+
+    Attributes:
+        split: the split's path relative to the table root, when known.
+        entry: the split cache entry (a local directory) that was read, when known.
+    """
+
+    split: str | None = None
+    entry: str | None = None
+
+
+class CorruptSplitError(SplitReadError, CorruptFileError):
+    """A split whose bundle (footer, file table, length or term dictionaries) is damaged."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        CorruptFileError.__init__(self, path, problem)
+        self.split = path
+
+
+class CacheDirectoryError(IndexTablesSearchError, OSError):
+    """The local split cache directory (``spark.indextables.cache.directoryPath``) cannot be
+    used: not a directory, read-only, full, or writable by other users. The message names the
+    setting and the path."""
+
+
+class VersionNotFoundError(IndexTablesSearchError, _protocol_errors.VersionNotFoundError):
+    """A ``versionAsOf``/``timestampAsOf`` (or ``version=``/``timestamp=``) the table
+    cannot reach: never written, or its log purged. Also the protocol's
+    ``VersionNotFoundError`` (and a ``LookupError``)."""
+
+
+class RetentionTooShortError(IndexTablesSearchError, _protocol_errors.RetentionTooShortError):
+    """A PURGE retention below the 24 h safety minimum (the message names the key that
+    lifts it). Also the protocol's ``RetentionTooShortError`` (and a ``ValueError``)."""
+
+
+class DuplicateColumnError(IndexTablesSearchError, ValueError):
+    """Columns (or fields of one struct) whose names differ only in case: Spark's
+    ``COLUMN_ALREADY_EXISTS``; the index keys its fields case-insensitively."""
+
+
+class ArgumentError(IndexTablesSearchError, TypeError, ValueError):
+    """A public function's argument has the wrong type or an out-of-range value;
+    the message names the argument."""
+
+
+def error_classes() -> dict[str, type[IndexTablesSearchError]]:
+    """Every concrete error class of this package by name (rebuilding errors carried as text)."""
+    found: dict[str, type[IndexTablesSearchError]] = {}
+    pending: list[type[IndexTablesSearchError]] = [IndexTablesSearchError]
+    while pending:
+        kind = pending.pop()
+        for sub in kind.__subclasses__():
+            if sub.__module__.startswith("indextables."):
+                found.setdefault(sub.__name__, sub)
+                pending.append(sub)
+    return found
