@@ -36,8 +36,8 @@ import pyarrow as pa
 import tantivy
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from indextables.pyspark.sparktypes import arrow_schema
 from indextables.search import splitwriter
-from indextables.search.convert import arrow_schema
 from indextables.search.mapping import field_specs, specs_from_doc_mapping, tantivy_schema
 from indextables.search.options import parse_indexing
 from indextables.search.splitcache import SplitCache, SplitRef

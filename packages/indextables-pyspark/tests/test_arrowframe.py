@@ -31,7 +31,7 @@ from pyspark.sql.types import (
 
 from indextables.pyspark import arrowframe
 from indextables.pyspark.arrowframe import arrow_dataframe
-from indextables.search.convert import arrow_schema
+from indextables.pyspark.sparktypes import arrow_schema
 
 SCHEMA = StructType(
     [

@@ -32,14 +32,14 @@ from pyspark.sql.types import (
 )
 
 from indextables.protocol.splitbundle import read_split_footer
-from indextables.search import splitcache
-from indextables.search.convert import arrow_schema
 from indextables.pyspark.counting import count_split
 from indextables.pyspark.errors import (
     CacheDirectoryError,
     IndexTablesSparkError,
     SplitReadError,
 )
+from indextables.pyspark.sparktypes import arrow_schema
+from indextables.search import splitcache
 from indextables.search.filters import Condition
 from indextables.search.mapping import field_specs
 from indextables.search.options import parse_indexing
@@ -80,7 +80,7 @@ def _rows(first: int = 0) -> list[dict[str, Any]]:
 def _write(root: Path, count: int = 1) -> tuple[LocalStore, list[SplitEntry]]:
     """A table directory with ``count`` splits written by this package (ids 1000 apart)."""
     store = LocalStore(str(root))
-    specs = field_specs(SCHEMA, parse_indexing(OPTIONS), partition_columns=())
+    specs = field_specs(arrow_schema(SCHEMA), parse_indexing(OPTIONS), partition_columns=())
     entries = []
     for number in range(count):
         writer = SplitWriter(store, specs, (), heap_size=20 << 20, batch_size=1000)
@@ -126,7 +126,9 @@ def _reading(
     entry: SplitEntry, search: SearchSpec, conditions: tuple[Condition, ...]
 ) -> Callable[[str], Iterator[pa.RecordBatch]]:
     def read(directory: str) -> Iterator[pa.RecordBatch]:
-        return read_split(directory, entry, SCHEMA, search=search, conditions=conditions)
+        return read_split(
+            directory, entry, arrow_schema(SCHEMA), search=search, conditions=conditions
+        )
 
     return read
 
@@ -248,7 +250,9 @@ def test_a_read_failing_on_a_damaged_entry_fetches_it_again_without_repeating_ro
 
     def read(directory: str) -> Iterator[pa.RecordBatch]:
         attempts.append(directory)
-        batches = read_split(directory, entry, SCHEMA, search=SearchSpec(), conditions=())
+        batches = read_split(
+            directory, entry, arrow_schema(SCHEMA), search=SearchSpec(), conditions=()
+        )
         for number, batch in enumerate(batches):
             yield batch
             if len(attempts) == 1 and number == 0:

@@ -274,7 +274,7 @@ def test_indexed_everywhere_counts_values_against_indexed_terms(tmp_path: Path) 
     import pyarrow as pa
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-    from indextables.search.convert import arrow_schema
+    from indextables.pyspark.sparktypes import arrow_schema
     from indextables.search.indexexact import indexed_everywhere
     from indextables.search.mapping import field_specs, specs_from_doc_mapping
     from indextables.search.options import parse_indexing
@@ -286,7 +286,7 @@ def test_indexed_everywhere_counts_values_against_indexed_terms(tmp_path: Path) 
 
     schema = StructType([StructField("id", LongType()), StructField("host", StringType())])
     specs = field_specs(
-        schema, parse_indexing({"spark.indextables.indexing.fastfields": "id,host"})
+        arrow_schema(schema), parse_indexing({"spark.indextables.indexing.fastfields": "id,host"})
     )
     answers = []
     for name, values in (("short", ["x", "", None]), ("long", ["x", "y" * (MAX_TERM_BYTES + 1)])):

@@ -22,13 +22,14 @@ from pyspark.sql.types import (
 )
 
 from indextables.protocol.state import FileEntry
+from indextables.pyspark.sparkfilters import translate
+from indextables.pyspark.sparktypes import arrow_schema
 from indextables.search.filters import (
     Condition,
     may_match_file,
     stats_predicate,
     translate_predicate,
 )
-from indextables.pyspark.sparkfilters import translate
 from indextables.search.mapping import FieldKind, FieldSpec
 
 FIELDS = {
@@ -196,7 +197,7 @@ _SCHEMA = StructType(
     ],
 )
 def test_translate_predicate(where: str, conditions: tuple[Condition, ...]) -> None:
-    assert translate_predicate(where, _SCHEMA) == conditions
+    assert translate_predicate(where, arrow_schema(_SCHEMA)) == conditions
 
 
 # -- the engine's stats filter never prunes a split may_match_file keeps ------------

@@ -22,6 +22,7 @@ from pyspark.sql.types import (
 )
 
 from indextables.pyspark.errors import OptionError
+from indextables.pyspark.sparktypes import arrow_schema
 from indextables.search.mapping import (
     FieldKind,
     FieldSpec,
@@ -47,7 +48,7 @@ SCHEMA = StructType(
 
 
 def specs_for(options: dict[str, str]) -> dict[str, FieldSpec]:
-    return {s.name: s for s in field_specs(SCHEMA, parse_indexing(options))}
+    return {s.name: s for s in field_specs(arrow_schema(SCHEMA), parse_indexing(options))}
 
 
 def build(tmp_path: Path, options: dict[str, str], rows: list[dict[str, Any]]) -> tantivy.Index:
@@ -179,7 +180,7 @@ def test_token_length_does_not_apply_to_raw_or_en_stem_fields() -> None:
 
 def test_limited_tokenizer_names_round_trip_through_the_doc_mapping() -> None:
     specs = field_specs(
-        SCHEMA,
+        arrow_schema(SCHEMA),
         parse_indexing({P + "typemap.text": "title", P + "tokenLength.title": "100"}),
     )
     text = doc_mapping_json(specs)

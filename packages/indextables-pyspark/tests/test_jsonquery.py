@@ -16,7 +16,8 @@ import pytest
 import tantivy
 from pyspark.sql import datasource as ds
 
-from indextables.search.conditions import Condition, translate
+from indextables.pyspark.sparkfilters import translate
+from indextables.search.conditions import Condition
 from indextables.search.convert import documents
 from indextables.search.jsonquery import json_path_query
 from indextables.search.mapping import FieldKind, FieldSpec, create_index

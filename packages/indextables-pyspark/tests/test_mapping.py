@@ -23,6 +23,7 @@ from pyspark.sql.types import (
 )
 
 from indextables.pyspark.errors import OptionError, UnsupportedTypeError
+from indextables.pyspark.sparktypes import arrow_schema
 from indextables.search.mapping import (
     ROW_KEY_FIELD,
     FieldKind,
@@ -44,7 +45,7 @@ GOLDEN_SCHEMA = StructType(
 
 
 def test_default_mapping_is_the_reference_doc_mapping(expected: Any) -> None:
-    specs = field_specs(GOLDEN_SCHEMA, parse_indexing({}))
+    specs = field_specs(arrow_schema(GOLDEN_SCHEMA), parse_indexing({}))
     golden = expected("01_single_write")["liveFiles"][0]["docMappingJson"]
     assert doc_mapping_json(specs) == golden
 
@@ -54,7 +55,9 @@ def test_typemap_text_and_tokenizer_options() -> None:
         "spark.indextables.indexing.typemap.text": "text",
         "spark.indextables.indexing.tokenizer.text": "en_stem",
     }
-    spec = {s.name: s for s in field_specs(GOLDEN_SCHEMA, parse_indexing(options))}["text"]
+    spec = {s.name: s for s in field_specs(arrow_schema(GOLDEN_SCHEMA), parse_indexing(options))}[
+        "text"
+    ]
     assert (spec.kind, spec.tokenizer, spec.fast, spec.is_tokenized) == (
         FieldKind.TEXT,
         "en_stem",
@@ -70,7 +73,7 @@ def test_list_syntax_fast_store_and_index_only() -> None:
         "spark.indextables.indexing.fastfields": "Text",
     }
     schema = StructType([*GOLDEN_SCHEMA.fields, StructField("other", StringType())])
-    specs = {s.name: s for s in field_specs(schema, parse_indexing(options))}
+    specs = {s.name: s for s in field_specs(arrow_schema(schema), parse_indexing(options))}
     assert specs["text"].kind is specs["other"].kind is FieldKind.TEXT
     assert specs["text"].fast
     assert not specs["other"].fast
@@ -79,7 +82,7 @@ def test_list_syntax_fast_store_and_index_only() -> None:
 
 
 def test_doc_mapping_round_trips() -> None:
-    specs = field_specs(GOLDEN_SCHEMA, parse_indexing({}))
+    specs = field_specs(arrow_schema(GOLDEN_SCHEMA), parse_indexing({}))
     parsed = specs_from_doc_mapping(doc_mapping_json(specs))
     assert tuple(parsed.values()) == specs
     assert tantivy_schema(specs) is not None
@@ -98,7 +101,7 @@ def test_unsupported_types_are_named(data_type: object, path: str) -> None:
     """At planning, naming the column path (decimals are refused only at the top level)."""
     schema = StructType([StructField("amount", data_type)])  # type: ignore[arg-type]
     with pytest.raises(UnsupportedTypeError, match=re.escape(path)):
-        field_specs(schema, parse_indexing({}))
+        field_specs(arrow_schema(schema), parse_indexing({}))
 
 
 def test_binary_and_nested_decimals_are_accepted() -> None:
@@ -108,7 +111,7 @@ def test_binary_and_nested_decimals_are_accepted() -> None:
             StructField("s", StructType([StructField("dec", DecimalType(5, 1))])),
         ]
     )
-    specs = {s.name: s for s in field_specs(schema, parse_indexing({}))}
+    specs = {s.name: s for s in field_specs(arrow_schema(schema), parse_indexing({}))}
     assert specs["raw"].kind is FieldKind.BYTES
     assert specs["s"].kind is FieldKind.JSON
     assert json.loads(doc_mapping_json(specs.values()))[0]["type"] == "bytes"
@@ -117,7 +120,7 @@ def test_binary_and_nested_decimals_are_accepted() -> None:
 def test_the_row_key_name_is_reserved() -> None:
     schema = StructType([StructField(ROW_KEY_FIELD, StringType())])
     with pytest.raises(UnsupportedTypeError, match="reserved"):
-        field_specs(schema, parse_indexing({}))
+        field_specs(arrow_schema(schema), parse_indexing({}))
 
 
 def test_created_indexes_keep_microseconds_and_leave_store_only_text_unindexed(
@@ -125,7 +128,7 @@ def test_created_indexes_keep_microseconds_and_leave_store_only_text_unindexed(
 ) -> None:
     schema = StructType([StructField("ts", TimestampType()), StructField("t", StringType())])
     options = {"spark.indextables.indexing.storeonlyfields": "t"}
-    specs = field_specs(schema, parse_indexing(options))
+    specs = field_specs(arrow_schema(schema), parse_indexing(options))
     create_index(specs, str(tmp_path), row_key=True)
     meta = json.loads((tmp_path / "meta.json").read_text())
     entries = {e["name"]: e for e in meta["schema"]}
@@ -146,14 +149,14 @@ def test_created_indexes_keep_microseconds_and_leave_store_only_text_unindexed(
 )
 def test_bad_options_fail_with_the_key(options: dict[str, str], message: str) -> None:
     with pytest.raises(OptionError, match=message):
-        field_specs(GOLDEN_SCHEMA, parse_indexing(options))
+        field_specs(arrow_schema(GOLDEN_SCHEMA), parse_indexing(options))
 
 
 def test_nested_and_timestamp_columns_map_to_json_and_date() -> None:
     schema = StructType(
         [StructField("tags", ArrayType(StringType())), StructField("ts", TimestampType())]
     )
-    specs = {s.name: s for s in field_specs(schema, parse_indexing({}))}
+    specs = {s.name: s for s in field_specs(arrow_schema(schema), parse_indexing({}))}
     assert specs["tags"].kind is FieldKind.JSON
     assert specs["ts"].kind is FieldKind.DATE
     assert json.loads(doc_mapping_json(specs.values()))[1]["type"] == "datetime"
@@ -162,7 +165,7 @@ def test_nested_and_timestamp_columns_map_to_json_and_date() -> None:
 def test_a_doc_mapping_is_parsed_once_and_each_caller_gets_its_own_dict() -> None:
     from indextables.search import mapping
 
-    text = doc_mapping_json(field_specs(GOLDEN_SCHEMA, parse_indexing({})))
+    text = doc_mapping_json(field_specs(arrow_schema(GOLDEN_SCHEMA), parse_indexing({})))
     first = specs_from_doc_mapping(text)
     before = mapping._parsed_doc_mapping.cache_info().hits
     first.clear()  # a caller changing its dict changes nobody else's

@@ -29,6 +29,7 @@ from pyspark.sql.types import (
 
 import indextables.pyspark as itp
 from indextables.pyspark.errors import OptionError
+from indextables.pyspark.sparktypes import arrow_type
 from indextables.search.filters import Condition, may_match_file
 from indextables.search.partitionprune import partition_may_match, partition_predicate
 from indextables.search.partitionvalues import (
@@ -147,7 +148,7 @@ def test_log_strings_read_back_as_typed_values(
 
 
 def _keeps(op: str, value: str | None, data_type: Any, *operands: Any) -> bool:
-    return partition_may_match(Condition(op, "p", operands), value, data_type)
+    return partition_may_match(Condition(op, "p", operands), value, arrow_type(data_type))
 
 
 @pytest.mark.parametrize(
@@ -217,7 +218,7 @@ def test_a_null_partition_left_out_of_the_entry_is_still_a_partition_column() ->
         min_values=None,
         max_values=None,
         fields={},
-        partition_types={"p": StringType()},
+        partition_types={"p": pa.string()},
     )
     assert kept is False
 
@@ -232,7 +233,10 @@ def test_manifest_predicates_only_where_the_protocol_order_is_exact() -> None:
         Condition("=", "t", (datetime(2024, 1, 1, tzinfo=UTC),)),
         Condition("in", "i", (7, 8)),
     ]
-    assert partition_predicate(conditions, ["s", "d", "t", "i"], types) == p.In("i", ("7", "8"))
+    arrow_types = {k: arrow_type(v) for k, v in types.items()}
+    assert partition_predicate(conditions, ["s", "d", "t", "i"], arrow_types) == p.In(
+        "i", ("7", "8")
+    )
     # Bounds over "2x", "5", "10" in the protocol's order are [10, 10]: "2x" is outside.
     bounds = {"s": _bounds("10", "10")}
     assert p.EqualTo("s", "2x").may_match(bounds) is False  # why strings are never passed

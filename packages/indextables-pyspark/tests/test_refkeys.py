@@ -39,7 +39,7 @@ def test_ignored_keys_warn_once_naming_the_key_not_the_value(
         "spark.indextables.indexWritr.heapSize": "100M",
         "path": "/tmp/t",
     }
-    with caplog.at_level(logging.WARNING, logger="indextables.pyspark"):
+    with caplog.at_level(logging.WARNING, logger="indextables.search"):
         warned = warn_ignored(options)
         again = warn_ignored(options)
     assert warned == [

@@ -23,8 +23,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from indextables.search.convert import arrow_schema
 from indextables.pyspark.errors import FieldKindError, QuerySyntaxError
+from indextables.pyspark.sparktypes import arrow_schema
 from indextables.search.filters import Condition
 from indextables.search.mapping import field_specs
 from indextables.search.options import parse_indexing
@@ -101,7 +101,7 @@ def _write(
     tmp_path: Path, options: dict[str, str], rows: list[dict[str, Any]], schema: StructType = SCHEMA
 ) -> Any:
     store = LocalStore(str(tmp_path / "table"))
-    specs = field_specs(schema, parse_indexing(options))
+    specs = field_specs(arrow_schema(schema), parse_indexing(options))
     writer = SplitWriter(store, specs, (), heap_size=20 << 20, batch_size=5)
     writer.write([pa.RecordBatch.from_pylist(rows, schema=arrow_schema(schema))])
     (add,) = writer.finish()
@@ -115,7 +115,11 @@ def _read(
 ) -> list[dict[str, Any]]:
     kwargs.setdefault("search", SearchSpec())
     kwargs.setdefault("conditions", ())
-    found = [r for b in read_split(directory, entry, schema, **kwargs) for r in b.to_pylist()]
+    found = [
+        r
+        for b in read_split(directory, entry, arrow_schema(schema), **kwargs)
+        for r in b.to_pylist()
+    ]
     return sorted(found, key=lambda r: r["id"])
 
 

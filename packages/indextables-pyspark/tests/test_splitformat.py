@@ -21,11 +21,11 @@ from indextables.protocol.splitbundle import (
     unbundle_split,
     write_split_bundle,
 )
-from indextables.search import splitwriter
-from indextables.search.convert import arrow_schema
 from indextables.pyspark.errors import UnreadableSplitError
-from indextables.search.mapping import field_specs
 from indextables.pyspark.mergetasks import merge_splits
+from indextables.pyspark.sparktypes import arrow_schema
+from indextables.search import splitwriter
+from indextables.search.mapping import field_specs
 from indextables.search.options import parse_indexing
 from indextables.search.searchoptions import SearchSpec
 from indextables.search.splitcache import SplitCache, SplitRef
@@ -131,7 +131,7 @@ def _rows(n: int) -> list[dict[str, Any]]:
 def _write(tmp_path: Path, options: dict[str, str], n: int) -> tuple[LocalStore, Any]:
     store = LocalStore(str(tmp_path / "table"))
     indexing = {"spark.indextables.indexing.typemap.message": "text", **options}
-    specs = field_specs(SCHEMA, parse_indexing(indexing))
+    specs = field_specs(arrow_schema(SCHEMA), parse_indexing(indexing))
     writer = SplitWriter(store, specs, (), heap_size=20 << 20, batch_size=1000)
     writer.write([pa.RecordBatch.from_pylist(_rows(n), schema=arrow_schema(SCHEMA))])
     (add,) = writer.finish()
@@ -207,7 +207,7 @@ def test_index_only_fields_are_searchable_in_reference_form_splits(tmp_path: Pat
         for b in read_split(
             directory,
             entry,
-            schema,
+            arrow_schema(schema),
             search=SearchSpec(field_match={"secret": "token-7"}),
             conditions=(),
         )

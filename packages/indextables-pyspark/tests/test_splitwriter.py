@@ -18,7 +18,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from indextables.search.convert import arrow_schema
+from indextables.pyspark.sparktypes import arrow_schema
 from indextables.search.filters import Condition
 from indextables.search.mapping import field_specs
 from indextables.search.options import parse_indexing
@@ -61,7 +61,7 @@ def _rows(n: int) -> list[dict[str, Any]]:
 @pytest.fixture
 def written(tmp_path: Path) -> tuple[LocalStore, list[Any]]:
     store = LocalStore(str(tmp_path / "table"))
-    specs = field_specs(SCHEMA, parse_indexing(OPTIONS), partition_columns=("day",))
+    specs = field_specs(arrow_schema(SCHEMA), parse_indexing(OPTIONS), partition_columns=("day",))
     writer = SplitWriter(store, specs, ("day",), heap_size=20 << 20, batch_size=7)
     batch = pa.RecordBatch.from_pylist(_rows(100), schema=arrow_schema(SCHEMA))
     writer.write([batch])
@@ -78,7 +78,7 @@ def _read(
         tags = tuple(add.split_tags or ())
         entry = SplitEntry(ref, add.partition_values, add.doc_mapping_json, tags)
         directory = cache.fetch(store, store.uri, ref)
-        for batch in read_split(directory, entry, SCHEMA, **kwargs):
+        for batch in read_split(directory, entry, arrow_schema(SCHEMA), **kwargs):
             rows += batch.to_pylist()
     return sorted(rows, key=lambda r: r["id"])
 
@@ -138,7 +138,7 @@ def test_search_and_conditions_are_exact_on_our_splits(
 
 def test_open_indexes_are_bounded(tmp_path: Path) -> None:
     store = LocalStore(str(tmp_path / "bounded"))
-    specs = field_specs(SCHEMA, parse_indexing(OPTIONS), partition_columns=("day",))
+    specs = field_specs(arrow_schema(SCHEMA), parse_indexing(OPTIONS), partition_columns=("day",))
     writer = SplitWriter(store, specs, ("day",), heap_size=20 << 20, batch_size=50, max_open=1)
     batch = pa.RecordBatch.from_pylist(_rows(100), schema=arrow_schema(SCHEMA))
     writer.write([batch])  # days alternate row by row: every 50-row slice holds both
@@ -165,7 +165,7 @@ def test_nested_columns_round_trip_on_both_read_paths(tmp_path: Path) -> None:
         for i in range(5)
     ]
     store = LocalStore(str(tmp_path / "nested"))
-    specs = field_specs(schema, parse_indexing({}))
+    specs = field_specs(arrow_schema(schema), parse_indexing({}))
     writer = SplitWriter(store, specs, (), heap_size=20 << 20, batch_size=10)
     writer.write([pa.RecordBatch.from_pylist(rows, schema=arrow_schema(schema))])
     (add,) = writer.finish()
@@ -174,13 +174,19 @@ def test_nested_columns_round_trip_on_both_read_paths(tmp_path: Path) -> None:
     directory = SplitCache(str(tmp_path / "cache"), 1 << 30).fetch(store, store.uri, ref)
     scanned = [
         r
-        for b in read_split(directory, entry, schema, search=SearchSpec(), conditions=())
+        for b in read_split(
+            directory, entry, arrow_schema(schema), search=SearchSpec(), conditions=()
+        )
         for r in b.to_pylist()
     ]
     searched = [
         r
         for b in read_split(
-            directory, entry, schema, search=SearchSpec(), conditions=(Condition(">=", "id", (0,)),)
+            directory,
+            entry,
+            arrow_schema(schema),
+            search=SearchSpec(),
+            conditions=(Condition(">=", "id", (0,)),),
         )
         for r in b.to_pylist()
     ]
@@ -198,7 +204,7 @@ def test_nulls_round_trip_in_batches_with_and_without_them(tmp_path: Path) -> No
     for row, number in zip(holes, range(100, 110), strict=True):
         row["id"] = number  # ids stay unique across both batches (ids are never null here)
     store = LocalStore(str(tmp_path / "table"))
-    specs = field_specs(SCHEMA, parse_indexing(OPTIONS), partition_columns=("day",))
+    specs = field_specs(arrow_schema(SCHEMA), parse_indexing(OPTIONS), partition_columns=("day",))
     writer = SplitWriter(store, specs, ("day",), heap_size=20 << 20, batch_size=100)
     batches = [
         pa.RecordBatch.from_pylist(rows, schema=arrow_schema(SCHEMA)) for rows in (full, holes)

@@ -40,8 +40,8 @@ if _typing.TYPE_CHECKING:  # typing names stay out of dir(itp): annotations are 
     from datetime import datetime, timedelta
     from typing import Any
 
-    from indextables.search.aggspec import DateHistogram, GroupSpec, Histogram, RangeBuckets
     from indextables.pyspark.tablewrite import WriteResult
+    from indextables.search.aggspec import DateHistogram, GroupSpec, Histogram, RangeBuckets
     from pyspark.sql import DataFrame, SparkSession
 
 FORMAT = "indextables"

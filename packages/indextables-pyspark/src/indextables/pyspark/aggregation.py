@@ -23,6 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from indextables.pyspark.arrowframe import arrow_dataframe
+from indextables.pyspark.errors import OptionError
+from indextables.pyspark.indexplan import IndexPlan, plan, run_splits
+from indextables.pyspark.sparktypes import arrow_schema, arrow_type
 from indextables.search.aggmerge import NotExact, final_rows, merge_tables
 from indextables.search.aggspec import (
     DateHistogram,
@@ -36,10 +40,6 @@ from indextables.search.aggspec import (
     parse_group_by,
     parse_metrics,
 )
-from indextables.pyspark.arrowframe import arrow_dataframe
-from indextables.search.convert import arrow_schema
-from indextables.pyspark.errors import OptionError
-from indextables.pyspark.indexplan import IndexPlan, plan, run_splits
 from indextables.search.mapping import FieldKind, FieldSpec
 from indextables.search.options import INDEXING
 from indextables.search.splitagg import AggPlan, Level, MetricPlan, aggregate_split
@@ -132,7 +132,9 @@ def _from_index(spark: SparkSession, index_plan: IndexPlan, agg: AggPlan) -> lis
     if any(t is None for t in tables):
         raise NotExact("a split cannot be aggregated exactly")
     merged = merge_tables(t for t in tables if t is not None)
-    integral = [isinstance(m.data_type, _INTEGRAL) for m in agg.metrics]
+    integral = [
+        m.data_type is not None and pa.types.is_signed_integer(m.data_type) for m in agg.metrics
+    ]
     return final_rows(
         merged, [m.metric for m in agg.metrics], integral=integral, grouped=bool(agg.levels)
     )
@@ -216,7 +218,7 @@ def _level(
     group: GroupSpec, data_type: DataType, partition: bool, spec: FieldSpec | None
 ) -> Level | None:
     if partition:
-        return Level(group, data_type, True) if isinstance(group, Terms) else None
+        return Level(group, arrow_type(data_type), True) if isinstance(group, Terms) else None
     if spec is None:
         return None
     kind = spec.kind
@@ -228,7 +230,7 @@ def _level(
         ok = kind is FieldKind.DATE
     else:
         ok = kind in (FieldKind.I64, FieldKind.F64)
-    return Level(group, data_type, False, kind) if ok else None
+    return Level(group, arrow_type(data_type), False, kind) if ok else None
 
 
 def _metric_plan(index_plan: IndexPlan, metric: Metric, partitions: set[str]) -> MetricPlan | None:
@@ -242,14 +244,14 @@ def _metric_plan(index_plan: IndexPlan, metric: Metric, partitions: set[str]) ->
         )
     if metric.column.lower() in partitions:
         partition_count = metric.fn is MetricFn.COUNT
-        return MetricPlan(metric, data_type, True) if partition_count else None
+        return MetricPlan(metric, arrow_type(data_type), True) if partition_count else None
     spec = _fast_spec(index_plan.fields, metric.column, f"metric {metric.name!r}")
     if spec is None:
         return None
     if metric.fn is MetricFn.COUNT:
-        return MetricPlan(metric, data_type, False, spec.kind)
+        return MetricPlan(metric, arrow_type(data_type), False, spec.kind)
     if spec.kind in (FieldKind.I64, FieldKind.F64):
-        return MetricPlan(metric, data_type, False, spec.kind)
+        return MetricPlan(metric, arrow_type(data_type), False, spec.kind)
     return None  # min/max of strings, dates, booleans: Spark
 
 

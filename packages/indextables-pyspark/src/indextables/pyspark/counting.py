@@ -17,12 +17,12 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from indextables.pyspark.indexplan import IndexPlan, plan, run_splits, split_fields
 from indextables.search.aggmerge import NotExact
 from indextables.search.casenotice import notice_case_mismatch
 from indextables.search.conditions import Condition
 from indextables.search.indexexact import count as index_count
 from indextables.search.indexexact import exact_query, split_fully_indexed
-from indextables.pyspark.indexplan import IndexPlan, plan, run_splits, split_fields
 from indextables.search.searchoptions import SearchSpec
 from indextables.search.splitreader import SplitEntry, open_split, split_traits
 

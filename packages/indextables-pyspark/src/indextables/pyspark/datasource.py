@@ -13,6 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from indextables.pyspark.errors import OptionError
+from indextables.pyspark.reader import IndexTablesReader
+from indextables.pyspark.sparktypes import arrow_schema
+from indextables.pyspark.writer import IndexTablesWriter, WritePlan
 from indextables.search.mapping import field_specs
 from indextables.search.options import (
     INDEXING,
@@ -24,11 +27,9 @@ from indextables.search.options import (
     parse_write,
 )
 from indextables.search.partitionvalues import check_partition_types
-from indextables.pyspark.reader import IndexTablesReader
 from indextables.search.refkeys import warn_ignored
 from indextables.search.searchoptions import SearchSpec
 from indextables.search.tableaccess import TableView, load_head, load_planning_view, load_view
-from indextables.pyspark.writer import IndexTablesWriter, WritePlan
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
 
@@ -141,7 +142,9 @@ def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> Wri
     if existing is not None:
         write = _check_against_table(write, existing, schema)
     _check_partitions(write.partition_columns, schema)
-    specs = field_specs(schema, parse_indexing(merged), partition_columns=write.partition_columns)
+    specs = field_specs(
+        arrow_schema(schema), parse_indexing(merged), partition_columns=write.partition_columns
+    )
     configuration = {k: v for k, v in merged.items() if k.startswith(INDEXING)}
     read_version = existing.version if existing is not None else None
     return WritePlan(
@@ -196,7 +199,7 @@ def _check_partitions(columns: tuple[str, ...], schema: StructType) -> None:
         )
     if columns and len(columns) >= len(names):
         raise OptionError("partitionBy cannot name every column: nothing would be indexed")
-    check_partition_types(columns, schema)
+    check_partition_types(columns, arrow_schema(schema))
 
 
 def _check_against_table(write: Any, table: TableView, schema: StructType) -> Any:

@@ -22,21 +22,24 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from indextables.search.conditions import Condition, translate_predicate
+import pyarrow as pa
+
 from indextables.pyspark.datasource import FORMAT, IndexTablesDataSource, make_reader, table_schema
 from indextables.pyspark.errors import OptionError
-from indextables.search.filters import may_match_file
-from indextables.search.indexexact import partition_holds, where_conjuncts
-from indextables.search.livesplits import LiveSplit
 from indextables.pyspark.localsearch import (
     parse_placement,
     pinned_read_options,
     search_read_options,
 )
+from indextables.pyspark.reader import single_value_columns, stat_fields, view_fields
+from indextables.pyspark.sparktypes import arrow_schema, arrow_types
+from indextables.search.conditions import Condition, translate_predicate
+from indextables.search.filters import may_match_file
+from indextables.search.indexexact import partition_holds, where_conjuncts
+from indextables.search.livesplits import LiveSplit
 from indextables.search.mapping import FieldSpec, specs_from_doc_mapping
 from indextables.search.options import ReadOptions, parse_read
 from indextables.search.partitionprune import partition_predicate
-from indextables.pyspark.reader import single_value_columns, stat_fields, view_fields
 from indextables.search.searchoptions import SearchSpec
 from indextables.search.splitcache import SplitCache
 from indextables.search.splitreader import SplitEntry
@@ -153,9 +156,9 @@ def plan(
     view = source.planning_view() if where else source.view()
     schema = table_schema(view)
     reader = make_reader(read_options, view, schema)  # validates the search options
-    conditions = translate_predicate(where, schema) if where else ()
+    conditions = translate_predicate(where, arrow_schema(schema)) if where else ()
     exact = not where or len(conditions) == where_conjuncts(where)
-    types = {f.name.lower(): f.dataType for f in schema.fields}
+    types = arrow_types(schema)
     partitions = {c.lower() for c in view.partition_columns}
     on_partitions = tuple(c for c in conditions if c.column.lower() in partitions)
     splits = _planned_splits(reader, view.partition_columns, on_partitions, conditions, types)
@@ -183,7 +186,7 @@ def _planned_splits(
     partition_columns: Sequence[str],
     on_partitions: Sequence[Condition],
     conditions: Sequence[Condition],
-    types: Mapping[str, DataType],
+    types: Mapping[str, pa.DataType],
 ) -> tuple[PlannedSplit, ...]:
     view = reader.view
     part_types = {c.lower(): types[c.lower()] for c in partition_columns if c.lower() in types}

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from indextables.pyspark.arrowframe import arrow_dataframe
-from indextables.search.conditions import translate_predicate
 from indextables.pyspark.datasource import (
     FORMAT,
     IndexTablesDataSource,
@@ -38,8 +37,10 @@ from indextables.pyspark.datasource import (
     table_schema,
 )
 from indextables.pyspark.errors import OptionError
-from indextables.search.options import PREFIX, lower_keys, parse_int, parse_read
 from indextables.pyspark.reader import IndexTablesReader
+from indextables.pyspark.sparktypes import arrow_schema
+from indextables.search.conditions import translate_predicate
+from indextables.search.options import PREFIX, lower_keys, parse_int, parse_read
 from indextables.search.splitcache import SplitCache
 from indextables.search.splitreader import SplitEntry, read_split
 from indextables.search.tableaccess import TableView, load_head, open_table_store
@@ -204,7 +205,7 @@ def _local(
     schema = table_schema(view)
     reader = make_reader(read_options, view, schema)
     if where:
-        reader.conditions = translate_predicate(where, schema)
+        reader.conditions = translate_predicate(where, arrow_schema(schema))
     entries = [entry for task in reader.partitions() for entry in task.splits]
     auto = placement.mode == "auto"
     if auto and len(entries) > placement.local_max_splits:
@@ -248,7 +249,7 @@ def _collect(
                 functools.partial(
                     read_split,
                     entry=entries[i],
-                    schema=reader.schema,
+                    schema=arrow_schema(reader.schema),
                     search=reader.search,
                     conditions=reader.conditions,
                 ),

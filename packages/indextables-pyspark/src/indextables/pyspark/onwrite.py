@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
+from indextables.pyspark.planguard import sweep_claims
 from indextables.search.merge import (
     MergeGroup,
     MergeOutcome,
@@ -26,7 +27,6 @@ from indextables.search.merge import (
     run_in_process,
 )
 from indextables.search.options import OnWriteOptions
-from indextables.pyspark.planguard import sweep_claims
 from indextables.search.tableaccess import TableView, load_view, table_handle
 
 _LOG = logging.getLogger(__name__)

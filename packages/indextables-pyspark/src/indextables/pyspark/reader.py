@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import logging
 import sys
 import time
@@ -27,15 +26,17 @@ from typing import Any
 import pyarrow as pa
 
 from indextables.protocol.predicates import Predicate
+from indextables.pyspark.planguard import is_reused, new_token
 from indextables.pyspark.sparkfilters import translate_all
+from indextables.pyspark.sparktypes import arrow_schema
 from indextables.search.conditions import Condition
 from indextables.search.filters import file_matcher
 from indextables.search.livesplits import LiveSplit, prune_entries, split_doc_mappings
 from indextables.search.mapping import FieldKind, FieldSpec, field_specs, specs_from_doc_mapping
 from indextables.search.options import ReadOptions, parse_indexing
 from indextables.search.partitionprune import partition_predicate
-from indextables.pyspark.planguard import is_reused, new_token
 from indextables.search.pruning import stats_predicate
+from indextables.search.schemajson import arrow_schema as table_arrow_schema
 from indextables.search.searchoptions import SearchSpec, validate, whole_second_dates
 from indextables.search.splitcache import SplitCache
 from indextables.search.splitreader import SplitEntry, read_split
@@ -122,7 +123,9 @@ class IndexTablesReader(DataSourceReader):
         self.search = search
         self.conditions: tuple[Condition, ...] = ()
         if not search.is_empty:
-            validate(search, view_fields(view), whole_dates=whole_second_dates(schema))
+            validate(
+                search, view_fields(view), whole_dates=whole_second_dates(arrow_schema(schema))
+            )
 
     def __getstate__(self) -> dict[str, Any]:
         # Spark pickles the reader into every task; the split list travels in the
@@ -141,13 +144,13 @@ class IndexTablesReader(DataSourceReader):
         self.__dict__.update(state)
 
     @property
-    def _partition_types(self) -> dict[str, DataType]:
-        """Spark types of the partition columns, by lowercase name."""
+    def _partition_types(self) -> dict[str, pa.DataType]:
+        """Types of the partition columns, by lowercase name."""
         columns = {c.lower() for c in self.view.partition_columns}
         if not columns:
             return {}
-        schema = StructType.fromJson(json.loads(self.view.schema_json))
-        return {f.name.lower(): f.dataType for f in schema.fields if f.name.lower() in columns}
+        schema = table_arrow_schema(self.view.schema_json)
+        return {f.name.lower(): f.type for f in schema if f.name.lower() in columns}
 
     def push_filters(self, filters: list[Filter]) -> Iterator[Filter]:
         """Keep translatable filters for pruning and Tantivy queries; hand all back to Spark."""
@@ -242,7 +245,7 @@ class IndexTablesReader(DataSourceReader):
                 functools.partial(
                     read_split,
                     entry=entry,
-                    schema=self.schema,
+                    schema=arrow_schema(self.schema),
                     search=self.search,
                     conditions=conditions,
                 ),
@@ -290,7 +293,7 @@ def view_fields(view: TableView) -> dict[str, Any]:
     if not mappings:
         # No split yet: the field kinds follow from the schema and the indexing options
         # recorded in the table configuration at creation.
-        schema = StructType.fromJson(json.loads(view.schema_json))
+        schema = table_arrow_schema(view.schema_json)
         indexing = parse_indexing(view.configuration)
         specs = field_specs(schema, indexing, partition_columns=view.partition_columns)
         return {s.name.lower(): s for s in specs}

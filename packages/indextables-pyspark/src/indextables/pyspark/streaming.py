@@ -22,15 +22,16 @@ from typing import Any
 
 import pyarrow as pa
 
-from indextables.search.livesplits import select_splits, split_paths
-from indextables.search.options import lower_keys, parse_read
 from indextables.pyspark.planguard import new_token
 from indextables.pyspark.reader import ReadTask
+from indextables.pyspark.sparktypes import arrow_schema
+from indextables.pyspark.writer import SplitsMessage, WritePlan
+from indextables.search.livesplits import select_splits, split_paths
+from indextables.search.options import lower_keys, parse_read
 from indextables.search.searchoptions import SearchSpec
 from indextables.search.splitcache import SplitCache
 from indextables.search.splitreader import read_split
 from indextables.search.tableaccess import load_view, open_table_store, table_handle
-from indextables.pyspark.writer import SplitsMessage, WritePlan
 from pyspark.sql.datasource import (
     DataSourceStreamReader,
     DataSourceStreamWriter,
@@ -87,7 +88,11 @@ class IndexTablesStreamReader(DataSourceStreamReader):
                 entry.ref,
                 lambda: store,
                 functools.partial(
-                    read_split, entry=entry, schema=self.schema, search=SearchSpec(), conditions=()
+                    read_split,
+                    entry=entry,
+                    schema=arrow_schema(self.schema),
+                    search=SearchSpec(),
+                    conditions=(),
                 ),
             )
 
@@ -140,7 +145,7 @@ class IndexTablesStreamWriter(DataSourceStreamWriter):
 
 
 def _as_batches(iterator: Iterator[Any], plan: WritePlan) -> Iterator[pa.RecordBatch]:
-    from indextables.search.convert import arrow_schema
+    from indextables.pyspark.sparktypes import arrow_schema
 
     target = arrow_schema(plan.schema)
     rows: list[dict[str, Any]] = []

@@ -1,4 +1,4 @@
-"""SQL ``where`` strings -> :class:`Condition` records (Spark's filters: ``indextables.pyspark.sparkfilters``).
+"""SQL ``where`` strings -> :class:`Condition` records (Spark filters: ``pyspark.sparkfilters``).
 
 A condition describes a *superset* of the rows its filter keeps: the reader
 hands every filter back to Spark as unhandled, so Spark always re-checks the
@@ -15,19 +15,9 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from pyspark.sql.types import (
-    BooleanType,
-    ByteType,
-    DataType,
-    DateType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    ShortType,
-    StringType,
-    StructType,
-)
+import pyarrow as pa
+
+from indextables.search import columntypes as ct
 
 __all__ = [
     "COMPARISONS",
@@ -58,10 +48,10 @@ class Condition:
     path: tuple[str, ...] = ()
 
 
-def translate_predicate(where: str, schema: StructType) -> tuple[Condition, ...]:
+def translate_predicate(where: str, schema: pa.Schema) -> tuple[Condition, ...]:
     """Conditions for the AND-ed simple comparisons of a SQL ``where`` string.
 
-    Literals are typed by the column's Spark type, as Spark itself would
+    Literals are typed by the column's type, as Spark itself would
     compare them; a conjunct whose literal does not convert exactly, a
     timestamp (Spark reads those in the session time zone), a numeric-looking
     literal on a string column (Spark may compare it as a number), and
@@ -87,7 +77,7 @@ def translate_predicate(where: str, schema: StructType) -> tuple[Condition, ...]
         root = p.parse_predicate(where)
     except ProtocolError:
         return ()
-    types = {f.name.lower(): f.dataType for f in schema.fields}
+    types = {f.name.lower(): f.type for f in schema}
     out: list[Condition] = []
     for part in _conjuncts(root):
         condition = _condition_of(part, types)
@@ -132,7 +122,7 @@ def _conjuncts(node: Any) -> Iterator[Any]:
         yield node
 
 
-def _condition_of(node: Any, types: Mapping[str, DataType]) -> Condition | None:
+def _condition_of(node: Any, types: Mapping[str, pa.DataType]) -> Condition | None:
     from indextables.protocol import predicates as p
 
     negated = isinstance(node, p.Not) and isinstance(node.child, p.EqualTo)
@@ -144,7 +134,7 @@ def _condition_of(node: Any, types: Mapping[str, DataType]) -> Condition | None:
     if isinstance(target, p.IsNull | p.IsNotNull):
         return Condition("null" if isinstance(target, p.IsNull) else "notnull", column)
     if isinstance(target, p.StartsWith):
-        is_string = isinstance(data_type, StringType)
+        is_string = ct.is_string(data_type)
         return Condition("prefix", column, (target.prefix,)) if is_string else None
     texts = target.values if isinstance(target, p.In) else (getattr(target, "value", None),)
     values = tuple(_typed_literal(t, data_type) for t in texts)
@@ -163,26 +153,25 @@ _PREDICATE_OPS = {
     "GreaterThan": ">",
     "GreaterThanOrEqual": ">=",
 }
-_INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
 _ISO_DATE = re.compile(r"\d{4}-\d\d-\d\d")
 _NUMERIC_TEXT = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 
 
-def _typed_literal(text: Any, data_type: DataType) -> Any:
+def _typed_literal(text: Any, data_type: pa.DataType) -> Any:
     """``text`` as the Python value Spark would compare with a ``data_type`` column, or None."""
     if not isinstance(text, str):
         return None
     try:
-        if isinstance(data_type, StringType):
+        if ct.is_string(data_type):
             return None if _NUMERIC_TEXT.match(text) else text
-        if isinstance(data_type, _INTEGRAL):
+        if ct.is_integral(data_type):
             return int(text)
-        if isinstance(data_type, FloatType | DoubleType):
+        if ct.is_floating(data_type):
             value = float(text)
             return value if math.isfinite(value) else None
-        if isinstance(data_type, BooleanType):
+        if ct.is_boolean(data_type):
             return {"true": True, "false": False}.get(text.lower())
-        if isinstance(data_type, DateType):
+        if ct.is_date(data_type):
             # Python also reads "20240101" and "2024-W01-1"; Spark's cast does not.
             return date.fromisoformat(text) if _ISO_DATE.fullmatch(text) else None
     except ValueError:

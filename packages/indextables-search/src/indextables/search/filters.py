@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
+import pyarrow as pa
+
 from indextables.protocol.predicates import Predicate
 from indextables.protocol.statsfilter import bounds_of
 from indextables.search.conditions import (
@@ -30,7 +32,6 @@ from indextables.search.mapping import FieldSpec
 from indextables.search.partitionprune import partition_may_match, partition_predicate
 from indextables.search.pruning import stats_node, stats_predicate
 from indextables.search.tantivyquery import conjunction, to_query
-from pyspark.sql.types import DataType
 
 __all__ = [
     "COMPARISONS",
@@ -79,7 +80,7 @@ def file_matcher(
     partition_columns: Collection[str],
     fields: Mapping[str, FieldSpec],
     single_columns: Collection[str] = frozenset(),
-    partition_types: Mapping[str, DataType] | None = None,
+    partition_types: Mapping[str, pa.DataType] | None = None,
 ) -> FileMatcher:
     """The check of :func:`may_match_file` for splits of ``partition_columns``, built once.
 
@@ -116,7 +117,7 @@ def may_match_file(
     max_values: Mapping[str, str] | None,
     fields: Mapping[str, FieldSpec],
     single_columns: Collection[str] = frozenset(),
-    partition_types: Mapping[str, DataType] | None = None,
+    partition_types: Mapping[str, pa.DataType] | None = None,
 ) -> bool:
     """False only when a split's partition values or min/max statistics prove no row matches.
 

@@ -26,6 +26,7 @@ import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
+import pyarrow as pa
 import tantivy
 
 from indextables.search.aggmerge import NotExact
@@ -36,7 +37,6 @@ from indextables.search.partitionprune import condition_holds
 from indextables.search.partitionvalues import spark_value
 from indextables.search.searchoptions import SearchSpec, build_query
 from indextables.search.tantivyquery import FULLY_INDEXED_TAG, fully_indexed_columns, to_query
-from pyspark.sql.types import DataType
 
 __all__ = ["count", "exact_query", "nan_free", "partition_holds", "where_conjuncts"]
 
@@ -63,7 +63,7 @@ def where_conjuncts(where: str) -> int:
 
 
 def partition_holds(
-    condition: Condition, value: str | None, data_type: DataType | None
+    condition: Condition, value: str | None, data_type: pa.DataType | None
 ) -> bool | None:
     """Whether ``condition`` holds on a split whose partition value is ``value``.
 

@@ -1,4 +1,4 @@
-"""Spark values inside JSON fields: the searchable form written, and the typed value read back.
+"""Nested values inside JSON fields: the searchable form written, and the typed value read back.
 
 Structs, arrays and maps are indexed as Tantivy JSON fields. The form written
 follows the reference's conventions so the same queries work on both
@@ -25,21 +25,9 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from pyspark.sql.types import (
-    ArrayType,
-    BinaryType,
-    BooleanType,
-    DataType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    MapType,
-    StringType,
-    StructType,
-    TimestampNTZType,
-    TimestampType,
-)
+import pyarrow as pa
+
+from indextables.search import columntypes as ct
 
 # JSON fields must hold objects: arrays are wrapped under this key (as the reference does).
 ARRAY_KEY = "_values"
@@ -55,11 +43,11 @@ class JsonValueError(ValueError):
     """A value that cannot be written to a JSON field (the message names the column)."""
 
 
-def to_json_field(data_type: DataType, value: Any, *, column: str) -> dict[str, Any]:
+def to_json_field(data_type: pa.DataType, value: Any, *, column: str) -> dict[str, Any]:
     """The JSON object indexed for one non-null value of a struct/array/map/json-string column."""
-    if isinstance(data_type, StringType):
+    if ct.is_string(data_type):
         return _json_text(value)
-    if isinstance(data_type, ArrayType):
+    if ct.is_list(data_type):
         return {ARRAY_KEY: to_json(data_type, value)}
     encoded = to_json(data_type, value)
     if not isinstance(encoded, dict):
@@ -79,49 +67,49 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def to_json(data_type: DataType, value: Any) -> Any:
+def to_json(data_type: pa.DataType, value: Any) -> Any:
     """The searchable JSON form of one value of ``data_type`` (None stays None)."""
     if value is None:
         return None
-    if isinstance(data_type, StructType):
-        return {f.name: to_json(f.dataType, value[f.name]) for f in data_type.fields}
-    if isinstance(data_type, ArrayType):
-        return [to_json(data_type.elementType, v) for v in value]
-    if isinstance(data_type, MapType):
+    if ct.is_struct(data_type):
+        return {f.name: to_json(f.type, value[f.name]) for f in ct.fields_of(data_type)}
+    if ct.is_list(data_type):
+        return [to_json(data_type.value_type, v) for v in value]
+    if ct.is_map(data_type):
         pairs = value.items() if isinstance(value, dict) else value
-        return {map_key(data_type.keyType, k): to_json(data_type.valueType, v) for k, v in pairs}
+        return {map_key(data_type.key_type, k): to_json(data_type.item_type, v) for k, v in pairs}
     return _scalar_to_json(data_type, value)
 
 
-def _scalar_to_json(data_type: DataType, value: Any) -> Any:
-    if isinstance(data_type, (DoubleType, FloatType)):
+def _scalar_to_json(data_type: pa.DataType, value: Any) -> Any:
+    if ct.is_floating(data_type):
         if math.isnan(value):
             return "NaN"
         return value if math.isfinite(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(data_type, DateType):
+    if ct.is_date(data_type):
         return (date_time(value) - _EPOCH) // _MILLI
-    if isinstance(data_type, (TimestampType, TimestampNTZType)):
+    if pa.types.is_timestamp(data_type):
         return (date_time(value) - _EPOCH) // _MILLI
-    if isinstance(data_type, BinaryType):
+    if ct.is_binary(data_type):
         return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(data_type, DecimalType):
+    if ct.is_decimal(data_type):
         return float(value)
     return value
 
 
-def map_key(key_type: DataType, key: Any) -> str:
+def map_key(key_type: pa.DataType, key: Any) -> str:
     """A map key as a JSON object key (JSON keys are strings)."""
-    if isinstance(key_type, StringType):
+    if ct.is_string(key_type):
         return str(key)
-    if isinstance(key_type, BooleanType):
+    if ct.is_boolean(key_type):
         return "true" if key else "false"
-    if isinstance(key_type, DateType):
+    if ct.is_date(key_type):
         return str(key.isoformat())
-    if isinstance(key_type, (TimestampType, TimestampNTZType)):
+    if pa.types.is_timestamp(key_type):
         return date_time(key).isoformat()
-    if isinstance(key_type, (DoubleType, FloatType)):
+    if ct.is_floating(key_type):
         return repr(float(key))
-    if isinstance(key_type, (StructType, ArrayType, MapType, BinaryType)):
+    if ct.is_nested(key_type) or ct.is_binary(key_type):
         return json.dumps(to_json(key_type, key), sort_keys=True)
     return str(key)
 
@@ -133,70 +121,70 @@ def date_time(value: date | datetime) -> datetime:
     return datetime(value.year, value.month, value.day, tzinfo=UTC)
 
 
-def from_json(data_type: DataType, value: Any) -> Any:
+def from_json(data_type: pa.DataType, value: Any) -> Any:
     """A Spark value rebuilt from the stored JSON form (ours or the reference's)."""
     if value is None:
         return None
-    if isinstance(data_type, StructType):
+    if ct.is_struct(data_type):
         if not isinstance(value, dict):
             return None
-        return {f.name: from_json(f.dataType, value.get(f.name)) for f in data_type.fields}
-    if isinstance(data_type, ArrayType):
+        return {f.name: from_json(f.type, value.get(f.name)) for f in ct.fields_of(data_type)}
+    if ct.is_list(data_type):
         if isinstance(value, dict):
             value = value.get(ARRAY_KEY)
         if not isinstance(value, list):
             return None
-        return [from_json(data_type.elementType, v) for v in value]
-    if isinstance(data_type, MapType):
+        return [from_json(data_type.value_type, v) for v in value]
+    if ct.is_map(data_type):
         return _map_from_json(data_type, value)
     return _scalar_from_json(data_type, value)
 
 
-def _map_from_json(data_type: MapType, value: Any) -> list[tuple[Any, Any]] | None:
+def _map_from_json(data_type: pa.MapType, value: Any) -> list[tuple[Any, Any]] | None:
     if not isinstance(value, dict):
         return None
     if set(value) == {ARRAY_KEY} and value[ARRAY_KEY] == []:
         return []  # how older versions of this package wrote an empty map
     return [
-        (_key_from_json(data_type.keyType, k), from_json(data_type.valueType, v))
+        (_key_from_json(data_type.key_type, k), from_json(data_type.item_type, v))
         for k, v in value.items()
     ]
 
 
-def _key_from_json(key_type: DataType, key: str) -> Any:
-    if isinstance(key_type, StringType):
+def _key_from_json(key_type: pa.DataType, key: str) -> Any:
+    if ct.is_string(key_type):
         return key
-    if isinstance(key_type, (StructType, ArrayType, MapType, BinaryType)):
+    if ct.is_nested(key_type) or ct.is_binary(key_type):
         return from_json(key_type, json.loads(key))
-    if isinstance(key_type, BooleanType):
+    if ct.is_boolean(key_type):
         return key == "true"
-    if isinstance(key_type, DateType):
+    if ct.is_date(key_type):
         return date.fromisoformat(key[:10])
-    if isinstance(key_type, (TimestampType, TimestampNTZType)):
+    if pa.types.is_timestamp(key_type):
         return _scalar_from_json(key_type, key)
-    if isinstance(key_type, (DoubleType, FloatType, DecimalType)):
+    if ct.is_floating(key_type) or ct.is_decimal(key_type):
         return _scalar_from_json(key_type, key)
     return int(key)
 
 
-def _scalar_from_json(data_type: DataType, value: Any) -> Any:
-    if isinstance(data_type, StringType):
+def _scalar_from_json(data_type: pa.DataType, value: Any) -> Any:
+    if ct.is_string(data_type):
         return _string_from_json(value)
-    if isinstance(data_type, (DoubleType, FloatType)):
+    if ct.is_floating(data_type):
         return (
             _NON_FINITE[value] if isinstance(value, str) and value in _NON_FINITE else float(value)
         )
-    if isinstance(data_type, DateType):
+    if ct.is_date(data_type):
         return _instant(value).date()
-    if isinstance(data_type, TimestampType):
+    if ct.is_timestamp(data_type):
         return _instant(value)
-    if isinstance(data_type, TimestampNTZType):
+    if ct.is_timestamp_ntz(data_type):
         return _instant(value).replace(tzinfo=None)
-    if isinstance(data_type, BinaryType):
+    if ct.is_binary(data_type):
         return value if isinstance(value, bytes) else _binary(str(value))
-    if isinstance(data_type, DecimalType):
+    if ct.is_decimal(data_type):
         return _decimal(data_type, value)
-    if isinstance(data_type, BooleanType):
+    if ct.is_boolean(data_type):
         return bool(value)
     return int(value)
 
@@ -233,7 +221,7 @@ def _instant(value: Any) -> datetime:
     return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _decimal(data_type: DecimalType, value: Any) -> Decimal | None:
+def _decimal(data_type: pa.Decimal128Type, value: Any) -> Decimal | None:
     try:
         return Decimal(str(value)).quantize(Decimal(1).scaleb(-data_type.scale))
     except InvalidOperation:

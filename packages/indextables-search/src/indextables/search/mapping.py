@@ -1,4 +1,4 @@
-"""Spark schema -> IndexTables field specs -> Tantivy schema and doc mapping JSON.
+"""Table schema (Arrow) -> IndexTables field specs -> Tantivy schema and doc mapping JSON.
 
 One :class:`FieldSpec` per non-partition column decides how the column is
 indexed. The doc mapping JSON is what the transaction log records per split
@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+import pyarrow as pa
 import tantivy
 
+from indextables.search import columntypes as ct
 from indextables.search.errors import OptionError, UnsupportedTypeError
 from indextables.search.options import DEFAULT_TOKEN_LENGTH, IndexingOptions
 from indextables.search.refkeys import warn_once
@@ -27,25 +29,6 @@ from indextables.search.tokenizers import (
     open_index,
     split_limit,
     with_limit,
-)
-from pyspark.sql.types import (
-    ArrayType,
-    BinaryType,
-    BooleanType,
-    ByteType,
-    DataType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    MapType,
-    ShortType,
-    StringType,
-    StructType,
-    TimestampNTZType,
-    TimestampType,
 )
 
 
@@ -63,21 +46,20 @@ class FieldKind(Enum):
     BYTES = "bytes"
 
 
-_INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
-_FLOATING = (FloatType, DoubleType)
-_TEMPORAL = (DateType, TimestampType, TimestampNTZType)
-_NESTED = (StructType, MapType, ArrayType)
-# Types a struct, array or map may hold at any depth (their exact values live in the
-# split's Arrow copy; the JSON field indexes a searchable form of them).
-_NESTED_LEAVES = (
-    StringType,
-    *_INTEGRAL,
-    *_FLOATING,
-    BooleanType,
-    *_TEMPORAL,
-    BinaryType,
-    DecimalType,
-)
+def _nested_leaf(t: pa.DataType) -> bool:
+    """Types a struct, array or map may hold at any depth (their exact values live in the
+    split's Arrow copy; the JSON field indexes a searchable form of them)."""
+    return (
+        ct.is_string(t)
+        or ct.is_integral(t)
+        or ct.is_floating(t)
+        or ct.is_boolean(t)
+        or ct.is_temporal(t)
+        or ct.is_binary(t)
+        or ct.is_decimal(t)
+    )
+
+
 # A hidden fast field in every split this package writes: the position of the
 # document's row in the split's Arrow copy (see convert.row_key). Not a column.
 ROW_KEY_FIELD = "__indextables_row"
@@ -156,68 +138,68 @@ class FieldSpec:
         return dict(sorted(entry.items()))
 
 
-def default_kind(name: str, data_type: DataType) -> FieldKind:
-    """The field kind a Spark type maps to when no typemap option overrides it.
+def default_kind(name: str, data_type: pa.DataType) -> FieldKind:
+    """The field kind a column type maps to when no typemap option overrides it.
 
     Raises:
         UnsupportedTypeError: for types no field kind can hold (decimal, intervals, ...),
             at the top level or inside a struct, array or map.
     """
-    if isinstance(data_type, BooleanType):
+    if ct.is_boolean(data_type):
         return FieldKind.BOOL
-    if isinstance(data_type, _INTEGRAL):
+    if ct.is_integral(data_type):
         return FieldKind.I64
-    if isinstance(data_type, _FLOATING):
+    if ct.is_floating(data_type):
         return FieldKind.F64
-    if isinstance(data_type, _TEMPORAL):
+    if ct.is_temporal(data_type):
         return FieldKind.DATE
-    if isinstance(data_type, StringType):
+    if ct.is_string(data_type):
         return FieldKind.STRING
-    if isinstance(data_type, BinaryType):
+    if ct.is_binary(data_type):
         return FieldKind.BYTES
-    if isinstance(data_type, _NESTED):
+    if ct.is_nested(data_type):
         _check_nested(name, data_type)
         return FieldKind.JSON
     raise UnsupportedTypeError(
-        f"column {name!r} has type {data_type.simpleString()!r}, which IndexTables cannot index; "
+        f"column {name!r} has type {ct.type_name(data_type)!r}, which IndexTables cannot index; "
         "supported: string, binary, integral and floating types, boolean, date, timestamp, "
         "timestamp_ntz, and structs, arrays and maps of these (decimals too inside them)"
     )
 
 
-def _check_nested(path: str, data_type: DataType) -> None:
+def _check_nested(path: str, data_type: pa.DataType) -> None:
     """Refuse a nested type holding a leaf type that cannot be stored, naming its path."""
-    if isinstance(data_type, StructType):
-        for child in data_type.fields:
-            _check_nested(f"{path}.{child.name}", child.dataType)
-    elif isinstance(data_type, ArrayType):
-        _check_nested(f"{path}[]", data_type.elementType)
-    elif isinstance(data_type, MapType):
-        _check_nested(f"{path}.<key>", data_type.keyType)
-        _check_nested(f"{path}.<value>", data_type.valueType)
-    elif not isinstance(data_type, _NESTED_LEAVES):
+    if ct.is_struct(data_type):
+        for child in ct.fields_of(data_type):
+            _check_nested(f"{path}.{child.name}", child.type)
+    elif ct.is_list(data_type):
+        _check_nested(f"{path}[]", data_type.value_type)
+    elif ct.is_map(data_type):
+        _check_nested(f"{path}.<key>", data_type.key_type)
+        _check_nested(f"{path}.<value>", data_type.item_type)
+    elif not _nested_leaf(data_type):
         raise UnsupportedTypeError(
-            f"column path {path!r} has type {data_type.simpleString()!r}, which IndexTables "
+            f"column path {path!r} has type {ct.type_name(data_type)!r}, which IndexTables "
             "cannot store inside a struct, array or map; supported there: string, binary, "
             "integral, floating and decimal types, boolean, date, timestamp, timestamp_ntz"
         )
 
 
-def _check_override(name: str, data_type: DataType, kind: FieldKind) -> None:
+def _check_override(name: str, data_type: pa.DataType, kind: FieldKind) -> None:
     allowed = {
-        FieldKind.STRING: isinstance(data_type, StringType),
-        FieldKind.TEXT: isinstance(data_type, StringType),
-        FieldKind.IP: isinstance(data_type, StringType),
-        FieldKind.JSON: isinstance(data_type, (*_NESTED, StringType)),
+        FieldKind.STRING: ct.is_string(data_type),
+        FieldKind.TEXT: ct.is_string(data_type),
+        FieldKind.IP: ct.is_string(data_type),
+        FieldKind.JSON: ct.is_nested(data_type) or ct.is_string(data_type),
     }
     if not allowed.get(kind, False):
         raise OptionError(
             f"option spark.indextables.indexing.typemap.{name}={kind.value!r} does not fit "
-            f"column {name!r} of type {data_type.simpleString()!r}"
+            f"column {name!r} of type {ct.type_name(data_type)!r}"
         )
 
 
-def field_spec(name: str, data_type: DataType, options: IndexingOptions) -> FieldSpec:
+def field_spec(name: str, data_type: pa.DataType, options: IndexingOptions) -> FieldSpec:
     """Decide how one column is indexed, applying the typemap/fast/store/index/tokenizer options."""
     key = name.lower()
     kind = default_kind(name, data_type)
@@ -264,7 +246,7 @@ def _is_fast(key: str, kind: FieldKind, options: IndexingOptions) -> bool:
 
 
 def field_specs(
-    schema: StructType, options: IndexingOptions, *, partition_columns: Sequence[str] = ()
+    schema: pa.Schema, options: IndexingOptions, *, partition_columns: Sequence[str] = ()
 ) -> tuple[FieldSpec, ...]:
     """Field specs of every non-partition column of ``schema``.
 
@@ -273,16 +255,14 @@ def field_specs(
         OptionError: an option names a column that does not exist or does not fit.
     """
     parts = {c.lower() for c in partition_columns}
-    if any(f.name.lower() == ROW_KEY_FIELD for f in schema.fields):
+    if any(f.name.lower() == ROW_KEY_FIELD for f in schema):
         raise UnsupportedTypeError(
             f"column name {ROW_KEY_FIELD!r} is reserved by IndexTables; rename the column"
         )
     specs = tuple(
-        field_spec(f.name, f.dataType, options)
-        for f in schema.fields
-        if f.name.lower() not in parts
+        field_spec(f.name, f.type, options) for f in schema if f.name.lower() not in parts
     )
-    _check_named_fields(options, {f.name.lower() for f in schema.fields})
+    _check_named_fields(options, {f.name.lower() for f in schema})
     return specs
 
 

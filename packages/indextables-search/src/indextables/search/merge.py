@@ -19,7 +19,9 @@ import functools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import pyarrow as pa
 
 from indextables.protocol.actions import AddAction, RemoveAction
 from indextables.search.errors import OptionError
@@ -33,6 +35,7 @@ from indextables.search.options import (
     parse_size,
     parse_write,
 )
+from indextables.search.schemajson import arrow_schema
 from indextables.search.searchoptions import SearchSpec
 from indextables.search.splitcache import SplitCache
 from indextables.search.splitreader import SplitEntry, read_split
@@ -43,7 +46,6 @@ from indextables.search.tableaccess import (
     open_table_store,
     table_handle,
 )
-from pyspark.sql.types import StructType
 
 DEFAULT_TARGET_SIZE = 1 << 30
 SKIP_COOLDOWN_HOURS = 24.0
@@ -142,7 +144,7 @@ def _merge(
     partition_columns: Sequence[str],
     group: MergeGroup,
 ) -> AddAction:
-    schema = StructType.fromJson(json.loads(schema_json))
+    schema = arrow_schema(schema_json)
     first = group.splits[0].entry
     specs = tuple(specs_from_doc_mapping(first.doc_mapping_json or "[]").values())
     store = open_table_store(uri, options)
@@ -207,7 +209,7 @@ def merge_settings(options: Mapping[str, str]) -> MergeSettings:
 
 
 def _rows(
-    store: Any, uri: str, cache: SplitCache, splits: Sequence[LiveSplit], schema: StructType
+    store: Any, uri: str, cache: SplitCache, splits: Sequence[LiveSplit], schema: pa.Schema
 ) -> Iterator[Any]:
     for split in splits:
         entry: SplitEntry = split.entry

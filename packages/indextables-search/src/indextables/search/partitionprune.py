@@ -20,35 +20,23 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+
+from indextables.search import columntypes as ct
 from indextables.search.partitionvalues import log_string, spark_value
-from pyspark.sql.types import (
-    BooleanType,
-    ByteType,
-    DataType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    ShortType,
-    StringType,
-)
 
 if TYPE_CHECKING:
     from indextables.search.conditions import Condition
-
-_INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
 
 
 def partition_predicate(
     conditions: Iterable[Condition],
     partition_columns: Sequence[str],
-    types: Mapping[str, DataType] | None = None,
+    types: Mapping[str, pa.DataType] | None = None,
 ) -> Any | None:
     """A protocol predicate for manifest-level pruning (equality and IN only), or None.
 
-    ``types`` maps lowercase column names to their Spark types. The protocol
+    ``types`` maps lowercase column names to their types. The protocol
     compares partition values numerically when both sides parse as numbers,
     else as strings, and prunes manifests by bounds taken in that order. That
     order is exact only on columns whose every value is a number, or none is:
@@ -76,13 +64,15 @@ def partition_predicate(
     return _all_of(parts)
 
 
-def _manifest_strings(values: Sequence[Any], data_type: DataType | None) -> tuple[str, ...] | None:
+def _manifest_strings(
+    values: Sequence[Any], data_type: pa.DataType | None
+) -> tuple[str, ...] | None:
     """The log strings of ``values`` when the manifest order is exact for the column."""
-    if isinstance(data_type, _INTEGRAL):
+    if data_type is not None and ct.is_integral(data_type):
         fits = all(isinstance(v, int) and not isinstance(v, bool) for v in values)
-    elif isinstance(data_type, DateType):
+    elif data_type is not None and ct.is_date(data_type):
         fits = all(isinstance(v, date) and not isinstance(v, datetime) for v in values)
-    elif isinstance(data_type, BooleanType):
+    elif data_type is not None and ct.is_boolean(data_type):
         fits = all(isinstance(v, bool) for v in values)
     else:
         fits = False
@@ -104,11 +94,11 @@ def _all_of(parts: Sequence[Any]) -> Any | None:
 
 
 def partition_may_match(
-    condition: Condition, value: str | None, data_type: DataType | None = None
+    condition: Condition, value: str | None, data_type: pa.DataType | None = None
 ) -> bool:
     """False only when a split's partition value ``value`` proves ``condition`` false.
 
-    ``data_type`` is the column's Spark type; without it every type the
+    ``data_type`` is the column's type; without it every type the
     operand could be compared with is tried, and the split is kept if any
     may match.
     """
@@ -128,34 +118,31 @@ def partition_may_match(
     return results[0] is not False if results else True
 
 
-def _candidate_types(condition: Condition) -> list[DataType]:
+def _candidate_types(condition: Condition) -> list[pa.DataType]:
     """Column types a condition's operands may be compared with (for untyped callers)."""
     if condition.op in ("null", "notnull"):
-        return [StringType()]
-    found: list[DataType] = []
+        return [pa.string()]
+    found: list[pa.DataType] = []
     for operand in condition.values:
         if isinstance(operand, bool):
-            found.append(BooleanType())
+            found.append(pa.bool_())
         elif isinstance(operand, int):
-            found += [LongType(), DoubleType(), DecimalType(38, 0)]
+            found += [pa.int64(), pa.float64(), pa.decimal128(38, 0)]
         elif isinstance(operand, float):
-            found += [DoubleType(), FloatType()]
+            found += [pa.float64(), pa.float32()]
         elif isinstance(operand, Decimal):
-            found.append(DecimalType(38, 18))
+            found.append(pa.decimal128(38, 18))
         elif isinstance(operand, str):
-            found.append(StringType())
+            found.append(pa.string())
         elif isinstance(operand, date) and not isinstance(operand, datetime):
-            found.append(DateType())
+            found.append(pa.date32())
         else:
             return [_KEEP]
     return found or [_KEEP]
 
 
-class _Unknown(DataType):
-    """A type no partition value parses as: the split is kept."""
-
-
-_KEEP = _Unknown()
+# A type no partition value parses as: the split is kept.
+_KEEP = pa.null()
 
 
 def _category(value: Any) -> str | None:

@@ -34,55 +34,39 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from indextables.search import columntypes as ct
 from indextables.search.errors import OptionError
-from pyspark.sql.types import (
-    BooleanType,
-    ByteType,
-    DataType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    ShortType,
-    StringType,
-    StructType,
-    TimestampNTZType,
-    TimestampType,
-)
 
-PARTITIONABLE = (
-    StringType,
-    ByteType,
-    ShortType,
-    IntegerType,
-    LongType,
-    FloatType,
-    DoubleType,
-    BooleanType,
-    DateType,
-    TimestampType,
-    TimestampNTZType,
-    DecimalType,
-)
+
+def partitionable(t: pa.DataType) -> bool:
+    """Whether a column of this type may partition a table (it has a log string form)."""
+    return (
+        ct.is_string(t)
+        or ct.is_integral(t)
+        or ct.is_floating(t)
+        or ct.is_boolean(t)
+        or ct.is_temporal(t)
+        or ct.is_decimal(t)
+    )
+
+
 _EPOCH = datetime(1970, 1, 1)
 _EPOCH_UTC = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
 
 
-def check_partition_types(columns: Sequence[str], schema: StructType) -> None:
+def check_partition_types(columns: Sequence[str], schema: pa.Schema) -> None:
     """Refuse partition columns of types that have no partition value form.
 
     Raises:
         OptionError: naming the first such column and its type.
     """
-    types = {f.name: f.dataType for f in schema.fields}
+    types = {f.name: f.type for f in schema}
     for column in columns:
         data_type = types.get(column)
-        if data_type is not None and not isinstance(data_type, PARTITIONABLE):
+        if data_type is not None and not partitionable(data_type):
             raise OptionError(
-                f"partitionBy column {column!r} has type {data_type.simpleString()}, which "
+                f"partitionBy column {column!r} has type {ct.type_name(data_type)}, which "
                 "cannot partition a table (allowed: string, byte, short, int, long, float, "
                 "double, boolean, date, timestamp, timestamp_ntz, decimal)"
             )
@@ -282,7 +266,7 @@ def parse_timestamp(text: str, *, utc: bool) -> datetime:
     return moment
 
 
-def spark_value(text: str | None, data_type: DataType) -> Any:
+def spark_value(text: str | None, data_type: pa.DataType) -> Any:
     """The value Spark compares for a log string of a ``data_type`` column (None: null).
 
     Raises:
@@ -290,25 +274,25 @@ def spark_value(text: str | None, data_type: DataType) -> Any:
     """
     if text is None or text == "":
         return None
-    if isinstance(data_type, StringType):
+    if ct.is_string(data_type):
         return text
-    if isinstance(data_type, BooleanType):
+    if ct.is_boolean(data_type):
         return _boolean(text)
-    if isinstance(data_type, ByteType | ShortType | IntegerType | LongType):
+    if ct.is_integral(data_type):
         return int(text)
-    if isinstance(data_type, FloatType):
+    if ct.is_float32(data_type):
         return _to_float32(float(text))
-    if isinstance(data_type, DoubleType):
+    if ct.is_floating(data_type):
         return float(text)
-    if isinstance(data_type, DateType):
+    if ct.is_date(data_type):
         return date.fromisoformat(text)
-    if isinstance(data_type, TimestampType):
+    if ct.is_timestamp(data_type):
         return parse_timestamp(text, utc=True)
-    if isinstance(data_type, TimestampNTZType):
+    if ct.is_timestamp_ntz(data_type):
         return parse_timestamp(text, utc=False)
-    if isinstance(data_type, DecimalType):
+    if ct.is_decimal(data_type):
         try:
             return Decimal(text)
         except InvalidOperation as error:
             raise ValueError(text) from error
-    raise ValueError(f"no partition values of type {data_type.simpleString()}")
+    raise ValueError(f"no partition values of type {ct.type_name(data_type)}")

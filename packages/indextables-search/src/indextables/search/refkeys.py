@@ -207,7 +207,7 @@ _MOW_KEYS = (
 
 #: The reason given for a key that neither this package nor the reference reads.
 TYPO_REASON = "neither this package nor the reference reads this key (a typo?)"
-_LOG = logging.getLogger("indextables.pyspark")
+_LOG = logging.getLogger("indextables.search")
 _WARNED: set[str] = set()
 
 
@@ -256,4 +256,4 @@ def warn_once(key: str, reason: str) -> None:
     if lowered in _WARNED:
         return
     _WARNED.add(lowered)
-    _LOG.warning("%s has no effect in indextables-pyspark: %s", key, reason)
+    _LOG.warning("%s has no effect in indextables for Python: %s", key, reason)

@@ -1,7 +1,7 @@
 """A split's Arrow copy of its rows: exact values for every column Tantivy cannot hold exactly.
 
 Each split this package writes carries, beside the Tantivy files, an Arrow
-IPC file of the stored columns exactly as Spark handed them over (decimals,
+IPC file of the stored columns exactly as they were handed over (decimals,
 binary, nested values, dates of any year, float bits). Every document holds a
 hidden fast field, its *row key* (``batch << 32 | row``: the record batch and
 row of its row in that file), so a read served from search hits fetches such
@@ -21,14 +21,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from indextables.search import columntypes as ct
 from indextables.search.mapping import FieldKind, FieldSpec
-from pyspark.sql.types import (
-    ArrayType,
-    DataType,
-    DecimalType,
-    MapType,
-    StructType,
-)
 
 ROW_KEYS_METADATA = b"indextables.rowkeys"
 ROW_KEYS_LAYOUT = b"batch<<32|row"
@@ -50,11 +44,11 @@ def copy_metadata() -> dict[bytes, bytes]:
     return {ROW_KEYS_METADATA: ROW_KEYS_LAYOUT}
 
 
-def exact_in_docs(spec: FieldSpec | None, data_type: DataType) -> bool:
+def exact_in_docs(spec: FieldSpec | None, data_type: pa.DataType) -> bool:
     """True when a column's stored documents give back exactly what was written."""
     if spec is None or spec.kind not in _EXACT_IN_DOCS:
         return False
-    return not isinstance(data_type, (StructType, ArrayType, MapType, DecimalType))
+    return not (ct.is_nested(data_type) or ct.is_decimal(data_type))
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 import tantivy
 
+from indextables.search import columntypes as ct
 from indextables.search.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
 from indextables.search.datequery import (
     edge_date_literals,
@@ -36,8 +37,6 @@ from indextables.search.errors import (
     QuerySyntaxError,
 )
 from indextables.search.mapping import FieldKind, FieldSpec
-from pyspark.sql.types import DateType, StructType
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +59,10 @@ class SearchSpec:
         return not (self.query or self.text_search or self.field_match)
 
 
-def whole_second_dates(schema: StructType) -> frozenset[str]:
+def whole_second_dates(schema: pa.Schema) -> frozenset[str]:
     """Lowercase names of the ``date`` columns of ``schema``: their values are whole days,
     which second-precision date terms hold exactly."""
-    return frozenset(f.name.lower() for f in schema.fields if isinstance(f.dataType, DateType))
+    return frozenset(f.name.lower() for f in schema if ct.is_date(f.type))
 
 
 def validate(

@@ -30,8 +30,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pyarrow as pa
 import tantivy
 
+from indextables.search import columntypes as ct
 from indextables.search.aggmerge import GroupTable, NotExact, Partial, merge_tables
 from indextables.search.aggspec import (
     DateHistogram,
@@ -49,7 +51,6 @@ from indextables.search.mapping import FieldKind, FieldSpec, specs_from_doc_mapp
 from indextables.search.partitionvalues import spark_value
 from indextables.search.searchoptions import SearchSpec
 from indextables.search.splitreader import SplitEntry, open_split, split_traits
-from pyspark.sql.types import DataType, DateType
 
 __all__ = ["AggPlan", "Level", "MetricPlan", "aggregate_split"]
 
@@ -73,7 +74,7 @@ class Level:
     """
 
     spec: GroupSpec
-    data_type: DataType
+    data_type: pa.DataType
     partition: bool
     kind: FieldKind | None = None
 
@@ -90,7 +91,7 @@ class MetricPlan:
     """
 
     metric: Metric
-    data_type: DataType | None
+    data_type: pa.DataType | None
     partition: bool
     kind: FieldKind | None = None
 
@@ -467,8 +468,8 @@ def _bucket_key(level: Level, bucket: Mapping[str, Any], position: int) -> Any:
     return raw
 
 
-def _date_key(micros: int, data_type: DataType) -> Any:
-    if isinstance(data_type, DateType):
+def _date_key(micros: int, data_type: pa.DataType) -> Any:
+    if ct.is_date(data_type):
         return (_EPOCH + timedelta(microseconds=micros)).date()
     return micros
 

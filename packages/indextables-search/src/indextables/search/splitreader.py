@@ -23,7 +23,7 @@ import tantivy
 
 from indextables.search.casenotice import notice_case_mismatch
 from indextables.search.conditions import Condition
-from indextables.search.convert import arrow_schema, column_from_docs, has_clamped_dates
+from indextables.search.convert import column_from_docs, has_clamped_dates
 from indextables.search.jsonquery import json_path_query
 from indextables.search.mapping import ROW_KEY_FIELD, FieldKind, FieldSpec, specs_from_doc_mapping
 from indextables.search.partitionvalues import partition_column
@@ -33,7 +33,6 @@ from indextables.search.splitcache import SplitRef
 from indextables.search.splitwriter import ROWS_FILE
 from indextables.search.tantivyquery import conjunction, fully_indexed_columns, to_query
 from indextables.search.tokenizers import open_index
-from pyspark.sql.types import StructType
 
 BATCH_ROWS = 8192
 _FAST_NUMERIC = (FieldKind.I64, FieldKind.F64, FieldKind.BOOL)
@@ -60,12 +59,13 @@ class SplitEntry:
 def read_split(
     directory: str,
     entry: SplitEntry,
-    schema: StructType,
+    schema: pa.Schema,
     *,
     search: SearchSpec,
     conditions: Sequence[Condition],
 ) -> Iterator[pa.RecordBatch]:
-    """Search one unbundled split and yield its matching rows as Arrow batches.
+    """Search one unbundled split and yield its matching rows as Arrow batches of ``schema``
+    (the table's columns to read, partition columns included).
 
     ``directory`` is a split cache entry (:mod:`.splitcache`): its term
     dictionaries are in tantivy-py's FST form whatever form the split carries.
@@ -93,10 +93,9 @@ def read_split(
     if not hits and search.query:
         notice_case_mismatch(searcher, search.query, fields)
     addresses = sorted(hits, key=lambda a: (a.segment_ord, a.doc))
-    target = arrow_schema(schema)
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
-        yield _batch(searcher, chunk, schema, target, entry, fields, rows)
+        yield _batch(searcher, chunk, schema, entry, fields, rows)
 
 
 _OPEN_SPLITS = 16
@@ -135,21 +134,20 @@ def open_split(directory: str) -> tuple[tantivy.Index, tantivy.Searcher]:
 
 
 def _scan_rows(
-    copy: RowCopy, schema: StructType, entry: SplitEntry, fields: Mapping[str, FieldSpec]
+    copy: RowCopy, schema: pa.Schema, entry: SplitEntry, fields: Mapping[str, FieldSpec]
 ) -> Iterator[pa.RecordBatch]:
     """Every row of the split from its columnar copy (no stored-document fetches).
 
     Columns the split does not store (index-only) read as null, as they do
     from stored documents.
     """
-    target = arrow_schema(schema)
     partitions = {k.lower(): v for k, v in entry.partition_values.items()}
     with pa.memory_map(copy.path) as source:
         reader = pa.ipc.open_file(source)
         for number in range(reader.num_record_batches):
             batch = reader.get_batch(number)
             arrays = []
-            for arrow_field in target:
+            for arrow_field in schema:
                 key = arrow_field.name.lower()
                 if key in partitions:
                     column = partition_column(partitions[key], arrow_field.type, batch.num_rows)
@@ -158,7 +156,7 @@ def _scan_rows(
                 else:
                     column = pa.nulls(batch.num_rows, type=arrow_field.type)
                 arrays.append(column)
-            yield pa.RecordBatch.from_arrays(arrays, schema=target)
+            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _stored(fields: Mapping[str, FieldSpec], key: str) -> bool:
@@ -268,14 +266,13 @@ def _query(
 def _batch(
     searcher: tantivy.Searcher,
     addresses: list[tantivy.DocAddress],
-    schema: StructType,
-    target: pa.Schema,
+    schema: pa.Schema,
     entry: SplitEntry,
     fields: Mapping[str, FieldSpec],
     copy: RowCopy | None,
 ) -> pa.RecordBatch:
     partitions = {k.lower(): v for k, v in entry.partition_values.items()}
-    data_columns = [f for f in schema.fields if f.name.lower() not in partitions]
+    data_columns = [f for f in schema if f.name.lower() not in partitions]
     keyed = copy if copy is not None and copy.keyed else None
     from_copy = {
         f.name.lower()
@@ -283,7 +280,7 @@ def _batch(
         if keyed is not None
         and keyed.has(f.name)
         and _stored(fields, f.name.lower())
-        and not exact_in_docs(fields.get(f.name.lower()), f.dataType)
+        and not exact_in_docs(fields.get(f.name.lower()), f.type)
     }
     docs: list[tantivy.Document] = []
     if any(
@@ -293,29 +290,28 @@ def _batch(
         docs = [searcher.doc(a) for a in addresses]
     rows = _RowFetch(searcher, addresses, keyed, from_copy)
     arrays = []
-    for spark_field, arrow_field in zip(schema.fields, target, strict=True):
-        key = spark_field.name.lower()
+    for arrow_field in schema:
+        key = arrow_field.name.lower()
         if key in partitions:
             arrays.append(partition_column(partitions[key], arrow_field.type, len(addresses)))
         elif key in from_copy:
             arrays.append(rows.column(key).cast(arrow_field.type))
         elif docs or not addresses:
-            arrays.append(_from_docs(docs, spark_field, arrow_field, fields, rows))
+            arrays.append(_from_docs(docs, arrow_field, fields, rows))
         else:
-            values = searcher.fast_field_values(spark_field.name, addresses)
+            values = searcher.fast_field_values(arrow_field.name, addresses)
             arrays.append(pa.array(values).cast(arrow_field.type))
-    return pa.RecordBatch.from_arrays(arrays, schema=target)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _from_docs(
     docs: list[tantivy.Document],
-    spark_field: Any,
     arrow_field: pa.Field,
     fields: Mapping[str, FieldSpec],
     rows: _RowFetch,
 ) -> pa.Array:
-    spec = fields.get(spark_field.name.lower())
-    name = spark_field.name
+    spec = fields.get(arrow_field.name.lower())
+    name = arrow_field.name
     if (
         spec is not None
         and spec.kind is FieldKind.DATE
@@ -324,7 +320,7 @@ def _from_docs(
     ):
         # A date outside Tantivy's span was indexed clamped: its exact value is in the copy.
         return rows.column(name.lower()).cast(arrow_field.type)
-    return column_from_docs(docs, name, spark_field.dataType, arrow_field.type)
+    return column_from_docs(docs, name, arrow_field.type)
 
 
 class _RowFetch:

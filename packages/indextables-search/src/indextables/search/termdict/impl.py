@@ -38,7 +38,7 @@ def load(name: ImplName) -> ModuleType:
     except ImportError as exc:
         raise TermDictError(
             f"{IMPL_ENV}={name}: the compiled term-dictionary kernels are not available ({exc}); "
-            "reinstall indextables-pyspark with Cython present or use 'python'"
+            "reinstall indextables-search with Cython present or use 'python'"
         ) from exc
 
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from indextables.protocol.splitbundle import unbundle_split
-from indextables.pyspark.errors import IndexTablesSparkError
+from indextables.search.errors import IndexTablesSearchError
 from indextables.search.termdict import (
     TermDictError,
     check_sstable_term_file,
@@ -320,7 +320,7 @@ def test_rewritten_index_answers_every_term_query_the_same(
 
 
 def test_errors_belong_to_the_package_root() -> None:
-    assert issubclass(TermDictError, IndexTablesSparkError)
+    assert issubclass(TermDictError, IndexTablesSearchError)
 
 
 def test_bad_footer_crc_is_refused(twin: ModuleType, tmp_path: Path) -> None:

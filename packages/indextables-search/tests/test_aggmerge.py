@@ -18,7 +18,7 @@ from indextables.search.aggspec import (
     parse_metrics,
     range_,
 )
-from indextables.pyspark.errors import OptionError
+from indextables.search.errors import OptionError
 
 
 def _partial(values: list[int]) -> Partial:

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 import tantivy
-from pyspark.sql.types import StructType
 
 from indextables.protocol.splitbundle import SPLIT_FIELDS, parse_split_footer, unbundle_split
 from indextables.search.filters import Condition
+from indextables.search.schemajson import arrow_schema
 from indextables.search.searchoptions import SearchSpec
 from indextables.search.splitcache import ENTRY_RECORD, SplitCache, SplitRef
 from indextables.search.splitreader import SplitEntry, open_split, read_split
@@ -62,7 +62,7 @@ def _entries(name: str, oracle: dict[str, Any], cache: SplitCache) -> list[tuple
 def _read_all(
     name: str, oracle: dict[str, Any], cache: SplitCache, **kwargs: Any
 ) -> list[dict[str, Any]]:
-    schema = StructType.fromJson(json.loads(oracle["metadata"]["schemaString"]))
+    schema = arrow_schema(oracle["metadata"]["schemaString"])
     rows: list[dict[str, Any]] = []
     for directory, entry in _entries(name, oracle, cache):
         for batch in read_split(directory, entry, schema, **kwargs):

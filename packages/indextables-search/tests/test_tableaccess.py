@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from indextables.pyspark.errors import NotATableError
+from indextables.search.errors import NotATableError
 from indextables.search.tableaccess import load_head, load_planning_view, load_view
 from indextables.storage import LocalStore
 
