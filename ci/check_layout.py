@@ -34,14 +34,39 @@ def problems() -> list[str]:
     return found
 
 
-# Which packages each package may import (storage -> protocol -> avrostate -> pyspark/admin).
+# Which packages each package may import
+# (storage -> protocol -> avrostate -> search -> pyspark/admin). The engine (search)
+# never imports pyspark, the Spark adapter.
 ALLOWED: Mapping[str, frozenset[str]] = {
     "protocol": frozenset(),
     "storage": frozenset({"protocol"}),
     "avrostate": frozenset({"protocol"}),
-    "pyspark": frozenset({"protocol", "avrostate", "storage"}),
+    "search": frozenset({"protocol", "avrostate", "storage"}),
+    "pyspark": frozenset({"protocol", "avrostate", "storage", "search"}),
     "admin": frozenset({"protocol", "avrostate", "storage"}),
 }
+
+
+# Libraries a package must never import, at any depth (the engine runs without a JVM).
+FORBIDDEN: Mapping[str, frozenset[str]] = {
+    "protocol": frozenset({"pyspark", "py4j"}),
+    "storage": frozenset({"pyspark", "py4j"}),
+    "avrostate": frozenset({"pyspark", "py4j"}),
+    "search": frozenset({"pyspark", "py4j"}),
+    "admin": frozenset({"pyspark", "py4j"}),
+}
+
+
+def third_party(path: Path) -> set[str]:
+    """The top-level names of the absolute imports outside ``indextables`` in one file."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+    found.discard("indextables")
+    return found
 
 
 def source_modules() -> dict[str, Path]:
@@ -135,6 +160,9 @@ def import_problems() -> list[str]:
             if allowed is not None and other != source and other not in allowed:
                 found.append(f"{module} imports {target}: {source} may not depend on {other}")
     found += [f"import cycle: {' -> '.join(c)}" for c in _cycles(graph)]
+    for module, path in sorted(known.items()):
+        banned = FORBIDDEN.get(_package(module), frozenset()) & third_party(path)
+        found += [f"{module} imports {name}: {_package(module)} must not" for name in sorted(banned)]
     return found
 
 
