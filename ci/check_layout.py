@@ -161,8 +161,9 @@ def import_problems() -> list[str]:
                 found.append(f"{module} imports {target}: {source} may not depend on {other}")
     found += [f"import cycle: {' -> '.join(c)}" for c in _cycles(graph)]
     for module, path in sorted(known.items()):
-        banned = FORBIDDEN.get(_package(module), frozenset()) & third_party(path)
-        found += [f"{module} imports {name}: {_package(module)} must not" for name in sorted(banned)]
+        package = _package(module)
+        banned = FORBIDDEN.get(package, frozenset()) & third_party(path)
+        found += [f"{module} imports {name}: {package} must not" for name in sorted(banned)]
     return found
 
 
