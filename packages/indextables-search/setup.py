@@ -12,7 +12,7 @@ import sys
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-EXT_SOURCE = "src/indextables/search/termdict/_kernels.pyx"
+EXT_SOURCE = "src/indextables/search/splits/termdict/_kernels.pyx"
 
 
 class OptionalBuildExt(build_ext):
@@ -44,7 +44,7 @@ def extensions() -> list:  # type: ignore[type-arg]
     from setuptools import Extension
 
     ext = Extension(
-        "indextables.search.termdict._kernels", [EXT_SOURCE], extra_compile_args=["-O3"]
+        "indextables.search.splits.termdict._kernels", [EXT_SOURCE], extra_compile_args=["-O3"]
     )
     return cythonize([ext], compiler_directives={"language_level": "3"}, quiet=True)
 

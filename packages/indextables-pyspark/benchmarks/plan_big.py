@@ -111,8 +111,8 @@ def main() -> int:
     from indextables.avrostate import read_state, state_versions
     from indextables.protocol import open_table
     from indextables.pyspark.datasource import make_reader, table_schema
-    from indextables.search.filters import Condition
-    from indextables.search.tableaccess import load_view
+    from indextables.search.query.filters import Condition
+    from indextables.search.table.tableaccess import load_view
     from indextables.storage import open_store
 
     store = open_store(args.path)

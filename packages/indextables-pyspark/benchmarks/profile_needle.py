@@ -103,7 +103,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     from indextables.pyspark.datasource import IndexTablesDataSource
-    from indextables.search.tableaccess import load_view
+    from indextables.search.table.tableaccess import load_view
 
     spark = session()
     spark.dataSource.register(_Noop)

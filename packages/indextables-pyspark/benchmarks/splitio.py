@@ -37,12 +37,12 @@ import tantivy
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from indextables.pyspark.sparktypes import arrow_schema
-from indextables.search import splitwriter
-from indextables.search.mapping import field_specs, specs_from_doc_mapping, tantivy_schema
 from indextables.search.options import parse_indexing
-from indextables.search.splitcache import SplitCache, SplitRef
-from indextables.search.splitwriter import SplitWriter
-from indextables.search.termdict import impl
+from indextables.search.schema.mapping import field_specs, specs_from_doc_mapping, tantivy_schema
+from indextables.search.splits.splitcache import SplitCache, SplitRef
+from indextables.search.splits.termdict import impl
+from indextables.search.write import splitwriter
+from indextables.search.write.splitwriter import SplitWriter
 from indextables.storage import LocalStore
 
 SCHEMA = StructType(

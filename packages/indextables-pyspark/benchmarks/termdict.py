@@ -22,7 +22,7 @@ from typing import Any
 
 import tantivy
 
-from indextables.search.termdict import impl, to_fst, to_sstable
+from indextables.search.splits.termdict import impl, to_fst, to_sstable
 
 
 def measure(action: Callable[[], Any], repeat: int) -> tuple[float, float]:

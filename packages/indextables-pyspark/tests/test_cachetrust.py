@@ -39,14 +39,14 @@ from indextables.pyspark.errors import (
     SplitReadError,
 )
 from indextables.pyspark.sparktypes import arrow_schema
-from indextables.search import splitcache
-from indextables.search.filters import Condition
-from indextables.search.mapping import field_specs
 from indextables.search.options import parse_indexing
-from indextables.search.searchoptions import SearchSpec
-from indextables.search.splitcache import ENTRY_RECORD, SplitCache, SplitRef
-from indextables.search.splitreader import SplitEntry, read_split
-from indextables.search.splitwriter import SplitWriter
+from indextables.search.query.filters import Condition
+from indextables.search.query.searchoptions import SearchSpec
+from indextables.search.read.splitreader import SplitEntry, read_split
+from indextables.search.schema.mapping import field_specs
+from indextables.search.splits import splitcache
+from indextables.search.splits.splitcache import ENTRY_RECORD, SplitCache, SplitRef
+from indextables.search.write.splitwriter import SplitWriter
 from indextables.storage import LocalStore
 
 SCHEMA = StructType(
@@ -398,8 +398,8 @@ import json, resource, signal, sys
 sys.path.insert(0, sys.argv[1])
 import test_cachetrust as t
 from indextables.pyspark.errors import CacheDirectoryError
-from indextables.search.splitcache import SplitCache, SplitRef
-from indextables.search.splitreader import SplitEntry
+from indextables.search.splits.splitcache import SplitCache, SplitRef
+from indextables.search.read.splitreader import SplitEntry
 from indextables.storage import LocalStore
 
 described = json.loads(sys.argv[4])
@@ -519,9 +519,9 @@ _SHARED_READER = r"""
 import json, random, sys
 sys.path.insert(0, sys.argv[1])
 import test_cachetrust as t
-from indextables.search.splitcache import SplitCache
-from indextables.search.splitreader import SplitEntry
-from indextables.search.splitcache import SplitRef
+from indextables.search.splits.splitcache import SplitCache
+from indextables.search.read.splitreader import SplitEntry
+from indextables.search.splits.splitcache import SplitRef
 from indextables.storage import LocalStore
 
 store = LocalStore(sys.argv[2])

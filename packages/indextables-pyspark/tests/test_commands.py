@@ -14,8 +14,8 @@ from indextables.protocol.state import FileEntry
 from indextables.pyspark.commands import parse, strip_log_dir
 from indextables.pyspark.describecmds import component_sizes, component_type, redact_setting
 from indextables.pyspark.errors import SqlCommandError
-from indextables.search.merge import plan_groups
-from indextables.search.tableaccess import LiveSplit
+from indextables.search.table.tableaccess import LiveSplit
+from indextables.search.write.merge import plan_groups
 
 
 @pytest.mark.parametrize(
@@ -266,7 +266,7 @@ def test_commands_run_through_spark(spark: Any, tmp_path: Path) -> None:
 @pytest.mark.integration
 def test_failed_merge_group_becomes_a_mergeskip(spark: Any, tmp_path: Path) -> None:
     import indextables.pyspark as itp
-    from indextables.search.tableaccess import load_view, table_handle
+    from indextables.search.table.tableaccess import load_view, table_handle
 
     path = tmp_path / "m"
     for start in (0, 10):

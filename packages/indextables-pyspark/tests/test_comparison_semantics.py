@@ -27,8 +27,8 @@ from pyspark.sql.types import (
 
 import indextables.pyspark as itp
 from indextables.protocol.predicateparser import unescape_string
-from indextables.search.tableaccess import load_view
-from indextables.search.tantivyquery import MAX_TERM_BYTES
+from indextables.search.query.tantivyquery import MAX_TERM_BYTES
+from indextables.search.table.tableaccess import load_view
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 

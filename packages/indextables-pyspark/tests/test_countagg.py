@@ -216,7 +216,7 @@ def test_aggregate_planning_errors(
 @pytest.fixture
 def unrecorded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Aggregate as if no split recorded its fully-indexed columns (as reference splits)."""
-    from indextables.search import indexexact
+    from indextables.search.query import indexexact
 
     monkeypatch.setattr(indexexact, "FULLY_INDEXED_TAG", "no split has this tag")
 
@@ -251,7 +251,7 @@ def test_terms_on_unrecorded_splits_are_checked_and_answered_by_the_index(
 def test_a_value_left_out_of_the_index_sends_terms_to_spark(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from indextables.search.tantivyquery import MAX_TERM_BYTES
+    from indextables.search.query.tantivyquery import MAX_TERM_BYTES
 
     path = str(tmp_path / "t")
     long_value = "é" * (MAX_TERM_BYTES // 2 + 1)  # past the limit, cut inside a character
@@ -275,13 +275,13 @@ def test_indexed_everywhere_counts_values_against_indexed_terms(tmp_path: Path) 
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     from indextables.pyspark.sparktypes import arrow_schema
-    from indextables.search.indexexact import indexed_everywhere
-    from indextables.search.mapping import field_specs, specs_from_doc_mapping
     from indextables.search.options import parse_indexing
-    from indextables.search.splitcache import SplitCache, SplitRef
-    from indextables.search.splitreader import open_split
-    from indextables.search.splitwriter import SplitWriter
-    from indextables.search.tantivyquery import MAX_TERM_BYTES
+    from indextables.search.query.indexexact import indexed_everywhere
+    from indextables.search.query.tantivyquery import MAX_TERM_BYTES
+    from indextables.search.read.splitreader import open_split
+    from indextables.search.schema.mapping import field_specs, specs_from_doc_mapping
+    from indextables.search.splits.splitcache import SplitCache, SplitRef
+    from indextables.search.write.splitwriter import SplitWriter
     from indextables.storage import LocalStore
 
     schema = StructType([StructField("id", LongType()), StructField("host", StringType())])
@@ -434,7 +434,12 @@ def test_differential_against_spark(
     from difftest.tables import FASTFIELDS, random_plan
 
     from indextables.pyspark.aggregation import spark_aggregate
-    from indextables.search.aggspec import Histogram, RangeBuckets, parse_group_by, parse_metrics
+    from indextables.search.aggregate.aggspec import (
+        Histogram,
+        RangeBuckets,
+        parse_group_by,
+        parse_metrics,
+    )
 
     drawn = random_plan(seed, rows_per_write=40, writes=3)
     # A given fastfields lists every fast field (so most columns would be refused at

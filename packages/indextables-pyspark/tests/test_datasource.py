@@ -228,7 +228,7 @@ def test_selective_reads_plan_fewer_larger_tasks(
     import math
 
     from indextables.pyspark.datasource import IndexTablesDataSource
-    from indextables.search.tableaccess import load_view
+    from indextables.search.table.tableaccess import load_view
 
     n = len(load_view(logs, {}).splits)
     assert n > 4  # two appends x three days, at least
@@ -248,9 +248,9 @@ def test_statistics_filters_prune_splits_before_planning(
     from pyspark.sql import datasource as ds
 
     from indextables.pyspark.datasource import IndexTablesDataSource
-    from indextables.search.filters import stats_predicate
-    from indextables.search.mapping import specs_from_doc_mapping
-    from indextables.search.tableaccess import load_view, table_handle
+    from indextables.search.query.filters import stats_predicate
+    from indextables.search.schema.mapping import specs_from_doc_mapping
+    from indextables.search.table.tableaccess import load_view, table_handle
 
     path = str(tmp_path / "ranges")
     for start in range(0, 200, 50):

@@ -10,7 +10,7 @@ import pytest
 import indextables.pyspark as itp
 from indextables.protocol import open_table
 from indextables.pyspark.errors import OptionError
-from indextables.search.tableaccess import engine_config
+from indextables.search.table.tableaccess import engine_config
 
 INTERVAL = "spark.indextables.checkpoint.interval"
 

@@ -24,13 +24,13 @@ from pyspark.sql.types import (
 from indextables.protocol.state import FileEntry
 from indextables.pyspark.sparkfilters import translate
 from indextables.pyspark.sparktypes import arrow_schema
-from indextables.search.filters import (
+from indextables.search.query.filters import (
     Condition,
     may_match_file,
     stats_predicate,
     translate_predicate,
 )
-from indextables.search.mapping import FieldKind, FieldSpec
+from indextables.search.schema.mapping import FieldKind, FieldSpec
 
 FIELDS = {
     "id": FieldSpec("id", FieldKind.I64, None, True, True, True),
@@ -426,7 +426,7 @@ def _spark_holds(op: str, value: Any, operands: tuple[Any, ...]) -> bool:
 def test_our_statistics_never_prune_a_matching_split(data: Any, column: str, op: str) -> None:
     import pyarrow as pa
 
-    from indextables.search.stats import StatsCollector
+    from indextables.search.write.stats import StatsCollector
 
     values_of = {
         "d": SPARK_DOUBLES,

@@ -13,7 +13,7 @@ import indextables.pyspark as itp
 from indextables.protocol import errors as protocol_errors
 from indextables.pyspark.commands import _purge, parse
 from indextables.pyspark.errors import IndexTablesSparkError, SqlCommandError, from_spark_error
-from indextables.search.tableaccess import load_head, load_view, table_handle
+from indextables.search.table.tableaccess import load_head, load_view, table_handle
 
 
 def test_dir_of_itp_lists_only_public_names() -> None:
@@ -105,8 +105,8 @@ def _level_index() -> Any:
 
 
 def test_a_string_term_in_another_case_is_noticed_once(caplog: pytest.LogCaptureFixture) -> None:
-    from indextables.search import casenotice
-    from indextables.search.mapping import FieldKind, FieldSpec
+    from indextables.search.query import casenotice
+    from indextables.search.schema.mapping import FieldKind, FieldSpec
 
     fields = {
         "level": FieldSpec("level", FieldKind.STRING, "raw", True, True, True),
@@ -126,7 +126,7 @@ def test_a_string_term_in_another_case_is_noticed_once(caplog: pytest.LogCapture
 
 @pytest.mark.spark
 def test_search_and_count_notice_a_term_in_another_case(spark: Any, tmp_path: Path) -> None:
-    from indextables.search.casenotice import CaseMismatchWarning
+    from indextables.search.query.casenotice import CaseMismatchWarning
 
     path = str(tmp_path / "logs")
     rows = [("ERROR", "disk full"), ("ERROR", "disk gone"), ("INFO", "ok")]
@@ -252,14 +252,14 @@ def test_ip_cidr_and_wildcard_query_terms_match_an_independent_oracle(
     ],
 )
 def test_ip_forms_become_exact_ranges(value: str, bounds: Any) -> None:
-    from indextables.search.ipforms import ip_range
+    from indextables.search.query.ipforms import ip_range
 
     assert ip_range(value) == bounds
 
 
 @pytest.mark.parametrize("value", ["10.*.0.*", "10.0.0.0/33", "*.*", "10.*.*.*/8"])
 def test_bad_ip_forms_are_query_errors(value: str) -> None:
-    from indextables.search.ipforms import ip_range
+    from indextables.search.query.ipforms import ip_range
 
     with pytest.raises(itp.QuerySyntaxError):
         ip_range(value)

@@ -23,7 +23,8 @@ from pyspark.sql.types import (
 
 from indextables.pyspark.errors import OptionError
 from indextables.pyspark.sparktypes import arrow_schema
-from indextables.search.mapping import (
+from indextables.search.options import parse_indexing
+from indextables.search.schema.mapping import (
     FieldKind,
     FieldSpec,
     create_index,
@@ -31,8 +32,7 @@ from indextables.search.mapping import (
     field_specs,
     specs_from_doc_mapping,
 )
-from indextables.search.options import parse_indexing
-from indextables.search.tokenizers import open_index
+from indextables.search.schema.tokenizers import open_index
 
 P = "spark.indextables.indexing."
 SCHEMA = StructType(

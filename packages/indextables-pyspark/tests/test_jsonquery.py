@@ -17,11 +17,11 @@ import tantivy
 from pyspark.sql import datasource as ds
 
 from indextables.pyspark.sparkfilters import translate
-from indextables.search.conditions import Condition
-from indextables.search.convert import documents
-from indextables.search.jsonquery import json_path_query
-from indextables.search.mapping import FieldKind, FieldSpec, create_index
-from indextables.search.splitreader import split_traits
+from indextables.search.query.conditions import Condition
+from indextables.search.query.jsonquery import json_path_query
+from indextables.search.read.convert import documents
+from indextables.search.read.splitreader import split_traits
+from indextables.search.schema.mapping import FieldKind, FieldSpec, create_index
 
 ROW = FieldSpec("row", FieldKind.I64, None, True, True, True)
 INNER = pa.struct([("a", pa.string()), ("n", pa.int64()), ("d", pa.float64())])

@@ -14,9 +14,9 @@ from indextables.avrostate import impl
 from indextables.protocol import create_table
 from indextables.protocol.actions import AddAction
 from indextables.pyspark.datasource import make_reader, table_schema
-from indextables.search.filters import Condition, file_matcher, may_match_file
-from indextables.search.livesplits import LiveSplits, prune_entries, split_paths
-from indextables.search.tableaccess import load_view
+from indextables.search.query.filters import Condition, file_matcher, may_match_file
+from indextables.search.table.livesplits import LiveSplits, prune_entries, split_paths
+from indextables.search.table.tableaccess import load_view
 
 MAPPING = json.dumps(
     [

@@ -177,7 +177,7 @@ def _no_fetch_pool() -> Any:
 def test_splits_on_local_disk_are_read_without_fetch_threads(
     spark: Any, logs: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from indextables.search import splitcache
+    from indextables.search.splits import splitcache
 
     options = {MODE: "local", "spark.indextables.cache.directoryPath": str(tmp_path / "cache")}
     cold = _ids(itp.search(spark, logs, "message:timed", options=options))  # fetches

@@ -24,7 +24,8 @@ from pyspark.sql.types import (
 
 from indextables.pyspark.errors import OptionError, UnsupportedTypeError
 from indextables.pyspark.sparktypes import arrow_schema
-from indextables.search.mapping import (
+from indextables.search.options import parse_indexing
+from indextables.search.schema.mapping import (
     ROW_KEY_FIELD,
     FieldKind,
     create_index,
@@ -33,7 +34,6 @@ from indextables.search.mapping import (
     specs_from_doc_mapping,
     tantivy_schema,
 )
-from indextables.search.options import parse_indexing
 
 GOLDEN_SCHEMA = StructType(
     [
@@ -163,7 +163,7 @@ def test_nested_and_timestamp_columns_map_to_json_and_date() -> None:
 
 
 def test_a_doc_mapping_is_parsed_once_and_each_caller_gets_its_own_dict() -> None:
-    from indextables.search import mapping
+    from indextables.search.schema import mapping
 
     text = doc_mapping_json(field_specs(arrow_schema(GOLDEN_SCHEMA), parse_indexing({})))
     first = specs_from_doc_mapping(text)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from indextables.pyspark.errors import OptionError
-from indextables.search.merge import merge_settings
+from indextables.search.write.merge import merge_settings
 
 
 def test_merge_settings_fall_back_to_the_writer_settings() -> None:

@@ -54,7 +54,7 @@ def test_bad_on_write_values_name_the_option(key: str, value: str) -> None:
 
 
 def _splits(path: Path) -> list[str]:
-    from indextables.search.tableaccess import load_view
+    from indextables.search.table.tableaccess import load_view
 
     return sorted(s.entry.ref.path for s in load_view(str(path), {}).splits)
 

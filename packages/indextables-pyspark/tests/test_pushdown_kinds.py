@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from difftest.paths import pushdown, scanned_rows
 
-from indextables.search.tableaccess import load_view
+from indextables.search.table.tableaccess import load_view
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 

@@ -25,13 +25,13 @@ from pyspark.sql.types import (
 
 from indextables.pyspark.errors import FieldKindError, QuerySyntaxError
 from indextables.pyspark.sparktypes import arrow_schema
-from indextables.search.filters import Condition
-from indextables.search.mapping import field_specs
 from indextables.search.options import parse_indexing
-from indextables.search.searchoptions import SearchSpec, validate
-from indextables.search.splitcache import SplitCache, SplitRef
-from indextables.search.splitreader import SplitEntry, read_split
-from indextables.search.splitwriter import ROWS_FILE, SplitWriter
+from indextables.search.query.filters import Condition
+from indextables.search.query.searchoptions import SearchSpec, validate
+from indextables.search.read.splitreader import SplitEntry, read_split
+from indextables.search.schema.mapping import field_specs
+from indextables.search.splits.splitcache import SplitCache, SplitRef
+from indextables.search.write.splitwriter import ROWS_FILE, SplitWriter
 from indextables.storage import LocalStore
 
 SCHEMA = StructType(
@@ -146,7 +146,7 @@ def test_every_value_comes_back_on_both_read_paths(tmp_path: Path) -> None:
 
 
 def test_the_copy_is_keyed_and_read_batch_by_batch(tmp_path: Path) -> None:
-    from indextables.search.rowcopy import RowCopy
+    from indextables.search.read.rowcopy import RowCopy
 
     directory, _ = _write(tmp_path, OPTIONS, _rows(12))
     copy = RowCopy.open(f"{directory}/{ROWS_FILE}")
@@ -185,7 +185,7 @@ def test_sub_second_queries_on_timestamps_are_exact(
 
 
 def _fields(entry: SplitEntry) -> dict[str, Any]:
-    from indextables.search.mapping import specs_from_doc_mapping
+    from indextables.search.schema.mapping import specs_from_doc_mapping
 
     return specs_from_doc_mapping(entry.doc_mapping_json or "[]")
 

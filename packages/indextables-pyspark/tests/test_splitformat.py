@@ -24,19 +24,19 @@ from indextables.protocol.splitbundle import (
 from indextables.pyspark.errors import UnreadableSplitError
 from indextables.pyspark.mergetasks import merge_splits
 from indextables.pyspark.sparktypes import arrow_schema
-from indextables.search import splitwriter
-from indextables.search.mapping import field_specs
 from indextables.search.options import parse_indexing
-from indextables.search.searchoptions import SearchSpec
-from indextables.search.splitcache import SplitCache, SplitRef
-from indextables.search.splitreader import SplitEntry, read_split
-from indextables.search.splitwriter import SplitWriter
-from indextables.search.tableaccess import load_view
-from indextables.search.termdict import dictionary_kind
-from indextables.search.termdict.check import check_sstable_term_file
-from indextables.search.termdict.composite import split_composite, split_footer
-from indextables.search.termdict.sstform import sstable_layout
-from indextables.search.termdict.transcode import decode_field
+from indextables.search.query.searchoptions import SearchSpec
+from indextables.search.read.splitreader import SplitEntry, read_split
+from indextables.search.schema.mapping import field_specs
+from indextables.search.splits.splitcache import SplitCache, SplitRef
+from indextables.search.splits.termdict import dictionary_kind
+from indextables.search.splits.termdict.check import check_sstable_term_file
+from indextables.search.splits.termdict.composite import split_composite, split_footer
+from indextables.search.splits.termdict.sstform import sstable_layout
+from indextables.search.splits.termdict.transcode import decode_field
+from indextables.search.table.tableaccess import load_view
+from indextables.search.write import splitwriter
+from indextables.search.write.splitwriter import SplitWriter
 from indextables.storage import LocalStore
 
 GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"

@@ -19,14 +19,14 @@ from pyspark.sql.types import (
 )
 
 from indextables.pyspark.sparktypes import arrow_schema
-from indextables.search.filters import Condition
-from indextables.search.mapping import field_specs
 from indextables.search.options import parse_indexing
-from indextables.search.searchoptions import SearchSpec
-from indextables.search.splitcache import SplitCache, SplitRef
-from indextables.search.splitreader import SplitEntry, read_split
-from indextables.search.splitwriter import SplitWriter
-from indextables.search.tantivyquery import fully_indexed_columns
+from indextables.search.query.filters import Condition
+from indextables.search.query.searchoptions import SearchSpec
+from indextables.search.query.tantivyquery import fully_indexed_columns
+from indextables.search.read.splitreader import SplitEntry, read_split
+from indextables.search.schema.mapping import field_specs
+from indextables.search.splits.splitcache import SplitCache, SplitRef
+from indextables.search.write.splitwriter import SplitWriter
 from indextables.storage import LocalStore
 
 SCHEMA = StructType(

@@ -85,7 +85,7 @@ def test_stream_sink_commits_each_batch_once(spark: Any, tmp_path: Path) -> None
     from indextables.pyspark.streaming import IndexTablesStreamWriter
 
     plan = plan_write(sink, {"path": sink}, spark.read.format(FMT).load(sink).schema)
-    from indextables.search.tableaccess import load_view
+    from indextables.search.table.tableaccess import load_view
 
     before = load_view(sink, {}).version
     assert load_view(sink, {}).configuration["indextables.streaming.default.batchid"] == "0"

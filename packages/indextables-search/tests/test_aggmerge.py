@@ -7,8 +7,14 @@ from datetime import timedelta
 
 import pytest
 
-from indextables.search.aggmerge import NotExact, Partial, final_rows, final_value, merge_tables
-from indextables.search.aggspec import (
+from indextables.search.aggregate.aggmerge import (
+    NotExact,
+    Partial,
+    final_rows,
+    final_value,
+    merge_tables,
+)
+from indextables.search.aggregate.aggspec import (
     Metric,
     MetricFn,
     date_histogram,

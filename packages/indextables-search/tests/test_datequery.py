@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from indextables.search.datequery import (
+from indextables.search.query.datequery import (
     edge_date_literals,
     exact_date_terms,
     inexact_date_literals,

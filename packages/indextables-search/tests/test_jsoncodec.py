@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from indextables.search.jsoncodec import (
+from indextables.search.read.jsoncodec import (
     ARRAY_KEY,
     RAW_KEY,
     JsonValueError,

@@ -17,9 +17,9 @@ import pytest
 import tantivy
 
 from indextables.protocol.errors import CorruptFileError
-from indextables.search import splitcache, splitfetch
 from indextables.search.options import parse_read
-from indextables.search.splitcache import SplitCache, SplitRef, default_cache_dir
+from indextables.search.splits import splitcache, splitfetch
+from indextables.search.splits.splitcache import SplitCache, SplitRef, default_cache_dir
 from indextables.storage import LocalStore
 
 GOLDEN = (
@@ -128,8 +128,8 @@ def test_fetch_streams_in_bounded_ranged_reads(
 
 _CRASH = """
 import os, sys
-from indextables.search import splitfetch
-from indextables.search.splitcache import SplitCache, SplitRef
+from indextables.search.splits import splitfetch
+from indextables.search.splits.splitcache import SplitCache, SplitRef
 from indextables.storage import LocalStore
 
 splitfetch.CHUNK_BYTES = 1024
@@ -248,7 +248,7 @@ def test_a_new_configured_cache_directory_is_private(tmp_path: Path) -> None:
 def test_the_cache_is_walked_once_while_its_total_stays_under_the_cap(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from indextables.search import splitcache
+    from indextables.search.splits import splitcache
 
     store, refs = _store(tmp_path)
     cache = SplitCache(str(tmp_path / "cache"), 1 << 30)

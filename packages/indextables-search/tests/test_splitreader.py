@@ -18,12 +18,12 @@ import pytest
 import tantivy
 
 from indextables.protocol.splitbundle import SPLIT_FIELDS, parse_split_footer, unbundle_split
-from indextables.search.filters import Condition
-from indextables.search.schemajson import arrow_schema
-from indextables.search.searchoptions import SearchSpec
-from indextables.search.splitcache import ENTRY_RECORD, SplitCache, SplitRef
-from indextables.search.splitreader import SplitEntry, open_split, read_split
-from indextables.search.termdict import dictionary_kind
+from indextables.search.query.filters import Condition
+from indextables.search.query.searchoptions import SearchSpec
+from indextables.search.read.splitreader import SplitEntry, open_split, read_split
+from indextables.search.schema.schemajson import arrow_schema
+from indextables.search.splits.splitcache import ENTRY_RECORD, SplitCache, SplitRef
+from indextables.search.splits.termdict import dictionary_kind
 from indextables.storage import LocalStore
 
 GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"

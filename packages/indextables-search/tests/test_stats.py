@@ -9,9 +9,9 @@ from datetime import UTC, date, datetime
 import pyarrow as pa
 import pytest
 
-from indextables.search.mapping import FieldKind, FieldSpec
-from indextables.search.stats import StatsCollector
-from indextables.search.tantivyquery import MAX_TERM_BYTES
+from indextables.search.query.tantivyquery import MAX_TERM_BYTES
+from indextables.search.schema.mapping import FieldKind, FieldSpec
+from indextables.search.write.stats import StatsCollector
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 NEGATIVE_NAN = struct.unpack("<d", struct.pack("<Q", 0xFFF8_0000_0000_0000))[0]

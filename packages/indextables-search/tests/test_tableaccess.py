@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from indextables.search.errors import NotATableError
-from indextables.search.tableaccess import load_head, load_planning_view, load_view
+from indextables.search.table.tableaccess import load_head, load_planning_view, load_view
 from indextables.storage import LocalStore
 
 NAMES = ["02_five_appends", "08_ten_writes_at_checkpoint", "04_partitioned"]

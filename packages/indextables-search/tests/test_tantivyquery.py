@@ -18,17 +18,8 @@ import pyarrow as pa
 import pytest
 import tantivy
 
-from indextables.search.conditions import Condition
-from indextables.search.convert import (
-    TANTIVY_MAX_DATE,
-    TANTIVY_MAX_MICROS,
-    TANTIVY_MIN_DATE,
-    TANTIVY_MIN_MICROS,
-    documents,
-)
-from indextables.search.mapping import ROW_KEY_FIELD, FieldKind, FieldSpec, create_index
-from indextables.search.splitreader import SplitTraits, split_traits
-from indextables.search.tantivyquery import (
+from indextables.search.query.conditions import Condition
+from indextables.search.query.tantivyquery import (
     MAX_TERM_BYTES,
     contains_pattern,
     date_bounds,
@@ -38,6 +29,15 @@ from indextables.search.tantivyquery import (
     suffix_pattern,
     to_query,
 )
+from indextables.search.read.convert import (
+    TANTIVY_MAX_DATE,
+    TANTIVY_MAX_MICROS,
+    TANTIVY_MIN_DATE,
+    TANTIVY_MIN_MICROS,
+    documents,
+)
+from indextables.search.read.splitreader import SplitTraits, split_traits
+from indextables.search.schema.mapping import ROW_KEY_FIELD, FieldKind, FieldSpec, create_index
 
 NEGATIVE_NAN = struct.unpack("<d", struct.pack("<Q", 0xFFF8_0000_0000_0001))[0]
 DOUBLES = [

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from indextables.protocol.splitbundle import unbundle_split
 from indextables.search.errors import IndexTablesSearchError
-from indextables.search.termdict import (
+from indextables.search.splits.termdict import (
     TermDictError,
     check_sstable_term_file,
     dictionary_kind,
@@ -29,12 +29,12 @@ from indextables.search.termdict import (
     to_fst,
     to_sstable,
 )
-from indextables.search.termdict._kernels_py import pack_keys
-from indextables.search.termdict.composite import split_composite, split_footer
-from indextables.search.termdict.fstform import encode_fst_dict
-from indextables.search.termdict.model import FieldTerms
-from indextables.search.termdict.sstform import encode_sstable_dict, sstable_layout
-from indextables.search.termdict.transcode import decode_field
+from indextables.search.splits.termdict._kernels_py import pack_keys
+from indextables.search.splits.termdict.composite import split_composite, split_footer
+from indextables.search.splits.termdict.fstform import encode_fst_dict
+from indextables.search.splits.termdict.model import FieldTerms
+from indextables.search.splits.termdict.sstform import encode_sstable_dict, sstable_layout
+from indextables.search.splits.termdict.transcode import decode_field
 
 GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"
 GOLDEN_SPLITS = sorted(GOLDEN.rglob("*.split"))
@@ -130,7 +130,7 @@ def test_golden_zstd_blocks_are_reproduced(twin: ModuleType, tmp_path: Path) -> 
         (term,) = _term_files(_golden_dir(split, tmp_path / str(number)))
         for blob in _fields(term.read_bytes()):
             layout = sstable_layout(blob)
-            from indextables.search.termdict.sstform import _decompress
+            from indextables.search.splits.termdict.sstform import _decompress
 
             _data, _ends, _cols, blocks = twin.sst_decode(
                 layout.main, layout.index_offset, _decompress
@@ -239,7 +239,7 @@ def test_many_terms_use_several_store_blocks_and_index_chunks(
     assert to_fst(sstable) == data
     biggest = max(_fields(sstable), key=len)
     layout = sstable_layout(biggest)
-    from indextables.search.termdict.blockaddr import decode_block_addrs
+    from indextables.search.splits.termdict.blockaddr import decode_block_addrs
 
     blocks = decode_block_addrs(layout.block_store)
     assert len(blocks) > 128  # two BlockAddrStore chunks

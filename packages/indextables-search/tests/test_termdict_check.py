@@ -11,17 +11,21 @@ from types import ModuleType
 import pytest
 import zstandard
 
-from indextables.search.termdict import (
+from indextables.search.splits.termdict import (
     TermDictError,
     check_sstable_term_file,
     impl,
     sstable_problems,
 )
-from indextables.search.termdict._kernels_py import pack_keys
-from indextables.search.termdict.blockaddr import BlockAddr, decode_block_addrs, encode_block_addrs
-from indextables.search.termdict.composite import FieldBlob, join_composite, with_footer
-from indextables.search.termdict.model import FieldTerms
-from indextables.search.termdict.sstform import encode_sstable_dict, sstable_layout
+from indextables.search.splits.termdict._kernels_py import pack_keys
+from indextables.search.splits.termdict.blockaddr import (
+    BlockAddr,
+    decode_block_addrs,
+    encode_block_addrs,
+)
+from indextables.search.splits.termdict.composite import FieldBlob, join_composite, with_footer
+from indextables.search.splits.termdict.model import FieldTerms
+from indextables.search.splits.termdict.sstform import encode_sstable_dict, sstable_layout
 
 IMPLS = ["python"] if os.environ.get(impl.IMPL_ENV) == "python" else ["cython", "python"]
 

@@ -41,7 +41,12 @@ if _typing.TYPE_CHECKING:  # typing names stay out of dir(itp): annotations are 
     from typing import Any
 
     from indextables.pyspark.tablewrite import WriteResult
-    from indextables.search.aggspec import DateHistogram, GroupSpec, Histogram, RangeBuckets
+    from indextables.search.aggregate.aggspec import (
+        DateHistogram,
+        GroupSpec,
+        Histogram,
+        RangeBuckets,
+    )
     from pyspark.sql import DataFrame, SparkSession
 
 FORMAT = "indextables"
@@ -228,7 +233,7 @@ def aggregate(
 
 def histogram(column: str, interval: int | float, *, name: str | None = None) -> Histogram:
     """A group key: ``floor(column / interval) * interval`` (see :mod:`.aggspec`)."""
-    from indextables.search.aggspec import histogram as _histogram
+    from indextables.search.aggregate.aggspec import histogram as _histogram
 
     return _histogram(column, interval, name=name)
 
@@ -237,14 +242,14 @@ def date_histogram(
     column: str, interval: str | timedelta, *, name: str | None = None
 ) -> DateHistogram:
     """A group key: fixed time buckets (``"1d"``, ``"6h"``, a timedelta), epoch-aligned, UTC."""
-    from indextables.search.aggspec import date_histogram as _date_histogram
+    from indextables.search.aggregate.aggspec import date_histogram as _date_histogram
 
     return _date_histogram(column, interval, name=name)
 
 
 def range(column: str, edges: Sequence[int | float], *, name: str | None = None) -> RangeBuckets:
     """A group key: the label of the range ``[low, high)`` between ascending ``edges``."""
-    from indextables.search.aggspec import range_
+    from indextables.search.aggregate.aggspec import range_
 
     return range_(column, edges, name=name)
 

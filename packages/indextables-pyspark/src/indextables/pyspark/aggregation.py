@@ -27,8 +27,8 @@ from indextables.pyspark.arrowframe import arrow_dataframe
 from indextables.pyspark.errors import OptionError
 from indextables.pyspark.indexplan import IndexPlan, plan, run_splits
 from indextables.pyspark.sparktypes import arrow_schema, arrow_type
-from indextables.search.aggmerge import NotExact, final_rows, merge_tables
-from indextables.search.aggspec import (
+from indextables.search.aggregate.aggmerge import NotExact, final_rows, merge_tables
+from indextables.search.aggregate.aggspec import (
     DateHistogram,
     GroupSpec,
     Histogram,
@@ -40,9 +40,9 @@ from indextables.search.aggspec import (
     parse_group_by,
     parse_metrics,
 )
-from indextables.search.mapping import FieldKind, FieldSpec
+from indextables.search.aggregate.splitagg import AggPlan, Level, MetricPlan, aggregate_split
 from indextables.search.options import INDEXING
-from indextables.search.splitagg import AggPlan, Level, MetricPlan, aggregate_split
+from indextables.search.schema.mapping import FieldKind, FieldSpec
 from pyspark.sql.types import (
     ByteType,
     DataType,

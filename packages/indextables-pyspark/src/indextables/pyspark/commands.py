@@ -22,7 +22,7 @@ from indextables.protocol import errors as protocol_errors
 from indextables.pyspark.errors import RetentionTooShortError, SqlCommandError
 from indextables.pyspark.planguard import sweep_claims
 from indextables.search.refkeys import warn_ignored
-from indextables.search.tableaccess import table_handle
+from indextables.search.table.tableaccess import table_handle
 from pyspark.sql.types import (
     ArrayType,
     BooleanType,
@@ -448,7 +448,7 @@ def _as_rows(result: Any, **extra: Any) -> list[dict[str, Any]]:
 
 def _merge(spark: SparkSession, args: dict[str, str], options: dict[str, str]) -> dict[str, Any]:
     from indextables.pyspark.mergetasks import merge_splits
-    from indextables.search.merge import DEFAULT_TARGET_SIZE, merge_settings
+    from indextables.search.write.merge import DEFAULT_TARGET_SIZE, merge_settings
 
     if "precommit" in args:
         metrics = {"status": "pending", "message": PRECOMMIT_MESSAGE}

@@ -4,7 +4,7 @@
   ``num_records`` of the splits whose partition values satisfy the filter
   (no split is opened).
 - Otherwise each split counts its matching documents with Tantivy, without
-  fetching any (:func:`~indextables.search.indexexact.count`).
+  fetching any (:func:`~indextables.search.query.indexexact.count`).
 - When the index cannot answer exactly (a ``where`` conjunct that is not
   translated, or one the index answers only as a superset on some split, see
   :mod:`.indexexact`), the count is Spark's over the normal read of the same
@@ -18,13 +18,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from indextables.pyspark.indexplan import IndexPlan, plan, run_splits, split_fields
-from indextables.search.aggmerge import NotExact
-from indextables.search.casenotice import notice_case_mismatch
-from indextables.search.conditions import Condition
-from indextables.search.indexexact import count as index_count
-from indextables.search.indexexact import exact_query, split_fully_indexed
-from indextables.search.searchoptions import SearchSpec
-from indextables.search.splitreader import SplitEntry, open_split, split_traits
+from indextables.search.aggregate.aggmerge import NotExact
+from indextables.search.query.casenotice import notice_case_mismatch
+from indextables.search.query.conditions import Condition
+from indextables.search.query.indexexact import count as index_count
+from indextables.search.query.indexexact import exact_query, split_fully_indexed
+from indextables.search.query.searchoptions import SearchSpec
+from indextables.search.read.splitreader import SplitEntry, open_split, split_traits
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

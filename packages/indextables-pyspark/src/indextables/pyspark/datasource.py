@@ -16,7 +16,6 @@ from indextables.pyspark.errors import OptionError
 from indextables.pyspark.reader import IndexTablesReader
 from indextables.pyspark.sparktypes import arrow_schema
 from indextables.pyspark.writer import IndexTablesWriter, WritePlan
-from indextables.search.mapping import field_specs
 from indextables.search.options import (
     INDEXING,
     check_option_keys,
@@ -26,10 +25,11 @@ from indextables.search.options import (
     parse_read,
     parse_write,
 )
-from indextables.search.partitionvalues import check_partition_types
+from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.refkeys import warn_ignored
-from indextables.search.searchoptions import SearchSpec
-from indextables.search.tableaccess import TableView, load_head, load_planning_view, load_view
+from indextables.search.schema.mapping import field_specs
+from indextables.search.schema.partitionvalues import check_partition_types
+from indextables.search.table.tableaccess import TableView, load_head, load_planning_view, load_view
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
 
@@ -125,8 +125,8 @@ def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> Wri
         OptionError: bad option values, or partitioning that contradicts the table.
         UnsupportedTypeError: a column type that cannot be indexed.
     """
-    from indextables.search.merge import merge_settings
-    from indextables.search.tableaccess import engine_config, table_exists
+    from indextables.search.table.tableaccess import engine_config, table_exists
+    from indextables.search.write.merge import merge_settings
 
     check_option_keys(options)
     warn_ignored(options)

@@ -33,17 +33,17 @@ from indextables.pyspark.localsearch import (
 )
 from indextables.pyspark.reader import single_value_columns, stat_fields, view_fields
 from indextables.pyspark.sparktypes import arrow_schema, arrow_types
-from indextables.search.conditions import Condition, translate_predicate
-from indextables.search.filters import may_match_file
-from indextables.search.indexexact import partition_holds, where_conjuncts
-from indextables.search.livesplits import LiveSplit
-from indextables.search.mapping import FieldSpec, specs_from_doc_mapping
 from indextables.search.options import ReadOptions, parse_read
-from indextables.search.partitionprune import partition_predicate
-from indextables.search.searchoptions import SearchSpec
-from indextables.search.splitcache import SplitCache
-from indextables.search.splitreader import SplitEntry
-from indextables.search.tableaccess import load_view, open_table_store
+from indextables.search.query.conditions import Condition, translate_predicate
+from indextables.search.query.filters import may_match_file
+from indextables.search.query.indexexact import partition_holds, where_conjuncts
+from indextables.search.query.partitionprune import partition_predicate
+from indextables.search.query.searchoptions import SearchSpec
+from indextables.search.read.splitreader import SplitEntry
+from indextables.search.schema.mapping import FieldSpec, specs_from_doc_mapping
+from indextables.search.splits.splitcache import SplitCache
+from indextables.search.table.livesplits import LiveSplit
+from indextables.search.table.tableaccess import load_view, open_table_store
 from pyspark.sql.types import DataType, StructType
 
 if TYPE_CHECKING:

@@ -39,11 +39,11 @@ from indextables.pyspark.datasource import (
 from indextables.pyspark.errors import OptionError
 from indextables.pyspark.reader import IndexTablesReader
 from indextables.pyspark.sparktypes import arrow_schema
-from indextables.search.conditions import translate_predicate
 from indextables.search.options import PREFIX, lower_keys, parse_int, parse_read
-from indextables.search.splitcache import SplitCache
-from indextables.search.splitreader import SplitEntry, read_split
-from indextables.search.tableaccess import TableView, load_head, open_table_store
+from indextables.search.query.conditions import translate_predicate
+from indextables.search.read.splitreader import SplitEntry, read_split
+from indextables.search.splits.splitcache import SplitCache
+from indextables.search.table.tableaccess import TableView, load_head, open_table_store
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

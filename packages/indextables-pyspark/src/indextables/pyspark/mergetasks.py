@@ -6,14 +6,14 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from indextables.search.merge import (
+from indextables.search.table.tableaccess import TableView
+from indextables.search.write.merge import (
     DEFAULT_TARGET_SIZE,
     MergeGroup,
     MergeOutcome,
     merge_group,
     merge_table,
 )
-from indextables.search.tableaccess import TableView
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -19,15 +19,15 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from indextables.pyspark.planguard import sweep_claims
-from indextables.search.merge import (
+from indextables.search.options import OnWriteOptions
+from indextables.search.table.tableaccess import TableView, load_view, table_handle
+from indextables.search.write.merge import (
     MergeGroup,
     MergeOutcome,
     commit_outcomes,
     plan_groups,
     run_in_process,
 )
-from indextables.search.options import OnWriteOptions
-from indextables.search.tableaccess import TableView, load_view, table_handle
 
 _LOG = logging.getLogger(__name__)
 

@@ -29,18 +29,23 @@ from indextables.protocol.predicates import Predicate
 from indextables.pyspark.planguard import is_reused, new_token
 from indextables.pyspark.sparkfilters import translate_all
 from indextables.pyspark.sparktypes import arrow_schema
-from indextables.search.conditions import Condition
-from indextables.search.filters import file_matcher
-from indextables.search.livesplits import LiveSplit, prune_entries, split_doc_mappings
-from indextables.search.mapping import FieldKind, FieldSpec, field_specs, specs_from_doc_mapping
 from indextables.search.options import ReadOptions, parse_indexing
-from indextables.search.partitionprune import partition_predicate
-from indextables.search.pruning import stats_predicate
-from indextables.search.schemajson import arrow_schema as table_arrow_schema
-from indextables.search.searchoptions import SearchSpec, validate, whole_second_dates
-from indextables.search.splitcache import SplitCache
-from indextables.search.splitreader import SplitEntry, read_split
-from indextables.search.tableaccess import TableView, load_view, open_table_store
+from indextables.search.query.conditions import Condition
+from indextables.search.query.filters import file_matcher
+from indextables.search.query.partitionprune import partition_predicate
+from indextables.search.query.pruning import stats_predicate
+from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
+from indextables.search.read.splitreader import SplitEntry, read_split
+from indextables.search.schema.mapping import (
+    FieldKind,
+    FieldSpec,
+    field_specs,
+    specs_from_doc_mapping,
+)
+from indextables.search.schema.schemajson import arrow_schema as table_arrow_schema
+from indextables.search.splits.splitcache import SplitCache
+from indextables.search.table.livesplits import LiveSplit, prune_entries, split_doc_mappings
+from indextables.search.table.tableaccess import TableView, load_view, open_table_store
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 from pyspark.sql.types import DataType, FloatType, StructType
 

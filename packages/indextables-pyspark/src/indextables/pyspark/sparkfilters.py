@@ -1,4 +1,4 @@
-"""Spark's pushed filters -> the engine's :class:`~indextables.search.conditions.Condition` records.
+"""Spark's pushed filters -> the engine's :class:`~indextables.search.query.conditions.Condition`.
 
 A condition describes a *superset* of the rows its filter keeps: the reader hands
 every filter back to Spark as unhandled, so Spark always re-checks the rows, and a
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from indextables.search.conditions import Condition
+from indextables.search.query.conditions import Condition
 from pyspark.sql import datasource as ds
 
 __all__ = ["translate", "translate_all"]

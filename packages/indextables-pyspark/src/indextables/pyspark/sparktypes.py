@@ -3,7 +3,7 @@
 The engine (``indextables.search``) speaks Arrow types; Spark hands the data source
 a ``StructType``. Batches handed back to Spark must carry exactly the Arrow types
 PySpark derives (``to_arrow_schema`` with UTC instants), which
-``indextables.search.schemajson`` also builds from a table's schema JSON.
+``indextables.search.schema.schemajson`` also builds from a table's schema JSON.
 """
 
 from __future__ import annotations

@@ -26,12 +26,12 @@ from indextables.pyspark.planguard import new_token
 from indextables.pyspark.reader import ReadTask
 from indextables.pyspark.sparktypes import arrow_schema
 from indextables.pyspark.writer import SplitsMessage, WritePlan
-from indextables.search.livesplits import select_splits, split_paths
 from indextables.search.options import lower_keys, parse_read
-from indextables.search.searchoptions import SearchSpec
-from indextables.search.splitcache import SplitCache
-from indextables.search.splitreader import read_split
-from indextables.search.tableaccess import load_view, open_table_store, table_handle
+from indextables.search.query.searchoptions import SearchSpec
+from indextables.search.read.splitreader import read_split
+from indextables.search.splits.splitcache import SplitCache
+from indextables.search.table.livesplits import select_splits, split_paths
+from indextables.search.table.tableaccess import load_view, open_table_store, table_handle
 from pyspark.sql.datasource import (
     DataSourceStreamReader,
     DataSourceStreamWriter,
@@ -117,7 +117,7 @@ class IndexTablesStreamWriter(DataSourceStreamWriter):
         """Commit the adds and the batch id in one version, unless the id is recorded already."""
         import dataclasses
 
-        from indextables.search.tableaccess import commit_write, table_exists
+        from indextables.search.table.tableaccess import commit_write, table_exists
 
         key = f"indextables.streaming.{self.writer_id}.batchid"
         if not table_exists(self.plan.uri, self.plan.options):

@@ -24,7 +24,7 @@ from indextables.pyspark.errors import OptionError, planning_errors
 from indextables.pyspark.mergetasks import run_as_tasks
 from indextables.pyspark.onwrite import OnWriteResult, after_write
 from indextables.search.options import ON_WRITE_DEFERRED, parse_on_write
-from indextables.search.tableaccess import load_view
+from indextables.search.table.tableaccess import load_view
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

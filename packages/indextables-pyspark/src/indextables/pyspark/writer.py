@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from indextables.protocol.actions import AddAction
-from indextables.search.mapping import FieldSpec
 from indextables.search.options import OnWriteOptions, WriteOptions
-from indextables.search.splitwriter import SplitWriter
-from indextables.search.tableaccess import commit_write, open_table_store
+from indextables.search.schema.mapping import FieldSpec
+from indextables.search.table.tableaccess import commit_write, open_table_store
+from indextables.search.write.splitwriter import SplitWriter
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 

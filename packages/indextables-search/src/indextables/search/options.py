@@ -323,7 +323,7 @@ class ReadOptions:
 
 def default_cache_dir() -> str:
     """The split cache directory used when none is configured (per user, mode 0700)."""
-    from indextables.search.splitcache import default_cache_dir as default
+    from indextables.search.splits.splitcache import default_cache_dir as default
 
     return default()
 

@@ -1,0 +1,1 @@
+"""Counts and aggregations from fast fields: bucket specs, per-split partials, merging."""

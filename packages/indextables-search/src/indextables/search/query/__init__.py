@@ -1,0 +1,2 @@
+"""Searches and filters: ``where`` conditions, Tantivy queries, search options, pruning,
+exactness."""

@@ -1,0 +1,246 @@
+"""Search options: the ``query``, ``textsearch.<column>`` and ``fieldmatch.<column>`` options.
+
+The reference offers ``col indexquery '...'`` in SQL; a Python data source
+receives no custom expressions, so searches travel as read options:
+
+- ``query``: Tantivy query syntax over the whole table (fields by name,
+  unqualified terms search every tokenized text field);
+- ``textsearch.<column>``: a query on one tokenized (``text``) column;
+- ``fieldmatch.<column>``: an exact value of one exact (``string``) column.
+
+Options are part of the relation, so unlike pushed filters they are never
+subject to the 4.3.0 plan-reuse defect. Validation (field kinds, query
+syntax) runs while Spark plans the read, before any task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import pyarrow as pa
+import tantivy
+
+from indextables.search.errors import (
+    FieldKindError,
+    InexactDateBoundError,
+    OptionError,
+    QuerySyntaxError,
+)
+from indextables.search.query.datequery import (
+    edge_date_literals,
+    exact_date_terms,
+    inexact_date_literals,
+    signed_zero_clauses,
+)
+from indextables.search.read.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
+from indextables.search.schema import columntypes as ct
+from indextables.search.schema.mapping import FieldKind, FieldSpec
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSpec:
+    """The option-level search of one read (picklable, shipped to tasks).
+
+    Attributes:
+        query: the ``query`` option.
+        text_search: column -> query for tokenized columns.
+        field_match: column -> exact value for exact columns.
+    """
+
+    query: str | None = None
+    text_search: Mapping[str, str] = field(default_factory=dict)
+    field_match: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the read searches nothing (every row is returned)."""
+        return not (self.query or self.text_search or self.field_match)
+
+
+def whole_second_dates(schema: pa.Schema) -> frozenset[str]:
+    """Lowercase names of the ``date`` columns of ``schema``: their values are whole days,
+    which second-precision date terms hold exactly."""
+    return frozenset(f.name.lower() for f in schema if ct.is_date(f.type))
+
+
+def validate(
+    spec: SearchSpec,
+    fields: Mapping[str, FieldSpec],
+    *,
+    whole_dates: Collection[str] = frozenset(),
+) -> None:
+    """Check field kinds and query syntax against the table's fields.
+
+    ``whole_dates``: :func:`whole_second_dates` of the table's schema.
+
+    Raises:
+        FieldKindError: textsearch on a non-tokenized field or fieldmatch on a non-exact one,
+            or a column the table does not have.
+        OptionError: a fieldmatch value longer than Tantivy indexes (it could find nothing).
+        QuerySyntaxError: a query that Tantivy cannot parse.
+        InexactDateBoundError: a date bound on a date field that is not fast (see
+            :func:`build_query`).
+    """
+    for column in spec.text_search:
+        found = _field(fields, column, "textsearch")
+        _check_indexed(found, "textsearch")
+        if not found.is_tokenized:
+            raise FieldKindError(
+                f"textsearch on column {column!r} needs a tokenized text field, but it is "
+                f"indexed as {found.kind.value!r}; use fieldmatch.{column} for exact fields"
+            )
+    for column in spec.field_match:
+        found = _field(fields, column, "fieldmatch")
+        _check_indexed(found, "fieldmatch")
+        if not found.is_exact:
+            raise FieldKindError(
+                f"fieldmatch on column {column!r} needs an exact (string) field, but it is "
+                f"indexed as {found.kind.value!r}; use textsearch.{column} for text fields"
+            )
+        _check_indexable(column, spec.field_match[column])
+    if not spec.is_empty:
+        import tempfile
+
+        from indextables.search.schema.mapping import create_index
+
+        # An index on disk: only there do store-only fields lose their inverted index.
+        # Tantivy's threads may still touch the directory as it goes: never fail on cleanup.
+        with tempfile.TemporaryDirectory(
+            prefix="indextables-validate-", ignore_cleanup_errors=True
+        ) as directory:
+            index = create_index(tuple(fields.values()), directory)
+            build_query(index, spec, fields, whole_dates=whole_dates)
+            del index
+
+
+def _check_indexed(found: FieldSpec, helper: str) -> None:
+    if not found.indexed:
+        raise FieldKindError(
+            f"{helper} on column {found.name!r}: the column is store-only "
+            "(spark.indextables.indexing.storeonlyfields), so it cannot be searched"
+        )
+
+
+def _check_indexable(column: str, value: str) -> None:
+    from indextables.search.query.tantivyquery import MAX_TERM_BYTES
+
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > MAX_TERM_BYTES:
+        raise OptionError(
+            f"option fieldmatch.{column}: the value is {size:,} UTF-8 bytes, but Tantivy "
+            f"indexes values of at most {MAX_TERM_BYTES:,} bytes, so the index cannot find it; "
+            f'filter with DataFrame.where("{column} = ...") instead'
+        )
+
+
+def _field(fields: Mapping[str, FieldSpec], column: str, helper: str) -> FieldSpec:
+    found = fields.get(column.lower())
+    if found is None:
+        raise FieldKindError(
+            f"{helper} names column {column!r}, which the table does not index "
+            f"(indexed columns: {', '.join(sorted(f.name for f in fields.values()))})"
+        )
+    return found
+
+
+def build_query(
+    index: tantivy.Index,
+    spec: SearchSpec,
+    fields: Mapping[str, FieldSpec],
+    *,
+    exact_dates: Collection[str] | None = None,
+    whole_dates: Collection[str] = frozenset(),
+) -> tantivy.Query | None:
+    """The Tantivy query of the search options (None when there is none).
+
+    ``exact_dates`` names (lowercase) the date fields whose range queries
+    compare microseconds on the split searched (``SplitTraits.exact_dates``);
+    without it (planning) a fast date field is taken to be one, as this
+    package writes them. ``whole_dates`` names (lowercase) the date fields
+    holding whole-second values only (Spark ``date`` columns): exact either way.
+
+    Raises:
+        QuerySyntaxError: a query Tantivy cannot parse.
+        InexactDateBoundError: a date bound the index cannot decide exactly
+            (:func:`_date_safe`).
+    """
+    parts: list[tantivy.Query] = []
+    searchable = [f for f in fields.values() if f.indexed]
+    defaults = [f.name for f in searchable if f.is_tokenized] or [
+        f.name for f in searchable if f.is_exact
+    ]
+    dated = [f for f in fields.values() if f.kind is FieldKind.DATE]
+    dates = {f.name for f in dated}
+    coarse = {
+        f.name
+        for f in dated
+        if f.name.lower() not in whole_dates
+        and not (f.fast if exact_dates is None else f.name.lower() in exact_dates)
+    }
+    doubles = {f.name for f in fields.values() if f.kind is FieldKind.F64}
+    if spec.query:
+        from indextables.search.query.ipforms import rewrite_ip_forms
+
+        ip_dated = _date_safe(rewrite_ip_forms(spec.query, fields), dates, coarse, "query")
+        safe = signed_zero_clauses(ip_dated, doubles)
+        parts.append(_parse(index, safe, defaults, "query"))
+    for column, text in spec.text_search.items():
+        name = fields[column.lower()].name
+        option = f"textsearch.{column}"
+        safe = signed_zero_clauses(_date_safe(text, dates, coarse, option), doubles)
+        parts.append(_parse(index, safe, [name], option))
+    for column, value in spec.field_match.items():
+        name = fields[column.lower()].name
+        parts.append(tantivy.Query.term_query(index.schema, name, value))
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, p) for p in parts])
+
+
+def _date_safe(text: str, dates: set[str], coarse: set[str], option: str) -> str:
+    """``text`` with exact date terms, refused where a date bound would not be exact.
+
+    A bound at or beyond an end of Tantivy's date span would match the rows
+    clamped there; on ``coarse`` date fields (whose ranges read second-precision
+    terms) only whole-second bounds of the right side are exact
+    (:func:`~indextables.search.query.datequery.inexact_date_literals`).
+    """
+    rewritten = exact_date_terms(text, dates)
+    edges = edge_date_literals(rewritten, dates)
+    if edges:
+        field, literal = edges[0]
+        raise QuerySyntaxError(
+            f"option {option}: the date bound {literal!r} on column {field!r} is at or beyond "
+            f"an end of the span Tantivy can index ({_iso(TANTIVY_MIN_DATE)} .. "
+            f"{_iso(TANTIVY_MAX_DATE)}), where the index cannot tell values apart; "
+            "filter such dates with a Spark filter (where=/.filter) instead"
+        )
+    inexact = inexact_date_literals(rewritten, coarse)
+    if inexact:
+        field, literal = inexact[0]
+        raise InexactDateBoundError(
+            f"option {option}: the date bound {literal!r} on column {field!r} cannot be "
+            "matched exactly: the column is not a fast field at microsecond precision here, "
+            "so Tantivy compares its dates at whole seconds (truncated toward 1970). Make it "
+            "fast (spark.indextables.indexing.fastfields), use a whole-second inclusive lower "
+            "bound or exclusive upper bound after 1970 (ts:[a TO b}), or filter with a Spark "
+            "filter (where=/.filter)"
+        )
+    return rewritten
+
+
+def _iso(value: datetime) -> str:
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def _parse(index: tantivy.Index, text: str, defaults: list[str], option: str) -> tantivy.Query:
+    try:
+        return index.parse_query(text, defaults)
+    except ValueError as error:
+        raise QuerySyntaxError(
+            f"option {option}={text!r} is not a valid Tantivy query: {error}"
+        ) from None

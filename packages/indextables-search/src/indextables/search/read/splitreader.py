@@ -1,0 +1,364 @@
+"""Executor side of a read: one split -> Tantivy search -> Arrow batches typed to the schema.
+
+Partition columns are not stored in splits: their values come from the log
+and are added as constant columns. A read that matches every row scans the
+split's Arrow copy; a searched read fetches stored documents (or numeric fast
+fields) for its hits, and takes from the Arrow copy, by row key, the columns
+stored documents cannot hold exactly (:func:`rowcopy.exact_in_docs`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import tantivy
+
+from indextables.search.query.casenotice import notice_case_mismatch
+from indextables.search.query.conditions import Condition
+from indextables.search.query.jsonquery import json_path_query
+from indextables.search.query.searchoptions import SearchSpec, build_query, whole_second_dates
+from indextables.search.query.tantivyquery import conjunction, fully_indexed_columns, to_query
+from indextables.search.read.convert import column_from_docs, has_clamped_dates
+from indextables.search.read.rowcopy import RowCopy, exact_in_docs
+from indextables.search.schema.mapping import (
+    ROW_KEY_FIELD,
+    FieldKind,
+    FieldSpec,
+    specs_from_doc_mapping,
+)
+from indextables.search.schema.partitionvalues import partition_column
+from indextables.search.schema.tokenizers import open_index
+from indextables.search.splits.splitcache import SplitRef
+from indextables.search.write.splitwriter import ROWS_FILE
+
+BATCH_ROWS = 8192
+_FAST_NUMERIC = (FieldKind.I64, FieldKind.F64, FieldKind.BOOL)
+
+
+@dataclass(frozen=True, slots=True)
+class SplitEntry:
+    """One live split as a read task sees it.
+
+    Attributes:
+        ref: how to fetch it.
+        partition_values: its partition values from the log.
+        doc_mapping_json: its resolved doc mapping JSON.
+        split_tags: its split tags from the log (see
+            :func:`~indextables.search.query.tantivyquery.fully_indexed_columns`).
+    """
+
+    ref: SplitRef
+    partition_values: Mapping[str, str | None] = field(default_factory=dict)
+    doc_mapping_json: str | None = None
+    split_tags: tuple[str, ...] = ()
+
+
+def read_split(
+    directory: str,
+    entry: SplitEntry,
+    schema: pa.Schema,
+    *,
+    search: SearchSpec,
+    conditions: Sequence[Condition],
+) -> Iterator[pa.RecordBatch]:
+    """Search one unbundled split and yield its matching rows as Arrow batches of ``schema``
+    (the table's columns to read, partition columns included).
+
+    ``directory`` is a split cache entry (:mod:`.splitcache`): its term
+    dictionaries are in tantivy-py's FST form whatever form the split carries.
+    """
+    index, searcher = open_split(directory)
+    total = searcher.num_docs
+    if total == 0:
+        return
+    fields = _fields(index, entry)
+    traits = split_traits(directory)
+    query = _query(
+        index,
+        fields,
+        search,
+        conditions,
+        fully_indexed_columns(entry.split_tags),
+        traits,
+        whole_second_dates(schema),
+    )
+    rows = RowCopy.open(os.path.join(directory, ROWS_FILE))
+    if query is None and rows is not None:
+        yield from _scan_rows(rows, schema, entry, fields)
+        return
+    hits = _search(searcher, query or tantivy.Query.all_query(), total)
+    if not hits and search.query:
+        notice_case_mismatch(searcher, search.query, fields)
+    addresses = sorted(hits, key=lambda a: (a.segment_ord, a.doc))
+    for start in range(0, len(addresses), BATCH_ROWS):
+        chunk = addresses[start : start + BATCH_ROWS]
+        yield _batch(searcher, chunk, schema, entry, fields, rows)
+
+
+_OPEN_SPLITS = 16
+_open: OrderedDict[tuple[int, str, int, int], tuple[tantivy.Index, tantivy.Searcher]] = (
+    OrderedDict()
+)
+_open_lock = threading.Lock()
+
+
+def open_split(directory: str) -> tuple[tantivy.Index, tantivy.Searcher]:
+    """The Tantivy index and searcher of an unbundled split, kept open for later reads.
+
+    Splits are immutable and a split cache directory is named by the split's
+    path and size; the key also holds the identity of the index's meta.json,
+    so a directory re-created with other contents is opened afresh. Opening
+    costs ~0.4 ms, a large share of a selective search. The most recently used
+    ``_OPEN_SPLITS`` stay open per process (the key holds the pid: a forked
+    worker opens its own). Each open index keeps Tantivy's meta-file watcher
+    thread, and an evicted split's files keep their disk space until its
+    index is dropped from here, hence the small cap.
+    """
+    meta = os.stat(os.path.join(directory, "meta.json"))
+    key = (os.getpid(), directory, meta.st_ino, meta.st_mtime_ns)
+    with _open_lock:
+        found = _open.get(key)
+        if found is not None:
+            _open.move_to_end(key)
+            return found
+    index = open_index(directory)
+    opened = (index, index.searcher())
+    with _open_lock:
+        _open[key] = opened
+        while len(_open) > _OPEN_SPLITS:
+            _open.popitem(last=False)
+    return opened
+
+
+def _scan_rows(
+    copy: RowCopy, schema: pa.Schema, entry: SplitEntry, fields: Mapping[str, FieldSpec]
+) -> Iterator[pa.RecordBatch]:
+    """Every row of the split from its columnar copy (no stored-document fetches).
+
+    Columns the split does not store (index-only) read as null, as they do
+    from stored documents.
+    """
+    partitions = {k.lower(): v for k, v in entry.partition_values.items()}
+    with pa.memory_map(copy.path) as source:
+        reader = pa.ipc.open_file(source)
+        for number in range(reader.num_record_batches):
+            batch = reader.get_batch(number)
+            arrays = []
+            for arrow_field in schema:
+                key = arrow_field.name.lower()
+                if key in partitions:
+                    column = partition_column(partitions[key], arrow_field.type, batch.num_rows)
+                elif _stored(fields, key) and copy.has(key):
+                    column = batch.column(copy.columns[key]).cast(arrow_field.type)
+                else:
+                    column = pa.nulls(batch.num_rows, type=arrow_field.type)
+                arrays.append(column)
+            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _stored(fields: Mapping[str, FieldSpec], key: str) -> bool:
+    spec = fields.get(key)
+    return spec is None or spec.stored
+
+
+def _search(searcher: tantivy.Searcher, query: tantivy.Query, total: int) -> list[Any]:
+    # search(limit=0) panics in tantivy-py: callers guarantee total >= 1.
+    return [a for _, a in searcher.search(query, limit=total, count=False).hits]
+
+
+def _fields(index: tantivy.Index, entry: SplitEntry) -> dict[str, FieldSpec]:
+    if entry.doc_mapping_json:
+        return specs_from_doc_mapping(entry.doc_mapping_json)
+    return {}
+
+
+@dataclass(frozen=True, slots=True)
+class SplitTraits:
+    """What a split's ``meta.json`` says about how its fields answer queries.
+
+    Attributes:
+        exact_dates: lowercase names of the date fields whose range queries
+            compare microseconds (fast fields of microsecond precision).
+        own: the split has this package's row key field (it was written here:
+            its raw text fast fields are readable).
+        positions: lowercase names of the text and JSON fields whose postings
+            hold positions (phrase queries need them).
+    """
+
+    exact_dates: frozenset[str] = frozenset()
+    own: bool = False
+    positions: frozenset[str] = frozenset()
+
+
+_EXACT_PRECISIONS = ("microseconds", "nanoseconds")
+
+
+def split_traits(directory: str) -> SplitTraits:
+    """The :class:`SplitTraits` of an unbundled split (its ``meta.json``, read once per version)."""
+    meta = os.stat(os.path.join(directory, "meta.json"))
+    return _traits(directory, meta.st_ino, meta.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _traits(directory: str, inode: int, mtime_ns: int) -> SplitTraits:
+    with open(os.path.join(directory, "meta.json"), encoding="utf-8") as source:
+        schema = json.load(source).get("schema", [])
+    exact: set[str] = set()
+    positions: set[str] = set()
+    own = False
+    for entry in schema:
+        name, options = entry.get("name", ""), entry.get("options") or {}
+        own = own or name == ROW_KEY_FIELD
+        if (options.get("indexing") or {}).get("record") == "position":
+            positions.add(str(name).lower())
+        if (
+            entry.get("type") == "date"
+            and options.get("fast")
+            and options.get("precision") in _EXACT_PRECISIONS
+        ):
+            exact.add(str(name).lower())
+    return SplitTraits(frozenset(exact), own, frozenset(positions))
+
+
+def _query(
+    index: tantivy.Index,
+    fields: Mapping[str, FieldSpec],
+    search: SearchSpec,
+    conditions: Sequence[Condition],
+    fully_indexed: frozenset[str],
+    traits: SplitTraits = SplitTraits(),
+    whole_dates: frozenset[str] = frozenset(),
+) -> tantivy.Query | None:
+    parts: list[tantivy.Query] = []
+    option_query = (
+        build_query(index, search, fields, exact_dates=traits.exact_dates, whole_dates=whole_dates)
+        if not search.is_empty
+        else None
+    )
+    if option_query is not None:
+        parts.append(option_query)
+    for condition in conditions:
+        spec = fields.get(condition.column.lower())
+        if spec is None:
+            continue  # a partition column: pruned at planning, re-checked by Spark
+        if condition.path:
+            positions = spec.name.lower() in traits.positions
+            nested = json_path_query(index, spec, condition, positions=positions)
+            if nested is not None:
+                parts.append(nested)
+            continue
+        query = to_query(
+            condition,
+            spec,
+            index.schema,
+            fully_indexed=fully_indexed,
+            exact_dates=traits.exact_dates,
+            readable_text_fast=traits.own,
+        )
+        if query is not None:
+            parts.append(query)
+    return conjunction(parts) if parts else None
+
+
+def _batch(
+    searcher: tantivy.Searcher,
+    addresses: list[tantivy.DocAddress],
+    schema: pa.Schema,
+    entry: SplitEntry,
+    fields: Mapping[str, FieldSpec],
+    copy: RowCopy | None,
+) -> pa.RecordBatch:
+    partitions = {k.lower(): v for k, v in entry.partition_values.items()}
+    data_columns = [f for f in schema if f.name.lower() not in partitions]
+    keyed = copy if copy is not None and copy.keyed else None
+    from_copy = {
+        f.name.lower()
+        for f in data_columns
+        if keyed is not None
+        and keyed.has(f.name)
+        and _stored(fields, f.name.lower())
+        and not exact_in_docs(fields.get(f.name.lower()), f.type)
+    }
+    docs: list[tantivy.Document] = []
+    if any(
+        f.name.lower() not in from_copy and not _is_fast_numeric(fields, f.name)
+        for f in data_columns
+    ):
+        docs = [searcher.doc(a) for a in addresses]
+    rows = _RowFetch(searcher, addresses, keyed, from_copy)
+    arrays = []
+    for arrow_field in schema:
+        key = arrow_field.name.lower()
+        if key in partitions:
+            arrays.append(partition_column(partitions[key], arrow_field.type, len(addresses)))
+        elif key in from_copy:
+            arrays.append(rows.column(key).cast(arrow_field.type))
+        elif docs or not addresses:
+            arrays.append(_from_docs(docs, arrow_field, fields, rows))
+        else:
+            values = searcher.fast_field_values(arrow_field.name, addresses)
+            arrays.append(pa.array(values).cast(arrow_field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _from_docs(
+    docs: list[tantivy.Document],
+    arrow_field: pa.Field,
+    fields: Mapping[str, FieldSpec],
+    rows: _RowFetch,
+) -> pa.Array:
+    spec = fields.get(arrow_field.name.lower())
+    name = arrow_field.name
+    if (
+        spec is not None
+        and spec.kind is FieldKind.DATE
+        and rows.has(name)
+        and has_clamped_dates(docs, name)
+    ):
+        # A date outside Tantivy's span was indexed clamped: its exact value is in the copy.
+        return rows.column(name.lower()).cast(arrow_field.type)
+    return column_from_docs(docs, name, arrow_field.type)
+
+
+class _RowFetch:
+    """Columns of the Arrow copy at a batch's hits, their row keys read once when needed."""
+
+    def __init__(
+        self,
+        searcher: tantivy.Searcher,
+        addresses: list[Any],
+        copy: RowCopy | None,
+        wanted: set[str],
+    ) -> None:
+        self._searcher = searcher
+        self._addresses = addresses
+        self._copy = copy
+        self._wanted = wanted
+        self._taken: dict[str, pa.Array] = {}
+
+    def has(self, name: str) -> bool:
+        return self._copy is not None and self._copy.has(name)
+
+    def column(self, key: str) -> pa.Array:
+        """Column ``key`` (lowercase) at the hits; the wanted columns are taken together."""
+        if key not in self._taken:
+            assert self._copy is not None
+            found = self._searcher.fast_field_values(ROW_KEY_FIELD, self._addresses)
+            keys = [int(k) for k in found if k is not None]
+            if len(keys) != len(self._addresses):
+                raise ValueError("a document of a split with an Arrow copy has no row key")
+            self._taken.update(self._copy.take([*self._wanted - self._taken.keys(), key], keys))
+        return self._taken[key]
+
+
+def _is_fast_numeric(fields: Mapping[str, FieldSpec], name: str) -> bool:
+    spec = fields.get(name.lower())
+    return spec is not None and spec.fast and spec.kind in _FAST_NUMERIC

@@ -1,0 +1,1 @@
+"""Splits on a store: fetching, the checked local split cache, term dictionaries."""

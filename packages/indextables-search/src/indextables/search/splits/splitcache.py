@@ -1,0 +1,783 @@
+"""A size-capped LRU cache of fetched splits on the executor's local disk, in tantivy-py's form.
+
+Tantivy opens an index from a directory, so each split is unbundled into its
+own directory, named by a hash of (table URI, split path, size).
+
+- Streaming: :mod:`indextables.search.splits.splitfetch` writes the split's files
+  as its bytes arrive, rewriting only ``.term`` files to the FST form.
+- Atomic: a split is unbundled into a staging directory (``.tmp-<id>``) that
+  its process holds an advisory lock on, then renamed into place.
+- Verified: the last file written is a record naming the split and holding
+  the size and SHA-256 of every file. An entry is used only when its record
+  names the split asked for, lists exactly the files present, and every file
+  has its size; the digests are checked the first time a process uses the
+  entry (and again whenever a file's inode, size, mtime or ctime changed).
+  An entry failing a check is removed and fetched again.
+- Self-healing reads: :meth:`SplitCache.use` and :meth:`SplitCache.batches`
+  run a read of an entry; any failure inside it (a Tantivy error or panic, a
+  missing file) checks the entry again: a damaged or vanished entry is
+  removed, fetched again and read again (rows already returned are skipped);
+  an intact entry means the split itself is damaged, raised as
+  :class:`~indextables.search.errors.SplitReadError` naming the split and
+  the entry.
+- Leased: a read holds a shared lock on its entry; eviction skips entries
+  that are locked, so another process never evicts an entry between its fetch
+  and its open.
+- Crash safe: a staging directory whose lock nobody holds any more (its
+  process died) and that is older than :data:`STALE_AFTER_SECONDS` is removed
+  by the next eviction. Staging directories count against the cache size.
+- Private: the default directory (:func:`default_cache_dir`) is per user and
+  mode 0700; a new directory is always created 0700. A configured directory
+  that other users can write is tightened to 0700 and its entries are dropped
+  (they may have been planted); one owned by another user, or a shared sticky
+  directory such as ``/tmp`` itself, is refused. A cache path that is not a
+  directory, read-only or full raises
+  :class:`~indextables.search.errors.CacheDirectoryError` naming the setting.
+
+Recency is the entry directory's mtime; eviction removes least recently used
+entries until the cache is under its cap again. Eviction walks the whole
+cache (a listing and a stat of every file), which costs ~1 s at 10,000
+entries, so a process keeps a running total of the cache per directory and
+walks only when its additions would pass the cap or its last walk is older
+than :data:`REWALK_SECONDS` (other processes add entries too: the cap holds
+to within what they add in that time, and leased entries stay).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import struct
+import tempfile
+import threading
+import time
+import uuid
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, NoReturn, TypeVar
+
+from indextables.protocol.errors import CorruptFileError
+from indextables.protocol.store import ObjectStore
+from indextables.search.aggregate.aggmerge import NotExact
+from indextables.search.errors import (
+    CacheDirectoryError,
+    CorruptSplitError,
+    IndexTablesSearchError,
+    SplitReadError,
+)
+from indextables.search.splits.splitfetch import LocalWriteError, SplitRef, download
+from indextables.search.splits.termdict.errors import TermDictError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "CACHE_DIR_SETTING",
+    "ENTRY_RECORD",
+    "SplitCache",
+    "SplitRef",
+    "default_cache_dir",
+    "is_panic",
+    "prepare_directory",
+]
+
+T = TypeVar("T")
+
+# The setting naming the cache directory (quoted in errors about it).
+CACHE_DIR_SETTING: Final = "spark.indextables.cache.directoryPath"
+# A staging directory nobody holds the lock of is removed once this old.
+STALE_AFTER_SECONDS: Final = 60.0
+# The record of an entry's split, file sizes and digests, written last into the staging directory.
+ENTRY_RECORD: Final = ".indextables-entry.json"
+_RECORD_VERSION: Final = 2
+# Written into a split by this package: the CRC32 of its files that carry no checksum of their
+# own (the Arrow copy of the rows), ``{"crc32": {name: crc}}``; checked when fetched.
+CHECKSUMS_FILE: Final = "indextables-checksums.json"
+_STAGING: Final = ".tmp-"
+# Empty lock files Tantivy creates in an index directory it opens.
+_TANTIVY_LOCKS: Final = frozenset({".tantivy-meta.lock", ".tantivy-writer.lock"})
+_ENTRY_NAME: Final = re.compile(r"[0-9a-f]{32}")
+# A Tantivy segment file (``<segment id>.<kind>``): it ends with a footer holding its body's CRC32.
+_SEGMENT_FILE: Final = re.compile(r"[0-9a-f]{32}\.[a-z]+")
+_FOOTER_TAIL: Final = struct.Struct("<II")  # footer JSON length, magic
+_FOOTER_MAGIC: Final = 1337
+# Threads downloading the splits of one driver-side search, count or aggregation.
+FETCH_THREADS: Final = 4
+# A process walks the cache again after this long even when its own total is under the cap.
+REWALK_SECONDS: Final = 30.0
+# Times a read resolves its entry again when it vanished between fetch and lease.
+_LEASE_TRIES: Final = 5
+# Cache directory -> (bytes after the last walk plus this process's additions, monotonic time
+# of that walk).
+_totals: dict[str, tuple[int, float]] = {}
+_totals_lock = threading.RLock()
+# Entry directory -> the stat signature of its files when this process last checked their digests.
+_verified: dict[str, tuple[tuple[object, ...], ...]] = {}
+_verified_lock = threading.Lock()
+
+
+def default_cache_dir() -> str:
+    """The split cache directory used when none is configured (one per user, mode 0700)."""
+    return os.path.join(tempfile.gettempdir(), f"indextables-split-cache-{os.getuid()}")
+
+
+def is_panic(error: BaseException) -> bool:
+    """True for pyo3's ``PanicException`` (a Rust panic in tantivy-py; a BaseException)."""
+    kind = type(error)
+    return kind.__name__ == "PanicException" and kind.__module__ == "pyo3_runtime"
+
+
+@dataclass(frozen=True, slots=True)
+class SplitCache:
+    """The local split cache.
+
+    Attributes:
+        directory: where unbundled splits live.
+        max_bytes: size cap; least recently used splits are evicted beyond it.
+    """
+
+    directory: str
+    max_bytes: int
+
+    def cached(self, table_uri: str, split: SplitRef) -> str | None:
+        """The local directory holding ``split`` if a verified entry exists (marked as used).
+
+        Raises:
+            CacheDirectoryError: the cache directory is not a directory or others can write it.
+        """
+        if not _check_directory(self.directory, create=False):
+            return None
+        target = os.path.join(self.directory, _cache_key(table_uri, split))
+        if not os.path.isdir(target):
+            return None
+        if not _trusted(target, table_uri, split):
+            _discard(target, self.directory)
+            return None
+        _touch(target)
+        return target
+
+    def fetch(self, store: ObjectStore, table_uri: str, split: SplitRef) -> str:
+        """The local directory holding ``split`` unbundled, fetching it on a miss.
+
+        Raises:
+            CorruptSplitError: the split's footer, length or term dictionaries are damaged.
+            UnreadableSplitError: tantivy-py cannot read the split's documents.
+            CacheDirectoryError: the cache directory is not a directory, read-only or full.
+        """
+        hit = self.cached(table_uri, split)
+        if hit is not None:
+            return hit
+        prepare_directory(self.directory)
+        try:
+            return self._download(store, table_uri, split)
+        except CacheDirectoryError as error:
+            # A disk filled (by this cache among others): evict unleased entries to make
+            # room for about twice the split, then try once more.
+            if error.errno not in (errno.ENOSPC, errno.EDQUOT) or not self._make_room(split.size):
+                raise
+        return self._download(store, table_uri, split)
+
+    def _make_room(self, needed: int) -> bool:
+        """Evict least recently used entries to free ``2 * needed`` bytes; True if any went."""
+        used = SplitCache(self.directory, 1 << 62).evict()  # also removes abandoned downloads
+        after = SplitCache(self.directory, max(0, used - 2 * needed)).evict()
+        with _totals_lock:
+            _totals[self.directory] = (after, time.monotonic())
+        return after < used
+
+    def _download(self, store: ObjectStore, table_uri: str, split: SplitRef) -> str:
+        target = os.path.join(self.directory, _cache_key(table_uri, split))
+        try:
+            with _staging(self.directory) as staging:
+                sizes = download(store, split, staging, reserved=frozenset({ENTRY_RECORD}))
+                _write_record(staging, table_uri, split, sizes)
+                self._place(staging, target, table_uri, split)
+        except LocalWriteError as error:
+            _cache_failure(self.directory, f"cannot be written ({error.path})", error.error)
+        except CorruptSplitError:
+            raise
+        except CorruptFileError as error:
+            raise CorruptSplitError(error.path, error.problem) from error
+        except TermDictError as error:
+            raise CorruptSplitError(split.path, f"damaged term dictionary: {error}") from error
+        except OSError as error:
+            if isinstance(error, IndexTablesSearchError) or not _local_failure(error):
+                raise
+            _cache_failure(self.directory, "cannot be written", error)
+        _remember(target)
+        self._account(target, sum(sizes.values()))
+        return target
+
+    def _place(self, staging: str, target: str, table_uri: str, split: SplitRef) -> None:
+        """Rename the complete download into place, clearing what occupies the entry's path."""
+        for _ in range(3):
+            try:
+                os.rename(staging, target)
+                return
+            except OSError:
+                if os.path.isdir(target) and not os.path.islink(target):
+                    if _trusted(target, table_uri, split):
+                        return  # another task won the race: its copy is identical
+                    _discard(target, self.directory)  # an untrusted directory: replaced
+                elif os.path.lexists(target):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(target)  # a file (or link) where the entry belongs
+                else:
+                    raise
+        os.rename(staging, target)
+
+    def use(
+        self,
+        table_uri: str,
+        split: SplitRef,
+        open_store: Callable[[], ObjectStore],
+        read: Callable[[str], T],
+        *,
+        directory: str | None = None,
+    ) -> T:
+        """``read(entry)`` on the split's cache entry, leased against eviction.
+
+        ``directory`` is the entry if the caller fetched it already. A failure
+        inside ``read`` (other than this package's own errors) checks the
+        entry: a damaged or vanished one is removed, fetched again and read
+        again; an intact one means the split itself cannot be read.
+
+        Raises:
+            SplitReadError: reading the split failed, naming the split and the entry.
+        """
+        for attempt in range(2):
+            with self._lease(table_uri, split, open_store, directory) as entry:
+                try:
+                    return read(entry)
+                except BaseException as error:
+                    self._failed(error, table_uri, split, entry, attempt)
+            directory = None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def batches(
+        self,
+        table_uri: str,
+        split: SplitRef,
+        open_store: Callable[[], ObjectStore],
+        read: Callable[[str], Iterator[pa.RecordBatch]],
+        *,
+        directory: str | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """The batches of ``read(entry)``, with :meth:`use`'s lease and recovery.
+
+        A read again after a failure skips the rows already yielded (a
+        split's read is deterministic), so no row is returned twice.
+        """
+        done = 0
+        for attempt in range(2):
+            with self._lease(table_uri, split, open_store, directory) as entry:
+                skip = done
+                try:
+                    for batch in read(entry):
+                        if skip >= batch.num_rows:
+                            skip -= batch.num_rows
+                            continue
+                        if skip:
+                            batch, skip = batch.slice(skip), 0
+                        done += batch.num_rows
+                        yield batch
+                    return
+                except GeneratorExit:
+                    raise
+                except BaseException as error:
+                    self._failed(error, table_uri, split, entry, attempt)
+            directory = None
+
+    def _failed(
+        self, error: BaseException, table_uri: str, split: SplitRef, entry: str, attempt: int
+    ) -> None:
+        """Decide after a failed read: return to read again, else raise."""
+        if not (isinstance(error, Exception) or is_panic(error)):
+            raise error  # KeyboardInterrupt, SystemExit
+        if isinstance(error, (IndexTablesSearchError, NotExact, MemoryError)):
+            raise error  # this package's verdicts (bad query, not exact) are not damage
+        intact = _trusted(entry, table_uri, split, recheck=True)
+        if not intact:
+            _discard(entry, self.directory)
+            if attempt == 0:
+                return
+        kind = type(error).__name__
+        found = "intact" if intact else "damaged again after a fresh fetch"
+        failure = SplitReadError(
+            f"split {split.path} of {table_uri} cannot be read (cache entry {entry}, "
+            f"{found}): {kind}: {_first_line(error)}"
+        )
+        failure.split, failure.entry = split.path, entry
+        raise failure from error
+
+    @contextlib.contextmanager
+    def _lease(
+        self,
+        table_uri: str,
+        split: SplitRef,
+        open_store: Callable[[], ObjectStore],
+        directory: str | None,
+    ) -> Iterator[str]:
+        """The split's entry, share-locked for the block so that no eviction removes it."""
+        for _ in range(_LEASE_TRIES):
+            entry = directory or self.cached(table_uri, split)
+            if entry is None:
+                entry = self.fetch(open_store(), table_uri, split)
+            directory = None
+            try:
+                handle = os.open(entry, os.O_RDONLY | os.O_DIRECTORY)
+            except OSError:
+                continue  # evicted meanwhile
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH)
+                try:
+                    current = os.stat(entry).st_ino
+                except OSError:
+                    current = None
+                if current != os.fstat(handle).st_ino:
+                    continue  # evicted (renamed away) before the lock was taken
+                yield entry
+                return
+            finally:
+                os.close(handle)
+        raise SplitReadError(
+            f"split {split.path} of {table_uri}: its cache entry in {self.directory} was "
+            f"removed {_LEASE_TRIES} times before it could be read (the cache "
+            f"{CACHE_DIR_SETTING} is shared and far too small?)"
+        )
+
+    def _account(self, target: str, added: int) -> None:
+        """Add a new entry of ``added`` bytes to the running total; walk and evict when it
+        may pass the cap."""
+        # One walk at a time: threads fetching meanwhile wait for it, then just add.
+        with _totals_lock:
+            known = _totals.get(self.directory)
+            fresh = known is not None and time.monotonic() - known[1] < REWALK_SECONDS
+            if known is not None and fresh and known[0] + added <= self.max_bytes:
+                _totals[self.directory] = (known[0] + added, known[1])
+                return
+            remaining = self.evict(keep=target)
+            _totals[self.directory] = (remaining, time.monotonic())
+
+    @contextlib.contextmanager
+    def directories(
+        self, table_uri: str, splits: Sequence[SplitRef], open_store: Callable[[], ObjectStore]
+    ) -> Iterator[Callable[[int], str]]:
+        """``directory(i)``: the local directory of ``splits[i]``, for a driver-side read.
+
+        Splits already cached are answered at once and start no thread (a warm
+        search starts none); the others are fetched in the background by
+        :data:`FETCH_THREADS` threads, and those not started when the block
+        ends (a search that stopped early) are never downloaded. Read them
+        through :meth:`use` or :meth:`batches` with ``directory=``.
+        """
+        local = [self.cached(table_uri, split) for split in splits]
+        pending: dict[int, Future[str]] = {}
+        pool = None
+        if None in local:
+            store = open_store()
+            pool = fetch_pool()
+            pending = {
+                i: pool.submit(self.fetch, store, table_uri, split)
+                for i, (split, hit) in enumerate(zip(splits, local, strict=True))
+                if hit is None
+            }
+        try:
+            yield lambda i: local[i] or pending[i].result()
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+
+    def evict(self, *, keep: str | None = None) -> int:
+        """Remove abandoned downloads, then least recently used splits until under the cap.
+
+        Downloads in progress and entries being read (leased) count against the
+        cap but are never removed. Returns the bytes the cache holds afterwards.
+        """
+        entries = []
+        total = 0
+        for name in os.listdir(self.directory):
+            path = os.path.join(self.directory, name)
+            if not os.path.isdir(path):
+                continue
+            if name.startswith(_STAGING):
+                if _abandoned(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    total += _size(path)
+                continue
+            if name.startswith("."):
+                continue
+            size = _size(path)
+            total += size
+            entries.append((_mtime(path), size, path))
+        for _, size, path in sorted(entries):
+            if total <= self.max_bytes:
+                break
+            if path != keep and _discard(path, self.directory, unless_leased=True):
+                total -= size
+        return total
+
+
+def fetch_pool() -> ThreadPoolExecutor:
+    """The threads downloading splits not on local disk (a test may forbid them)."""
+    return ThreadPoolExecutor(max_workers=FETCH_THREADS)
+
+
+def prepare_directory(directory: str) -> None:
+    """Create ``directory`` (mode 0700) or check an existing one.
+
+    The default directory must be the user's own and private. A configured
+    one that other users can write is tightened to 0700 and its entries are
+    dropped.
+
+    Raises:
+        CacheDirectoryError: not a directory, cannot be created, belongs to another user, or
+            is a shared sticky directory.
+    """
+    _check_directory(directory, create=True)
+
+
+def _check_directory(directory: str, *, create: bool) -> bool:
+    """Check (and create when ``create``) the cache directory; False when it does not exist."""
+    default = os.path.abspath(directory) == os.path.abspath(default_cache_dir())
+    try:
+        info = os.lstat(directory) if default else os.stat(directory)
+    except FileNotFoundError:
+        if not create:
+            return False
+        try:
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            info = os.lstat(directory) if default else os.stat(directory)
+        except OSError as error:
+            _cache_failure(directory, "cannot be created", error)
+    except OSError as error:
+        _cache_failure(directory, "cannot be used", error)
+    if not stat.S_ISDIR(info.st_mode):
+        _cache_failure(directory, "is not a directory")
+    if info.st_uid != os.getuid():
+        _cache_failure(
+            directory,
+            f"belongs to another user (uid {info.st_uid}), who could plant entries in it",
+        )
+    mode = stat.S_IMODE(info.st_mode)
+    others_write = bool(mode & (stat.S_IWGRP | stat.S_IWOTH))
+    if others_write and mode & stat.S_ISVTX:
+        _cache_failure(directory, "is a shared directory: use a private subdirectory of it")
+    if others_write or (default and mode != 0o700):
+        try:
+            os.chmod(directory, 0o700)
+        except OSError as error:
+            _cache_failure(
+                directory, "is writable by other users and cannot be made private", error
+            )
+        if others_write:
+            _drop_entries(directory)  # others could have planted them
+    return True
+
+
+def _drop_entries(directory: str) -> None:
+    for name in os.listdir(directory):
+        if _ENTRY_NAME.fullmatch(name):
+            _discard(os.path.join(directory, name), directory)
+
+
+def _cache_failure(directory: str, problem: str, error: OSError | None = None) -> NoReturn:
+    detail = f": {error.strerror or error}" if error is not None else ""
+    failure = CacheDirectoryError(
+        f"split cache directory {directory} ({CACHE_DIR_SETTING}) {problem}{detail}"
+    )
+    if error is not None:
+        failure.errno = error.errno
+        raise failure from error
+    raise failure
+
+
+_LOCAL_ERRNOS = frozenset(
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EROFS,
+        errno.EACCES,
+        errno.EPERM,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.EEXIST,
+        errno.ENOTEMPTY,
+        errno.EFBIG,
+        errno.EIO,
+    }
+)
+
+
+def _local_failure(error: OSError) -> bool:
+    """True for an OSError from the cache's own directory operations (not the store's)."""
+    return error.errno in _LOCAL_ERRNOS
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:500] if text else "(no message)"
+
+
+@contextlib.contextmanager
+def _staging(directory: str) -> Iterator[str]:
+    """A new staging directory, locked for as long as the block runs, removed afterwards."""
+    path = os.path.join(directory, f"{_STAGING}{uuid.uuid4().hex}")
+    os.mkdir(path, 0o700)
+    handle = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        os.close(handle)
+
+
+def _abandoned(path: str) -> bool:
+    """True for a staging directory whose process is gone (nobody holds its lock)."""
+    if time.time() - _mtime(path) < STALE_AFTER_SECONDS:
+        return False
+    try:
+        handle = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(handle)  # closing releases a lock taken here
+    return True
+
+
+def _discard(path: str, directory: str, *, unless_leased: bool = False) -> bool:
+    """Take an entry out of use at once (rename), then delete it; True when it was removed.
+
+    With ``unless_leased`` an entry that a read holds a lease on is kept.
+    """
+    with _verified_lock:
+        _verified.pop(path, None)
+    doomed = os.path.join(directory, f"{_STAGING}{uuid.uuid4().hex}")
+    handle = None
+    try:
+        if unless_leased:
+            handle = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return False  # being read
+        os.rename(path, doomed)
+    except OSError:
+        return False  # removed or replaced meanwhile
+    finally:
+        if handle is not None:
+            os.close(handle)
+    shutil.rmtree(doomed, ignore_errors=True)
+    return True
+
+
+def _digest(path: str) -> str:
+    with open(path, "rb") as source:
+        return hashlib.file_digest(source, "sha256").hexdigest()
+
+
+def _checked_digest(path: str, name: str, split: SplitRef) -> str:
+    """The SHA-256 of a fetched file; a Tantivy segment file's footer CRC is checked on the way.
+
+    Raises:
+        CorruptSplitError: a segment file without its footer or whose body fails its CRC.
+    """
+    size = os.path.getsize(path)
+    digest = hashlib.sha256()
+    with open(path, "rb") as source:
+        body = None
+        if _SEGMENT_FILE.fullmatch(name):
+            tail = b""
+            if size >= 8:
+                source.seek(size - 8)
+                tail = source.read(8)
+                source.seek(0)
+            footer_len, magic = _FOOTER_TAIL.unpack(tail) if len(tail) == 8 else (0, 0)
+            if magic != _FOOTER_MAGIC or footer_len + 8 > size:
+                raise CorruptSplitError(split.path, f"{name} has no Tantivy file footer")
+            body = size - 8 - footer_len
+        crc, position, footer = 0, 0, bytearray()
+        while chunk := source.read(1 << 20):
+            digest.update(chunk)
+            if body is not None:
+                inside = chunk[: max(0, body - position)]
+                crc = zlib.crc32(inside, crc)
+                footer += chunk[len(inside) :]
+            position += len(chunk)
+    if body is not None:
+        try:
+            expected = json.loads(bytes(footer[:-8]))["crc"]
+        except (ValueError, KeyError, TypeError):
+            raise CorruptSplitError(split.path, f"{name} has an unreadable file footer") from None
+        if expected != crc:
+            raise CorruptSplitError(
+                split.path, f"{name} is damaged: its footer CRC {expected} does not match {crc}"
+            )
+    return digest.hexdigest()
+
+
+def _write_record(staging: str, table_uri: str, split: SplitRef, sizes: dict[str, int]) -> None:
+    """Write the entry's record (split, sizes, digests): the last file of a complete download.
+
+    Raises:
+        CorruptSplitError: a segment file of the split fails its footer CRC.
+    """
+    record = {
+        "version": _RECORD_VERSION,
+        "table": table_uri.rstrip("/"),
+        "split": split.path,
+        "size": split.size,
+        "files": sizes,
+        "sha256": {n: _checked_digest(os.path.join(staging, n), n, split) for n in sizes},
+    }
+    _check_checksums(staging, split, sizes)
+    with open(os.path.join(staging, ENTRY_RECORD), "w", encoding="utf-8") as handle:
+        json.dump(record, handle)
+
+
+def write_checksums(directory: str, names: Sequence[str]) -> None:
+    """Write :data:`CHECKSUMS_FILE` into an index directory about to be bundled."""
+    crcs = {name: _crc32(os.path.join(directory, name)) for name in names}
+    with open(os.path.join(directory, CHECKSUMS_FILE), "w", encoding="utf-8") as handle:
+        json.dump({"crc32": crcs}, handle, sort_keys=True)
+
+
+def _check_checksums(staging: str, split: SplitRef, sizes: dict[str, int]) -> None:
+    """Check the files :data:`CHECKSUMS_FILE` covers (splits written before it: nothing)."""
+    if CHECKSUMS_FILE not in sizes:
+        return
+    try:
+        with open(os.path.join(staging, CHECKSUMS_FILE), encoding="utf-8") as handle:
+            crcs = json.load(handle)["crc32"]
+        covered = {str(name): int(crc) for name, crc in crcs.items()}
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
+        raise CorruptSplitError(split.path, f"{CHECKSUMS_FILE} is damaged") from None
+    for name, crc in covered.items():
+        if name not in sizes:
+            raise CorruptSplitError(split.path, f"{CHECKSUMS_FILE} names a missing file {name!r}")
+        found = _crc32(os.path.join(staging, name))
+        if found != crc:
+            raise CorruptSplitError(
+                split.path, f"{name} is damaged: its CRC32 {found} is not the recorded {crc}"
+            )
+
+
+def _crc32(path: str) -> int:
+    crc = 0
+    with open(path, "rb") as source:
+        while chunk := source.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
+def _signature(target: str, names: Sequence[str]) -> tuple[tuple[object, ...], ...]:
+    """What changes when any file of the entry is replaced or written."""
+    out = []
+    for name in (*sorted(names), ENTRY_RECORD):
+        info = os.lstat(os.path.join(target, name))
+        out.append(
+            (name, info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        )
+    return tuple(out)
+
+
+def _remember(target: str) -> None:
+    """Mark a just-written entry as verified by this process (its digests were just taken)."""
+    try:
+        names = [n for n in os.listdir(target) if n != ENTRY_RECORD]
+        signature = _signature(target, names)
+    except OSError:
+        return
+    with _verified_lock:
+        _verified[target] = signature
+
+
+def _trusted(target: str, table_uri: str, split: SplitRef, *, recheck: bool = False) -> bool:
+    """True when the entry's record is this split's and every file matches it.
+
+    Sizes and the file list are checked every time; digests the first time
+    this process uses the entry, when a file's stat changed, or on ``recheck``.
+    """
+    try:
+        with open(os.path.join(target, ENTRY_RECORD), encoding="utf-8") as handle:
+            record = json.load(handle)
+        sizes, digests = record["files"], record["sha256"]
+        if (
+            record.get("version") != _RECORD_VERSION
+            or record.get("table") != table_uri.rstrip("/")
+            or record.get("split") != split.path
+            or record.get("size") != split.size
+            or not isinstance(sizes, dict)
+            or not isinstance(digests, dict)
+            or set(sizes) != set(digests)
+            or set(os.listdir(target)) - _TANTIVY_LOCKS != {*sizes, ENTRY_RECORD}
+        ):
+            return False
+        for name in _TANTIVY_LOCKS:
+            with contextlib.suppress(FileNotFoundError):
+                if os.lstat(os.path.join(target, name)).st_size:
+                    return False
+        for name, size in sizes.items():
+            info = os.lstat(os.path.join(target, str(name)))
+            if not stat.S_ISREG(info.st_mode) or info.st_size != int(size):
+                return False
+        signature = _signature(target, list(sizes))
+        with _verified_lock:
+            known = _verified.get(target)
+        if known == signature and not recheck:
+            return True
+        if any(_digest(os.path.join(target, n)) != digests[n] for n in sizes):
+            return False
+        with _verified_lock:
+            _verified[target] = signature
+        return True
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
+def _cache_key(table_uri: str, split: SplitRef) -> str:
+    text = f"{table_uri.rstrip('/')}\0{split.path}\0{split.size}"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _touch(path: str) -> None:
+    now = time.time()
+    # Evicted meanwhile: the caller still holds open files, which stay valid.
+    with contextlib.suppress(OSError):
+        os.utime(path, (now, now))
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def _size(path: str) -> int:
+    total = 0
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return 0
+    for name in names:
+        try:
+            total += os.path.getsize(os.path.join(path, name))
+        except OSError:
+            continue
+    return total

@@ -1,0 +1,1 @@
+"""Rows into splits: the split writer, statistics, MERGE SPLITS."""
