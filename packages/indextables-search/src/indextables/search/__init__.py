@@ -1,5 +1,12 @@
-"""indextables.search: the IndexTables split engine without Spark."""
+"""indextables.search: the IndexTables split engine without Spark, Arrow in and out.
 
+    >>> from indextables.search import open_table  # doctest: +SKIP
+    >>> open_table("/data/logs").search("message:timeout", limit=10)
+
+See docs/search.md.
+"""
+
+from indextables.search.searchtable import SearchTable, open_table
 from indextables.search.version import __version__
 
-__all__ = ["__version__"]
+__all__ = ["SearchTable", "__version__", "open_table"]

@@ -1,0 +1,324 @@
+"""The Python API: open a table, search it, read it as Arrow, without Spark.
+
+    >>> from indextables.search import open_table  # doctest: +SKIP
+    >>> logs = open_table("s3://bucket/logs", options={"storage.region": "eu-west-1"})
+    >>> logs.search("message:timeout", where="level = 'ERROR'", limit=20)
+    pyarrow.Table ...
+    >>> logs.count("message:timeout")
+    3212
+
+A :class:`SearchTable` is one snapshot of a table (a version): every call on it
+answers as of that version. Options are the data source's (docs/pyspark.md):
+the same keys, checked the same way (a typo names the closest key).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+
+from indextables.search.errors import ArgumentError
+from indextables.search.options import parse_read
+from indextables.search.query.conditions import translate_predicate
+from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
+from indextables.search.query.whereeval import WhereFilter, compile_where
+from indextables.search.read.plan import plan_splits, view_fields
+from indextables.search.read.splitreader import SplitEntry, read_split
+from indextables.search.schema.schemajson import arrow_schema
+from indextables.search.splits.splitcache import SplitCache
+from indextables.search.table.tableaccess import TableView, load_view, open_table_store
+
+__all__ = ["SearchTable", "open_table"]
+
+# The most rows a search may return (Arrow arrays index rows with 64-bit offsets, but a
+# larger limit is surely a mistake, such as a byte count).
+_MAX_LIMIT = 2**40
+
+
+def open_table(
+    uri: str,
+    *,
+    version: int | None = None,
+    timestamp: datetime | str | int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> SearchTable:
+    """The table at ``uri`` as of its current version, or of ``version`` / ``timestamp``.
+
+    Args:
+        uri: the table's location (``s3://``, ``abfss://``, ``file:``, a local path...).
+        version: time travel to this version (``versionAsOf``).
+        timestamp: time travel to the version current at this time: a datetime (naive
+            is UTC), an ISO-8601 string or epoch milliseconds (``timestampAsOf``).
+        options: read options, as for ``spark.read`` (store credentials, cache settings).
+
+    Raises:
+        ArgumentError: an argument of the wrong type.
+        OptionError: an unknown or bad option, or both ``version`` and ``timestamp``.
+        NotATableError: nothing at ``uri`` is an IndexTables table.
+        VersionNotFoundError: the version or time cannot be reached.
+    """
+    if not isinstance(uri, str) or not uri:
+        raise ArgumentError(f"uri={uri!r} must be a non-empty string")
+    if options is not None and not isinstance(options, Mapping):
+        raise ArgumentError(f"options={options!r} must be a mapping of option keys to values")
+    opts = {str(k): str(v) for k, v in (options or {}).items()}
+    if version is not None:
+        if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+            raise ArgumentError(f"version={version!r} must be a table version (an int >= 0)")
+        opts["versionAsOf"] = str(version)
+    if timestamp is not None:
+        opts["timestampAsOf"] = _timestamp_text(timestamp)
+    read = parse_read(opts)
+    view = load_view(uri, opts, version=read.version_as_of, timestamp=read.timestamp_as_of)
+    return SearchTable(view, opts)
+
+
+def _timestamp_text(timestamp: Any) -> str:
+    if isinstance(timestamp, datetime):
+        return timestamp.isoformat()
+    if isinstance(timestamp, int) and not isinstance(timestamp, bool):
+        return str(timestamp)
+    if isinstance(timestamp, str):
+        return timestamp
+    raise ArgumentError(
+        f"timestamp={timestamp!r} must be a datetime, an ISO-8601 string or epoch milliseconds"
+    )
+
+
+class SearchTable:
+    """One snapshot of a table, searched and read without Spark (see :func:`open_table`)."""
+
+    def __init__(self, view: TableView, options: Mapping[str, str]) -> None:
+        self._view = view
+        self._options = dict(options)
+        self._read = parse_read(self._options)
+        self._schema = arrow_schema(view.schema_json)
+
+    def __repr__(self) -> str:
+        return f"SearchTable({self.uri!r}, version={self.version})"
+
+    @property
+    def uri(self) -> str:
+        """The table's location."""
+        return self._view.uri
+
+    @property
+    def version(self) -> int:
+        """The snapshot's table version."""
+        return self._view.version
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The table's columns as Arrow types (partition columns included)."""
+        return self._schema
+
+    @property
+    def partition_columns(self) -> tuple[str, ...]:
+        """The partition columns, in order."""
+        return tuple(self._view.partition_columns)
+
+    @property
+    def files(self) -> list[str]:
+        """The live splits' paths, relative to the table root."""
+        return [split.path for split in self._view.splits]
+
+    def search(
+        self,
+        query: str | None = None,
+        *,
+        where: str | None = None,
+        textsearch: Mapping[str, str] | None = None,
+        fieldmatch: Mapping[str, str] | None = None,
+        columns: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> pa.Table:
+        """The rows matching a search as one Arrow table (see :meth:`scan`)."""
+        reader = self.scan(
+            query,
+            where=where,
+            textsearch=textsearch,
+            fieldmatch=fieldmatch,
+            columns=columns,
+            limit=limit,
+        )
+        return reader.read_all()
+
+    def scan(
+        self,
+        query: str | None = None,
+        *,
+        where: str | None = None,
+        textsearch: Mapping[str, str] | None = None,
+        fieldmatch: Mapping[str, str] | None = None,
+        columns: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> pa.RecordBatchReader:
+        """The rows matching a search, streamed split by split.
+
+        Args:
+            query: Tantivy query syntax over the table's fields (the ``query`` option).
+            where: a SQL condition (``level = 'ERROR' AND latency > 0.5``), applied
+                exactly with Spark's semantics; its simple conjuncts also narrow the
+                search and prune splits.
+            textsearch: column -> query, on tokenized (``text``) columns.
+            fieldmatch: column -> exact value, on exact (``string``) columns.
+            columns: the columns to return (default all), in this order.
+            limit: at most this many rows.
+
+        Raises:
+            ArgumentError: an argument of the wrong type or an unknown column.
+            QuerySyntaxError, FieldKindError: a query that does not parse, or a
+                search on a column of the wrong kind.
+        """
+        plan = self._plan(query, where, textsearch, fieldmatch, columns, limit)
+        return pa.RecordBatchReader.from_batches(plan.output, self._rows(plan))
+
+    def count(
+        self,
+        query: str | None = None,
+        *,
+        where: str | None = None,
+        textsearch: Mapping[str, str] | None = None,
+        fieldmatch: Mapping[str, str] | None = None,
+    ) -> int:
+        """How many rows match a search (arguments as :meth:`scan`)."""
+        # A batch without columns has no rows: read one column to count them.
+        one = [self._schema.names[0]]
+        plan = self._plan(query, where, textsearch, fieldmatch, one, None)
+        return sum(batch.num_rows for batch in self._rows(plan))
+
+    def to_arrow(self, columns: Sequence[str] | None = None, where: str | None = None) -> pa.Table:
+        """The table's rows (those ``where`` keeps) as one Arrow table."""
+        return self.search(columns=columns, where=where)
+
+    def to_pandas(self, columns: Sequence[str] | None = None, where: str | None = None) -> Any:
+        """The table's rows (those ``where`` keeps) as a pandas DataFrame."""
+        return self.to_arrow(columns=columns, where=where).to_pandas()
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """Every row as an Arrow C stream: Polars, DuckDB and pyarrow read the table directly."""
+        return self.scan().__arrow_c_stream__(requested_schema)
+
+    # -- planning and reading ------------------------------------------------------------
+
+    def _plan(
+        self,
+        query: Any,
+        where: Any,
+        textsearch: Any,
+        fieldmatch: Any,
+        columns: Any,
+        limit: Any,
+    ) -> _ReadPlan:
+        _check_text("query", query)
+        _check_text("where", where)
+        text_search = _check_mapping("textsearch", textsearch)
+        field_match = _check_mapping("fieldmatch", fieldmatch)
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= _MAX_LIMIT
+        ):
+            raise ArgumentError(f"limit={limit!r} must be an int from 0 to {_MAX_LIMIT}")
+        output = self._projection(columns)
+        spec = SearchSpec(query or None, text_search, field_match)
+        if not spec.is_empty:
+            validate(spec, view_fields(self._view), whole_dates=whole_second_dates(self._schema))
+        where_filter = compile_where(where, self._schema) if where else None
+        conditions = translate_predicate(where, self._schema) if where else ()
+        needed = {f.name for f in output} | set(where_filter.columns if where_filter else ())
+        read_schema = pa.schema([f for f in self._schema if f.name in needed])
+        entries = plan_splits(self._view, self._options, conditions)
+        return _ReadPlan(output, read_schema, spec, conditions, where_filter, entries, limit)
+
+    def _projection(self, columns: Any) -> pa.Schema:
+        if columns is None:
+            return self._schema
+        if isinstance(columns, str) or not isinstance(columns, Sequence):
+            raise ArgumentError(f"columns={columns!r} must be a list of column names")
+        by_name = {f.name.lower(): f for f in self._schema}
+        fields = []
+        for name in columns:
+            found = by_name.get(name.lower()) if isinstance(name, str) else None
+            if found is None:
+                raise ArgumentError(
+                    f"columns names {name!r}, which the table does not have "
+                    f"(columns: {', '.join(self._schema.names)})"
+                )
+            fields.append(found)
+        return pa.schema(fields)
+
+    def _rows(self, plan: _ReadPlan) -> Iterator[pa.RecordBatch]:
+        cache = SplitCache(self._read.cache_dir, self._read.cache_max_bytes)
+        uri, options = self._view.uri, self._options
+        left = plan.limit
+        if left == 0:
+            return
+        for entry in plan.entries:
+            read = functools.partial(
+                read_split,
+                entry=entry,
+                schema=plan.read_schema,
+                search=plan.search,
+                conditions=plan.conditions,
+            )
+            for batch in cache.batches(
+                uri, entry.ref, lambda: open_table_store(uri, options), read
+            ):
+                if plan.where is not None:
+                    batch = batch.filter(plan.where.mask(batch))
+                batch = _select(batch, plan.output)
+                if left is not None:
+                    batch = batch.slice(0, left)
+                    left -= batch.num_rows
+                if batch.num_rows:
+                    yield batch
+                if left == 0:
+                    return
+
+
+class _ReadPlan:
+    """What one read does: the columns out and read, the search, the splits."""
+
+    __slots__ = ("conditions", "entries", "limit", "output", "read_schema", "search", "where")
+
+    def __init__(
+        self,
+        output: pa.Schema,
+        read_schema: pa.Schema,
+        search: SearchSpec,
+        conditions: Sequence[Any],
+        where: WhereFilter | None,
+        entries: Sequence[SplitEntry],
+        limit: int | None,
+    ) -> None:
+        self.output = output
+        self.read_schema = read_schema
+        self.search = search
+        self.conditions = tuple(conditions)
+        self.where = where
+        self.entries = tuple(entries)
+        self.limit = limit
+
+
+def _select(batch: pa.RecordBatch, output: pa.Schema) -> pa.RecordBatch:
+    if batch.schema.names == output.names:
+        return batch
+    return pa.RecordBatch.from_arrays([batch.column(f.name) for f in output], schema=output)
+
+
+def _check_text(name: str, value: Any) -> None:
+    if value is not None and not isinstance(value, str):
+        raise ArgumentError(f"{name}={value!r} must be a string")
+
+
+def _check_mapping(name: str, value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ArgumentError(f"{name}={value!r} must map column names to strings")
+    return {k.lower(): v for k, v in value.items()}
