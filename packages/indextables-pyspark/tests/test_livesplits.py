@@ -155,14 +155,15 @@ def test_pruning_by_columns_equals_the_per_split_check(
 ) -> None:
     view = load_view(table, {})
     reader = make_reader({"path": table}, view, table_schema(view))
-    from indextables.pyspark.reader import single_value_columns, stat_fields
+    from indextables.pyspark.sparktypes import arrow_schema
+    from indextables.search.read.plan import single_value_columns, stat_fields
 
     fields = stat_fields(view)
     matcher = file_matcher(
         conditions,
         partition_columns=view.partition_columns,
         fields=fields,
-        single_columns=single_value_columns(reader.schema),
+        single_columns=single_value_columns(arrow_schema(reader.schema)),
         partition_types=reader._partition_types,
     )
     lazy = prune_entries(view.splits, partition_ok=matcher.partition_ok, stats=matcher.stats)
@@ -173,7 +174,7 @@ def test_pruning_by_columns_equals_the_per_split_check(
     ]
     assert lazy == eager
     # ... and to the per-split function the reader used before (one check per split).
-    single = single_value_columns(reader.schema)
+    single = single_value_columns(arrow_schema(reader.schema))
     per_split = [
         s.entry
         for s in tuple(view.splits)

@@ -31,7 +31,6 @@ from indextables.pyspark.localsearch import (
     pinned_read_options,
     search_read_options,
 )
-from indextables.pyspark.reader import single_value_columns, stat_fields, view_fields
 from indextables.pyspark.sparktypes import arrow_schema, arrow_types
 from indextables.search.options import ReadOptions, parse_read
 from indextables.search.query.conditions import Condition, translate_predicate
@@ -39,6 +38,7 @@ from indextables.search.query.filters import may_match_file
 from indextables.search.query.indexexact import partition_holds, where_conjuncts
 from indextables.search.query.partitionprune import partition_predicate
 from indextables.search.query.searchoptions import SearchSpec
+from indextables.search.read.plan import single_value_columns, stat_fields, view_fields
 from indextables.search.read.splitreader import SplitEntry
 from indextables.search.schema.mapping import FieldSpec, specs_from_doc_mapping
 from indextables.search.splits.splitcache import SplitCache
@@ -200,7 +200,7 @@ def _planned_splits(
             partition_filter=partition_predicate(on_partitions, partition_columns, part_types),
         ).splits
     fields = stat_fields(view)
-    singles = single_value_columns(reader.schema)
+    singles = single_value_columns(arrow_schema(reader.schema))
     out: list[PlannedSplit] = []
     for split in live:
         decided = _decide(split, on_partitions, part_types)

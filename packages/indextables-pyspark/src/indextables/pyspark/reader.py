@@ -25,29 +25,26 @@ from typing import Any
 
 import pyarrow as pa
 
-from indextables.protocol.predicates import Predicate
 from indextables.pyspark.planguard import is_reused, new_token
 from indextables.pyspark.sparkfilters import translate_all
 from indextables.pyspark.sparktypes import arrow_schema
-from indextables.search.options import ReadOptions, parse_indexing
+from indextables.search.options import ReadOptions
 from indextables.search.query.conditions import Condition
-from indextables.search.query.filters import file_matcher
-from indextables.search.query.partitionprune import partition_predicate
-from indextables.search.query.pruning import stats_predicate
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
+from indextables.search.read.plan import (
+    partition_types,
+    plan_splits,
+    view_doc_mappings,
+    view_fields,
+)
 from indextables.search.read.splitreader import SplitEntry, read_split
 from indextables.search.schema.mapping import (
     FieldKind,
-    FieldSpec,
-    field_specs,
-    specs_from_doc_mapping,
 )
-from indextables.search.schema.schemajson import arrow_schema as table_arrow_schema
 from indextables.search.splits.splitcache import SplitCache
-from indextables.search.table.livesplits import LiveSplit, prune_entries, split_doc_mappings
 from indextables.search.table.tableaccess import TableView, load_view, open_table_store
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
-from pyspark.sql.types import DataType, FloatType, StructType
+from pyspark.sql.types import StructType
 
 _LOG = logging.getLogger(__name__)
 
@@ -141,7 +138,7 @@ class IndexTablesReader(DataSourceReader):
             self.view,
             splits=(),
             files_loaded=False,
-            doc_mappings=tuple(sorted(_doc_mappings(self.view))),
+            doc_mappings=tuple(sorted(view_doc_mappings(self.view))),
         )
         return state
 
@@ -151,11 +148,7 @@ class IndexTablesReader(DataSourceReader):
     @property
     def _partition_types(self) -> dict[str, pa.DataType]:
         """Types of the partition columns, by lowercase name."""
-        columns = {c.lower() for c in self.view.partition_columns}
-        if not columns:
-            return {}
-        schema = table_arrow_schema(self.view.schema_json)
-        return {f.name.lower(): f.type for f in schema if f.name.lower() in columns}
+        return partition_types(self.view)
 
     def push_filters(self, filters: list[Filter]) -> Iterator[Filter]:
         """Keep translatable filters for pruning and Tantivy queries; hand all back to Spark."""
@@ -171,19 +164,7 @@ class IndexTablesReader(DataSourceReader):
         """
         if self.__dict__.pop("_pushdown_off", False):
             _LOG.warning(PUSHDOWN_OFF)
-        fields = stat_fields(self.view)
-        types = self._partition_types
-        matcher = file_matcher(
-            self.conditions,
-            partition_columns=self.view.partition_columns,
-            fields=fields,
-            single_columns=single_value_columns(self.schema),
-            partition_types=types,
-        )
-        planned, applied = self._planned_splits(fields, types)
-        # The engine's stats filter is the matcher's: its survivors need no second check.
-        stats = None if applied == matcher.stats else matcher.stats
-        kept = prune_entries(planned, partition_ok=matcher.partition_ok, stats=stats)
+        kept = plan_splits(self.view, self.options, self.conditions)
         kinds = {k: s.kind for k, s in view_fields(self.view).items()}
         # Pruned splits need no task: a reused plan re-reads the whole snapshot (see read()).
         token, now = new_token(), time.time()
@@ -192,36 +173,6 @@ class IndexTablesReader(DataSourceReader):
         size = read.selective_splits_per_task if selective else read.splits_per_task
         groups = list(_groups(kept, size)) or [[]]
         return [ReadTask(tuple(g), token, now, i) for i, g in enumerate(groups)]
-
-    def _planned_splits(
-        self, fields: Mapping[str, FieldSpec], types: Mapping[str, DataType]
-    ) -> tuple[Sequence[LiveSplit], Predicate | None]:
-        """The splits left after the engine's pruning, and the stats filter it applied.
-
-        The engine drops splits by partition bounds (manifest level) and by
-        min/max statistics (column-wise on avro states, before entries are
-        built). A view whose splits are already loaded is reused unless
-        partition pruning can skip whole manifests (its splits are pruned
-        column-wise by the caller).
-        """
-        view = self.view
-        partition = partition_predicate(self.conditions, view.partition_columns, types)
-        if view.files_loaded and partition is None:
-            return view.splits, None
-        stats = stats_predicate(
-            self.conditions,
-            fields,
-            view.partition_columns,
-            single_columns=single_value_columns(self.schema),
-        )
-        pruned = load_view(
-            view.uri,
-            self.options,
-            version=view.version,
-            partition_filter=partition,
-            stats_filter=stats,
-        )
-        return pruned.splits, stats
 
     def _has_index_query(self, kinds: Mapping[str, FieldKind]) -> bool:
         """True when a pushed filter names an indexed column (it narrows the Tantivy search)."""
@@ -264,45 +215,6 @@ class IndexTablesReader(DataSourceReader):
         return tuple(s.entry for s in view.splits)
 
 
-def single_value_columns(schema: StructType) -> frozenset[str]:
-    """The (lowercase) names of Spark ``float`` columns: their statistics are 32-bit floats."""
-    return frozenset(f.name.lower() for f in schema.fields if isinstance(f.dataType, FloatType))
-
-
 def _groups(items: list[SplitEntry], size: int) -> Iterator[list[SplitEntry]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-def _doc_mappings(view: TableView) -> set[str]:
-    return split_doc_mappings(view.splits) | set(view.doc_mappings)
-
-
-def stat_fields(view: TableView) -> dict[str, FieldSpec]:
-    """The fields pruning may use: those whose name and kind every doc mapping agrees on."""
-    mappings = _doc_mappings(view)
-    if not mappings:
-        return view_fields(view)
-    fields: dict[str, FieldSpec] = {}
-    conflicting: set[str] = set()
-    for mapping in sorted(mappings):
-        for key, spec in specs_from_doc_mapping(mapping).items():
-            seen = fields.setdefault(key, spec)
-            if (seen.name, seen.kind) != (spec.name, spec.kind):
-                conflicting.add(key)
-    return {k: v for k, v in fields.items() if k not in conflicting}
-
-
-def view_fields(view: TableView) -> dict[str, Any]:
-    mappings = _doc_mappings(view)
-    if not mappings:
-        # No split yet: the field kinds follow from the schema and the indexing options
-        # recorded in the table configuration at creation.
-        schema = table_arrow_schema(view.schema_json)
-        indexing = parse_indexing(view.configuration)
-        specs = field_specs(schema, indexing, partition_columns=view.partition_columns)
-        return {s.name.lower(): s for s in specs}
-    fields: dict[str, Any] = {}
-    for mapping in sorted(mappings):
-        fields.update(specs_from_doc_mapping(mapping))
-    return fields

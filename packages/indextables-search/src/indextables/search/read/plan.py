@@ -32,6 +32,7 @@ __all__ = [
     "plan_splits",
     "single_value_columns",
     "stat_fields",
+    "view_doc_mappings",
     "view_fields",
 ]
 
@@ -41,13 +42,14 @@ def single_value_columns(schema: pa.Schema) -> frozenset[str]:
     return frozenset(f.name.lower() for f in schema if ct.is_float32(f.type))
 
 
-def _doc_mappings(view: TableView) -> set[str]:
+def view_doc_mappings(view: TableView) -> set[str]:
+    """The doc mappings of a view: its splits' and its schema registry's."""
     return split_doc_mappings(view.splits) | set(view.doc_mappings)
 
 
 def stat_fields(view: TableView) -> dict[str, FieldSpec]:
     """The fields pruning may use: those whose name and kind every doc mapping agrees on."""
-    mappings = _doc_mappings(view)
+    mappings = view_doc_mappings(view)
     if not mappings:
         return view_fields(view)
     fields: dict[str, FieldSpec] = {}
@@ -62,7 +64,7 @@ def stat_fields(view: TableView) -> dict[str, FieldSpec]:
 
 def view_fields(view: TableView) -> dict[str, Any]:
     """The fields of the table's splits by lowercase name (later doc mappings win)."""
-    mappings = _doc_mappings(view)
+    mappings = view_doc_mappings(view)
     if not mappings:
         # No split yet: the field kinds follow from the schema and the indexing options
         # recorded in the table configuration at creation.
