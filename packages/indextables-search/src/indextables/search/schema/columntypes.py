@@ -25,6 +25,7 @@ __all__ = [
     "is_list",
     "is_map",
     "is_nested",
+    "is_scalar",
     "is_string",
     "is_struct",
     "is_temporal",
@@ -113,6 +114,19 @@ def is_map(t: pa.DataType) -> bool:
 def is_nested(t: pa.DataType) -> bool:
     """Structs, arrays and maps."""
     return is_struct(t) or is_list(t) or is_map(t)
+
+
+def is_scalar(t: pa.DataType) -> bool:
+    """Strings, binary, numbers, booleans, dates and timestamps (no nested or null type)."""
+    return (
+        is_string(t)
+        or is_binary(t)
+        or is_integral(t)
+        or is_floating(t)
+        or is_decimal(t)
+        or is_boolean(t)
+        or is_temporal(t)
+    )
 
 
 def fields_of(t: pa.DataType) -> list[pa.Field]:

@@ -46,20 +46,6 @@ class FieldKind(Enum):
     BYTES = "bytes"
 
 
-def _nested_leaf(t: pa.DataType) -> bool:
-    """Types a struct, array or map may hold at any depth (their exact values live in the
-    split's Arrow copy; the JSON field indexes a searchable form of them)."""
-    return (
-        ct.is_string(t)
-        or ct.is_integral(t)
-        or ct.is_floating(t)
-        or ct.is_boolean(t)
-        or ct.is_temporal(t)
-        or ct.is_binary(t)
-        or ct.is_decimal(t)
-    )
-
-
 # A hidden fast field in every split this package writes: the position of the
 # document's row in the split's Arrow copy (see convert.row_key). Not a column.
 ROW_KEY_FIELD = "__indextables_row"
@@ -177,7 +163,7 @@ def _check_nested(path: str, data_type: pa.DataType) -> None:
     elif ct.is_map(data_type):
         _check_nested(f"{path}.<key>", data_type.key_type)
         _check_nested(f"{path}.<value>", data_type.item_type)
-    elif not _nested_leaf(data_type):
+    elif not ct.is_scalar(data_type):  # their exact values live in the Arrow copy
         raise UnsupportedTypeError(
             f"column path {path!r} has type {ct.type_name(data_type)!r}, which IndexTables "
             "cannot store inside a struct, array or map; supported there: string, binary, "

@@ -40,14 +40,7 @@ from indextables.search.schema import columntypes as ct
 
 def partitionable(t: pa.DataType) -> bool:
     """Whether a column of this type may partition a table (it has a log string form)."""
-    return (
-        ct.is_string(t)
-        or ct.is_integral(t)
-        or ct.is_floating(t)
-        or ct.is_boolean(t)
-        or ct.is_temporal(t)
-        or ct.is_decimal(t)
-    )
+    return ct.is_scalar(t) and not ct.is_binary(t)
 
 
 _EPOCH = datetime(1970, 1, 1)
