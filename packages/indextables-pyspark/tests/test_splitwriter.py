@@ -218,3 +218,27 @@ def test_nulls_round_trip_in_batches_with_and_without_them(tmp_path: Path) -> No
             store, adds, tmp_path / str(len(conditions)), search=SearchSpec(), conditions=conditions
         )
         assert sorted(rows, key=lambda r: r["id"]) == sorted([*full, *holes], key=lambda r: r["id"])
+
+
+def test_splits_carry_no_field_norms(written: tuple[LocalStore, list[Any]], tmp_path: Path) -> None:
+    """Nothing scores, so no field keeps norms (as the reference writes its splits):
+    every text and JSON field says so in meta.json and the norm files hold no data."""
+    import json
+    import os
+
+    store, adds = written
+    cache = SplitCache(str(tmp_path / "cache"), 1 << 30)
+    add = adds[0]
+    ref = SplitRef(add.path, add.size, add.footer_start_offset, add.footer_end_offset)
+    directory = cache.fetch(store, store.uri, ref)
+    with open(os.path.join(directory, "meta.json"), encoding="utf-8") as source:
+        schema = json.load(source)["schema"]
+    indexed = [e for e in schema if e["type"] in ("text", "json_object")]
+    assert indexed, "the test table has text fields"
+    assert all(not (e["options"].get("indexing") or {}).get("fieldnorms") for e in indexed)
+    norms = [n for n in os.listdir(directory) if n.endswith(".fieldnorm")]
+    sizes = [os.path.getsize(os.path.join(directory, n)) for n in norms]
+    # Without norms the file is its footers alone (~100 bytes whatever the row count);
+    # norms add one byte per document and normed field (here 50 rows, 2 text fields).
+    assert sizes
+    assert all(size < 100 + add.num_records for size in sizes), sizes

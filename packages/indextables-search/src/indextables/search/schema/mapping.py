@@ -341,9 +341,10 @@ def create_index(
     text or JSON field unindexed, so the index's ``meta.json`` is adjusted
     before the index is opened: date fast fields keep microseconds (Tantivy's
     default truncates them to seconds, and range queries on a fast date field
-    compare the fast values), and store-only text and JSON fields get no
-    inverted index. With ``fast_dates`` every date field is made fast (the
-    searchable copies of reference splits, whose date fields may not be).
+    compare the fast values), store-only text and JSON fields get no inverted
+    index, and no field has field norms (nothing here scores). With
+    ``fast_dates`` every date field is made fast (the searchable copies of
+    reference splits, whose date fields may not be).
     """
     tantivy.Index(tantivy_schema(specs, row_key=row_key), path=directory)
     meta_path = os.path.join(directory, "meta.json")
@@ -367,6 +368,10 @@ def _adjust_entry(entry: dict[str, Any], spec: FieldSpec, *, fast_dates: bool) -
             options["fast"] = True
     elif entry["type"] in ("text", "json_object") and not spec.indexed:
         options["indexing"] = None
+    elif entry["type"] in ("text", "json_object") and options.get("indexing"):
+        # Field norms serve only BM25 scores, which no read path orders by; the reference
+        # writes none either. One byte per document and field saved (~6% of a log split).
+        options["indexing"]["fieldnorms"] = False
     if entry["type"] == "json_object" and spec.fast:
         # The reference's JSON fast fields keep string values whole (no fast tokenizer).
         options["fast"] = True
