@@ -246,6 +246,20 @@ def main() -> int:
 
         timed("spark.read groupBy(level).agg(count, avg)", by_level_spark)
         timed("itp.aggregate group_by=level (count, avg)", by_level_index)
+    with step("The same table without Spark: indextables.search (Arrow out, no JVM)"):
+        from indextables.search import open_table
+
+        logs = open_table(str(TABLE))
+        timed("open_table(...).count()", logs.count)
+        timed("count query message:deadlock", lambda: logs.count("message:deadlock"))
+        timed(
+            "search message:deadlock, 3 columns (Arrow rows)",
+            lambda: logs.search("message:deadlock", columns=["day", "service", "message"]).num_rows,
+        )
+        timed(
+            "search fieldmatch host = host-07 (Arrow rows)",
+            lambda: logs.search(fieldmatch={"host": "host-07"}, columns=["id"]).num_rows,
+        )
     version_before = itp.sql(spark, f"DESCRIBE INDEXTABLES STATE '{TABLE}'").collect()
     first_version = spark.read.format(FMT).load(str(TABLE))
     with step("Append 20,000 lines for a new day"):
