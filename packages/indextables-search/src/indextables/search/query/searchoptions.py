@@ -15,9 +15,13 @@ syntax) runs while Spark plans the read, before any task.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import contextlib
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import pyarrow as pa
 import tantivy
@@ -101,18 +105,39 @@ def validate(
             )
         _check_indexable(column, spec.field_match[column])
     if not spec.is_empty:
-        import tempfile
-
-        from indextables.search.schema.mapping import create_index
-
-        # An index on disk: only there do store-only fields lose their inverted index.
-        # Tantivy's threads may still touch the directory as it goes: never fail on cleanup.
-        with tempfile.TemporaryDirectory(
-            prefix="indextables-validate-", ignore_cleanup_errors=True
-        ) as directory:
-            index = create_index(tuple(fields.values()), directory)
+        with _validation_index(tuple(fields.values())) as index:
             build_query(index, spec, fields, whole_dates=whole_dates)
-            del index
+
+
+# Empty indexes that parse queries for validate(), one per set of fields, kept open: making
+# one costs ~30 ms, a large share of an interactive search. Each lives in a temporary
+# directory removed when it leaves the cache (or the process ends).
+_VALIDATION_INDEXES: OrderedDict[tuple[FieldSpec, ...], tuple[Any, tantivy.Index]] = OrderedDict()
+_VALIDATION_LOCK = threading.Lock()
+_VALIDATION_KEPT = 8
+
+
+@contextlib.contextmanager
+def _validation_index(specs: tuple[FieldSpec, ...]) -> Iterator[tantivy.Index]:
+    """An empty index with ``specs``' fields, used by one caller at a time."""
+    import tempfile
+
+    from indextables.search.schema.mapping import create_index
+
+    with _VALIDATION_LOCK:
+        found = _VALIDATION_INDEXES.get(specs)
+        if found is None:
+            # An index on disk: only there do store-only fields lose their inverted index.
+            # Tantivy's threads may still touch the directory: never fail on cleanup.
+            directory = tempfile.TemporaryDirectory(
+                prefix="indextables-validate-", ignore_cleanup_errors=True
+            )
+            found = (directory, create_index(specs, directory.name))
+            _VALIDATION_INDEXES[specs] = found
+            while len(_VALIDATION_INDEXES) > _VALIDATION_KEPT:
+                _VALIDATION_INDEXES.popitem(last=False)
+        _VALIDATION_INDEXES.move_to_end(specs)
+        yield found[1]
 
 
 def _check_indexed(found: FieldSpec, helper: str) -> None:
