@@ -432,9 +432,9 @@ def test_differential_against_spark(
     from difftest.predicates import column_pools, random_filter
     from difftest.runner import build
     from difftest.tables import FASTFIELDS, random_plan
+    from pyspark.sql.types import DecimalType, NumericType
 
     from indextables.pyspark.aggregation import spark_aggregate
-    from pyspark.sql.types import DecimalType, NumericType
     from indextables.pyspark.aggspec import Histogram, RangeBuckets, parse_group_by, parse_metrics
 
     drawn = random_plan(seed, rows_per_write=40, writes=3)
