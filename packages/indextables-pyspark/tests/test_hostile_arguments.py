@@ -109,7 +109,8 @@ def test_write_partition_by_entries_are_checked(spark: Any, tmp_path: Any) -> No
 
 
 def test_a_missing_bucket_column_is_named(spark: Any, table: str) -> None:
-    for spec in (itp.histogram("nope", 1), itp.range("nope", [1]), itp.date_histogram("nope", "1d")):
+    specs = (itp.histogram("nope", 1), itp.range("nope", [1]), itp.date_histogram("nope", "1d"))
+    for spec in specs:
         with pytest.raises(IndexTablesSparkError, match="'nope'"):
             itp.aggregate(spark, table, group_by=[spec], metrics={"n": "count"})
 
