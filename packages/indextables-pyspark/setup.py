@@ -1,4 +1,4 @@
-"""Build the optional Cython kernels (term dictionary, doc store); the package works without them (pure twin).
+"""Build the optional Cython kernels (term dictionary, doc store); pure twins work without them.
 
 The extension is skipped when INDEXTABLES_PYSPARK_BUILD_EXT=0, when Cython
 is missing, or when compiling fails (no compiler): installs never break.

@@ -22,8 +22,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indextables.protocol.splitbundle import unbundle_split
-from indextables.pyspark.docstore import DocStoreError, FieldSpec, decode_docs, impl, read_store
-from indextables.pyspark.docstore import _kernels_py
+from indextables.pyspark.docstore import (
+    DocStoreError,
+    FieldSpec,
+    _kernels_py,
+    decode_docs,
+    impl,
+    read_store,
+)
 from indextables.pyspark.termdict import dictionary_kind, to_fst
 
 KINDS = {
@@ -37,7 +43,7 @@ KINDS = {
     "ip_addr": "ip",
     "json_object": "json",
 }
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def open_golden(split: Path, dest: Path) -> Path:
@@ -64,9 +70,10 @@ def field_specs(directory: Path) -> dict[int, FieldSpec]:
 
 def _same(kind: str, got: Any, want: Any) -> bool:
     if kind == "f64":
-        return bool(struct.pack("<d", got) == struct.pack("<d", float(want)) or (
-            math.isnan(got) and math.isnan(want)
-        ))
+        return bool(
+            struct.pack("<d", got) == struct.pack("<d", float(want))
+            or (math.isnan(got) and math.isnan(want))
+        )
     if kind == "date":
         # tantivy-py returns microseconds; the store keeps nanoseconds.
         want_us = (want - _EPOCH) // dt.timedelta(microseconds=1)
@@ -104,7 +111,13 @@ def compare_index(directory: Path) -> int:
                 if expected is None:
                     assert got is None, (spec.name, doc, got)
                     continue
-                assert got is not None and len(got) == len(expected), (spec.name, doc, got, expected)
+                assert got is not None, (spec.name, doc)
+                assert len(got) == len(expected), (
+                    spec.name,
+                    doc,
+                    got,
+                    expected,
+                )
                 for g, w in zip(got, expected, strict=True):
                     assert _same(spec.kind, g, w), (spec.name, doc, g, w)
             checked += 1
@@ -152,9 +165,9 @@ _TEXT = st.text(st.characters(codec="utf-8"), max_size=40) | st.sampled_from([""
 _I64 = st.integers(-(2**63), 2**63 - 1)
 _U64 = st.integers(0, 2**64 - 1)
 _F64 = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([-0.0, 0.0])
-_DATE = st.datetimes(
-    min_value=dt.datetime(1678, 1, 1), max_value=dt.datetime(2262, 1, 1)
-).map(lambda d: d.replace(tzinfo=dt.timezone.utc))
+_DATE = st.datetimes(min_value=dt.datetime(1678, 1, 1), max_value=dt.datetime(2262, 1, 1)).map(
+    lambda d: d.replace(tzinfo=dt.UTC)
+)
 _IP = st.ip_addresses().map(str)
 _JSON = st.dictionaries(
     st.text(max_size=5).filter(lambda k: "." not in k and k != ""),
@@ -230,7 +243,10 @@ def _ipc(batch: pa.RecordBatch) -> bytes:
 def test_random_documents_of_every_kind(docs: list[dict[str, list[Any]]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         directory = _write(Path(tmp), docs)
-        assert compare_index(directory) == len(docs)
+        for name in ("python", "cython"):
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setenv(impl.IMPL_ENV, name)
+                assert compare_index(directory) == len(docs)
         python, cython = _decode_all(directory, "python"), _decode_all(directory, "cython")
         assert len(python) == len(cython)
         for a, b in zip(python, cython, strict=True):
@@ -257,13 +273,13 @@ def _one_doc_store(tmp_path: Path) -> bytes:
 def test_single_valued_spec_with_two_values_is_our_error(tmp_path: Path, twin: str) -> None:
     _write(tmp_path, [{"i": [1, 2]}])
     store = read_store(next(tmp_path.glob("*.store")).read_bytes())
-    with pytest.raises(DocStoreError, match="'i'.*2 values"):
+    with pytest.raises(DocStoreError, match=r"'i'.*2 values"):
         decode_docs(store, [0], {1: FieldSpec("i", "i64")})
 
 
 def test_kind_mismatch_is_our_error(tmp_path: Path, twin: str) -> None:
     store = read_store(_one_doc_store(tmp_path))
-    with pytest.raises(DocStoreError, match="'i'.*type code 2, not f64"):
+    with pytest.raises(DocStoreError, match=r"'i'.*type code 2, not f64"):
         decode_docs(store, [0], {1: FieldSpec("i", "f64")})
 
 
@@ -276,7 +292,9 @@ def test_doc_id_out_of_range_is_our_error(tmp_path: Path, twin: str) -> None:
 def test_unknown_value_code_is_our_error(tmp_path: Path, twin: str) -> None:
     raw = _one_doc_store(tmp_path)
     store = read_store(raw)
-    block = _kernels_py.lz4_decompress(store.data[4 : store.byte_ends[0]], struct.unpack_from("<I", store.data)[0])
+    block = _kernels_py.lz4_decompress(
+        store.data[4 : store.byte_ends[0]], struct.unpack_from("<I", store.data)[0]
+    )
     # Rewrite the first value's type code (after VInt count and u32 field id) to 99, stored raw.
     bad = bytearray(block)
     assert bad[5] == _kernels_py.TEXT or bad[5] == _kernels_py.I64
@@ -325,4 +343,5 @@ def test_lz4_twins_roundtrip_tantivy_compressed_blocks(payload: bytes) -> None:
         size = struct.unpack_from("<I", store.data)[0]
         a = _kernels_py.lz4_decompress(body, size)
         b = impl.load("cython").lz4_decompress(body, size)
-        assert a == b and payload in a
+        assert a == b
+        assert payload in a

@@ -119,7 +119,7 @@ def _read_value(data: bytes, pos: int, end: int, version: int) -> tuple[int, Any
     _need(data, pos, 1, end)
     code = data[pos]
     pos += 1
-    if code == TEXT or code == FACET:
+    if code in (TEXT, FACET):
         n, pos = read_vint(data, pos)
         _need(data, pos, n, end)
         try:
@@ -155,7 +155,7 @@ def _read_value(data: bytes, pos: int, end: int, version: int) -> tuple[int, Any
         return code, int.from_bytes(data[pos : pos + 16], "little"), pos + 16
     if code == NULL:
         return code, None, pos
-    if code == ARRAY or code == OBJECT:
+    if code in (ARRAY, OBJECT):
         n, pos = read_vint(data, pos)
         items: list[Any] = []
         for _ in range(n):

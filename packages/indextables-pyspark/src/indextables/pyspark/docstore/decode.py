@@ -144,5 +144,7 @@ def decode_docs(
                     )
                 else:
                     columns[slot][out_row] = converted[0]
-    arrays = [pa.array(col, type=spec.arrow_type()) for col, spec in zip(columns, specs, strict=True)]
+    arrays = [
+        pa.array(col, type=spec.arrow_type()) for col, spec in zip(columns, specs, strict=True)
+    ]
     return pa.RecordBatch.from_arrays(arrays, names=[spec.name for spec in specs])
