@@ -87,7 +87,8 @@ def main() -> None:
                 except Exception as exc:  # figures only: report a missing build and go on
                     print(f"{label:>26}  {twin} twin: {exc}")
                     continue
-                decode_docs(read_store(store_path.read_bytes()), hits[:2], fields)  # warm-up imports
+                # Warm-up: pa.array imports pandas lazily on first use (~3 s).
+                decode_docs(read_store(store_path.read_bytes()), hits[:2], fields)
                 start = time.perf_counter()
                 store = read_store(store_path.read_bytes())
                 decode_docs(store, hits, fields)
