@@ -1,4 +1,4 @@
-"""Build the optional Cython term-dictionary kernels; the package works without them (pure twin).
+"""Build the optional Cython kernels (term dictionary, doc store); pure twins work without them.
 
 The extension is skipped when INDEXTABLES_SEARCH_BUILD_EXT=0, when Cython
 is missing, or when compiling fails (no compiler): installs never break.
@@ -13,6 +13,7 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 EXT_SOURCE = "src/indextables/search/splits/termdict/_kernels.pyx"
+DOCSTORE_SOURCE = "src/indextables/search/read/docstore/_kernels.pyx"
 
 
 class OptionalBuildExt(build_ext):
@@ -43,10 +44,24 @@ def extensions() -> list:  # type: ignore[type-arg]
         return []
     from setuptools import Extension
 
-    ext = Extension(
-        "indextables.search.splits.termdict._kernels", [EXT_SOURCE], extra_compile_args=["-O3"]
-    )
-    return cythonize([ext], compiler_directives={"language_level": "3"}, quiet=True)
+    exts = [
+        Extension(
+            "indextables.search.splits.termdict._kernels", [EXT_SOURCE], extra_compile_args=["-O3"]
+        ),
+        Extension(
+            "indextables.search.read.docstore._kernels",
+            [DOCSTORE_SOURCE],
+            extra_compile_args=["-O3"],
+        ),
+    ]
+    # One module per cythonize call: a failure in one leaves the other built.
+    built = []
+    for ext in exts:
+        try:
+            built.extend(cythonize([ext], compiler_directives={"language_level": "3"}, quiet=True))
+        except Exception as exc:
+            sys.stderr.write(f"indextables-search: {ext.name} not cythonized ({exc})\n")
+    return built
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})

@@ -377,8 +377,8 @@ def _same_rows(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> bool:
 
 
 _SCALAR = (
-    "byte",
-    "short",
+    "tinyint",
+    "smallint",
     "int",
     "bigint",
     "float",
@@ -388,7 +388,7 @@ _SCALAR = (
     "date",
     "timestamp",
 )
-_NUMERIC = ("byte", "short", "int", "bigint", "float", "double")
+_NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double")
 _INTEGRAL_TYPES = ("tinyint", "smallint", "int", "bigint")
 
 
@@ -432,6 +432,7 @@ def test_differential_against_spark(
     from difftest.predicates import column_pools, random_filter
     from difftest.runner import build
     from difftest.tables import FASTFIELDS, random_plan
+    from pyspark.sql.types import DecimalType, NumericType
 
     from indextables.pyspark.aggregation import spark_aggregate
     from indextables.search.aggregate.aggspec import (
@@ -475,8 +476,15 @@ def test_differential_against_spark(
             failures.append(f"count where={where!r}: {got} != {want}")
     scalars = [c for c, t in types.items() if t in _SCALAR and c != "id"]
     numeric = [c for c, t in types.items() if t in _NUMERIC]
+    # Every numeric column of the plan (tinyint and smallint too) is aggregated.
+    assert numeric == [
+        f.name
+        for f in plan.schema.fields
+        if isinstance(f.dataType, NumericType) and not isinstance(f.dataType, DecimalType)
+    ], types
     metrics: dict[str, Any] = {"n": "count"}
-    for c in numeric[:3]:
+    floats = [c for c in numeric[2:] if types[c] in ("float", "double")]
+    for c in numeric[:2] + floats[:1]:
         # A long sum may overflow in one of Spark's summation orders and not in another.
         for fn in ("min", "max", "avg") if types[c] == "bigint" else ("sum", "min", "max", "avg"):
             metrics[f"{fn}_{c}"] = (fn, c)

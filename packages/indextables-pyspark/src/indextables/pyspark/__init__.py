@@ -12,6 +12,8 @@ Example:
 
 from __future__ import annotations
 
+import contextlib as _contextlib
+import math as _math
 import typing as _typing
 
 from indextables.pyspark.errors import (
@@ -36,7 +38,7 @@ from indextables.pyspark.errors import (
 from indextables.pyspark.version import __version__
 
 if _typing.TYPE_CHECKING:  # typing names stay out of dir(itp): annotations are strings
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
     from datetime import datetime, timedelta
     from typing import Any
 
@@ -69,6 +71,26 @@ def _check_args(**args: tuple[Any, tuple[type, ...]]) -> None:
             raise ArgumentError(f"{name}={value!r} must be {wanted}, not {type(value).__name__}")
 
 
+def _check_spark(spark: Any) -> None:
+    """``spark`` is a SparkSession (classic or Spark Connect: checked by its attributes)."""
+    if not all(hasattr(spark, a) for a in ("conf", "read", "dataSource")):
+        raise ArgumentError(f"spark={spark!r} must be a SparkSession, not {type(spark).__name__}")
+
+
+def _check_options(options: Any) -> None:
+    from collections.abc import Mapping as _Mapping
+
+    _check_args(options=(options, (_Mapping, type(None))))
+    for key in options or {}:
+        _check_args(**{"options key": (key, (str,))})
+
+
+def _check_columns(name: str, columns: Any) -> None:
+    """Each key of a column -> text mapping (textsearch/fieldmatch) and its value is a str."""
+    for column, text in (columns or {}).items():
+        _check_args(**{f"{name} column": (column, (str,)), f"{name}[{column!r}]": (text, (str,))})
+
+
 def _check_search_args(
     path: Any, where: Any, query: Any, textsearch: Any, fieldmatch: Any, options: Any
 ) -> None:
@@ -83,6 +105,9 @@ def _check_search_args(
         fieldmatch=(fieldmatch, (_Mapping, none)),
         options=(options, (_Mapping, none)),
     )
+    _check_options(options)
+    _check_columns("textsearch", textsearch)
+    _check_columns("fieldmatch", fieldmatch)
 
 
 def session_options(
@@ -92,6 +117,8 @@ def session_options(
     ``df.write``, which see only ``.option()`` values (see :mod:`.sessionconf`)."""
     from indextables.pyspark.sessionconf import session_options as _session_options
 
+    _check_spark(spark)
+    _check_options(options)
     return _session_options(spark, options)
 
 
@@ -101,6 +128,7 @@ def register(spark: SparkSession) -> None:
     without it every read downloads every split and Spark filters the rows afterwards."""
     from indextables.pyspark.datasource import IndexTablesDataSource
 
+    _check_spark(spark)
     spark.dataSource.register(IndexTablesDataSource)
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
 
@@ -117,6 +145,9 @@ def sql(spark: SparkSession, text: str, *, options: Mapping[str, Any] | None = N
     from indextables.pyspark.commands import run_sql
     from indextables.pyspark.sessionconf import session_options
 
+    _check_spark(spark)
+    _check_args(text=(text, (str,)))
+    _check_options(options)
     return run_sql(spark, text, options=session_options(spark, options))
 
 
@@ -137,6 +168,7 @@ def search(
     from indextables.pyspark.localsearch import search as _search
     from indextables.pyspark.sessionconf import session_options
 
+    _check_spark(spark)
     _check_search_args(path, where, query, textsearch, fieldmatch, options)
     _check_args(limit=(limit, (int, type(None))))
     if limit is not None and limit > _MAX_LIMIT:
@@ -169,6 +201,7 @@ def count(
     """How many rows a search returns, from the log or the index (see :mod:`.counting`)."""
     from indextables.pyspark.counting import count as _count
 
+    _check_spark(spark)
     _check_search_args(path, where, query, textsearch, fieldmatch, options)
     _check_args(version=(version, (int, type(None))))
 
@@ -209,6 +242,7 @@ def aggregate(
 
     from indextables.pyspark.aggregation import aggregate as _aggregate
 
+    _check_spark(spark)
     _check_search_args(path, where, query, textsearch, fieldmatch, options)
     _check_args(
         metrics=(metrics, (_Mapping,)),
@@ -231,10 +265,32 @@ def aggregate(
     )
 
 
+def _check_bucket_args(column: Any, name: Any) -> None:
+    _check_args(column=(column, (str,)), name=(name, (str, type(None))))
+    if not column:
+        raise ArgumentError("column='' must name a column")
+
+
+@_contextlib.contextmanager
+def _as_argument_error(name: str, value: Any) -> Iterator[None]:
+    """Raise an aggspec OptionError about ``name`` as an ArgumentError (still an OptionError's
+    ValueError) naming the argument."""
+    from indextables.pyspark.errors import OptionError as _OptionError
+
+    try:
+        yield
+    except _OptionError as error:
+        raise ArgumentError(f"{name}={value!r}: {error}") from None
+
+
 def histogram(column: str, interval: int | float, *, name: str | None = None) -> Histogram:
     """A group key: ``floor(column / interval) * interval`` (see :mod:`.aggspec`)."""
     from indextables.search.aggregate.aggspec import histogram as _histogram
 
+    _check_bucket_args(column, name)
+    _check_args(interval=(interval, (int, float)))
+    if not _math.isfinite(interval) or interval <= 0:
+        raise ArgumentError(f"interval={interval!r} must be a positive finite number")
     return _histogram(column, interval, name=name)
 
 
@@ -242,16 +298,27 @@ def date_histogram(
     column: str, interval: str | timedelta, *, name: str | None = None
 ) -> DateHistogram:
     """A group key: fixed time buckets (``"1d"``, ``"6h"``, a timedelta), epoch-aligned, UTC."""
+    from datetime import timedelta as _timedelta
+
     from indextables.search.aggregate.aggspec import date_histogram as _date_histogram
 
-    return _date_histogram(column, interval, name=name)
+    _check_bucket_args(column, name)
+    _check_args(interval=(interval, (str, _timedelta)))
+    with _as_argument_error("interval", interval):
+        return _date_histogram(column, interval, name=name)
 
 
 def range(column: str, edges: Sequence[int | float], *, name: str | None = None) -> RangeBuckets:
     """A group key: the label of the range ``[low, high)`` between ascending ``edges``."""
     from indextables.search.aggregate.aggspec import range_
 
-    return range_(column, edges, name=name)
+    _check_bucket_args(column, name)
+    _check_args(edges=(edges, (list, tuple)))
+    for edge in edges:
+        if isinstance(edge, bool) or not isinstance(edge, int | float) or not _math.isfinite(edge):
+            raise ArgumentError(f"edges={list(edges)!r}: edge {edge!r} is not a finite number")
+    with _as_argument_error("edges", edges):
+        return range_(column, edges, name=name)
 
 
 def write(
@@ -268,12 +335,17 @@ def write(
     from indextables.pyspark.sessionconf import session_options
     from indextables.pyspark.tablewrite import write as _write
 
+    if not (hasattr(df, "write") and hasattr(df, "sparkSession")):
+        raise ArgumentError(f"df={df!r} must be a DataFrame, not {type(df).__name__}")
     _check_args(
         path=(path, (str,)),
         mode=(mode, (str,)),
         partition_by=(partition_by, (list, tuple, type(None))),
         options=(options, (_Mapping, type(None))),
     )
+    _check_options(options)
+    for column in partition_by or ():
+        _check_args(**{"partition_by entry": (column, (str,))})
     merged = session_options(df.sparkSession, options)
     return _write(df, path, mode=mode, partition_by=partition_by, options=merged)
 
@@ -285,6 +357,8 @@ def textsearch(
     from indextables.pyspark.searchreads import textsearch as _textsearch
     from indextables.pyspark.sessionconf import session_options
 
+    _check_spark(spark)
+    _check_args(path=(path, (str,)), column=(column, (str,)), query=(query, (str,)))
     return _textsearch(spark, path, column, query, **session_options(spark, options))
 
 
@@ -295,6 +369,8 @@ def fieldmatch(
     from indextables.pyspark.searchreads import fieldmatch as _fieldmatch
     from indextables.pyspark.sessionconf import session_options
 
+    _check_spark(spark)
+    _check_args(path=(path, (str,)), column=(column, (str,)), value=(value, (str,)))
     return _fieldmatch(spark, path, column, value, **session_options(spark, options))
 
 

@@ -1,0 +1,100 @@
+"""Per-row cost of stored-document retrieval: tantivy-py ``searcher.doc`` vs the bulk decoder.
+
+Figures only, no assertions. Usage: ``python benchmarks/docstore.py [--rows 200000]``.
+Builds one single-segment index (lz4 doc store, as our splits) with a text, an
+i64, an f64 and a date field, then times the same hits three ways: 4,000
+scattered hits and every document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import tantivy
+
+from indextables.search.read.docstore import FieldSpec, decode_docs, impl, read_store
+
+
+def _build(directory: Path, rows: int) -> None:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("text", stored=True)
+    sb.add_integer_field("id", stored=True)
+    sb.add_float_field("score", stored=True)
+    sb.add_date_field("ts", stored=True)
+    index = tantivy.Index(sb.build(), path=str(directory))
+    writer = index.writer(200_000_000, 1)
+    base = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+    for k in range(rows):
+        doc = tantivy.Document()
+        doc.add_text("text", f"row {k} lorem ipsum dolor {k % 977}")
+        doc.add_integer("id", k)
+        doc.add_float("score", k / 7)
+        doc.add_date("ts", base + dt.timedelta(seconds=k))
+        writer.add_document(doc)
+    writer.commit()
+    writer.wait_merging_threads()
+
+
+def _per_row(seconds: float, rows: int) -> str:
+    return f"{seconds / rows * 1e6:8.2f} us/row"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--hits", type=int, default=4_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        _build(directory, args.rows)
+        meta = json.loads((directory / "meta.json").read_text())
+        assert len(meta["segments"]) == 1, "the benchmark wants one segment"
+        store_path = directory / (meta["segments"][0]["segment_id"].replace("-", "") + ".store")
+        index = tantivy.Index.open(str(directory))
+        searcher = index.searcher()
+        fields = {
+            0: FieldSpec("text", "text"),
+            1: FieldSpec("id", "i64"),
+            2: FieldSpec("score", "f64"),
+            3: FieldSpec("ts", "date"),
+        }
+        rng = random.Random(7)
+        cases = {
+            f"{args.hits} scattered hits": sorted(rng.sample(range(args.rows), args.hits)),
+            f"all {args.rows} docs": list(range(args.rows)),
+        }
+        print(f"doc store: {store_path.stat().st_size / 1e6:.1f} MB, {args.rows} rows")
+        for label, hits in cases.items():
+            searcher.doc(tantivy.DocAddress(0, 0))  # warm-up
+            start = time.perf_counter()
+            for doc in hits:
+                searcher.doc(tantivy.DocAddress(0, doc)).to_dict()
+            print(
+                f"{label:>26}  tantivy-py searcher.doc  "
+                f"{_per_row(time.perf_counter() - start, len(hits))}"
+            )
+            for twin in ("cython", "python"):
+                os.environ[impl.IMPL_ENV] = twin
+                try:
+                    impl.kernels()
+                except Exception as exc:  # figures only: report a missing build and go on
+                    print(f"{label:>26}  {twin} twin: {exc}")
+                    continue
+                # Warm-up: pa.array imports pandas lazily on first use (~3 s).
+                decode_docs(read_store(store_path.read_bytes()), hits[:2], fields)
+                start = time.perf_counter()
+                store = read_store(store_path.read_bytes())
+                decode_docs(store, hits, fields)
+                elapsed = time.perf_counter() - start
+                print(f"{label:>26}  docstore {twin:<6} twin     {_per_row(elapsed, len(hits))}")
+
+
+if __name__ == "__main__":
+    main()

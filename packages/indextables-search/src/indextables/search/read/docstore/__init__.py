@@ -1,0 +1,15 @@
+"""Bulk decoder of Tantivy's document store into Arrow columns (issue 24, bulk row retrieval).
+
+Self-contained (pyarrow, zstandard and the stdlib only): ``read_store`` parses a
+segment's ``.store`` file, ``decode_docs`` decodes a set of documents into a
+``pyarrow.RecordBatch``. Kernels: Cython ``_kernels`` or the pure twin
+``_kernels_py``, chosen by ``INDEXTABLES_DOCSTORE_IMPL`` (see ``impl``).
+"""
+
+from __future__ import annotations
+
+from indextables.search.read.docstore.decode import FieldKind, FieldSpec, decode_docs
+from indextables.search.read.docstore.errors import DocStoreError
+from indextables.search.read.docstore.store import StoreIndex, read_store
+
+__all__ = ["DocStoreError", "FieldKind", "FieldSpec", "StoreIndex", "decode_docs", "read_store"]

@@ -1,0 +1,347 @@
+"""The doc-store bulk decoder against tantivy-py's ``searcher.doc``, both kernel twins.
+
+Goldens (reference splits), indexes written by tantivy-py with every field kind,
+and hypothesis documents; the twins must agree exactly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import struct
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+import tantivy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indextables.protocol.splitbundle import unbundle_split
+from indextables.search.read.docstore import (
+    DocStoreError,
+    FieldSpec,
+    _kernels_py,
+    decode_docs,
+    impl,
+    read_store,
+)
+from indextables.search.splits.termdict import dictionary_kind, to_fst
+
+KINDS = {
+    "text": "text",
+    "u64": "u64",
+    "i64": "i64",
+    "f64": "f64",
+    "bool": "bool",
+    "date": "date",
+    "bytes": "bytes",
+    "ip_addr": "ip",
+    "json_object": "json",
+}
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def open_golden(split: Path, dest: Path) -> Path:
+    """Unbundle a reference split; FST term dictionaries so tantivy-py opens it."""
+    unbundle_split(split.read_bytes(), dest, path=str(split))
+    for term in dest.glob("*.term"):
+        data = term.read_bytes()
+        if dictionary_kind(data) == "sstable":
+            term.write_bytes(to_fst(data))
+    return dest
+
+
+def field_specs(directory: Path) -> dict[int, FieldSpec]:
+    """Every stored field of the index, as a multi-valued spec keyed by field id."""
+    meta = json.loads((directory / "meta.json").read_text())
+    specs: dict[int, FieldSpec] = {}
+    for field_id, entry in enumerate(meta["schema"]):
+        if not entry["options"].get("stored"):
+            continue
+        kind = KINDS[entry["type"]]  # a KeyError names a kind this test does not know yet
+        specs[field_id] = FieldSpec(entry["name"], kind, multi=True)  # type: ignore[arg-type]
+    return specs
+
+
+def _same(kind: str, got: Any, want: Any) -> bool:
+    if kind == "f64":
+        return bool(
+            struct.pack("<d", got) == struct.pack("<d", float(want))
+            or (math.isnan(got) and math.isnan(want))
+        )
+    if kind == "date":
+        # tantivy-py returns microseconds; the store keeps nanoseconds.
+        want_us = (want - _EPOCH) // dt.timedelta(microseconds=1)
+        return bool(got // 1000 == want_us)
+    if kind == "json":
+        return bool(json.loads(got) == want)
+    if kind in ("u64", "i64", "bool"):
+        return type(got) is type(want) and got == want
+    return bool(got == want)
+
+
+def compare_index(directory: Path) -> int:
+    """Decode every document of every segment and compare with ``searcher.doc``; rows checked."""
+    meta = json.loads((directory / "meta.json").read_text())
+    specs = field_specs(directory)
+    index = tantivy.Index.open(str(directory))
+    searcher = index.searcher()
+    checked = 0
+    for ordinal, segment in enumerate(meta["segments"]):
+        store_path = directory / (segment["segment_id"].replace("-", "") + ".store")
+        store = read_store(store_path.read_bytes())
+        assert store.num_docs == segment["max_doc"]
+        doc_ids = list(range(store.num_docs))
+        batch = decode_docs(store, doc_ids, specs)
+        columns = {spec.name: batch.column(spec.name) for spec in specs.values()}
+        for doc in doc_ids:
+            want = searcher.doc(tantivy.DocAddress(ordinal, doc)).to_dict()
+            for spec in specs.values():
+                cell = columns[spec.name][doc]
+                if spec.kind == "date":
+                    got = None if not cell.is_valid else cell.values.cast("int64").to_pylist()
+                else:
+                    got = cell.as_py()
+                expected = want.get(spec.name)
+                if expected is None:
+                    assert got is None, (spec.name, doc, got)
+                    continue
+                assert got is not None, (spec.name, doc)
+                assert len(got) == len(expected), (
+                    spec.name,
+                    doc,
+                    got,
+                    expected,
+                )
+                for g, w in zip(got, expected, strict=True):
+                    assert _same(spec.kind, g, w), (spec.name, doc, g, w)
+            checked += 1
+    return checked
+
+
+GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"
+GOLDEN_SPLITS = sorted(GOLDEN.rglob("*.split"))
+
+
+@pytest.fixture(params=["python", "cython"])
+def twin(request: Any, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test under each kernel; a missing Cython build fails (never skips)."""
+    monkeypatch.setenv(impl.IMPL_ENV, request.param)
+    assert impl.kernels().__name__.endswith("_kernels" if request.param == "cython" else "_py")
+    return str(request.param)
+
+
+def test_there_are_golden_splits() -> None:
+    assert len(GOLDEN_SPLITS) >= 100
+
+
+@pytest.mark.parametrize("split", GOLDEN_SPLITS, ids=lambda p: str(p.relative_to(GOLDEN)))
+def test_golden_split_decodes_like_tantivy(split: Path, tmp_path: Path, twin: str) -> None:
+    directory = open_golden(split, tmp_path / "split")
+    assert compare_index(directory) > 0
+
+
+def _every_kind_schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("t", stored=True)
+    sb.add_integer_field("i", stored=True)
+    sb.add_unsigned_field("u", stored=True)
+    sb.add_float_field("f", stored=True)
+    sb.add_boolean_field("b", stored=True)
+    sb.add_date_field("d", stored=True)
+    sb.add_bytes_field("by", stored=True)
+    sb.add_ip_addr_field("ip", stored=True)
+    sb.add_json_field("j", stored=True)
+    sb.add_text_field("unstored", stored=False)
+    return sb.build()
+
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=40) | st.sampled_from(["", "x" * 70_000])
+_I64 = st.integers(-(2**63), 2**63 - 1)
+_U64 = st.integers(0, 2**64 - 1)
+_F64 = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([-0.0, 0.0])
+_DATE = st.datetimes(min_value=dt.datetime(1678, 1, 1), max_value=dt.datetime(2262, 1, 1)).map(
+    lambda d: d.replace(tzinfo=dt.UTC)
+)
+_IP = st.ip_addresses().map(str)
+_JSON = st.dictionaries(
+    st.text(max_size=5).filter(lambda k: "." not in k and k != ""),
+    st.integers(-(2**31), 2**31) | st.text(max_size=8) | st.booleans(),
+    max_size=3,
+)
+_DOC = st.fixed_dictionaries(
+    {},
+    optional={
+        "t": st.lists(_TEXT, min_size=1, max_size=3),
+        "i": st.lists(_I64, min_size=1, max_size=3),
+        "u": st.lists(_U64, min_size=1, max_size=2),
+        "f": st.lists(_F64, min_size=1, max_size=3),
+        "b": st.lists(st.booleans(), min_size=1, max_size=2),
+        "d": st.lists(_DATE, min_size=1, max_size=2),
+        "by": st.lists(st.binary(max_size=300), min_size=1, max_size=2),
+        "ip": st.lists(_IP, min_size=1, max_size=2),
+        "j": st.lists(_JSON, min_size=1, max_size=1),
+        "unstored": st.just(["never stored"]),
+    },
+)
+_ADDERS = {
+    "t": "add_text",
+    "i": "add_integer",
+    "u": "add_unsigned",
+    "f": "add_float",
+    "b": "add_boolean",
+    "d": "add_date",
+    "by": "add_bytes",
+    "ip": "add_ip_addr",
+    "j": "add_json",
+    "unstored": "add_text",
+}
+
+
+def _write(directory: Path, docs: list[dict[str, list[Any]]]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    index = tantivy.Index(_every_kind_schema(), path=str(directory))
+    writer = index.writer(50_000_000, 1)
+    for values in docs:
+        doc = tantivy.Document()
+        for name, items in values.items():
+            for item in items:
+                getattr(doc, _ADDERS[name])(name, item)
+        writer.add_document(doc)
+    writer.commit()
+    writer.wait_merging_threads()
+    return directory
+
+
+def _decode_all(directory: Path, twin: str) -> list[pa.RecordBatch]:
+    meta = json.loads((directory / "meta.json").read_text())
+    specs = field_specs(directory)
+    out = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(impl.IMPL_ENV, twin)
+        for segment in meta["segments"]:
+            raw = (directory / (segment["segment_id"].replace("-", "") + ".store")).read_bytes()
+            store = read_store(raw)
+            out.append(decode_docs(store, list(range(store.num_docs)), specs))
+    return out
+
+
+def _ipc(batch: pa.RecordBatch) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+@settings(max_examples=30)
+@given(docs=st.lists(_DOC, min_size=1, max_size=30))
+def test_random_documents_of_every_kind(docs: list[dict[str, list[Any]]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = _write(Path(tmp), docs)
+        for name in ("python", "cython"):
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setenv(impl.IMPL_ENV, name)
+                assert compare_index(directory) == len(docs)
+        python, cython = _decode_all(directory, "python"), _decode_all(directory, "cython")
+        assert len(python) == len(cython)
+        for a, b in zip(python, cython, strict=True):
+            assert _ipc(a) == _ipc(b)  # byte for byte: NaN payloads and -0.0 included
+
+
+def test_many_blocks_scattered_hits_in_any_order(tmp_path: Path, twin: str) -> None:
+    docs = [{"t": [f"row {k} " + "y" * (k % 300)], "i": [k]} for k in range(6000)]
+    directory = _write(tmp_path, docs)
+    store = read_store(next(tmp_path.glob("*.store")).read_bytes())
+    assert len(store.doc_starts) > 10  # several blocks, several checkpoint blocks
+    hits = [5999, 0, 3001, 3001, 17, 4500]
+    batch = decode_docs(store, hits, {1: FieldSpec("i", "i64"), 0: FieldSpec("t", "text")})
+    assert batch.column("i").to_pylist() == hits
+    assert batch.schema.names == ["i", "t"]
+    assert compare_index(directory) == 6000
+
+
+def _one_doc_store(tmp_path: Path) -> bytes:
+    _write(tmp_path, [{"i": [7], "t": ["abc"]}])
+    return next(tmp_path.glob("*.store")).read_bytes()
+
+
+def test_single_valued_spec_with_two_values_is_our_error(tmp_path: Path, twin: str) -> None:
+    _write(tmp_path, [{"i": [1, 2]}])
+    store = read_store(next(tmp_path.glob("*.store")).read_bytes())
+    with pytest.raises(DocStoreError, match=r"'i'.*2 values"):
+        decode_docs(store, [0], {1: FieldSpec("i", "i64")})
+
+
+def test_kind_mismatch_is_our_error(tmp_path: Path, twin: str) -> None:
+    store = read_store(_one_doc_store(tmp_path))
+    with pytest.raises(DocStoreError, match=r"'i'.*type code 2, not f64"):
+        decode_docs(store, [0], {1: FieldSpec("i", "f64")})
+
+
+def test_doc_id_out_of_range_is_our_error(tmp_path: Path, twin: str) -> None:
+    store = read_store(_one_doc_store(tmp_path))
+    with pytest.raises(DocStoreError, match="doc_ids: 1 outside"):
+        decode_docs(store, [1], {1: FieldSpec("i", "i64")})
+
+
+def test_unknown_value_code_is_our_error(tmp_path: Path, twin: str) -> None:
+    raw = _one_doc_store(tmp_path)
+    store = read_store(raw)
+    block = _kernels_py.lz4_decompress(
+        store.data[4 : store.byte_ends[0]], struct.unpack_from("<I", store.data)[0]
+    )
+    # Rewrite the first value's type code (after VInt count and u32 field id) to 99, stored raw.
+    bad = bytearray(block)
+    assert bad[5] == _kernels_py.TEXT or bad[5] == _kernels_py.I64
+    bad[5] = 99
+    patched = replace(
+        store, data=bytes(bad), compressor="none", byte_starts=(0,), byte_ends=(len(bad),)
+    )
+    with pytest.raises(DocStoreError, match="unknown value type code 99"):
+        decode_docs(patched, [0], {0: FieldSpec("t", "text"), 1: FieldSpec("i", "i64")})
+
+
+def test_corrupt_lz4_block_is_our_error(tmp_path: Path, twin: str) -> None:
+    raw = _one_doc_store(tmp_path)
+    store = read_store(raw)
+    corrupt = replace(store, data=store.data[:4] + b"\xff" * (len(store.data) - 4))
+    with pytest.raises(DocStoreError, match="LZ4"):
+        decode_docs(corrupt, [0], {1: FieldSpec("i", "i64")})
+
+
+def test_footer_errors_are_ours() -> None:
+    with pytest.raises(DocStoreError, match="store_bytes"):
+        read_store(b"short")
+    footer = struct.pack("<IQB", 2, 0, 9) + bytes(15)
+    with pytest.raises(DocStoreError, match="compressor id 9"):
+        read_store(footer)
+    footer = struct.pack("<IQB", 3, 0, 1) + bytes(15)
+    with pytest.raises(DocStoreError, match="version 3"):
+        read_store(footer)
+
+
+def test_unknown_impl_name_is_our_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(impl.IMPL_ENV, "rust")
+    with pytest.raises(DocStoreError, match="INDEXTABLES_DOCSTORE_IMPL='rust'"):
+        impl.kernels()
+
+
+@settings(max_examples=30)
+@given(payload=st.binary(max_size=3000) | st.text(max_size=400).map(lambda s: (s * 7).encode()))
+def test_lz4_twins_roundtrip_tantivy_compressed_blocks(payload: bytes) -> None:
+    # Stored as one text value, the payload goes through Tantivy's own LZ4 compressor.
+    with tempfile.TemporaryDirectory() as tmp:
+        _write(Path(tmp), [{"by": [payload]}])
+        raw = next(Path(tmp).glob("*.store")).read_bytes()
+        store = read_store(raw)
+        body = store.data[4 : store.byte_ends[0]]
+        size = struct.unpack_from("<I", store.data)[0]
+        a = _kernels_py.lz4_decompress(body, size)
+        b = impl.load("cython").lz4_decompress(body, size)
+        assert a == b
+        assert payload in a
