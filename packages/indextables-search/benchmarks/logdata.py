@@ -67,7 +67,9 @@ def log_rows(start: int, stop: int) -> pa.RecordBatch:
     """Rows ``start <= id < stop`` of the log table (pmod is Python's % here)."""
     ids = np.arange(start, stop, dtype=np.int64)
     levels = pa.array(np.array(["INFO", "WARN", "ERROR"])[spark_hash(ids) % 3])
-    hosts = pc.binary_join_element_wise("host-", pa.array(spark_hash(ids, 1) % 500).cast("string"), "")
+    hosts = pc.binary_join_element_wise(
+        "host-", pa.array(spark_hash(ids, 1) % 500).cast("string"), ""
+    )
     words = np.where(spark_hash(ids, 2) % 10_000 == 0, "needlezz", "ok")
     text = pa.array(ids).cast("string")
     message = pc.binary_join_element_wise("request ", text, " served ", pa.array(words), "")
@@ -107,7 +109,11 @@ def build_table(uri: str, rows: int) -> int:
 
     ranges = [(s, min(rows, s + ROWS_PER_SPLIT)) for s in range(0, rows, ROWS_PER_SPLIT)]
     with ProcessPoolExecutor(max_workers=min(2, os.cpu_count() or 1, len(ranges))) as pool:
-        adds = [a for found in pool.map(_write_split, *zip(*[(uri, *r) for r in ranges])) for a in found]
+        adds = [
+            a
+            for found in pool.map(_write_split, *zip(*[(uri, *r) for r in ranges], strict=False))
+            for a in found
+        ]
     return commit_write(
         uri,
         OPTIONS,

@@ -108,7 +108,8 @@ def test_filters_give_polars_answer(table_uri: str, predicate: pl.Expr) -> None:
 
 def test_projection_and_limit_are_pushed(table_uri: str, reads: list[list[str]]) -> None:
     got = scan_indextables(table_uri).select("host").head(7).collect()
-    assert got.columns == ["host"] and got.height == 7
+    assert got.columns == ["host"]
+    assert got.height == 7
     assert reads == [["host"]]  # one split, one column
 
 
@@ -116,12 +117,14 @@ def test_limit_after_a_filter_polars_alone_applies(table_uri: str) -> None:
     # Polars gives no row limit with a filter (it takes the head itself).
     predicate = pl.col("message").str.contains("needlezz")
     got = scan_indextables(table_uri).filter(predicate).head(8).collect()
-    assert got.height == 8 and all("needlezz" in m for m in got["message"])
+    assert got.height == 8
+    assert all("needlezz" in m for m in got["message"])
 
 
 def test_query_narrows_the_rows(table_uri: str) -> None:
     got = scan_indextables(table_uri, query="message:needlezz").select("message").collect()
-    assert got.height == 15 and all("needlezz" in m for m in got["message"])
+    assert got.height == 15
+    assert all("needlezz" in m for m in got["message"])
 
 
 def test_count_reads_one_column(table_uri: str, reads: list[list[str]]) -> None:

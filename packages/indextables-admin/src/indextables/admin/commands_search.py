@@ -124,9 +124,7 @@ def count_command(
     header = {"table": table, "version": found.version, "query": query, "where": where}
     if _format(cmd) == "csv":
         answer = pa.record_batch({"count": pa.array([count], pa.int64())})
-        write_rows(
-            cmd.stdout, "csv", schema=answer.schema, batches=[answer], header={}, title=""
-        )
+        write_rows(cmd.stdout, "csv", schema=answer.schema, batches=[answer], header={}, title="")
         return
     cmd.output.document({**header, "count": count}, title=f"count of {table}")
 

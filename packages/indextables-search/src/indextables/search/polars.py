@@ -137,7 +137,7 @@ def predicate_where(predicate: Any, schema: pa.Schema) -> tuple[str, bool] | Non
     """
     try:
         tree = json.loads(predicate.meta.serialize(format="json"))
-    except Exception:  # noqa: BLE001 - an expression Polars cannot serialize: no pushdown
+    except Exception:
         return None
     return _node(tree, {f.name: f.type for f in schema})
 
@@ -224,7 +224,7 @@ def _list_literal(node: Any) -> list[Any] | None:
     try:
         literal = node["Literal"]["Scalar"]["List"]
         table = pa.ipc.open_stream(bytes(literal)).read_all()
-    except Exception:  # noqa: BLE001 - another encoding: no pushdown
+    except Exception:
         return None
     values = table.column(0).to_pylist() if table.num_columns == 1 else None
     return values if values and None not in values else None
