@@ -103,6 +103,7 @@ def parse_metric_args(values: tuple[str, ...]) -> dict[str, Any]:
         match = _METRIC.match(text)
         spec = match["spec"] if match else ""
         call = _CALL.match(spec)
+        value: str | tuple[str, str]
         if spec.lower() == "count":
             name, value = "count", "count"
         elif call and re.fullmatch(_NAME, call["args"].strip()):
