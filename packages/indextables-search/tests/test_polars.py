@@ -186,3 +186,23 @@ def test_an_exact_predicate_is_offered_to_the_scan_as_where(
     assert calls[0]["where"] == "(`host` = 'host-3') AND (`id` > 40)"
     assert calls[0]["query"] == "message:ok"
     assert set(calls[0]["columns"]) == {"id", "host"}
+
+
+def test_the_docs_polars_example_runs(tmp_path: Path) -> None:
+    import os
+    import re
+
+    root = Path(__file__).resolve().parents[3]
+    section = (root / "docs/search.md").read_text().split("## Command line and Polars", 1)[1]
+    block = re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
+    done = subprocess.run(
+        [sys.executable, "-c", block],
+        cwd=root,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "[(3, 'doc3')]"
