@@ -285,7 +285,10 @@ def test_csv_is_refused_by_document_commands_and_accepted_before_the_name(
 ) -> None:
     refused = cli_run("describe", log_table, "-o", "csv")
     assert refused.exit_code == 1
-    assert "--output csv is not available" in refused.stderr
+    assert "'csv' is not one of 'text', 'json'" in refused.stderr
+    before = cli_run("-o", "csv", "describe", log_table)
+    assert before.exit_code == 1
+    assert "--output csv is not available for this command" in before.stderr
     run = cli_run("-o", "csv", "search", log_table, "--columns", "id", "--limit", "2")
     assert run.exit_code == 0, run.stderr
     assert run.stdout.splitlines()[0] == "id"

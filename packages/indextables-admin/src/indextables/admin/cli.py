@@ -32,7 +32,7 @@ from indextables.admin.commands_search import (
     count_command,
     search_command,
 )
-from indextables.admin.context import GlobalOptions, common_options
+from indextables.admin.context import GlobalOptions, rows_options
 from indextables.admin.exitcodes import ExitCode
 from indextables.admin.output import JsonOutput
 
@@ -91,7 +91,7 @@ class AdminGroup(click.Group):
 
 
 @click.group(cls=AdminGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@common_options
+@rows_options
 @click.pass_context
 def cli(
     ctx: click.Context,

@@ -14,7 +14,7 @@ import click
 import pyarrow as pa
 
 from indextables.admin.aggargs import parse_group_by_args, parse_metric_args, split_top_level
-from indextables.admin.context import CommandContext, common_options, rows_command, table_argument
+from indextables.admin.context import CommandContext, rows_command, rows_options, table_argument
 from indextables.admin.errors import AdminError, UsageError
 from indextables.admin.redact import redact_text
 from indextables.admin.rowsout import RowsFormat, write_rows
@@ -82,7 +82,7 @@ def _columns(text: str | None) -> list[str] | None:
 @click.option("--columns", "columns", default=None, help="Columns to show, e.g. id,message.")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="At most N rows.")
 @_VERSION
-@common_options
+@rows_options
 @rows_command
 def search_command(
     cmd: CommandContext,
@@ -113,7 +113,7 @@ def search_command(
 @_QUERY
 @_WHERE
 @_VERSION
-@common_options
+@rows_options
 @rows_command
 def count_command(
     cmd: CommandContext, table: str, query: str | None, where: str | None, version: int | None
@@ -151,7 +151,7 @@ def count_command(
 )
 @_WHERE
 @_VERSION
-@common_options
+@rows_options
 @rows_command
 def aggregate_command(
     cmd: CommandContext,

@@ -33,6 +33,7 @@ __all__ = [
     "confirm_destructive",
     "needs_confirmation",
     "rows_command",
+    "rows_options",
 ]
 
 P = ParamSpec("P")
@@ -83,19 +84,32 @@ def table_argument(name: str = "table", metavar: str = "TABLE") -> Callable[[F],
     return click.argument(name, metavar=metavar, callback=_table_uri)
 
 
+DOCUMENT_FORMATS = ("text", "json")
+ROW_FORMATS = ("text", "json", "csv")
+
+
 def common_options(func: Callable[P, R]) -> Callable[P, R]:
-    """Add ``--output``, ``--quiet``, ``--verbose`` and ``--storage-option`` to a command."""
+    """Add ``--output text|json``, ``--quiet``, ``--verbose`` and ``--storage-option``."""
+    return _shared_options(func, DOCUMENT_FORMATS)
+
+
+def rows_options(func: Callable[P, R]) -> Callable[P, R]:
+    """:func:`common_options` of a command writing rows: ``--output text|json|csv``."""
+    return _shared_options(func, ROW_FORMATS)
+
+
+def _shared_options(func: Callable[P, R], formats: Sequence[str]) -> Callable[P, R]:
+    help_text = "text (tables, the default) or json (stable keys, for scripts)"
+    if "csv" in formats:
+        help_text += "; csv for the rows of search, count and aggregate"
     decorators = [
         click.option(
             "--output",
             "-o",
             "output_format",
-            type=click.Choice(["text", "json", "csv"]),
+            type=click.Choice(list(formats)),
             default=None,
-            help=(
-                "text (tables, the default) or json (stable keys, for scripts); "
-                "csv for the rows of search, count and aggregate."
-            ),
+            help=help_text + ".",
         ),
         click.option("--quiet", "-q", is_flag=True, default=None, help="No progress bars."),
         click.option(
@@ -117,9 +131,6 @@ def common_options(func: Callable[P, R]) -> Callable[P, R]:
     for decorator in reversed(decorators):
         func = decorator(func)
     return func
-
-
-DOCUMENT_FORMATS = ("text", "json")
 
 
 def admin_command(
@@ -150,7 +161,7 @@ def admin_command(
 
 def rows_command(func: Callable[..., None]) -> Callable[..., None]:
     """:func:`admin_command` for a command writing rows: ``--output text|json|csv``."""
-    return admin_command(func, formats=("text", "json", "csv"))
+    return admin_command(func, formats=ROW_FORMATS)
 
 
 def _build_context(
