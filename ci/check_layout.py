@@ -43,7 +43,7 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "avrostate": frozenset({"protocol"}),
     "search": frozenset({"protocol", "avrostate", "storage"}),
     "pyspark": frozenset({"protocol", "avrostate", "storage", "search"}),
-    "admin": frozenset({"protocol", "avrostate", "storage"}),
+    "admin": frozenset({"protocol", "avrostate", "storage", "search"}),
 }
 
 

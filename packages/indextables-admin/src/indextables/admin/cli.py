@@ -27,7 +27,12 @@ from indextables.admin.commands_maintain import (
     truncate_time_travel_command,
     validate_command,
 )
-from indextables.admin.context import GlobalOptions, common_options
+from indextables.admin.commands_search import (
+    aggregate_command,
+    count_command,
+    search_command,
+)
+from indextables.admin.context import GlobalOptions, rows_options
 from indextables.admin.exitcodes import ExitCode
 from indextables.admin.output import JsonOutput
 
@@ -86,7 +91,7 @@ class AdminGroup(click.Group):
 
 
 @click.group(cls=AdminGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@common_options
+@rows_options
 @click.pass_context
 def cli(
     ctx: click.Context,
@@ -95,13 +100,13 @@ def cli(
     verbose: bool | None,
     storage_option: tuple[str, ...],
 ) -> None:
-    """Inspect and maintain IndexTables tables on any store, without Spark.
+    """Search, inspect and maintain IndexTables tables on any store, without Spark.
 
     TABLE is a table URI: a local path, file://, s3://bucket/prefix, az://, memory://.
     Exit codes: 0 ok, 1 user error, 2 not found, 3 conflict, 4 validation failed.
     """
     ctx.obj = GlobalOptions(
-        output=output_format,  # type: ignore[arg-type]
+        output=output_format,
         quiet=bool(quiet),
         verbose=bool(verbose),
         storage_options=storage_option,
@@ -109,6 +114,9 @@ def cli(
 
 
 for _command in (
+    search_command,
+    count_command,
+    aggregate_command,
     describe_command,
     files_command,
     history_command,

@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import wraps
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, ParamSpec, TextIO, TypeVar, cast
 
 import click
 
@@ -32,6 +32,8 @@ __all__ = [
     "common_options",
     "confirm_destructive",
     "needs_confirmation",
+    "rows_command",
+    "rows_options",
 ]
 
 P = ParamSpec("P")
@@ -43,7 +45,7 @@ R = TypeVar("R")
 class GlobalOptions:
     """Shared options given before the command name (stored on the click context)."""
 
-    output: OutputFormat | None = None
+    output: str | None = None
     quiet: bool = False
     verbose: bool = False
     storage_options: tuple[str, ...] = ()
@@ -59,6 +61,10 @@ class CommandContext:
     verbose: bool = False
     yes: bool = False
     interactive: bool = False
+    #: ``--output`` as given: the commands that write rows (search, ...) write them
+    #: to ``stdout`` themselves in this form; the others hand documents to ``output``.
+    output_format: str = "text"
+    stdout: TextIO = sys.stdout
 
     @property
     def secrets(self) -> list[str]:
@@ -78,16 +84,32 @@ def table_argument(name: str = "table", metavar: str = "TABLE") -> Callable[[F],
     return click.argument(name, metavar=metavar, callback=_table_uri)
 
 
+DOCUMENT_FORMATS = ("text", "json")
+ROW_FORMATS = ("text", "json", "csv")
+
+
 def common_options(func: Callable[P, R]) -> Callable[P, R]:
-    """Add ``--output``, ``--quiet``, ``--verbose`` and ``--storage-option`` to a command."""
+    """Add ``--output text|json``, ``--quiet``, ``--verbose`` and ``--storage-option``."""
+    return _shared_options(func, DOCUMENT_FORMATS)
+
+
+def rows_options(func: Callable[P, R]) -> Callable[P, R]:
+    """:func:`common_options` of a command writing rows: ``--output text|json|csv``."""
+    return _shared_options(func, ROW_FORMATS)
+
+
+def _shared_options(func: Callable[P, R], formats: Sequence[str]) -> Callable[P, R]:
+    help_text = "text (tables, the default) or json (stable keys, for scripts)"
+    if "csv" in formats:
+        help_text += "; csv for the rows of search, count and aggregate"
     decorators = [
         click.option(
             "--output",
             "-o",
             "output_format",
-            type=click.Choice(["text", "json"]),
+            type=click.Choice(list(formats)),
             default=None,
-            help="text (tables, the default) or json (stable keys, for scripts).",
+            help=help_text + ".",
         ),
         click.option("--quiet", "-q", is_flag=True, default=None, help="No progress bars."),
         click.option(
@@ -111,18 +133,21 @@ def common_options(func: Callable[P, R]) -> Callable[P, R]:
     return func
 
 
-def admin_command(func: Callable[..., None]) -> Callable[..., None]:
+def admin_command(
+    func: Callable[..., None], *, formats: Sequence[str] = DOCUMENT_FORMATS
+) -> Callable[..., None]:
     """Turn a ``body(cmd: CommandContext, **params)`` into a click callback.
 
     Resolves the shared options, builds the :class:`CommandContext`, runs the
     body, and turns any exception into a redacted message and an exit code
-    (with a traceback only under ``--verbose``).
+    (with a traceback only under ``--verbose``). ``formats`` are the
+    ``--output`` forms the command writes (csv only for rows).
     """
 
     @wraps(func)
     def callback(**params: Any) -> None:
         click_ctx = click.get_current_context()
-        cmd = _build_context(click_ctx, params)
+        cmd = _build_context(click_ctx, params, formats)
         try:
             with cmd.progress.session():
                 func(cmd, **params)
@@ -134,15 +159,28 @@ def admin_command(func: Callable[..., None]) -> Callable[..., None]:
     return callback
 
 
-def _build_context(click_ctx: click.Context, params: dict[str, Any]) -> CommandContext:
+def rows_command(func: Callable[..., None]) -> Callable[..., None]:
+    """:func:`admin_command` for a command writing rows: ``--output text|json|csv``."""
+    return admin_command(func, formats=ROW_FORMATS)
+
+
+def _build_context(
+    click_ctx: click.Context, params: dict[str, Any], formats: Sequence[str] = DOCUMENT_FORMATS
+) -> CommandContext:
     shared = click_ctx.find_object(GlobalOptions) or GlobalOptions()
     output_format = params.pop("output_format", None) or shared.output or "text"
+    if output_format not in formats:
+        raise click.UsageError(
+            f"--output {output_format} is not available for this command "
+            f"(choose from {', '.join(formats)})"
+        )
     quiet = bool(params.pop("quiet", None) or shared.quiet)
     verbose = bool(params.pop("verbose", None) or shared.verbose)
     pairs = (*shared.storage_options, *params.pop("storage_option", ()))
     yes = bool(params.pop("yes", False))
     stdout, stderr = sys.stdout, sys.stderr
-    output = make_output(cast(OutputFormat, output_format), stdout=stdout, stderr=stderr)
+    documents = output_format if output_format in DOCUMENT_FORMATS else "text"
+    output = make_output(cast(OutputFormat, documents), stdout=stdout, stderr=stderr)
     cmd = CommandContext(
         output=output,
         progress=Progress(stderr, quiet=quiet),
@@ -150,6 +188,8 @@ def _build_context(click_ctx: click.Context, params: dict[str, Any]) -> CommandC
         verbose=verbose,
         yes=yes,
         interactive=sys.stdin.isatty(),
+        output_format=output_format,
+        stdout=stdout,
     )
     try:
         cmd.storage_options = {**storage_options_from_env(), **parse_storage_options(pairs)}

@@ -1,0 +1,304 @@
+"""indextables.search without Spark vs DuckDB over a Parquet copy (figures only, never asserts).
+
+On the log table of ``logdata.py`` (the pyspark benchmarks' rows, written
+without Spark) and its Parquet copy, in one run:
+
+- needle (a token in ~0.01% of messages): ``SearchTable.search`` vs DuckDB
+  ``LIKE '%needlezz%'``, with the index's own time (``count`` of the query)
+  and the cost of fetching each answer row;
+- ``count`` of a text query vs DuckDB ``count(*) ... LIKE``;
+- a terms aggregation (rows per level) vs DuckDB ``GROUP BY`` (when
+  ``SearchTable.aggregate`` exists);
+- an exact match (``host = 'host-42'``) vs DuckDB;
+- Polars: the IO source (``scan_indextables``) vs ``polars.from_arrow`` of a
+  finished search, on the same questions;
+- the peak RSS of a full ``scan()`` (``VmHWM`` of a fresh child process).
+
+Usage: python benchmarks/run.py [--rows 2000000] [--repeat 5] [--path DIR]
+(the issue's figures: ``--rows 20000000``). Tables are written once under
+``--path`` (default ~/.cache/indextables-bench-search) and reused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+NEEDLE, NEEDLE_SQL = "message:needlezz", "message LIKE '%needlezz%'"
+EXACT, EXACT_FIELD = "host = 'host-42'", {"host": "host-42"}
+
+
+def measure(action: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
+    """Median and spread (max - min) of ``repeat`` timed runs after one untimed run."""
+    action()
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), max(times) - min(times), result
+
+
+def line(label: str, ours: tuple[float, float, Any], base: tuple[float, float, Any]) -> None:
+    """Both medians, their spreads, the ratio and the results."""
+    print(
+        f"{label:<30} indextables {ours[0] * 1000:9.2f} ms (±{ours[1] * 500:6.2f})  "
+        f"duckdb {base[0] * 1000:9.2f} ms (±{base[1] * 500:6.2f})  "
+        f"duckdb/indextables = {base[0] / ours[0]:7.1f}x  results {ours[2]} / {base[2]}",
+        flush=True,
+    )
+
+
+def tables(root: str, rows: int) -> tuple[str, str]:
+    """The IndexTables table and its Parquet copy, written on first use only."""
+    from logdata import build_parquet, build_table
+
+    base = os.path.join(root, f"logs-{rows}")
+    uri, parquet, marker = base + "-indextables", base + ".parquet", base + ".done"
+    if os.path.exists(marker):
+        print(f"tables: reusing {base}* ({rows:,} rows)")
+        return uri, parquet
+    import shutil
+
+    shutil.rmtree(uri, ignore_errors=True)
+    os.makedirs(root, exist_ok=True)
+    start = time.perf_counter()
+    build_table(uri, rows)
+    built = time.perf_counter() - start
+    start = time.perf_counter()
+    build_parquet(parquet, rows)
+    copied = time.perf_counter() - start
+    print(
+        f"tables: {rows:,} rows written without Spark: indextables {built:.1f} s "
+        f"({rows / built:,.0f} rows/s, SplitWriter in up to 2 processes), "
+        f"parquet {copied:.1f} s (pyarrow, 1 process)"
+    )
+    with open(marker, "w", encoding="utf-8") as out:
+        out.write(f"{rows}\n")
+    return uri, parquet
+
+
+def exact_search(table: Any) -> tuple[str, Callable[..., Any]]:
+    """``where=host = 'host-42'`` when the engine evaluates where, else ``fieldmatch``."""
+    from indextables.search.errors import QuerySyntaxError
+
+    try:
+        table.count(where=EXACT)
+    except QuerySyntaxError:
+        return "fieldmatch", lambda **kw: table.search(fieldmatch=EXACT_FIELD, **kw)
+    return "where", lambda **kw: table.search(where=EXACT, **kw)
+
+
+def phases(action: Callable[[], Any], repeat: int) -> tuple[float, float]:
+    """Median time of one search spent in the Tantivy query and in fetching its rows.
+
+    Times ``splitreader._search`` (the index: the query over a split, its hits)
+    and ``splitreader._batch`` (stored documents -> Arrow rows) in separate,
+    instrumented runs, so the timed runs above carry no instrumentation.
+    """
+    from indextables.search.read import splitreader
+
+    spent = {"_search": 0.0, "_batch": 0.0}
+    originals = {name: getattr(splitreader, name) for name in spent}
+
+    def timed(name: str) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return originals[name](*args, **kwargs)
+            finally:
+                spent[name] += time.perf_counter() - start
+
+        return run
+
+    index, fetch = [], []
+    try:
+        for name in spent:
+            setattr(splitreader, name, timed(name))
+        action()
+        for _ in range(repeat):
+            spent.update({"_search": 0.0, "_batch": 0.0})
+            action()
+            index.append(spent["_search"])
+            fetch.append(spent["_batch"])
+    finally:
+        for name, original in originals.items():
+            setattr(splitreader, name, original)
+    return statistics.median(index), statistics.median(fetch)
+
+
+def run_suite(uri: str, parquet: str, repeat: int, options: dict[str, str]) -> None:
+    import duckdb
+
+    from indextables.search import open_table
+
+    table = open_table(uri, options=options)
+    db = duckdb.connect()
+    pq = f"read_parquet('{parquet}')"
+
+    def duck(sql: str) -> Callable[[], int]:
+        def rows() -> int:
+            result = db.sql(sql)
+            fetch = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table
+            return int(fetch().num_rows)
+
+        return rows
+
+    def duck_scalar(sql: str) -> Callable[[], int]:
+        return lambda: int(db.sql(sql).fetchall()[0][0])
+
+    print(f"table: {len(table.files)} splits, version {table.version}")
+    needle = measure(lambda: table.search(NEEDLE).num_rows, repeat)
+    needle_db = measure(duck(f"SELECT * FROM {pq} WHERE {NEEDLE_SQL}"), repeat)
+    line("needle, search", needle, needle_db)
+    index, fetch = phases(lambda: table.search(NEEDLE), repeat)
+    print(
+        f"{'  of which':<30} the index (Tantivy query, every split) {index * 1000:.2f} ms; "
+        f"row fetch {fetch * 1000:.2f} ms = {fetch / max(1, needle[2]) * 1e6:.1f} us a row "
+        f"({needle[2]} rows); the rest (plan, cache lease, Arrow) "
+        f"{(needle[0] - index - fetch) * 1000:.2f} ms"
+    )
+    ids = measure(lambda: table.search(NEEDLE, columns=["id"]).num_rows, repeat)
+    print(f"{'  needle, id column only':<30} {ids[0] * 1000:9.2f} ms")
+    line(
+        "count, text query",
+        measure(lambda: table.count(NEEDLE), repeat),
+        measure(duck_scalar(f"SELECT count(*) FROM {pq} WHERE {NEEDLE_SQL}"), repeat),
+    )
+    if hasattr(table, "aggregate"):
+        line(
+            "terms (rows per level)",
+            measure(
+                lambda: table.aggregate(group_by=["level"], metrics={"n": "count"}).num_rows,
+                repeat,
+            ),
+            measure(duck(f"SELECT level, count(*) AS n FROM {pq} GROUP BY level"), repeat),
+        )
+    else:
+        print(f"{'terms (rows per level)':<30} not run: SearchTable.aggregate does not exist yet")
+    how, exact = exact_search(table)
+    line(
+        f"exact host-42 ({how})",
+        measure(lambda: exact().num_rows, repeat),
+        measure(duck(f"SELECT * FROM {pq} WHERE {EXACT}"), repeat),
+    )
+    polars_suite(uri, table, exact, repeat, options)
+    rss(uri, options)
+
+
+def polars_suite(
+    uri: str, table: Any, exact: Callable[..., Any], repeat: int, options: dict[str, str]
+) -> None:
+    """The Polars IO source vs Polars handed a finished Arrow answer."""
+    import polars as pl
+
+    from indextables.search.polars import scan_indextables
+
+    def source(query: str | None = None) -> Any:
+        return scan_indextables(uri, options=options, query=query)
+
+    cases = (
+        (
+            "needle",
+            lambda: source(NEEDLE).collect().height,
+            lambda: pl.from_arrow(table.search(NEEDLE)).height,
+        ),
+        (
+            "exact host-42",
+            lambda: source().filter(pl.col("host") == "host-42").collect().height,
+            lambda: pl.from_arrow(exact()).height,
+        ),
+        (
+            "head(10) of id, host",
+            lambda: source().select("id", "host").head(10).collect().height,
+            lambda: pl.from_arrow(table.search(columns=["id", "host"], limit=10)).height,
+        ),
+    )
+    for label, lazy, eager in cases:
+        ours, theirs = measure(lazy, repeat), measure(eager, repeat)
+        print(
+            f"{'polars, ' + label:<30} scan_indextables {ours[0] * 1000:9.2f} ms  "
+            f"from_arrow(search) {theirs[0] * 1000:9.2f} ms  "
+            f"source/from_arrow = {ours[0] / theirs[0]:5.2f}x  rows {ours[2]} / {theirs[2]}",
+            flush=True,
+        )
+
+
+def rss(uri: str, options: dict[str, str]) -> None:
+    """Peak RSS of a full scan(), measured in a fresh process."""
+    args = [sys.executable, os.path.abspath(__file__), "--rss-child", uri]
+    for key, value in options.items():
+        args += ["--option", f"{key}={value}"]
+    done = subprocess.run(args, capture_output=True, text=True, check=True)
+    print(done.stdout.strip(), flush=True)
+
+
+def rss_child(uri: str, options: dict[str, str]) -> None:
+    from indextables.search import open_table
+
+    table = open_table(uri, options=options)
+    before = _current_rss_mb()
+    start, rows, batches = time.perf_counter(), 0, 0
+    for batch in table.scan():
+        rows += batch.num_rows
+        batches += 1
+    elapsed = time.perf_counter() - start
+    peak = _peak_rss_mb()
+    print(
+        f"{'full scan() RSS':<30} peak {peak:.0f} MB (before the scan: "
+        f"{before:.0f} MB), {rows:,} rows in {batches} batches, {elapsed:.1f} s "
+        f"({rows / elapsed:,.0f} rows/s)"
+    )
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak RSS since it started (``VmHWM``).
+
+    Not ``getrusage().ru_maxrss``: Linux keeps that across ``execve``, so a child
+    started by a large parent reports the parent's size at the fork.
+    """
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _current_rss_mb() -> float:
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--path",
+        default=os.path.join(os.path.expanduser("~"), ".cache", "indextables-bench-search"),
+        help="where the tables are written once and reused",
+    )
+    parser.add_argument("--rss-child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--option", action="append", default=[], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.rss_child:
+        rss_child(args.rss_child, dict(o.split("=", 1) for o in args.option))
+        return 0
+    uri, parquet = tables(args.path, args.rows)
+    options = {"spark.indextables.cache.directoryPath": os.path.join(args.path, "split-cache")}
+    print(f"search, {args.rows:,} rows, median of {args.repeat} warm runs:")
+    run_suite(uri, parquet, args.repeat, options)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
