@@ -17,18 +17,12 @@ from indextables.pyspark.reader import IndexTablesReader
 from indextables.pyspark.sparktypes import arrow_schema
 from indextables.pyspark.writer import IndexTablesWriter, WritePlan
 from indextables.search.options import (
-    INDEXING,
     check_option_keys,
     lower_keys,
-    parse_indexing,
-    parse_on_write,
     parse_read,
-    parse_write,
 )
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.refkeys import warn_ignored
-from indextables.search.schema.mapping import field_specs
-from indextables.search.schema.partitionvalues import check_partition_types
 from indextables.search.table.tableaccess import TableView, load_head, load_planning_view, load_view
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType

@@ -54,7 +54,8 @@ def as_reader(data: Any) -> pa.RecordBatchReader:
         try:
             table = pa.Table.from_pandas(data, preserve_index=False)
         except Exception as error:
-            raise ArgumentError(f"data: the pandas DataFrame cannot become Arrow: {error}") from None
+            message = f"data: the pandas DataFrame cannot become Arrow: {error}"
+            raise ArgumentError(message) from None
         return as_reader(table)
     if module == "polars" and hasattr(data, "to_arrow"):
         return as_reader(data.to_arrow())

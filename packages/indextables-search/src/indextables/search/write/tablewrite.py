@@ -118,7 +118,9 @@ def _options(
     opts = {str(k): str(v) for k, v in (options or {}).items()}
     columns = (partition_by,) if isinstance(partition_by, str) else partition_by
     if not isinstance(columns, Sequence) or not all(isinstance(c, str) for c in columns):
-        raise ArgumentError(f"partition_by={partition_by!r} must be a column name or a list of them")
+        raise ArgumentError(
+            f"partition_by={partition_by!r} must be a column name or a list of them"
+        )
     if columns:
         given = lower_keys(opts).get("partitionby")
         if given is not None and given.replace(" ", "") != ",".join(columns):
