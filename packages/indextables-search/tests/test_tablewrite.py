@@ -25,7 +25,13 @@ from indextables.search.schema.schemajson import spark_json
 from indextables.search.table.tableaccess import load_view
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from writedata import KINDS, PARTITION_KINDS, column, random_table, row_multiset
+from writedata import (
+    KINDS,
+    PARTITION_KINDS,
+    partition_column,
+    random_table,
+    row_multiset,
+)
 
 
 def _rows(uri: str) -> list[Any]:
@@ -87,9 +93,7 @@ def test_empty_data_creates_the_table(tmp_path: Path) -> None:
 def test_partitions_of_every_type(tmp_path: Path, kind: str) -> None:
     import random
 
-    part = column(random.Random(kind), kind, 120, null_rate=0.15)
-    if kind == "string":  # a 70 kB value cannot name a directory (nor in Spark's writes)
-        part = pa.array([None if v is None else v[:40] for v in part.to_pylist()])
+    part = partition_column(random.Random(kind), kind, 120)
     data = random_table(11, 120, ("string", "double")).append_column("part", part)
     result = write_table(str(tmp_path), data, partition_by=["part"])
     view = load_view(str(tmp_path), {})
@@ -187,7 +191,8 @@ def test_types_converted_as_spark_converts_them(tmp_path: Path) -> None:
     assert by_big[None]["nested"]["t"] == dt.datetime(
         1969, 12, 31, 23, 59, 59, 999999, tzinfo=dt.UTC
     )
-    assert by_big[""]["dict"] == "x" and by_big[""]["fixed"] == b"\x00\x00"
+    assert by_big[""]["dict"] == "x"
+    assert by_big[""]["fixed"] == b"\x00\x00"
 
 
 @pytest.mark.parametrize(
@@ -218,16 +223,17 @@ def test_checks_at_planning(tmp_path: Path) -> None:
     ok = pa.table({"a": [1, 2], "p": ["x", "y"]})
     with pytest.raises(DuplicateColumnError, match="'a' and 'A'"):
         write_table(uri, pa.table({"a": [1], "A": [2]}))
-    with pytest.raises(DuplicateColumnError, match="'s.k' and 's.K'"):
+    with pytest.raises(DuplicateColumnError, match=re.escape("'s.k' and 's.K'")):
         write_table(uri, pa.table({"s": pa.array([{"k": 1, "K": 2}])}))
-    with pytest.raises(OptionError, match="partitionBy names column.*nope"):
+    with pytest.raises(OptionError, match=r"partitionBy names column.*nope"):
         write_table(uri, ok, partition_by=["nope"])
     with pytest.raises(OptionError, match="cannot name every column"):
         write_table(uri, ok, partition_by=["a", "p"])
     binary = ok.append_column("b", pa.array([b"1", b"2"]))
     with pytest.raises(OptionError, match="partitionBy column 'b' has type binary"):
         write_table(uri, binary, partition_by=["b"])
-    with pytest.raises(OptionError, match="did you mean 'spark.indextables.indexWriter.heapSize'"):
+    hint = re.escape("did you mean 'spark.indextables.indexWriter.heapSize'")
+    with pytest.raises(OptionError, match=hint):
         write_table(uri, ok, options={"spark.indextables.indexWriter.heapSiz": "64M"})
     with pytest.raises(OptionError, match="typemap"):
         write_table(uri, ok, options={"spark.indextables.indexing.typemap.p": "nonsense"})

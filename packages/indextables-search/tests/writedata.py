@@ -35,10 +35,8 @@ def _int(rng: random.Random, bits: int) -> int:
 
 
 def _date(rng: random.Random) -> dt.date:
-    return rng.choice(
-        [DAY_MIN, DAY_MAX, dt.date(1970, 1, 1), dt.date(1969, 12, 31), dt.date(2000, 2, 29)]
-        + [DAY_MIN + dt.timedelta(days=rng.randint(0, 3_652_058))]
-    )
+    edges = [DAY_MIN, DAY_MAX, dt.date(1970, 1, 1), dt.date(1969, 12, 31), dt.date(2000, 2, 29)]
+    return rng.choice([*edges, DAY_MIN + dt.timedelta(days=rng.randint(0, 3_652_058))])
 
 
 def _micros(rng: random.Random) -> int:
@@ -48,10 +46,8 @@ def _micros(rng: random.Random) -> int:
 
 
 def _decimal(rng: random.Random) -> Decimal:
-    return rng.choice(
-        [Decimal("0.00"), Decimal("-0.01"), Decimal("99999999.99"), Decimal("-99999999.99")]
-        + [Decimal(rng.randint(-(10**10) + 1, 10**10 - 1)).scaleb(-2)]
-    )
+    edges = [Decimal("0.00"), Decimal("-0.01"), Decimal("99999999.99"), Decimal("-99999999.99")]
+    return rng.choice([*edges, Decimal(rng.randint(-(10**10) + 1, 10**10 - 1)).scaleb(-2)])
 
 
 def column(rng: random.Random, kind: str, n: int, null_rate: float = 0.2) -> pa.Array:
@@ -114,6 +110,15 @@ def column(rng: random.Random, kind: str, n: int, null_rate: float = 0.2) -> pa.
             kind_of,
         )
     raise ValueError(kind)
+
+
+def partition_column(rng: random.Random, kind: str, n: int, null_rate: float = 0.15) -> pa.Array:
+    """Like :func:`column`; strings cut to 40 characters (a 70 kB value cannot name a
+    directory, in Spark's writes neither)."""
+    values = column(rng, kind, n, null_rate)
+    if kind != "string":
+        return values
+    return pa.array([None if v is None else v[:40] for v in values.to_pylist()], pa.string())
 
 
 #: Kinds a top-level (indexed) column may have.
