@@ -287,3 +287,24 @@ def test_decimal_partition_values(tmp_path: Path) -> None:
 
 def test_every_kind_is_covered() -> None:
     assert set(PARTITION_KINDS) - set(KINDS) == {"decimal"}
+
+
+def test_the_docs_example_runs(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    root = Path(__file__).resolve().parents[3]
+    section = (root / "docs/search.md").read_text().split("## Writing tables", 1)[1]
+    block = re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
+    script = tmp_path / "example.py"
+    script.write_text(block)
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == ["WriteResult(version=1, files_added=2, rows=3)", "3"]
