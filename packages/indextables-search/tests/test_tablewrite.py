@@ -308,3 +308,17 @@ def test_the_docs_example_runs(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines() == ["WriteResult(version=1, files_added=2, rows=3)", "3"]
+
+
+def test_nested_nanoseconds_are_floored_in_lists_and_maps(tmp_path: Path) -> None:
+    ns = pa.timestamp("ns")
+    lists = pa.array([[1_999, -1], None, [], [None, -1_000]], pa.list_(ns))
+    maps = pa.array([[("a", -1)], [("b", 2_001), ("c", None)], None, []], pa.map_(pa.string(), ns))
+    data = pa.table({"id": [0, 1, 2, 3], "l": lists, "m": maps}).slice(1, 3)  # offsets too
+    write_table(str(tmp_path), data)
+    back = {r["id"]: r for r in open_table(str(tmp_path)).to_arrow().to_pylist()}
+    micro = dt.timedelta(microseconds=1)
+    epoch = dt.datetime(1970, 1, 1)
+    assert back[1] == {"id": 1, "l": None, "m": [("b", epoch + 2 * micro), ("c", None)]}
+    assert back[2] == {"id": 2, "l": [], "m": None}
+    assert back[3] == {"id": 3, "l": [None, epoch - micro], "m": []}

@@ -147,6 +147,8 @@ def _floor_nanos(array: pa.Array) -> pa.Array:
     if pa.types.is_fixed_size_list(t) or pa.types.is_large_list(t):
         plain = pa.list_(t.value_field)
         return _floor_nanos(array.cast(plain))
+    if array.offset:  # a slice: rebuild from a copy whose offsets and children start at 0
+        array = pa.concat_arrays([array])
     mask = array.is_null() if array.null_count else None
     if pa.types.is_list(t):
         values = _floor_nanos(array.values)
