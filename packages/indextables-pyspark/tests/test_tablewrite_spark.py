@@ -146,3 +146,19 @@ def test_pandas_input(spark: Any, tmp_path: Path) -> None:
         {"s": "ü", "n": -3, "t": dt.datetime(1969, 12, 31, 23, 59, 59, 999999)},
     ]
     assert rows == wd.row_multiset(expected)
+
+
+def test_nullability_is_recorded_as_spark_records_it(spark: Any, tmp_path: Path) -> None:
+    schema = pa.schema(
+        [
+            pa.field("a", pa.int64(), nullable=False),
+            pa.field("s", pa.struct([pa.field("x", pa.int32(), nullable=False)])),
+            pa.field("l", pa.list_(pa.field("e", pa.int32(), nullable=False))),
+        ]
+    )
+    data = pa.table({"a": [1, 2], "s": [{"x": 1}, {"x": 2}], "l": [[1], None]}, schema=schema)
+    by_spark, by_engine = str(tmp_path / "spark"), str(tmp_path / "engine")
+    _frame(spark, data).write.format(FMT).mode("append").save(by_spark)
+    write_table(by_engine, data)
+    assert load_view(by_engine, {}).schema_json == load_view(by_spark, {}).schema_json
+    assert _spark_rows(spark, by_engine) == _spark_rows(spark, by_spark)
