@@ -8,5 +8,6 @@ See docs/search.md.
 
 from indextables.search.searchtable import SearchTable, open_table
 from indextables.search.version import __version__
+from indextables.search.write.tablewrite import WriteResult, write_table
 
-__all__ = ["SearchTable", "__version__", "open_table"]
+__all__ = ["SearchTable", "WriteResult", "__version__", "open_table", "write_table"]

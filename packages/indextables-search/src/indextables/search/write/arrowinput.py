@@ -1,0 +1,178 @@
+"""Data handed to ``write_table`` -> Arrow batches typed exactly as Spark would hold them.
+
+Any Arrow-streamable object is accepted: a pyarrow ``Table``, ``RecordBatch`` or
+``RecordBatchReader``, a pandas or Polars DataFrame, or anything with
+``__arrow_c_stream__``. Its types are then converted as PySpark's
+``createDataFrame(<pyarrow.Table>)`` converts them (``from_arrow_type`` with
+timezone-naive timestamps as ``timestamp_ntz``, then a cast to the Spark schema's
+Arrow form):
+
+* ``large_string``/``string_view`` -> string; ``large_binary``/``binary_view``/
+  ``fixed_size_binary`` -> binary; ``large_list``/``fixed_size_list`` -> list;
+  dictionary-encoded columns -> their value type (Spark decodes them);
+* timestamps -> microseconds; nanoseconds are *floored* to the microsecond (as
+  PySpark's ``floor_temporal``), seconds and milliseconds are exact. A timezone-aware
+  timestamp becomes the UTC instant (``timestamp``), a naive one ``timestamp_ntz``;
+* types Spark has no type for (unsigned integers, ``float16``, ``date64``,
+  ``time``, ``duration``, intervals, unions...) are refused, naming the column.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from indextables.search.errors import ArgumentError, UnsupportedTypeError
+from indextables.search.schema import columntypes as ct
+
+__all__ = ["as_reader", "conform_batch", "spark_arrow_schema"]
+
+_UTC = "UTC"
+
+
+def as_reader(data: Any) -> pa.RecordBatchReader:
+    """A stream of record batches over ``data`` (see the module docstring).
+
+    Raises:
+        ArgumentError: ``data`` is nothing Arrow can stream.
+    """
+    if isinstance(data, pa.RecordBatchReader):
+        return data
+    if isinstance(data, pa.Table):
+        return pa.RecordBatchReader.from_batches(data.schema, data.to_batches())
+    if isinstance(data, pa.RecordBatch):
+        return pa.RecordBatchReader.from_batches(data.schema, [data])
+    if hasattr(data, "__arrow_c_stream__"):
+        try:
+            return pa.RecordBatchReader.from_stream(data)
+        except Exception as error:
+            raise ArgumentError(f"data: its Arrow C stream cannot be read: {error}") from None
+    module = type(data).__module__.split(".")[0]
+    if module == "pandas":
+        try:
+            table = pa.Table.from_pandas(data, preserve_index=False)
+        except Exception as error:
+            message = f"data: the pandas DataFrame cannot become Arrow: {error}"
+            raise ArgumentError(message) from None
+        return as_reader(table)
+    if module == "polars" and hasattr(data, "to_arrow"):
+        return as_reader(data.to_arrow())
+    raise ArgumentError(
+        f"data must be Arrow-streamable (a pyarrow Table, RecordBatch or RecordBatchReader, "
+        f"a pandas or Polars DataFrame, or an object with __arrow_c_stream__), "
+        f"not {type(data).__name__}"
+    )
+
+
+def spark_arrow_schema(schema: pa.Schema) -> pa.Schema:
+    """The Arrow schema Spark would hold ``schema``'s data in (names and nullability kept).
+
+    Raises:
+        UnsupportedTypeError: a column (or a field inside one) of a type Spark has
+            no type for, named by its path.
+    """
+    return pa.schema(
+        [pa.field(f.name, spark_arrow_type(f.type, f.name), nullable=f.nullable) for f in schema]
+    )
+
+
+def spark_arrow_type(t: pa.DataType, path: str) -> pa.DataType:
+    """The Arrow type Spark holds values of Arrow type ``t`` in."""
+    types = pa.types
+    if types.is_dictionary(t):
+        return spark_arrow_type(t.value_type, path)
+    if types.is_boolean(t) or types.is_signed_integer(t) or types.is_decimal(t):
+        return t
+    if types.is_float32(t) or types.is_float64(t) or types.is_date32(t) or types.is_null(t):
+        return t
+    if ct.is_string(t):
+        return pa.string()
+    if ct.is_binary(t) or types.is_fixed_size_binary(t):
+        return pa.binary()
+    if types.is_timestamp(t):
+        return pa.timestamp("us", tz=_UTC if t.tz is not None else None)
+    if types.is_list(t) or types.is_large_list(t) or types.is_fixed_size_list(t):
+        item = t.value_field
+        inner = spark_arrow_type(item.type, f"{path}[]")
+        return pa.list_(pa.field("element", inner, nullable=item.nullable))
+    if types.is_map(t):
+        key = spark_arrow_type(t.key_type, f"{path}.<key>")
+        value = spark_arrow_type(t.item_type, f"{path}.<value>")
+        return pa.map_(key, pa.field("value", value, nullable=t.item_field.nullable))
+    if types.is_struct(t):
+        return pa.struct(
+            [
+                pa.field(f.name, spark_arrow_type(f.type, f"{path}.{f.name}"), nullable=f.nullable)
+                for f in ct.fields_of(t)
+            ]
+        )
+    raise UnsupportedTypeError(
+        f"column {path!r} has Arrow type {t}, which no Spark type that IndexTables "
+        "stores can hold (Spark's createDataFrame refuses it, or the index cannot store "
+        "it); cast it first"
+    )
+
+
+def conform_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with Spark's types (``target`` from :func:`spark_arrow_schema`).
+
+    Raises:
+        UnsupportedTypeError: a value that does not fit (a timestamp in seconds
+            beyond the microsecond range), naming the column.
+    """
+    if batch.schema.equals(target):
+        return batch
+    columns = []
+    for name, column, want in zip(batch.schema.names, batch.columns, target, strict=True):
+        try:
+            columns.append(_floor_nanos(column).cast(want.type))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
+            raise UnsupportedTypeError(
+                f"column {name!r} ({column.type}) cannot be held as Spark's {want.type}: {error}"
+            ) from None
+    return pa.RecordBatch.from_arrays(columns, schema=target)
+
+
+def _floor_nanos(array: pa.Array) -> pa.Array:
+    """Nanosecond timestamps (also nested) floored to the microsecond, as PySpark does."""
+    t = array.type
+    if not _has_nanos(t):
+        return array
+    if pa.types.is_dictionary(t):
+        return _floor_nanos(array.dictionary_decode())
+    if pa.types.is_timestamp(t):
+        return pc.floor_temporal(array, unit="microsecond")
+    if pa.types.is_fixed_size_list(t) or pa.types.is_large_list(t):
+        plain = pa.list_(t.value_field)
+        return _floor_nanos(array.cast(plain))
+    if array.offset:  # a slice: rebuild from a copy whose offsets and children start at 0
+        array = pa.concat_arrays([array])
+    mask = array.is_null() if array.null_count else None
+    if pa.types.is_list(t):
+        values = _floor_nanos(array.values)
+        return pa.ListArray.from_arrays(
+            array.offsets, values, type=pa.list_(t.value_field.with_type(values.type)), mask=mask
+        )
+    if pa.types.is_map(t):
+        keys, items = _floor_nanos(array.keys), _floor_nanos(array.items)
+        kind = pa.map_(keys.type, t.item_field.with_type(items.type))
+        return pa.MapArray.from_arrays(array.offsets, keys, items, type=kind, mask=mask)
+    children = [_floor_nanos(child) for child in array.flatten()]
+    fields = [f.with_type(c.type) for f, c in zip(ct.fields_of(t), children, strict=True)]
+    return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
+
+
+def _has_nanos(t: pa.DataType) -> bool:
+    if pa.types.is_timestamp(t):
+        return bool(t.unit == "ns")
+    if pa.types.is_dictionary(t):
+        return _has_nanos(t.value_type)
+    if pa.types.is_map(t):
+        return _has_nanos(t.key_type) or _has_nanos(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _has_nanos(t.value_type)
+    if pa.types.is_struct(t):
+        return any(_has_nanos(f.type) for f in ct.fields_of(t))
+    return False
