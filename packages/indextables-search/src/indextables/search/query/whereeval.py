@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Final
+from typing import Final
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -78,7 +77,7 @@ _TIMESTAMP: Final = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)(?:[ T](\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?(Z|[+-]\d\d:\d\d)?)?"
 )
 _EPOCH_DAY: Final = dt.date(1970, 1, 1)
-_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _UNITS_PER_SECOND: Final = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
 
 Comparer = Callable[[pa.Array, str], pa.Array]
@@ -183,7 +182,9 @@ class _Compiler:
         f = self.column(column)
         part = f"{column.name} LIKE {node.pattern.text}"
         if not ct.is_string(f.type):
-            raise self.refuse(part, f"LIKE needs a string column, {f.name} is {ct.type_name(f.type)}")
+            raise self.refuse(
+                part, f"LIKE needs a string column, {f.name} is {ct.type_name(f.type)}"
+            )
         _check_utf8(self, part, node.pattern.value)
         regex = self.like_regex(part, node.pattern.value)
         name = f.name
@@ -197,7 +198,9 @@ class _Compiler:
             c = pattern[i]
             if c == "\\":
                 if i + 1 == len(pattern) or pattern[i + 1] not in "%_\\":
-                    raise self.refuse(part, "the escape \\ must precede %, _ or \\ (Spark refuses it too)")
+                    raise self.refuse(
+                        part, "the escape \\ must precede %, _ or \\ (Spark refuses it too)"
+                    )
                 out.append(_regex_char(pattern[i + 1]))
                 i += 2
                 continue
@@ -240,7 +243,8 @@ class _Compiler:
 
     def mismatch(self, f: pa.Field, literal: g.Literal) -> str:
         return (
-            f"{f.name} is {ct.type_name(f.type)} and {literal.text} is a literal of type {literal.kind}; "
+            f"{f.name} is {ct.type_name(f.type)} and {literal.text} is a {literal.kind} "
+            "literal; "
             "Spark casts one side (and may fail under ANSI mode), which this evaluator does not do"
         )
 
@@ -252,8 +256,9 @@ class _Compiler:
             if ct.is_decimal(t) and t.precision > 15:
                 raise self.refuse(
                     part,
-                    f"{f.name} is {ct.type_name(t)}: Spark compares it as a double, whose rounding of "
-                    "more than 15 digits this evaluator does not reproduce; write a decimal literal",
+                    f"{f.name} is {ct.type_name(t)}: Spark compares it as a double, whose "
+                    "rounding of more than 15 digits this evaluator does not reproduce; "
+                    "write a decimal literal",
                 )
             value = float(literal.value)
             if ct.is_integral(t):
@@ -287,20 +292,16 @@ class _Compiler:
         if literal.kind == "double":
             return float(literal.value)
         if literal.kind == "integer":
-            n: int = literal.value
-            if ct.is_float32(f.type):
-                # Spark casts the integer to a 32-bit float; only exact ones are safe here.
-                if abs(n) > _EXACT_DOUBLE or _to_float32(float(n)) != n:
-                    raise self.refuse(
-                        part, f"{n} is not exactly a 32-bit float; Spark rounds it to {f.name}'s type"
-                    )
-            return float(n)
+            # Spark 4 (ANSI type coercion) compares a float column with an integer as doubles.
+            return float(literal.value)
         if literal.kind == "decimal":
             value: Fraction = literal.value
             unscaled = abs(value.numerator) * (10**literal.scale // value.denominator)
             if unscaled > _EXACT_DOUBLE or literal.scale > 22:
                 raise self.refuse(
-                    part, f"the decimal {literal.text} has too many digits to convert to a double exactly"
+                    part,
+                    f"the decimal {literal.text} has too many digits to convert to a double "
+                    "exactly",
                 )
             return float(value)
         raise self.refuse(part, self.mismatch(f, literal))
@@ -320,11 +321,15 @@ class _Compiler:
             raise self.refuse(part, self.mismatch(f, literal))
         aware = ct.is_timestamp(f.type)
         if not aware and literal.kind == "timestamp":
-            raise self.refuse(part, "a TIMESTAMP literal is read in the session time zone; write a string")
+            raise self.refuse(
+                part, "a TIMESTAMP literal is read in the session time zone; write a string"
+            )
         match = _TIMESTAMP.fullmatch(literal.value)
         moment = _valid_timestamp(match) if match else None
         if moment is None:
-            raise self.refuse(part, f"{literal.text} is not a timestamp 'yyyy-MM-dd HH:mm:ss[.ffffff]'")
+            raise self.refuse(
+                part, f"{literal.text} is not a timestamp 'yyyy-MM-dd HH:mm:ss[.ffffff]'"
+            )
         has_zone = moment.tzinfo is not None
         if aware and not has_zone:
             raise self.refuse(
@@ -335,7 +340,7 @@ class _Compiler:
         if not aware and has_zone:
             raise self.refuse(part, f"{f.name} is timestamp_ntz: give the time without a zone")
         if not has_zone:
-            moment = moment.replace(tzinfo=dt.timezone.utc)
+            moment = moment.replace(tzinfo=dt.UTC)
         delta = moment - _EPOCH
         micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
         return Fraction(micros * _UNITS_PER_SECOND[f.type.unit], 1_000_000)
@@ -358,7 +363,7 @@ def _decimal_shape(t: pa.DataType) -> tuple[int, int]:
 
 
 def _regex_char(c: str) -> str:
-    return c if c.isalnum() and c.isascii() or ord(c) > 127 else f"\\x{{{ord(c):x}}}"
+    return c if (c.isalnum() and c.isascii()) or ord(c) > 127 else f"\\x{{{ord(c):x}}}"
 
 
 def _check_utf8(compiler: _Compiler, part: str, text: str) -> None:
@@ -366,11 +371,6 @@ def _check_utf8(compiler: _Compiler, part: str, text: str) -> None:
         text.encode("utf-8")
     except UnicodeEncodeError:
         raise compiler.refuse(part, "the literal holds a lone surrogate (not UTF-8)") from None
-
-
-def _to_float32(x: float) -> float:
-    result: float = struct.unpack("<f", struct.pack("<f", x))[0]
-    return result
 
 
 def _valid_date(match: re.Match[str]) -> dt.date | None:
@@ -398,7 +398,7 @@ def _valid_timestamp(match: re.Match[str]) -> dt.datetime | None:
     if zone is None:
         return moment
     if zone == "Z":
-        return moment.replace(tzinfo=dt.timezone.utc)
+        return moment.replace(tzinfo=dt.UTC)
     sign = 1 if zone[0] == "+" else -1
     hours, minutes = int(zone[1:3]), int(zone[4:6])
     if hours > 18 or minutes > 59:

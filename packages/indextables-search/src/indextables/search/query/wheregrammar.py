@@ -159,7 +159,16 @@ def parse_where(where: str) -> Node:
     return node
 
 
-_COMPARE_OPS: Final = {"=": "=", "==": "=", "<>": "<>", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_COMPARE_OPS: Final = {
+    "=": "=",
+    "==": "=",
+    "<>": "<>",
+    "!=": "<>",
+    "<": "<",
+    "<=": "<=",
+    ">": ">",
+    ">=": ">=",
+}
 
 
 class _Parser:
@@ -264,7 +273,8 @@ class _Parser:
             return Literal("null", None, "NULL")
         if token.kind == "name" and token.quote == '"':
             raise self.fail(
-                'a double-quoted text is a string to Spark; write it in single quotes ("..." is not read)'
+                "a double-quoted text is a string to Spark; write it in single quotes "
+                '("..." is not read)'
             )
         if token.kind == "name" and not token.quote:
             upper = token.text.upper()
@@ -272,7 +282,11 @@ class _Parser:
                 self.index += 1
                 return Literal("boolean", upper == "TRUE", upper)
             following = self.peek(1)
-            if upper in ("DATE", "TIMESTAMP") and following is not None and following.kind == "string":
+            if (
+                upper in ("DATE", "TIMESTAMP")
+                and following is not None
+                and following.kind == "string"
+            ):
                 self.index += 2
                 return Literal(upper.lower(), following.text, f"{upper} {_quoted(following.text)}")
         if token.kind == "name":
@@ -292,8 +306,9 @@ class _Parser:
             digits = len(mantissa.lstrip("0"))
             if digits > _MAX_DECIMAL_DIGITS:
                 raise self.fail(
-                    f"the integer literal {text} has {digits} digits; Spark refuses integer literals "
-                    f"beyond DECIMAL({_MAX_DECIMAL_DIGITS}) (DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION). "
+                    f"the integer literal {text} has {digits} digits; Spark refuses integer "
+                    f"literals beyond DECIMAL({_MAX_DECIMAL_DIGITS}) "
+                    "(DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION). "
                     "Write it as a double (1e40)"
                 )
             return Literal("integer", int(body), text)
