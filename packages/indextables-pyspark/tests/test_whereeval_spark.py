@@ -41,7 +41,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 SEEDS = (3, 17, 101)
 ROWS = 24
-CONDITIONS = 40
+CONDITIONS = 30
 NEG_NAN = struct.unpack("<d", struct.pack("<Q", 0xFFF8_0000_0000_0000))[0]
 UTC = dt.UTC
 
@@ -211,44 +211,55 @@ def test_search_and_count_equal_spark_read(spark: Any, table: tuple[int, str]) -
     assert compared >= CONDITIONS * 3 // 4, refused
 
 
-@pytest.mark.parametrize(
-    "where",
-    [
-        "f = 0.1",
-        "f > 0.1",
-        "f = 16777217",
-        "d = 0",
-        "d > 1e300",
-        "d >= 1e308",
-        "d <> 1.5",
-        "NOT d < 1",
-        "i < 100000000000000000000",
-        "i >= 9.223372036854775807e18",
-        "n > 1.5",
-        "n = 2147483647",
-        "s > 'a'",
-        "s LIKE '_'",
-        "s LIKE 'a\\\\_b'",
-        "s = 'it''s'",
-        "i IN (1, NULL)",
-        "i NOT IN (1, NULL)",
-        "NOT (i = 1 AND s = 'a')",
-        "dt < '1970-01-01'",
-        "ts > '2024-02-29 23:59:59Z'",
-        "b",
-        "NOT b",
-        "p = 1 OR p IS NULL",
-        "p > 1.5",
-    ],
-)
-def test_chosen_conditions_equal_spark_read(spark: Any, table: tuple[int, str], where: str) -> None:
-    _, path = table
-    expected = _multiset(
-        [r.asDict() for r in spark.read.format("indextables").load(path).where(where).collect()]
-    )
+CHOSEN = [
+    "f = 0.1",
+    "f > 0.1",
+    "f = 16777217",
+    "d = 0",
+    "d > 1e300",
+    "d >= 1e308",
+    "d <> 1.5",
+    "NOT d < 1",
+    "i < 100000000000000000000",
+    "100000000000000000000 > i",
+    "(i > -100000000000000000000) AND s = 'a'",
+    "NOT (n < 100000000000000000000)",
+    "i <> 100000000000000000000",
+    "i >= 9.223372036854775807e18",
+    "n > 1.5",
+    "n = 2147483647",
+    "s > 'a'",
+    "s LIKE '_'",
+    "s LIKE 'a\\\\_b'",
+    "s = 'it''s'",
+    "i IN (1, NULL)",
+    "i IN (9223372036854775807, 0e0)",
+    "i IN (9223372036854775806, 1.5)",
+    "i NOT IN (1, NULL)",
+    "NOT (i = 1 AND s = 'a')",
+    "dt < '1970-01-01'",
+    "ts > '2024-02-29 23:59:59Z'",
+    "b",
+    "NOT b",
+    "p = 1 OR p IS NULL",
+    "p > 1.5",
+]
+
+
+def test_chosen_conditions_equal_spark_read(spark: Any, table: tuple[int, str]) -> None:
+    seed, path = table
+    if seed != SEEDS[0]:
+        return  # one table is enough for the chosen conditions (keeps the file fast)
+    frame = spark.read.format("indextables").load(path)
     searchable = open_table(path)
-    assert _multiset(searchable.search(where=where).to_pylist()) == expected
-    assert searchable.count(where=where) == sum(expected.values())
+    differences = []
+    for where in CHOSEN:
+        expected = _multiset([r.asDict() for r in frame.where(where).collect()])
+        got = _multiset(searchable.search(where=where).to_pylist())
+        counted = searchable.count(where=where)
+        if got != expected or counted != sum(expected.values()):
+            differences.append((where, sum(expected.values()), sum(got.values()), counted))
+    assert differences == []
 
 
 def test_the_tables_hold_hostile_values(table: tuple[int, str]) -> None:

@@ -98,12 +98,25 @@ def test_integers_against_decimals_and_huge_literals_are_exact() -> None:
     assert kept("i <= 1.5", batch) == [0, 2]
     assert kept("i = 2.0", batch) == [1]
     assert kept("i = 1.5", batch) == []
-    assert kept("i < 100000000000000000000", batch) == [0, 1, 2, 3]
-    assert kept("i > -100000000000000000000", batch) == [0, 1, 2, 3]
+    # Spark 4.3 folds an ordering against a decimal beyond the long range into a constant,
+    # null rows included (checked with Spark over Parquet); = and <> stay null-aware.
+    assert kept("i < 100000000000000000000", batch) == [0, 1, 2, 3, 4]
+    assert kept("i > -100000000000000000000", batch) == [0, 1, 2, 3, 4]
+    assert kept("100000000000000000000 > i", batch) == [0, 1, 2, 3, 4]
+    assert kept("i <= 9223372036854775807.5", batch) == [0, 1, 2, 3, 4]
+    assert kept("NOT i < 100000000000000000000", batch) == []
+    assert kept("NOT i > 100000000000000000000", batch) == [0, 1, 2, 3, 4]
+    assert kept("i <> 100000000000000000000", batch) == [0, 1, 2, 3]
+    assert kept("i <= 9223372036854775807.0", batch) == [0, 1, 2, 3]
+    assert kept("i NOT IN (100000000000000000000)", batch) == [0, 1, 2, 3]
     assert kept(f"i = {big}", batch) == [3]
     assert kept(f"i > {big}.5", batch) == []
     # A double literal: Spark compares the bigint cast to double (2**63-1 rounds to 2**63).
     assert kept("i >= 9.223372036854775807e18", batch) == [3]
+    # An IN list with a double compares every item as a double (Spark's widest type).
+    near = one("i", [big - 1, big], pa.int64())
+    assert kept(f"i IN ({big}, 0)", near) == [1]
+    assert kept(f"i IN ({big}, 0e0)", near) == [0, 1]
 
 
 def test_three_valued_logic() -> None:
@@ -278,6 +291,7 @@ def _duck_string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+HUGE = "100000000000000000000"
 NUMBER_TEXTS = [
     "0",
     "1",
@@ -286,7 +300,7 @@ NUMBER_TEXTS = [
     "2147483647",
     "3000000000",
     "9223372036854775807",
-    "100000000000000000000",
+    HUGE,
     "-9223372036854775808",
     "1.5",
     "-0.5",
@@ -364,6 +378,10 @@ def leaves(draw: st.DrawFn) -> tuple[str, str]:
         neg = "NOT " if draw(st.booleans()) else ""
         return f"{column} {neg}IN ({', '.join(spark)})", f"{duck_col} {neg}IN ({', '.join(duck)})"
     op = draw(st.sampled_from(["=", "<>", "<", "<=", ">", ">=", "!="]))
+    if column in ("i", "n") and op not in ("=", "<>", "!=") and spark[0] == HUGE:
+        # Spark folds this into a constant, null rows included (hand-written test above);
+        # DuckDB answers null for null rows: not compared here.
+        spark = duck = ["3000000000"]
     if draw(st.booleans()):
         return f"{column} {op} {spark[0]}", f"{duck_col} {op} {duck[0]}"
     flipped = {"=": "=", "<>": "<>", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
@@ -389,7 +407,7 @@ def duck() -> Any:
 
 
 @settings(
-    max_examples=200,
+    max_examples=150,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )

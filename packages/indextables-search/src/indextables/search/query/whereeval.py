@@ -71,6 +71,8 @@ def compile_where(where: str, schema: pa.Schema) -> WhereFilter:
 _FLIPPED: Final = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _INT_DIGITS: Final = {8: 3, 16: 5, 32: 10, 64: 20}  # Spark's DecimalType.forType
 _MAX_PRECISION: Final = 38
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
 _EXACT_DOUBLE: Final = 2**53
 _DATE: Final = re.compile(r"(\d{4})-(\d\d)-(\d\d)")
 _TIMESTAMP: Final = re.compile(
@@ -155,6 +157,11 @@ class _Compiler:
         if not isinstance(left, g.Column) or not isinstance(right, g.Literal):
             raise self.refuse(part, "only a column compared with a literal is supported")
         f = self.column(left)
+        if _long_out_of_range(f, op, right):
+            # Spark (DecimalPrecision) folds an integer column against a decimal beyond the
+            # long range into TRUE or FALSE, null rows included.
+            value = (right.value > _INT64_MAX) == (op in ("<", "<="))
+            return lambda batch: pa.array([value] * batch.num_rows, pa.bool_())
         comparer = self.comparer(part, f, right, (right,))
         name = f.name
         if op == "<>":
@@ -252,7 +259,8 @@ class _Compiler:
         self, part: str, f: pa.Field, literal: g.Literal, siblings: tuple[g.Literal, ...]
     ) -> Comparer:
         t = f.type
-        if literal.kind == "double":
+        # Spark compares an IN list in its widest type: one double makes every item a double.
+        if literal.kind == "double" or any(other.kind == "double" for other in siblings):
             if ct.is_decimal(t) and t.precision > 15:
                 raise self.refuse(
                     part,
@@ -260,7 +268,7 @@ class _Compiler:
                     "rounding of more than 15 digits this evaluator does not reproduce; "
                     "write a decimal literal",
                 )
-            value = float(literal.value)
+            value = self.double_literal(part, f, literal)
             if ct.is_integral(t):
                 return lambda values, op: wc.compare_floats(
                     pc.cast(values, pa.float64(), safe=False), op, value
@@ -344,6 +352,16 @@ class _Compiler:
         delta = moment - _EPOCH
         micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
         return Fraction(micros * _UNITS_PER_SECOND[f.type.unit], 1_000_000)
+
+
+def _long_out_of_range(f: pa.Field, op: str, literal: g.Literal) -> bool:
+    """An integer column ordered against a decimal literal beyond Spark's long range."""
+    return (
+        ct.is_integral(f.type)
+        and op in ("<", "<=", ">", ">=")
+        and literal.kind in ("integer", "decimal")
+        and not _INT64_MIN <= literal.value <= _INT64_MAX
+    )
 
 
 def _column(batch: pa.RecordBatch, name: str) -> pa.Array:
