@@ -39,9 +39,9 @@ from indextables.search.errors import QuerySyntaxError
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
-SEEDS = (3, 17, 101)
+SEEDS = (3, 17)
 ROWS = 24
-CONDITIONS = 30
+CONDITIONS = 24
 NEG_NAN = struct.unpack("<d", struct.pack("<Q", 0xFFF8_0000_0000_0000))[0]
 UTC = dt.UTC
 
