@@ -40,14 +40,17 @@ class WhereFilter:
     Attributes:
         text: the condition as given.
         columns: the (schema-cased) columns the condition reads.
+        evaluate: batch -> nullable boolean array (Spark's three-valued result).
     """
 
     text: str
     columns: tuple[str, ...]
-    evaluate: Evaluator = field(repr=False, compare=False, default=lambda batch: pa.array([]))
+    evaluate: Evaluator | None = field(repr=False, compare=False, default=None)
 
     def mask(self, batch: pa.RecordBatch) -> pa.BooleanArray:
         """True for the rows of ``batch`` the condition keeps (never null)."""
+        if self.evaluate is None:
+            raise QuerySyntaxError(f"where={self.text!r}: not compiled (use compile_where)")
         result = self.evaluate(batch)
         if isinstance(result, pa.ChunkedArray):
             result = result.combine_chunks()
