@@ -1,0 +1,104 @@
+"""Column-versus-literal comparisons over Arrow arrays, exactly as Spark SQL compares.
+
+Each function takes a column (an Arrow array), an operator (``=``, ``<``, ``<=``,
+``>``, ``>=``) and a literal already converted to the comparison's domain, and
+returns a nullable boolean array (null where the column is null). ``<>`` is the
+negation of ``=`` (the caller builds it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any, Final
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = [
+    "compare_exact",
+    "compare_floats",
+    "compare_integers",
+    "compare_ordered",
+    "constant",
+]
+
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+_ARROW_OPS: Final = {
+    "=": pc.equal,
+    "<": pc.less,
+    "<=": pc.less_equal,
+    ">": pc.greater,
+    ">=": pc.greater_equal,
+}
+_PY_OPS: Final[dict[str, Callable[[Any, Any], bool]]] = {
+    "=": lambda a, b: bool(a == b),
+    "<": lambda a, b: bool(a < b),
+    "<=": lambda a, b: bool(a <= b),
+    ">": lambda a, b: bool(a > b),
+    ">=": lambda a, b: bool(a >= b),
+}
+
+
+def constant(column: pa.Array, value: bool | None) -> pa.Array:
+    """``value`` on every row where ``column`` is not null, null elsewhere."""
+    if value is None:
+        return pa.nulls(len(column), pa.bool_())
+    valid = pc.is_valid(column)
+    return pc.if_else(valid, pa.scalar(value), pa.scalar(None, pa.bool_()))
+
+
+def compare_ordered(column: pa.Array, op: str, literal: Any) -> pa.Array:
+    """``column op literal`` by Arrow's own order (strings by UTF-8 bytes, integers, dates)."""
+    return _ARROW_OPS[op](column, literal)
+
+
+def compare_integers(column: pa.Array, op: str, literal: Fraction) -> pa.Array:
+    """An integer column against an exact rational (Spark widens both to a decimal)."""
+    values = column if column.type == pa.int64() else pc.cast(column, pa.int64())
+    if op == "=":
+        if literal.denominator != 1:
+            return constant(values, False)
+        n = int(literal)
+        if not _INT64_MIN <= n <= _INT64_MAX:
+            return constant(values, False)
+        return pc.equal(values, pa.scalar(n, pa.int64()))
+    # Every integer comparison is "a <= t" or its negation.
+    floor, ceil = math.floor(literal), math.ceil(literal)
+    threshold, negate = {
+        "<": (ceil - 1, False),
+        "<=": (floor, False),
+        ">": (floor, True),
+        ">=": (ceil - 1, True),
+    }[op]
+    if threshold >= _INT64_MAX:
+        result = constant(values, True)
+    elif threshold < _INT64_MIN:
+        result = constant(values, False)
+    else:
+        result = pc.less_equal(values, pa.scalar(threshold, pa.int64()))
+    return pc.invert(result) if negate else result
+
+
+def compare_floats(column: pa.Array, op: str, literal: float) -> pa.Array:
+    """A double column (floats already widened) against a non-NaN double.
+
+    Spark's order: ``-0.0 = 0.0``, NaN equals only NaN (the literal is never NaN)
+    and is above every other value, ``+inf`` included.
+    """
+    values = column if column.type == pa.float64() else pc.cast(column, pa.float64())
+    result = _ARROW_OPS[op](values, pa.scalar(literal, pa.float64()))
+    if op in (">", ">="):
+        result = pc.or_(result, pc.is_nan(values))
+    return result
+
+
+def compare_exact(
+    column: pa.Array, op: str, literal: Any, convert: Callable[[Any], Any]
+) -> pa.Array:
+    """Row by row: ``convert(value) op literal`` in Python (decimals, exact rationals)."""
+    compare = _PY_OPS[op]
+    out = [None if v is None else compare(convert(v), literal) for v in column.to_pylist()]
+    return pa.array(out, pa.bool_())

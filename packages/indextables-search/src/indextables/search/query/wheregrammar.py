@@ -1,0 +1,329 @@
+"""SQL ``where`` strings -> a small expression tree with Spark-typed literals.
+
+The tokens are the protocol's (:func:`indextables.protocol.predicateparser.tokenize`:
+single-quoted strings unescaped as Spark's parser does, back-quoted names); the
+grammar is the protocol's predicate grammar (OR, AND, NOT, parentheses,
+comparisons, ``[NOT] IN``, ``IS [NOT] NULL``, ``[NOT] LIKE``, ``[NOT] BETWEEN``),
+extended with what user conditions need and the partition grammar does not parse:
+any ``LIKE`` pattern, a literal on either side, ``NULL``/``TRUE``/``FALSE``,
+``DATE '...'``/``TIMESTAMP '...'`` literals and a bare boolean operand.
+
+Numeric literals are typed as Spark's parser types them: an integer is an
+``int``/``bigint``/``decimal(p,0)`` (kept as an exact ``int``), a number with a
+point and no exponent a ``decimal(p,s)`` (kept as a ``Fraction`` with its
+precision and scale), one with an exponent a ``double``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Final
+
+from indextables.search.errors import QuerySyntaxError
+
+__all__ = [
+    "And",
+    "Column",
+    "Compare",
+    "InList",
+    "IsNull",
+    "Like",
+    "Literal",
+    "Node",
+    "Not",
+    "Or",
+    "parse_where",
+]
+
+_MAX_DECIMAL_DIGITS: Final = 38
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column reference as written (``quoted``: it was back-quoted)."""
+
+    name: str
+    quoted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    """A typed literal.
+
+    Attributes:
+        kind: ``integer``, ``decimal``, ``double``, ``string``, ``boolean``, ``null``,
+            ``date`` (a ``DATE '...'`` literal) or ``timestamp`` (``TIMESTAMP '...'``).
+        value: int, Fraction, float, str, bool, None, or the literal's text (date, timestamp).
+        text: the literal as written.
+        precision: for ``decimal``, the digits; ``scale``: its fraction digits.
+    """
+
+    kind: str
+    value: Any
+    text: str
+    precision: int = 0
+    scale: int = 0
+
+
+Operand = Column | Literal
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """``left op right`` with op one of ``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``."""
+
+    op: str
+    left: Operand
+    right: Operand
+
+
+@dataclass(frozen=True, slots=True)
+class InList:
+    """``operand IN (values)``."""
+
+    operand: Operand
+    values: tuple[Literal, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IsNull:
+    """``operand IS NULL``."""
+
+    operand: Operand
+
+
+@dataclass(frozen=True, slots=True)
+class Like:
+    """``operand LIKE pattern`` (the pattern as a string value, escapes still in it)."""
+
+    operand: Operand
+    pattern: Literal
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    """``NOT child``."""
+
+    child: Node
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    """``left AND right``."""
+
+    left: Node
+    right: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    """``left OR right``."""
+
+    left: Node
+    right: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Truth:
+    """A bare operand used as a condition (a boolean column, TRUE, FALSE, NULL)."""
+
+    operand: Operand
+
+
+Node = Compare | InList | IsNull | Like | Not | And | Or | Truth
+
+
+def parse_where(where: str) -> Node:
+    """The tree of ``where``.
+
+    Raises:
+        QuerySyntaxError: the text does not parse, or uses a form Spark reads
+            differently from this grammar (a double-quoted text), or an integer
+            literal of more than 38 digits (Spark refuses it too).
+    """
+    from indextables.protocol.errors import ProtocolError
+    from indextables.protocol.predicateparser import tokenize
+
+    try:
+        tokens = tokenize(where)
+    except ProtocolError as exc:
+        raise QuerySyntaxError(f"where={where!r}: {exc}") from None
+    if not tokens:
+        raise QuerySyntaxError(f"where={where!r}: the condition is empty")
+    parser = _Parser(tokens, where)
+    node = parser.expr()
+    if parser.peek() is not None:
+        raise parser.fail("unexpected text")
+    return node
+
+
+_COMPARE_OPS: Final = {
+    "=": "=",
+    "==": "=",
+    "<>": "<>",
+    "!=": "<>",
+    "<": "<",
+    "<=": "<=",
+    ">": ">",
+    ">=": ">=",
+}
+
+
+class _Parser:
+    def __init__(self, tokens: list[Any], text: str) -> None:
+        self.tokens = tokens
+        self.text = text
+        self.index = 0
+
+    def fail(self, message: str) -> QuerySyntaxError:
+        token = self.peek()
+        at = f"at {token.text!r} (position {token.position})" if token else "at the end"
+        return QuerySyntaxError(f"where={self.text!r}: {message} {at}")
+
+    def peek(self, ahead: int = 0) -> Any:
+        i = self.index + ahead
+        return self.tokens[i] if i < len(self.tokens) else None
+
+    def accept(self, kind: str, text: str | None = None) -> Any:
+        token = self.peek()
+        if token is not None and token.kind == kind and (text is None or token.text == text):
+            self.index += 1
+            return token
+        return None
+
+    def expect(self, kind: str, text: str | None = None) -> Any:
+        token = self.accept(kind, text)
+        if token is None:
+            raise self.fail(f"expected {text or kind}")
+        return token
+
+    def expr(self) -> Node:
+        node = self.term()
+        while self.accept("keyword", "OR"):
+            node = Or(node, self.term())
+        return node
+
+    def term(self) -> Node:
+        node = self.factor()
+        while self.accept("keyword", "AND"):
+            node = And(node, self.factor())
+        return node
+
+    def factor(self) -> Node:
+        if self.accept("keyword", "NOT"):
+            return Not(self.factor())
+        if self.accept("punct", "("):
+            node = self.expr()
+            self.expect("punct", ")")
+            return node
+        return self.predicate()
+
+    def predicate(self) -> Node:
+        left = self.operand()
+        op = self.accept("op")
+        if op is not None:
+            return Compare(_COMPARE_OPS[op.text], left, self.operand())
+        if self.accept("keyword", "IS"):
+            negated = self.accept("keyword", "NOT") is not None
+            self.expect("keyword", "NULL")
+            node: Node = IsNull(left)
+            return Not(node) if negated else node
+        negated = self.accept("keyword", "NOT") is not None
+        if self.accept("keyword", "IN"):
+            self.expect("punct", "(")
+            values = [self.literal()]
+            while self.accept("punct", ","):
+                values.append(self.literal())
+            self.expect("punct", ")")
+            node = InList(left, tuple(values))
+        elif self.accept("keyword", "LIKE"):
+            token = self.expect("string")
+            node = Like(left, Literal("string", token.text, _quoted(token.text)))
+        elif self.accept("keyword", "BETWEEN"):
+            low = self.operand()
+            self.expect("keyword", "AND")
+            high = self.operand()
+            node = And(Compare(">=", left, low), Compare("<=", left, high))
+        elif negated:
+            raise self.fail("expected IN, LIKE or BETWEEN after NOT")
+        else:
+            return Truth(left)
+        return Not(node) if negated else node
+
+    def literal(self) -> Literal:
+        operand = self.operand()
+        if not isinstance(operand, Literal):
+            raise self.fail("expected a literal")
+        return operand
+
+    def operand(self) -> Operand:
+        token = self.peek()
+        if token is None:
+            raise self.fail("expected a column or a literal")
+        if token.kind == "string":
+            self.index += 1
+            return Literal("string", token.text, _quoted(token.text))
+        if token.kind == "number":
+            self.index += 1
+            return self.number(token.text)
+        if token.kind == "keyword" and token.text == "NULL":
+            self.index += 1
+            return Literal("null", None, "NULL")
+        if token.kind == "name" and token.quote == '"':
+            raise self.fail(
+                "a double-quoted text is a string to Spark; write it in single quotes "
+                '("..." is not read)'
+            )
+        if token.kind == "name" and not token.quote:
+            upper = token.text.upper()
+            if upper in ("TRUE", "FALSE"):
+                self.index += 1
+                return Literal("boolean", upper == "TRUE", upper)
+            following = self.peek(1)
+            if (
+                upper in ("DATE", "TIMESTAMP")
+                and following is not None
+                and following.kind == "string"
+            ):
+                self.index += 2
+                return Literal(upper.lower(), following.text, f"{upper} {_quoted(following.text)}")
+        if token.kind == "name":
+            self.index += 1
+            return Column(token.text, bool(token.quote))
+        raise self.fail("expected a column or a literal")
+
+    def number(self, text: str) -> Literal:
+        body = text.lstrip("+")
+        if "e" in body.lower():
+            value = float(body)
+            if not math.isfinite(value):
+                raise self.fail(f"the double literal {text} is out of range (Spark refuses it too)")
+            return Literal("double", value, text)
+        mantissa = body.lstrip("-")
+        if "." not in mantissa:
+            digits = len(mantissa.lstrip("0"))
+            if digits > _MAX_DECIMAL_DIGITS:
+                raise self.fail(
+                    f"the integer literal {text} has {digits} digits; Spark refuses integer "
+                    f"literals beyond DECIMAL({_MAX_DECIMAL_DIGITS}) "
+                    "(DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION). "
+                    "Write it as a double (1e40)"
+                )
+            return Literal("integer", int(body), text)
+        whole, _, fraction = mantissa.partition(".")
+        scale = len(fraction)
+        unscaled = (whole + fraction).lstrip("0")
+        precision = max(len(unscaled), scale, 1)
+        if precision > _MAX_DECIMAL_DIGITS:
+            raise self.fail(
+                f"the decimal literal {text} has {precision} digits; Spark refuses decimals beyond "
+                f"DECIMAL({_MAX_DECIMAL_DIGITS})"
+            )
+        return Literal("decimal", Fraction(body), text, precision, scale)
+
+
+def _quoted(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace("'", "\\'")
+    return f"'{escaped}'"
