@@ -319,7 +319,9 @@ def translatable_filter(rng: random.Random, plan: TablePlan, pools: dict[str, li
         if rng.random() < 0.25:
             items = [sql_literal(rng.choice(present), data_type) for _ in range(rng.randint(1, 3))]
             return leaf(f"{name} IN ({', '.join(items)})")
-        op = rng.choice(("=", "<", "<=", ">", ">=") if not isinstance(data_type, StringType) else ("=",))
+        op = rng.choice(
+            ("=", "<", "<=", ">", ">=") if not isinstance(data_type, StringType) else ("=",)
+        )
         return leaf(f"{name} {op} {sql_literal(rng.choice(present), data_type)}")
 
     if rng.random() < 0.3:

@@ -597,7 +597,8 @@ def check_case_twins(spark: SparkSession, built: Built, root: Path, seed: int) -
         ours = outcome["indextables"]
         if ours is None or column.lower() in ours.lower():
             return []
-    detail = f"columns {column}, {twin}: parquet {outcome['parquet']}, ours {outcome['indextables']}"
+    theirs, ours = outcome["parquet"], outcome["indextables"]
+    detail = f"columns {column}, {twin}: parquet {theirs}, ours {ours}"
     return [Failure(seed, Case("write"), detail, True, plan)]
 
 
