@@ -340,7 +340,7 @@ def _numeric_queries(plan: TablePlan, rng: random.Random, count: int) -> list[tu
         ]
         pool += [0.0, -0.0] if floating else [0]
 
-        def text(v: Any) -> str:
+        def text(v: Any, floating: bool = floating, single: bool = single) -> str:
             if not floating:
                 return str(v)
             sign = "-" if str(v).startswith("-") else ""
