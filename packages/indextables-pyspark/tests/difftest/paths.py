@@ -68,6 +68,22 @@ def read(
         return records(df, columns)
 
 
+def read_scanned(
+    spark: SparkSession, path: str, where: str, *, columns: Sequence[str]
+) -> tuple[list[dict[str, Any]], int]:
+    """A filtered read with pushdown on: its rows, and the rows the scan returned.
+
+    Every pushed filter is also handed back to Spark; when the scan returned exactly
+    the rows kept, the index answered the filter (Spark's filter removed nothing).
+    """
+    with pushdown(spark, True):
+        df = spark.read.format(FMT).load(path).where(where)
+        df = df.select(*[f"`{c}`" for c in columns])
+        rows: list[dict[str, Any]] = df.toArrow().to_pylist()
+        plan = df._jdf.queryExecution().executedPlan()
+    return rows, _scan_output(plan)
+
+
 def scanned_rows(spark: SparkSession, path: str, where: str, *, pushed: bool) -> tuple[int, int]:
     """(rows the scan returned, rows after Spark's filter) for a filtered read.
 

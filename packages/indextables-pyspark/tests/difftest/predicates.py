@@ -36,11 +36,14 @@ from pyspark.sql.types import (
 )
 
 from difftest import values
-from difftest.tables import TablePlan
+from difftest.tables import STOREONLY, TYPEMAP, TablePlan
 
 _INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
 _FLOATING = (FloatType, DoubleType)
 _COMPARISONS = ("=", "<=>", "<", "<=", ">", ">=", "!=", "<>")
+# Integer operands past every integral type: a 21-digit decimal Spark compares, 2**63
+# exactly, and 40-digit literals Spark refuses (a decimal past 38 digits).
+OUT_OF_RANGE = (10**20, -(10**20), 2**63, -(2**63) - 1, 10**40 - 1, -(10**40 - 1))
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,8 @@ def sql_literal(value: Any, data_type: DataType) -> str:
     if isinstance(data_type, BooleanType):
         return "TRUE" if value else "FALSE"
     if isinstance(data_type, _INTEGRAL):
-        if -(2**31) <= value < 2**31:
+        if -(2**31) <= value < 2**31 or not -(2**63) <= value < 2**63:
+            # Past a bigint Spark reads the digits as a decimal (a refused one past 38 digits).
             return str(value)
         return f"{value}L"
     if isinstance(data_type, _FLOATING):
@@ -151,7 +155,7 @@ def hostile(rng: random.Random, data_type: DataType) -> Any:
     if isinstance(data_type, _FLOATING):
         return rng.choice([values.NAN, -0.0, 0.0, values.INF, -values.INF, 5e-324])
     if isinstance(data_type, _INTEGRAL):
-        return rng.choice([0, -1, 2**63 - 1, -(2**63), 2**53 + 1, 300, -129])
+        return rng.choice([0, -1, 2**63 - 1, -(2**63), 2**53 + 1, 300, -129, *OUT_OF_RANGE])
     if isinstance(data_type, StringType):
         plain = ["", " ", "\n", "%", "_", "a", "ab\n", "\\", "'", values.PREFIX32]
         return rng.choice([*plain, values.huge_string(rng), "x" * 70_000])
@@ -257,13 +261,72 @@ def _nested_leaf(rng: random.Random, col: str, data_type: DataType, pool: Sequen
     return _scalar_leaf(rng, f"{col}[{key_sql}]", value_type, inner_pool)
 
 
+def spelled(rng: random.Random, column: str) -> str:
+    """``column`` as a user may spell it: sometimes differing only by case (Spark resolves
+    column names case-insensitively by default)."""
+    pick = rng.random()
+    if pick < 0.1:
+        return column.upper()
+    if pick < 0.2:
+        return "".join(ch.upper() if i % 2 else ch for i, ch in enumerate(column))
+    return column
+
+
 def random_leaf(rng: random.Random, plan: TablePlan, pools: dict[str, list[Any]]) -> Pred:
     weights = [4.0 if c in plan.partition_by else 1.0 for c in plan.columns]
     col = rng.choices(plan.columns, weights)[0]
     data_type = plan.type_of(col)
+    name = spelled(rng, col)
     if isinstance(data_type, (ArrayType, MapType, StructType)):
-        return _nested_leaf(rng, col, data_type, pools[col])
-    return _scalar_leaf(rng, col, data_type, pools[col])
+        return _nested_leaf(rng, name, data_type, pools[col])
+    return _scalar_leaf(rng, name, data_type, pools[col])
+
+
+def translatable_columns(plan: TablePlan) -> list[str]:
+    """Scalar data columns the index holds exactly: integers, booleans, dates and
+    ``string``-typed strings (not store-only, not partition columns)."""
+    store_only = set(plan.options.get(STOREONLY, "").split(","))
+    out = []
+    for column in plan.columns:
+        data_type = plan.type_of(column)
+        if column in store_only or column in plan.partition_by:
+            continue
+        if isinstance(data_type, StringType):
+            if plan.options.get(TYPEMAP + column, "string") != "string" or column == "c_ip":
+                continue
+        elif not isinstance(data_type, (*_INTEGRAL, BooleanType, DateType)):
+            continue
+        out.append(column)
+    return out
+
+
+def translatable_filter(rng: random.Random, plan: TablePlan, pools: dict[str, list[Any]]) -> Pred:
+    """A filter drawn to be answered by the index: one or two (AND) comparisons, IN lists
+    or null tests on :func:`translatable_columns`, operands from the written values."""
+    columns = translatable_columns(plan) or ["id"]
+
+    def one() -> Pred:
+        col = rng.choice(columns)
+        data_type = plan.type_of(col)
+        name = spelled(rng, col)
+        present = [v for v in pools[col] if v is not None]
+        if not present or rng.random() < 0.1:
+            return leaf(f"{name} IS {rng.choice(['', 'NOT '])}NULL")
+        if isinstance(data_type, StringType):
+            present = [v for v in present if len(v.encode()) < 1000]
+            if not present:
+                return leaf(f"{name} IS NOT NULL")
+        if rng.random() < 0.25:
+            items = [sql_literal(rng.choice(present), data_type) for _ in range(rng.randint(1, 3))]
+            return leaf(f"{name} IN ({', '.join(items)})")
+        op = rng.choice(
+            ("=", "<", "<=", ">", ">=") if not isinstance(data_type, StringType) else ("=",)
+        )
+        return leaf(f"{name} {op} {sql_literal(rng.choice(present), data_type)}")
+
+    if rng.random() < 0.3:
+        return Pred("and", children=(one(), one()))
+    return one()
 
 
 def random_filter(

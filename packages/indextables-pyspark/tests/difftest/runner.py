@@ -25,11 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
-from pyspark.sql.types import LongType, TimestampNTZType, TimestampType
+from pyspark.sql.types import DoubleType, FloatType, LongType, TimestampNTZType, TimestampType
 
-from difftest import paths
+from difftest import paths, values
 from difftest.compare import Row, difference, normalize_rows
-from difftest.predicates import Pred, column_pools, random_filter, sql_literal, sql_string
+from difftest.predicates import (
+    Pred,
+    column_pools,
+    random_filter,
+    sql_literal,
+    sql_string,
+    translatable_filter,
+)
 from difftest.tables import FASTFIELDS, STOREONLY, TYPEMAP, TablePlan, may_be_refused
 
 UNFILTERED_PATHS = ("read.pushdown", "read.nopushdown", "search.local", "search.distributed")
@@ -37,6 +44,11 @@ FILTER_PATHS = ("read.pushdown", "read.nopushdown", "search.local", "search.dist
 _table_ids = itertools.count()
 # Seconds spent per read path (and in writes), for keeping the bounded run bounded.
 TIMINGS: dict[str, float] = defaultdict(float)
+# Which path answered each filtered ``read.pushdown`` case: (seed, where, drawn to be
+# translatable, "index" when the scan returned exactly the rows kept, else "spark").
+ANSWERS: list[tuple[int, str, bool, str]] = []
+# A where clause of this many digits holds an integer literal past a bigint.
+_LONG_DIGITS = re.compile(r"\d{19,}")
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,7 @@ class Case:
     oracle: str | None = None
     query: str | None = None
     fieldmatch: tuple[tuple[str, str], ...] = ()
+    translatable: bool = False  # the filter was drawn to be answered by the index
 
     @property
     def where(self) -> str | None:
@@ -204,13 +217,15 @@ def cases_for(plan: TablePlan, rng: random.Random, budget: Budget) -> list[Case]
     cases = [Case(p) for p in UNFILTERED_PATHS]
     pools = column_pools(plan)
     for i in range(budget.filters):
-        pred = random_filter(rng, plan, pools)
+        # Every third filter is drawn to be translatable: random trees mostly are not.
+        drawn = i % 3 == 1
+        pred = translatable_filter(rng, plan, pools) if drawn else random_filter(rng, plan, pools)
         for p in FILTER_PATHS:
             if p == "search.distributed" and i % budget.distributed_every:
                 continue
             if p == "search.local" and i % budget.local_every:
                 continue
-            cases.append(Case(p, pred))
+            cases.append(Case(p, pred, translatable=drawn))
     cases += _fieldmatch_cases(plan, rng, budget.fieldmatch)
     cases += _query_cases(plan, rng, budget.queries)
     if budget.stream:
@@ -282,11 +297,66 @@ def _query_cases(plan: TablePlan, rng: random.Random, count: int) -> list[Case]:
             f"{column} BETWEEN {sql_literal(low, data_type)} AND {sql_literal(high, data_type)}"
         )
         options.append((text, oracle))
+    options += _numeric_queries(plan, rng, count)
     cases: list[Case] = []
     for text, oracle in options:
         cases.append(Case("query.read", oracle=oracle, query=text))
         cases.append(Case("query.search.local", oracle=oracle, query=text))
     return cases
+
+
+def _shortest_text(value: float, single: bool) -> str:
+    """The shortest decimal text that parses back to ``value`` (as a 32-bit float when
+    ``single``): ``0.1`` for ``0.1f``, as a user would type it."""
+    for digits in range(1, 18):
+        text = f"{value:.{digits}g}"
+        back = values.to_float32(float(text)) if single else float(text)
+        if back == value:
+            return text
+    return repr(value)
+
+
+def _numeric_queries(plan: TablePlan, rng: random.Random, count: int) -> list[tuple[str, str]]:
+    """``query`` terms and ranges on numeric fields (``d:0``, ``f:[0 TO 1]``, ``f:0.1``),
+    each with the equal Spark filter over the same text (docs/pyspark.md): signed zeros
+    match each other, and a number compares with a float column as a double, so ``f:0.1``
+    matches what ``f = 0.1`` does (not ``0.1f``), and the float's exact double text does."""
+    store_only = set(plan.options.get(STOREONLY, "").split(","))
+    numeric = [
+        c
+        for c in ("c_double", "c_float", "c_int", "c_long")
+        if c in plan.columns and c not in store_only
+    ]
+    out: list[tuple[str, str]] = []
+    for _ in range(count if numeric else 0):
+        column = rng.choice(numeric)
+        data_type = plan.type_of(column)
+        single = isinstance(data_type, FloatType)
+        floating = isinstance(data_type, FloatType | DoubleType)
+        pool = [
+            v
+            for v in _live_values(plan, column)
+            if not floating or (v == v and abs(v) != float("inf") and abs(v) < 1e15)
+        ]
+        pool += [0.0, -0.0] if floating else [0]
+
+        def text(v: Any, floating: bool = floating, single: bool = single) -> str:
+            if not floating:
+                return str(v)
+            sign = "-" if str(v).startswith("-") else ""
+            # A user's spelling (shortest text) or the value's exact double text.
+            short = rng.random() < 0.5
+            return sign + (_shortest_text(abs(v), single) if short else repr(abs(v)))
+
+        if rng.random() < 0.5:
+            term = text(rng.choice(pool))
+            if "e" not in term:  # Tantivy's query syntax has no exponents
+                out.append((f"{column}:{term}", f"{column} = {term}"))
+            continue
+        low, high = (text(v) for v in sorted(rng.choice(pool) for _ in "ab"))
+        if "e" not in low + high:
+            out.append((f"{column}:[{low} TO {high}]", f"{column} BETWEEN {low} AND {high}"))
+    return out
 
 
 # -- running ----------------------------------------------------------------
@@ -313,12 +383,13 @@ def run_cases(spark: SparkSession, built: Built, cases: Sequence[Case], seed: in
     columns = plan.columns
     types = [plan.type_of(c) for c in columns]
     started = time.monotonic()
-    wheres = sorted({c.oracle_where for c in cases if c.oracle_where is not None})
+    every = sorted({c.oracle_where for c in cases if c.oracle_where is not None})
+    parquet = paths.parquet(spark, built.parquet, plan.schema)
+    refused = _refused_by_spark(parquet, every)
+    wheres = [w for w in every if w not in refused]
     index = {w: i for i, w in enumerate(wheres)}
     extra = _flag_exprs(wheres)
-    oracle_df = paths.parquet(spark, built.parquet, plan.schema).selectExpr(
-        *[f"`{c}`" for c in columns], *extra
-    )
+    oracle_df = parquet.selectExpr(*[f"`{c}`" for c in columns], *extra)
     everything, expected = _flagged(oracle_df.toArrow().to_pylist(), columns, types, len(wheres))
 
     def want(case: Case) -> Counter[Row]:
@@ -328,12 +399,20 @@ def run_cases(spark: SparkSession, built: Built, cases: Sequence[Case], seed: in
     failures: list[Failure] = []
 
     def check(case: Case, got: Counter[Row]) -> None:
+        if case.oracle_where in refused:
+            spark_error = refused[case.oracle_where]
+            detail = f"answered {sum(got.values())} rows where Spark raises {spark_error}"
+            failures.append(Failure(seed, case, detail, False, plan))
+            return
         diff = difference(want(case), got)
         if not diff.empty:
             failures.append(Failure(seed, case, diff.summary(columns), False, plan))
 
     TIMINGS["parquet"] += time.monotonic() - started
-    nopush = [c for c in cases if c.path == "read.nopushdown"]
+    nopush = [c for c in cases if c.path == "read.nopushdown" and c.oracle_where not in refused]
+    for case in cases:
+        if case.path == "read.nopushdown" and case.oracle_where in refused:
+            _expect_refusal(spark, built, case, columns, failures, seed)
     started = time.monotonic()
     if nopush:
         try:
@@ -355,7 +434,8 @@ def run_cases(spark: SparkSession, built: Built, cases: Sequence[Case], seed: in
         try:
             got = normalize_rows(_run(spark, built, case, columns), columns, types)
         except Exception as exc:
-            if not _documented_refusal(case, exc, plan):
+            # Where Spark refuses the filter (a 40-digit literal), so must we.
+            if case.oracle_where not in refused and not _documented_refusal(case, exc, plan):
                 failures.append(Failure(seed, case, error_text(exc), True, plan))
             continue
         finally:
@@ -407,9 +487,45 @@ def _coarse_timestamps(plan: TablePlan, column: str) -> bool:
     return fast is not None and column not in fast.split(",")
 
 
+def _refused_by_spark(parquet: Any, wheres: Sequence[str]) -> dict[str, str]:
+    """The filters Spark refuses at analysis (an integer literal past 38 digits), each with
+    its error; only those holding a literal past a bigint are tried (analysis is eager)."""
+    refused: dict[str, str] = {}
+    for where in wheres:
+        if not _LONG_DIGITS.search(where):
+            continue
+        try:
+            parquet.where(where)
+        except Exception as exc:
+            refused[where] = error_text(exc)
+    return refused
+
+
+def _expect_refusal(
+    spark: SparkSession,
+    built: Built,
+    case: Case,
+    columns: list[str],
+    failures: list[Failure],
+    seed: int,
+) -> None:
+    """``read.nopushdown`` of a filter Spark refuses: it must raise too."""
+    try:
+        rows = paths.read(spark, built.table, case.where, pushed=False, columns=columns)
+    except Exception:
+        return
+    detail = f"answered {len(rows)} rows where Spark raises"
+    failures.append(Failure(seed, case, detail, False, built.plan))
+
+
 def _run(spark: SparkSession, built: Built, case: Case, columns: list[str]) -> Any:
     table = built.table
     fieldmatch = dict(case.fieldmatch)
+    if case.path == "read.pushdown" and case.where is not None:
+        rows, scanned = paths.read_scanned(spark, table, case.where, columns=columns)
+        answered = "index" if scanned == len(rows) else "spark"
+        ANSWERS.append((built.plan.seed, case.where, case.translatable, answered))
+        return rows
     if case.path == "read.pushdown":
         return paths.read(spark, table, case.where, pushed=True, columns=columns)
     if case.path in ("search.local", "search.distributed"):
@@ -457,6 +573,35 @@ def check_pushdown(spark: SparkSession, built: Built, seed: int) -> list[Failure
     return []
 
 
+def check_case_twins(spark: SparkSession, built: Built, root: Path, seed: int) -> list[Failure]:
+    """A column beside one whose name differs only by case (``c_long`` and ``C_LONG``):
+    Spark's Parquet writer refuses it (``COLUMN_ALREADY_EXISTS``), so must IndexTables,
+    before writing anything."""
+    plan = built.plan
+    rng = random.Random(seed * 31 + 5)
+    column = rng.choice([c for c in plan.columns if c not in plan.partition_by])
+    twin = column.upper() if column != column.upper() else column.lower()
+    df = paths.parquet(spark, built.parquet, plan.schema).limit(1)
+    df = df.selectExpr("*", f"`{column}` AS `{twin}`")
+    outcome: dict[str, str | None] = {}
+    for name, writer in (
+        ("parquet", lambda: df.write.mode("append").parquet(str(root / "twin_pq"))),
+        ("indextables", lambda: df.write.format(paths.FMT).mode("append").save(built.table)),
+    ):
+        try:
+            writer()
+            outcome[name] = None
+        except Exception as exc:
+            outcome[name] = error_text(exc)
+    if (outcome["parquet"] is None) == (outcome["indextables"] is None):
+        ours = outcome["indextables"]
+        if ours is None or column.lower() in ours.lower():
+            return []
+    theirs, ours = outcome["parquet"], outcome["indextables"]
+    detail = f"columns {column}, {twin}: parquet {theirs}, ours {ours}"
+    return [Failure(seed, Case("write"), detail, True, plan)]
+
+
 def run_seed(
     spark: SparkSession,
     seed: int,
@@ -478,6 +623,7 @@ def run_seed(
     cases = cases_for(built.plan, rng, budget)
     failures = run_cases(spark, built, cases, seed)
     failures += check_pushdown(spark, built, seed)
+    failures += check_case_twins(spark, built, root, seed)
     return built.plan, failures
 
 
