@@ -133,7 +133,7 @@ def _histogram(group: Histogram, values: pa.Array, out_type: pa.DataType) -> pa.
         fits = pc.greater_equal(whole, pc.add(pa.scalar(LONG_MIN, pa.int64()), rest))
         return pc.if_else(fits, pc.subtract(whole, rest), pa.scalar(None, pa.int64()))
     step = pa.scalar(float(group.interval), pa.float64())
-    quotient = pc.divide(values.cast(pa.float64()), step)
+    quotient = pc.divide(values.cast(pa.float64(), safe=False), step)
     # Floor in doubles: a quotient of 2**53 or more (NaN, infinities) is already whole.
     large = pc.or_(pc.is_nan(quotient), pc.greater_equal(pc.abs(quotient), _EXACT_F64))
     whole = pc.if_else(large, quotient, pc.floor(quotient))
@@ -151,7 +151,7 @@ def _date_histogram(group: DateHistogram, values: pa.Array) -> pa.Array:
 
 def _range(group: RangeBuckets, values: pa.Array) -> pa.Array:
     exact = ct.is_integral(values.type) and all(isinstance(e, int) for e in group.edges)
-    numbers = values.cast(pa.int64() if exact else pa.float64())
+    numbers = values.cast(pa.int64() if exact else pa.float64(), safe=False)
     position = pa.array([0] * len(values), pa.int32()) if len(values) else pa.array([], pa.int32())
     for edge in group.edges:
         # NaN is below no edge (Spark orders it above every number): the last range.
@@ -190,7 +190,7 @@ def _metric_aggs(
         work[name] = values.cast(pa.decimal128(38, 0))  # exact: checked against a long later
         return [(name, "sum", at_least_one)]
     if metric.fn in (MetricFn.SUM, MetricFn.AVG):
-        work[name] = values.cast(pa.float64())
+        work[name] = values.cast(pa.float64(), safe=False)
         return [(name, "sum" if metric.fn is MetricFn.SUM else "mean", at_least_one)]
     work[name] = values
     out: list[tuple[Any, ...]] = [(name, "min" if metric.fn is MetricFn.MIN else "max")]
