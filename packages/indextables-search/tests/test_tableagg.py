@@ -24,7 +24,6 @@ import pytest
 
 from indextables.search import open_table
 from indextables.search.aggregate import tablecount
-from indextables.search.aggregate.tableagg import plan_aggregation
 from indextables.search.aggregate.aggspec import (
     DateHistogram,
     GroupSpec,
@@ -38,6 +37,7 @@ from indextables.search.aggregate.aggspec import (
     parse_metrics,
     range_,
 )
+from indextables.search.aggregate.tableagg import plan_aggregation
 from indextables.search.errors import ArithmeticOverflowError, OptionError, QuerySyntaxError
 from indextables.search.options import parse_indexing
 from indextables.search.schema.mapping import field_specs
@@ -71,7 +71,10 @@ def _write(uri: str, table: pa.Table, *, partition_by: tuple[str, ...] = ("part"
     specs = field_specs(table.schema, indexing, partition_columns=partition_by)
     store = open_table_store(uri, {})
     writer = SplitWriter(
-        store=store, specs=specs, partition_columns=partition_by, heap_size=50_000_000,
+        store=store,
+        specs=specs,
+        partition_columns=partition_by,
+        heap_size=50_000_000,
         batch_size=1000,
     )
     try:
@@ -150,16 +153,21 @@ def _duck_key(group: GroupSpec, types: dict[str, pa.DataType]) -> str:
     if isinstance(group, Histogram):
         if pa.types.is_integer(types[group.column]) and isinstance(group.interval, int):
             whole = f"CAST({column} AS HUGEINT)"
-            key = f"({whole} - ((({whole} % {group.interval}) + {group.interval}) % {group.interval}))"
+            step = group.interval
+            key = f"({whole} - ((({whole} % {step}) + {step}) % {step}))"
             return f"CASE WHEN {key} < {LONG_MIN} THEN NULL ELSE CAST({key} AS BIGINT) END"
         q = f"(CAST({column} AS DOUBLE) / {float(group.interval)!r})"
-        whole = f"CASE WHEN isnan({q}) OR abs({q}) >= 9007199254740992.0 THEN {q} ELSE floor({q}) END"
+        whole = (
+            f"CASE WHEN isnan({q}) OR abs({q}) >= 9007199254740992.0 THEN {q} ELSE floor({q}) END"
+        )
         return f"({whole}) * {float(group.interval)!r}"
     if isinstance(group, DateHistogram):
         if types[group.column] == pa.date32():
             days = group.interval_us // 86_400_000_000
             d = f"({column} - DATE '1970-01-01')"
-            return f"DATE '1970-01-01' + CAST({d} - ((({d} % {days}) + {days}) % {days}) AS INTEGER)"
+            return (
+                f"DATE '1970-01-01' + CAST({d} - ((({d} % {days}) + {days}) % {days}) AS INTEGER)"
+            )
         us = f"epoch_us({column})"
         step = group.interval_us
         return f"make_timestamp({us} - ((({us} % {step}) + {step}) % {step}))"
@@ -175,7 +183,11 @@ def _duck_metric(metric: Metric) -> str:
         return "count(*)"
     column = f'"{metric.column}"'
     if metric.fn is MetricFn.SUM:
-        return f"sum(CAST({column} AS HUGEINT))" if metric.column in ("id", "small") else f"sum({column})"
+        return (
+            f"sum(CAST({column} AS HUGEINT))"
+            if metric.column in ("id", "small")
+            else f"sum({column})"
+        )
     if metric.fn is MetricFn.AVG:
         return f"avg(CAST({column} AS DOUBLE))"
     return f"{metric.fn.value}({column})"
@@ -192,7 +204,10 @@ def _oracle(
     order = f" ORDER BY {', '.join(f'g{i} NULLS FIRST' for i in range(len(keys)))}" if keys else ""
     con = duckdb.connect()
     con.register("rows", rows)
-    return [tuple(r) for r in con.execute(f"SELECT {select} FROM rows WHERE {where}{group}{order}").fetchall()]
+    return [
+        tuple(r)
+        for r in con.execute(f"SELECT {select} FROM rows WHERE {where}{group}{order}").fetchall()
+    ]
 
 
 def _norm(value: Any) -> Any:
@@ -234,7 +249,9 @@ def _random_group(rng: random.Random) -> GroupSpec:
     if choice == 3:
         return histogram(rng.choice(["x", "y", "small"]), rng.choice([2.5, 10, 0.1]), name="k")
     if choice == 4:
-        return range_(rng.choice(["x", "y", "small", "id"]), rng.choice([[0], [-1.5, 0, 10], [5]]), name="k")
+        return range_(
+            rng.choice(["x", "y", "small", "id"]), rng.choice([[0], [-1.5, 0, 10], [5]]), name="k"
+        )
     if choice == 5:
         return date_histogram("day", rng.choice(["1d", "7d", "30d"]), name="k")
     if choice == 6:
@@ -249,7 +266,9 @@ def _random_metrics(rng: random.Random) -> dict[str, Any]:
     for i in range(rng.randint(0, 3)):
         fn = rng.choice(["count", "sum", "avg", "min", "max"])
         numeric = ["id", "small", "x", "y"]
-        column = rng.choice(numeric if fn in ("sum", "avg") else [*numeric, "s", "day", "ts", "flag"])
+        column = rng.choice(
+            numeric if fn in ("sum", "avg") else [*numeric, "s", "day", "ts", "flag"]
+        )
         out[f"m{i}"] = (fn, column)
     return out
 
@@ -269,9 +288,9 @@ def _fields(group: GroupSpec) -> dict[str, Any]:
 def _expect_overflow(want: list[tuple[Any, ...]], metrics: list[Metric], keys: int) -> bool:
     for row in want:
         for metric, value in zip(metrics, row[keys:], strict=True):
-            if metric.fn is MetricFn.SUM and metric.column in ("id", "small") and value is not None:
-                if not LONG_MIN <= value <= LONG_MAX:
-                    return True
+            integral = metric.fn is MetricFn.SUM and metric.column in ("id", "small")
+            if integral and value is not None and not LONG_MIN <= value <= LONG_MAX:
+                return True
     return False
 
 
@@ -300,7 +319,8 @@ def test_random_aggregations_equal_duckdb(tmp_path: Path, seed: int, paths: Any)
         diff = [(a, b) for a, b in zip(mine, want, strict=False) if not _same([a], [b])]
         assert _same(mine, want), (groups, metrics, diff[:3], len(mine), len(want))
     # Hostile data sends some aggregations to the rows; the rest come from the index.
-    assert used["index"] > 0 and used["rows"] > 0, used
+    assert used["index"] > 0, used
+    assert used["rows"] > 0, used
 
 
 @pytest.mark.parametrize("seed", [4, 5])
@@ -320,7 +340,9 @@ def test_clean_aggregations_come_from_the_index(tmp_path: Path, seed: int, paths
             got = table.aggregate(group_by=groups, metrics=metrics, where=where)
         except QuerySyntaxError as error:
             # Until query/whereeval.py evaluates where strings, a fallback with one fails.
-            assert where and "not evaluated yet" in str(error)
+            message = str(error)
+            assert where
+            assert "not evaluated yet" in message
             assert paths() == ["rows"]
             assert not translatable, (groups, metrics, where)
             used["rows"] += 1
@@ -389,7 +411,11 @@ def test_an_index_answer_equals_the_rows_answer(
 
     uri, _ = _table(tmp_path, 9, hostile=False)
     table = open_table(uri)
-    groups = [Terms("part", "part"), histogram("small", 5), range_("y", [-10, 0, 10.5], name="band")]
+    groups = [
+        Terms("part", "part"),
+        histogram("small", 5),
+        range_("y", [-10, 0, 10.5], name="band"),
+    ]
     metrics = {"n": "count", "s": ("sum", "small"), "a": ("avg", "y"), "hi": ("max", "y")}
     indexed = table.aggregate(group_by=groups, metrics=metrics)
 

@@ -260,7 +260,9 @@ class SearchTable:
         _LOG.debug("aggregate of %s v%d answered from the rows", self.uri, self.version)
         needed = [g.column for g in groups] + [m.column for m in wanted if m.column]
         columns = [f.name for f in self._schema if f.name.lower() in {c.lower() for c in needed}]
-        read = self._plan(query, where, textsearch, fieldmatch, columns or self._schema.names[:1], None)
+        read = self._plan(
+            query, where, textsearch, fieldmatch, columns or self._schema.names[:1], None
+        )
         return aggregate_rows(self._rows(read), groups, wanted, schema)
 
     def to_arrow(self, columns: Sequence[str] | None = None, where: str | None = None) -> pa.Table:

@@ -126,7 +126,9 @@ def _level(
     if isinstance(group, Terms):
         ok = kind in (FieldKind.I64, FieldKind.BOOL, FieldKind.DATE) or spec.is_exact
         # Timestamps without zone are held as UTC micros too, but keyed as wall-clock times.
-        ok = ok and (kind is not FieldKind.DATE or ct.is_date(data_type) or ct.is_timestamp(data_type))
+        ok = ok and (
+            kind is not FieldKind.DATE or ct.is_date(data_type) or ct.is_timestamp(data_type)
+        )
     elif isinstance(group, DateHistogram):
         ok = kind is FieldKind.DATE
     else:

@@ -160,7 +160,7 @@ def _planned_splits(
             if found is _UNSET:
                 found = verdicts[id(values[i])] = _decide(values[i], on_partitions, types)
             if found is not False:
-                out.append(PlannedSplit(entry, records[i], found))  # type: ignore[arg-type]
+                out.append(PlannedSplit(entry, records[i], found))
         return tuple(out)
     planned = []
     for split in live:
