@@ -486,3 +486,42 @@ def test_bad_specs_name_the_problem(tmp_path: Path, kwargs: dict[str, Any], mess
     uri, _ = _table(tmp_path, 12, hostile=False)
     with pytest.raises(OptionError, match=message):
         open_table(uri).aggregate(**kwargs)
+
+
+def test_the_docs_example_runs(tmp_path: Path) -> None:
+    import os
+    import re
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[3]
+    section = (root / "docs/search.md").read_text().split("## Counts and aggregations", 1)[1]
+    block = re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
+    script = tmp_path / "example.py"
+    script.write_text(block)
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=root,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    assert lines[0] == "5 2 1"
+    assert lines[1] == repr(
+        [
+            {"date": "2024-01-01", "n": 2, "ids": 3, "best": 20.0},
+            {"date": "2024-01-02", "n": 2, "ids": 7, "best": 40.0},
+            {"date": "2024-01-03", "n": 1, "ids": 5, "best": 50.0},
+        ]
+    )
+    assert lines[2] == repr(
+        [
+            {"id": 2, "band": "*-25", "n": 1, "mean": 20.0},
+            {"id": 2, "band": "25-*", "n": 1, "mean": 30.0},
+            {"id": 4, "band": "25-*", "n": 2, "mean": 45.0},
+        ]
+    )
