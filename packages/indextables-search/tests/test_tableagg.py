@@ -525,3 +525,62 @@ def test_the_docs_example_runs(tmp_path: Path) -> None:
             {"id": 4, "band": "25-*", "n": 2, "mean": 45.0},
         ]
     )
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "lower(s) = 'a'",  # not translated
+        "small = 1 OR small = 2",  # not translated
+        "x > 0",  # translated, but x holds NaN: a superset on the index
+        "s <> 'a'",  # translated, answered only as a superset
+    ],
+)
+def test_counts_the_index_cannot_answer_go_to_the_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paths: Any, where: str
+) -> None:
+    from indextables.search.searchtable import SearchTable
+
+    uri, _ = _table(tmp_path, 13, hostile=True)
+    asked: list[Any] = []
+
+    def rows(self: Any, *args: Any) -> int:
+        asked.append(args)
+        return -1
+
+    monkeypatch.setattr(SearchTable, "_count_rows", rows)
+    assert open_table(uri).count(where=where) == -1
+    assert asked == [(None, where, None, None)]
+    assert paths() == ["rows"]
+
+
+def test_aggregations_the_index_cannot_answer_read_the_rows_they_need(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paths: Any
+) -> None:
+    from indextables.search.searchtable import SearchTable
+
+    uri, _ = _table(tmp_path, 14, hostile=True)
+    table = open_table(uri)
+    read: list[Any] = []
+    original = SearchTable._plan
+
+    def plan(self: Any, *args: Any) -> Any:
+        read.append(args[4])
+        return original(self, *args)
+
+    monkeypatch.setattr(SearchTable, "_plan", plan)
+    table.aggregate(group_by="x", metrics={"n": "count", "lo": ("min", "S")})
+    assert paths() == ["rows"]
+    assert read == [["x", "s"]]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"metrics": ["count"]}, {"metrics": {"n": "count"}, "group_by": 3}],
+)
+def test_bad_argument_types_are_argument_errors(tmp_path: Path, kwargs: dict[str, Any]) -> None:
+    from indextables.search.errors import ArgumentError
+
+    uri, _ = _table(tmp_path, 15, hostile=False)
+    with pytest.raises(ArgumentError, match=r"metrics|group_by"):
+        open_table(uri).aggregate(**kwargs)

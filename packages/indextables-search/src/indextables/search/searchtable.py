@@ -244,6 +244,8 @@ class SearchTable:
         """
         if not isinstance(metrics, Mapping):
             raise ArgumentError(f"metrics={metrics!r} must map output names to metrics")
+        if not isinstance(group_by, str | Sequence):
+            raise ArgumentError(f"group_by={group_by!r} must be a column name or a list of keys")
         groups = parse_group_by(group_by)
         wanted = parse_metrics(metrics)
         output_names(groups, wanted)
