@@ -584,3 +584,15 @@ def test_bad_argument_types_are_argument_errors(tmp_path: Path, kwargs: dict[str
     uri, _ = _table(tmp_path, 15, hostile=False)
     with pytest.raises(ArgumentError, match=r"metrics|group_by"):
         open_table(uri).aggregate(**kwargs)
+
+
+def test_an_aggregation_of_no_rows_from_the_rows(tmp_path: Path, paths: Any) -> None:
+    uri, _ = _table(tmp_path, 16, hostile=True)
+    table = open_table(uri)
+    grouped = table.aggregate(group_by="x", metrics={"n": "count"}, query="msg:nothing")
+    assert paths() == ["rows"]
+    assert grouped.num_rows == 0
+    assert grouped.schema.names == ["x", "n"]
+    one = table.aggregate(metrics={"n": "count", "lo": ("min", "s")}, query="msg:nothing")
+    assert paths() == ["rows"]
+    assert one.to_pylist() == [{"n": 0, "lo": None}]

@@ -265,7 +265,7 @@ class SearchTable:
         read = self._plan(
             query, where, textsearch, fieldmatch, columns or self._schema.names[:1], None
         )
-        return aggregate_rows(self._rows(read), groups, wanted, schema)
+        return aggregate_rows(self._rows(read), groups, wanted, schema, rows_schema=read.output)
 
     def to_arrow(self, columns: Sequence[str] | None = None, where: str | None = None) -> pa.Table:
         """The table's rows (those ``where`` keeps) as one Arrow table."""

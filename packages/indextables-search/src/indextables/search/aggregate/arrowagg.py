@@ -49,17 +49,19 @@ def aggregate_rows(
     groups: Sequence[GroupSpec],
     metrics: Sequence[Metric],
     schema: pa.Schema,
+    *,
+    rows_schema: pa.Schema,
 ) -> pa.Table:
     """The aggregation of ``batches`` as a table of ``schema`` (the output schema).
 
-    ``batches`` hold every column a group key or metric names (and at least
-    one column, so that rows can be counted).
+    ``batches`` (of ``rows_schema``) hold every column a group key or metric
+    names (and at least one column, so that rows can be counted).
 
     Raises:
         OptionError: a group key on a nested column.
         ArithmeticOverflowError: an integral sum outside the range of a long.
     """
-    rows = pa.Table.from_batches(list(batches))
+    rows = pa.Table.from_batches(list(batches), schema=rows_schema)
     columns = {name.lower(): rows.column(name) for name in rows.column_names}
     work: dict[str, Any] = {_ALL: pa.nulls(rows.num_rows, pa.int8())}
     for i, group in enumerate(groups):
