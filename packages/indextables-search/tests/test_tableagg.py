@@ -596,3 +596,21 @@ def test_an_aggregation_of_no_rows_from_the_rows(tmp_path: Path, paths: Any) -> 
     one = table.aggregate(metrics={"n": "count", "lo": ("min", "s")}, query="msg:nothing")
     assert paths() == ["rows"]
     assert one.to_pylist() == [{"n": 0, "lo": None}]
+
+
+def test_a_planning_view_reads_its_splits_before_counting(tmp_path: Path) -> None:
+    from indextables.search.aggregate.tablecount import count_plan
+    from indextables.search.aggregate.tableplan import plan_table
+    from indextables.search.options import parse_read
+    from indextables.search.query.searchoptions import SearchSpec
+    from indextables.search.table.tableaccess import load_planning_view
+
+    uri, rows = _table(tmp_path, 17, hostile=False)
+    view = load_planning_view(uri, {})
+    assert not view.files_loaded
+    for where, source in (("part = 'p1'", "log"), ("small > 2", "index")):
+        plan = plan_table(view, {}, parse_read({}), search=SearchSpec(), where=where)
+        con = duckdb.connect()
+        con.register("rows", rows)
+        (want,) = con.execute(f"SELECT count(*) FROM rows WHERE {where}").fetchone() or (None,)
+        assert count_plan(plan) == (want, source)

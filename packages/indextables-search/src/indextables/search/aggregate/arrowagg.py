@@ -154,7 +154,7 @@ def _date_histogram(group: DateHistogram, values: pa.Array) -> pa.Array:
 def _range(group: RangeBuckets, values: pa.Array) -> pa.Array:
     exact = ct.is_integral(values.type) and all(isinstance(e, int) for e in group.edges)
     numbers = values.cast(pa.int64() if exact else pa.float64(), safe=False)
-    position = pa.array([0] * len(values), pa.int32()) if len(values) else pa.array([], pa.int32())
+    position = pc.multiply(values.is_valid().cast(pa.int32()), 0)  # zeros, never null
     for edge in group.edges:
         # NaN is below no edge (Spark orders it above every number): the last range.
         above = pc.invert(_below(numbers, edge)).fill_null(False)

@@ -24,6 +24,7 @@ from indextables.search.options import ReadOptions
 from indextables.search.query.conditions import Condition, translate_predicate
 from indextables.search.query.filters import file_matcher
 from indextables.search.query.indexexact import partition_holds, where_conjuncts
+from indextables.search.query.partitionprune import partition_predicate
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.plan import (
     partition_types,
@@ -35,7 +36,7 @@ from indextables.search.read.splitreader import SplitEntry
 from indextables.search.schema.mapping import FieldSpec
 from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.livesplits import LiveSplits
-from indextables.search.table.tableaccess import TableView, open_table_store
+from indextables.search.table.tableaccess import TableView, load_view, open_table_store
 
 __all__ = ["PlannedSplit", "TablePlan", "plan_table", "run_splits"]
 
@@ -122,8 +123,20 @@ def plan_table(
         search=search,
         conditions=tuple(c for c in conditions if c.column.lower() not in partitions),
         exact_where=exact,
-        splits=_planned_splits(view, schema, conditions, on_partitions),
+        splits=_planned_splits(
+            _loaded(view, options, on_partitions), schema, conditions, on_partitions
+        ),
     )
+
+
+def _loaded(
+    view: TableView, options: Mapping[str, str], on_partitions: Sequence[Condition]
+) -> TableView:
+    """``view`` with its splits: a planning view's are read now, pruned by partition."""
+    if view.files_loaded:
+        return view
+    partition = partition_predicate(on_partitions, view.partition_columns, partition_types(view))
+    return load_view(view.uri, options, version=view.version, partition_filter=partition)
 
 
 def _schema(view: TableView) -> pa.Schema:
