@@ -98,6 +98,11 @@ class ArgumentError(IndexTablesSearchError, TypeError, ValueError):
     the message names the argument."""
 
 
+class ArithmeticOverflowError(IndexTablesSearchError, ArithmeticError):
+    """An integral sum outside the range of a long, refused as Spark's ANSI mode refuses
+    it (``ARITHMETIC_OVERFLOW``); the message names the metric."""
+
+
 def error_classes() -> dict[str, type[IndexTablesSearchError]]:
     """Every concrete error class of this package by name (rebuilding errors carried as text)."""
     found: dict[str, type[IndexTablesSearchError]] = {}

@@ -15,12 +15,24 @@ the same keys, checked the same way (a typo names the closest key).
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
 
+from indextables.search.aggregate.aggmerge import NotExact
+from indextables.search.aggregate.aggspec import (
+    GroupSpec,
+    output_names,
+    parse_group_by,
+    parse_metrics,
+)
+from indextables.search.aggregate.arrowagg import aggregate_rows
+from indextables.search.aggregate.tableagg import aggregate_plan, output_schema, plan_aggregation
+from indextables.search.aggregate.tablecount import count_table
+from indextables.search.aggregate.tableplan import TablePlan, plan_table
 from indextables.search.errors import ArgumentError
 from indextables.search.options import parse_read
 from indextables.search.query.conditions import translate_predicate
@@ -33,6 +45,8 @@ from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.tableaccess import TableView, load_view, open_table_store
 
 __all__ = ["SearchTable", "open_table"]
+
+_LOG = logging.getLogger(__name__)
 
 # The most rows a search may return (Arrow arrays index rows with 64-bit offsets, but a
 # larger limit is surely a mistake, such as a byte count).
@@ -185,11 +199,73 @@ class SearchTable:
         textsearch: Mapping[str, str] | None = None,
         fieldmatch: Mapping[str, str] | None = None,
     ) -> int:
-        """How many rows match a search (arguments as :meth:`scan`)."""
-        # A batch without columns has no rows: read one column to count them.
-        one = [self._schema.names[0]]
-        plan = self._plan(query, where, textsearch, fieldmatch, one, None)
-        return sum(batch.num_rows for batch in self._rows(plan))
+        """How many rows match a search (arguments as :meth:`scan`).
+
+        From the log's record counts when only partition columns are
+        constrained, else from Tantivy's count per split; when the index
+        cannot answer exactly, from the rows the exact ``where`` filter keeps.
+        """
+        plan = self._count_plan(query, where, textsearch, fieldmatch)
+        found, source = count_table(
+            plan, lambda: self._count_rows(query, where, textsearch, fieldmatch)
+        )
+        _LOG.debug("count of %s v%d answered from the %s", self.uri, self.version, source)
+        return found
+
+    def aggregate(
+        self,
+        *,
+        group_by: Sequence[str | GroupSpec] | str = (),
+        metrics: Mapping[str, Any],
+        where: str | None = None,
+        query: str | None = None,
+        textsearch: Mapping[str, str] | None = None,
+        fieldmatch: Mapping[str, str] | None = None,
+    ) -> pa.Table:
+        """One row per group of the matching rows: group columns first, then the metrics.
+
+        Args:
+            group_by: column names and bucket specs (``histogram``, ``date_histogram``,
+                ``range_`` of :mod:`indextables.search.aggregate.aggspec`); empty for
+                one global row.
+            metrics: output name -> ``"count"`` or ``(function, column)``, function one
+                of count/sum/min/max/avg.
+            where, query, textsearch, fieldmatch: as :meth:`scan`.
+
+        Returns:
+            A table typed as Spark's ``groupBy().agg()`` types it, sorted by the
+            group columns (nulls first). From the index when it answers exactly,
+            else from the matching rows with Spark's semantics.
+
+        Raises:
+            OptionError: bad group keys or metrics (unknown column, wrong type,
+                a data column without a fast field).
+            ArithmeticOverflowError: an integral sum beyond a long.
+        """
+        if not isinstance(metrics, Mapping):
+            raise ArgumentError(f"metrics={metrics!r} must map output names to metrics")
+        if not isinstance(group_by, str | Sequence):
+            raise ArgumentError(f"group_by={group_by!r} must be a column name or a list of keys")
+        groups = parse_group_by(group_by)
+        wanted = parse_metrics(metrics)
+        output_names(groups, wanted)
+        plan = self._count_plan(query, where, textsearch, fieldmatch)
+        agg = plan_aggregation(plan, groups, wanted)
+        schema = output_schema(self._schema, groups, wanted)
+        if agg is not None:
+            try:
+                table = aggregate_plan(plan, agg, schema)
+                _LOG.debug("aggregate of %s v%d answered from the index", self.uri, self.version)
+                return table
+            except NotExact:
+                pass
+        _LOG.debug("aggregate of %s v%d answered from the rows", self.uri, self.version)
+        needed = [g.column for g in groups] + [m.column for m in wanted if m.column]
+        columns = [f.name for f in self._schema if f.name.lower() in {c.lower() for c in needed}]
+        read = self._plan(
+            query, where, textsearch, fieldmatch, columns or self._schema.names[:1], None
+        )
+        return aggregate_rows(self._rows(read), groups, wanted, schema, rows_schema=read.output)
 
     def to_arrow(self, columns: Sequence[str] | None = None, where: str | None = None) -> pa.Table:
         """The table's rows (those ``where`` keeps) as one Arrow table."""
@@ -205,6 +281,27 @@ class SearchTable:
 
     # -- planning and reading ------------------------------------------------------------
 
+    def _count_rows(self, query: Any, where: Any, textsearch: Any, fieldmatch: Any) -> int:
+        """The matching rows counted by reading them (the exact fallback of :meth:`count`)."""
+        # A batch without columns has no rows: read one column to count them.
+        one = [self._schema.names[0]]
+        plan = self._plan(query, where, textsearch, fieldmatch, one, None)
+        return sum(batch.num_rows for batch in self._rows(plan))
+
+    def _count_plan(self, query: Any, where: Any, textsearch: Any, fieldmatch: Any) -> TablePlan:
+        spec = self._search_spec(query, where, textsearch, fieldmatch)
+        return plan_table(self._view, self._options, self._read, search=spec, where=where)
+
+    def _search_spec(self, query: Any, where: Any, textsearch: Any, fieldmatch: Any) -> SearchSpec:
+        _check_text("query", query)
+        _check_text("where", where)
+        text_search = _check_mapping("textsearch", textsearch)
+        field_match = _check_mapping("fieldmatch", fieldmatch)
+        spec = SearchSpec(query or None, text_search, field_match)
+        if not spec.is_empty:
+            validate(spec, view_fields(self._view), whole_dates=whole_second_dates(self._schema))
+        return spec
+
     def _plan(
         self,
         query: Any,
@@ -214,18 +311,12 @@ class SearchTable:
         columns: Any,
         limit: Any,
     ) -> _ReadPlan:
-        _check_text("query", query)
-        _check_text("where", where)
-        text_search = _check_mapping("textsearch", textsearch)
-        field_match = _check_mapping("fieldmatch", fieldmatch)
+        spec = self._search_spec(query, where, textsearch, fieldmatch)
         if limit is not None and (
             isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= _MAX_LIMIT
         ):
             raise ArgumentError(f"limit={limit!r} must be an int from 0 to {_MAX_LIMIT}")
         output = self._projection(columns)
-        spec = SearchSpec(query or None, text_search, field_match)
-        if not spec.is_empty:
-            validate(spec, view_fields(self._view), whole_dates=whole_second_dates(self._schema))
         where_filter = compile_where(where, self._schema) if where else None
         conditions = translate_predicate(where, self._schema) if where else ()
         needed = {f.name for f in output} | set(where_filter.columns if where_filter else ())

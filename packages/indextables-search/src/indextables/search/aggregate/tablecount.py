@@ -1,0 +1,87 @@
+"""Counting a table's matching rows from the log or the index (``SearchTable.count``).
+
+- Nothing but partition columns constrained (and no search): the sum of the
+  log's ``num_records`` of the splits whose partition values satisfy the
+  conditions; no split is opened.
+- Otherwise each split counts its matching documents with Tantivy, without
+  fetching any (:func:`~indextables.search.query.indexexact.count`).
+- When the index cannot answer exactly (a ``where`` conjunct that is not
+  translated, a partition condition undecidable from the log, or a condition
+  the index answers only as a superset on some split, see
+  :mod:`~indextables.search.query.indexexact`), :func:`count_plan` raises
+  :class:`~indextables.search.aggregate.aggmerge.NotExact` and the caller
+  counts the rows its exact ``where`` filter keeps.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+from indextables.search.aggregate.aggmerge import NotExact
+from indextables.search.aggregate.tableplan import TablePlan, run_splits
+from indextables.search.query.casenotice import notice_case_mismatch
+from indextables.search.query.conditions import Condition
+from indextables.search.query.indexexact import count as index_count
+from indextables.search.query.indexexact import exact_query, split_fully_indexed
+from indextables.search.query.searchoptions import SearchSpec
+from indextables.search.read.splitreader import SplitEntry, open_split, split_traits
+from indextables.search.schema.mapping import specs_from_doc_mapping
+
+__all__ = ["count_plan", "count_split", "count_table"]
+
+
+def count_table(plan: TablePlan, rows: Callable[[], int]) -> tuple[int, str]:
+    """The plan's count and what answered it: ``"log"``, ``"index"`` or ``"rows"``.
+
+    ``rows`` counts the rows the exact filter keeps (the fallback).
+    """
+    try:
+        return count_plan(plan)
+    except NotExact:
+        return rows(), "rows"
+
+
+def count_plan(plan: TablePlan) -> tuple[int, str]:
+    """The count of a plan from the log (``"log"``) or the index (``"index"``).
+
+    Raises:
+        NotExact: the index cannot answer exactly.
+    """
+    if not plan.decided:
+        raise NotExact("a where conjunct is not answered exactly by the index")
+    from_log = [s.num_records for s in plan.splits]
+    if plan.search.is_empty and not plan.conditions and None not in from_log:
+        return sum(n for n in from_log if n is not None), "log"
+    counter = functools.partial(count_split, search=plan.search, conditions=plan.conditions)
+    results = run_splits(plan, counter)
+    if any(r is None for r in results):
+        raise NotExact("a split cannot be counted exactly")
+    return sum(r for r in results if r is not None), "index"
+
+
+def count_split(
+    directory: str,
+    entry: SplitEntry,
+    *,
+    search: SearchSpec,
+    conditions: Sequence[Condition],
+) -> int | None:
+    """One split's matching rows, or None when the index cannot count them exactly."""
+    index, searcher = open_split(directory)
+    if searcher.num_docs == 0:
+        return 0
+    fields = specs_from_doc_mapping(entry.doc_mapping_json) if entry.doc_mapping_json else {}
+    prefixed = (c.column.lower() for c in conditions if c.op == "prefix" and not c.path)
+    fully_indexed = split_fully_indexed(index, searcher, fields, entry.split_tags, prefixed)
+    try:
+        traits = split_traits(directory)
+        query = exact_query(
+            index, searcher, fields, search, conditions, fully_indexed, traits.exact_dates
+        )
+    except NotExact:
+        return None
+    found = index_count(searcher, query)
+    if found == 0 and search.query:
+        notice_case_mismatch(searcher, search.query, fields)
+    return found

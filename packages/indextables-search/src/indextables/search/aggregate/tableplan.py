@@ -1,0 +1,244 @@
+"""Planning a count or aggregation of one table snapshot, and running it split by split.
+
+The engine's twin of the Spark adapter's ``indexplan``: an answer from the
+index must be exact, not a superset, so the plan records whether every
+``where`` conjunct was translated, and each split's partition conditions are
+decided (true, false, or undecidable from the log) rather than only pruned.
+Splits run in this process on a small thread pool (Tantivy releases the GIL
+while it searches and aggregates); splits not on local disk are fetched in
+the background meanwhile.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import pyarrow as pa
+
+from indextables.search.options import ReadOptions
+from indextables.search.query.conditions import Condition, translate_predicate
+from indextables.search.query.filters import file_matcher
+from indextables.search.query.indexexact import partition_holds, where_conjuncts
+from indextables.search.query.partitionprune import partition_predicate
+from indextables.search.query.searchoptions import SearchSpec
+from indextables.search.read.plan import (
+    partition_types,
+    single_value_columns,
+    stat_fields,
+    view_fields,
+)
+from indextables.search.read.splitreader import SplitEntry
+from indextables.search.schema.mapping import FieldSpec
+from indextables.search.splits.splitcache import SplitCache
+from indextables.search.table.livesplits import LiveSplits
+from indextables.search.table.tableaccess import TableView, load_view, open_table_store
+
+__all__ = ["PlannedSplit", "TablePlan", "plan_table", "run_splits"]
+
+# Splits searched at once (the machine's cores, at most 4), as a local search does.
+THREADS = min(4, os.cpu_count() or 1)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedSplit:
+    """A split that may hold matching rows.
+
+    Attributes:
+        entry: what reading it needs.
+        num_records: its row count from the log (None when the log has none).
+        decided: True when every partition condition surely holds on it;
+            None when one cannot be decided from its partition values.
+    """
+
+    entry: SplitEntry
+    num_records: int | None
+    decided: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class TablePlan:
+    """One count or aggregation planned against a snapshot.
+
+    Attributes:
+        uri: the table URI.
+        options: the read options (store credentials).
+        read: the parsed read options (cache settings).
+        schema: the table's Arrow schema.
+        partition_columns: the partition columns.
+        fields: the fields of the table's doc mappings, by lowercase name.
+        search: the search options.
+        conditions: the translated ``where`` conjuncts on data columns.
+        exact_where: True when every ``where`` conjunct was translated.
+        splits: the splits left after pruning.
+    """
+
+    uri: str
+    options: Mapping[str, str]
+    read: ReadOptions
+    schema: pa.Schema
+    partition_columns: tuple[str, ...]
+    fields: Mapping[str, FieldSpec]
+    search: SearchSpec
+    conditions: tuple[Condition, ...]
+    exact_where: bool
+    splits: tuple[PlannedSplit, ...]
+
+    @property
+    def decided(self) -> bool:
+        """True when the index may answer: every conjunct translated and decided per split."""
+        return self.exact_where and all(s.decided is not None for s in self.splits)
+
+
+def plan_table(
+    view: TableView,
+    options: Mapping[str, str],
+    read: ReadOptions,
+    *,
+    search: SearchSpec,
+    where: str | None,
+) -> TablePlan:
+    """Plan a count or aggregation of the rows of ``view`` that ``search`` and ``where`` keep.
+
+    ``search`` must be validated already; ``where`` is only translated here
+    (its exact evaluation, when the index cannot answer, is the caller's).
+    """
+    schema = _schema(view)
+    conditions = translate_predicate(where, schema) if where else ()
+    exact = not where or len(conditions) == where_conjuncts(where)
+    partitions = {c.lower() for c in view.partition_columns}
+    on_partitions = tuple(c for c in conditions if c.column.lower() in partitions)
+    return TablePlan(
+        uri=view.uri,
+        options=dict(options),
+        read=read,
+        schema=schema,
+        partition_columns=tuple(view.partition_columns),
+        fields=view_fields(view),
+        search=search,
+        conditions=tuple(c for c in conditions if c.column.lower() not in partitions),
+        exact_where=exact,
+        splits=_planned_splits(
+            _loaded(view, options, on_partitions), schema, conditions, on_partitions
+        ),
+    )
+
+
+def _loaded(
+    view: TableView, options: Mapping[str, str], on_partitions: Sequence[Condition]
+) -> TableView:
+    """``view`` with its splits: a planning view's are read now, pruned by partition."""
+    if view.files_loaded:
+        return view
+    partition = partition_predicate(on_partitions, view.partition_columns, partition_types(view))
+    return load_view(view.uri, options, version=view.version, partition_filter=partition)
+
+
+def _schema(view: TableView) -> pa.Schema:
+    from indextables.search.schema.schemajson import arrow_schema
+
+    return arrow_schema(view.schema_json)
+
+
+def _planned_splits(
+    view: TableView,
+    schema: pa.Schema,
+    conditions: Sequence[Condition],
+    on_partitions: Sequence[Condition],
+) -> tuple[PlannedSplit, ...]:
+    types = partition_types(view)
+    matcher = file_matcher(
+        conditions,
+        partition_columns=view.partition_columns,
+        fields=stat_fields(view),
+        single_columns=single_value_columns(schema),
+        partition_types=types,
+    )
+    live = view.splits
+    if isinstance(live, LiveSplits):
+        # Column-wise: no entry is built for a pruned split.
+        kept = live.kept(matcher.partition_ok, matcher.stats)
+        values = live.partition_values
+        records = live.num_records
+        entries = live.entries(kept)
+        verdicts: dict[int, bool | None] = {}
+        out = []
+        for i, entry in zip(kept, entries, strict=True):
+            found = verdicts.get(id(values[i]), _UNSET)
+            if found is _UNSET:
+                found = verdicts[id(values[i])] = _decide(values[i], on_partitions, types)
+            if found is not False:
+                out.append(PlannedSplit(entry, records[i], found))
+        return tuple(out)
+    planned = []
+    for split in live:
+        if not matcher.may_match(split.partition_values, split.min_values, split.max_values):
+            continue
+        decided = _decide(split.partition_values, on_partitions, types)
+        if decided is not False:
+            planned.append(PlannedSplit(split.entry, split.num_records, decided))
+    return tuple(planned)
+
+
+_UNSET: Any = object()
+
+
+def _decide(
+    partition_values: Mapping[str, str | None],
+    conditions: Sequence[Condition],
+    types: Mapping[str, pa.DataType],
+) -> bool | None:
+    values = {k.lower(): v for k, v in partition_values.items()}
+    found: bool | None = True
+    for condition in conditions:
+        column = condition.column.lower()
+        holds = partition_holds(condition, values.get(column), types.get(column))
+        if holds is False:
+            return False
+        if holds is None:
+            found = None
+    return found
+
+
+SplitFn = Callable[[str, SplitEntry], T]
+
+
+def run_splits(plan: TablePlan, fn: SplitFn[T]) -> list[T]:
+    """``fn(directory, entry)`` for every planned split, in order, on a few threads.
+
+    Exceptions ``fn`` raises fail the call (the splits not started are not read).
+    """
+    entries = [s.entry for s in plan.splits]
+    if not entries:
+        return []
+    cache = SplitCache(plan.read.cache_dir, plan.read.cache_max_bytes)
+    uri, options = plan.uri, plan.options
+
+    def open_store() -> Any:
+        return open_table_store(uri, options)
+
+    with cache.directories(uri, [e.ref for e in entries], open_store) as directory:
+
+        def one(i: int) -> T:
+            entry = entries[i]
+            call = functools.partial(_apply, fn, entry=entry)
+            return cache.use(uri, entry.ref, open_store, call, directory=directory(i))
+
+        if len(entries) < 2 or THREADS < 2:
+            return [one(i) for i in range(len(entries))]
+        with ThreadPoolExecutor(max_workers=THREADS) as pool:
+            futures = [pool.submit(one, i) for i in range(len(entries))]
+            try:
+                return [f.result() for f in futures]
+            finally:
+                for future in futures:
+                    future.cancel()
+
+
+def _apply(fn: SplitFn[T], directory: str, *, entry: SplitEntry) -> T:
+    return fn(directory, entry)
