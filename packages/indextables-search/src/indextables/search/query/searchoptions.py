@@ -15,13 +15,14 @@ syntax) runs while Spark plans the read, before any task.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 import pyarrow as pa
 import tantivy
@@ -111,8 +112,8 @@ def validate(
 
 # Empty indexes that parse queries for validate(), one per set of fields, kept open: making
 # one costs ~30 ms, a large share of an interactive search. Each lives in a temporary
-# directory removed when it leaves the cache (or the process ends).
-_VALIDATION_INDEXES: OrderedDict[tuple[FieldSpec, ...], tuple[Any, tantivy.Index]] = OrderedDict()
+# directory removed when it leaves the cache, or when the process exits.
+_VALIDATION_INDEXES: OrderedDict[tuple[FieldSpec, ...], tuple[str, tantivy.Index]] = OrderedDict()
 _VALIDATION_LOCK = threading.Lock()
 _VALIDATION_KEPT = 8
 
@@ -127,17 +128,25 @@ def _validation_index(specs: tuple[FieldSpec, ...]) -> Iterator[tantivy.Index]:
     with _VALIDATION_LOCK:
         found = _VALIDATION_INDEXES.get(specs)
         if found is None:
+            if not _VALIDATION_INDEXES:
+                atexit.register(_drop_validation_indexes)
             # An index on disk: only there do store-only fields lose their inverted index.
-            # Tantivy's threads may still touch the directory: never fail on cleanup.
-            directory = tempfile.TemporaryDirectory(
-                prefix="indextables-validate-", ignore_cleanup_errors=True
-            )
-            found = (directory, create_index(specs, directory.name))
+            directory = tempfile.mkdtemp(prefix="indextables-validate-")
+            found = (directory, create_index(specs, directory))
             _VALIDATION_INDEXES[specs] = found
             while len(_VALIDATION_INDEXES) > _VALIDATION_KEPT:
-                _VALIDATION_INDEXES.popitem(last=False)
+                _, (old, _index) = _VALIDATION_INDEXES.popitem(last=False)
+                # Tantivy's threads may still touch the directory: never fail on cleanup.
+                shutil.rmtree(old, ignore_errors=True)
         _VALIDATION_INDEXES.move_to_end(specs)
         yield found[1]
+
+
+def _drop_validation_indexes() -> None:
+    with _VALIDATION_LOCK:
+        while _VALIDATION_INDEXES:
+            _, (directory, _index) = _VALIDATION_INDEXES.popitem()
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 def _check_indexed(found: FieldSpec, helper: str) -> None:
