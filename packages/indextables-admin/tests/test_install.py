@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
-PACKAGES = ("protocol", "avrostate", "storage", "admin")
+PACKAGES = ("protocol", "avrostate", "storage", "search", "admin")
 
 
 @pytest.mark.slow
