@@ -685,11 +685,19 @@ def _crc32(path: str) -> int:
     return crc
 
 
-def _signature(target: str, names: Sequence[str]) -> tuple[tuple[object, ...], ...]:
-    """What changes when any file of the entry is replaced or written."""
+def _signature(target: str) -> tuple[tuple[object, ...], ...] | None:
+    """What changes when any file of the entry is added, removed, replaced or written.
+
+    One ``lstat`` per file. None when a Tantivy lock file is not empty (an
+    entry is never written to, so a non-empty lock means someone did).
+    """
     out = []
-    for name in (*sorted(names), ENTRY_RECORD):
+    for name in sorted(os.listdir(target)):
         info = os.lstat(os.path.join(target, name))
+        if name in _TANTIVY_LOCKS:
+            if info.st_size:
+                return None
+            continue
         out.append(
             (name, info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         )
@@ -699,21 +707,33 @@ def _signature(target: str, names: Sequence[str]) -> tuple[tuple[object, ...], .
 def _remember(target: str) -> None:
     """Mark a just-written entry as verified by this process (its digests were just taken)."""
     try:
-        names = [n for n in os.listdir(target) if n != ENTRY_RECORD]
-        signature = _signature(target, names)
+        signature = _signature(target)
     except OSError:
         return
-    with _verified_lock:
-        _verified[target] = signature
+    if signature is not None:
+        with _verified_lock:
+            _verified[target] = signature
 
 
 def _trusted(target: str, table_uri: str, split: SplitRef, *, recheck: bool = False) -> bool:
     """True when the entry's record is this split's and every file matches it.
 
-    Sizes and the file list are checked every time; digests the first time
-    this process uses the entry, when a file's stat changed, or on ``recheck``.
+    An entry this process verified and whose files' stat signature (inode,
+    size, mode, times of every file, the record included) has not changed
+    since is trusted after one listing and one ``lstat`` per file: the entry
+    directory's name is a digest of (table, split, size), and any write to a
+    file or the record changes the signature. Otherwise (first use in this
+    process, a changed file, or ``recheck``) the record is read and the file
+    list, sizes and SHA-256 digests are checked against it.
     """
     try:
+        signature = _signature(target)
+        if signature is None:
+            return False
+        with _verified_lock:
+            known = _verified.get(target)
+        if known == signature and not recheck:
+            return True
         with open(os.path.join(target, ENTRY_RECORD), encoding="utf-8") as handle:
             record = json.load(handle)
         sizes, digests = record["files"], record["sha256"]
@@ -725,22 +745,12 @@ def _trusted(target: str, table_uri: str, split: SplitRef, *, recheck: bool = Fa
             or not isinstance(sizes, dict)
             or not isinstance(digests, dict)
             or set(sizes) != set(digests)
-            or set(os.listdir(target)) - _TANTIVY_LOCKS != {*sizes, ENTRY_RECORD}
+            or {str(entry[0]) for entry in signature} != {*sizes, ENTRY_RECORD}
         ):
             return False
-        for name in _TANTIVY_LOCKS:
-            with contextlib.suppress(FileNotFoundError):
-                if os.lstat(os.path.join(target, name)).st_size:
-                    return False
-        for name, size in sizes.items():
-            info = os.lstat(os.path.join(target, str(name)))
-            if not stat.S_ISREG(info.st_mode) or info.st_size != int(size):
+        for name, mode, _, size, *_ in signature:
+            if not stat.S_ISREG(int(mode)) or (name != ENTRY_RECORD and size != int(sizes[name])):  # type: ignore[arg-type]
                 return False
-        signature = _signature(target, list(sizes))
-        with _verified_lock:
-            known = _verified.get(target)
-        if known == signature and not recheck:
-            return True
         if any(_digest(os.path.join(target, n)) != digests[n] for n in sizes):
             return False
         with _verified_lock:
