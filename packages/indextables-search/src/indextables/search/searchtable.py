@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -39,6 +40,7 @@ from indextables.search.query.conditions import translate_predicate
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
 from indextables.search.query.whereeval import WhereFilter, compile_where
 from indextables.search.read.plan import plan_splits, view_fields
+from indextables.search.read.readahead import in_order
 from indextables.search.read.splitreader import SplitEntry, read_split
 from indextables.search.schema.schemajson import arrow_schema
 from indextables.search.splits.splitcache import SplitCache
@@ -51,6 +53,9 @@ _LOG = logging.getLogger(__name__)
 # The most rows a search may return (Arrow arrays index rows with 64-bit offsets, but a
 # larger limit is surely a mistake, such as a byte count).
 _MAX_LIMIT = 2**40
+
+# Splits a search or scan reads at once (the machine's cores, at most 4).
+READ_THREADS = min(4, os.cpu_count() or 1)
 
 
 def open_table(
@@ -342,32 +347,43 @@ class SearchTable:
         return pa.schema(fields)
 
     def _rows(self, plan: _ReadPlan) -> Iterator[pa.RecordBatch]:
-        cache = SplitCache(self._read.cache_dir, self._read.cache_max_bytes)
-        uri, options = self._view.uri, self._options
         left = plan.limit
         if left == 0:
             return
-        for entry in plan.entries:
-            read = functools.partial(
-                read_split,
-                entry=entry,
-                schema=plan.read_schema,
-                search=plan.search,
-                conditions=plan.conditions,
-            )
-            for batch in cache.batches(
-                uri, entry.ref, lambda: open_table_store(uri, options), read
-            ):
-                if plan.where is not None:
-                    batch = batch.filter(plan.where.mask(batch))
-                batch = _select(batch, plan.output)
-                if left is not None:
-                    batch = batch.slice(0, left)
-                    left -= batch.num_rows
-                if batch.num_rows:
-                    yield batch
-                if left == 0:
-                    return
+        sources = [functools.partial(self._split_rows, plan, entry) for entry in plan.entries]
+        # With a limit, the first split is read alone (it may hold enough rows: nothing else
+        # is fetched), the others then several at once.
+        first = 1 if left is not None else 0
+        for group, threads in ((sources[:first], 1), (sources[first:], READ_THREADS)):
+            batches = in_order(group, threads=threads)
+            try:
+                for batch in batches:
+                    if left is not None:
+                        batch = batch.slice(0, left)
+                        left -= batch.num_rows
+                    if batch.num_rows:
+                        yield batch
+                    if left == 0:
+                        return
+            finally:
+                batches.close()  # stops and joins the readers still running
+
+    def _split_rows(self, plan: _ReadPlan, entry: SplitEntry) -> Iterator[pa.RecordBatch]:
+        """One split's matching rows, filtered by ``where`` and projected."""
+        cache = SplitCache(self._read.cache_dir, self._read.cache_max_bytes)
+        uri, options = self._view.uri, self._options
+        read = functools.partial(
+            read_split,
+            entry=entry,
+            schema=plan.read_schema,
+            search=plan.search,
+            conditions=plan.conditions,
+        )
+        for batch in cache.batches(uri, entry.ref, lambda: open_table_store(uri, options), read):
+            if plan.where is not None:
+                batch = batch.filter(plan.where.mask(batch))
+            if batch.num_rows:
+                yield _select(batch, plan.output)
 
 
 class _ReadPlan:
