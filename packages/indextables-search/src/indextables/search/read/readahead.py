@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Final, Generic, TypeVar
 
 __all__ = ["in_order"]
@@ -77,7 +77,7 @@ class _Reader(Generic[T]):
 
 def in_order(
     sources: Sequence[Callable[[], Iterator[T]]], *, threads: int, depth: int = 2
-) -> Iterator[T]:
+) -> Generator[T, None, None]:
     """The items of ``source()`` for each source in turn, up to ``threads`` sources read at once.
 
     With ``threads < 2`` or a single source, the sources run one after the

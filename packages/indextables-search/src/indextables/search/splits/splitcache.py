@@ -120,8 +120,10 @@ _LEASE_TRIES: Final = 5
 # of that walk).
 _totals: dict[str, tuple[int, float]] = {}
 _totals_lock = threading.RLock()
+# (name, mode, inode, size, mtime_ns, ctime_ns) of every file of an entry, by name.
+_Signature = tuple[tuple[str, int, int, int, int, int], ...]
 # Entry directory -> the stat signature of its files when this process last checked their digests.
-_verified: dict[str, tuple[tuple[object, ...], ...]] = {}
+_verified: dict[str, _Signature] = {}
 _verified_lock = threading.Lock()
 
 
@@ -685,13 +687,13 @@ def _crc32(path: str) -> int:
     return crc
 
 
-def _signature(target: str) -> tuple[tuple[object, ...], ...] | None:
+def _signature(target: str) -> _Signature | None:
     """What changes when any file of the entry is added, removed, replaced or written.
 
     One ``lstat`` per file. None when a Tantivy lock file is not empty (an
     entry is never written to, so a non-empty lock means someone did).
     """
-    out = []
+    out: list[tuple[str, int, int, int, int, int]] = []
     for name in sorted(os.listdir(target)):
         info = os.lstat(os.path.join(target, name))
         if name in _TANTIVY_LOCKS:
@@ -745,11 +747,11 @@ def _trusted(target: str, table_uri: str, split: SplitRef, *, recheck: bool = Fa
             or not isinstance(sizes, dict)
             or not isinstance(digests, dict)
             or set(sizes) != set(digests)
-            or {str(entry[0]) for entry in signature} != {*sizes, ENTRY_RECORD}
+            or {entry[0] for entry in signature} != {*sizes, ENTRY_RECORD}
         ):
             return False
         for name, mode, _, size, *_ in signature:
-            if not stat.S_ISREG(int(mode)) or (name != ENTRY_RECORD and size != int(sizes[name])):  # type: ignore[arg-type]
+            if not stat.S_ISREG(mode) or (name != ENTRY_RECORD and size != int(sizes[name])):
                 return False
         if any(_digest(os.path.join(target, n)) != digests[n] for n in sizes):
             return False
