@@ -36,4 +36,4 @@ def test_twins_have_identical_signatures() -> None:
 def test_unknown_choice_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(impl.IMPL_ENV, "fortran")
     with pytest.raises(AvroStateError, match="fortran"):
-        impl._choose()
+        impl._TWINS.choose()

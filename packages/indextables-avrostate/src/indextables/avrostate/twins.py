@@ -1,0 +1,98 @@
+"""Choosing between a compiled hot loop and its pure-Python twin.
+
+The project's hot loops (this package's FileEntry decoder, the search
+engine's term-dictionary and doc-store kernels) each exist twice: a Cython
+extension and a pure-Python module with the same functions, tested by the
+same tests. An environment variable picks one: ``cython`` (failing to load
+the extension is an error, so a broken build never silently runs the slow
+path), ``python``, or ``auto`` (the default: Cython when it was built, else
+the twin). :class:`Twins` holds that rule once for every pair.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Literal
+
+__all__ = ["ImplName", "Twins"]
+
+ImplName = Literal["cython", "python"]
+
+
+class Twins:
+    """A compiled module and its pure twin, chosen by an environment variable.
+
+    Args:
+        env: the variable naming the implementation (``cython``, ``python`` or ``auto``).
+        cython: the compiled module's import path.
+        python: the pure twin's import path.
+        error: the exception type raised for a missing extension or a bad setting.
+        what: what the modules are, for messages ("the compiled decoder").
+        hint: how to get the extension, for messages.
+    """
+
+    def __init__(
+        self,
+        *,
+        env: str,
+        cython: str,
+        python: str,
+        error: type[Exception],
+        what: str,
+        hint: str,
+    ) -> None:
+        self.env = env
+        self._modules: dict[ImplName, str] = {"cython": cython, "python": python}
+        self._error = error
+        self._what = what
+        self._hint = hint
+        self._override: ModuleType | None = None
+
+    def load(self, name: ImplName) -> ModuleType:
+        """Import one implementation by name.
+
+        Raises:
+            error: ``cython`` was asked for but the extension is not built.
+        """
+        try:
+            return importlib.import_module(self._modules[name])
+        except ImportError as exc:
+            raise self._error(
+                f"{self.env}={name}: {self._what} is not available ({exc}); {self._hint}"
+            ) from exc
+
+    def choose(self) -> tuple[ImplName, ModuleType]:
+        """The implementation the environment variable asks for now, with its name.
+
+        Raises:
+            error: the variable holds something else, or ``cython`` is not built.
+        """
+        wanted = os.environ.get(self.env, "auto").strip().lower() or "auto"
+        if wanted == "cython":
+            return "cython", self.load("cython")
+        if wanted == "python":
+            return "python", self.load("python")
+        if wanted != "auto":
+            raise self._error(f"{self.env}={wanted!r}: expected auto, cython or python")
+        try:
+            return "cython", self.load("cython")
+        except self._error:
+            return "python", self.load("python")
+
+    def current(self, default: ModuleType) -> ModuleType:
+        """The module a :meth:`using` block set, else ``default``."""
+        return self._override if self._override is not None else default
+
+    @contextlib.contextmanager
+    def using(self, name: ImplName) -> Iterator[ModuleType]:
+        """Run a block with a given implementation (tests compare both twins this way)."""
+        previous = self._override
+        self._override = self.load(name)
+        try:
+            yield self._override
+        finally:
+            self._override = previous
