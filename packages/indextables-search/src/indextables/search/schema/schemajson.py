@@ -10,6 +10,7 @@ are the batches Spark expects: list items are named ``element``, map entries
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -41,8 +42,12 @@ _DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(-?\d+)\s*\)")
 _CHARS = re.compile(r"(?:var)?char\(\s*\d+\s*\)")
 
 
+@functools.lru_cache(maxsize=256)
 def arrow_schema(schema_json: str) -> pa.Schema:
-    """The Arrow schema of a Spark schema JSON string.
+    """The Arrow schema of a Spark schema JSON string (parsed once per distinct text).
+
+    A plan asks for the schema of its snapshot several times (search, partition
+    types, statistics); Arrow schemas are immutable, so one parse serves them all.
 
     Raises:
         UnsupportedTypeError: a column of a type Arrow cannot hold (intervals, variant),
