@@ -321,7 +321,9 @@ def test_ip_cidr_and_wildcard_literals_in_where_filters_give_sparks_answer_over_
         "ip = '10.0.0.1'",
     ):
         want = sorted(r.id for r in spark.read.parquet(parquet).where(where).collect())
-        got = sorted(r.id for r in spark.read.format("indextables").load(table).where(where).collect())
+        got = sorted(
+            r.id for r in spark.read.format("indextables").load(table).where(where).collect()
+        )
         assert got == want, where
         assert itp.count(spark, table, where=where) == len(want), where
 

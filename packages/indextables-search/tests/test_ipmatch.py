@@ -64,9 +64,7 @@ def _oracle(ips: list[str | None], form: str) -> set[int]:
 
 
 @pytest.mark.parametrize("seed", [3, 4])
-def test_fieldmatch_on_an_ip_field_matches_an_independent_oracle(
-    tmp_path: Path, seed: int
-) -> None:
+def test_fieldmatch_on_an_ip_field_matches_an_independent_oracle(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     ips = _ips(rng, 200)
     data = pa.table({"id": pa.array(range(len(ips)), pa.int64()), "ip": pa.array(ips)})
@@ -90,9 +88,7 @@ def test_fieldmatch_on_an_ip_field_refuses_other_values_naming_the_option(
 
 def test_a_search_on_a_missing_column_names_the_closest_one(tmp_path: Path) -> None:
     data = pa.table({"message": ["disk full"], "level": ["ERROR"]})
-    write_table(
-        str(tmp_path), data, options={"spark.indextables.indexing.typemap.message": "text"}
-    )
+    write_table(str(tmp_path), data, options={"spark.indextables.indexing.typemap.message": "text"})
     table = open_table(str(tmp_path))
     with pytest.raises(FieldKindError, match=r"'mesage'.*did you mean 'message'"):
         table.search(textsearch={"mesage": "disk"})
