@@ -342,3 +342,31 @@ def test_search_helpers_name_a_missing_column_at_the_call(spark: Any, logs: str)
     with pytest.raises(itp.FieldKindError, match=r"'levl'.*did you mean 'level'"):
         itp.count(spark, logs, fieldmatch={"levl": "ERROR"})
     assert itp.fieldmatch(spark, logs, "LEVEL", "ERROR").count() == 20
+
+
+def test_no_hypothesis_test_depends_on_the_machine_speed() -> None:
+    """Issue 22, item 8: every package whose tests use Hypothesis loads a profile with no
+    deadline and no "too slow" health check, and no test's own settings bring them back."""
+    import re
+
+    from hypothesis import HealthCheck, settings
+
+    assert settings.default.deadline is None  # this package's own conftest
+    assert HealthCheck.too_slow in settings.default.suppress_health_check
+    root = Path(__file__).resolve().parents[3]
+    for tests in sorted(root.glob("packages/*/tests")):
+        files = sorted(tests.rglob("*.py"))
+        users = [
+            f for f in files if re.search(r"^\s*(from|import) hypothesis", f.read_text(), re.M)
+        ]
+        if not users:
+            continue
+        conftest = (tests / "conftest.py").read_text()
+        assert 'settings.load_profile("machine-independent")' in conftest, tests
+        assert "deadline=None" in conftest and "HealthCheck.too_slow" in conftest, tests
+        for path in users:
+            text = path.read_text()
+            for match in re.finditer(r"deadline=([\w.]+)", text):
+                assert match.group(1) == "None", f"{path}: deadline={match.group(1)}"
+            for match in re.finditer(r"suppress_health_check=\[([^\]]*)\]", text):
+                assert "too_slow" in match.group(1), f"{path}: {match.group(0)}"
