@@ -263,3 +263,111 @@ def test_bad_ip_forms_are_query_errors(value: str) -> None:
 
     with pytest.raises(itp.QuerySyntaxError):
         ip_range(value)
+
+
+@pytest.mark.spark
+def test_ip_fieldmatch_takes_cidr_wildcard_and_addresses_like_an_independent_oracle(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Differential: the rows Spark reads back from Parquet, matched by Python's ipaddress,
+    against ``fieldmatch`` on the ip column through every entry point that takes it."""
+    import random
+
+    rng = random.Random(7)
+    ips = _random_ips(rng, 120)
+    df = spark.createDataFrame(list(enumerate(ips)), "id long, ip string").coalesce(1)
+    parquet, table = str(tmp_path / "p"), str(tmp_path / "t")
+    df.write.parquet(parquet)
+    typemap = {"spark.indextables.indexing.typemap.ip": "ip"}
+    df.write.format("indextables").options(**typemap).mode("append").save(table)
+    rows = {r.id: r.ip for r in spark.read.parquet(parquet).collect()}
+    ordered = [rows[i] for i in range(len(ips))]
+    forms = ["::ffff:0:0/96", "10.*.*.*", rng.choice(ips), "::1", *_random_forms(rng, ips, 12)]
+    for number, form in enumerate(forms):
+        expected = _oracle(ordered, form)  # an address alone is its one-address network
+        way = number % 4
+        if way == 0:
+            frame = itp.fieldmatch(spark, table, "ip", form)
+        elif way == 1:
+            frame = itp.search(spark, table, fieldmatch={"ip": form})
+        elif way == 2:
+            frame = spark.read.format("indextables").option("fieldmatch.ip", form).load(table)
+        else:
+            assert itp.count(spark, table, fieldmatch={"IP": form}) == len(expected), form
+            continue
+        assert {r.id for r in frame.select("id").collect()} == expected, form
+    with pytest.raises(itp.QuerySyntaxError, match=r"fieldmatch\.ip"):
+        itp.fieldmatch(spark, table, "ip", "10.*.0.*")
+
+
+@pytest.mark.spark
+def test_ip_cidr_and_wildcard_literals_in_where_filters_give_sparks_answer_over_parquet(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Spark compares an ip column as a string: `ip = '10.0.0.0/8'` keeps no address row
+    over Parquet, and a pushed filter may not change that (docs/pyspark.md, IP row)."""
+    rows = [(1, "10.0.0.1"), (2, "10.1.2.3"), (3, "192.168.1.1"), (4, None), (5, "::1")]
+    df = spark.createDataFrame(rows, "id long, ip string").coalesce(1)
+    parquet, table = str(tmp_path / "p"), str(tmp_path / "t")
+    df.write.parquet(parquet)
+    typemap = {"spark.indextables.indexing.typemap.ip": "ip"}
+    df.write.format("indextables").options(**typemap).mode("append").save(table)
+    assert spark.conf.get("spark.sql.python.filterPushdown.enabled") == "true"
+    for where in (
+        "ip = '10.0.0.0/8'",
+        "ip IN ('10.1.*.*', '192.168.1.1')",
+        "ip IN ('10.0.0.1', '::/0')",
+        "ip <=> '10.0.0.0/8'",
+        "ip = '10.0.0.1'",
+    ):
+        want = sorted(r.id for r in spark.read.parquet(parquet).where(where).collect())
+        got = sorted(
+            r.id for r in spark.read.format("indextables").load(table).where(where).collect()
+        )
+        assert got == want, where
+        assert itp.count(spark, table, where=where) == len(want), where
+
+
+@pytest.mark.spark
+def test_search_helpers_name_a_missing_column_at_the_call(spark: Any, logs: str) -> None:
+    """No action: the error comes from the call itself, ours, naming the closest column."""
+    with pytest.raises(itp.FieldKindError, match=r"'mesage'.*did you mean 'message'"):
+        itp.textsearch(spark, logs, "mesage", "timed")
+    with pytest.raises(itp.FieldKindError, match=r"'levl'.*did you mean 'level'"):
+        itp.fieldmatch(spark, logs, "levl", "ERROR")
+    with pytest.raises(itp.FieldKindError, match=r"'message'.*textsearch\.message"):
+        itp.fieldmatch(spark, logs, "message", "ok")  # a wrong kind, at the call too
+    with pytest.raises(itp.FieldKindError, match=r"'mesage'.*did you mean 'message'"):
+        itp.search(spark, logs, textsearch={"mesage": "timed"})
+    with pytest.raises(itp.FieldKindError, match=r"'levl'.*did you mean 'level'"):
+        itp.count(spark, logs, fieldmatch={"levl": "ERROR"})
+    assert itp.fieldmatch(spark, logs, "LEVEL", "ERROR").count() == 20
+
+
+def test_no_hypothesis_test_depends_on_the_machine_speed() -> None:
+    """Issue 22, item 8: every package whose tests use Hypothesis loads a profile with no
+    deadline and no "too slow" health check, and no test's own settings bring them back."""
+    import re
+
+    from hypothesis import HealthCheck, settings
+
+    assert settings.default.deadline is None  # this package's own conftest
+    assert HealthCheck.too_slow in settings.default.suppress_health_check
+    root = Path(__file__).resolve().parents[3]
+    for tests in sorted(root.glob("packages/*/tests")):
+        files = sorted(tests.rglob("*.py"))
+        users = [
+            f for f in files if re.search(r"^\s*(from|import) hypothesis", f.read_text(), re.M)
+        ]
+        if not users:
+            continue
+        conftest = (tests / "conftest.py").read_text()
+        assert 'settings.load_profile("machine-independent")' in conftest, tests
+        assert "deadline=None" in conftest, tests
+        assert "HealthCheck.too_slow" in conftest, tests
+        for path in users:
+            text = path.read_text()
+            for match in re.finditer(r"deadline=([\w.]+)", text):
+                assert match.group(1) == "None", f"{path}: deadline={match.group(1)}"
+            for match in re.finditer(r"suppress_health_check=\[([^\]]*)\]", text):
+                assert "too_slow" in match.group(1), f"{path}: {match.group(0)}"

@@ -43,7 +43,13 @@ def ip_range(value: str) -> tuple[str, str] | None:
 _MAPPED = ipaddress.ip_network("::ffff:0:0/96")
 
 
-def _range_query(name: str, value: str) -> str | None:
+def range_query_text(name: str, value: str) -> str | None:
+    """The query text matching the addresses of the CIDR/wildcard ``value`` on ip field
+    ``name`` (``name:[first TO last]``), or None when ``value`` is neither form.
+
+    Raises:
+        QuerySyntaxError: a CIDR or wildcard that is not a valid network.
+    """
     bounds = ip_range(value)
     if bounds is None:
         return None
@@ -69,6 +75,6 @@ def rewrite_ip_forms(query: str, fields: Mapping[str, FieldSpec]) -> str:
         name, value = match.group(1), match.group(2)
         if name.lower() not in ip_names:
             return match.group(0)
-        return _range_query(name, value) or match.group(0)
+        return range_query_text(name, value) or match.group(0)
 
     return _TERM.sub(replace, query)

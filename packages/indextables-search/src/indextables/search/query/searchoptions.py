@@ -6,7 +6,8 @@ receives no custom expressions, so searches travel as read options:
 - ``query``: Tantivy query syntax over the whole table (fields by name,
   unqualified terms search every tokenized text field);
 - ``textsearch.<column>``: a query on one tokenized (``text``) column;
-- ``fieldmatch.<column>``: an exact value of one exact (``string``) column.
+- ``fieldmatch.<column>``: an exact value of one exact (``string``) column, or an
+  address, CIDR or ``a.b.*.*`` form on an ``ip`` column.
 
 Options are part of the relation, so unlike pushed filters they are never
 subject to the 4.3.0 plan-reuse defect. Validation (field kinds, query
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import difflib
 import shutil
 import threading
 from collections import OrderedDict
@@ -51,7 +53,8 @@ class SearchSpec:
     Attributes:
         query: the ``query`` option.
         text_search: column -> query for tokenized columns.
-        field_match: column -> exact value for exact columns.
+        field_match: column -> exact value for exact columns (an address, CIDR or
+            trailing-wildcard form for ip columns).
     """
 
     query: str | None = None
@@ -81,10 +84,11 @@ def validate(
     ``whole_dates``: :func:`whole_second_dates` of the table's schema.
 
     Raises:
-        FieldKindError: textsearch on a non-tokenized field or fieldmatch on a non-exact one,
-            or a column the table does not have.
+        FieldKindError: textsearch on a non-tokenized field, fieldmatch on a field neither
+            exact nor ip, or a column the table does not have (the closest one is named).
         OptionError: a fieldmatch value longer than Tantivy indexes (it could find nothing).
-        QuerySyntaxError: a query that Tantivy cannot parse.
+        QuerySyntaxError: a query that Tantivy cannot parse, or a fieldmatch value on an ip
+            field that is no address, CIDR or trailing-wildcard form.
         InexactDateBoundError: a date bound on a date field that is not fast (see
             :func:`build_query`).
     """
@@ -99,10 +103,10 @@ def validate(
     for column in spec.field_match:
         found = _field(fields, column, "fieldmatch")
         _check_indexed(found, "fieldmatch")
-        if not found.is_exact:
+        if not (found.is_exact or found.kind is FieldKind.IP):
             raise FieldKindError(
-                f"fieldmatch on column {column!r} needs an exact (string) field, but it is "
-                f"indexed as {found.kind.value!r}; use textsearch.{column} for text fields"
+                f"fieldmatch on column {column!r} needs an exact (string) or ip field, but it "
+                f"is indexed as {found.kind.value!r}; use textsearch.{column} for text fields"
             )
         _check_indexable(column, spec.field_match[column])
     if not spec.is_empty:
@@ -172,9 +176,12 @@ def _check_indexable(column: str, value: str) -> None:
 def _field(fields: Mapping[str, FieldSpec], column: str, helper: str) -> FieldSpec:
     found = fields.get(column.lower())
     if found is None:
+        names = sorted(f.name for f in fields.values())
+        close = difflib.get_close_matches(column.lower(), [n.lower() for n in names], n=1)
+        hint = f"; did you mean {fields[close[0]].name!r}?" if close else ""
         raise FieldKindError(
-            f"{helper} names column {column!r}, which the table does not index "
-            f"(indexed columns: {', '.join(sorted(f.name for f in fields.values()))})"
+            f"{helper} names column {column!r}, which the table does not have or index"
+            f"{hint} (indexed columns: {', '.join(names)})"
         )
     return found
 
@@ -226,13 +233,37 @@ def build_query(
         safe = signed_zero_clauses(_date_safe(text, dates, coarse, option), doubles)
         parts.append(_parse(index, safe, [name], option))
     for column, value in spec.field_match.items():
-        name = fields[column.lower()].name
-        parts.append(tantivy.Query.term_query(index.schema, name, value))
+        found = fields[column.lower()]
+        if found.kind is FieldKind.IP:
+            parts.append(_ip_match(index, found.name, column, value))
+        else:
+            parts.append(tantivy.Query.term_query(index.schema, found.name, value))
     if not parts:
         return None
     if len(parts) == 1:
         return parts[0]
     return tantivy.Query.boolean_query([(tantivy.Occur.Must, p) for p in parts])
+
+
+def _ip_match(index: tantivy.Index, name: str, column: str, value: str) -> tantivy.Query:
+    """``fieldmatch`` on an ip field: one address, or every address of a CIDR
+    (``10.0.0.0/8``) or trailing-wildcard (``10.1.*.*``) form, as ``query`` takes them."""
+    from indextables.search.query.ipforms import range_query_text
+
+    option = f"fieldmatch.{column}"
+    try:
+        text = range_query_text(name, value)
+    except QuerySyntaxError as error:
+        raise QuerySyntaxError(f"option {option}: {error}") from None
+    if text is not None:
+        return _parse(index, text, [name], option)
+    try:
+        return tantivy.Query.term_query(index.schema, name, value)
+    except ValueError:
+        raise QuerySyntaxError(
+            f"option {option}={value!r} is not an IP address, a CIDR (10.0.0.0/8) or a "
+            "trailing-wildcard form (10.1.*.*)"
+        ) from None
 
 
 def _date_safe(text: str, dates: set[str], coarse: set[str], option: str) -> str:
