@@ -33,6 +33,8 @@ from indextables.search.aggregate.arrowagg import aggregate_rows
 from indextables.search.aggregate.tableagg import aggregate_plan, output_schema, plan_aggregation
 from indextables.search.aggregate.tablecount import count_table
 from indextables.search.aggregate.tableplan import TablePlan, plan_table
+from indextables.search.companion.read import read_companion_split
+from indextables.search.companion.sync import companion_root
 from indextables.search.errors import ArgumentError
 from indextables.search.options import parse_read
 from indextables.search.query.conditions import translate_predicate
@@ -111,6 +113,7 @@ class SearchTable:
         self._options = dict(options)
         self._read = parse_read(self._options)
         self._schema = arrow_schema(view.schema_json)
+        self._companion_root = companion_root(view.configuration, self._options)
 
     def __repr__(self) -> str:
         return f"SearchTable({self.uri!r}, version={self.version})"
@@ -349,7 +352,7 @@ class SearchTable:
             return
         for entry in plan.entries:
             read = functools.partial(
-                read_split,
+                read_split if self._companion_root is None else _companion_reader(self._companion_root),
                 entry=entry,
                 schema=plan.read_schema,
                 search=plan.search,
@@ -368,6 +371,10 @@ class SearchTable:
                     yield batch
                 if left == 0:
                     return
+
+
+def _companion_reader(root: str) -> Any:
+    return functools.partial(read_companion_split, root=root)
 
 
 class _ReadPlan:
