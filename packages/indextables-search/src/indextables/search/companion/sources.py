@@ -195,6 +195,14 @@ def _delta_listing(root: str, version: int | None) -> SourceListing:
     partition_columns = tuple(table.metadata().partition_columns)
     schema = pa.schema(table.schema().to_arrow())
     actions = pa.table(table.get_add_actions(flatten=True))
+    features = set(table.protocol().reader_features or ())
+    if "deletionVectors" in features and not any(
+        n.startswith("deletionVector") for n in actions.column_names
+    ):
+        raise CompanionSourceError(
+            f"Delta table {root!r} has deletion vectors enabled and the installed deltalake "
+            "does not say which files carry one; a companion would return deleted rows"
+        )
     rows = actions.to_pylist()
     files = []
     for row in sorted(rows, key=lambda r: str(r["path"])):

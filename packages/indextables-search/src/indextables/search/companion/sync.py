@@ -27,7 +27,7 @@ from indextables.protocol.actions import AddAction
 from indextables.protocol.errors import TableNotFoundError
 from indextables.search.companion.build import IDENTITY_TAG, CompanionGroup, build_split, identity_tag
 from indextables.search.companion.sources import SourceFile, SourceListing, list_source
-from indextables.search.errors import CompanionError
+from indextables.search.errors import CompanionError, CompanionSourceError
 from indextables.search.options import parse_size
 from indextables.search.schema.mapping import FieldKind, field_specs
 from indextables.search.schema.partitionvalues import partition_column
@@ -149,6 +149,8 @@ def build_companion_index(
     wanted = _selected(listing, schema, settings.where)
     live = list(table.snapshot().files) if table is not None else []
     to_index, invalid = _anti_join(listing.files, wanted, live)
+    with_dv = sorted(f.path for f in to_index if f.deletion_vector is not None)
+    to_index = [f for f in to_index if f.deletion_vector is None]
     groups = _groups(to_index, listing.partition_columns, settings.target_input_size)
 
     def result(status: str, created: int, uploaded: int, read: int, message: str) -> CompanionResult:
@@ -172,7 +174,7 @@ def build_companion_index(
             f"would index {sum(len(g.files) for g in groups)} file(s) into {len(groups)} "
             f"split(s) and invalidate {len(invalid)}",
         )  # fmt: skip
-    if table is not None and not groups and not invalid:
+    if table is not None and not groups and not invalid and not with_dv:
         return result("no_action", 0, 0, 0, "the companion is up to date")
     config = _configuration(settings, listing)
     data_schema = pa.schema([f for f in schema if f.name not in listing.partition_columns])
@@ -201,13 +203,21 @@ def build_companion_index(
             )
             read += group.input_bytes
         last = start + settings.batch_groups >= len(groups)
-        metadata = _with_config(table, config) if last else None
-        table.commit(adds=adds, removes=removes, metadata=metadata)
+        metadata = _new_metadata(table, config, spark_json(schema)) if last else None
+        if adds or removes or metadata is not None:
+            table.commit(adds=adds, removes=removes, metadata=metadata)
         removes = []
         created += len(adds)
         uploaded += sum(a.size for a in adds)
         if progress is not None:
             progress(f"committed {created}/{len(groups)} split(s)")
+    if with_dv:
+        # Rows deleted by a deletion vector must never be returned: these files are left
+        # out (their old splits are removed above) until DV masking is supported.
+        raise CompanionSourceError(
+            f"{len(with_dv)} source file(s) carry Delta deletion vectors, which companion "
+            f"indexes do not read yet; they were not indexed: {', '.join(with_dv[:5])}"
+        )
     return result(
         "success", created, uploaded, read,
         f"indexed {sum(len(g.files) for g in groups)} file(s) into {created} split(s), "
@@ -242,10 +252,14 @@ def _create(
     )
 
 
-def _with_config(table: Any, config: Mapping[str, str]) -> Any:
+def _new_metadata(table: Any, config: Mapping[str, str], schema_json: str) -> Any:
+    """The table's metadata with the sync's configuration and the source's current schema
+    (columns added to the source since), or None when neither changed."""
     metadata = table.snapshot().metadata
     merged = {**metadata.configuration, **config}
-    return None if merged == dict(metadata.configuration) else replace(metadata, configuration=merged)
+    if merged == dict(metadata.configuration) and schema_json == metadata.schema_string:
+        return None
+    return replace(metadata, configuration=merged, schema_string=schema_json)
 
 
 def _effective(settings: CompanionSettings, stored: Mapping[str, str] | None) -> CompanionSettings:

@@ -220,6 +220,11 @@ def build_query(
         ip_dated = _date_safe(rewrite_ip_forms(spec.query, fields), dates, coarse, "query")
         safe = signed_zero_clauses(ip_dated, doubles)
         parts.append(_parse(index, safe, defaults, "query"))
+    for column in (*spec.text_search, *spec.field_match):
+        if column.lower() not in fields:
+            # A column added to the table after this split was written: null in every
+            # row here, so it matches nothing (validated against the table's fields).
+            return _nothing()
     for column, text in spec.text_search.items():
         name = fields[column.lower()].name
         option = f"textsearch.{column}"
@@ -233,6 +238,13 @@ def build_query(
     if len(parts) == 1:
         return parts[0]
     return tantivy.Query.boolean_query([(tantivy.Occur.Must, p) for p in parts])
+
+
+def _nothing() -> tantivy.Query:
+    """A query that matches no document."""
+    return tantivy.Query.boolean_query(
+        [(tantivy.Occur.MustNot, tantivy.Query.all_query())]
+    )
 
 
 def _date_safe(text: str, dates: set[str], coarse: set[str], option: str) -> str:
