@@ -65,11 +65,17 @@ def hostile(rng: random.Random, first_id: int, rows: int) -> pa.Table:
             ),
             "flag": pa.array([maybe(rng.random() < 0.5) for _ in range(rows)], pa.bool_()),
             "ts": pa.array(
-                [maybe(base + timedelta(microseconds=rng.randint(-10**12, 10**12))) for _ in range(rows)],
+                [
+                    maybe(base + timedelta(microseconds=rng.randint(-(10**12), 10**12)))
+                    for _ in range(rows)
+                ],
                 pa.timestamp("us", tz="UTC"),
             ),
             "d": pa.array(
-                [maybe(date(1, 1, 1) + timedelta(days=rng.randint(0, 3_000_000))) for _ in range(rows)],
+                [
+                    maybe(date(1, 1, 1) + timedelta(days=rng.randint(0, 3_000_000)))
+                    for _ in range(rows)
+                ],
                 pa.date32(),
             ),
         }
@@ -188,7 +194,9 @@ def test_parquet_companion_matches_duckdb_over_the_source(
         "p = 'é'",
     ]
     for where in wheres:
-        duck_where = where.replace("TIMESTAMP '2024-01-01 00:00:00Z'", "TIMESTAMPTZ '2024-01-01 00:00:00Z'")
+        duck_where = where.replace(
+            "TIMESTAMP '2024-01-01 00:00:00Z'", "TIMESTAMPTZ '2024-01-01 00:00:00Z'"
+        )
         expected = duck(con, f"select id from {src} where {duck_where}")
         found = table.search(where=where, columns=["id"])
         assert canonical(found) == canonical(expected), where
@@ -220,11 +228,15 @@ def test_companion_splits_store_nothing_and_embed_the_manifest(
     assert add.companion_source_files == ("p=a/part-000.parquet", "p=a/part-001.parquet")
     assert add.companion_fast_field_mode == "HYBRID"
     mapping = json.loads(split.doc_mapping_json)
-    assert mapping and not any(f["stored"] for f in mapping)
+    assert mapping
+    assert not any(f["stored"] for f in mapping)
     store = open_table_store(str(tmp_path / "idx"), {})
-    directory = SplitCache(str(tmp_path / "cache"), 10**9).fetch(store, str(tmp_path / "idx"), split.entry.ref)
+    directory = SplitCache(str(tmp_path / "cache"), 10**9).fetch(
+        store, str(tmp_path / "idx"), split.entry.ref
+    )
     names = os.listdir(directory)
-    assert MANIFEST_FILE in names and "indextables-rows.arrow" not in names
+    assert MANIFEST_FILE in names
+    assert "indextables-rows.arrow" not in names
     manifest = split_manifest(directory)
     assert [(f.relative_path, f.row_offset, f.num_rows) for f in manifest.parquet_files] == [
         ("p=a/part-000.parquet", 0, 30),
@@ -253,7 +265,9 @@ def test_a_changed_source_file_is_a_clear_staleness_error(
     # A sync re-indexes the changed file (same path, new size) and reads work again.
     result = build_companion(str(source), str(tmp_path / "idx"), source_format="parquet")
     assert (result.parquet_files_indexed, result.splits_invalidated) == (1, 1)
-    assert sorted(open_table(str(tmp_path / "idx"), options=cache).to_arrow()["id"].to_pylist()) == [0, 1, 2]
+    assert sorted(
+        open_table(str(tmp_path / "idx"), options=cache).to_arrow()["id"].to_pylist()
+    ) == [0, 1, 2]
 
 
 def test_the_table_root_read_option_moves_the_source(tmp_path: Path, cache: dict[str, str]) -> None:
@@ -286,7 +300,9 @@ def test_delta_sync_indexes_only_what_changed(tmp_path: Path, cache: dict[str, s
         write_deltalake(str(source), data, partition_by=["p"], mode=mode, schema_mode=schema_mode)
 
     def sync() -> Any:
-        return build_companion(str(source), str(index), source_format="delta", target_input_size=10**9)
+        return build_companion(
+            str(source), str(index), source_format="delta", target_input_size=10**9
+        )
 
     def check() -> None:
         found = open_table(str(index), options=cache)
@@ -317,8 +333,10 @@ def test_delta_sync_indexes_only_what_changed(tmp_path: Path, cache: dict[str, s
     assert (result.splits_invalidated, result.parquet_files_indexed) == (1, 0)
     check()
     # A column added to the source: old files read it as null, new ones have it.
-    extra = hostile(rng, 500, 4).append_column("p", pa.array(["a"] * 4)).append_column(
-        "added", pa.array(["new", None, "", "ü"])
+    extra = (
+        hostile(rng, 500, 4)
+        .append_column("p", pa.array(["a"] * 4))
+        .append_column("added", pa.array(["new", None, "", "ü"]))
     )
     write_deltalake(str(source), extra, partition_by=["p"], mode="append", schema_mode="merge")
     result = sync()
@@ -348,7 +366,9 @@ def test_delta_where_and_from_version(tmp_path: Path, cache: dict[str, str]) -> 
     assert (dry.status, dry.parquet_files_indexed) == ("dry_run", 1)  # the stored WHERE applies
 
 
-def test_a_killed_sync_resumes_without_loss_or_duplicates(tmp_path: Path, cache: dict[str, str]) -> None:
+def test_a_killed_sync_resumes_without_loss_or_duplicates(
+    tmp_path: Path, cache: dict[str, str]
+) -> None:
     rng = random.Random(6)
     source, index = tmp_path / "src", tmp_path / "idx"
     write_parquet_dir(source, {v: [hostile(rng, i * 100, 10)] for i, v in enumerate("abcd")})
@@ -357,7 +377,9 @@ def test_a_killed_sync_resumes_without_loss_or_duplicates(tmp_path: Path, cache:
         f"""
         import os, signal
         from indextables.search.companion.sync import CompanionSettings, build_companion_index
-        settings = CompanionSettings(source={str(source)!r}, source_format="parquet", batch_groups=1)
+        settings = CompanionSettings(
+            source={str(source)!r}, source_format="parquet", batch_groups=1
+        )
         def progress(line):
             if line.startswith("committed 2/"):
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -369,11 +391,13 @@ def test_a_killed_sync_resumes_without_loss_or_duplicates(tmp_path: Path, cache:
     assert len(open_table(str(index), options=cache).files) == 2
     settings = CompanionSettings(source=str(source), source_format="parquet", batch_groups=1)
     result = build_companion_index(str(index), settings)
-    assert (result.parquet_files_indexed, result.splits_created, result.splits_invalidated) == (2, 2, 0)
-    found = open_table(str(index), options=cache).to_arrow()
-    assert sorted(found["id"].to_pylist()) == sorted(
-        pq.read_table(source)["id"].to_pylist()
+    assert (result.parquet_files_indexed, result.splits_created, result.splits_invalidated) == (
+        2,
+        2,
+        0,
     )
+    found = open_table(str(index), options=cache).to_arrow()
+    assert sorted(found["id"].to_pylist()) == sorted(pq.read_table(source)["id"].to_pylist())
 
 
 # -- settings ------------------------------------------------------------------------------

@@ -352,7 +352,9 @@ class SearchTable:
             return
         for entry in plan.entries:
             read = functools.partial(
-                read_split if self._companion_root is None else _companion_reader(self._companion_root),
+                read_split
+                if self._companion_root is None
+                else _companion_reader(self._companion_root),
                 entry=entry,
                 schema=plan.read_schema,
                 search=plan.search,

@@ -58,13 +58,23 @@ def build_companion(
         ArgumentError: an argument of the wrong type.
         CompanionError, CompanionSourceError: bad settings, or a source that cannot be read.
     """
-    for name, value in (("source", source), ("location", location), ("source_format", source_format)):
+    for name, value in (
+        ("source", source),
+        ("location", location),
+        ("source_format", source_format),
+    ):
         if not isinstance(value, str) or not value:
             raise ArgumentError(f"{name}={value!r} must be a non-empty string")
-    for name, columns in (("include_columns", include_columns), ("exclude_columns", exclude_columns)):
+    for name, columns in (
+        ("include_columns", include_columns),
+        ("exclude_columns", exclude_columns),
+    ):
         if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
             raise ArgumentError(f"{name}={columns!r} must be a list of column names")
-    for name, number in (("target_input_size", target_input_size), ("writer_heap_size", writer_heap_size)):
+    for name, number in (
+        ("target_input_size", target_input_size),
+        ("writer_heap_size", writer_heap_size),
+    ):
         if isinstance(number, bool) or not isinstance(number, int) or number <= 0:
             raise ArgumentError(f"{name}={number!r} must be a positive int (bytes)")
     if from_version is not None and (
@@ -84,4 +94,6 @@ def build_companion(
         where=where,
     )
     opts = {str(k): str(v) for k, v in (options or {}).items()}
-    return build_companion_index(location, settings, options=opts, dry_run=dry_run, progress=progress)
+    return build_companion_index(
+        location, settings, options=opts, dry_run=dry_run, progress=progress
+    )

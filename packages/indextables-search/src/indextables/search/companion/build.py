@@ -215,7 +215,9 @@ def _with_all_columns(batch: pa.RecordBatch, schema: pa.Schema, path: str) -> pa
         index = batch.schema.get_field_index(field.name)
         arrays.append(pa.nulls(batch.num_rows, field.type) if index < 0 else batch.column(index))
     fields = [
-        pa.field(f.name, batch.schema.field(f.name).type if f.name in batch.schema.names else f.type)
+        pa.field(
+            f.name, batch.schema.field(f.name).type if f.name in batch.schema.names else f.type
+        )
         for f in schema
     ]
     try:

@@ -21,7 +21,11 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import tantivy
 
-from indextables.search.companion.manifest import MANIFEST_FILE, ParquetManifest, manifest_from_bytes
+from indextables.search.companion.manifest import (
+    MANIFEST_FILE,
+    ParquetManifest,
+    manifest_from_bytes,
+)
 from indextables.search.companion.sources import source_filesystem
 from indextables.search.errors import StaleCompanionError
 from indextables.search.query.conditions import Condition
@@ -137,7 +141,9 @@ class _FileRows:
     def _data_columns(self, parquet: pq.ParquetFile) -> list[str]:
         present = set(parquet.schema_arrow.names)
         return [
-            f.name for f in self.schema if f.name.lower() not in self.partitions and f.name in present
+            f.name
+            for f in self.schema
+            if f.name.lower() not in self.partitions and f.name in present
         ]
 
     def whole_file(self, number: int) -> Iterator[pa.RecordBatch]:

@@ -25,7 +25,12 @@ import pyarrow as pa
 
 from indextables.protocol.actions import AddAction
 from indextables.protocol.errors import TableNotFoundError
-from indextables.search.companion.build import IDENTITY_TAG, CompanionGroup, build_split, identity_tag
+from indextables.search.companion.build import (
+    IDENTITY_TAG,
+    CompanionGroup,
+    build_split,
+    identity_tag,
+)
 from indextables.search.companion.sources import SourceFile, SourceListing, list_source
 from indextables.search.errors import CompanionError, CompanionSourceError
 from indextables.search.options import parse_size
@@ -153,7 +158,9 @@ def build_companion_index(
     to_index = [f for f in to_index if f.deletion_vector is None]
     groups = _groups(to_index, listing.partition_columns, settings.target_input_size)
 
-    def result(status: str, created: int, uploaded: int, read: int, message: str) -> CompanionResult:
+    def result(
+        status: str, created: int, uploaded: int, read: int, message: str
+    ) -> CompanionResult:
         return CompanionResult(
             table_path=index_uri,
             source_path=settings.source,
@@ -268,7 +275,8 @@ def _effective(settings: CompanionSettings, stored: Mapping[str, str] | None) ->
     mode = settings.fast_field_mode.upper()
     if mode not in FAST_FIELD_MODES:
         raise CompanionError(
-            f"FASTFIELDS MODE {settings.fast_field_mode!r} is not one of {', '.join(FAST_FIELD_MODES)}"
+            f"FASTFIELDS MODE {settings.fast_field_mode!r} is not one of "
+            f"{', '.join(FAST_FIELD_MODES)}"
         )
     if settings.include_columns and settings.exclude_columns:
         raise CompanionError("INCLUDE COLUMNS and EXCLUDE COLUMNS cannot both be given")
@@ -328,7 +336,10 @@ def _specs(
     parts = {c.lower() for c in partition_columns}
     names = {f.name.lower(): f.name for f in schema if f.name.lower() not in parts}
     chosen = set(names)
-    for label, given in (("INCLUDE", settings.include_columns), ("EXCLUDE", settings.exclude_columns)):
+    for label, given in (
+        ("INCLUDE", settings.include_columns),
+        ("EXCLUDE", settings.exclude_columns),
+    ):
         unknown = sorted(c for c in given if c.lower() not in names and c.lower() not in parts)
         if unknown:
             raise CompanionError(

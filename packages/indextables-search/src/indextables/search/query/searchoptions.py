@@ -242,9 +242,7 @@ def build_query(
 
 def _nothing() -> tantivy.Query:
     """A query that matches no document."""
-    return tantivy.Query.boolean_query(
-        [(tantivy.Occur.MustNot, tantivy.Query.all_query())]
-    )
+    return tantivy.Query.boolean_query([(tantivy.Occur.MustNot, tantivy.Query.all_query())])
 
 
 def _date_safe(text: str, dates: set[str], coarse: set[str], option: str) -> str:
