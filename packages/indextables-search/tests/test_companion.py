@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from indextables.search import build_companion, open_table
+from indextables.search import build_companion, open_table, write_table
 from indextables.search.companion.manifest import (
     MANIFEST_FILE,
     ParquetManifest,
@@ -431,5 +431,7 @@ def test_bad_settings_name_the_clause(tmp_path: Path) -> None:
     table = open_table(index)
     assert table.schema.names == ["id", "n", "x", "s", "msg", "flag", "ts", "d", "p"]
     assert table.to_arrow().num_rows == 3
+    with pytest.raises(CompanionError, match="read-only"):
+        write_table(index, pa.table({"id": [1]}))
     with pytest.raises(CompanionError, match="companion of parquet table"):
         build_companion(str(tmp_path / "other"), index, source_format="parquet")

@@ -39,6 +39,7 @@ from indextables.pyspark.datasource import (
 from indextables.pyspark.errors import OptionError
 from indextables.pyspark.reader import IndexTablesReader
 from indextables.pyspark.sparktypes import arrow_schema
+from indextables.search.companion.sync import companion_root
 from indextables.search.options import PREFIX, lower_keys, parse_int, parse_read
 from indextables.search.query.conditions import translate_predicate
 from indextables.search.read.splitreader import SplitEntry, read_split
@@ -252,6 +253,7 @@ def _collect(
                     schema=arrow_schema(reader.schema),
                     search=reader.search,
                     conditions=reader.conditions,
+                    companion_root=companion_root(reader.view.configuration, reader.options),
                 ),
                 directory=directory(i),
             )

@@ -28,6 +28,7 @@ import pyarrow as pa
 from indextables.pyspark.planguard import is_reused, new_token
 from indextables.pyspark.sparkfilters import translate_all
 from indextables.pyspark.sparktypes import arrow_schema
+from indextables.search.companion.sync import companion_root
 from indextables.search.options import ReadOptions
 from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
@@ -204,6 +205,7 @@ class IndexTablesReader(DataSourceReader):
                     schema=arrow_schema(self.schema),
                     search=self.search,
                     conditions=conditions,
+                    companion_root=companion_root(self.view.configuration, self.options),
                 ),
             )
 

@@ -33,7 +33,6 @@ from indextables.search.aggregate.arrowagg import aggregate_rows
 from indextables.search.aggregate.tableagg import aggregate_plan, output_schema, plan_aggregation
 from indextables.search.aggregate.tablecount import count_table
 from indextables.search.aggregate.tableplan import TablePlan, plan_table
-from indextables.search.companion.read import read_companion_split
 from indextables.search.companion.sync import companion_root
 from indextables.search.errors import ArgumentError
 from indextables.search.options import parse_read
@@ -352,13 +351,12 @@ class SearchTable:
             return
         for entry in plan.entries:
             read = functools.partial(
-                read_split
-                if self._companion_root is None
-                else _companion_reader(self._companion_root),
+                read_split,
                 entry=entry,
                 schema=plan.read_schema,
                 search=plan.search,
                 conditions=plan.conditions,
+                companion_root=self._companion_root,
             )
             for batch in cache.batches(
                 uri, entry.ref, lambda: open_table_store(uri, options), read
@@ -373,10 +371,6 @@ class SearchTable:
                     yield batch
                 if left == 0:
                     return
-
-
-def _companion_reader(root: str) -> Any:
-    return functools.partial(read_companion_split, root=root)
 
 
 class _ReadPlan:

@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 import tantivy
 
+from indextables.search.errors import CompanionError
 from indextables.search.query.casenotice import notice_case_mismatch
 from indextables.search.query.conditions import Condition
 from indextables.search.query.jsonquery import json_path_query
@@ -40,6 +41,8 @@ from indextables.search.splits.splitcache import SplitRef
 from indextables.search.write.splitwriter import ROWS_FILE
 
 BATCH_ROWS = 8192
+# What a companion split embeds (see indextables.search.companion.manifest).
+COMPANION_MANIFEST = "_parquet_manifest.json"
 _FAST_NUMERIC = (FieldKind.I64, FieldKind.F64, FieldKind.BOOL)
 
 
@@ -68,13 +71,32 @@ def read_split(
     *,
     search: SearchSpec,
     conditions: Sequence[Condition],
+    companion_root: str | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Search one unbundled split and yield its matching rows as Arrow batches of ``schema``
     (the table's columns to read, partition columns included).
 
     ``directory`` is a split cache entry (:mod:`.splitcache`): its term
     dictionaries are in tantivy-py's FST form whatever form the split carries.
+    A companion split (one embedding ``_parquet_manifest.json``) holds no values:
+    its rows are read from the source's Parquet files under ``companion_root``
+    (:mod:`indextables.search.companion.read`).
+
+    Raises:
+        CompanionError: a companion split read without a ``companion_root``.
     """
+    if os.path.exists(os.path.join(directory, COMPANION_MANIFEST)):
+        from indextables.search.companion.read import read_companion_split
+
+        if companion_root is None:
+            raise CompanionError(
+                f"split {entry.ref.path} is a companion split (its rows live in the source "
+                "table's Parquet files) and this read does not know the source's root"
+            )
+        yield from read_companion_split(
+            directory, entry, schema, search=search, conditions=conditions, root=companion_root
+        )
+        return
     index, searcher = open_split(directory)
     total = searcher.num_docs
     if total == 0:
