@@ -11,6 +11,7 @@ import json
 import math
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -39,6 +40,7 @@ from indextables.search.companion.sync import CompanionSettings, build_companion
 from indextables.search.errors import CompanionError, CompanionSourceError, StaleCompanionError
 from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.tableaccess import open_table_store
+from indextables.search.write.merge import merge_table
 
 WORDS = ["hello", "world", "timeout", "error", "zürich", "日本", "café", "ok"]
 STRINGS = ["", "a", "A", "é", "z", "日本語", "a b", "  ", "x\ny", "\u0000", "🙂"]
@@ -281,6 +283,30 @@ def test_the_table_root_read_option_moves_the_source(tmp_path: Path, cache: dict
     assert open_table(str(tmp_path / "idx"), options=options).count(where="id >= 0") == 10
     with pytest.raises(StaleCompanionError, match="gone"):
         open_table(str(tmp_path / "idx"), options=cache).search(where="id >= 0")
+
+
+def test_aggregates_merge_and_the_docs_example(tmp_path: Path, cache: dict[str, str]) -> None:
+    rng = random.Random(8)
+    source, index = tmp_path / "src", str(tmp_path / "idx")
+    write_parquet_dir(source, {"a": [hostile(rng, 0, 30), hostile(rng, 30, 30)]})
+    build_companion(str(source), index, source_format="parquet", target_input_size=1)
+    table = open_table(index, options=cache)
+    assert len(table.files) == 2  # one file per split
+    # HYBRID: strings have no fast field; they aggregate from the Parquet rows.
+    found = table.aggregate(group_by=["s"], metrics={"n": "count", "top": ("max", "n")})
+    con = duckdb.connect()
+    con.register("source_rows", ds.dataset(source, format="parquet").to_table())
+    expected = duck(con, "select s, count(*) as n, max(n) as top from source_rows group by s")
+    assert canonical(found) == canonical(expected)
+    with pytest.raises(CompanionError, match="MERGE SPLITS"):
+        merge_table(index, options=cache)
+    text = (Path(__file__).resolve().parents[3] / "docs/companion.md").read_text()
+    example = re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]
+    done = subprocess.run(
+        [sys.executable, "-c", example], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[0] == "success 2 2"
 
 
 # -- Delta tables: sync ---------------------------------------------------------------------

@@ -14,6 +14,7 @@ the same keys, checked the same way (a typo names the closest key).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from collections.abc import Iterator, Mapping, Sequence
@@ -252,7 +253,7 @@ class SearchTable:
         wanted = parse_metrics(metrics)
         output_names(groups, wanted)
         plan = self._count_plan(query, where, textsearch, fieldmatch)
-        agg = plan_aggregation(plan, groups, wanted)
+        agg = plan_aggregation(_fast_only(plan) if self._companion_root else plan, groups, wanted)
         schema = output_schema(self._schema, groups, wanted)
         if agg is not None:
             try:
@@ -395,6 +396,12 @@ class _ReadPlan:
         self.where = where
         self.entries = tuple(entries)
         self.limit = limit
+
+
+def _fast_only(plan: TablePlan) -> TablePlan:
+    """A companion's plan whose columns without a fast field aggregate from the rows
+    (their values are in the source's Parquet files) instead of being refused."""
+    return dataclasses.replace(plan, fields={k: v for k, v in plan.fields.items() if v.fast})
 
 
 def _select(batch: pa.RecordBatch, output: pa.Schema) -> pa.RecordBatch:
