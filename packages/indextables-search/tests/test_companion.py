@@ -406,8 +406,8 @@ def test_a_killed_sync_resumes_without_loss_or_duplicates(
         settings = CompanionSettings(
             source={str(source)!r}, source_format="parquet", batch_groups=1
         )
-        def progress(line):
-            if line.startswith("committed 2/"):
+        def progress(done, total):
+            if done == 2:
                 os.kill(os.getpid(), signal.SIGKILL)
         build_companion_index({str(index)!r}, settings, progress=progress)
         """

@@ -32,7 +32,7 @@ def build_companion(
     where: str | None = None,
     dry_run: bool = False,
     options: Mapping[str, Any] | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> CompanionResult:
     """Create or sync the companion index at ``location`` over the table at ``source``.
 
@@ -49,7 +49,8 @@ def build_companion(
         where: a SQL condition on partition columns: only those files are indexed.
         dry_run: plan only; nothing is written.
         options: store options of the index location.
-        progress: called with a line after each committed batch.
+        progress: called as ``progress(splits committed, splits planned)`` after each
+            committed batch.
 
     Returns:
         The result row (the reference's columns: status, splits_created, ...).

@@ -132,9 +132,11 @@ def build_companion_index(
     *,
     options: Mapping[str, str] | None = None,
     dry_run: bool = False,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> CompanionResult:
     """Create or sync the companion index at ``index_uri`` over ``settings.source``.
+
+    ``progress(splits committed, splits planned)`` is called after each committed batch.
 
     Raises:
         CompanionError: bad settings, or an index at ``index_uri`` that is not this
@@ -217,7 +219,7 @@ def build_companion_index(
         created += len(adds)
         uploaded += sum(a.size for a in adds)
         if progress is not None:
-            progress(f"committed {created}/{len(groups)} split(s)")
+            progress(created, len(groups))
     if with_dv:
         # Rows deleted by a deletion vector must never be returned: these files are left
         # out (their old splits are removed above) until DV masking is supported.
