@@ -192,9 +192,10 @@ def run_companion(
     spark: SparkSession, text: str, *, options: Mapping[str, str] | None = None
 ) -> DataFrame:
     """Run a BUILD INDEXTABLES COMPANION statement on the driver; one result row."""
-    from indextables.pyspark.commands import frame
     from indextables.search import build_companion
 
     args = parse_companion(text)
-    result = build_companion(**args, options=dict(options or {}))
-    return frame(spark, COMPANION_SCHEMA, [result.as_dict()])
+    row = build_companion(**args, options=dict(options or {})).as_dict()
+    return spark.createDataFrame(
+        [tuple(row[f.name] for f in COMPANION_SCHEMA.fields)], COMPANION_SCHEMA
+    )

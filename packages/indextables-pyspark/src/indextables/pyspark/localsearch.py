@@ -42,7 +42,8 @@ from indextables.pyspark.sparktypes import arrow_schema
 from indextables.search.companion.sync import companion_root
 from indextables.search.options import PREFIX, lower_keys, parse_int, parse_read
 from indextables.search.query.conditions import translate_predicate
-from indextables.search.read.splitreader import SplitEntry, read_split
+from indextables.search.read.anysplit import read_any_split
+from indextables.search.read.splitreader import SplitEntry
 from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.tableaccess import TableView, load_head, open_table_store
 
@@ -248,7 +249,7 @@ def _collect(
                 refs[i],
                 lambda: open_table_store(uri, reader.options),
                 functools.partial(
-                    read_split,
+                    read_any_split,
                     entry=entries[i],
                     schema=arrow_schema(reader.schema),
                     search=reader.search,

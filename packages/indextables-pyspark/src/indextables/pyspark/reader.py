@@ -32,13 +32,14 @@ from indextables.search.companion.sync import companion_root
 from indextables.search.options import ReadOptions
 from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
+from indextables.search.read.anysplit import read_any_split
 from indextables.search.read.plan import (
     partition_types,
     plan_splits,
     view_doc_mappings,
     view_fields,
 )
-from indextables.search.read.splitreader import SplitEntry, read_split
+from indextables.search.read.splitreader import SplitEntry
 from indextables.search.schema.mapping import (
     FieldKind,
 )
@@ -200,7 +201,7 @@ class IndexTablesReader(DataSourceReader):
                 entry.ref,
                 lambda: store,
                 functools.partial(
-                    read_split,
+                    read_any_split,
                     entry=entry,
                     schema=arrow_schema(self.schema),
                     search=self.search,

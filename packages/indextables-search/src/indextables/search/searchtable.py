@@ -40,8 +40,9 @@ from indextables.search.options import parse_read
 from indextables.search.query.conditions import translate_predicate
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
 from indextables.search.query.whereeval import WhereFilter, compile_where
+from indextables.search.read.anysplit import read_any_split
 from indextables.search.read.plan import plan_splits, view_fields
-from indextables.search.read.splitreader import SplitEntry, read_split
+from indextables.search.read.splitreader import SplitEntry
 from indextables.search.schema.schemajson import arrow_schema
 from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.tableaccess import TableView, load_view, open_table_store
@@ -352,7 +353,7 @@ class SearchTable:
             return
         for entry in plan.entries:
             read = functools.partial(
-                read_split,
+                read_any_split,
                 entry=entry,
                 schema=plan.read_schema,
                 search=plan.search,

@@ -71,7 +71,6 @@ def read_split(
     *,
     search: SearchSpec,
     conditions: Sequence[Condition],
-    companion_root: str | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Search one unbundled split and yield its matching rows as Arrow batches of ``schema``
     (the table's columns to read, partition columns included).
@@ -79,24 +78,16 @@ def read_split(
     ``directory`` is a split cache entry (:mod:`.splitcache`): its term
     dictionaries are in tantivy-py's FST form whatever form the split carries.
     A companion split (one embedding ``_parquet_manifest.json``) holds no values:
-    its rows are read from the source's Parquet files under ``companion_root``
-    (:mod:`indextables.search.companion.read`).
+    :func:`indextables.search.read.anysplit.read_any_split` reads it from the source.
 
     Raises:
-        CompanionError: a companion split read without a ``companion_root``.
+        CompanionError: a companion split.
     """
     if os.path.exists(os.path.join(directory, COMPANION_MANIFEST)):
-        from indextables.search.companion.read import read_companion_split
-
-        if companion_root is None:
-            raise CompanionError(
-                f"split {entry.ref.path} is a companion split (its rows live in the source "
-                "table's Parquet files) and this read does not know the source's root"
-            )
-        yield from read_companion_split(
-            directory, entry, schema, search=search, conditions=conditions, root=companion_root
+        raise CompanionError(
+            f"split {entry.ref.path} is a companion split (its rows live in the source "
+            "table's Parquet files); this read path does not serve companion indexes"
         )
-        return
     index, searcher = open_split(directory)
     total = searcher.num_docs
     if total == 0:
