@@ -14,8 +14,9 @@ import hashlib
 import io
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -128,7 +129,9 @@ def build_split(
             fast_field_mode=fast_field_mode,
             segment_row_ranges=_segment_ranges(part, entries),
             parquet_files=tuple(entries),
-            column_mapping=_column_mapping(specs, data_schema),
+            column_mapping=_column_mapping(
+                specs, data_schema, _physical_types(filesystem, f"{base}/{group.files[0].path}")
+            ),
             total_rows=offset,
             table_root="",
         )
@@ -292,19 +295,37 @@ def _segment_ranges(
     return tuple(ranges)
 
 
-def _column_mapping(specs: Sequence[FieldSpec], schema: pa.Schema) -> tuple[ColumnMapping, ...]:
+def _physical_types(filesystem: Any, location: str) -> dict[str, tuple[int, str]]:
+    """Top-level column -> (its leaf ordinal, its Parquet physical type) in one file."""
+    schema = pq.read_metadata(location, filesystem=filesystem).schema
+    found: dict[str, tuple[int, str]] = {}
+    for ordinal in range(len(schema)):
+        column = schema.column(ordinal)
+        top = column.path.split(".")[0]
+        if top not in found:
+            nested = column.path != top
+            found[top] = (ordinal, "GROUP" if nested else str(column.physical_type))
+    return found
+
+
+def _column_mapping(
+    specs: Sequence[FieldSpec], schema: pa.Schema, physical: Mapping[str, tuple[int, str]]
+) -> tuple[ColumnMapping, ...]:
+    """tantivy4java's column mapping: Parquet column, leaf ordinal and physical type
+    (as the first file of the split has them), Tantivy type."""
     by_name = {s.name: s for s in specs}
     mapped = []
-    for ordinal, field in enumerate(schema):
+    for field in schema:
         spec = by_name.get(field.name)
         if spec is None:
             continue
+        ordinal, parquet_type = physical.get(field.name, (-1, "MISSING"))
         mapped.append(
             ColumnMapping(
                 tantivy_field_name=spec.name,
                 parquet_column_name=field.name,
                 physical_ordinal=ordinal,
-                parquet_type=str(field.type),
+                parquet_type=parquet_type,
                 tantivy_type=_TANTIVY_TYPES[spec.kind],
             )
         )
