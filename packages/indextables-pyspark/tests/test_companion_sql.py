@@ -33,6 +33,10 @@ def test_the_reference_clauses_parse() -> None:
         "exclude_columns": ["raw", "blob"],
         "where": "year = '2024' AND month IN ('01', '02')",
     }
+    iceberg = parse_companion(
+        "BUILD INDEXTABLES COMPANION FOR ICEBERG 'cat.ns.t' FROM SNAPSHOT 77 AT LOCATION '/i'"
+    )
+    assert (iceberg["source"], iceberg["from_version"]) == ("cat.ns.t", 77)
     plain = parse_companion("build tantivy4spark companion for parquet '/d' at location '/i'")
     assert plain == {"source": "/d", "location": "/i", "source_format": "parquet", "dry_run": False}
 
@@ -42,7 +46,8 @@ def test_the_reference_clauses_parse() -> None:
     [
         ("B FOR DELTA '/d'", "AT LOCATION"),
         ("B FOR HUDI '/d' AT LOCATION '/i'", "HUDI"),
-        ("B FOR ICEBERG 't' FROM SNAPSHOT 3 AT LOCATION '/i'", "FROM SNAPSHOT"),
+        ("B FOR DELTA 't' FROM SNAPSHOT 3 AT LOCATION '/i'", "FROM SNAPSHOT"),
+        ("B FOR ICEBERG 'n.t' FROM VERSION 3 AT LOCATION '/i'", "FROM VERSION"),
         ("B FOR DELTA 't' CATALOG 'uc' AT LOCATION '/i'", "CATALOG"),
         ("B FOR DELTA '/d' HASHED FASTFIELDS ('a') AT LOCATION '/i'", "HASHED"),
         ("B FOR DELTA '/d' INVALIDATE ALL PARTITIONS AT LOCATION '/i'", "INVALIDATE"),

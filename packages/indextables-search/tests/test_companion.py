@@ -461,3 +461,56 @@ def test_bad_settings_name_the_clause(tmp_path: Path) -> None:
         write_table(index, pa.table({"id": [1]}))
     with pytest.raises(CompanionError, match="companion of parquet table"):
         build_companion(str(tmp_path / "other"), index, source_format="parquet")
+
+
+# -- Iceberg tables (pyiceberg's SQL catalog on SQLite) ----------------------------------
+
+
+def test_iceberg_companion_syncs_appends_and_overwrites(
+    tmp_path: Path, cache: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pyiceberg.catalog import load_catalog
+
+    # The companion finds the catalog through pyiceberg's own configuration (here its
+    # environment variables), read afresh at each sync.
+    properties = {
+        "type": "sql",
+        "uri": f"sqlite:///{tmp_path}/catalog.db",
+        "warehouse": f"file://{tmp_path}/warehouse",
+    }
+    for key, value in properties.items():
+        monkeypatch.setenv(f"PYICEBERG_CATALOG__LAKE__{key.upper()}", value)
+    catalog = load_catalog("lake", **properties)
+    catalog.create_namespace("web")
+    rng = random.Random(9)
+    first = hostile(rng, 0, 25)
+    table = catalog.create_table("web.events", schema=first.schema)
+    table.append(first)
+    table.append(hostile(rng, 100, 10))
+    index = str(tmp_path / "idx")
+
+    def sync() -> Any:
+        return build_companion("lake.web.events", index, source_format="iceberg")
+
+    def check() -> None:
+        expected = catalog.load_table("web.events").scan().to_arrow()
+        found = open_table(index, options=cache).to_arrow()
+        assert canonical(found) == canonical(expected.cast(found.schema))
+
+    result = sync()
+    assert (result.status, result.parquet_files_indexed) == ("success", 2)
+    assert result.source_version == catalog.load_table("web.events").current_snapshot().snapshot_id
+    check()
+    assert open_table(index, options=cache).count(where="x > 0") == (
+        catalog.load_table("web.events").scan(row_filter="x > 0").to_arrow().num_rows
+    )
+    catalog.load_table("web.events").append(hostile(rng, 200, 5))
+    result = sync()
+    assert (result.parquet_files_indexed, result.splits_invalidated) == (1, 0)
+    check()
+    catalog.load_table("web.events").overwrite(hostile(rng, 300, 7))
+    result = sync()
+    assert (result.parquet_files_indexed, result.splits_invalidated) == (1, 2)  # both splits
+    check()
+    config = open_table(index, options=cache)._view.configuration
+    assert config["indextables.companion.parquetStorageRoot"].endswith("web/events")

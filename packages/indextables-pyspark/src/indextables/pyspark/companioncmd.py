@@ -1,8 +1,8 @@
 """``BUILD INDEXTABLES COMPANION``: the reference's grammar over ``indextables.search``'s builder.
 
-    BUILD INDEXTABLES COMPANION FOR DELTA|PARQUET '<source>'
+    BUILD INDEXTABLES COMPANION FOR DELTA|PARQUET|ICEBERG '<source>'
       [INDEXING MODES ('col':'text', ...)] [FASTFIELDS MODE HYBRID|DISABLED|PARQUET_ONLY]
-      [TARGET INPUT SIZE 1G] [WRITER HEAP SIZE 512M] [FROM VERSION n]
+      [TARGET INPUT SIZE 1G] [WRITER HEAP SIZE 512M] [FROM VERSION n | FROM SNAPSHOT n]
       [INCLUDE COLUMNS ('a', ...) | EXCLUDE COLUMNS ('a', ...)] [WHERE <partition predicate>]
       AT LOCATION '<index>' [DRY RUN]
 
@@ -43,16 +43,16 @@ _CLAUSES: list[tuple[str, re.Pattern[str]]] = [
     ("target", re.compile(r"^\s*TARGET\s+INPUT\s+SIZE\s+" + _SIZE, _FLAGS)),
     ("heap", re.compile(r"^\s*WRITER\s+HEAP\s+SIZE\s+" + _SIZE, _FLAGS)),
     ("version", re.compile(r"^\s*FROM\s+VERSION\s+(?P<n>\d+)", _FLAGS)),
+    ("snapshot", re.compile(r"^\s*FROM\s+SNAPSHOT\s+(?P<n>\d+)", _FLAGS)),
     ("include", re.compile(r"^\s*INCLUDE\s+COLUMNS\s*\((?P<body>[^)]*)\)", _FLAGS)),
     ("exclude", re.compile(r"^\s*EXCLUDE\s+COLUMNS\s*\((?P<body>[^)]*)\)", _FLAGS)),
     ("where", re.compile(r"^\s*WHERE\s+(?P<predicate>.+)$", _FLAGS)),
 ]
 _REFUSED = {
-    "FROM SNAPSHOT": "Iceberg sources are not supported yet",
     "SCHEMA SOURCE": "the schema is read from the source's files",
     "CATALOG": "catalog-named sources (Unity Catalog, Iceberg REST) are not supported; give a path",
     "TYPE": "catalog-named sources are not supported; give a path",
-    "WAREHOUSE": "Iceberg sources are not supported yet",
+    "WAREHOUSE": "configure the Iceberg catalog as pyiceberg reads it (.pyiceberg.yaml)",
     "HASHED FASTFIELDS": "hashed fast fields are not supported",
     "INVALIDATE ALL PARTITIONS": "re-create the index at a new location instead",
     "TABLE ROOTS": "set spark.indextables.companion.parquetTableRoot when reading instead",
@@ -152,7 +152,13 @@ def _apply(name: str, match: re.Match[str], args: dict[str, Any]) -> None:
         if size <= 0:
             raise SqlCommandError(f"{clause} must be positive, got {value!r}")
         args["target_input_size" if name == "target" else "writer_heap_size"] = size
-    elif name == "version":
+    elif name in ("version", "snapshot"):
+        if "from_version" in args:
+            raise SqlCommandError("FROM VERSION and FROM SNAPSHOT cannot both be given")
+        if (name == "snapshot") != (args["source_format"] == "iceberg"):
+            raise SqlCommandError(
+                "FROM SNAPSHOT applies to Iceberg sources, FROM VERSION to Delta sources"
+            )
         args["from_version"] = int(match.group("n"))
     elif name in ("include", "exclude"):
         args[f"{name}_columns"] = _names(match.group("body"), name.upper() + " COLUMNS")

@@ -37,15 +37,17 @@ def build_companion(
     """Create or sync the companion index at ``location`` over the table at ``source``.
 
     Args:
-        source: the source table's root (Delta table or Parquet directory).
+        source: the source table's root (Delta table or Parquet directory), or an
+            Iceberg table's name ``[catalog.]namespace.table`` (catalog configured as
+            pyiceberg reads it).
         location: the companion index's location.
-        source_format: ``"delta"`` or ``"parquet"``.
+        source_format: ``"delta"``, ``"parquet"`` or ``"iceberg"``.
         include_columns, exclude_columns: which columns get fields (not both).
         indexing_modes: column -> ``string``/``text``/``ip``/``json``.
         fast_field_mode: ``HYBRID`` (default), ``DISABLED`` or ``PARQUET_ONLY``.
         target_input_size: the most source bytes one split indexes.
         writer_heap_size: Tantivy writer heap per split.
-        from_version: index the Delta table as of this version.
+        from_version: index the Delta table as of this version (Iceberg: snapshot id).
         where: a SQL condition on partition columns: only those files are indexed.
         dry_run: plan only; nothing is written.
         options: store options of the index location.

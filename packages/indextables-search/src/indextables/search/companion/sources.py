@@ -1,4 +1,4 @@
-"""The current data files of a companion's source table: Parquet directories and Delta tables.
+"""The current data files of a companion's source: Parquet directories, Delta and Iceberg tables.
 
 Each file is named by its path relative to the source root, normalised (``/``
 separators, no ``./``, percent-decoded as it is on storage), so the anti-join of
@@ -61,8 +61,9 @@ class SourceListing:
 
     Attributes:
         root: the table root the files' paths are relative to.
-        format: ``delta`` or ``parquet``.
-        version: the Delta version listed (None for Parquet directories).
+        format: ``delta``, ``parquet`` or ``iceberg``.
+        version: the Delta version or Iceberg snapshot id listed (None for Parquet
+            directories and snapshot-less Iceberg tables).
         schema: the data columns and the partition columns, as Arrow types.
         partition_columns: the partition columns, in order.
         files: the data files (those a ``where`` on partitions keeps).
@@ -118,9 +119,7 @@ def list_source(
     if source_format == "delta":
         return _delta_listing(root, version)
     if source_format == "iceberg":
-        raise CompanionSourceError(
-            "Iceberg sources are not supported yet (use FOR DELTA or FOR PARQUET)"
-        )
+        return _iceberg_listing(root, version)
     raise CompanionSourceError(
         f"source format {source_format!r} is not one of {', '.join(SOURCE_FORMATS)}"
     )
@@ -223,6 +222,77 @@ def _delta_listing(root: str, version: int | None) -> SourceListing:
         schema=schema,
         partition_columns=partition_columns,
         files=tuple(files),
+    )
+
+
+def _iceberg_listing(name: str, snapshot_id: int | None) -> SourceListing:
+    """An Iceberg table named ``[catalog.]namespace.table``, its catalog configured the
+    way pyiceberg reads it (``.pyiceberg.yaml`` or ``PYICEBERG_CATALOG__<NAME>__*``).
+
+    Iceberg partition columns are stored in the data files, so the listing has no
+    partition columns. A data file with delete files gets them as its deletion
+    identity (such files are not indexed, see :mod:`.sync`).
+    """
+    try:
+        from pyiceberg.catalog import load_catalog
+        from pyiceberg.exceptions import NoSuchTableError
+        from pyiceberg.utils.config import Config
+    except ImportError:
+        raise CompanionSourceError(
+            "Iceberg sources need the pyiceberg package: pip install 'pyiceberg[sql-sqlite]' "
+            "(or the extra for your catalog)"
+        ) from None
+    parts = name.split(".")
+    if len(parts) < 2:
+        raise CompanionSourceError(
+            f"Iceberg source {name!r} must be named [catalog.]namespace.table"
+        )
+    catalog_name, identifier = (
+        ("default", name) if len(parts) == 2 else (parts[0], ".".join(parts[1:]))
+    )
+    try:
+        # The configuration as it is now (pyiceberg caches the one of its import time).
+        properties = Config().get_catalog_config(catalog_name) or {}
+        catalog = load_catalog(catalog_name, **properties)
+        table = catalog.load_table(identifier)
+    except NoSuchTableError:
+        raise CompanionSourceError(
+            f"no Iceberg table {identifier!r} in catalog {catalog_name!r}"
+        ) from None
+    except Exception as exc:  # pyiceberg raises many kinds for a bad catalog configuration
+        raise CompanionSourceError(
+            f"Iceberg table {name!r} cannot be loaded: {type(exc).__name__}: {exc}"
+        ) from None
+    snapshot = (
+        table.current_snapshot() if snapshot_id is None else table.snapshot_by_id(snapshot_id)
+    )
+    if snapshot_id is not None and snapshot is None:
+        raise CompanionSourceError(f"Iceberg table {name!r} has no snapshot {snapshot_id}")
+    location = table.location().rstrip("/")
+    schema = pa.schema([pa.field(f.name, f.type, f.nullable) for f in table.schema().as_arrow()])
+    files = []
+    if snapshot is not None:
+        for task in table.scan(snapshot_id=snapshot.snapshot_id).plan_files():
+            path = str(task.file.file_path)
+            if not path.startswith(location + "/"):
+                raise CompanionSourceError(
+                    f"Iceberg data file {path!r} is outside the table location {location!r}"
+                )
+            deletes = sorted(str(d.file_path) for d in task.delete_files)
+            files.append(
+                SourceFile(
+                    path=normalise_path(path[len(location) + 1 :]),
+                    size=int(task.file.file_size_in_bytes),
+                    deletion_vector=";".join(deletes) if deletes else None,
+                )
+            )
+    return SourceListing(
+        root=location,
+        format="iceberg",
+        version=None if snapshot is None else int(snapshot.snapshot_id),
+        schema=schema,
+        partition_columns=(),
+        files=tuple(sorted(files, key=lambda f: f.path)),
     )
 
 

@@ -199,7 +199,7 @@ def build_companion_index(
             adds.append(
                 build_split(
                     group=group,
-                    root=settings.source,
+                    root=listing.root,
                     store=store,
                     specs=specs,
                     data_schema=data_schema,
@@ -316,6 +316,9 @@ def _configuration(settings: CompanionSettings, listing: SourceListing) -> dict[
     }
     if listing.version is not None:
         config[PREFIX + "lastSyncedVersion"] = str(listing.version)
+    if listing.root != settings.source:
+        # A catalog-named source (Iceberg): its files live under the table's location.
+        config[PREFIX + "parquetStorageRoot"] = listing.root
     if settings.indexing_modes:
         config[PREFIX + "indexingModes"] = json.dumps(dict(settings.indexing_modes))
     if settings.include_columns:
