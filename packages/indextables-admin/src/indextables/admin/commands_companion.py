@@ -1,4 +1,4 @@
-"""``indextables companion build|status``: companion indexes over Delta and Parquet tables.
+"""``indextables companion build|status``: companion indexes over Delta, Iceberg and Parquet tables.
 
 ``build`` is BUILD INDEXTABLES COMPANION (indextables.search.build_companion):
 it creates or syncs the index and prints the reference's result row.
@@ -63,7 +63,7 @@ def _size(text: str | None, option: str) -> int | None:
 @click.option(
     "--format",
     "source_format",
-    type=click.Choice(["delta", "parquet"], case_sensitive=False),
+    type=click.Choice(["delta", "parquet", "iceberg"], case_sensitive=False),
     required=True,
     help="The source's format.",
 )
@@ -83,7 +83,12 @@ def _size(text: str | None, option: str) -> int | None:
 )
 @click.option("--target-input-size", default=None, help="Most source bytes per split (2G).")
 @click.option("--writer-heap-size", default=None, help="Tantivy writer heap per split (256M).")
-@click.option("--from-version", type=click.IntRange(min=0), default=None, help="Delta version.")
+@click.option(
+    "--from-version",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Delta version (Iceberg: snapshot id).",
+)
 @click.option("--where", default=None, help="Condition on partition columns: p = 'a'.")
 @click.option("--dry-run", is_flag=True, help="Plan only; write nothing.")
 @common_options
@@ -103,7 +108,8 @@ def build_command(
     where: str | None,
     dry_run: bool,
 ) -> None:
-    """Create or sync the companion INDEX of the table at SOURCE."""
+    """Create or sync the companion INDEX of the table at SOURCE (a path, or an Iceberg
+    table's [catalog.]namespace.table)."""
     from indextables.search import build_companion
 
     sizes: dict[str, Any] = {}

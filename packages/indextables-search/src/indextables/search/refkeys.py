@@ -61,7 +61,7 @@ _STATS = "statistics are kept for every numeric, string and date column, truncat
 _PROTOCOL = "protocol checks always run: reading or writing an unknown protocol would be unsafe"
 _NATIVE = "tantivy4java's native memory pool has no counterpart in tantivy-py"
 _COMPANION = (
-    "companion indexes are built with BUILD INDEXTABLES COMPANION (Delta and Parquet sources); "
+    "companion indexes are built with BUILD INDEXTABLES COMPANION (Delta, Iceberg, Parquet); "
     "of the companion.* read keys only companion.parquetTableRoot is read"
 )
 _UC = (

@@ -1,1 +1,1 @@
-"""Companion indexes: search a Delta or Parquet table in place (docs/companion.md)."""
+"""Companion indexes: search a Delta, Iceberg or Parquet table in place (docs/companion.md)."""
