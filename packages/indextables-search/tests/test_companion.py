@@ -514,3 +514,13 @@ def test_iceberg_companion_syncs_appends_and_overwrites(
     check()
     config = open_table(index, options=cache)._view.configuration
     assert config["indextables.companion.parquetStorageRoot"].endswith("web/events")
+
+
+def test_a_source_repartitioned_is_refused(tmp_path: Path) -> None:
+    source, index = str(tmp_path / "delta"), str(tmp_path / "idx")
+    data = pa.table({"id": [1, 2], "p": ["a", "b"], "q": ["x", "y"]})
+    write_deltalake(source, data, partition_by=["p"])
+    build_companion(source, index, source_format="delta")
+    write_deltalake(source, data, partition_by=["q"], mode="overwrite", schema_mode="overwrite")
+    with pytest.raises(CompanionError, match=r"now partitioned by \['q'\]"):
+        build_companion(source, index, source_format="delta")

@@ -152,6 +152,13 @@ def build_companion_index(
     settings = _effective(settings, stored)
     listing = list_source(settings.source, settings.source_format, version=settings.from_version)
     schema = spark_arrow_schema(listing.schema)
+    if table is not None:
+        existing = tuple(table.snapshot().metadata.partition_columns)
+        if existing != listing.partition_columns:
+            raise CompanionError(
+                f"the source is now partitioned by {list(listing.partition_columns)}, the "
+                f"companion index by {existing}: build a new companion at another location"
+            )
     specs = _specs(schema, listing.partition_columns, settings)
     wanted = _selected(listing, schema, settings.where)
     live = list(table.snapshot().files) if table is not None else []
