@@ -231,8 +231,9 @@ def build_companion_index(
         # Rows deleted by a deletion vector must never be returned: these files are left
         # out (their old splits are removed above) until DV masking is supported.
         raise CompanionSourceError(
-            f"{len(with_dv)} source file(s) carry Delta deletion vectors, which companion "
-            f"indexes do not read yet; they were not indexed: {', '.join(with_dv[:5])}"
+            f"{len(with_dv)} source file(s) carry Delta deletion vectors or Iceberg delete "
+            "files, which companion indexes do not apply yet; they were not indexed: "
+            f"{', '.join(with_dv[:5])}"
         )
     return result(
         "success", created, uploaded, read,
