@@ -524,3 +524,65 @@ def test_a_source_repartitioned_is_refused(tmp_path: Path) -> None:
     write_deltalake(source, data, partition_by=["q"], mode="overwrite", schema_mode="overwrite")
     with pytest.raises(CompanionError, match=r"now partitioned by \['q'\]"):
         build_companion(source, index, source_format="delta")
+
+
+_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+
+
+def _z85(data: bytes) -> str:
+    text = []
+    for start in range(0, len(data), 4):
+        value, chars = int.from_bytes(data[start : start + 4], "big"), []
+        for _ in range(5):
+            value, digit = divmod(value, 85)
+            chars.append(_Z85[digit])
+        text.extend(reversed(chars))
+    return "".join(text)
+
+
+def add_deletion_vector(table: Path, row: int) -> None:
+    """Commit, by hand, an inline deletion vector deleting ``row`` of the table's one file
+    (Delta protocol: RoaringBitmapArray, Z85; delta-rs 1.6 writes none itself)."""
+    import struct
+
+    log = table / "_delta_log"
+    add = next(
+        json.loads(line)["add"]
+        for line in (log / "00000000000000000000.json").read_text().splitlines()
+        if "add" in json.loads(line)
+    )
+    # One 32-bit portable roaring bitmap (an array container holding ``row``) in a
+    # 64-bit RoaringBitmapArray behind its magic number.
+    bitmap = struct.pack("<IIHHIH", 12346, 1, 0, 0, 16, row)
+    data = struct.pack("<iqi", 1681511377, 1, 0) + bitmap
+    vector = {
+        "storageType": "i",
+        "pathOrInlineDv": _z85(data + b"\0" * (-len(data) % 4)),
+        "sizeInBytes": len(data),
+        "cardinality": 1,
+    }
+    protocol = {
+        "minReaderVersion": 3,
+        "minWriterVersion": 7,
+        "readerFeatures": ["deletionVectors"],
+        "writerFeatures": ["deletionVectors"],
+    }
+    remove = {"path": add["path"], "deletionTimestamp": add["modificationTime"] + 1}
+    actions = [
+        {"protocol": protocol},
+        {"remove": {**remove, "dataChange": True}},
+        {"add": {**add, "deletionVector": vector, "dataChange": True}},
+    ]
+    text = "".join(json.dumps(a) + "\n" for a in actions)
+    (log / "00000000000000000001.json").write_text(text)
+
+
+def test_a_sync_refuses_a_table_with_deletion_vectors(tmp_path: Path) -> None:
+    source, index = tmp_path / "delta", str(tmp_path / "idx")
+    write_deltalake(str(source), pa.table({"id": [0, 1, 2, 3]}))
+    assert build_companion(str(source), index, source_format="delta").parquet_files_indexed == 1
+    add_deletion_vector(source, row=1)
+    # The installed deltalake lists the file without its deletion vector (and refuses to
+    # read the table itself): the sync refuses rather than index the deleted row.
+    with pytest.raises(CompanionSourceError, match="deletion vectors"):
+        build_companion(str(source), index, source_format="delta")
