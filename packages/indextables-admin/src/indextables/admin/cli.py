@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from indextables.admin.commands_about import version_command
+from indextables.admin.commands_companion import companion_group
 from indextables.admin.commands_inspect import (
     changes_command,
     describe_command,
@@ -132,6 +133,7 @@ for _command in (
     validate_command,
     gc_command,
     version_command,
+    companion_group,
 ):
     cli.add_command(_command)
 

@@ -177,6 +177,12 @@ def run_sql(
     Raises:
         SqlCommandError: an IndexTables statement that does not parse or is not supported.
     """
+    from indextables.pyspark.companioncmd import is_companion_statement, run_companion
+
+    if is_companion_statement(text):
+        opts = dict(options or {})
+        warn_ignored(opts)
+        return run_companion(spark, text, options=opts)
     parsed = parse(text)
     if parsed is None:
         if _DELTA_VERB.match(text):

@@ -39,9 +39,11 @@ from indextables.pyspark.datasource import (
 from indextables.pyspark.errors import OptionError
 from indextables.pyspark.reader import IndexTablesReader
 from indextables.pyspark.sparktypes import arrow_schema
+from indextables.search.companion.sync import companion_root
 from indextables.search.options import PREFIX, lower_keys, parse_int, parse_read
 from indextables.search.query.conditions import translate_predicate
-from indextables.search.read.splitreader import SplitEntry, read_split
+from indextables.search.read.anysplit import read_any_split
+from indextables.search.read.splitreader import SplitEntry
 from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.tableaccess import TableView, load_head, open_table_store
 
@@ -247,11 +249,12 @@ def _collect(
                 refs[i],
                 lambda: open_table_store(uri, reader.options),
                 functools.partial(
-                    read_split,
+                    read_any_split,
                     entry=entries[i],
                     schema=arrow_schema(reader.schema),
                     search=reader.search,
                     conditions=reader.conditions,
+                    companion_root=companion_root(reader.view.configuration, reader.options),
                 ),
                 directory=directory(i),
             )

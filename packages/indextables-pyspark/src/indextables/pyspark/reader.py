@@ -28,16 +28,18 @@ import pyarrow as pa
 from indextables.pyspark.planguard import is_reused, new_token
 from indextables.pyspark.sparkfilters import translate_all
 from indextables.pyspark.sparktypes import arrow_schema
+from indextables.search.companion.sync import companion_root
 from indextables.search.options import ReadOptions
 from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
+from indextables.search.read.anysplit import read_any_split
 from indextables.search.read.plan import (
     partition_types,
     plan_splits,
     view_doc_mappings,
     view_fields,
 )
-from indextables.search.read.splitreader import SplitEntry, read_split
+from indextables.search.read.splitreader import SplitEntry
 from indextables.search.schema.mapping import (
     FieldKind,
 )
@@ -199,11 +201,12 @@ class IndexTablesReader(DataSourceReader):
                 entry.ref,
                 lambda: store,
                 functools.partial(
-                    read_split,
+                    read_any_split,
                     entry=entry,
                     schema=arrow_schema(self.schema),
                     search=self.search,
                     conditions=conditions,
+                    companion_root=companion_root(self.view.configuration, self.options),
                 ),
             )
 

@@ -6,8 +6,18 @@
 See docs/search.md.
 """
 
+from indextables.search.companion.api import build_companion
+from indextables.search.companion.sync import CompanionResult
 from indextables.search.searchtable import SearchTable, open_table
 from indextables.search.version import __version__
 from indextables.search.write.tablewrite import WriteResult, write_table
 
-__all__ = ["SearchTable", "WriteResult", "__version__", "open_table", "write_table"]
+__all__ = [
+    "CompanionResult",
+    "SearchTable",
+    "WriteResult",
+    "__version__",
+    "build_companion",
+    "open_table",
+    "write_table",
+]

@@ -103,6 +103,33 @@ class ArithmeticOverflowError(IndexTablesSearchError, ArithmeticError):
     it (``ARITHMETIC_OVERFLOW``); the message names the metric."""
 
 
+class CompanionError(IndexTablesSearchError, ValueError):
+    """A companion index (a search index over a Delta, Iceberg or Parquet table) that
+    cannot be built, synced or read: a bad source, option or manifest; the message
+    names it."""
+
+
+class CompanionSourceError(CompanionError):
+    """The source table of a companion index cannot be listed or read (missing path,
+    an unsupported source format or feature, a Parquet file whose schema does not fit)."""
+
+
+class StaleCompanionError(CompanionError):
+    """A source Parquet file no longer matches the companion split that indexes it (its
+    size changed or it is gone): sync the companion (BUILD INDEXTABLES COMPANION again).
+
+    Attributes:
+        file: the file's path relative to the source table root.
+    """
+
+    def __init__(self, file: str, problem: str) -> None:
+        super().__init__(
+            f"companion source file {file!r} is stale: {problem}; re-run BUILD INDEXTABLES "
+            "COMPANION (or indextables.search.build_companion) to sync the index"
+        )
+        self.file = file
+
+
 def error_classes() -> dict[str, type[IndexTablesSearchError]]:
     """Every concrete error class of this package by name (rebuilding errors carried as text)."""
     found: dict[str, type[IndexTablesSearchError]] = {}

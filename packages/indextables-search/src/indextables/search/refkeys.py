@@ -60,7 +60,10 @@ _STATE = (
 _STATS = "statistics are kept for every numeric, string and date column, truncated at 32 characters"
 _PROTOCOL = "protocol checks always run: reading or writing an unknown protocol would be unsafe"
 _NATIVE = "tantivy4java's native memory pool has no counterpart in tantivy-py"
-_COMPANION = "companion tables (Delta, Iceberg, Parquet) are not supported"
+_COMPANION = (
+    "companion indexes are built with BUILD INDEXTABLES COMPANION (Delta, Iceberg, Parquet); "
+    "of the companion.* read keys only companion.parquetTableRoot is read"
+)
 _UC = (
     "Unity Catalog credential vending is not built; use static keys, a profile or "
     "the default credential chain"
@@ -157,6 +160,7 @@ HONOURED = frozenset(
     {
         "indexwriter.heapsize",
         "indexwriter.batchsize",
+        "companion.parquettableroot",
         "read.splitspertask",
         "read.maxsplitspertask",
         "cache.directorypath",

@@ -14,6 +14,7 @@ the same keys, checked the same way (a typo names the closest key).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import os
@@ -34,14 +35,16 @@ from indextables.search.aggregate.arrowagg import aggregate_rows
 from indextables.search.aggregate.tableagg import aggregate_plan, output_schema, plan_aggregation
 from indextables.search.aggregate.tablecount import count_table
 from indextables.search.aggregate.tableplan import TablePlan, plan_table
+from indextables.search.companion.sync import companion_root
 from indextables.search.errors import ArgumentError
 from indextables.search.options import parse_read
 from indextables.search.query.conditions import translate_predicate
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
 from indextables.search.query.whereeval import WhereFilter, compile_where
+from indextables.search.read.anysplit import read_any_split
 from indextables.search.read.plan import plan_splits, view_fields
 from indextables.search.read.readahead import in_order
-from indextables.search.read.splitreader import SplitEntry, read_split
+from indextables.search.read.splitreader import SplitEntry
 from indextables.search.schema.schemajson import arrow_schema
 from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.tableaccess import TableView, load_view, open_table_store
@@ -116,6 +119,7 @@ class SearchTable:
         self._options = dict(options)
         self._read = parse_read(self._options)
         self._schema = arrow_schema(view.schema_json)
+        self._companion_root = companion_root(view.configuration, self._options)
 
     def __repr__(self) -> str:
         return f"SearchTable({self.uri!r}, version={self.version})"
@@ -255,7 +259,7 @@ class SearchTable:
         wanted = parse_metrics(metrics)
         output_names(groups, wanted)
         plan = self._count_plan(query, where, textsearch, fieldmatch)
-        agg = plan_aggregation(plan, groups, wanted)
+        agg = plan_aggregation(_fast_only(plan) if self._companion_root else plan, groups, wanted)
         schema = output_schema(self._schema, groups, wanted)
         if agg is not None:
             try:
@@ -373,11 +377,12 @@ class SearchTable:
         cache = SplitCache(self._read.cache_dir, self._read.cache_max_bytes)
         uri, options = self._view.uri, self._options
         read = functools.partial(
-            read_split,
+            read_any_split,
             entry=entry,
             schema=plan.read_schema,
             search=plan.search,
             conditions=plan.conditions,
+            companion_root=self._companion_root,
         )
         for batch in cache.batches(uri, entry.ref, lambda: open_table_store(uri, options), read):
             if plan.where is not None:
@@ -408,6 +413,12 @@ class _ReadPlan:
         self.where = where
         self.entries = tuple(entries)
         self.limit = limit
+
+
+def _fast_only(plan: TablePlan) -> TablePlan:
+    """A companion's plan whose columns without a fast field aggregate from the rows
+    (their values are in the source's Parquet files) instead of being refused."""
+    return dataclasses.replace(plan, fields={k: v for k, v in plan.fields.items() if v.fast})
 
 
 def _select(batch: pa.RecordBatch, output: pa.Schema) -> pa.RecordBatch:

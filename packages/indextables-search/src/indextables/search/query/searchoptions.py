@@ -227,6 +227,11 @@ def build_query(
         ip_dated = _date_safe(rewrite_ip_forms(spec.query, fields), dates, coarse, "query")
         safe = signed_zero_clauses(ip_dated, doubles)
         parts.append(_parse(index, safe, defaults, "query"))
+    for column in (*spec.text_search, *spec.field_match):
+        if column.lower() not in fields:
+            # A column added to the table after this split was written: null in every
+            # row here, so it matches nothing (validated against the table's fields).
+            return _nothing()
     for column, text in spec.text_search.items():
         name = fields[column.lower()].name
         option = f"textsearch.{column}"
@@ -264,6 +269,11 @@ def _ip_match(index: tantivy.Index, name: str, column: str, value: str) -> tanti
             f"option {option}={value!r} is not an IP address, a CIDR (10.0.0.0/8) or a "
             "trailing-wildcard form (10.1.*.*)"
         ) from None
+
+
+def _nothing() -> tantivy.Query:
+    """A query that matches no document."""
+    return tantivy.Query.boolean_query([(tantivy.Occur.MustNot, tantivy.Query.all_query())])
 
 
 def _date_safe(text: str, dates: set[str], coarse: set[str], option: str) -> str:

@@ -85,18 +85,20 @@ def documents(
     schema: tantivy.Schema,
     *,
     batch_number: int | None = None,
+    first_row: int = 0,
 ) -> Iterator[tantivy.Document]:
     """Tantivy documents for the rows of ``batch`` (null values are left out).
 
     With ``batch_number`` (the batch's position in the split's Arrow copy),
     each document also gets its row key, which leads a read from a search
-    hit to the row's exact values.
+    hit to the row's exact values; its rows are numbered from ``first_row``
+    (a companion split keys rows as ``(file number, row in file)``).
     """
     names = [s.name for s in specs]
     columns = [_column_values(batch.column(s.name), s) for s in specs]
     if batch_number is not None:
         names.append(ROW_KEY_FIELD)
-        columns.append([row_key(batch_number, r) for r in range(batch.num_rows)])
+        columns.append([row_key(batch_number, first_row + r) for r in range(batch.num_rows)])
     from_dict = tantivy.Document.from_dict
     if not any(batch.column(s.name).null_count for s in specs):
         # No value to leave out: the per-row filter is ~10% of the Python time of a write.

@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 import tantivy
 
+from indextables.search.errors import CompanionError
 from indextables.search.query.casenotice import notice_case_mismatch
 from indextables.search.query.conditions import Condition
 from indextables.search.query.jsonquery import json_path_query
@@ -40,6 +41,8 @@ from indextables.search.splits.splitcache import SplitRef
 from indextables.search.write.splitwriter import ROWS_FILE
 
 BATCH_ROWS = 8192
+# What a companion split embeds (see indextables.search.companion.manifest).
+COMPANION_MANIFEST = "_parquet_manifest.json"
 _FAST_NUMERIC = (FieldKind.I64, FieldKind.F64, FieldKind.BOOL)
 
 
@@ -74,7 +77,17 @@ def read_split(
 
     ``directory`` is a split cache entry (:mod:`.splitcache`): its term
     dictionaries are in tantivy-py's FST form whatever form the split carries.
+    A companion split (one embedding ``_parquet_manifest.json``) holds no values:
+    :func:`indextables.search.read.anysplit.read_any_split` reads it from the source.
+
+    Raises:
+        CompanionError: a companion split.
     """
+    if os.path.exists(os.path.join(directory, COMPANION_MANIFEST)):
+        raise CompanionError(
+            f"split {entry.ref.path} is a companion split (its rows live in the source "
+            "table's Parquet files); this read path does not serve companion indexes"
+        )
     index, searcher = open_split(directory)
     total = searcher.num_docs
     if total == 0:

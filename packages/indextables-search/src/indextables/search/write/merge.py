@@ -24,7 +24,7 @@ from typing import Any
 import pyarrow as pa
 
 from indextables.protocol.actions import AddAction, RemoveAction
-from indextables.search.errors import OptionError
+from indextables.search.errors import CompanionError, OptionError
 from indextables.search.options import (
     PREFIX,
     lower_keys,
@@ -241,12 +241,20 @@ def merge_table(
 
     ``run`` merges each batch of groups (default: :func:`run_in_process`; the Spark
     adapter runs them as tasks).
+
+    Raises:
+        CompanionError: the table is a companion index.
     """
     runner = run or run_in_process
     opts = dict(options or {})
     settings = merge_settings(opts)
     table = table_handle(uri, opts)
     view = load_view(uri, opts)
+    if view.configuration.get("indextables.companion.enabled") == "true":
+        raise CompanionError(
+            f"MERGE SPLITS does not merge the splits of companion index {uri!r}; run BUILD "
+            "INDEXTABLES COMPANION at a new location with a larger TARGET INPUT SIZE instead"
+        )
     skipped = frozenset(s.path for s in table.skipped_files())
     groups = plan_groups(
         view.splits,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
-from indextables.search.errors import DuplicateColumnError, OptionError
+from indextables.search.errors import CompanionError, DuplicateColumnError, OptionError
 from indextables.search.options import (
     INDEXING,
     OnWriteOptions,
@@ -67,6 +67,7 @@ def plan_table_write(uri: str, options: Mapping[str, str], schema: pa.Schema) ->
             table or the data, a schema that differs from the table's.
         DuplicateColumnError: two names (columns, or fields of one struct) equal but for case.
         UnsupportedTypeError: a column type that cannot be indexed.
+        CompanionError: the table is a companion index (read-only).
     """
     from indextables.search.refkeys import warn_ignored
     from indextables.search.table.tableaccess import engine_config, load_view, table_exists
@@ -78,6 +79,15 @@ def plan_table_write(uri: str, options: Mapping[str, str], schema: pa.Schema) ->
     engine_config(options)  # engine settings fail here, at planning, not at commit
     merge_settings(options)  # so do merge-on-write's
     existing = load_view(uri, options) if table_exists(uri, options) else None
+    if (
+        existing is not None
+        and existing.configuration.get("indextables.companion.enabled") == "true"
+    ):
+        source = existing.configuration.get("indextables.companion.sourceTablePath")
+        raise CompanionError(
+            f"{uri!r} is a companion index of {source!r} and is read-only: write to the "
+            "source table, then sync with BUILD INDEXTABLES COMPANION"
+        )
     merged = dict(existing.configuration) if existing else {}
     merged = {k: v for k, v in lower_keys(merged).items() if k.startswith(INDEXING)}
     merged.update(lower_keys(options))

@@ -1,0 +1,118 @@
+"""BUILD INDEXTABLES COMPANION: its grammar, and companion reads compared with Spark's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from indextables.pyspark.companioncmd import parse_companion
+from indextables.pyspark.errors import SqlCommandError
+
+
+def test_the_reference_clauses_parse() -> None:
+    args = parse_companion(
+        "BUILD INDEXTABLES COMPANION FOR DELTA 's3://b/delta'\n"
+        "  INDEXING MODES ('content':'text', 'status':'string')\n"
+        "  FASTFIELDS MODE parquet_only TARGET INPUT SIZE 1G WRITER HEAP SIZE 512M\n"
+        "  FROM VERSION 42 EXCLUDE COLUMNS ('raw', \"blob\")\n"
+        "  WHERE year = '2024' AND month IN ('01', '02')\n"
+        "  AT LOCATION 's3://b/index' DRY RUN;"
+    )
+    assert args == {
+        "source": "s3://b/delta",
+        "location": "s3://b/index",
+        "source_format": "delta",
+        "dry_run": True,
+        "indexing_modes": {"content": "text", "status": "string"},
+        "fast_field_mode": "PARQUET_ONLY",
+        "target_input_size": 1024**3,
+        "writer_heap_size": 512 * 1024**2,
+        "from_version": 42,
+        "exclude_columns": ["raw", "blob"],
+        "where": "year = '2024' AND month IN ('01', '02')",
+    }
+    iceberg = parse_companion(
+        "BUILD INDEXTABLES COMPANION FOR ICEBERG 'cat.ns.t' FROM SNAPSHOT 77 AT LOCATION '/i'"
+    )
+    assert (iceberg["source"], iceberg["from_version"]) == ("cat.ns.t", 77)
+    plain = parse_companion("build tantivy4spark companion for parquet '/d' at location '/i'")
+    assert plain == {"source": "/d", "location": "/i", "source_format": "parquet", "dry_run": False}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("B FOR DELTA '/d'", "AT LOCATION"),
+        ("B FOR HUDI '/d' AT LOCATION '/i'", "HUDI"),
+        ("B FOR DELTA 't' FROM SNAPSHOT 3 AT LOCATION '/i'", "FROM SNAPSHOT"),
+        ("B FOR ICEBERG 'n.t' FROM VERSION 3 AT LOCATION '/i'", "FROM VERSION"),
+        ("B FOR DELTA 't' CATALOG 'uc' AT LOCATION '/i'", "CATALOG"),
+        ("B FOR DELTA '/d' HASHED FASTFIELDS ('a') AT LOCATION '/i'", "HASHED"),
+        ("B FOR DELTA '/d' INVALIDATE ALL PARTITIONS AT LOCATION '/i'", "INVALIDATE"),
+        ("B FOR DELTA '/d' TARGET INPUT SIZE lots AT LOCATION '/i'", "TARGET INPUT SIZE"),
+        ("B FOR DELTA '/d' INCLUDE COLUMNS (a) AT LOCATION '/i'", "quote"),
+        ("B FOR DELTA '/d' INDEXING MODES ('a') AT LOCATION '/i'", "'column':'mode'"),
+        ("B FOR DELTA '/d' FROM VERSION 1 FROM VERSION 2 AT LOCATION '/i'", "twice"),
+    ],
+)  # fmt: skip
+def test_bad_statements_name_the_clause(text: str, message: str) -> None:
+    with pytest.raises(SqlCommandError, match=message):
+        parse_companion(text.replace("B ", "BUILD INDEXTABLES COMPANION ", 1))
+
+
+def rows(frame: Any) -> list[tuple[Any, ...]]:
+    return sorted(
+        tuple(("nan" if v != v else v) if isinstance(v, float) else v for v in r)
+        for r in frame.collect()
+    )  # NaN as text: NaN != NaN
+
+
+def test_companion_reads_equal_spark_over_the_parquet_source(spark: Any, tmp_path: Path) -> None:
+    import indextables.pyspark as itp
+
+    source, index = str(tmp_path / "src"), str(tmp_path / "idx")
+    spark.range(300).selectExpr(
+        "id",
+        "cast(id % 3 as int) as bucket",
+        "case when id % 11 = 0 then null when id % 5 = 0 then '' "
+        "else concat('request ', id, case when id % 7 = 0 then ' timed out' else ' ok' end) "
+        "end as message",
+        "case when id % 13 = 0 then double('NaN') when id % 17 = 0 then -0.0 "
+        "when id % 19 = 0 then double('-Infinity') else id / 4.0 end as latency",
+        "case when id % 4 = 0 then 'ERROR' else 'INFO' end as level",
+    ).repartition(4).write.partitionBy("bucket").parquet(source)
+    result = itp.sql(
+        spark,
+        f"BUILD INDEXTABLES COMPANION FOR PARQUET '{source}' "
+        f"INDEXING MODES ('message':'text') TARGET INPUT SIZE 2K AT LOCATION '{index}'",
+    ).first()
+    assert result.status == "success"
+    assert result.parquet_files_indexed >= 12
+    assert result.table_path == index
+    again = itp.sql(
+        spark, f"BUILD INDEXTABLES COMPANION FOR PARQUET '{source}' AT LOCATION '{index}'"
+    )
+    assert again.first().status == "no_action"
+    expected = spark.read.parquet(source)
+    found = spark.read.format("indextables").load(index)
+    assert sorted(found.columns) == sorted(expected.columns)
+    columns = expected.columns
+    assert rows(found.select(*columns)) == rows(expected.select(*columns))
+    for where in ("latency > 10", "level = 'ERROR' AND bucket = 1", "message = ''", "latency = 0"):
+        assert rows(found.where(where).select(*columns)) == rows(
+            expected.where(where).select(*columns)
+        ), where
+    searched = spark.read.format("indextables").option("query", "message:timed").load(index)
+    assert rows(searched.select("id")) == rows(
+        expected.where("message like '%timed%'").select("id")
+    )
+    hits = itp.search(spark, index, "message:timed", where="bucket = 2")
+    assert rows(hits.select("id")) == rows(
+        expected.where("message like '%timed%' AND bucket = 2").select("id")
+    )
+    assert (
+        itp.count(spark, index, query="message:timed")
+        == expected.where("message like '%timed%'").count()
+    )

@@ -1,0 +1,203 @@
+"""Read a companion split: Tantivy hits -> (file, row) -> the projected columns from Parquet.
+
+A hit ``(segment, doc)`` becomes a file and a row through the split's row key
+fast field (``file number << 32 | row in file``, splits written here) or, for
+splits without it (tantivy4java's), through ``segment_row_ranges`` and the
+files' row offsets. Per file, only the row groups holding hits and only the
+projected columns are read (pyarrow), then the rows are taken. Before a file is
+read its size is compared with the manifest's ``file_size_bytes``: a file that
+changed raises :class:`~indextables.search.errors.StaleCompanionError`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+import tantivy
+
+from indextables.search.companion.manifest import (
+    MANIFEST_FILE,
+    ParquetManifest,
+    manifest_from_bytes,
+)
+from indextables.search.companion.sources import source_filesystem
+from indextables.search.errors import StaleCompanionError
+from indextables.search.query.conditions import Condition
+from indextables.search.query.searchoptions import SearchSpec, whole_second_dates
+from indextables.search.query.tantivyquery import fully_indexed_columns
+from indextables.search.read.splitreader import (
+    BATCH_ROWS,
+    SplitEntry,
+    _fields,
+    _query,
+    open_split,
+    split_traits,
+)
+from indextables.search.schema.mapping import ROW_KEY_FIELD
+from indextables.search.schema.partitionvalues import partition_column
+
+__all__ = ["read_companion_split", "split_manifest"]
+
+
+def split_manifest(directory: str) -> ParquetManifest:
+    """The manifest embedded in an unbundled companion split."""
+    with open(os.path.join(directory, MANIFEST_FILE), "rb") as handle:
+        return manifest_from_bytes(handle.read())
+
+
+def read_companion_split(
+    directory: str,
+    entry: SplitEntry,
+    schema: pa.Schema,
+    *,
+    search: SearchSpec,
+    conditions: Sequence[Condition],
+    root: str,
+) -> Iterator[pa.RecordBatch]:
+    """The rows of one companion split that match, as batches of ``schema``.
+
+    ``root`` is the source table root the manifest's relative paths resolve against.
+    """
+    manifest = split_manifest(directory)
+    index, searcher = open_split(directory)
+    if searcher.num_docs == 0:
+        return
+    fields = _fields(index, entry)
+    traits = split_traits(directory)
+    query = _query(
+        index, fields, search, conditions, fully_indexed_columns(entry.split_tags), traits,
+        whole_second_dates(schema),
+    )  # fmt: skip
+    filesystem, base = source_filesystem(root)
+    reader = _FileRows(manifest, filesystem, base, schema, entry.partition_values)
+    if query is None:
+        for number in range(len(manifest.parquet_files)):
+            yield from reader.whole_file(number)
+        return
+    hits = searcher.search(query, limit=searcher.num_docs, count=False).hits
+    addresses = sorted((a for _, a in hits), key=lambda a: (a.segment_ord, a.doc))
+    located = sorted(_locate(searcher, manifest, addresses, traits.own))
+    start = 0
+    while start < len(located):
+        number = located[start][0]
+        stop = bisect.bisect_left(located, (number + 1, -1), lo=start)
+        rows = [row for _, row in located[start:stop]]
+        for offset in range(0, len(rows), BATCH_ROWS):
+            yield reader.rows(number, rows[offset : offset + BATCH_ROWS])
+        start = stop
+
+
+def _locate(
+    searcher: tantivy.Searcher, manifest: ParquetManifest, addresses: list[Any], own: bool
+) -> list[tuple[int, int]]:
+    if not addresses:
+        return []
+    if own:
+        keys = searcher.fast_field_values(ROW_KEY_FIELD, addresses)
+        return [(int(k) >> 32, int(k) & 0xFFFFFFFF) for k in keys if k is not None]
+    global_rows = [manifest.segment_offset(a.segment_ord) + a.doc for a in addresses]
+    return manifest.locate(global_rows)
+
+
+class _FileRows:
+    """Reads rows of the manifest's files (each file's size checked once)."""
+
+    def __init__(
+        self,
+        manifest: ParquetManifest,
+        filesystem: pafs.FileSystem,
+        base: str,
+        schema: pa.Schema,
+        partition_values: Mapping[str, str | None],
+    ) -> None:
+        self.manifest = manifest
+        self.filesystem = filesystem
+        self.base = base
+        self.schema = schema
+        self.partitions = {k.lower(): v for k, v in partition_values.items()}
+        self.checked: set[int] = set()
+
+    def _open(self, number: int) -> pq.ParquetFile:
+        entry = self.manifest.parquet_files[number]
+        location = f"{self.base}/{entry.relative_path}"
+        if number not in self.checked:
+            info = self.filesystem.get_file_info(location)
+            if info.type == pafs.FileType.NotFound:
+                raise StaleCompanionError(entry.relative_path, "the file is gone")
+            if info.size != entry.file_size_bytes:
+                raise StaleCompanionError(
+                    entry.relative_path,
+                    f"its size is {info.size} bytes, the index recorded {entry.file_size_bytes}",
+                )
+            self.checked.add(number)
+        return pq.ParquetFile(location, filesystem=self.filesystem)
+
+    def _data_columns(self, parquet: pq.ParquetFile) -> list[str]:
+        present = set(parquet.schema_arrow.names)
+        return [
+            f.name
+            for f in self.schema
+            if f.name.lower() not in self.partitions and f.name in present
+        ]
+
+    def whole_file(self, number: int) -> Iterator[pa.RecordBatch]:
+        with self._open(number) as parquet:
+            columns = self._data_columns(parquet)
+            if not columns:
+                yield self._typed(pa.table({}), self.manifest.parquet_files[number].num_rows)
+                return
+            for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns):
+                yield self._typed(pa.Table.from_batches([batch]), batch.num_rows)
+
+    def rows(self, number: int, rows: Sequence[int]) -> pa.RecordBatch:
+        with self._open(number) as parquet:
+            columns = self._data_columns(parquet)
+            if not columns:
+                return self._typed(pa.table({}), len(rows))
+            starts = []
+            offset = 0
+            metadata = parquet.metadata
+            for group in range(metadata.num_row_groups):
+                starts.append(offset)
+                offset += metadata.row_group(group).num_rows
+            needed = sorted({bisect.bisect_right(starts, r) - 1 for r in rows})
+            table = parquet.read_row_groups(needed, columns=columns)
+            # Positions in the concatenation of the row groups read.
+            base: dict[int, int] = {}
+            position = 0
+            for group in needed:
+                base[group] = position
+                position += metadata.row_group(group).num_rows
+            indices = []
+            for row in rows:
+                group = bisect.bisect_right(starts, row) - 1
+                indices.append(base[group] + row - starts[group])
+            return self._typed(table.take(pa.array(indices, pa.int64())), len(rows))
+
+    def _typed(self, table: pa.Table, count: int) -> pa.RecordBatch:
+        arrays = []
+        for field in self.schema:
+            key = field.name.lower()
+            if key in self.partitions:
+                arrays.append(partition_column(self.partitions[key], field.type, count))
+            elif field.name in table.column_names:
+                column = table.column(field.name).combine_chunks()
+                arrays.append(_cast(column, field.type))
+            else:
+                arrays.append(pa.nulls(count, field.type))
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+def _cast(column: pa.Array, target: pa.DataType) -> pa.Array:
+    if column.type == target:
+        return column
+    from indextables.search.write.arrowinput import conform_batch
+
+    batch = pa.RecordBatch.from_arrays([column], names=["c"])
+    return conform_batch(batch, pa.schema([pa.field("c", target)])).column(0)

@@ -1,0 +1,320 @@
+"""The current data files of a companion's source: Parquet directories, Delta and Iceberg tables.
+
+Each file is named by its path relative to the source root, normalised (``/``
+separators, no ``./``, percent-decoded as it is on storage), so the anti-join of
+:mod:`.sync` compares the same file the same way whatever root it is reached by.
+A file's :attr:`SourceFile.identity` holds what must stay the same for its
+indexed rows to stay right: its size and, for Delta, its deletion vector.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from indextables.search.errors import CompanionSourceError
+
+__all__ = [
+    "SOURCE_FORMATS",
+    "SourceFile",
+    "SourceListing",
+    "list_source",
+    "normalise_path",
+    "source_filesystem",
+]
+
+SOURCE_FORMATS = ("delta", "parquet", "iceberg")
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """One data file of the source.
+
+    Attributes:
+        path: relative to the source root, normalised (:func:`normalise_path`).
+        size: its size in bytes.
+        partition_values: partition column -> value string (None for null).
+        deletion_vector: a Delta deletion vector's identity, None without one.
+    """
+
+    path: str
+    size: int
+    partition_values: Mapping[str, str | None] = field(default_factory=dict)
+    deletion_vector: str | None = None
+
+    @property
+    def identity(self) -> str:
+        """What must be unchanged for the file's indexed rows to be current."""
+        text = f"size={self.size}"
+        return text if self.deletion_vector is None else f"{text};dv={self.deletion_vector}"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceListing:
+    """A source table as of one version.
+
+    Attributes:
+        root: the table root the files' paths are relative to.
+        format: ``delta``, ``parquet`` or ``iceberg``.
+        version: the Delta version or Iceberg snapshot id listed (None for Parquet
+            directories and snapshot-less Iceberg tables).
+        schema: the data columns and the partition columns, as Arrow types.
+        partition_columns: the partition columns, in order.
+        files: the data files (those a ``where`` on partitions keeps).
+    """
+
+    root: str
+    format: str
+    version: int | None
+    schema: pa.Schema
+    partition_columns: tuple[str, ...]
+    files: tuple[SourceFile, ...]
+
+
+def normalise_path(path: str) -> str:
+    """``a/./b//c`` -> ``a/b/c``; percent-escapes decoded (storage's own spelling)."""
+    text = unquote(path.replace("\\", "/"))
+    clean = posixpath.normpath(text).lstrip("/")
+    if clean.startswith("../") or clean == "..":
+        raise CompanionSourceError(f"source file path {path!r} leaves the table root")
+    return clean
+
+
+def source_filesystem(root: str) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow filesystem of a root and the root's path on it.
+
+    Raises:
+        CompanionSourceError: a root pyarrow cannot open.
+    """
+    try:
+        filesystem, path = pafs.FileSystem.from_uri(root)
+    except (pa.ArrowInvalid, ValueError):
+        filesystem, path = pafs.LocalFileSystem(), root
+    except (OSError, pa.ArrowException) as exc:
+        raise CompanionSourceError(f"source root {root!r} cannot be opened: {exc}") from None
+    return filesystem, path.rstrip("/") or path
+
+
+def list_source(
+    root: str,
+    source_format: str,
+    *,
+    version: int | None = None,
+) -> SourceListing:
+    """List the source table's current data files (``version``: Delta time travel).
+
+    Raises:
+        CompanionSourceError: nothing readable at ``root``, or a format not supported.
+    """
+    if source_format == "parquet":
+        if version is not None:
+            raise CompanionSourceError("FROM VERSION applies to Delta sources, not Parquet")
+        return _parquet_listing(root)
+    if source_format == "delta":
+        return _delta_listing(root, version)
+    if source_format == "iceberg":
+        return _iceberg_listing(root, version)
+    raise CompanionSourceError(
+        f"source format {source_format!r} is not one of {', '.join(SOURCE_FORMATS)}"
+    )
+
+
+def _parquet_listing(root: str) -> SourceListing:
+    import pyarrow.dataset as ds
+
+    filesystem, base = source_filesystem(root)
+    info = filesystem.get_file_info(base)
+    if info.type != pafs.FileType.Directory:
+        raise CompanionSourceError(f"Parquet source {root!r} is not a directory")
+    try:
+        dataset = ds.dataset(
+            base,
+            filesystem=filesystem,
+            format="parquet",
+            partitioning=ds.HivePartitioning.discover(infer_dictionary=False),
+        )
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise CompanionSourceError(f"Parquet source {root!r} cannot be read: {exc}") from None
+    partitioning = dataset.partitioning
+    partition_columns = tuple(partitioning.schema.names) if partitioning is not None else ()
+    paths = list(dataset.files)
+    sizes = {i.path: i.size for i in filesystem.get_file_info(paths)}
+    files = []
+    for path in sorted(paths):
+        relative = normalise_path(posixpath.relpath(path, base))
+        files.append(
+            SourceFile(
+                path=relative,
+                size=int(sizes[path] or 0),
+                partition_values=_hive_values(relative, partition_columns),
+            )
+        )
+    return SourceListing(
+        root=root,
+        format="parquet",
+        version=None,
+        schema=dataset.schema,
+        partition_columns=partition_columns,
+        files=tuple(files),
+    )
+
+
+_HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+def _hive_values(relative: str, columns: Sequence[str]) -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for part in relative.split("/")[:-1]:
+        if "=" in part:
+            key, _, value = part.partition("=")
+            found[key] = None if value == _HIVE_NULL else value
+    return {c: found.get(c) for c in columns}
+
+
+def _delta_listing(root: str, version: int | None) -> SourceListing:
+    try:
+        from deltalake import DeltaTable
+        from deltalake.exceptions import DeltaError, TableNotFoundError
+    except ImportError:
+        raise CompanionSourceError(
+            "Delta sources need the deltalake package: pip install 'indextables-search[companion]'"
+        ) from None
+    try:
+        table = DeltaTable(root, version=version)
+    except TableNotFoundError:
+        raise CompanionSourceError(f"no Delta table at {root!r}") from None
+    except (DeltaError, OSError, ValueError) as exc:
+        raise CompanionSourceError(f"Delta table {root!r} cannot be read: {exc}") from None
+    partition_columns = tuple(table.metadata().partition_columns)
+    schema = pa.schema(table.schema().to_arrow())
+    actions = pa.table(table.get_add_actions(flatten=True))
+    features = set(table.protocol().reader_features or ())
+    if "deletionVectors" in features and not any(
+        n.startswith("deletionVector") for n in actions.column_names
+    ):
+        raise CompanionSourceError(
+            f"Delta table {root!r} has deletion vectors enabled and the installed deltalake "
+            "does not say which files carry one; a companion would return deleted rows"
+        )
+    rows = actions.to_pylist()
+    files = []
+    for row in sorted(rows, key=lambda r: str(r["path"])):
+        files.append(
+            SourceFile(
+                path=normalise_path(str(row["path"])),
+                size=int(row["size_bytes"]),
+                partition_values={
+                    c: _partition_text(row.get(f"partition.{c}")) for c in partition_columns
+                },
+                deletion_vector=_deletion_vector(row),
+            )
+        )
+    return SourceListing(
+        root=root,
+        format="delta",
+        version=int(table.version()),
+        schema=schema,
+        partition_columns=partition_columns,
+        files=tuple(files),
+    )
+
+
+def _iceberg_listing(name: str, snapshot_id: int | None) -> SourceListing:
+    """An Iceberg table named ``[catalog.]namespace.table``, its catalog configured the
+    way pyiceberg reads it (``.pyiceberg.yaml`` or ``PYICEBERG_CATALOG__<NAME>__*``).
+
+    Iceberg partition columns are stored in the data files, so the listing has no
+    partition columns. A data file with delete files gets them as its deletion
+    identity (such files are not indexed, see :mod:`.sync`).
+    """
+    try:
+        from pyiceberg.catalog import load_catalog
+        from pyiceberg.exceptions import NoSuchTableError
+        from pyiceberg.utils.config import Config
+    except ImportError:
+        raise CompanionSourceError(
+            "Iceberg sources need the pyiceberg package: pip install 'pyiceberg[sql-sqlite]' "
+            "(or the extra for your catalog)"
+        ) from None
+    parts = name.split(".")
+    if len(parts) < 2:
+        raise CompanionSourceError(
+            f"Iceberg source {name!r} must be named [catalog.]namespace.table"
+        )
+    catalog_name, identifier = (
+        ("default", name) if len(parts) == 2 else (parts[0], ".".join(parts[1:]))
+    )
+    try:
+        # The configuration as it is now (pyiceberg caches the one of its import time).
+        properties = Config().get_catalog_config(catalog_name) or {}
+        catalog = load_catalog(catalog_name, **properties)
+        table = catalog.load_table(identifier)
+    except NoSuchTableError:
+        raise CompanionSourceError(
+            f"no Iceberg table {identifier!r} in catalog {catalog_name!r}"
+        ) from None
+    except Exception as exc:  # pyiceberg raises many kinds for a bad catalog configuration
+        raise CompanionSourceError(
+            f"Iceberg table {name!r} cannot be loaded: {type(exc).__name__}: {exc}"
+        ) from None
+    snapshot = (
+        table.current_snapshot() if snapshot_id is None else table.snapshot_by_id(snapshot_id)
+    )
+    if snapshot_id is not None and snapshot is None:
+        raise CompanionSourceError(f"Iceberg table {name!r} has no snapshot {snapshot_id}")
+    location = table.location().rstrip("/")
+    schema = pa.schema([pa.field(f.name, f.type, f.nullable) for f in table.schema().as_arrow()])
+    files = []
+    if snapshot is not None:
+        for task in table.scan(snapshot_id=snapshot.snapshot_id).plan_files():
+            path = str(task.file.file_path)
+            if not path.startswith(location + "/"):
+                raise CompanionSourceError(
+                    f"Iceberg data file {path!r} is outside the table location {location!r}"
+                )
+            deletes = sorted(str(d.file_path) for d in task.delete_files)
+            files.append(
+                SourceFile(
+                    path=normalise_path(path[len(location) + 1 :]),
+                    size=int(task.file.file_size_in_bytes),
+                    deletion_vector=";".join(deletes) if deletes else None,
+                )
+            )
+    return SourceListing(
+        root=location,
+        format="iceberg",
+        version=None if snapshot is None else int(snapshot.snapshot_id),
+        schema=schema,
+        partition_columns=(),
+        files=tuple(sorted(files, key=lambda f: f.path)),
+    )
+
+
+def _partition_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+_DV_KEYS = (
+    "deletionVector.storageType",
+    "deletionVector.pathOrInlineDv",
+    "deletionVector.offset",
+    "deletionVector.sizeInBytes",
+    "deletionVector.cardinality",
+)
+
+
+def _deletion_vector(row: Mapping[str, Any]) -> str | None:
+    parts = [row.get(k) for k in _DV_KEYS]
+    if all(p is None for p in parts):
+        return None
+    return ":".join("" if p is None else str(p) for p in parts)

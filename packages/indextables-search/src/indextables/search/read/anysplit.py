@@ -1,0 +1,49 @@
+"""One split of a table read as Arrow batches, whether it holds its rows or indexes a source.
+
+A companion split (it embeds ``_parquet_manifest.json``) is read from the source
+table's Parquet files under ``companion_root``
+(:func:`indextables.search.companion.read.read_companion_split`); any other split
+by :func:`indextables.search.read.splitreader.read_split`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+
+import pyarrow as pa
+
+from indextables.search.companion.read import read_companion_split
+from indextables.search.errors import CompanionError
+from indextables.search.query.conditions import Condition
+from indextables.search.query.searchoptions import SearchSpec
+from indextables.search.read.splitreader import COMPANION_MANIFEST, SplitEntry, read_split
+
+__all__ = ["read_any_split"]
+
+
+def read_any_split(
+    directory: str,
+    entry: SplitEntry,
+    schema: pa.Schema,
+    *,
+    search: SearchSpec,
+    conditions: Sequence[Condition],
+    companion_root: str | None,
+) -> Iterator[pa.RecordBatch]:
+    """The matching rows of one unbundled split (see the module docstring).
+
+    Raises:
+        CompanionError: a companion split of a table that is not a companion index.
+    """
+    if not os.path.exists(os.path.join(directory, COMPANION_MANIFEST)):
+        yield from read_split(directory, entry, schema, search=search, conditions=conditions)
+        return
+    if companion_root is None:
+        raise CompanionError(
+            f"split {entry.ref.path} is a companion split, but its table's configuration "
+            "does not say where the source is (indextables.companion.sourceTablePath)"
+        )
+    yield from read_companion_split(
+        directory, entry, schema, search=search, conditions=conditions, root=companion_root
+    )
