@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 
 from indextables.search.errors import QuerySyntaxError
 from indextables.search.query import wherecompare as wc
+from indextables.search.query import wherepairs as wp
 from indextables.search.query import wheregrammar as g
 from indextables.search.schema import columntypes as ct
 
@@ -157,8 +158,10 @@ class _Compiler:
         if isinstance(left, g.Literal) and isinstance(right, g.Column):
             left, right, op = right, left, _FLIPPED[op]
         part = f"{_text(node.left)} {node.op} {_text(node.right)}"
+        if isinstance(left, g.Column) and isinstance(right, g.Column):
+            return self.column_pair(part, left, right, op)
         if not isinstance(left, g.Column) or not isinstance(right, g.Literal):
-            raise self.refuse(part, "only a column compared with a literal is supported")
+            raise self.refuse(part, "only a column compared with a literal or a column is supported")
         f = self.column(left)
         if _long_out_of_range(f, op, right):
             # Spark (DecimalPrecision) folds an integer column against a decimal beyond the
@@ -170,6 +173,20 @@ class _Compiler:
         if op == "<>":
             return lambda batch: pc.invert(comparer(_column(batch, name), "="))
         return lambda batch: comparer(_column(batch, name), op)
+
+    def column_pair(self, part: str, left: g.Column, right: g.Column, op: str) -> Evaluator:
+        """``left op right`` for two columns of one kind (:mod:`.wherepairs`)."""
+        a, b = self.column(left), self.column(right)
+        try:
+            compare = wp.pair_comparer(a.type, b.type)
+        except wp.PairRefused as refused:
+            raise self.refuse(part, str(refused)) from None
+        first, second = a.name, b.name
+        if op == "<>":
+            return lambda batch: pc.invert(
+                compare(_column(batch, first), _column(batch, second), "=")
+            )
+        return lambda batch: compare(_column(batch, first), _column(batch, second), op)
 
     def in_list(self, node: g.InList) -> Evaluator:
         column = self.operand_column(node.operand, "IN (...)")
