@@ -4,7 +4,7 @@ Per seed, a table of every column kind the engine writes (integers of each
 width, float/double with NaN, -0.0 and infinities, booleans, dates, instants,
 wall-clock timestamps, exact strings, full-text, IP, binary, struct, string and
 decimal partitions; nulls everywhere, empty and unicode strings) is written by
-``write_table`` in three appends (several splits per partition). Random cases
+``write_table`` in two appends (several splits per partition). Random cases
 (``query``, ``textsearch``, ``fieldmatch``, ``where``, ``columns``, ``limit``;
 see ``diffcases.py`` for the oracles) then compare:
 
@@ -42,15 +42,15 @@ _LOG_NAME = "indextables.search.searchtable"
 FAST_SEEDS = (1, 2, 3)
 SLOW_SEEDS = tuple(range(10, 22))
 ROWS = 240
-CASES = 30
+CASES = 16  # per seed in the default run; the slow run takes 40
 
 
 def build(tmp_path: Path, seed: int) -> tuple[SearchTable, pa.Table]:
     data = rows(seed, ROWS)
     uri = str(tmp_path / f"t{seed}")
-    third = ROWS // 3
-    for start in range(0, ROWS, third):
-        write_table(uri, data.slice(start, third), partition_by=PARTITION_BY, options=OPTIONS)
+    half = ROWS // 2
+    for start in (0, half):
+        write_table(uri, data.slice(start, half), partition_by=PARTITION_BY, options=OPTIONS)
     table = open_table(uri)
     assert table.count() == ROWS
     return table, data
@@ -177,7 +177,7 @@ def check_aggregate(
 # -- the tests ---------------------------------------------------------------------------
 
 
-def _run(tmp_path: Path, caplog: pytest.LogCaptureFixture, seed: int) -> None:
+def _run(tmp_path: Path, caplog: pytest.LogCaptureFixture, seed: int, count: int = CASES) -> None:
     caplog.set_level(logging.DEBUG, logger=_LOG_NAME)
     table, data = build(tmp_path, seed)
     duck = duckdb.connect()
@@ -185,7 +185,7 @@ def _run(tmp_path: Path, caplog: pytest.LogCaptureFixture, seed: int) -> None:
     duck.register("data", data)
     paths: Counter[str] = Counter()
     try:
-        for case in cases(seed, CASES):
+        for case in cases(seed, count):
             caplog.clear()
             want = oracle_ids(duck, data, case)
             try:
@@ -196,7 +196,7 @@ def _run(tmp_path: Path, caplog: pytest.LogCaptureFixture, seed: int) -> None:
                 found = [s for s in sources(caplog) if s in ("log", "index", "rows")]
                 paths[found[-1]] += 1
         rng = random.Random(seed)
-        for _ in range(6):
+        for _ in range(max(4, count // 4)):
             group = rng.choice([None, *GROUPS])
             names = rng.sample(list(METRICS), 3)
             where = rng.choice([None, leaf(rng, simple=True), condition(rng)])
@@ -211,6 +211,12 @@ def _run(tmp_path: Path, caplog: pytest.LogCaptureFixture, seed: int) -> None:
     assert paths["index"] + paths["log"] > filtered / 2, paths
 
 
+# A search for "A" on the case-sensitive `s` warns that "a" exists: expected here.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::indextables.search.query.casenotice.CaseMismatchWarning"
+)
+
+
 @pytest.mark.parametrize("seed", FAST_SEEDS)
 def test_engine_matches_oracles(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, seed: int
@@ -223,4 +229,4 @@ def test_engine_matches_oracles(
 def test_engine_matches_oracles_more_seeds(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, seed: int
 ) -> None:
-    _run(tmp_path, caplog, seed)
+    _run(tmp_path, caplog, seed, 40)
