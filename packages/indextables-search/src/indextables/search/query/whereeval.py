@@ -293,7 +293,7 @@ class _Compiler:
                 return lambda values, op: wc.compare_floats(
                     pc.cast(values, pa.float64(), safe=False), op, value
                 )
-            return lambda values, op: wc.compare_exact(values, op, value, float)
+            return lambda values, op: wc.compare_floats(wc.decimal_as_double(values), op, value)
         if literal.kind not in ("integer", "decimal"):
             raise self.refuse(part, self.mismatch(f, literal))
         # Spark widens both sides to one decimal type; beyond 38 digits it loses digits.
@@ -313,7 +313,7 @@ class _Compiler:
         exact = Fraction(literal.value)
         if ct.is_integral(t):
             return lambda values, op: wc.compare_integers(values, op, exact)
-        return lambda values, op: wc.compare_exact(values, op, exact, Fraction)
+        return lambda values, op: wc.compare_decimal(values, op, exact)
 
     def double_literal(self, part: str, f: pa.Field, literal: g.Literal) -> float:
         """The double a float/double column is compared with."""
