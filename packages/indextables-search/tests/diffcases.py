@@ -189,7 +189,18 @@ def _duck_string(value: str) -> str:
 
 NUMBERS = ["0", "1", "-1", "7", "100", "127", "-128", "32767", "2147483647", "-2147483648"]
 NUMBERS += ["9223372036854775807", "-9223372036854775808", "1.5", "-0.5", "0.0", "1e3", "-2.5e0"]
-FLOAT_LITERALS = ["0", "1", "-1", "0.5", "1.5", "0.1", "-0.0", "1e308", "-1e3", "3.4028234663852886e38"]
+FLOAT_LITERALS = [
+    "0",
+    "1",
+    "-1",
+    "0.5",
+    "1.5",
+    "0.1",
+    "-0.0",
+    "1e308",
+    "-1e3",
+    "3.4028234663852886e38",
+]
 DEC_LITERALS = ["0", "1", "-1.5", "2.25", "2.250", "999999.99", "1e0", "-1.49"]
 LIKES = ["%", "_", "a%", "%a%", "a\\%b", "a\\_b", "%é", "", "%lpha%", "_ %"]
 OPS = ["=", "<>", "<", "<=", ">", ">=", "!="]
@@ -239,8 +250,11 @@ def leaf(rng: random.Random, *, simple: bool = False) -> tuple[str, str]:
     """One predicate as (Spark text, DuckDB text); ``simple``: one the index can translate."""
     if simple:
         column = rng.choice(["i8", "i16", "i32", "i64", "s", "p"])
-        op = rng.choice(["=", "<", "<=", ">", ">=", "in"] if WHERE_COLUMNS[column] != "string"
-                        else ["=", "=", "in"])
+        op = rng.choice(
+            ["=", "<", "<=", ">", ">=", "in"]
+            if WHERE_COLUMNS[column] != "string"
+            else ["=", "=", "in"]
+        )
         spark, duck = _literals(rng, column, 3)
         if column in ("i8", "i16", "i32", "i64"):  # whole numbers within a long
             spark = duck = [t for t in spark if "." not in t and "e" not in t] or ["0"]
@@ -365,6 +379,7 @@ def cases(seed: int, count: int) -> list[Case]:
                 columns = [c.upper() for c in columns]
         limit = rng.choice([None, None, 0, 1, 5, 50])
         match = search.pop("match", lambda r: True)
-        out.append(Case(where=where, duck_where=duck, columns=columns, limit=limit,
-                        match=match, **search))
+        out.append(
+            Case(where=where, duck_where=duck, columns=columns, limit=limit, match=match, **search)
+        )
     return out

@@ -16,6 +16,7 @@ from indextables.search.aggregate.aggspec import histogram, parse_group_by, pars
 from indextables.search.aggregate.arrowagg import aggregate_rows
 from indextables.search.aggregate.tableagg import output_schema
 from indextables.search.errors import ArithmeticOverflowError
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from writedata import canonical
 
@@ -60,8 +61,12 @@ def same(a: pa.Table, b: pa.Table) -> bool:
         out = []
         for row in t.to_pylist():
             # Floating sums add in another order batch by batch (as Spark's partitions do).
-            out.append({k: round(v, 6) if isinstance(v, float) and math.isfinite(v) else v
-                        for k, v in row.items()})
+            out.append(
+                {
+                    k: round(v, 6) if isinstance(v, float) and math.isfinite(v) else v
+                    for k, v in row.items()
+                }
+            )
         return [canonical(r) for r in out]
 
     return rows(a) == rows(b)

@@ -138,7 +138,11 @@ def _same(got: Any, want: Any) -> bool:
 
 
 def check_aggregate(
-    table: SearchTable, duck: Any, group: str | None, names: list[str], where: tuple[str, str] | None
+    table: SearchTable,
+    duck: Any,
+    group: str | None,
+    names: list[str],
+    where: tuple[str, str] | None,
 ) -> str:
     metrics = {n: "count" if METRICS[n][1] is None else METRICS[n] for n in names}
     select = ", ".join(f"{_duck_metric(*METRICS[n])} AS {n}" for n in names)
@@ -159,8 +163,11 @@ def check_aggregate(
     )
     if overflow:
         with pytest.raises(ArithmeticOverflowError, match="overflows a long"):
-            table.aggregate(group_by=[group] if group else [], metrics=metrics,
-                            where=where[0] if where else None)
+            table.aggregate(
+                group_by=[group] if group else [],
+                metrics=metrics,
+                where=where[0] if where else None,
+            )
         return "overflow"
     got = table.aggregate(
         group_by=[group] if group else [], metrics=metrics, where=where[0] if where else None

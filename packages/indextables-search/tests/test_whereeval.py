@@ -195,8 +195,19 @@ def test_column_against_column_of_one_kind() -> None:
             "i": pa.array([1, 2, 2, 4, 9, -1, None, 2**40], pa.int64()),
             "s": pa.array(["a", "\u00e9", "z", None, "", "b", "c", "B"]),
             "t": pa.array(["a", "z", "\u00e9", "x", "", None, "C", "b"]),
-            "x": pa.array([Decimal("1.5"), None, Decimal("3"), Decimal("4"), Decimal("-1"),
-                           Decimal("6"), Decimal("0.5"), Decimal("9")], pa.decimal128(4, 1)),
+            "x": pa.array(
+                [
+                    Decimal("1.5"),
+                    None,
+                    Decimal("3"),
+                    Decimal("4"),
+                    Decimal("-1"),
+                    Decimal("6"),
+                    Decimal("0.5"),
+                    Decimal("9"),
+                ],
+                pa.decimal128(4, 1),
+            ),
         }
     )
     # NaN equals NaN (either sign) and is above +inf; -0.0 = 0.0; null against anything is null.

@@ -161,8 +161,9 @@ def _partial(
         names.append(stat.name)
     found = pa.table(work).group_by(list(keys), use_threads=False).aggregate(aggs)
     # pyarrow names the outputs "<input>_<fn>" after the targets: rename them to the stats.
-    return found.select([*(f"{s.name}_{s.batch_fn}" if s.source else "count_all"
-                           for s in stats), *keys]).rename_columns([*names, *keys])
+    return found.select(
+        [*(f"{s.name}_{s.batch_fn}" if s.source else "count_all" for s in stats), *keys]
+    ).rename_columns([*names, *keys])
 
 
 def _merge(partials: Sequence[pa.Table], stats: Sequence[_Stat], keys: Sequence[str]) -> pa.Table:

@@ -9,7 +9,6 @@ negation of ``=`` (the caller builds it).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Final

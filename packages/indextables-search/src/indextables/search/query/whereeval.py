@@ -25,8 +25,8 @@ import pyarrow.compute as pc
 
 from indextables.search.errors import QuerySyntaxError
 from indextables.search.query import wherecompare as wc
-from indextables.search.query import wherepairs as wp
 from indextables.search.query import wheregrammar as g
+from indextables.search.query import wherepairs as wp
 from indextables.search.schema import columntypes as ct
 
 __all__ = ["WhereFilter", "compile_where"]
@@ -161,7 +161,9 @@ class _Compiler:
         if isinstance(left, g.Column) and isinstance(right, g.Column):
             return self.column_pair(part, left, right, op)
         if not isinstance(left, g.Column) or not isinstance(right, g.Literal):
-            raise self.refuse(part, "only a column compared with a literal or a column is supported")
+            raise self.refuse(
+                part, "only a column compared with a literal or a column is supported"
+            )
         f = self.column(left)
         if _long_out_of_range(f, op, right):
             # Spark (DecimalPrecision) folds an integer column against a decimal beyond the
