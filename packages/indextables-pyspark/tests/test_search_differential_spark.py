@@ -73,6 +73,8 @@ def test_engine_answers_as_spark_reads(spark: Any, tmp_path: Path, seed: int) ->
     # Column pairs, whose coercions the engine reproduces: checked against Spark itself.
     pairs = ["f32 < f64", "NOT (f64 = f32)", "i8 >= i16", "i32 <> i64", "dec < i32", "s > t"]
     pairs += ["s = p", "ts <= ts", "b < b OR ntz = ntz", "day <> day"]
+    pairs += ["ntz >= TIMESTAMP_NTZ '1970-01-01 00:00:00'"]
+    pairs += ["ts < TIMESTAMP_LTZ '2024-02-29 12:30:00.123456Z'"]
     for case in [dc.Case(where=w) for w in pairs] + dc.cases(seed, CASES):
         args = {"where": case.where, "textsearch": case.textsearch, "fieldmatch": case.fieldmatch}
         got = table.search(case.query, columns=["id"], **args).column("id").to_pylist()

@@ -231,7 +231,8 @@ def _literals(rng: random.Random, column: str, k: int) -> tuple[list[str], list[
         texts = [m.strftime("%Y-%m-%d %H:%M:%S.%f") for m in moments]
         if kind == "ts":
             return [f"'{t}Z'" for t in texts], [f"TIMESTAMPTZ '{t}+00:00'" for t in texts]
-        return [f"'{t}'" for t in texts], [f"TIMESTAMP '{t}'" for t in texts]
+        typed = "TIMESTAMP_NTZ " if rng.random() < 0.5 else ""
+        return [f"{typed}'{t}'" for t in texts], [f"TIMESTAMP '{t}'" for t in texts]
     pool = PARTS if column == "p" else STRINGS if column == "s" else [*STRINGS, *WORDS]
     values = [rng.choice(pool) for _ in range(k)]
     return [_spark_string(v) for v in values], [_duck_string(v) for v in values]

@@ -185,6 +185,26 @@ def test_dates_timestamps_booleans_and_names() -> None:
     assert compile_where("day IS NULL OR FLAG", batch.schema).columns == ("Day", "flag")
 
 
+def test_typed_timestamp_literals() -> None:
+    batch = pa.record_batch(
+        {
+            "n": pa.array([0, 1, None, -1], pa.timestamp("us")),
+            "t": pa.array([0, 1, None, -1], pa.timestamp("us", "UTC")),
+        }
+    )
+    assert kept("n >= TIMESTAMP_NTZ '1970-01-01 00:00:00'", batch) == [0, 1]
+    assert kept("TIMESTAMP_NTZ '1970-01-01 00:00:00.000001' > n", batch) == [0, 3]
+    assert kept("t > TIMESTAMP_LTZ '1970-01-01 00:00:00Z'", batch) == [1]
+    # Each needs the session time zone: refused.
+    for where in (
+        "t = TIMESTAMP_NTZ '1970-01-01 00:00:00'",
+        "n = TIMESTAMP_LTZ '1970-01-01 00:00:00Z'",
+        "t = TIMESTAMP_LTZ '1970-01-01 00:00:00'",
+    ):
+        with pytest.raises(QuerySyntaxError, match="session time zone"):
+            compile_where(where, batch.schema)
+
+
 def test_column_against_column_of_one_kind() -> None:
     nan = math.nan
     batch = pa.record_batch(

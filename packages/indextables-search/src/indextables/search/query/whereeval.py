@@ -347,12 +347,20 @@ class _Compiler:
 
     def timestamp_literal(self, part: str, f: pa.Field, literal: g.Literal) -> Fraction:
         """The literal in ``f``'s units since the epoch (instant or wall clock)."""
-        if literal.kind not in ("string", "timestamp"):
+        if literal.kind not in ("string", "timestamp", "timestamp_ntz", "timestamp_ltz"):
             raise self.refuse(part, self.mismatch(f, literal))
         aware = ct.is_timestamp(f.type)
-        if not aware and literal.kind == "timestamp":
+        if not aware and literal.kind in ("timestamp", "timestamp_ltz"):
             raise self.refuse(
-                part, "a TIMESTAMP literal is read in the session time zone; write a string"
+                part,
+                "a TIMESTAMP literal is an instant, which Spark converts in the session time "
+                "zone; write a string or TIMESTAMP_NTZ '...'",
+            )
+        if aware and literal.kind == "timestamp_ntz":
+            raise self.refuse(
+                part,
+                "Spark converts a TIMESTAMP_NTZ literal to an instant in the session time zone; "
+                "write a string or TIMESTAMP literal with an offset",
             )
         match = _TIMESTAMP.fullmatch(literal.value)
         moment = _valid_timestamp(match) if match else None
