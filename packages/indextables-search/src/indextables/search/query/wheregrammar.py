@@ -55,7 +55,8 @@ class Literal:
     Attributes:
         kind: ``integer``, ``decimal``, ``double``, ``string``, ``boolean``, ``null``,
             ``date`` (a ``DATE '...'`` literal), ``timestamp`` (``TIMESTAMP '...'``),
-            ``timestamp_ntz`` or ``timestamp_ltz`` (``TIMESTAMP_NTZ '...'``, ``TIMESTAMP_LTZ '...'``).
+            ``timestamp_ntz`` or ``timestamp_ltz`` (``TIMESTAMP_NTZ '...'``,
+            ``TIMESTAMP_LTZ '...'``).
         value: int, Fraction, float, str, bool, None, or the literal's text (date, timestamp).
         text: the literal as written.
         precision: for ``decimal``, the digits; ``scale``: its fraction digits.
