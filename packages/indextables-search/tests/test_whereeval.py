@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import random
 import struct
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import duckdb
@@ -183,6 +185,86 @@ def test_dates_timestamps_booleans_and_names() -> None:
     assert compile_where("day IS NULL OR FLAG", batch.schema).columns == ("Day", "flag")
 
 
+def test_typed_timestamp_literals() -> None:
+    batch = pa.record_batch(
+        {
+            "n": pa.array([0, 1, None, -1], pa.timestamp("us")),
+            "t": pa.array([0, 1, None, -1], pa.timestamp("us", "UTC")),
+        }
+    )
+    assert kept("n >= TIMESTAMP_NTZ '1970-01-01 00:00:00'", batch) == [0, 1]
+    assert kept("TIMESTAMP_NTZ '1970-01-01 00:00:00.000001' > n", batch) == [0, 3]
+    assert kept("t > TIMESTAMP_LTZ '1970-01-01 00:00:00Z'", batch) == [1]
+    # Each needs the session time zone: refused.
+    for where in (
+        "t = TIMESTAMP_NTZ '1970-01-01 00:00:00'",
+        "n = TIMESTAMP_LTZ '1970-01-01 00:00:00Z'",
+        "t = TIMESTAMP_LTZ '1970-01-01 00:00:00'",
+    ):
+        with pytest.raises(QuerySyntaxError, match="session time zone"):
+            compile_where(where, batch.schema)
+
+
+def test_column_against_column_of_one_kind() -> None:
+    nan = math.nan
+    batch = pa.record_batch(
+        {
+            "f": pa.array([nan, 1.0, nan, None, -0.0, 2.0, nan, 3.0], pa.float32()),
+            "d": pa.array([None, nan, NEG_NAN, 1.0, 0.0, 1.0, 5.0, math.inf]),
+            "n": pa.array([1, None, 3, 4, 5, 6, 7, -(2**31)], pa.int32()),
+            "i": pa.array([1, 2, 2, 4, 9, -1, None, 2**40], pa.int64()),
+            "s": pa.array(["a", "\u00e9", "z", None, "", "b", "c", "B"]),
+            "t": pa.array(["a", "z", "\u00e9", "x", "", None, "C", "b"]),
+            "x": pa.array(
+                [
+                    Decimal("1.5"),
+                    None,
+                    Decimal("3"),
+                    Decimal("4"),
+                    Decimal("-1"),
+                    Decimal("6"),
+                    Decimal("0.5"),
+                    Decimal("9"),
+                ],
+                pa.decimal128(4, 1),
+            ),
+        }
+    )
+    # NaN equals NaN (either sign) and is above +inf; -0.0 = 0.0; null against anything is null.
+    assert kept("f = d", batch) == [2, 4]
+    assert kept("f < d", batch) == [1, 7]
+    assert kept("f > d", batch) == [5, 6]
+    assert kept("f >= d", batch) == [2, 4, 5, 6]
+    assert kept("NOT (f <> d)", batch) == [2, 4]
+    assert kept("f IS NULL OR NOT (f <= d)", batch) == [3, 5, 6]
+    assert kept("n = i", batch) == [0, 3]
+    assert kept("n < i", batch) == [4, 7]
+    assert kept("i >= n", batch) == [0, 3, 4, 7]
+    assert kept("s < t", batch) == [2, 7]  # by UTF-8 bytes: '\u00e9' > 'z' > 'b' > 'B'
+    assert kept("s = t", batch) == [0, 4]
+    assert kept("s > t", batch) == [1, 6]
+    assert kept("x = n", batch) == [2, 3, 5]
+    assert kept("x < i", batch) == [4, 7]
+
+
+def test_decimal_columns_compare_exactly_column_at_a_time() -> None:
+    rng = random.Random(7)
+    values = [None, Decimal("0.00"), Decimal("-0.01"), Decimal("99999999.99")]
+    values += [Decimal("-99999999.99"), Decimal("1.50"), Decimal("2.25")]
+    values += [Decimal(rng.randint(-(10**10) + 1, 10**10 - 1)).scaleb(-2) for _ in range(60)]
+    batch = one("x", values, pa.decimal128(10, 2))
+    literals = ["0", "1.5", "1.49", "1.495", "-0.005", "99999999.99", "99999999.991"]
+    literals += ["100000000", "-100000000", "1e0", "2.25e0", "0.1e0", "-1e9"]
+    literals += ["12345678901234567890"]
+    python_ops = {"=": "__eq__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
+    for text in literals:
+        literal: Any = float(text) if "e" in text else Fraction(text)
+        for op, method in python_ops.items():
+            exact = [v if v is None else (float(v) if "e" in text else Fraction(v)) for v in values]
+            want = [i for i, v in enumerate(exact) if v is not None and getattr(v, method)(literal)]
+            assert kept(f"x {op} {text}", batch) == want, (op, text)
+
+
 @pytest.mark.parametrize(
     ("where", "part"),
     [
@@ -197,7 +279,9 @@ def test_dates_timestamps_booleans_and_names() -> None:
         ("i = 123456789012345678901234567890123456789", "39 digits"),
         ("d = 1e400", "out of range"),
         ("s LIKE 'a\\\\b'", "escape"),
-        ("i = n", "column compared with a literal"),
+        ("i = d", "a bigint column against a double column"),
+        ("ts > dt", "a timestamp column against a date column"),
+        ("s < b", "a string column against a boolean column"),
         ("1 = 1", "column compared with a literal"),
         ("i", "not a condition"),
         ("i = ", "expected"),

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -55,27 +56,33 @@ def aggregate_rows(
     """The aggregation of ``batches`` as a table of ``schema`` (the output schema).
 
     ``batches`` (of ``rows_schema``) hold every column a group key or metric
-    names (and at least one column, so that rows can be counted).
+    names (and at least one column, so that rows can be counted). They are
+    aggregated one at a time into partial groups (counts, exact sums, minimums,
+    maximums, NaN flags), which merge as Spark merges its partial aggregates:
+    memory holds one batch and the groups, never the rows.
 
     Raises:
         OptionError: a group key on a nested column.
         ArithmeticOverflowError: an integral sum outside the range of a long.
     """
-    rows = pa.Table.from_batches(list(batches), schema=rows_schema)
-    columns = {name.lower(): rows.column(name) for name in rows.column_names}
-    work: dict[str, Any] = {_ALL: pa.nulls(rows.num_rows, pa.int8())}
-    for i, group in enumerate(groups):
-        work[f"g{i}"] = group_key(group, columns[group.column.lower()], schema.field(i).type)
-    aggs: list[tuple[Any, ...]] = []
-    for j, metric in enumerate(metrics):
-        for agg in _metric_aggs(j, metric, columns, work):
-            if agg not in aggs:
-                aggs.append(agg)
-    inputs = pa.table(work)
+    stats = _stats(metrics, rows_schema)
     keys = [_ALL, *(f"g{i}" for i in range(len(groups)))]
-    found = inputs.group_by(keys, use_threads=False).aggregate(aggs) if aggs else inputs
+    partials: list[pa.Table] = []
+    held = 0
+    seen = False
+    for batch in batches:
+        seen = True
+        partial = _partial(batch, groups, stats, schema, keys)
+        partials.append(partial)
+        held += partial.num_rows
+        if held > _COMPACT_ROWS and len(partials) > 1:
+            partials = [_merge(partials, stats, keys)]
+            held = partials[0].num_rows
+    if not seen:
+        partials.append(_partial(rows_schema.empty_table(), groups, stats, schema, keys))
+    found = _merge(partials, stats, keys) if len(partials) > 1 else partials[0]
     if not groups and found.num_rows == 0:
-        found = _empty_global(found)
+        found = _empty_global(found, stats)
     arrays = [found.column(f"g{i}") for i in range(len(groups))]
     for j, metric in enumerate(metrics):
         field = schema.field(len(groups) + j)
@@ -84,6 +91,111 @@ def aggregate_rows(
         [a.cast(f.type) for a, f in zip(arrays, schema, strict=True)], schema=schema
     )
     return sort_groups(table, len(groups))
+
+
+# Partial groups held before they are merged into one table (memory: the groups, not the rows).
+_COMPACT_ROWS = 65_536
+
+
+@dataclass(frozen=True, slots=True)
+class _Stat:
+    """One partial aggregate: its name, its input column, per batch and when merging."""
+
+    name: str
+    source: str | None  # a column of the rows, None for the row count
+    prepare: str  # how the input is made: "count", "sum_exact", "sum_double", "same", "nan"
+    batch_fn: str
+    merge_fn: str
+
+
+def _stats(metrics: Sequence[Metric], rows_schema: pa.Schema) -> list[_Stat]:
+    """The partial aggregates the metrics need (each once)."""
+    types = {f.name.lower(): f.type for f in rows_schema}
+    out: dict[str, _Stat] = {}
+
+    def add(stat: _Stat) -> None:
+        out.setdefault(stat.name, stat)
+
+    for j, metric in enumerate(metrics):
+        if metric.column is None:
+            add(_Stat("count_all", None, "count", "count_all", "sum"))
+            continue
+        column, kind = metric.column.lower(), types[metric.column.lower()]
+        name = f"m{j}"
+        if metric.fn is MetricFn.COUNT:
+            add(_Stat(f"{name}_count", column, "same", "count", "sum"))
+        elif metric.fn is MetricFn.SUM and ct.is_integral(kind):
+            add(_Stat(f"{name}_sum", column, "sum_exact", "sum", "sum"))
+        elif metric.fn in (MetricFn.SUM, MetricFn.AVG):
+            add(_Stat(f"{name}_sum", column, "sum_double", "sum", "sum"))
+            if metric.fn is MetricFn.AVG:
+                add(_Stat(f"{name}_n", column, "same", "count", "sum"))
+        else:
+            fn = "min" if metric.fn is MetricFn.MIN else "max"
+            add(_Stat(f"{name}_{fn}", column, "same", fn, fn))
+            if ct.is_floating(kind):
+                add(_Stat(f"{name}_nan", column, "nan", "any", "any"))
+    return list(out.values())
+
+
+def _partial(
+    batch: pa.RecordBatch | pa.Table,
+    groups: Sequence[GroupSpec],
+    stats: Sequence[_Stat],
+    schema: pa.Schema,
+    keys: Sequence[str],
+) -> pa.Table:
+    """One batch's groups and partial aggregates (columns: keys, then the stats by name)."""
+    columns = {name.lower(): _whole(batch.column(name)) for name in batch.schema.names}
+    work: dict[str, Any] = {_ALL: pa.nulls(batch.num_rows, pa.int8())}
+    for i, group in enumerate(groups):
+        work[f"g{i}"] = group_key(group, columns[group.column.lower()], schema.field(i).type)
+    aggs: list[tuple[Any, ...]] = []
+    names: list[str] = []
+    for stat in stats:
+        if stat.source is None:
+            aggs.append(([], "count_all"))
+        else:
+            work[stat.name] = _prepared(stat, columns[stat.source])
+            aggs.append((stat.name, stat.batch_fn, _options(stat.batch_fn)))
+        names.append(stat.name)
+    found = pa.table(work).group_by(list(keys), use_threads=False).aggregate(aggs)
+    # pyarrow names the outputs "<input>_<fn>" after the targets: rename them to the stats.
+    return found.select(
+        [*(f"{s.name}_{s.batch_fn}" if s.source else "count_all" for s in stats), *keys]
+    ).rename_columns([*names, *keys])
+
+
+def _merge(partials: Sequence[pa.Table], stats: Sequence[_Stat], keys: Sequence[str]) -> pa.Table:
+    """Partial tables merged into one (the stats combined per group)."""
+    table = pa.concat_tables(partials)
+    aggs = [(s.name, s.merge_fn, _options(s.merge_fn)) for s in stats]
+    found = table.group_by(list(keys), use_threads=False).aggregate(aggs)
+    return found.select([*(f"{s.name}_{s.merge_fn}" for s in stats), *keys]).rename_columns(
+        [*(s.name for s in stats), *keys]
+    )
+
+
+def _options(fn: str) -> Any:
+    if fn == "count":
+        return pc.CountOptions(mode="only_valid")
+    if fn in ("sum", "any"):
+        return pc.ScalarAggregateOptions(min_count=1)
+    return None
+
+
+def _whole(values: Any) -> pa.Array:
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+
+
+def _prepared(stat: _Stat, values: pa.Array) -> pa.Array:
+    if stat.prepare == "sum_exact":
+        return values.cast(pa.decimal128(38, 0))  # exact: checked against a long at the end
+    if stat.prepare == "sum_double":
+        return values.cast(pa.float64(), safe=False)
+    if stat.prepare == "nan":
+        return pc.is_nan(values)
+    return values
 
 
 # -- group keys ----------------------------------------------------------------------
@@ -175,62 +287,36 @@ def _below(numbers: pa.Array, edge: int | float) -> pa.Array:
 # -- metrics -------------------------------------------------------------------------
 
 
-def _metric_aggs(
-    j: int, metric: Metric, columns: dict[str, Any], work: dict[str, Any]
-) -> list[tuple[Any, ...]]:
-    """The pyarrow aggregations of one metric; their input columns go into ``work``."""
-    if metric.column is None:
-        return [([], "count_all")]
-    values = columns[metric.column.lower()]
-    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-    name = f"m{j}"
-    if metric.fn is MetricFn.COUNT:
-        work[name] = values
-        return [(name, "count", pc.CountOptions(mode="only_valid"))]
-    at_least_one = pc.ScalarAggregateOptions(min_count=1)
-    if metric.fn is MetricFn.SUM and ct.is_integral(values.type):
-        work[name] = values.cast(pa.decimal128(38, 0))  # exact: checked against a long later
-        return [(name, "sum", at_least_one)]
-    if metric.fn in (MetricFn.SUM, MetricFn.AVG):
-        work[name] = values.cast(pa.float64(), safe=False)
-        return [(name, "sum" if metric.fn is MetricFn.SUM else "mean", at_least_one)]
-    work[name] = values
-    out: list[tuple[Any, ...]] = [(name, "min" if metric.fn is MetricFn.MIN else "max")]
-    if ct.is_floating(values.type):
-        work[f"{name}_nan"] = pc.is_nan(values)
-        out.append((f"{name}_nan", "any", at_least_one))
-    return out
-
-
-def _empty_global(found: pa.Table) -> pa.Table:
+def _empty_global(found: pa.Table, stats: Sequence[_Stat]) -> pa.Table:
     """The one row of a global aggregation over no rows: counts 0, the rest null."""
-    arrays = [
-        pa.array([0] if f.name.endswith(("count", "count_all")) else [None], f.type)
-        for f in found.schema
-    ]
+    counts = {s.name for s in stats if s.batch_fn in ("count", "count_all")}
+    arrays = [pa.array([0] if f.name in counts else [None], f.type) for f in found.schema]
     return pa.Table.from_arrays(arrays, schema=found.schema)
 
 
 def _metric_result(j: int, metric: Metric, found: pa.Table, field: pa.Field) -> pa.Array:
     if metric.column is None:
         return found.column("count_all").combine_chunks()
-    result = found.column(f"m{j}_{_fn_name(metric)}").combine_chunks()
-    if metric.fn is MetricFn.SUM and pa.types.is_decimal(result.type):
-        return _checked_long(metric, result)
-    if metric.fn is MetricFn.MAX and f"m{j}_nan_any" in found.column_names:
-        any_nan = found.column(f"m{j}_nan_any").combine_chunks().fill_null(False)
+    name = f"m{j}"
+    if metric.fn is MetricFn.COUNT:
+        return found.column(f"{name}_count").combine_chunks()
+    if metric.fn is MetricFn.AVG:
+        total = found.column(f"{name}_sum").combine_chunks()
+        n = found.column(f"{name}_n").combine_chunks()
+        positive = pc.greater(n, 0)
+        mean = pc.divide(total, n.cast(pa.float64()))
+        return pc.if_else(positive, mean, pa.scalar(None, pa.float64()))
+    if metric.fn is MetricFn.SUM:
+        result = found.column(f"{name}_sum").combine_chunks()
+        if pa.types.is_decimal(result.type):
+            return _checked_long(metric, result)
+        return result.cast(field.type)
+    fn = "min" if metric.fn is MetricFn.MIN else "max"
+    result = found.column(f"{name}_{fn}").combine_chunks()
+    if metric.fn is MetricFn.MAX and f"{name}_nan" in found.column_names:
+        any_nan = found.column(f"{name}_nan").combine_chunks().fill_null(False)
         return pc.if_else(any_nan, pa.scalar(math.nan, result.type), result)
     return result.cast(field.type)
-
-
-def _fn_name(metric: Metric) -> str:
-    return {
-        MetricFn.COUNT: "count",
-        MetricFn.SUM: "sum",
-        MetricFn.AVG: "mean",
-        MetricFn.MIN: "min",
-        MetricFn.MAX: "max",
-    }[metric.fn]
 
 
 def _checked_long(metric: Metric, totals: pa.Array) -> pa.Array:

@@ -9,7 +9,7 @@ negation of ``=`` (the caller builds it).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Final
 
@@ -17,11 +17,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 __all__ = [
-    "compare_exact",
+    "compare_decimal",
     "compare_floats",
     "compare_integers",
     "compare_ordered",
     "constant",
+    "decimal_as_double",
 ]
 
 _INT64_MIN: Final = -(2**63)
@@ -32,13 +33,6 @@ _ARROW_OPS: Final = {
     "<=": pc.less_equal,
     ">": pc.greater,
     ">=": pc.greater_equal,
-}
-_PY_OPS: Final[dict[str, Callable[[Any, Any], bool]]] = {
-    "=": lambda a, b: bool(a == b),
-    "<": lambda a, b: bool(a < b),
-    "<=": lambda a, b: bool(a <= b),
-    ">": lambda a, b: bool(a > b),
-    ">=": lambda a, b: bool(a >= b),
 }
 
 
@@ -95,10 +89,52 @@ def compare_floats(column: pa.Array, op: str, literal: float) -> pa.Array:
     return result
 
 
-def compare_exact(
-    column: pa.Array, op: str, literal: Any, convert: Callable[[Any], Any]
-) -> pa.Array:
-    """Row by row: ``convert(value) op literal`` in Python (decimals, exact rationals)."""
-    compare = _PY_OPS[op]
-    out = [None if v is None else compare(convert(v), literal) for v in column.to_pylist()]
-    return pa.array(out, pa.bool_())
+def compare_decimal(column: pa.Array, op: str, literal: Fraction) -> pa.Array:
+    """A decimal column against an exact rational, exactly and column at a time.
+
+    A ``decimal(p, s)`` value is an integer ``u`` (``|u| < 10**p``) over ``10**s``:
+    ``value op literal`` is ``u op literal * 10**s``, an integer comparison with a
+    threshold that is either outside the column's range (a constant) or a
+    decimal of the column's own type.
+    """
+    t = column.type
+    scaled = literal * 10**t.scale
+    top = 10**t.precision - 1
+
+    def as_value(unscaled: int) -> pa.Scalar:
+        return pa.scalar(Decimal(unscaled).scaleb(-t.scale), t)
+
+    if op == "=":
+        if scaled.denominator != 1 or not -top <= scaled <= top:
+            return constant(column, False)
+        return pc.equal(column, as_value(int(scaled)))
+    # Every integer comparison is "u <= threshold" or its negation.
+    floor, ceil = math.floor(scaled), math.ceil(scaled)
+    threshold, negate = {
+        "<": (ceil - 1, False),
+        "<=": (floor, False),
+        ">": (floor, True),
+        ">=": (ceil - 1, True),
+    }[op]
+    if threshold >= top:
+        result = constant(column, True)
+    elif threshold < -top:
+        result = constant(column, False)
+    else:
+        result = pc.less_equal(column, as_value(threshold))
+    return pc.invert(result) if negate else result
+
+
+def decimal_as_double(column: pa.Array) -> pa.Array:
+    """A decimal column of at most 15 digits as doubles, rounded as Spark's cast rounds.
+
+    Spark divides the unscaled long by ``10**scale`` in doubles; both are exact
+    doubles here (at most 15 digits, scale at most 15), and IEEE division rounds
+    the true quotient correctly, as the same division does here.
+    """
+    t = column.type
+    if t.precision > 15:
+        raise ValueError(f"decimal_as_double takes at most 15 digits, not {t.precision}")
+    factor = pa.scalar(Decimal(10**t.scale), pa.decimal128(t.scale + 1, 0))
+    unscaled = pc.cast(pc.multiply(column, factor), pa.int64())
+    return pc.divide(pc.cast(unscaled, pa.float64()), pa.scalar(float(10**t.scale)))

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from indextables.search.errors import QuerySyntaxError
 from indextables.search.query import wherecompare as wc
 from indextables.search.query import wheregrammar as g
+from indextables.search.query import wherepairs as wp
 from indextables.search.schema import columntypes as ct
 
 __all__ = ["WhereFilter", "compile_where"]
@@ -157,8 +158,12 @@ class _Compiler:
         if isinstance(left, g.Literal) and isinstance(right, g.Column):
             left, right, op = right, left, _FLIPPED[op]
         part = f"{_text(node.left)} {node.op} {_text(node.right)}"
+        if isinstance(left, g.Column) and isinstance(right, g.Column):
+            return self.column_pair(part, left, right, op)
         if not isinstance(left, g.Column) or not isinstance(right, g.Literal):
-            raise self.refuse(part, "only a column compared with a literal is supported")
+            raise self.refuse(
+                part, "only a column compared with a literal or a column is supported"
+            )
         f = self.column(left)
         if _long_out_of_range(f, op, right):
             # Spark (DecimalPrecision) folds an integer column against a decimal beyond the
@@ -170,6 +175,20 @@ class _Compiler:
         if op == "<>":
             return lambda batch: pc.invert(comparer(_column(batch, name), "="))
         return lambda batch: comparer(_column(batch, name), op)
+
+    def column_pair(self, part: str, left: g.Column, right: g.Column, op: str) -> Evaluator:
+        """``left op right`` for two columns of one kind (:mod:`.wherepairs`)."""
+        a, b = self.column(left), self.column(right)
+        try:
+            compare = wp.pair_comparer(a.type, b.type)
+        except wp.PairRefused as refused:
+            raise self.refuse(part, str(refused)) from None
+        first, second = a.name, b.name
+        if op == "<>":
+            return lambda batch: pc.invert(
+                compare(_column(batch, first), _column(batch, second), "=")
+            )
+        return lambda batch: compare(_column(batch, first), _column(batch, second), op)
 
     def in_list(self, node: g.InList) -> Evaluator:
         column = self.operand_column(node.operand, "IN (...)")
@@ -276,7 +295,7 @@ class _Compiler:
                 return lambda values, op: wc.compare_floats(
                     pc.cast(values, pa.float64(), safe=False), op, value
                 )
-            return lambda values, op: wc.compare_exact(values, op, value, float)
+            return lambda values, op: wc.compare_floats(wc.decimal_as_double(values), op, value)
         if literal.kind not in ("integer", "decimal"):
             raise self.refuse(part, self.mismatch(f, literal))
         # Spark widens both sides to one decimal type; beyond 38 digits it loses digits.
@@ -296,7 +315,7 @@ class _Compiler:
         exact = Fraction(literal.value)
         if ct.is_integral(t):
             return lambda values, op: wc.compare_integers(values, op, exact)
-        return lambda values, op: wc.compare_exact(values, op, exact, Fraction)
+        return lambda values, op: wc.compare_decimal(values, op, exact)
 
     def double_literal(self, part: str, f: pa.Field, literal: g.Literal) -> float:
         """The double a float/double column is compared with."""
@@ -328,12 +347,20 @@ class _Compiler:
 
     def timestamp_literal(self, part: str, f: pa.Field, literal: g.Literal) -> Fraction:
         """The literal in ``f``'s units since the epoch (instant or wall clock)."""
-        if literal.kind not in ("string", "timestamp"):
+        if literal.kind not in ("string", "timestamp", "timestamp_ntz", "timestamp_ltz"):
             raise self.refuse(part, self.mismatch(f, literal))
         aware = ct.is_timestamp(f.type)
-        if not aware and literal.kind == "timestamp":
+        if not aware and literal.kind in ("timestamp", "timestamp_ltz"):
             raise self.refuse(
-                part, "a TIMESTAMP literal is read in the session time zone; write a string"
+                part,
+                "a TIMESTAMP literal is an instant, which Spark converts in the session time "
+                "zone; write a string or TIMESTAMP_NTZ '...'",
+            )
+        if aware and literal.kind == "timestamp_ntz":
+            raise self.refuse(
+                part,
+                "Spark converts a TIMESTAMP_NTZ literal to an instant in the session time zone; "
+                "write a string or TIMESTAMP literal with an offset",
             )
         match = _TIMESTAMP.fullmatch(literal.value)
         moment = _valid_timestamp(match) if match else None

@@ -6,7 +6,7 @@ grammar is the protocol's predicate grammar (OR, AND, NOT, parentheses,
 comparisons, ``[NOT] IN``, ``IS [NOT] NULL``, ``[NOT] LIKE``, ``[NOT] BETWEEN``),
 extended with what user conditions need and the partition grammar does not parse:
 any ``LIKE`` pattern, a literal on either side, ``NULL``/``TRUE``/``FALSE``,
-``DATE '...'``/``TIMESTAMP '...'`` literals and a bare boolean operand.
+``DATE '...'``/``TIMESTAMP[_NTZ|_LTZ] '...'`` literals and a bare boolean operand.
 
 Numeric literals are typed as Spark's parser types them: an integer is an
 ``int``/``bigint``/``decimal(p,0)`` (kept as an exact ``int``), a number with a
@@ -54,7 +54,9 @@ class Literal:
 
     Attributes:
         kind: ``integer``, ``decimal``, ``double``, ``string``, ``boolean``, ``null``,
-            ``date`` (a ``DATE '...'`` literal) or ``timestamp`` (``TIMESTAMP '...'``).
+            ``date`` (a ``DATE '...'`` literal), ``timestamp`` (``TIMESTAMP '...'``),
+            ``timestamp_ntz`` or ``timestamp_ltz`` (``TIMESTAMP_NTZ '...'``,
+            ``TIMESTAMP_LTZ '...'``).
         value: int, Fraction, float, str, bool, None, or the literal's text (date, timestamp).
         text: the literal as written.
         precision: for ``decimal``, the digits; ``scale``: its fraction digits.
@@ -283,7 +285,7 @@ class _Parser:
                 return Literal("boolean", upper == "TRUE", upper)
             following = self.peek(1)
             if (
-                upper in ("DATE", "TIMESTAMP")
+                upper in ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ")
                 and following is not None
                 and following.kind == "string"
             ):
