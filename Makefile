@@ -34,7 +34,7 @@ test: bootstrap ## Run every tox env: lint, typecheck and each package's tests
 
 # Every package's tests marked slow: crash trials, races, fuzzers, install tests and the
 # long differential run against Parquet. Each env below has at least one.
-SLOW_ENVS := py311-test-protocol,py311-test-avrostate-ext,py311-test-storage,py311-test-pyspark,py311-test-admin
+SLOW_ENVS := py311-test-protocol,py311-test-avrostate-ext,py311-test-storage,py311-test-search,py311-test-pyspark,py311-test-admin
 
 test-slow: bootstrap ## Run every slow test of every package (crash trials, races, fuzzers, installs)
 	$(TOX) run -e $(SLOW_ENVS) -- -m slow
@@ -43,7 +43,7 @@ test-slow: bootstrap ## Run every slow test of every package (crash trials, race
 # Parquet (marked `long`: 30 seeds, ~30 min on 2 cores; the bounded differential run is in
 # `make test`), with 20 SIGKILL trials per crash test instead of 50, to keep CI well under
 # 30 minutes. The pyspark env runs its other slow tests (the second count/aggregate seed).
-SLOW_CI_ENVS := py311-test-protocol,py311-test-avrostate-ext,py311-test-storage,py311-test-admin
+SLOW_CI_ENVS := py311-test-protocol,py311-test-avrostate-ext,py311-test-storage,py311-test-search,py311-test-admin
 
 test-slow-ci: bootstrap ## The slow tests CI runs (all but the long differential run)
 	INDEXTABLES_CRASH_TRIALS=20 $(TOX) run -e $(SLOW_CI_ENVS) -- -m slow
