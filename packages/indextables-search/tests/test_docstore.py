@@ -309,7 +309,7 @@ def test_unknown_value_code_is_our_error(tmp_path: Path, twin: str) -> None:
 def test_corrupt_lz4_block_is_our_error(tmp_path: Path, twin: str) -> None:
     raw = _one_doc_store(tmp_path)
     store = read_store(raw)
-    corrupt = replace(store, data=store.data[:4] + b"\xff" * (len(store.data) - 4))
+    corrupt = replace(store, data=bytes(store.data[:4]) + b"\xff" * (len(store.data) - 4))
     with pytest.raises(DocStoreError, match="LZ4"):
         decode_docs(corrupt, [0], {1: FieldSpec("i", "i64")})
 
