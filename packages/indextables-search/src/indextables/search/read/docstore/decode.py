@@ -192,13 +192,13 @@ def decode_docs(
     field_ids = list(fields)
     specs = [fields[fid] for fid in field_ids]
     ids = [int(d) for d in doc_ids]
-    in_order = all(a <= b for a, b in zip(ids, ids[1:], strict=False))
+    ordered = sorted(ids)
     order: list[int] | None = None
-    if not in_order:
+    if ordered != ids:
         order = sorted(range(len(ids)), key=ids.__getitem__)
-        ids = [ids[i] for i in order]
+        ids = ordered
     if ids:
-        store.block_of(ids[0])
+        store.block_of(ids[0])  # range checks: DocStoreError naming the doc id
         store.block_of(ids[-1])
     builder = mod.ColumnBuilder(
         [_SLOT_KIND[s.kind] for s in specs],
@@ -207,13 +207,12 @@ def decode_docs(
         [s.name for s in specs],
         store.version,
     )
-    lo = 0
-    n = len(ids)
+    starts, ends = store.doc_starts, store.doc_ends
+    lo, n, block = 0, len(ids), 0
     while lo < n:
-        block = store.block_of(ids[lo])
-        hi = bisect.bisect_left(ids, store.doc_ends[block], lo, n)
-        data = _block(store, block, mod, cache)
-        builder.add(data, ids, lo, hi, store.doc_starts[block])
+        block = bisect.bisect_right(starts, ids[lo], block) - 1
+        hi = bisect.bisect_left(ids, ends[block], lo, n)
+        builder.add(_block(store, block, mod, cache), ids, lo, hi, starts[block])
         lo = hi
     arrays = []
     for spec, buffers in zip(specs, builder.finish(), strict=True):
