@@ -49,13 +49,30 @@ cdef inline uint64_t _u64(const uint8_t* p) noexcept nogil:
     return v
 
 
+DEF SLACK = 32
+
+
 def lz4_decompress(src, Py_ssize_t size):
     """Decompress one raw LZ4 block that must expand to exactly ``size`` bytes."""
     cdef const uint8_t[::1] view = src
-    cdef bytes out = PyBytes_FromStringAndSize(NULL, size)
-    cdef uint8_t* dst = <uint8_t*>PyBytes_AS_STRING(out)
-    cdef const uint8_t* s = &view[0] if view.shape[0] else <const uint8_t*>dst
-    cdef Py_ssize_t pos = 0, end = view.shape[0], op = 0, lit, mlen, offset, i, start
+    cdef uint8_t* dst
+    cdef bytes out
+    if size < 0:
+        raise DocStoreError("doc store: negative LZ4 block size")
+    dst = <uint8_t*>PyMem_Malloc(size + SLACK)
+    if dst == NULL:
+        raise MemoryError()
+    try:
+        _lz4(&view[0] if view.shape[0] else <const uint8_t*>dst, view.shape[0], dst, size)
+        out = PyBytes_FromStringAndSize(<const char*>dst, size)
+    finally:
+        PyMem_Free(dst)
+    return out
+
+
+cdef int _lz4(const uint8_t* s, Py_ssize_t end, uint8_t* dst, Py_ssize_t size) except -1:
+    # dst has SLACK spare bytes past size: short copies write 16 bytes at a time.
+    cdef Py_ssize_t pos = 0, op = 0, lit, mlen, offset, i, start
     cdef uint8_t token, b
     while pos < end:
         token = s[pos]
@@ -74,7 +91,10 @@ def lz4_decompress(src, Py_ssize_t size):
             raise DocStoreError("doc store: LZ4 literals run past the block")
         if op + lit > size:
             raise DocStoreError("doc store: LZ4 block expands past its declared size")
-        memcpy(dst + op, s + pos, lit)
+        if lit <= 16 and pos + 16 <= end:
+            memcpy(dst + op, s + pos, 16)
+        else:
+            memcpy(dst + op, s + pos, lit)
         op += lit
         pos += lit
         if pos >= end:
@@ -99,8 +119,16 @@ def lz4_decompress(src, Py_ssize_t size):
             raise DocStoreError("doc store: LZ4 match offset outside the output")
         if op + mlen > size:
             raise DocStoreError("doc store: LZ4 block expands past its declared size")
-        if offset >= mlen:
-            memcpy(dst + op, dst + start, mlen)
+        if offset >= 16:
+            i = 0
+            while i < mlen:
+                memcpy(dst + op + i, dst + start + i, 16)
+                i += 16
+        elif offset >= 8:
+            i = 0
+            while i < mlen:
+                memcpy(dst + op + i, dst + start + i, 8)
+                i += 8
         else:
             for i in range(mlen):
                 dst[op + i] = dst[start + i]
@@ -109,7 +137,7 @@ def lz4_decompress(src, Py_ssize_t size):
         raise DocStoreError(
             f"doc store: LZ4 block expanded to {op} bytes, its header says {size}"
         )
-    return out
+    return 0
 
 
 cdef inline Py_ssize_t _vint(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, uint64_t* out) except -1:
