@@ -106,5 +106,6 @@ def main() -> None:
                     f"{_per_row(cached, len(hits))} blocks cached"
                 )
 
+
 if __name__ == "__main__":
     main()

@@ -29,8 +29,8 @@ from indextables.search.schema.schemajson import arrow_schema
 from indextables.search.splits.splitcache import SplitCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_splitreader import NAMES, _entries  # noqa: E402
-from writedata import random_table  # noqa: E402
+from test_splitreader import NAMES, _entries
+from writedata import random_table
 
 MODES = ("off", "python", "cython")
 
@@ -118,9 +118,7 @@ def _hostile_table() -> pa.Table:
     return data
 
 
-@pytest.mark.parametrize(
-    "where", ["id < 250", "id >= 0", "c_int32 > 0", "s = 'z'", "id = 399"]
-)
+@pytest.mark.parametrize("where", ["id < 250", "id >= 0", "c_int32 > 0", "s = 'z'", "id = 399"])
 def test_written_tables_search_alike_with_and_without_bulk_decoding(
     where: str, tmp_path: Path, served: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -135,7 +133,8 @@ def test_written_tables_search_alike_with_and_without_bulk_decoding(
         assert table.num_rows > 0
     assert out["python"] == out["off"]
     assert out["cython"] == out["off"]
-    assert served and max(served) >= 10  # every scalar column came from the doc stores
+    assert served
+    assert max(served) >= 10  # every scalar column came from the doc stores
 
 
 def test_a_decoder_failure_falls_back_to_tantivy_naming_the_split(

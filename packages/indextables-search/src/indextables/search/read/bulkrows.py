@@ -156,7 +156,7 @@ def _supported(kind: FieldKind, target: pa.DataType) -> bool:
     if kind == "bytes":
         return ct.is_binary(target)
     if kind == "date":
-        return pa.types.is_date32(target) or (
+        return bool(pa.types.is_date32(target)) or bool(
             pa.types.is_timestamp(target) and target.unit == "us"
         )
     return False

@@ -378,8 +378,7 @@ class _DocSource:
         except (DocStoreError, pa.ArrowException, OSError) as exc:
             self._failed = True
             _log.warning(
-                "split %s: bulk row decoding failed (%s); reading its stored documents one "
-                "by one",
+                "split %s: bulk row decoding failed (%s); reading its stored documents one by one",
                 self._entry.ref.path,
                 exc,
             )

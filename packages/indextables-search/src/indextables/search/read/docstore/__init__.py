@@ -12,4 +12,12 @@ from indextables.search.read.docstore.decode import BlockCache, FieldKind, Field
 from indextables.search.read.docstore.errors import DocStoreError
 from indextables.search.read.docstore.store import StoreIndex, read_store
 
-__all__ = ["BlockCache", "DocStoreError", "FieldKind", "FieldSpec", "StoreIndex", "decode_docs", "read_store"]
+__all__ = [
+    "BlockCache",
+    "DocStoreError",
+    "FieldKind",
+    "FieldSpec",
+    "StoreIndex",
+    "decode_docs",
+    "read_store",
+]

@@ -258,7 +258,7 @@ def json_text(value: Any) -> bytes:
 class _Bits:
     """A growing little-endian bitmap (Arrow's layout)."""
 
-    __slots__ = ("data", "count")
+    __slots__ = ("count", "data")
 
     def __init__(self) -> None:
         self.data = bytearray()
@@ -274,17 +274,17 @@ class _Bits:
 
 class _Column:
     __slots__ = (
+        "bits",
+        "data",
+        "field_id",
         "kind",
+        "list_offsets",
         "multi",
         "name",
-        "field_id",
-        "validity",
         "nulls",
-        "rows",
-        "list_offsets",
         "offsets",
-        "data",
-        "bits",
+        "rows",
+        "validity",
         "values",
     )
 
@@ -340,7 +340,9 @@ class _Column:
         if kind == K_F64:
             self.data += _U64.pack(_u64_to_f64_bits(_U64.unpack_from(block, pos)[0]))
         elif kind == K_DATE and version < 2:
-            self.data += _I64.pack((_I64.unpack_from(block, pos)[0] * 1000 + (1 << 63)) % (1 << 64) - (1 << 63))
+            self.data += _I64.pack(
+                (_I64.unpack_from(block, pos)[0] * 1000 + (1 << 63)) % (1 << 64) - (1 << 63)
+            )
         else:
             self.data += block[pos : pos + 8]
         return pos + 8
@@ -396,7 +398,8 @@ class ColumnBuilder:
         version: int,
     ) -> None:
         self._cols = [
-            _Column(k, bool(m), n, f) for k, m, n, f in zip(kinds, multi, names, field_ids, strict=True)
+            _Column(k, bool(m), n, f)
+            for k, m, n, f in zip(kinds, multi, names, field_ids, strict=True)
         ]
         self._slots = {f: i for i, f in enumerate(field_ids)}
         self._version = version

@@ -159,9 +159,7 @@ def _array(spec: FieldSpec, buffers: codes.SlotBuffers) -> pa.Array:
 
 
 def _ip_column(raw: pa.Array) -> pa.Array:
-    texts = [
-        None if v is None else _ip_text(int.from_bytes(v, "little")) for v in raw.to_pylist()
-    ]
+    texts = [None if v is None else _ip_text(int.from_bytes(v, "little")) for v in raw.to_pylist()]
     return pa.array(texts, type=pa.string())
 
 

@@ -48,9 +48,7 @@ def kernels() -> ModuleType:
     if wanted in ("cython", "python"):
         return load(wanted)  # type: ignore[arg-type]
     if wanted not in ("auto", "off"):
-        raise DocStoreError(
-            f"{IMPL_ENV}={wanted!r}: expected 'cython', 'python', 'auto' or 'off'"
-        )
+        raise DocStoreError(f"{IMPL_ENV}={wanted!r}: expected 'cython', 'python', 'auto' or 'off'")
     try:
         return load("cython")
     except DocStoreError:
