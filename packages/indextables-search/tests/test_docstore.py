@@ -23,13 +23,17 @@ from hypothesis import strategies as st
 
 from indextables.protocol.splitbundle import unbundle_split
 from indextables.search.read.docstore import (
+    BlockCache,
     DocStoreError,
     FieldSpec,
+    StorePart,
     _kernels_py,
     decode_docs,
+    decode_parts,
     impl,
     read_store,
 )
+from indextables.search.read.docstore import decode as decode_module
 from indextables.search.splits.termdict import dictionary_kind, to_fst
 
 KINDS = {
@@ -349,3 +353,48 @@ def test_lz4_twins_roundtrip_tantivy_compressed_blocks(payload: bytes) -> None:
         b = impl.load("cython").lz4_decompress(body, size)
         assert a == b
         assert payload in a
+
+
+def test_parts_of_several_stores_come_out_in_part_then_hit_order(tmp_path: Path, twin: str) -> None:
+    stores = []
+    for n, base in ((3000, 0), (500, 10_000)):
+        directory = _write(tmp_path / str(base), [{"i": [base + k]} for k in range(n)])
+        stores.append(read_store(next(directory.glob("*.store")).read_bytes()))
+    fields = {1: FieldSpec("i", "i64")}
+    parts = [
+        StorePart(stores[0], [2999, 5, 5, 1700]),
+        StorePart(stores[1], [0, 499]),
+        StorePart(stores[0], []),
+        StorePart(stores[1], [250, 3]),
+    ]
+    batch = decode_parts(parts, fields)
+    assert batch.column("i").to_pylist() == [2999, 5, 5, 1700, 10_000, 10_499, 10_250, 10_003]
+    single = [decode_docs(p.store, p.doc_ids, fields) for p in parts]
+    assert pa.Table.from_batches([batch]).equals(pa.Table.from_batches(single))
+
+
+def test_block_cache_decompresses_each_block_once_and_keeps_its_bound(
+    tmp_path: Path, twin: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = _write(tmp_path, [{"t": [f"row {k} " + "y" * (k % 300)]} for k in range(6000)])
+    store = read_store(next(directory.glob("*.store")).read_bytes())
+    fields = {0: FieldSpec("t", "text")}
+    calls: list[int] = []
+    original = decode_module._decompress
+
+    def counting(store: Any, block: int, mod: Any) -> bytes:
+        calls.append(block)
+        return original(store, block, mod)
+
+    monkeypatch.setattr(decode_module, "_decompress", counting)
+    cache = BlockCache(max_bytes=1 << 30)
+    hits = [0, 1, 2999, 5999]
+    first = decode_docs(store, hits, fields, cache=cache)
+    touched = len(calls)
+    assert touched == len({store.block_of(h) for h in hits})
+    assert decode_docs(store, hits, fields, cache=cache).equals(first)
+    assert len(calls) == touched  # every block came from the cache
+    small = BlockCache(max_bytes=40_000)
+    decode_docs(store, list(range(0, 6000, 7)), fields, cache=small)
+    assert 0 < len(small) < len(store.doc_starts)
+    assert 0 < small.nbytes <= 40_000

@@ -30,7 +30,8 @@ from indextables.search.read.docstore import (
     FieldKind,
     FieldSpec,
     StoreIndex,
-    decode_docs,
+    StorePart,
+    decode_parts,
     impl,
     read_store,
 )
@@ -189,7 +190,7 @@ def bulk_columns(
         targets[field_id] = column
     if not specs:
         return BulkColumns({}, frozenset())
-    pieces: list[pa.RecordBatch] = []
+    parts: list[StorePart] = []
     start = 0
     while start < len(addresses):
         ordinal = addresses[start].segment_ord
@@ -200,17 +201,14 @@ def bulk_columns(
             end += 1
         if ordinal >= len(stores.stores):
             raise DocStoreError(f"segment ordinal {ordinal} outside the split's doc stores")
-        pieces.append(
-            decode_docs(stores.stores[ordinal], docs, specs, cache=stores.caches[ordinal])
-        )
+        parts.append(StorePart(stores.stores[ordinal], docs, stores.caches[ordinal]))
         start = end
-    schema = pa.schema([pa.field(s.name, s.arrow_type()) for s in specs.values()])
-    table = pa.Table.from_batches(pieces, schema=schema)
+    batch = decode_parts(parts, specs)
     arrays: dict[str, pa.Array] = {}
     clamped: set[str] = set()
     for field_id, spec in specs.items():
         target = targets[field_id]
-        decoded = table.column(spec.name).combine_chunks()
+        decoded = batch.column(spec.name)
         if spec.kind == "date":
             micros = _floor_micros(decoded)
             if _has_clamped(micros):

@@ -25,7 +25,7 @@ from indextables.search.read.docstore.errors import DocStoreError
 from indextables.search.read.docstore.impl import kernels
 from indextables.search.read.docstore.store import StoreIndex
 
-__all__ = ["BlockCache", "FieldKind", "FieldSpec", "decode_docs"]
+__all__ = ["BlockCache", "FieldKind", "FieldSpec", "StorePart", "decode_docs", "decode_parts"]
 
 FieldKind = Literal["text", "u64", "i64", "f64", "bool", "date", "bytes", "ip", "json"]
 
@@ -101,6 +101,11 @@ class BlockCache:
 
     def __len__(self) -> int:
         return len(self._blocks)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the blocks held."""
+        return self._size
 
 
 def _ip_text(value: int) -> str:
@@ -186,32 +191,52 @@ def decode_docs(
     raises :class:`DocStoreError` naming the field. ``cache`` keeps decompressed
     blocks of this store for later calls.
     """
+    return decode_parts([StorePart(store, doc_ids, cache)], fields)
+
+
+@dataclass(frozen=True, slots=True)
+class StorePart:
+    """Documents of one store to decode (see :func:`decode_parts`)."""
+
+    store: StoreIndex
+    doc_ids: Sequence[int]
+    cache: BlockCache | None = None
+
+
+def decode_parts(parts: Sequence[StorePart], fields: Mapping[int, FieldSpec]) -> pa.RecordBatch:
+    """One batch of the documents of several stores (the segments of a split): the
+    parts' rows one after the other, each part's in the order of its ``doc_ids``.
+
+    The stores must share one schema (field ids) and doc store version.
+    """
     mod = kernels()
     field_ids = list(fields)
     specs = [fields[fid] for fid in field_ids]
-    ids = [int(d) for d in doc_ids]
-    ordered = sorted(ids)
-    order: list[int] | None = None
-    if ordered != ids:
-        order = sorted(range(len(ids)), key=ids.__getitem__)
-        ids = ordered
-    if ids:
-        store.block_of(ids[0])  # range checks: DocStoreError naming the doc id
-        store.block_of(ids[-1])
+    versions = {part.store.version for part in parts}
+    if len(versions) > 1:
+        raise DocStoreError(f"doc stores of versions {sorted(versions)} in one decode")
     builder = mod.ColumnBuilder(
         [_SLOT_KIND[s.kind] for s in specs],
         [s.multi for s in specs],
         field_ids,
         [s.name for s in specs],
-        store.version,
+        versions.pop() if versions else 2,
     )
-    starts, ends = store.doc_starts, store.doc_ends
-    lo, n, block = 0, len(ids), 0
-    while lo < n:
-        block = bisect.bisect_right(starts, ids[lo], block) - 1
-        hi = bisect.bisect_left(ids, ends[block], lo, n)
-        builder.add(_block(store, block, mod, cache), ids, lo, hi, starts[block])
-        lo = hi
+    inverse: list[int] | None = None
+    total = 0
+    for part in parts:
+        ids = [int(d) for d in part.doc_ids]
+        ordered = sorted(ids)
+        if ordered != ids and inverse is None:
+            inverse = list(range(total))
+        if inverse is not None:
+            rank = sorted(range(len(ids)), key=ids.__getitem__)
+            placed = [0] * len(ids)
+            for r, position in enumerate(rank):
+                placed[position] = total + r
+            inverse.extend(placed)
+        _add_part(builder, part.store, ordered, part.cache, mod)
+        total += len(ids)
     arrays = []
     for spec, buffers in zip(specs, builder.finish(), strict=True):
         array = _array(spec, buffers)
@@ -219,9 +244,22 @@ def decode_docs(
             _check_text(array, spec)
         arrays.append(array)
     batch = pa.RecordBatch.from_arrays(arrays, names=[spec.name for spec in specs])
-    if order is not None:
-        inverse = [0] * n
-        for rank, position in enumerate(order):
-            inverse[position] = rank
+    if inverse is not None:
         batch = batch.take(pa.array(inverse, type=pa.int64()))
     return batch
+
+
+def _add_part(
+    builder: Any, store: StoreIndex, ids: list[int], cache: BlockCache | None, mod: Any
+) -> None:
+    if not ids:
+        return
+    store.block_of(ids[0])  # range checks: DocStoreError naming the doc id
+    store.block_of(ids[-1])
+    starts, ends = store.doc_starts, store.doc_ends
+    lo, n, block = 0, len(ids), 0
+    while lo < n:
+        block = bisect.bisect_right(starts, ids[lo], block) - 1
+        hi = bisect.bisect_left(ids, ends[block], lo, n)
+        builder.add(_block(store, block, mod, cache), ids, lo, hi, starts[block])
+        lo = hi
