@@ -16,7 +16,7 @@ import mmap
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -50,7 +50,9 @@ _KINDS: Final[dict[str, FieldKind]] = {
     "bytes": "bytes",
     "ip_addr": "ip",
 }
-_BLOCK_CACHE_BYTES = 4 << 20
+# Decompressed doc-store blocks kept per process, across splits and searches (a
+# search whose hits are scattered decompresses one 16 KiB block per hit).
+_BLOCKS = BlockCache(max_bytes=64 << 20)
 _OPEN_STORES = 16
 _MICROS_PER_DAY = 86_400_000_000
 
@@ -66,13 +68,13 @@ class SplitStores:
 
     Attributes:
         stores: the parsed stores (blocks memory-mapped), in meta.json segment order.
-        caches: one decompressed-block cache per store.
         fields: stored field name -> (field id, meta.json type).
+        key: the split's identity in the process-wide block cache.
     """
 
     stores: tuple[StoreIndex, ...]
-    caches: tuple[BlockCache, ...]
     fields: Mapping[str, tuple[int, str]]
+    key: Hashable
 
 
 _open: OrderedDict[tuple[int, str, int, int], SplitStores] = OrderedDict()
@@ -92,7 +94,7 @@ def split_stores(directory: str) -> SplitStores:
         if found is not None:
             _open.move_to_end(key)
             return found
-    opened = _open_stores(directory)
+    opened = _open_stores(directory, key)
     with _lock:
         _open[key] = opened
         while len(_open) > _OPEN_STORES:
@@ -100,7 +102,7 @@ def split_stores(directory: str) -> SplitStores:
     return opened
 
 
-def _open_stores(directory: str) -> SplitStores:
+def _open_stores(directory: str, key: Hashable) -> SplitStores:
     with open(os.path.join(directory, "meta.json"), encoding="utf-8") as source:
         meta = json.load(source)
     fields: dict[str, tuple[int, str]] = {}
@@ -117,8 +119,7 @@ def _open_stores(directory: str) -> SplitStores:
                 f"{segment.get('max_doc')}"
             )
         stores.append(store)
-    caches = tuple(BlockCache(max_bytes=_BLOCK_CACHE_BYTES) for _ in stores)
-    return SplitStores(tuple(stores), caches, fields)
+    return SplitStores(tuple(stores), fields, key)
 
 
 def _map(path: str) -> Any:
@@ -201,7 +202,7 @@ def bulk_columns(
             end += 1
         if ordinal >= len(stores.stores):
             raise DocStoreError(f"segment ordinal {ordinal} outside the split's doc stores")
-        parts.append(StorePart(stores.stores[ordinal], docs, stores.caches[ordinal]))
+        parts.append(StorePart(stores.stores[ordinal], docs, _BLOCKS, (stores.key, ordinal)))
         start = end
     batch = decode_parts(parts, specs)
     arrays: dict[str, pa.Array] = {}

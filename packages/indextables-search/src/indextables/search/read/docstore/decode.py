@@ -14,7 +14,7 @@ import ipaddress
 import struct
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -69,25 +69,27 @@ class FieldSpec:
 
 
 class BlockCache:
-    """Decompressed blocks of ONE doc store, least recently used dropped past ``max_bytes``.
+    """Decompressed blocks, least recently used dropped past ``max_bytes``.
 
-    Thread-safe. Give the same cache only to calls on the same :class:`StoreIndex`.
+    Thread-safe. Blocks are keyed by ``(store key, block number)``: one cache
+    may serve several stores when each :class:`StorePart` names its store
+    with a distinct ``cache_key`` (the default key, None, suits one store).
     """
 
     def __init__(self, *, max_bytes: int = 8 << 20) -> None:
         self._max = max_bytes
         self._size = 0
-        self._blocks: OrderedDict[int, bytes] = OrderedDict()
+        self._blocks: OrderedDict[tuple[Hashable, int], bytes] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, block: int) -> bytes | None:
+    def get(self, block: tuple[Hashable, int]) -> bytes | None:
         with self._lock:
             found = self._blocks.get(block)
             if found is not None:
                 self._blocks.move_to_end(block)
             return found
 
-    def put(self, block: int, data: bytes) -> None:
+    def put(self, block: tuple[Hashable, int], data: bytes) -> None:
         if len(data) > self._max:
             return
         with self._lock:
@@ -132,13 +134,15 @@ def _decompress(store: StoreIndex, block: int, mod: Any) -> bytes:
     return bytes(out)
 
 
-def _block(store: StoreIndex, block: int, mod: Any, cache: BlockCache | None) -> bytes:
+def _block(
+    store: StoreIndex, block: int, mod: Any, cache: BlockCache | None, key: Hashable
+) -> bytes:
     if cache is None:
         return _decompress(store, block, mod)
-    data = cache.get(block)
+    data = cache.get((key, block))
     if data is None:
         data = _decompress(store, block, mod)
-        cache.put(block, data)
+        cache.put((key, block), data)
     return data
 
 
@@ -201,6 +205,7 @@ class StorePart:
     store: StoreIndex
     doc_ids: Sequence[int]
     cache: BlockCache | None = None
+    cache_key: Hashable = None
 
 
 def decode_parts(parts: Sequence[StorePart], fields: Mapping[int, FieldSpec]) -> pa.RecordBatch:
@@ -235,7 +240,7 @@ def decode_parts(parts: Sequence[StorePart], fields: Mapping[int, FieldSpec]) ->
             for r, position in enumerate(rank):
                 placed[position] = total + r
             inverse.extend(placed)
-        _add_part(builder, part.store, ordered, part.cache, mod)
+        _add_part(builder, part, ordered, mod)
         total += len(ids)
     arrays = []
     for spec, buffers in zip(specs, builder.finish(), strict=True):
@@ -249,9 +254,8 @@ def decode_parts(parts: Sequence[StorePart], fields: Mapping[int, FieldSpec]) ->
     return batch
 
 
-def _add_part(
-    builder: Any, store: StoreIndex, ids: list[int], cache: BlockCache | None, mod: Any
-) -> None:
+def _add_part(builder: Any, part: StorePart, ids: list[int], mod: Any) -> None:
+    store, cache, key = part.store, part.cache, part.cache_key
     if not ids:
         return
     store.block_of(ids[0])  # range checks: DocStoreError naming the doc id
@@ -261,5 +265,5 @@ def _add_part(
     while lo < n:
         block = bisect.bisect_right(starts, ids[lo], block) - 1
         hi = bisect.bisect_left(ids, ends[block], lo, n)
-        builder.add(_block(store, block, mod, cache), ids, lo, hi, starts[block])
+        builder.add(_block(store, block, mod, cache, key), ids, lo, hi, starts[block])
         lo = hi
