@@ -398,3 +398,9 @@ def test_block_cache_decompresses_each_block_once_and_keeps_its_bound(
     decode_docs(store, list(range(0, 6000, 7)), fields, cache=small)
     assert 0 < len(small) < len(store.doc_starts)
     assert 0 < small.nbytes <= 40_000
+
+
+def test_a_negative_field_id_is_our_error(tmp_path: Path, twin: str) -> None:
+    store = read_store(_one_doc_store(tmp_path))
+    with pytest.raises(DocStoreError, match="field id -1"):
+        decode_docs(store, [0], {-1: FieldSpec("i", "i64")})

@@ -407,6 +407,9 @@ cdef class ColumnBuilder:
         self._cols = [
             _Column(kinds[i], bool(multi[i]), names[i], field_ids[i]) for i in range(self._nslots)
         ]
+        for f in field_ids:
+            if f < 0 or f > 0x7FFFFFFF:
+                raise DocStoreError(f"fields: field id {f} is not a stored field id")
         self._nmap = (max(field_ids) + 1) if field_ids else 0
         self._slot_of = <int*>PyMem_Malloc(sizeof(int) * (self._nmap + 1))
         self._counts = <Py_ssize_t*>PyMem_Malloc(sizeof(Py_ssize_t) * (self._nslots + 1))

@@ -397,6 +397,9 @@ class ColumnBuilder:
         names: Sequence[str],
         version: int,
     ) -> None:
+        for f in field_ids:
+            if f < 0 or f > 0x7FFFFFFF:
+                raise DocStoreError(f"fields: field id {f} is not a stored field id")
         self._cols = [
             _Column(k, bool(m), n, f)
             for k, m, n, f in zip(kinds, multi, names, field_ids, strict=True)
