@@ -23,15 +23,17 @@ KIND_CODES = _py.KIND_CODES
 cdef uint64_t HIGHEST_BIT = (<uint64_t>1) << 63
 cdef int64_t MAX_OFFSET = (<int64_t>1 << 31) - 1
 
-DEF K_TEXT = 0
-DEF K_U64 = 1
-DEF K_I64 = 2
-DEF K_F64 = 3
-DEF K_BOOL = 4
-DEF K_DATE = 5
-DEF K_BYTES = 6
-DEF K_IP = 7
-DEF K_JSON = 8
+cdef enum:
+    K_TEXT = 0
+    K_U64 = 1
+    K_I64 = 2
+    K_F64 = 3
+    K_BOOL = 4
+    K_DATE = 5
+    K_BYTES = 6
+    K_IP = 7
+    K_JSON = 8
+    SLACK = 32  # spare bytes past an LZ4 output buffer (16-byte copies)
 
 cdef uint8_t[9] KIND_CODE
 KIND_CODE[:] = [0, 1, 2, 6, 9, 5, 4, 10, 13]
@@ -47,9 +49,6 @@ cdef inline uint64_t _u64(const uint8_t* p) noexcept nogil:
     for i in range(7, -1, -1):
         v = (v << 8) | p[i]
     return v
-
-
-DEF SLACK = 32
 
 
 def lz4_decompress(src, Py_ssize_t size):
