@@ -18,18 +18,22 @@ from typing import Any
 import pyarrow as pa
 import pytest
 import tantivy
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from indextables.protocol.splitbundle import unbundle_split
 from indextables.search.read.docstore import (
+    BlockCache,
     DocStoreError,
     FieldSpec,
+    StorePart,
     _kernels_py,
     decode_docs,
+    decode_parts,
     impl,
     read_store,
 )
+from indextables.search.read.docstore import decode as decode_module
 from indextables.search.splits.termdict import dictionary_kind, to_fst
 
 KINDS = {
@@ -309,7 +313,7 @@ def test_unknown_value_code_is_our_error(tmp_path: Path, twin: str) -> None:
 def test_corrupt_lz4_block_is_our_error(tmp_path: Path, twin: str) -> None:
     raw = _one_doc_store(tmp_path)
     store = read_store(raw)
-    corrupt = replace(store, data=store.data[:4] + b"\xff" * (len(store.data) - 4))
+    corrupt = replace(store, data=bytes(store.data[:4]) + b"\xff" * (len(store.data) - 4))
     with pytest.raises(DocStoreError, match="LZ4"):
         decode_docs(corrupt, [0], {1: FieldSpec("i", "i64")})
 
@@ -333,6 +337,10 @@ def test_unknown_impl_name_is_our_error(monkeypatch: pytest.MonkeyPatch) -> None
 
 @settings(max_examples=30)
 @given(payload=st.binary(max_size=3000) | st.text(max_size=400).map(lambda s: (s * 7).encode()))
+# Match offsets below 8, 8..15 and 16+ (the Cython kernel copies each class differently).
+@example(payload=b"ab" * 300)
+@example(payload=b"abcdefghij" * 50 + bytes(range(256)))
+@example(payload=b"0123456789abcdefXYZ" * 40)
 def test_lz4_twins_roundtrip_tantivy_compressed_blocks(payload: bytes) -> None:
     # Stored as one text value, the payload goes through Tantivy's own LZ4 compressor.
     with tempfile.TemporaryDirectory() as tmp:
@@ -345,3 +353,54 @@ def test_lz4_twins_roundtrip_tantivy_compressed_blocks(payload: bytes) -> None:
         b = impl.load("cython").lz4_decompress(body, size)
         assert a == b
         assert payload in a
+
+
+def test_parts_of_several_stores_come_out_in_part_then_hit_order(tmp_path: Path, twin: str) -> None:
+    stores = []
+    for n, base in ((3000, 0), (500, 10_000)):
+        directory = _write(tmp_path / str(base), [{"i": [base + k]} for k in range(n)])
+        stores.append(read_store(next(directory.glob("*.store")).read_bytes()))
+    fields = {1: FieldSpec("i", "i64")}
+    parts = [
+        StorePart(stores[0], [2999, 5, 5, 1700]),
+        StorePart(stores[1], [0, 499]),
+        StorePart(stores[0], []),
+        StorePart(stores[1], [250, 3]),
+    ]
+    batch = decode_parts(parts, fields)
+    assert batch.column("i").to_pylist() == [2999, 5, 5, 1700, 10_000, 10_499, 10_250, 10_003]
+    single = [decode_docs(p.store, p.doc_ids, fields) for p in parts]
+    assert pa.Table.from_batches([batch]).equals(pa.Table.from_batches(single))
+
+
+def test_block_cache_decompresses_each_block_once_and_keeps_its_bound(
+    tmp_path: Path, twin: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = _write(tmp_path, [{"t": [f"row {k} " + "y" * (k % 300)]} for k in range(6000)])
+    store = read_store(next(directory.glob("*.store")).read_bytes())
+    fields = {0: FieldSpec("t", "text")}
+    calls: list[int] = []
+    original = decode_module._decompress
+
+    def counting(store: Any, block: int, mod: Any) -> bytes:
+        calls.append(block)
+        return original(store, block, mod)
+
+    monkeypatch.setattr(decode_module, "_decompress", counting)
+    cache = BlockCache(max_bytes=1 << 30)
+    hits = [0, 1, 2999, 5999]
+    first = decode_docs(store, hits, fields, cache=cache)
+    touched = len(calls)
+    assert touched == len({store.block_of(h) for h in hits})
+    assert decode_docs(store, hits, fields, cache=cache).equals(first)
+    assert len(calls) == touched  # every block came from the cache
+    small = BlockCache(max_bytes=40_000)
+    decode_docs(store, list(range(0, 6000, 7)), fields, cache=small)
+    assert 0 < len(small) < len(store.doc_starts)
+    assert 0 < small.nbytes <= 40_000
+
+
+def test_a_negative_field_id_is_our_error(tmp_path: Path, twin: str) -> None:
+    store = read_store(_one_doc_store(tmp_path))
+    with pytest.raises(DocStoreError, match="field id -1"):
+        decode_docs(store, [0], {-1: FieldSpec("i", "i64")})

@@ -15,6 +15,7 @@ documents as before.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -67,17 +68,17 @@ class RowCopy:
 
     @classmethod
     def open(cls, path: str) -> RowCopy | None:
-        """The copy at ``path``, or None when the split has none."""
-        if not os.path.exists(path):
+        """The copy at ``path``, or None when the split has none.
+
+        Opening an IPC file reads its footer (~20 ms for a 2M-row copy of 200
+        record batches on a loaded machine, more than a selective search): the
+        result is kept per file identity (path, inode, size, modification time).
+        """
+        try:
+            stat = os.stat(path)
+        except FileNotFoundError:
             return None
-        with pa.memory_map(path) as source:
-            schema = pa.ipc.open_file(source).schema
-        metadata = schema.metadata or {}
-        return cls(
-            path=path,
-            columns={n.lower(): i for i, n in enumerate(schema.names)},
-            keyed=metadata.get(ROW_KEYS_METADATA) == ROW_KEYS_LAYOUT,
-        )
+        return _open_copy(path, stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
     def has(self, name: str) -> bool:
         """True when the copy holds column ``name`` (case-insensitive)."""
@@ -102,3 +103,15 @@ class RowCopy:
             inverse[position] = rank
         positions = pa.array(inverse, type=pa.int64())
         return {n: table.column(by_name[n]).combine_chunks().take(positions) for n in wanted}
+
+
+@functools.lru_cache(maxsize=64)
+def _open_copy(path: str, inode: int, size: int, mtime_ns: int) -> RowCopy:
+    with pa.memory_map(path) as source:
+        schema = pa.ipc.open_file(source).schema
+    metadata = schema.metadata or {}
+    return RowCopy(
+        path=path,
+        columns={n.lower(): i for i, n in enumerate(schema.names)},
+        keyed=metadata.get(ROW_KEYS_METADATA) == ROW_KEYS_LAYOUT,
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -27,7 +28,10 @@ from indextables.search.query.conditions import Condition
 from indextables.search.query.jsonquery import json_path_query
 from indextables.search.query.searchoptions import SearchSpec, build_query, whole_second_dates
 from indextables.search.query.tantivyquery import conjunction, fully_indexed_columns, to_query
+from indextables.search.read import bulkrows
+from indextables.search.read.bulkrows import BulkColumns
 from indextables.search.read.convert import column_from_docs, has_clamped_dates
+from indextables.search.read.docstore import DocStoreError
 from indextables.search.read.rowcopy import RowCopy, exact_in_docs
 from indextables.search.schema.mapping import (
     ROW_KEY_FIELD,
@@ -43,6 +47,7 @@ from indextables.search.write.splitwriter import ROWS_FILE
 BATCH_ROWS = 8192
 # What a companion split embeds (see indextables.search.companion.manifest).
 COMPANION_MANIFEST = "_parquet_manifest.json"
+_log = logging.getLogger(__name__)
 _FAST_NUMERIC = (FieldKind.I64, FieldKind.F64, FieldKind.BOOL)
 
 
@@ -111,9 +116,10 @@ def read_split(
     if not hits and search.query:
         notice_case_mismatch(searcher, search.query, fields)
     addresses = sorted(hits, key=lambda a: (a.segment_ord, a.doc))
+    source = _DocSource(directory, entry)
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
-        yield _batch(searcher, chunk, schema, entry, fields, rows)
+        yield _batch(searcher, chunk, schema, entry, fields, rows, source)
 
 
 _OPEN_SPLITS = 16
@@ -288,6 +294,7 @@ def _batch(
     entry: SplitEntry,
     fields: Mapping[str, FieldSpec],
     copy: RowCopy | None,
+    source: _DocSource | None = None,
 ) -> pa.RecordBatch:
     partitions = {k.lower(): v for k, v in entry.partition_values.items()}
     data_columns = [f for f in schema if f.name.lower() not in partitions]
@@ -301,11 +308,13 @@ def _batch(
         and not exact_in_docs(fields.get(f.name.lower()), f.type)
     }
     docs: list[tantivy.Document] = []
-    if any(
-        f.name.lower() not in from_copy and not _is_fast_numeric(fields, f.name)
-        for f in data_columns
-    ):
-        docs = [searcher.doc(a) for a in addresses]
+    bulk = BulkColumns({}, frozenset())
+    from_docs = [f for f in data_columns if f.name.lower() not in from_copy]
+    if any(not _is_fast_numeric(fields, f.name) for f in from_docs):
+        if source is not None and addresses:
+            bulk = source.columns(addresses, from_docs)
+        if any(f.name.lower() not in bulk.arrays for f in from_docs):
+            docs = [searcher.doc(a) for a in addresses]
     rows = _RowFetch(searcher, addresses, keyed, from_copy)
     arrays = []
     for arrow_field in schema:
@@ -314,6 +323,8 @@ def _batch(
             arrays.append(partition_column(partitions[key], arrow_field.type, len(addresses)))
         elif key in from_copy:
             arrays.append(rows.column(key).cast(arrow_field.type))
+        elif key in bulk.arrays:
+            arrays.append(_from_bulk(bulk, arrow_field, fields, rows))
         elif docs or not addresses:
             arrays.append(_from_docs(docs, arrow_field, fields, rows))
         else:
@@ -339,6 +350,52 @@ def _from_docs(
         # A date outside Tantivy's span was indexed clamped: its exact value is in the copy.
         return rows.column(name.lower()).cast(arrow_field.type)
     return column_from_docs(docs, name, arrow_field.type)
+
+
+def _from_bulk(
+    bulk: BulkColumns, arrow_field: pa.Field, fields: Mapping[str, FieldSpec], rows: _RowFetch
+) -> pa.Array:
+    key = arrow_field.name.lower()
+    spec = fields.get(key)
+    if (
+        spec is not None
+        and spec.kind is FieldKind.DATE
+        and key in bulk.clamped_dates
+        and rows.has(arrow_field.name)
+    ):
+        # As _from_docs: a date at an end of Tantivy's span may stand for one beyond it.
+        return rows.column(key).cast(arrow_field.type)
+    return bulk.arrays[key]
+
+
+class _DocSource:
+    """A split's doc stores for bulk row decoding, or nothing once they failed.
+
+    Any failure (a store that cannot be parsed or decoded, a value that does not
+    convert) is logged with the split named and the split's rows come from
+    tantivy-py's ``searcher.doc`` instead: never a wrong row.
+    """
+
+    def __init__(self, directory: str, entry: SplitEntry) -> None:
+        self._directory = directory
+        self._entry = entry
+        self._failed = not bulkrows.enabled()
+
+    def columns(self, addresses: Sequence[Any], columns: Sequence[pa.Field]) -> BulkColumns:
+        """The columns served in bulk at ``addresses`` (empty after a failure)."""
+        if self._failed:
+            return BulkColumns({}, frozenset())
+        try:
+            stores = bulkrows.split_stores(self._directory)
+            return bulkrows.bulk_columns(stores, addresses, columns)
+        except (DocStoreError, pa.ArrowException, OSError) as exc:
+            self._failed = True
+            _log.warning(
+                "split %s: bulk row decoding failed (%s); reading its stored documents one by one",
+                self._entry.ref.path,
+                exc,
+            )
+            return BulkColumns({}, frozenset())
 
 
 class _RowFetch:

@@ -8,8 +8,25 @@ segment's ``.store`` file, ``decode_docs`` decodes a set of documents into a
 
 from __future__ import annotations
 
-from indextables.search.read.docstore.decode import FieldKind, FieldSpec, decode_docs
+from indextables.search.read.docstore.decode import (
+    BlockCache,
+    FieldKind,
+    FieldSpec,
+    StorePart,
+    decode_docs,
+    decode_parts,
+)
 from indextables.search.read.docstore.errors import DocStoreError
 from indextables.search.read.docstore.store import StoreIndex, read_store
 
-__all__ = ["DocStoreError", "FieldKind", "FieldSpec", "StoreIndex", "decode_docs", "read_store"]
+__all__ = [
+    "BlockCache",
+    "DocStoreError",
+    "FieldKind",
+    "FieldSpec",
+    "StoreIndex",
+    "StorePart",
+    "decode_docs",
+    "decode_parts",
+    "read_store",
+]

@@ -1,11 +1,20 @@
-from typing import Any
+from collections.abc import Sequence
+
+from indextables.search.read.docstore._kernels_py import SlotBuffers
+
+KIND_CODES: dict[int, tuple[int, ...]]
 
 def read_vint(data: bytes, pos: int) -> tuple[int, int]: ...
-def lz4_decompress(src: bytes, size: int) -> bytes: ...
-def decode_block(
-    block: bytes,
-    doc_positions: list[int],
-    slots: dict[int, int],
-    num_slots: int,
-    version: int,
-) -> list[list[list[tuple[int, Any]]]]: ...
+def lz4_decompress(src: bytes | memoryview, size: int) -> bytes: ...
+
+class ColumnBuilder:
+    def __init__(
+        self,
+        kinds: Sequence[int],
+        multi: Sequence[bool],
+        field_ids: Sequence[int],
+        names: Sequence[str],
+        version: int,
+    ) -> None: ...
+    def add(self, block: bytes, doc_ids: list[int], lo: int, hi: int, first_doc: int) -> None: ...
+    def finish(self) -> list[SlotBuffers]: ...

@@ -1,22 +1,42 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True
 """Cython doc-store kernels; the pure twin ``_kernels_py`` is the specification.
 
-Both must agree exactly (same values, same errors). Scalar decoding runs on a
-C pointer; arrays, objects and legacy JSON fall back to the twin's decoder.
+Both must agree exactly (same buffers, same errors). Values are copied from
+the decompressed block straight into C buffers: no Python object per value,
+except for JSON objects (and legacy JSON text), which the twin's decoder reads.
 """
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcpy
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memset
 
 from indextables.search.read.docstore import _kernels_py as _py
 from indextables.search.read.docstore.errors import DocStoreError
 
-__all__ = ["decode_block", "lz4_decompress", "read_vint"]
+__all__ = ["KIND_CODES", "ColumnBuilder", "lz4_decompress", "read_vint"]
 
 read_vint = _py.read_vint
+KIND_CODES = _py.KIND_CODES
 
 cdef uint64_t HIGHEST_BIT = (<uint64_t>1) << 63
+cdef int64_t MAX_OFFSET = (<int64_t>1 << 31) - 1
+
+cdef enum:
+    K_TEXT = 0
+    K_U64 = 1
+    K_I64 = 2
+    K_F64 = 3
+    K_BOOL = 4
+    K_DATE = 5
+    K_BYTES = 6
+    K_IP = 7
+    K_JSON = 8
+    SLACK = 32  # spare bytes past an LZ4 output buffer (16-byte copies)
+
+cdef uint8_t[9] KIND_CODE
+KIND_CODE[:] = [0, 1, 2, 6, 9, 5, 4, 10, 13]
 
 
 cdef inline uint32_t _u32(const uint8_t* p) noexcept nogil:
@@ -31,12 +51,27 @@ cdef inline uint64_t _u64(const uint8_t* p) noexcept nogil:
     return v
 
 
-def lz4_decompress(bytes src, Py_ssize_t size):
+def lz4_decompress(src, Py_ssize_t size):
     """Decompress one raw LZ4 block that must expand to exactly ``size`` bytes."""
-    cdef bytes out = PyBytes_FromStringAndSize(NULL, size)
-    cdef uint8_t* dst = <uint8_t*>PyBytes_AS_STRING(out)
-    cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(src)
-    cdef Py_ssize_t pos = 0, end = len(src), op = 0, lit, mlen, offset, i, start
+    cdef const uint8_t[::1] view = src
+    cdef uint8_t* dst
+    cdef bytes out
+    if size < 0:
+        raise DocStoreError("doc store: negative LZ4 block size")
+    dst = <uint8_t*>PyMem_Malloc(size + SLACK)
+    if dst == NULL:
+        raise MemoryError()
+    try:
+        _lz4(&view[0] if view.shape[0] else <const uint8_t*>dst, view.shape[0], dst, size)
+        out = PyBytes_FromStringAndSize(<const char*>dst, size)
+    finally:
+        PyMem_Free(dst)
+    return out
+
+
+cdef int _lz4(const uint8_t* s, Py_ssize_t end, uint8_t* dst, Py_ssize_t size) except -1:
+    # dst has SLACK spare bytes past size: short copies write 16 bytes at a time.
+    cdef Py_ssize_t pos = 0, op = 0, lit, mlen, offset, i, start
     cdef uint8_t token, b
     while pos < end:
         token = s[pos]
@@ -55,7 +90,10 @@ def lz4_decompress(bytes src, Py_ssize_t size):
             raise DocStoreError("doc store: LZ4 literals run past the block")
         if op + lit > size:
             raise DocStoreError("doc store: LZ4 block expands past its declared size")
-        memcpy(dst + op, s + pos, lit)
+        if lit <= 16 and pos + 16 <= end:
+            memcpy(dst + op, s + pos, 16)
+        else:
+            memcpy(dst + op, s + pos, lit)
         op += lit
         pos += lit
         if pos >= end:
@@ -80,8 +118,16 @@ def lz4_decompress(bytes src, Py_ssize_t size):
             raise DocStoreError("doc store: LZ4 match offset outside the output")
         if op + mlen > size:
             raise DocStoreError("doc store: LZ4 block expands past its declared size")
-        if offset >= mlen:
-            memcpy(dst + op, dst + start, mlen)
+        if offset >= 16:
+            i = 0
+            while i < mlen:
+                memcpy(dst + op + i, dst + start + i, 16)
+                i += 16
+        elif offset >= 8:
+            i = 0
+            while i < mlen:
+                memcpy(dst + op + i, dst + start + i, 8)
+                i += 8
         else:
             for i in range(mlen):
                 dst[op + i] = dst[start + i]
@@ -90,7 +136,7 @@ def lz4_decompress(bytes src, Py_ssize_t size):
         raise DocStoreError(
             f"doc store: LZ4 block expanded to {op} bytes, its header says {size}"
         )
-    return out
+    return 0
 
 
 cdef inline Py_ssize_t _vint(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, uint64_t* out) except -1:
@@ -112,104 +158,336 @@ cdef inline Py_ssize_t _vint(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, u
 
 
 cdef inline int _need(Py_ssize_t pos, Py_ssize_t n, Py_ssize_t end) except -1:
-    if pos + n > end:
+    if n < 0 or pos + n > end:
         raise DocStoreError("doc store: value runs past the end of its document")
     return 0
 
 
-cdef double _u64_to_f64(uint64_t bits) noexcept nogil:
-    cdef double d
+cdef inline uint64_t _f64_bits(uint64_t bits) noexcept nogil:
     if bits & HIGHEST_BIT:
-        bits = bits ^ HIGHEST_BIT
-    else:
-        bits = ~bits
-    memcpy(&d, &bits, 8)
-    return d
+        return bits ^ HIGHEST_BIT
+    return ~bits
 
 
-def decode_block(bytes block, list doc_positions, dict slots, Py_ssize_t num_slots, int version):
-    """Same contract as ``_kernels_py.decode_block``."""
-    cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(block)
-    cdef Py_ssize_t size = len(block), index_start, start, end, pos, n, i, k
-    cdef uint32_t count, field
-    cdef uint64_t nvals, ln
-    cdef uint8_t code, bb
-    cdef int64_t iv
-    cdef list rows = [], row
-    cdef object slot, value
-    if size < 4:
-        raise DocStoreError("doc store: block shorter than its doc count")
-    count = _u32(p + size - 4)
-    index_start = size - 4 * (<Py_ssize_t>count + 1)
-    if index_start < 0:
-        raise DocStoreError("doc store: block doc count larger than the block")
-    for obj in doc_positions:
-        k = obj
-        if k < 0 or k >= count:
-            raise DocStoreError(f"doc store: doc position {k} outside its block of {count}")
-        start = _u32(p + index_start + 4 * k)
-        end = _u32(p + index_start + 4 * (k + 1)) if k + 1 < count else index_start
-        if start > end or end > index_start:
-            raise DocStoreError("doc store: document offsets out of order")
-        row = [[] for _ in range(num_slots)]
-        pos = _vint(p, start, end, &nvals)
-        for i in range(<Py_ssize_t>nvals):
-            _need(pos, 4, end)
-            field = _u32(p + pos)
-            pos += 4
+cdef Py_ssize_t _skip(bytes block, const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, int version) except -1:
+    """Same contract as the twin's ``_skip_value``."""
+    cdef uint8_t code
+    cdef uint64_t n, k
+    _need(pos, 1, end)
+    code = p[pos]
+    pos += 1
+    if code == 0 or code == 3 or code == 4:
+        pos = _vint(p, pos, end, &n)
+        if n > <uint64_t>(end - pos):
+            raise DocStoreError("doc store: value runs past the end of its document")
+        return pos + <Py_ssize_t>n
+    if code == 1 or code == 2 or code == 6 or code == 5:
+        _need(pos, 8, end)
+        return pos + 8
+    if code == 9:
+        _need(pos, 1, end)
+        return pos + 1
+    if code == 10:
+        _need(pos, 16, end)
+        return pos + 16
+    if code == 11:
+        return pos
+    if code == 12 or code == 13:
+        pos = _vint(p, pos, end, &n)
+        if code == 13 and n % 2:
+            raise DocStoreError("doc store: object with an odd number of keys and values")
+        k = 0
+        while k < n:
+            pos = _skip(block, p, pos, end, version)
+            k += 1
+        return pos
+    return _py._read_value(block, pos - 1, end, version)[2]
+
+
+cdef class _Buf:
+    cdef uint8_t* ptr
+    cdef Py_ssize_t size
+    cdef Py_ssize_t cap
+
+    def __dealloc__(self):
+        PyMem_Free(self.ptr)
+
+    cdef inline int grow(self, Py_ssize_t extra) except -1:
+        cdef Py_ssize_t need = self.size + extra, cap
+        cdef uint8_t* p
+        if need <= self.cap:
+            return 0
+        cap = self.cap * 2
+        if cap < need:
+            cap = need
+        if cap < 256:
+            cap = 256
+        p = <uint8_t*>PyMem_Realloc(self.ptr, cap)
+        if p == NULL:
+            raise MemoryError()
+        self.ptr = p
+        self.cap = cap
+        return 0
+
+    cdef inline int put(self, const uint8_t* src, Py_ssize_t n) except -1:
+        self.grow(n)
+        memcpy(self.ptr + self.size, src, n)
+        self.size += n
+        return 0
+
+    cdef inline int zeros(self, Py_ssize_t n) except -1:
+        self.grow(n)
+        memset(self.ptr + self.size, 0, n)
+        self.size += n
+        return 0
+
+    cdef inline int put_i32(self, int32_t v) except -1:
+        self.grow(4)
+        memcpy(self.ptr + self.size, &v, 4)
+        self.size += 4
+        return 0
+
+    cdef inline int put_u64(self, uint64_t v) except -1:
+        self.grow(8)
+        memcpy(self.ptr + self.size, &v, 8)
+        self.size += 8
+        return 0
+
+    cdef bytes take(self):
+        return PyBytes_FromStringAndSize(<const char*>self.ptr, self.size)
+
+
+cdef class _Bits:
+    cdef _Buf buf
+    cdef Py_ssize_t count
+
+    def __cinit__(self):
+        self.buf = _Buf()
+        self.count = 0
+
+    cdef inline int append(self, bint bit) except -1:
+        if self.count & 7 == 0:
+            self.buf.zeros(1)
+        if bit:
+            self.buf.ptr[self.count >> 3] |= <uint8_t>(1 << (self.count & 7))
+        self.count += 1
+        return 0
+
+
+cdef class _Column:
+    cdef int kind
+    cdef bint multi
+    cdef object name
+    cdef Py_ssize_t field_id
+    cdef _Bits validity
+    cdef _Bits bits
+    cdef _Buf list_offsets
+    cdef _Buf offsets
+    cdef _Buf data
+    cdef Py_ssize_t nulls, rows, values
+    cdef bint var
+
+    def __cinit__(self, int kind, bint multi, object name, Py_ssize_t field_id):
+        self.kind = kind
+        self.multi = multi
+        self.name = name
+        self.field_id = field_id
+        self.validity = _Bits()
+        self.bits = _Bits()
+        self.list_offsets = _Buf()
+        self.offsets = _Buf()
+        self.data = _Buf()
+        self.nulls = 0
+        self.rows = 0
+        self.values = 0
+        self.var = kind == K_TEXT or kind == K_BYTES or kind == K_JSON
+        if multi:
+            self.list_offsets.put_i32(0)
+        if self.var:
+            self.offsets.put_i32(0)
+
+    cdef inline int _end_var(self) except -1:
+        if self.data.size > MAX_OFFSET:
+            raise DocStoreError(
+                f"fields: column {self.name!r} holds more than 2 GiB in one batch; "
+                "decode fewer documents at a time"
+            )
+        self.offsets.put_i32(<int32_t>self.data.size)
+        return 0
+
+    cdef Py_ssize_t append(self, bytes block, const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, int version) except -1:
+        cdef uint64_t n, v
+        cdef uint8_t b
+        cdef int kind = self.kind
+        cdef bytes text
+        self.values += 1
+        if kind == K_TEXT or kind == K_BYTES:
+            pos = _vint(p, pos, end, &n)
+            if n > <uint64_t>(end - pos):
+                raise DocStoreError("doc store: value runs past the end of its document")
+            self.data.put(p + pos, <Py_ssize_t>n)
+            self._end_var()
+            return pos + <Py_ssize_t>n
+        if kind == K_JSON:
+            _, value, pos = _py._read_value(block, pos - 1, end, version)
+            text = _py.json_text(value)
+            self.data.put(<const uint8_t*>PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text))
+            self._end_var()
+            return pos
+        if kind == K_BOOL:
             _need(pos, 1, end)
-            code = p[pos]
-            if code == 0 or code == 3 or code == 4:
-                pos = _vint(p, pos + 1, end, &ln)
-                n = <Py_ssize_t>ln
-                _need(pos, n, end)
-                if code == 4:
-                    value = PyBytes_FromStringAndSize(<const char*>(p + pos), n)
-                else:
-                    try:
-                        value = (<const char*>(p + pos))[:n].decode("utf-8")
-                    except UnicodeDecodeError as exc:
-                        raise DocStoreError(
-                            f"doc store: invalid UTF-8 in a stored string ({exc})"
-                        ) from exc
-                pos += n
-            elif code == 1:
-                _need(pos + 1, 8, end)
-                value = _u64(p + pos + 1)
-                pos += 9
-            elif code == 2 or code == 5:
-                _need(pos + 1, 8, end)
-                iv = <int64_t>_u64(p + pos + 1)
-                if code == 5 and version < 2:
-                    value = iv * 1000
-                else:
-                    value = iv
-                pos += 9
-            elif code == 6:
-                _need(pos + 1, 8, end)
-                value = _u64_to_f64(_u64(p + pos + 1))
-                pos += 9
-            elif code == 9:
-                _need(pos + 1, 1, end)
-                bb = p[pos + 1]
-                if bb > 1:
-                    raise DocStoreError(f"doc store: invalid bool byte {bb}")
-                value = bb == 1
-                pos += 2
-            elif code == 10:
-                _need(pos + 1, 16, end)
-                value = int.from_bytes((<const char*>(p + pos + 1))[:16], "little")
-                pos += 17
-            elif code == 11:
-                value = None
-                pos += 1
+            b = p[pos]
+            if b > 1:
+                raise DocStoreError(f"doc store: invalid bool byte {b}")
+            self.bits.append(b == 1)
+            return pos + 1
+        if kind == K_IP:
+            _need(pos, 16, end)
+            self.data.put(p + pos, 16)
+            return pos + 16
+        _need(pos, 8, end)
+        v = _u64(p + pos)
+        if kind == K_F64:
+            v = _f64_bits(v)
+        elif kind == K_DATE and version < 2:
+            v = v * 1000
+        self.data.put_u64(v)
+        return pos + 8
+
+    cdef int end_row(self, Py_ssize_t count) except -1:
+        self.rows += 1
+        self.validity.append(count > 0)
+        if count == 0:
+            self.nulls += 1
+        if self.multi:
+            self.list_offsets.put_i32(<int32_t>self.values)
+            return 0
+        if count == 0:
+            self.values += 1
+            if self.var:
+                self.offsets.put_i32(<int32_t>self.data.size)
+            elif self.kind == K_BOOL:
+                self.bits.append(False)
+            elif self.kind == K_IP:
+                self.data.zeros(16)
             else:
-                # Arrays, objects, legacy JSON and unknown codes: the twin decides.
-                code, value, pos = _py._read_value(block, pos, end, version)
-            slot = slots.get(field)
-            if slot is not None:
-                (<list>row[slot]).append((code, value))
-        if pos != end:
-            raise DocStoreError("doc store: document length does not match its values")
-        rows.append(row)
-    return rows
+                self.data.zeros(8)
+        return 0
+
+    cdef tuple finish(self):
+        return (
+            self.rows,
+            self.nulls,
+            self.validity.buf.take() if self.nulls else None,
+            self.list_offsets.take() if self.multi else None,
+            self.offsets.take() if self.var else None,
+            self.bits.buf.take() if self.kind == K_BOOL else self.data.take(),
+            self.values,
+        )
+
+
+cdef class ColumnBuilder:
+    """Same contract as ``_kernels_py.ColumnBuilder``."""
+
+    cdef list _cols
+    cdef int _version
+    cdef Py_ssize_t _nslots
+    cdef Py_ssize_t _nmap
+    cdef int* _slot_of
+    cdef Py_ssize_t* _counts
+
+    def __cinit__(self, kinds, multi, field_ids, names, int version):
+        cdef Py_ssize_t i, f
+        kinds, multi, field_ids, names = list(kinds), list(multi), list(field_ids), list(names)
+        if not (len(kinds) == len(multi) == len(field_ids) == len(names)):
+            raise ValueError("kinds, multi, field_ids and names differ in length")
+        self._version = version
+        self._nslots = len(kinds)
+        self._cols = [
+            _Column(kinds[i], bool(multi[i]), names[i], field_ids[i]) for i in range(self._nslots)
+        ]
+        for f in field_ids:
+            if f < 0 or f > 0x7FFFFFFF:
+                raise DocStoreError(f"fields: field id {f} is not a stored field id")
+        self._nmap = (max(field_ids) + 1) if field_ids else 0
+        self._slot_of = <int*>PyMem_Malloc(sizeof(int) * (self._nmap + 1))
+        self._counts = <Py_ssize_t*>PyMem_Malloc(sizeof(Py_ssize_t) * (self._nslots + 1))
+        if self._slot_of == NULL or self._counts == NULL:
+            raise MemoryError()
+        for i in range(self._nmap):
+            self._slot_of[i] = -1
+        for i in range(self._nslots):
+            f = field_ids[i]
+            self._slot_of[f] = <int>i
+
+    def __dealloc__(self):
+        PyMem_Free(self._slot_of)
+        PyMem_Free(self._counts)
+
+    def add(self, bytes block, list doc_ids, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t first_doc):
+        """Append one row per ``doc_ids[lo:hi]``: documents ``doc - first_doc`` of ``block``."""
+        cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(block)
+        cdef Py_ssize_t size = PyBytes_GET_SIZE(block), index_start, start, end, pos, k, i, s
+        cdef uint32_t count, field
+        cdef uint64_t nvals, j
+        cdef uint8_t code
+        cdef int slot
+        cdef _Column col
+        cdef int version = self._version
+        if size < 4:
+            raise DocStoreError("doc store: block shorter than its doc count")
+        count = _u32(p + size - 4)
+        index_start = size - 4 * (<Py_ssize_t>count + 1)
+        if index_start < 0:
+            raise DocStoreError("doc store: block doc count larger than the block")
+        if lo < 0 or hi > PyList_GET_SIZE(doc_ids):
+            raise ValueError("lo/hi outside doc_ids")
+        for i in range(lo, hi):
+            k = <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, i)) - first_doc
+            if k < 0 or k >= count:
+                raise DocStoreError(f"doc store: doc position {k} outside its block of {count}")
+            start = _u32(p + index_start + 4 * k)
+            end = _u32(p + index_start + 4 * (k + 1)) if k + 1 < count else index_start
+            if start > end or end > index_start:
+                raise DocStoreError("doc store: document offsets out of order")
+            for s in range(self._nslots):
+                self._counts[s] = 0
+            pos = _vint(p, start, end, &nvals)
+            j = 0
+            while j < nvals:
+                j += 1
+                _need(pos, 5, end)
+                field = _u32(p + pos)
+                code = p[pos + 4]
+                slot = self._slot_of[field] if field < self._nmap else -1
+                if slot < 0 or code == 11:
+                    pos = _skip(block, p, pos + 4, end, version)
+                    continue
+                col = <_Column>self._cols[slot]
+                if code != KIND_CODE[col.kind] and not (col.kind == K_JSON and code == 8):
+                    if code > 13:
+                        raise DocStoreError(f"doc store: unknown value type code {code}")
+                    raise DocStoreError(
+                        f"fields: field {col.field_id} ({col.name!r}) holds a value of "
+                        f"type code {code}, not {_py.KIND_NAMES[col.kind]}"
+                    )
+                self._counts[slot] += 1
+                if not col.multi and self._counts[slot] > 1:
+                    pos = _skip(block, p, pos + 4, end, version)
+                else:
+                    pos = col.append(block, p, pos + 5, end, version)
+            if pos != end:
+                raise DocStoreError("doc store: document length does not match its values")
+            for s in range(self._nslots):
+                col = <_Column>self._cols[s]
+                if not col.multi and self._counts[s] > 1:
+                    raise DocStoreError(
+                        f"fields: field {col.field_id} ({col.name!r}) has "
+                        f"{self._counts[s]} values; declare it multi=True"
+                    )
+            for s in range(self._nslots):
+                (<_Column>self._cols[s]).end_row(self._counts[s])
+
+    def finish(self):
+        """The buffers of every column, in slot order."""
+        return [(<_Column>c).finish() for c in self._cols]

@@ -5,25 +5,58 @@ Format facts (Tantivy ``src/store`` and ``src/schema/document``): a block is
 is ``VInt(n)`` then ``n`` times ``[u32 LE field id][u8 type code][value]``.
 Tantivy's VInt is little-endian groups of 7 bits whose LAST byte has the high
 bit set. LZ4 blocks are ``[u32 LE uncompressed size][raw LZ4 block]``.
+
+:class:`ColumnBuilder` decodes documents straight into Arrow column buffers
+(validity bitmaps, 32-bit offsets, value bytes); values of fields that were
+not asked for are skipped by their length, never decoded.
 """
 
 from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 from indextables.search.read.docstore.errors import DocStoreError
 
-__all__ = ["decode_block", "lz4_decompress", "read_vint"]
+__all__ = [
+    "KIND_CODES",
+    "ColumnBuilder",
+    "SlotBuffers",
+    "lz4_decompress",
+    "read_vint",
+]
 
 TEXT, U64, I64, FACET, BYTES, DATE, F64, EXT, JSON_OBJ, BOOL, IP, NULL, ARRAY, OBJECT = range(14)
+# Output column kinds (slot kinds) and the stored type code each accepts.
+K_TEXT, K_U64, K_I64, K_F64, K_BOOL, K_DATE, K_BYTES, K_IP, K_JSON = range(9)
+KIND_CODES: dict[int, tuple[int, ...]] = {
+    K_TEXT: (TEXT,),
+    K_U64: (U64,),
+    K_I64: (I64,),
+    K_F64: (F64,),
+    K_BOOL: (BOOL,),
+    K_DATE: (DATE,),
+    K_BYTES: (BYTES,),
+    K_IP: (IP,),
+    K_JSON: (OBJECT, JSON_OBJ),
+}
+_FIXED_WIDTH = {K_U64: 8, K_I64: 8, K_F64: 8, K_DATE: 8, K_IP: 16}
+_VAR_WIDTH = (K_TEXT, K_BYTES, K_JSON)
 _HIGHEST_BIT = 1 << 63
 _MASK64 = (1 << 64) - 1
+_MAX_OFFSET = (1 << 31) - 1
 _U32 = struct.Struct("<I")
+_I32 = struct.Struct("<i")
 _U64 = struct.Struct("<Q")
 _I64 = struct.Struct("<q")
 _F64 = struct.Struct("<d")
+
+#: One column's buffers: (rows, null count, validity bitmap or None, list offsets
+#: (multi-valued slots) or None, value offsets (text, bytes, json) or None,
+#: value bytes (bit-packed for bool), number of values).
+SlotBuffers = tuple[int, int, bytes | None, bytes | None, bytes | None, bytes, int]
 
 
 def read_vint(data: bytes, pos: int) -> tuple[int, int]:
@@ -100,9 +133,9 @@ def lz4_decompress(src: bytes, size: int) -> bytes:
     return bytes(out)
 
 
-def _u64_to_f64(bits: int) -> float:
-    bits = bits ^ _HIGHEST_BIT if bits & _HIGHEST_BIT else ~bits & _MASK64
-    return float(_F64.unpack(_U64.pack(bits))[0])
+def _u64_to_f64_bits(bits: int) -> int:
+    # Tantivy stores f64 as an order-preserving u64; undo it, keeping the exact bits.
+    return bits ^ _HIGHEST_BIT if bits & _HIGHEST_BIT else ~bits & _MASK64
 
 
 def _need(data: bytes, pos: int, n: int, end: int) -> None:
@@ -111,10 +144,11 @@ def _need(data: bytes, pos: int, n: int, end: int) -> None:
 
 
 def _read_value(data: bytes, pos: int, end: int, version: int) -> tuple[int, Any, int]:
-    """Decode one ``[type code][value]``; returns ``(code, python value, next position)``.
+    """Decode one ``[type code][value]`` as Python; returns ``(code, value, next position)``.
 
-    Values: text -> str, u64/i64/date(ns)/ip(u128) -> int, f64 -> float,
-    bool -> bool, bytes -> bytes, null -> None, array -> list, object -> dict.
+    Used for JSON objects (and the arrays inside them). Values: text -> str,
+    u64/i64/date(ns)/ip(u128) -> int, f64 -> float, bool -> bool, bytes ->
+    bytes, null -> None, array -> list, object -> dict.
     """
     _need(data, pos, 1, end)
     code = data[pos]
@@ -123,7 +157,7 @@ def _read_value(data: bytes, pos: int, end: int, version: int) -> tuple[int, Any
         n, pos = read_vint(data, pos)
         _need(data, pos, n, end)
         try:
-            text = data[pos : pos + n].decode("utf-8")
+            text = bytes(data[pos : pos + n]).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DocStoreError(f"doc store: invalid UTF-8 in a stored string ({exc})") from exc
         return code, text, pos + n
@@ -135,7 +169,8 @@ def _read_value(data: bytes, pos: int, end: int, version: int) -> tuple[int, Any
         return code, _I64.unpack_from(data, pos)[0], pos + 8
     if code == F64:
         _need(data, pos, 8, end)
-        return code, _u64_to_f64(_U64.unpack_from(data, pos)[0]), pos + 8
+        bits = _u64_to_f64_bits(_U64.unpack_from(data, pos)[0])
+        return code, float(_F64.unpack(_U64.pack(bits))[0]), pos + 8
     if code == DATE:
         _need(data, pos, 8, end)
         value = _I64.unpack_from(data, pos)[0]
@@ -174,8 +209,8 @@ def _read_value(data: bytes, pos: int, end: int, version: int) -> tuple[int, Any
         return code, obj, pos
     if code == JSON_OBJ:
         # Deprecated: serde_json text; its end is only known by parsing it.
-        text = data[pos:end].decode("utf-8", errors="strict")
         try:
+            text = bytes(data[pos:end]).decode("utf-8", errors="strict")
             value, used = json.JSONDecoder().raw_decode(text)
         except ValueError as exc:
             raise DocStoreError(f"doc store: bad legacy JSON object ({exc})") from exc
@@ -185,47 +220,266 @@ def _read_value(data: bytes, pos: int, end: int, version: int) -> tuple[int, Any
     raise DocStoreError(f"doc store: unknown value type code {code}")
 
 
-def decode_block(
-    block: bytes,
-    doc_positions: list[int],
-    slots: dict[int, int],
-    num_slots: int,
-    version: int,
-) -> list[list[list[tuple[int, Any]]]]:
-    """Decode the documents at ``doc_positions`` (indexes inside the block).
+def _skip_value(data: bytes, pos: int, end: int, version: int) -> int:
+    """The position after the value at ``pos`` (``[type code][value]``), nothing decoded."""
+    _need(data, pos, 1, end)
+    code = data[pos]
+    pos += 1
+    if code in (TEXT, FACET, BYTES):
+        n, pos = read_vint(data, pos)
+        _need(data, pos, n, end)
+        return pos + n
+    if code in (U64, I64, F64, DATE):
+        _need(data, pos, 8, end)
+        return pos + 8
+    if code == BOOL:
+        _need(data, pos, 1, end)
+        return pos + 1
+    if code == IP:
+        _need(data, pos, 16, end)
+        return pos + 16
+    if code == NULL:
+        return pos
+    if code in (ARRAY, OBJECT):
+        n, pos = read_vint(data, pos)
+        if code == OBJECT and n % 2:
+            raise DocStoreError("doc store: object with an odd number of keys and values")
+        for _ in range(n):
+            pos = _skip_value(data, pos, end, version)
+        return pos
+    return _read_value(data, pos - 1, end, version)[2]
 
-    Returns one row per requested position: ``num_slots`` lists of ``(type code,
-    value)``, filled for each field id in ``slots`` (field id -> slot).
-    """
-    size = len(block)
-    if size < 4:
-        raise DocStoreError("doc store: block shorter than its doc count")
-    count = _U32.unpack_from(block, size - 4)[0]
-    index_start = size - 4 * (count + 1)
-    if index_start < 0:
-        raise DocStoreError("doc store: block doc count larger than the block")
-    rows: list[list[list[tuple[int, Any]]]] = []
-    for doc_pos in doc_positions:
-        if doc_pos < 0 or doc_pos >= count:
-            raise DocStoreError(f"doc store: doc position {doc_pos} outside its block of {count}")
-        start = _U32.unpack_from(block, index_start + 4 * doc_pos)[0]
-        end = (
-            _U32.unpack_from(block, index_start + 4 * (doc_pos + 1))[0]
-            if doc_pos + 1 < count
-            else index_start
+
+def json_text(value: Any) -> bytes:
+    """A decoded JSON object as the JSON text the column holds (both twins use this)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class _Bits:
+    """A growing little-endian bitmap (Arrow's layout)."""
+
+    __slots__ = ("count", "data")
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.count = 0
+
+    def append(self, bit: bool) -> None:
+        if self.count & 7 == 0:
+            self.data.append(0)
+        if bit:
+            self.data[self.count >> 3] |= 1 << (self.count & 7)
+        self.count += 1
+
+
+class _Column:
+    __slots__ = (
+        "bits",
+        "data",
+        "field_id",
+        "kind",
+        "list_offsets",
+        "multi",
+        "name",
+        "nulls",
+        "offsets",
+        "rows",
+        "validity",
+        "values",
+    )
+
+    def __init__(self, kind: int, multi: bool, name: str, field_id: int) -> None:
+        self.kind = kind
+        self.multi = multi
+        self.name = name
+        self.field_id = field_id
+        self.validity = _Bits()
+        self.nulls = 0
+        self.rows = 0
+        self.list_offsets = bytearray(_I32.pack(0)) if multi else None
+        self.offsets = bytearray(_I32.pack(0)) if kind in _VAR_WIDTH else None
+        self.data = bytearray()
+        self.bits = _Bits()
+        self.values = 0
+
+    def _put_var(self, chunk: bytes) -> None:
+        assert self.offsets is not None
+        self.data += chunk
+        if len(self.data) > _MAX_OFFSET:
+            raise DocStoreError(
+                f"fields: column {self.name!r} holds more than 2 GiB in one batch; "
+                "decode fewer documents at a time"
+            )
+        self.offsets += _I32.pack(len(self.data))
+
+    def append(self, block: bytes, pos: int, end: int, version: int) -> int:
+        """Append the value whose payload starts at ``pos``; the next position."""
+        kind = self.kind
+        self.values += 1
+        if kind in (K_TEXT, K_BYTES):
+            n, pos = read_vint(block, pos)
+            _need(block, pos, n, end)
+            self._put_var(block[pos : pos + n])
+            return pos + n
+        if kind == K_JSON:
+            _, value, pos = _read_value(block, pos - 1, end, version)
+            self._put_var(json_text(value))
+            return pos
+        if kind == K_BOOL:
+            _need(block, pos, 1, end)
+            b = block[pos]
+            if b > 1:
+                raise DocStoreError(f"doc store: invalid bool byte {b}")
+            self.bits.append(b == 1)
+            return pos + 1
+        if kind == K_IP:
+            _need(block, pos, 16, end)
+            self.data += block[pos : pos + 16]
+            return pos + 16
+        _need(block, pos, 8, end)
+        if kind == K_F64:
+            self.data += _U64.pack(_u64_to_f64_bits(_U64.unpack_from(block, pos)[0]))
+        elif kind == K_DATE and version < 2:
+            self.data += _I64.pack(
+                (_I64.unpack_from(block, pos)[0] * 1000 + (1 << 63)) % (1 << 64) - (1 << 63)
+            )
+        else:
+            self.data += block[pos : pos + 8]
+        return pos + 8
+
+    def end_row(self, count: int) -> None:
+        self.rows += 1
+        self.validity.append(count > 0)
+        if count == 0:
+            self.nulls += 1
+        if self.multi:
+            assert self.list_offsets is not None
+            self.list_offsets += _I32.pack(self.values)
+            return
+        if count == 0:
+            self.values += 1
+            if self.offsets is not None:
+                self.offsets += _I32.pack(len(self.data))
+            elif self.kind == K_BOOL:
+                self.bits.append(False)
+            else:
+                self.data += bytes(_FIXED_WIDTH[self.kind])
+
+    def finish(self) -> SlotBuffers:
+        data = bytes(self.bits.data) if self.kind == K_BOOL else bytes(self.data)
+        return (
+            self.rows,
+            self.nulls,
+            bytes(self.validity.data) if self.nulls else None,
+            bytes(self.list_offsets) if self.list_offsets is not None else None,
+            bytes(self.offsets) if self.offsets is not None else None,
+            data,
+            self.values,
         )
-        if start > end or end > index_start:
-            raise DocStoreError("doc store: document offsets out of order")
-        row: list[list[tuple[int, Any]]] = [[] for _ in range(num_slots)]
-        nvals, pos = read_vint(block, start)
-        for _ in range(nvals):
-            _need(block, pos, 4, end)
-            field = _U32.unpack_from(block, pos)[0]
-            code, value, pos = _read_value(block, pos + 4, end, version)
-            slot = slots.get(field)
-            if slot is not None:
-                row[slot].append((code, value))
-        if pos != end:
-            raise DocStoreError("doc store: document length does not match its values")
-        rows.append(row)
-    return rows
+
+
+class ColumnBuilder:
+    """Decodes documents of decompressed blocks into Arrow column buffers, one row each.
+
+    Args:
+        kinds: the slot kind (``K_*``) of each output column.
+        multi: whether each column is list-valued.
+        field_ids: the stored field id of each column.
+        names: each column's name (for error messages).
+        version: the doc store version (1 keeps dates in microseconds).
+    """
+
+    def __init__(
+        self,
+        kinds: Sequence[int],
+        multi: Sequence[bool],
+        field_ids: Sequence[int],
+        names: Sequence[str],
+        version: int,
+    ) -> None:
+        for f in field_ids:
+            if f < 0 or f > 0x7FFFFFFF:
+                raise DocStoreError(f"fields: field id {f} is not a stored field id")
+        self._cols = [
+            _Column(k, bool(m), n, f)
+            for k, m, n, f in zip(kinds, multi, names, field_ids, strict=True)
+        ]
+        self._slots = {f: i for i, f in enumerate(field_ids)}
+        self._version = version
+
+    def add(self, block: bytes, doc_ids: Sequence[int], lo: int, hi: int, first_doc: int) -> None:
+        """Append one row per ``doc_ids[lo:hi]``: documents ``doc - first_doc`` of ``block``."""
+        size = len(block)
+        if size < 4:
+            raise DocStoreError("doc store: block shorter than its doc count")
+        count = _U32.unpack_from(block, size - 4)[0]
+        index_start = size - 4 * (count + 1)
+        if index_start < 0:
+            raise DocStoreError("doc store: block doc count larger than the block")
+        cols = self._cols
+        slots = self._slots
+        version = self._version
+        for i in range(lo, hi):
+            doc_pos = doc_ids[i] - first_doc
+            if doc_pos < 0 or doc_pos >= count:
+                raise DocStoreError(
+                    f"doc store: doc position {doc_pos} outside its block of {count}"
+                )
+            start = _U32.unpack_from(block, index_start + 4 * doc_pos)[0]
+            end = (
+                _U32.unpack_from(block, index_start + 4 * (doc_pos + 1))[0]
+                if doc_pos + 1 < count
+                else index_start
+            )
+            if start > end or end > index_start:
+                raise DocStoreError("doc store: document offsets out of order")
+            counts = [0] * len(cols)
+            nvals, pos = read_vint(block, start)
+            for _ in range(nvals):
+                _need(block, pos, 5, end)
+                field = _U32.unpack_from(block, pos)[0]
+                code = block[pos + 4]
+                slot = slots.get(field)
+                if slot is None or code == NULL:
+                    pos = _skip_value(block, pos + 4, end, version)
+                    continue
+                col = cols[slot]
+                if code not in KIND_CODES[col.kind]:
+                    if code > OBJECT:
+                        raise DocStoreError(f"doc store: unknown value type code {code}")
+                    raise DocStoreError(
+                        f"fields: field {col.field_id} ({col.name!r}) holds a value of "
+                        f"type code {code}, not {KIND_NAMES[col.kind]}"
+                    )
+                counts[slot] += 1
+                if not col.multi and counts[slot] > 1:
+                    pos = _skip_value(block, pos + 4, end, version)
+                else:
+                    pos = col.append(block, pos + 5, end, version)
+            if pos != end:
+                raise DocStoreError("doc store: document length does not match its values")
+            for slot, col in enumerate(cols):
+                if not col.multi and counts[slot] > 1:
+                    raise DocStoreError(
+                        f"fields: field {col.field_id} ({col.name!r}) has "
+                        f"{counts[slot]} values; declare it multi=True"
+                    )
+            for slot, col in enumerate(cols):
+                col.end_row(counts[slot])
+
+    def finish(self) -> list[SlotBuffers]:
+        """The buffers of every column, in slot order."""
+        return [col.finish() for col in self._cols]
+
+
+KIND_NAMES = {
+    K_TEXT: "text",
+    K_U64: "u64",
+    K_I64: "i64",
+    K_F64: "f64",
+    K_BOOL: "bool",
+    K_DATE: "date",
+    K_BYTES: "bytes",
+    K_IP: "ip",
+    K_JSON: "json",
+}

@@ -1,15 +1,20 @@
 """Decode stored documents in bulk into an Arrow record batch.
 
-Hits are grouped per block so each block is decompressed once; rows come out
-in the order of ``doc_ids`` (duplicates allowed).
+Hits are sorted and grouped per block so each block is decompressed once (and
+kept in a :class:`BlockCache` across calls when one is given); the kernels
+write every value straight into Arrow buffers, and the columns are built with
+``pa.Array.from_buffers``. Rows come out in the order of ``doc_ids``
+(duplicates allowed).
 """
 
 from __future__ import annotations
 
+import bisect
 import ipaddress
-import json
 import struct
-from collections.abc import Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -20,7 +25,7 @@ from indextables.search.read.docstore.errors import DocStoreError
 from indextables.search.read.docstore.impl import kernels
 from indextables.search.read.docstore.store import StoreIndex
 
-__all__ = ["FieldKind", "FieldSpec", "decode_docs"]
+__all__ = ["BlockCache", "FieldKind", "FieldSpec", "StorePart", "decode_docs", "decode_parts"]
 
 FieldKind = Literal["text", "u64", "i64", "f64", "bool", "date", "bytes", "ip", "json"]
 
@@ -35,17 +40,19 @@ _ARROW: Final[dict[str, pa.DataType]] = {
     "ip": pa.string(),
     "json": pa.string(),
 }
-_CODES: Final[dict[str, frozenset[int]]] = {
-    "text": frozenset({codes.TEXT}),
-    "u64": frozenset({codes.U64}),
-    "i64": frozenset({codes.I64}),
-    "f64": frozenset({codes.F64}),
-    "bool": frozenset({codes.BOOL}),
-    "date": frozenset({codes.DATE}),
-    "bytes": frozenset({codes.BYTES}),
-    "ip": frozenset({codes.IP}),
-    "json": frozenset({codes.OBJECT}),
+_SLOT_KIND: Final[dict[str, int]] = {
+    "text": codes.K_TEXT,
+    "u64": codes.K_U64,
+    "i64": codes.K_I64,
+    "f64": codes.K_F64,
+    "bool": codes.K_BOOL,
+    "date": codes.K_DATE,
+    "bytes": codes.K_BYTES,
+    "ip": codes.K_IP,
+    "json": codes.K_JSON,
 }
+# The Arrow type of the kernels' buffers where it differs from the column's.
+_BUFFER_TYPE: Final[dict[str, pa.DataType]] = {"ip": pa.binary(16)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +68,48 @@ class FieldSpec:
         return pa.list_(base) if self.multi else base
 
 
+class BlockCache:
+    """Decompressed blocks, least recently used dropped past ``max_bytes``.
+
+    Thread-safe. Blocks are keyed by ``(store key, block number)``: one cache
+    may serve several stores when each :class:`StorePart` names its store
+    with a distinct ``cache_key`` (the default key, None, suits one store).
+    """
+
+    def __init__(self, *, max_bytes: int = 8 << 20) -> None:
+        self._max = max_bytes
+        self._size = 0
+        self._blocks: OrderedDict[tuple[Hashable, int], bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, block: tuple[Hashable, int]) -> bytes | None:
+        with self._lock:
+            found = self._blocks.get(block)
+            if found is not None:
+                self._blocks.move_to_end(block)
+            return found
+
+    def put(self, block: tuple[Hashable, int], data: bytes) -> None:
+        if len(data) > self._max:
+            return
+        with self._lock:
+            if block in self._blocks:
+                return
+            self._blocks[block] = data
+            self._size += len(data)
+            while self._size > self._max:
+                _, dropped = self._blocks.popitem(last=False)
+                self._size -= len(dropped)
+
+    def __len__(self) -> int:
+        return len(self._blocks)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the blocks held."""
+        return self._size
+
+
 def _ip_text(value: int) -> str:
     # Tantivy stores every IP as an IPv6 u128 (IPv4 as ::ffff:a.b.c.d), as tantivy-py prints it.
     addr = ipaddress.IPv6Address(value)
@@ -68,18 +117,10 @@ def _ip_text(value: int) -> str:
     return f"::ffff:{mapped}" if mapped is not None else str(addr)
 
 
-def _convert(spec: FieldSpec, value: Any) -> Any:
-    if spec.kind == "ip":
-        return _ip_text(value)
-    if spec.kind == "json":
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return value
-
-
 def _decompress(store: StoreIndex, block: int, mod: Any) -> bytes:
     raw = store.data[store.byte_starts[block] : store.byte_ends[block]]
     if store.compressor == "none":
-        return raw
+        return bytes(raw)
     if len(raw) < 4:
         raise DocStoreError(f"doc store: block {block} shorter than its size header")
     size = struct.unpack_from("<I", raw, 0)[0]
@@ -87,64 +128,142 @@ def _decompress(store: StoreIndex, block: int, mod: Any) -> bytes:
         return bytes(mod.lz4_decompress(raw[4:], size))
     import zstandard
 
-    out = zstandard.ZstdDecompressor().decompress(raw[4:], max_output_size=size)
+    out = zstandard.ZstdDecompressor().decompress(bytes(raw[4:]), max_output_size=size)
     if len(out) != size:
         raise DocStoreError(f"doc store: zstd block {block} expanded to the wrong size")
-    return out
+    return bytes(out)
+
+
+def _block(
+    store: StoreIndex, block: int, mod: Any, cache: BlockCache | None, key: Hashable
+) -> bytes:
+    if cache is None:
+        return _decompress(store, block, mod)
+    data = cache.get((key, block))
+    if data is None:
+        data = _decompress(store, block, mod)
+        cache.put((key, block), data)
+    return data
+
+
+def _array(spec: FieldSpec, buffers: codes.SlotBuffers) -> pa.Array:
+    rows, nulls, validity, list_offsets, offsets, data, values = buffers
+    value_type = _BUFFER_TYPE.get(spec.kind, _ARROW[spec.kind])
+    value_buffers = [None, pa.py_buffer(data)]
+    if offsets is not None:
+        value_buffers.insert(1, pa.py_buffer(offsets))
+    valid = pa.py_buffer(validity) if validity is not None else None
+    if list_offsets is None:
+        value_buffers[0] = valid
+        array = pa.Array.from_buffers(value_type, rows, value_buffers, null_count=nulls)
+    else:
+        child = pa.Array.from_buffers(value_type, values, value_buffers, null_count=0)
+        if spec.kind == "ip":
+            child = _ip_column(child)
+        array = pa.Array.from_buffers(
+            pa.list_(child.type), rows, [valid, pa.py_buffer(list_offsets)], nulls, children=[child]
+        )
+        return array
+    return _ip_column(array) if spec.kind == "ip" else array
+
+
+def _ip_column(raw: pa.Array) -> pa.Array:
+    texts = [None if v is None else _ip_text(int.from_bytes(v, "little")) for v in raw.to_pylist()]
+    return pa.array(texts, type=pa.string())
+
+
+def _check_text(array: pa.Array, spec: FieldSpec) -> None:
+    try:
+        array.validate(full=True)
+    except pa.ArrowInvalid as exc:
+        raise DocStoreError(
+            f"doc store: invalid UTF-8 in a stored string of field {spec.name!r} ({exc})"
+        ) from exc
 
 
 def decode_docs(
     store: StoreIndex,
     doc_ids: Sequence[int],
     fields: Mapping[int, FieldSpec],
+    *,
+    cache: BlockCache | None = None,
 ) -> pa.RecordBatch:
     """Decode ``doc_ids`` into one column per entry of ``fields`` (field id -> spec).
 
     A field absent from a document is null. A single-valued spec meeting several
     values, or a stored value whose type code does not match the spec's kind,
-    raises :class:`DocStoreError` naming the field.
+    raises :class:`DocStoreError` naming the field. ``cache`` keeps decompressed
+    blocks of this store for later calls.
+    """
+    return decode_parts([StorePart(store, doc_ids, cache)], fields)
+
+
+@dataclass(frozen=True, slots=True)
+class StorePart:
+    """Documents of one store to decode (see :func:`decode_parts`)."""
+
+    store: StoreIndex
+    doc_ids: Sequence[int]
+    cache: BlockCache | None = None
+    cache_key: Hashable = None
+
+
+def decode_parts(parts: Sequence[StorePart], fields: Mapping[int, FieldSpec]) -> pa.RecordBatch:
+    """One batch of the documents of several stores (the segments of a split): the
+    parts' rows one after the other, each part's in the order of its ``doc_ids``.
+
+    The stores must share one schema (field ids) and doc store version.
     """
     mod = kernels()
     field_ids = list(fields)
-    slots = {fid: i for i, fid in enumerate(field_ids)}
     specs = [fields[fid] for fid in field_ids]
-    by_block: dict[int, list[tuple[int, int]]] = {}
-    for out_row, doc in enumerate(doc_ids):
-        block = store.block_of(int(doc))
-        by_block.setdefault(block, []).append((out_row, int(doc) - store.doc_starts[block]))
-    columns: list[list[Any]] = [[None] * len(doc_ids) for _ in specs]
-    for block in sorted(by_block):
-        hits = by_block[block]
-        data = _decompress(store, block, mod)
-        rows = mod.decode_block(data, [pos for _, pos in hits], slots, len(specs), store.version)
-        for (out_row, _), row in zip(hits, rows, strict=True):
-            for slot, values in enumerate(row):
-                if not values:
-                    continue
-                spec = specs[slot]
-                accepted = _CODES[spec.kind]
-                converted = []
-                for code, value in values:
-                    if code == codes.NULL:
-                        continue
-                    if code not in accepted:
-                        raise DocStoreError(
-                            f"fields: field {field_ids[slot]} ({spec.name!r}) holds a value of "
-                            f"type code {code}, not {spec.kind}"
-                        )
-                    converted.append(_convert(spec, value))
-                if not converted:
-                    continue
-                if spec.multi:
-                    columns[slot][out_row] = converted
-                elif len(converted) > 1:
-                    raise DocStoreError(
-                        f"fields: field {field_ids[slot]} ({spec.name!r}) has "
-                        f"{len(converted)} values; declare it multi=True"
-                    )
-                else:
-                    columns[slot][out_row] = converted[0]
-    arrays = [
-        pa.array(col, type=spec.arrow_type()) for col, spec in zip(columns, specs, strict=True)
-    ]
-    return pa.RecordBatch.from_arrays(arrays, names=[spec.name for spec in specs])
+    versions = {part.store.version for part in parts}
+    if len(versions) > 1:
+        raise DocStoreError(f"doc stores of versions {sorted(versions)} in one decode")
+    builder = mod.ColumnBuilder(
+        [_SLOT_KIND[s.kind] for s in specs],
+        [s.multi for s in specs],
+        field_ids,
+        [s.name for s in specs],
+        versions.pop() if versions else 2,
+    )
+    inverse: list[int] | None = None
+    total = 0
+    for part in parts:
+        ids = [int(d) for d in part.doc_ids]
+        ordered = sorted(ids)
+        if ordered != ids and inverse is None:
+            inverse = list(range(total))
+        if inverse is not None:
+            rank = sorted(range(len(ids)), key=ids.__getitem__)
+            placed = [0] * len(ids)
+            for r, position in enumerate(rank):
+                placed[position] = total + r
+            inverse.extend(placed)
+        _add_part(builder, part, ordered, mod)
+        total += len(ids)
+    arrays = []
+    for spec, buffers in zip(specs, builder.finish(), strict=True):
+        array = _array(spec, buffers)
+        if spec.kind in ("text", "json"):
+            _check_text(array, spec)
+        arrays.append(array)
+    batch = pa.RecordBatch.from_arrays(arrays, names=[spec.name for spec in specs])
+    if inverse is not None:
+        batch = batch.take(pa.array(inverse, type=pa.int64()))
+    return batch
+
+
+def _add_part(builder: Any, part: StorePart, ids: list[int], mod: Any) -> None:
+    store, cache, key = part.store, part.cache, part.cache_key
+    if not ids:
+        return
+    store.block_of(ids[0])  # range checks: DocStoreError naming the doc id
+    store.block_of(ids[-1])
+    starts, ends = store.doc_starts, store.doc_ends
+    lo, n, block = 0, len(ids), 0
+    while lo < n:
+        block = bisect.bisect_right(starts, ids[lo], block) - 1
+        hi = bisect.bisect_left(ids, ends[block], lo, n)
+        builder.add(_block(store, block, mod, cache, key), ids, lo, hi, starts[block])
+        lo = hi

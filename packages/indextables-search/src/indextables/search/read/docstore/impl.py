@@ -3,6 +3,9 @@
 ``INDEXTABLES_DOCSTORE_IMPL`` selects it: ``cython`` (the compiled ``_kernels``
 extension; failing to load it is an error), ``python`` (the pure twin
 ``_kernels_py``) or ``auto`` (the default: Cython when built, else the twin).
+``off`` keeps the read paths on tantivy-py's per-document ``searcher.doc``
+(:func:`indextables.search.read.bulkrows.enabled`); the decoder itself then
+uses ``auto``.
 """
 
 from __future__ import annotations
@@ -44,8 +47,8 @@ def kernels() -> ModuleType:
     wanted = os.environ.get(IMPL_ENV, "auto").strip().lower() or "auto"
     if wanted in ("cython", "python"):
         return load(wanted)  # type: ignore[arg-type]
-    if wanted != "auto":
-        raise DocStoreError(f"{IMPL_ENV}={wanted!r}: expected 'cython', 'python' or 'auto'")
+    if wanted not in ("auto", "off"):
+        raise DocStoreError(f"{IMPL_ENV}={wanted!r}: expected 'cython', 'python', 'auto' or 'off'")
     try:
         return load("cython")
     except DocStoreError:

@@ -8,6 +8,7 @@ managed file carries (``[JSON][u32 len][u32 magic 1337]``).
 from __future__ import annotations
 
 import bisect
+import mmap
 import struct
 from dataclasses import dataclass
 
@@ -24,7 +25,7 @@ _STORE_FOOTER_SIZE = 28
 class StoreIndex:
     """A parsed doc store: the block data and one checkpoint per block."""
 
-    data: bytes
+    data: bytes | memoryview
     version: int
     compressor: str
     doc_starts: tuple[int, ...]
@@ -43,7 +44,7 @@ class StoreIndex:
         return bisect.bisect_right(self.doc_starts, doc_id) - 1
 
 
-def _vint(data: bytes, pos: int, end: int) -> tuple[int, int]:
+def _vint(data: memoryview, pos: int, end: int) -> tuple[int, int]:
     result = 0
     shift = 0
     while True:
@@ -57,7 +58,7 @@ def _vint(data: bytes, pos: int, end: int) -> tuple[int, int]:
         shift += 7
 
 
-def _strip_directory_footer(raw: bytes) -> bytes:
+def _strip_directory_footer(raw: memoryview) -> memoryview:
     if len(raw) < 8:
         raise DocStoreError("store_bytes: too short to be a doc store")
     length, magic = struct.unpack_from("<II", raw, len(raw) - 8)
@@ -68,9 +69,12 @@ def _strip_directory_footer(raw: bytes) -> bytes:
     return raw[: len(raw) - 8 - length]
 
 
-def read_store(store_bytes: bytes) -> StoreIndex:
-    """Parse a segment's ``.store`` file bytes (with or without the directory footer)."""
-    data = _strip_directory_footer(bytes(store_bytes))
+def read_store(store_bytes: bytes | bytearray | memoryview | mmap.mmap) -> StoreIndex:
+    """Parse a segment's ``.store`` file bytes (with or without the directory footer).
+
+    Any buffer works (an ``mmap`` of the file included); the blocks are not copied.
+    """
+    data = _strip_directory_footer(memoryview(store_bytes).cast("B"))
     if len(data) < _STORE_FOOTER_SIZE:
         raise DocStoreError("store_bytes: too short for the doc-store footer")
     footer_at = len(data) - _STORE_FOOTER_SIZE

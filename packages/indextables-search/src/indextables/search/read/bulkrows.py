@@ -1,0 +1,245 @@
+"""Columns of a search's hits decoded in bulk from a split's doc stores (issue 24).
+
+The split reader's stored-document columns, equal to what one ``searcher.doc()``
+per hit and :func:`~indextables.search.read.convert.column_from_docs` give,
+but decoded block by block straight into Arrow (:mod:`.docstore`). Only the
+(stored type, column type) pairs whose conversion is known to be exact are
+served here; the others (JSON objects, unusual casts) stay on the per-document
+path. Each unbundled split's stores are opened once (memory-mapped) and kept
+with their decompressed-block caches for later reads.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from indextables.search.read.convert import TANTIVY_MAX_MICROS, TANTIVY_MIN_MICROS
+from indextables.search.read.docstore import (
+    BlockCache,
+    DocStoreError,
+    FieldKind,
+    FieldSpec,
+    StoreIndex,
+    StorePart,
+    decode_parts,
+    impl,
+    read_store,
+)
+from indextables.search.schema import columntypes as ct
+
+__all__ = ["BulkColumns", "SplitStores", "bulk_columns", "enabled", "split_stores"]
+
+# meta.json field type -> the decoder's kind.
+_KINDS: Final[dict[str, FieldKind]] = {
+    "text": "text",
+    "i64": "i64",
+    "u64": "u64",
+    "f64": "f64",
+    "bool": "bool",
+    "date": "date",
+    "bytes": "bytes",
+    "ip_addr": "ip",
+}
+# Decompressed doc-store blocks kept per process, across splits and searches (a
+# search whose hits are scattered decompresses one 16 KiB block per hit).
+_BLOCKS = BlockCache(max_bytes=64 << 20)
+_OPEN_STORES = 16
+_MICROS_PER_DAY = 86_400_000_000
+
+
+def enabled() -> bool:
+    """False when ``INDEXTABLES_DOCSTORE_IMPL=off`` (rows from tantivy-py, one doc at a time)."""
+    return os.environ.get(impl.IMPL_ENV, "").strip().lower() != "off"
+
+
+@dataclass(frozen=True, slots=True)
+class SplitStores:
+    """The doc stores of one unbundled split, one per segment ordinal.
+
+    Attributes:
+        stores: the parsed stores (blocks memory-mapped), in meta.json segment order.
+        fields: stored field name -> (field id, meta.json type).
+        key: the split's identity in the process-wide block cache.
+    """
+
+    stores: tuple[StoreIndex, ...]
+    fields: Mapping[str, tuple[int, str]]
+    key: Hashable
+
+
+_open: OrderedDict[tuple[int, str, int, int], SplitStores] = OrderedDict()
+_lock = threading.Lock()
+
+
+def split_stores(directory: str) -> SplitStores:
+    """The doc stores of the unbundled split at ``directory`` (kept open for later reads).
+
+    Raises:
+        DocStoreError: a store that cannot be parsed, or one that disagrees with meta.json.
+    """
+    meta_stat = os.stat(os.path.join(directory, "meta.json"))
+    key = (os.getpid(), directory, meta_stat.st_ino, meta_stat.st_mtime_ns)
+    with _lock:
+        found = _open.get(key)
+        if found is not None:
+            _open.move_to_end(key)
+            return found
+    opened = _open_stores(directory, key)
+    with _lock:
+        _open[key] = opened
+        while len(_open) > _OPEN_STORES:
+            _open.popitem(last=False)
+    return opened
+
+
+def _open_stores(directory: str, key: Hashable) -> SplitStores:
+    with open(os.path.join(directory, "meta.json"), encoding="utf-8") as source:
+        meta = json.load(source)
+    fields: dict[str, tuple[int, str]] = {}
+    for field_id, entry in enumerate(meta.get("schema", [])):
+        if (entry.get("options") or {}).get("stored"):
+            fields[str(entry["name"])] = (field_id, str(entry.get("type")))
+    stores = []
+    for segment in meta.get("segments", []):
+        path = os.path.join(directory, str(segment["segment_id"]).replace("-", "") + ".store")
+        store = read_store(_map(path))
+        if store.num_docs != segment.get("max_doc", store.num_docs):
+            raise DocStoreError(
+                f"doc store {path}: {store.num_docs} documents, meta.json says "
+                f"{segment.get('max_doc')}"
+            )
+        stores.append(store)
+    return SplitStores(tuple(stores), fields, key)
+
+
+def _map(path: str) -> Any:
+    try:
+        with open(path, "rb") as source:
+            if os.fstat(source.fileno()).st_size == 0:
+                return b""
+            return mmap.mmap(source.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as exc:
+        raise DocStoreError(f"doc store {path}: cannot be read ({exc})") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class BulkColumns:
+    """Columns decoded in bulk for a batch of hits.
+
+    Attributes:
+        arrays: lowercase column name -> the column, typed to the read schema.
+        clamped_dates: lowercase names of date columns holding a value at an end
+            of Tantivy's date span (their exact value may be in the Arrow copy).
+    """
+
+    arrays: Mapping[str, pa.Array]
+    clamped_dates: frozenset[str]
+
+
+def _supported(kind: FieldKind, target: pa.DataType) -> bool:
+    if kind == "text" or kind == "ip":
+        return ct.is_string(target)
+    if kind in ("i64", "u64"):
+        return ct.is_integral(target)
+    if kind == "f64":
+        return ct.is_floating(target)
+    if kind == "bool":
+        return ct.is_boolean(target)
+    if kind == "bytes":
+        return ct.is_binary(target)
+    if kind == "date":
+        return bool(pa.types.is_date32(target)) or bool(
+            pa.types.is_timestamp(target) and target.unit == "us"
+        )
+    return False
+
+
+def bulk_columns(
+    stores: SplitStores,
+    addresses: Sequence[Any],
+    columns: Sequence[pa.Field],
+) -> BulkColumns:
+    """The ``columns`` this decoder can serve exactly, at ``addresses`` (in that order).
+
+    Columns not stored in the split, and (stored type, column type) pairs not
+    served in bulk, are left out of the result.
+
+    Raises:
+        DocStoreError: a store that cannot be decoded (the caller falls back).
+    """
+    specs: dict[int, FieldSpec] = {}
+    targets: dict[int, pa.Field] = {}
+    for column in columns:
+        found = stores.fields.get(column.name)
+        if found is None:
+            continue
+        field_id, meta_type = found
+        kind = _KINDS.get(meta_type)
+        if kind is None or not _supported(kind, column.type) or field_id in specs:
+            continue
+        specs[field_id] = FieldSpec(column.name, kind)
+        targets[field_id] = column
+    if not specs:
+        return BulkColumns({}, frozenset())
+    parts: list[StorePart] = []
+    start = 0
+    while start < len(addresses):
+        ordinal = addresses[start].segment_ord
+        end = start
+        docs = []
+        while end < len(addresses) and addresses[end].segment_ord == ordinal:
+            docs.append(addresses[end].doc)
+            end += 1
+        if ordinal >= len(stores.stores):
+            raise DocStoreError(f"segment ordinal {ordinal} outside the split's doc stores")
+        parts.append(StorePart(stores.stores[ordinal], docs, _BLOCKS, (stores.key, ordinal)))
+        start = end
+    batch = decode_parts(parts, specs)
+    arrays: dict[str, pa.Array] = {}
+    clamped: set[str] = set()
+    for field_id, spec in specs.items():
+        target = targets[field_id]
+        decoded = batch.column(spec.name)
+        if spec.kind == "date":
+            micros = _floor_micros(decoded)
+            if _has_clamped(micros):
+                clamped.add(target.name.lower())
+            arrays[target.name.lower()] = _date_column(micros, target.type)
+        else:
+            arrays[target.name.lower()] = decoded.cast(target.type)
+    return BulkColumns(arrays, frozenset(clamped))
+
+
+def _floor_micros(decoded: pa.Array) -> pa.Array:
+    # tantivy-py builds its datetime from the UTC time of day: nanoseconds floored to micros.
+    ns = decoded.cast(pa.int64())
+    quotient = pc.divide(ns, 1000)  # truncates toward zero
+    remainder = pc.subtract(ns, pc.multiply(quotient, 1000))
+    return pc.subtract(quotient, pc.less(remainder, 0).cast(pa.int64()))
+
+
+def _has_clamped(micros: pa.Array) -> bool:
+    if micros.null_count == len(micros):
+        return False
+    bounds = pc.min_max(micros)
+    low, high = bounds["min"].as_py(), bounds["max"].as_py()
+    return bool(low <= TANTIVY_MIN_MICROS or high >= TANTIVY_MAX_MICROS)
+
+
+def _date_column(micros: pa.Array, target: pa.DataType) -> pa.Array:
+    if pa.types.is_date32(target):
+        days = pc.divide(micros, _MICROS_PER_DAY)
+        remainder = pc.subtract(micros, pc.multiply(days, _MICROS_PER_DAY))
+        days = pc.subtract(days, pc.less(remainder, 0).cast(pa.int64()))
+        return days.cast(pa.int32()).view(pa.date32())
+    return micros.view(pa.timestamp("us", tz=target.tz))
