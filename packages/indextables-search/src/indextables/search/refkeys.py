@@ -28,6 +28,10 @@ _SHUFFLE = (
     "a Python data source cannot ask Spark for a shuffle before a write; repartition the "
     "DataFrame yourself (df.repartition(n) or by the partition columns) before writing"
 )
+_OPTIMIZE = (
+    "itp.write spreads the rows over the executors' cores (write.optimizeWrite.enabled) "
+    "and balanced writers roll splits at maxSplitSize; there is no size estimate to tune"
+)
 _MOW = (
     "merge-on-write runs its groups as one Spark job after the commit; "
     "mergeOnWrite.minSplitsToMerge decides when it runs"
@@ -130,7 +134,7 @@ IGNORED: Mapping[str, str] = {
 
 #: Key prefixes (lowercase) -> why every key under them has no effect.
 IGNORED_PREFIXES: Mapping[str, str] = {
-    "write.optimizewrite.": _SHUFFLE,
+    "write.optimizewrite.": _OPTIMIZE,
     "autosize.": _SHUFFLE,
     "write.arrowffi.": _ARROW,
     "docbatch.": _ARROW,
@@ -157,6 +161,9 @@ HONOURED = frozenset(
     {
         "indexwriter.heapsize",
         "indexwriter.batchsize",
+        "write.optimizewrite.enabled",
+        "write.optimizewrite.distributionmode",
+        "write.optimizewrite.maxsplitsize",
         "read.splitspertask",
         "read.maxsplitspertask",
         "cache.directorypath",
