@@ -36,7 +36,8 @@ def test_one_partition_is_spread_over_every_core(spark: Any, tmp_path: Path) -> 
     assert len(_split_rows(tmp_path / "plain")) == 1  # as the DataFrame is: one task
     itp.write(df, str(tmp_path / "t"), options={OW + "enabled": "true"})
     counts = [n for _, n in _split_rows(tmp_path / "t")]
-    assert len(counts) == cores and sum(counts) == 200
+    assert len(counts) == cores
+    assert sum(counts) == 200
     assert max(counts) - min(counts) <= 1  # round-robin
     assert _rows(spark, tmp_path / "t") == _rows(spark, tmp_path / "plain")
 

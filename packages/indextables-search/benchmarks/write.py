@@ -38,18 +38,18 @@ import tantivy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from logdata import OPTIONS, chunks  # noqa: E402
+from logdata import OPTIONS, chunks
 
-from indextables.protocol.splitbundle import parse_split_footer  # noqa: E402
-from indextables.search import write_table  # noqa: E402
-from indextables.search.options import parse_indexing  # noqa: E402
-from indextables.search.table.tableaccess import load_view  # noqa: E402
-from indextables.search.schema.mapping import (  # noqa: E402
+from indextables.protocol.splitbundle import parse_split_footer
+from indextables.search import write_table
+from indextables.search.options import parse_indexing
+from indextables.search.schema.mapping import (
     ROW_KEY_FIELD,
     FieldKind,
     create_index,
     field_specs,
 )
+from indextables.search.table.tableaccess import load_view
 
 
 def timed(action: Callable[[str], None], repeat: int, root: str) -> tuple[float, float]:
@@ -181,7 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, size in sorted(sizes.items(), key=lambda item: -item[1]):
         print(f"  {name:<16} {size / rows:7.2f}")
     print(f"  {'split total':<16} {total / rows:7.2f}")
-    print(f"  {'parquet':<16} {parquet_size / rows:7.2f}  (split / parquet = {total / parquet_size:.2f}x)")
+    ratio = total / parquet_size
+    print(f"  {'parquet':<16} {parquet_size / rows:7.2f}  (split / parquet = {ratio:.2f}x)")
     return 0
 
 

@@ -31,7 +31,11 @@ def test_defaults_and_values() -> None:
     assert parse_optimize_write({}) == OptimizeWrite(False, "hash", 4 << 30)
     assert not parse_optimize_write({}).repartitions
     settings = parse_optimize_write({**BALANCED, OW.upper() + "MAXSPLITSIZE": "2G"})
-    assert (settings.repartitions, settings.rolls, settings.max_split_bytes) == (True, True, 2 << 30)
+    assert (settings.repartitions, settings.rolls, settings.max_split_bytes) == (
+        True,
+        True,
+        2 << 30,
+    )
     hashed = parse_optimize_write({OW + "enabled": "true"})
     assert (hashed.repartitions, hashed.rolls) == (True, False)
     assert parse_write(BALANCED).max_split_bytes == 4 << 30
@@ -73,7 +77,11 @@ def test_balanced_write_rolls_splits_and_keeps_every_row(tmp_path: Path) -> None
 def test_rolling_is_per_partition_value(tmp_path: Path) -> None:
     data = pa.table({"id": list(range(900)), "part": ["a", "b", "c"] * 300, "s": ["x" * 50] * 900})
     uri = str(tmp_path / "t")
-    options = {**BALANCED, OW + "maxSplitSize": "10K", "spark.indextables.indexWriter.batchSize": "300"}
+    options = {
+        **BALANCED,
+        OW + "maxSplitSize": "10K",
+        "spark.indextables.indexWriter.batchSize": "300",
+    }
     write_table(uri, data, partition_by="part", options=options)
     splits = _splits(uri)
     # Each batch of 300 rows routes 100 rows (~6K Arrow bytes) to each value: every value's

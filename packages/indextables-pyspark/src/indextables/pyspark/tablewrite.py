@@ -4,11 +4,13 @@
 SparkSession, so merge-on-write there runs in that one process. This function
 writes the same way, tells the commit to leave the maintenance alone, and runs
 it from the caller's process instead: each merge group is a Spark task, as in
-``MERGE SPLITS``. With ``spark.indextables.write.optimizeWrite.enabled=true``
-the rows are first spread over the executors' cores (:mod:`.optimizewrite`). As in the reference, that happens in the background unless
+``MERGE SPLITS``. As in the reference, that happens in the background unless
 ``spark.indextables.mergeOnWrite.async.enabled`` is false; the returned
 :class:`WriteResult` holds a future to wait on. Background maintenance runs
 one write at a time, in order.
+
+With ``spark.indextables.write.optimizeWrite.enabled=true`` the rows are first
+spread over the executors' cores (:mod:`.optimizewrite`), so every core indexes.
 """
 
 from __future__ import annotations

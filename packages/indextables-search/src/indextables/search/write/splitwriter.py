@@ -3,7 +3,8 @@
 Each :class:`PartitionIndex` owns a temporary index directory and one Tantivy
 writer (heap bounded by ``indexWriter.heapSize``); rows go in ``batchSize`` at
 a time. With ``max_split_bytes`` (optimized write, balanced mode) a split is
-closed and uploaded once the Arrow size of its rows reaches it. :meth:`SplitWriter.finish` commits every index, rewrites its term
+closed and uploaded once the Arrow size of its rows reaches it.
+:meth:`SplitWriter.finish` commits every index, rewrites its term
 dictionaries to the reference's SSTable form, bundles it into a split laid out
 as the reference's (DECISIONS.md footer layout), uploads it as
 ``<partition dirs>/part-<uuid>.split`` and returns the AddActions.
