@@ -95,6 +95,10 @@ _ADDERS: dict[FieldKind, Callable[[tantivy.Document, str, Any], None]] = {
 }
 
 
+# One column's share of a row: its adder, its field name, its Python values.
+_Step = tuple[Callable[[tantivy.Document, str, Any], None], str, list[Any]]
+
+
 def _schema_adder(schema: tantivy.Schema) -> Callable[[tantivy.Document, str, Any], None]:
     extend = tantivy.Document.extend
 
@@ -122,7 +126,8 @@ def documents(
     call per non-null value.
     """
     fallback = _schema_adder(schema)
-    dense, sparse = [], []
+    dense: list[_Step] = []
+    sparse: list[_Step] = []
     for spec in specs:
         column = batch.column(spec.name)
         if column.null_count == len(column):
