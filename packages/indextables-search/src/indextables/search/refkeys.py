@@ -29,8 +29,8 @@ _SHUFFLE = (
     "DataFrame yourself (df.repartition(n) or by the partition columns) before writing"
 )
 _OPTIMIZE = (
-    "itp.write spreads the rows over the executors' cores (write.optimizeWrite.enabled) "
-    "and balanced writers roll splits at maxSplitSize; there is no size estimate to tune"
+    "there is no size estimate to tune: itp.write repartitions the rows to the executors' "
+    "cores (write.optimizeWrite.enabled) and balanced writers roll splits at maxSplitSize"
 )
 _MOW = (
     "merge-on-write runs its groups as one Spark job after the commit; "
