@@ -34,7 +34,7 @@ def test_ignored_keys_warn_once_naming_the_key_not_the_value(
     refkeys._WARNED.clear()
     options = {
         "spark.indextables.read.defaultLimit": "secret-looking-value",
-        "spark.indextables.write.optimizeWrite.enabled": "true",
+        "spark.indextables.write.optimizeWrite.samplingRatio": "1.1",
         "spark.indextables.indexWriter.heapSize": "100M",
         "spark.indextables.indexWritr.heapSize": "100M",
         "path": "/tmp/t",
@@ -44,7 +44,7 @@ def test_ignored_keys_warn_once_naming_the_key_not_the_value(
         again = warn_ignored(options)
     assert warned == [
         "spark.indextables.read.defaultlimit",
-        "spark.indextables.write.optimizewrite.enabled",
+        "spark.indextables.write.optimizewrite.samplingratio",
         "spark.indextables.indexwritr.heapsize",
     ]
     assert again == []

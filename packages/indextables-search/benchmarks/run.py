@@ -15,6 +15,7 @@ without Spark) and its Parquet copy, in one run:
 - the peak RSS of a full ``scan()`` (``VmHWM`` of a fresh child process).
 
 Usage: python benchmarks/run.py [--rows 2000000] [--repeat 5] [--path DIR]
+(``--write``: the write benchmark, ``write.py``, instead)
 (the issue's figures: ``--rows 20000000``). Tables are written once under
 ``--path`` (default ~/.cache/indextables-bench-search) and reused.
 """
@@ -289,7 +290,17 @@ def main() -> int:
     )
     parser.add_argument("--rss-child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--option", action="append", default=[], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help="run the write benchmark instead (benchmarks/write.py, 1M rows unless --rows)",
+    )
     args = parser.parse_args()
+    if args.write:
+        import write
+
+        rows = args.rows if "--rows" in sys.argv else 1_000_000
+        return write.main(["--rows", str(rows), "--repeat", str(min(args.repeat, 3))])
     if args.rss_child:
         rss_child(args.rss_child, dict(o.split("=", 1) for o in args.option))
         return 0

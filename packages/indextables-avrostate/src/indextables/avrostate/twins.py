@@ -33,6 +33,8 @@ class Twins:
         error: the exception type raised for a missing extension or a bad setting.
         what: what the modules are, for messages ("the compiled decoder").
         hint: how to get the extension, for messages.
+        also_auto: other values the variable may hold that choose as ``auto`` does
+            (a setting that also means something to the caller).
     """
 
     def __init__(
@@ -44,12 +46,14 @@ class Twins:
         error: type[Exception],
         what: str,
         hint: str,
+        also_auto: tuple[str, ...] = (),
     ) -> None:
         self.env = env
         self._modules: dict[ImplName, str] = {"cython": cython, "python": python}
         self._error = error
         self._what = what
         self._hint = hint
+        self._also_auto = also_auto
         self._override: ModuleType | None = None
 
     def load(self, name: ImplName) -> ModuleType:
@@ -76,8 +80,9 @@ class Twins:
             return "cython", self.load("cython")
         if wanted == "python":
             return "python", self.load("python")
-        if wanted != "auto":
-            raise self._error(f"{self.env}={wanted!r}: expected auto, cython or python")
+        if wanted != "auto" and wanted not in self._also_auto:
+            expected = ", ".join(("auto", "cython", "python", *self._also_auto))
+            raise self._error(f"{self.env}={wanted!r}: expected one of {expected}")
         try:
             return "cython", self.load("cython")
         except self._error:

@@ -8,6 +8,9 @@ it from the caller's process instead: each merge group is a Spark task, as in
 ``spark.indextables.mergeOnWrite.async.enabled`` is false; the returned
 :class:`WriteResult` holds a future to wait on. Background maintenance runs
 one write at a time, in order.
+
+With ``spark.indextables.write.optimizeWrite.enabled=true`` the rows are first
+spread over the executors' cores (:mod:`.optimizewrite`), so every core indexes.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from indextables.pyspark.datasource import FORMAT
 from indextables.pyspark.errors import OptionError, planning_errors
 from indextables.pyspark.mergetasks import run_as_tasks
 from indextables.pyspark.onwrite import OnWriteResult, after_write
-from indextables.search.options import ON_WRITE_DEFERRED, parse_on_write
+from indextables.pyspark.optimizewrite import distribute
+from indextables.search.options import ON_WRITE_DEFERRED, parse_on_write, parse_optimize_write
 from indextables.search.table.tableaccess import load_view
 
 if TYPE_CHECKING:
@@ -73,7 +77,8 @@ def write(
         The committed version and, when maintenance is enabled, its future.
 
     Raises:
-        OptionError: an unknown mode or a bad maintenance option, before anything is written.
+        OptionError: an unknown mode or a bad maintenance or optimized-write option,
+            before anything is written.
     """
     if mode not in MODES:
         raise OptionError(f"mode={mode!r} must be one of {', '.join(MODES)}")
@@ -81,8 +86,10 @@ def write(
     if partition_by:
         opts["partitionBy"] = ",".join(partition_by)
     settings = parse_on_write(opts)
+    optimize = parse_optimize_write(opts)
     save_options = {**opts, ON_WRITE_DEFERRED: "true"} if settings.enabled else opts
     with planning_errors():
+        df = distribute(df, settings=optimize, partition_columns=partition_by or ())
         df.write.format(FORMAT).mode(mode).options(**save_options).save(path)
     version = load_view(path, opts).version
     if not settings.enabled:

@@ -256,18 +256,74 @@ class WriteOptions:
         heap_size: Tantivy index writer heap (bytes) per open index.
         batch_size: rows handed to Tantivy per step (bounds Python-side memory).
         partition_columns: the ``partitionBy`` option, when given.
+        max_split_bytes: close a split once the Arrow size of its rows reaches
+            this (optimized write in balanced mode), or None.
     """
 
     heap_size: int = DEFAULT_HEAP_SIZE
     batch_size: int = DEFAULT_BATCH_SIZE
     partition_columns: tuple[str, ...] = ()
+    max_split_bytes: int | None = None
+
+
+OPTIMIZE_WRITE = PREFIX + "write.optimizewrite."
+DISTRIBUTION_MODES = ("hash", "balanced", "none")
+DEFAULT_MAX_SPLIT_SIZE = 4 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class OptimizeWrite:
+    """The reference's optimized write (``spark.indextables.write.optimizeWrite.*``).
+
+    Attributes:
+        enabled: ``write.optimizeWrite.enabled`` (default false, as the reference).
+        distribution_mode: ``hash`` (rows of one partition value to one task;
+            round-robin when the table is not partitioned), ``balanced``
+            (round-robin over every core, splits rolled at ``max_split_bytes``)
+            or ``none``.
+        max_split_bytes: ``write.optimizeWrite.maxSplitSize`` (default 4G): in
+            balanced mode a writer closes a split once the Arrow size of the
+            rows it holds reaches this.
+    """
+
+    enabled: bool = False
+    distribution_mode: str = "hash"
+    max_split_bytes: int = DEFAULT_MAX_SPLIT_SIZE
+
+    @property
+    def repartitions(self) -> bool:
+        """True when ``itp.write`` spreads the rows over the executors' cores first."""
+        return self.enabled and self.distribution_mode != "none"
+
+    @property
+    def rolls(self) -> bool:
+        """True when writers close a split at ``max_split_bytes``."""
+        return self.enabled and self.distribution_mode == "balanced"
+
+
+def parse_optimize_write(options: Mapping[str, str]) -> OptimizeWrite:
+    """Parse ``spark.indextables.write.optimizeWrite.{enabled,distributionMode,maxSplitSize}``.
+
+    Raises:
+        OptionError: a value that is not a boolean, a mode or a size, naming the key.
+    """
+    opts = lower_keys(options)
+    enabled_key = OPTIMIZE_WRITE + "enabled"
+    mode_key = OPTIMIZE_WRITE + "distributionmode"
+    size_key = OPTIMIZE_WRITE + "maxsplitsize"
+    enabled = parse_bool(enabled_key, opts[enabled_key]) if enabled_key in opts else False
+    mode = _choice(mode_key, opts[mode_key], DISTRIBUTION_MODES) if mode_key in opts else "hash"
+    size = parse_size(size_key, opts[size_key]) if size_key in opts else DEFAULT_MAX_SPLIT_SIZE
+    if size < 1:
+        raise OptionError(f"option {size_key}={opts[size_key]!r} must be at least 1 byte")
+    return OptimizeWrite(enabled=enabled, distribution_mode=mode, max_split_bytes=size)
 
 
 def parse_write(options: Mapping[str, str]) -> WriteOptions:
     """Parse and validate the writer options.
 
     Raises:
-        OptionError: a bad heap size or batch size.
+        OptionError: a bad heap size, batch size or optimized-write option.
     """
     opts = lower_keys(options)
     heap_key = PREFIX + "indexwriter.heapsize"
@@ -277,7 +333,13 @@ def parse_write(options: Mapping[str, str]) -> WriteOptions:
         raise OptionError(f"option {heap_key}={opts[heap_key]!r} is below Tantivy's minimum 15M")
     batch = parse_int(batch_key, opts.get(batch_key, str(DEFAULT_BATCH_SIZE)), minimum=1)
     parts = opts.get("partitionby") or opts.get("__partition_columns") or ""
-    return WriteOptions(heap_size=heap, batch_size=batch, partition_columns=_columns(parts))
+    optimize = parse_optimize_write(opts)
+    return WriteOptions(
+        heap_size=heap,
+        batch_size=batch,
+        partition_columns=_columns(parts),
+        max_split_bytes=optimize.max_split_bytes if optimize.rolls else None,
+    )
 
 
 def _columns(value: str) -> tuple[str, ...]:

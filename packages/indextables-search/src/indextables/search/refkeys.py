@@ -28,6 +28,10 @@ _SHUFFLE = (
     "a Python data source cannot ask Spark for a shuffle before a write; repartition the "
     "DataFrame yourself (df.repartition(n) or by the partition columns) before writing"
 )
+_OPTIMIZE = (
+    "there is no size estimate to tune: itp.write repartitions the rows to the executors' "
+    "cores (write.optimizeWrite.enabled) and balanced writers roll splits at maxSplitSize"
+)
 _MOW = (
     "merge-on-write runs its groups as one Spark job after the commit; "
     "mergeOnWrite.minSplitsToMerge decides when it runs"
@@ -133,7 +137,7 @@ IGNORED: Mapping[str, str] = {
 
 #: Key prefixes (lowercase) -> why every key under them has no effect.
 IGNORED_PREFIXES: Mapping[str, str] = {
-    "write.optimizewrite.": _SHUFFLE,
+    "write.optimizewrite.": _OPTIMIZE,
     "autosize.": _SHUFFLE,
     "write.arrowffi.": _ARROW,
     "docbatch.": _ARROW,
@@ -161,6 +165,9 @@ HONOURED = frozenset(
         "indexwriter.heapsize",
         "indexwriter.batchsize",
         "companion.parquettableroot",
+        "write.optimizewrite.enabled",
+        "write.optimizewrite.distributionmode",
+        "write.optimizewrite.maxsplitsize",
         "read.splitspertask",
         "read.maxsplitspertask",
         "cache.directorypath",

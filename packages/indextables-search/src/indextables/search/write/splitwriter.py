@@ -2,7 +2,9 @@
 
 Each :class:`PartitionIndex` owns a temporary index directory and one Tantivy
 writer (heap bounded by ``indexWriter.heapSize``); rows go in ``batchSize`` at
-a time. :meth:`SplitWriter.finish` commits every index, rewrites its term
+a time. With ``max_split_bytes`` (optimized write, balanced mode) a split is
+closed and uploaded once the Arrow size of its rows reaches it.
+:meth:`SplitWriter.finish` commits every index, rewrites its term
 dictionaries to the reference's SSTable form, bundles it into a split laid out
 as the reference's (DECISIONS.md footer layout), uploads it as
 ``<partition dirs>/part-<uuid>.split`` and returns the AddActions.
@@ -60,6 +62,7 @@ class PartitionIndex:
     stats: StatsCollector
     rows: pa.ipc.RecordBatchFileWriter | None = None
     batches: int = 0
+    arrow_bytes: int = 0
 
     @classmethod
     def create(
@@ -89,6 +92,7 @@ class PartitionIndex:
             self.rows = pa.ipc.new_file(path, copy_schema, options=options)
         self.rows.write_batch(data)
         self.batches += 1
+        self.arrow_bytes += batch.nbytes
 
     def commit(self) -> None:
         """Make every added document durable in the index directory."""
@@ -116,6 +120,7 @@ class SplitWriter:
     heap_size: int
     batch_size: int
     max_open: int = MAX_OPEN_INDEXES
+    max_split_bytes: int | None = None
     schema: tantivy.Schema = field(init=False)
     indexes: dict[PartitionKey, PartitionIndex] = field(default_factory=dict)
     finished: list[AddAction] = field(default_factory=list)
@@ -131,7 +136,7 @@ class SplitWriter:
 
     def _route(self, batch: pa.RecordBatch) -> None:
         if not self.partition_columns:
-            self._index_for(()).add(batch, self.specs, self.schema)
+            self._add((), batch)
             return
         table = pa.Table.from_batches([batch])
         # Route by exact values (codes), record canonical strings: see partitionvalues.
@@ -144,18 +149,27 @@ class SplitWriter:
             part = table.filter(mask).combine_chunks().to_batches()
             values = tuple(strings[key[n]] for n, (_, strings) in zip(names, coded, strict=True))
             for piece in part:
-                self._index_for(values).add(piece, self.specs, self.schema)
+                self._add(values, piece)
+
+    def _add(self, key: PartitionKey, batch: pa.RecordBatch) -> None:
+        part = self._index_for(key)
+        part.add(batch, self.specs, self.schema)
+        if self.max_split_bytes is not None and part.arrow_bytes >= self.max_split_bytes:
+            # A rolled split (optimized write, balanced): later rows start another split.
+            self._ship(key)
+
+    def _ship(self, key: PartitionKey) -> None:
+        part = self.indexes.pop(key)
+        try:
+            self.finished.append(self._upload(key, part))
+        finally:
+            part.discard()
 
     def _index_for(self, key: PartitionKey) -> PartitionIndex:
         if key not in self.indexes and len(self.indexes) >= self.max_open:
             # Bounded memory: ship the least recently opened partition's split now;
             # later rows of that value start another split.
-            oldest = next(iter(self.indexes))
-            part = self.indexes.pop(oldest)
-            try:
-                self.finished.append(self._upload(oldest, part))
-            finally:
-                part.discard()
+            self._ship(next(iter(self.indexes)))
         if key not in self.indexes:
             self.indexes[key] = PartitionIndex.create(
                 self.specs, self.schema, heap_size=self.heap_size

@@ -87,6 +87,7 @@ def write_table(
         partition_columns=plan.write_options.partition_columns,
         heap_size=plan.write_options.heap_size,
         batch_size=plan.write_options.batch_size,
+        max_split_bytes=plan.write_options.max_split_bytes,
     )
     try:
         writer.write(counted)
