@@ -151,3 +151,22 @@ def test_only_documented_types_may_be_refused() -> None:
     assert may_be_refused(StructType([StructField("d", DecimalType(5, 1))]))
     assert may_be_refused(ArrayType(BinaryType()))
     assert not may_be_refused(MapType(StringType(), ArrayType(LongType())))
+
+
+def test_generators_draw_sign_bit_nan_and_special_query_operands() -> None:
+    import math
+    import random
+
+    from difftest import values
+    from difftest.runner import _special_query
+
+    rng = random.Random(0)
+    for data_type in (DoubleType(), FloatType()):
+        drawn = [values.floating(rng, data_type) for _ in range(2000)]
+        nan_signs = {math.copysign(1.0, v) for v in drawn if math.isnan(v)}
+        assert nan_signs == {1.0, -1.0}, data_type
+    queries = [_special_query(rng, "c_double", ["1.5", "-2.5"]) for _ in range(400)]
+    texts = " ".join(text for text, _ in queries)
+    for token in (":NaN", ":-NaN", '"', ":>", ":<=", "inf", "-inf", "-0.0", "* TO", "TO *", "1.5"):
+        assert token in texts, token
+    assert all("NaN" not in sql or "CAST('NaN' AS DOUBLE)" in sql for _, sql in queries)
