@@ -40,7 +40,7 @@ def _below(limit: float) -> list[int]:
         (f"d < {FORTY_NINES}d", _below(1e40)),
         ("d < 1.5D", _below(1.5)),
         ("d < 1e301D", _below(1e301)),
-        ("d <= 1BD", _below(1.0) + [0]),
+        ("d <= 1BD", [*_below(1.0), 0]),
         ("d < 2.5bd", _below(2.5)),
         ("id < 3L", [0, 1, 2]),
         ("id = 2l", [2]),

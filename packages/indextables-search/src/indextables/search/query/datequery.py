@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime
+
 from indextables.search.read.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
 
 _TERM = re.compile(r'([A-Za-z_][\w.\-]*):"([^"\\]*)"')

@@ -95,7 +95,9 @@ def _rewritten(match: re.Match[str], field: str) -> str | None:
     bound = _bound(literal, operator.endswith("="))
     if bound is False or bound is None:
         return None
-    return _between(field, bound, None) if operator.startswith(">") else _between(field, None, bound)
+    return (
+        _between(field, bound, None) if operator.startswith(">") else _between(field, None, bound)
+    )
 
 
 def _bound(text: str, inclusive: bool) -> _Bound | bool:
