@@ -139,13 +139,15 @@ def _numbers(tokens: list[Any]) -> Iterator[tuple[Any, str]]:
         if token.kind != "number":
             continue
         following = tokens[position + 1] if position + 1 < len(tokens) else None
-        attached = (
+        if (
             following is not None
             and following.kind == "name"
             and not following.quote
             and following.position == token.position + len(token.text)
-        )
-        yield token, following.text.upper() if attached else ""
+        ):
+            yield token, str(following.text).upper()
+        else:
+            yield token, ""
 
 
 def decimal_precision(text: str) -> int:

@@ -87,27 +87,27 @@ def _rewritten(match: re.Match[str], field: str) -> str | None:
         low_text, sep, high_text = inner.partition(" TO ")
         if not sep:
             return None
-        low, high = _bound(low_text, opening == "["), _bound(high_text, closing == "]")
-        if low is False or high is False:
-            return None
-        return _between(field, low, high)
+        low_ok, low = _bound(low_text, opening == "[")
+        high_ok, high = _bound(high_text, closing == "]")
+        return _between(field, low, high) if low_ok and high_ok else None
     operator, literal = match.group(2, 3)
-    bound = _bound(literal, operator.endswith("="))
-    if bound is False or bound is None:
+    ok, bound = _bound(literal, operator.endswith("="))
+    if not ok or bound is None:
         return None
     return (
         _between(field, bound, None) if operator.startswith(">") else _between(field, None, bound)
     )
 
 
-def _bound(text: str, inclusive: bool) -> _Bound | bool:
-    """A bound's (value, inclusive); None for ``*``; False for a text left to Tantivy."""
+def _bound(text: str, inclusive: bool) -> tuple[bool, _Bound]:
+    """(True, the bound's (value, inclusive) or None for ``*``), or (False, None) for a
+    text left to Tantivy."""
     text = text.strip()
     if text == "*":
-        return None
+        return True, None
     if not _LITERAL_TEXT.fullmatch(text):
-        return False
-    return float(text), inclusive
+        return False, None
+    return True, (float(text), inclusive)
 
 
 def _between(field: str, low: _Bound, high: _Bound) -> str:
