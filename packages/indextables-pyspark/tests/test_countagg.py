@@ -358,24 +358,6 @@ def test_golden_string_terms_come_from_the_index(spark: Any, name: str, golden_c
 # -- differential: random data against Spark over the Parquet copy -----------
 
 
-def _close(a: Any, b: Any) -> bool:
-    if isinstance(a, float) and isinstance(b, float):
-        if math.isnan(a) or math.isnan(b):
-            return math.isnan(a) and math.isnan(b)
-        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
-    return bool(a == b)
-
-
-def _same_rows(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> bool:
-    if len(got) != len(want):
-        return False
-    key = lambda row: json.dumps([None if v != v else v for v in row], default=str)  # noqa: E731
-    return all(
-        all(_close(a, b) for a, b in zip(g, w, strict=True))
-        for g, w in zip(sorted(got, key=key), sorted(want, key=key), strict=True)
-    )
-
-
 _SCALAR = (
     "tinyint",
     "smallint",
@@ -405,21 +387,50 @@ def _index_filters(rng: Any, types: dict[str, str], pools: dict[str, list[Any]])
     return out
 
 
-def _bucket_counts(spec: Any, values: list[Any]) -> Counter[Any]:
-    """Expected {bucket key: rows} by plain arithmetic (integral histograms and ranges)."""
-    keys: Counter[Any] = Counter()
-    for value in values:
-        if value is None:
-            keys[None] += 1
-            continue
-        if hasattr(spec, "edges"):
-            # Spark orders NaN above every number: the last range.
-            above = len(spec.edges) if value != value else sum(1 for e in spec.edges if value >= e)
-            keys[spec.labels[above]] += 1
-        else:
-            key = value // spec.interval * spec.interval
-            keys[key if key >= _LONG_MIN else None] += 1
-    return keys
+def _collected(frame: Any) -> list[dict[str, Any]]:
+    """``frame``'s rows as dicts, timestamps read as epoch microseconds and made naive UTC
+    datetimes here (PySpark cannot make a datetime of year 1 from a timestamp)."""
+    from difftest.aggoracle import from_micros
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import TimestampType
+
+    stamps = [f.name for f in frame.schema.fields if isinstance(f.dataType, TimestampType)]
+    columns = [
+        F.unix_micros(F.col(f"`{f.name}`")).alias(f.name)
+        if f.name in stamps
+        else F.col(f"`{f.name}`")
+        for f in frame.schema.fields
+    ]
+    rows = [r.asDict() for r in frame.select(*columns).collect()]
+    for row in rows:
+        for name in stamps:
+            row[name] = None if row[name] is None else from_micros(row[name])
+    return rows
+
+
+def _expected_types(groups: Any, metrics: Any, types: dict[str, str]) -> list[tuple[str, str]]:
+    """The output columns and Spark types documented for ``itp.aggregate`` (docs/pyspark.md)."""
+    from indextables.search.aggregate.aggspec import Histogram, MetricFn, RangeBuckets
+
+    out = []
+    for group in groups:
+        kind = types[group.column]
+        if isinstance(group, Histogram):
+            whole = kind in _INTEGRAL_TYPES and isinstance(group.interval, int)
+            kind = "bigint" if whole else "double"
+        elif isinstance(group, RangeBuckets):
+            kind = "string"
+        out.append((group.name, kind))
+    for metric in metrics:
+        kind = types[metric.column] if metric.column else "bigint"
+        if metric.fn is MetricFn.COUNT:
+            kind = "bigint"
+        elif metric.fn is MetricFn.SUM:
+            kind = "bigint" if kind in _INTEGRAL_TYPES else "double"
+        elif metric.fn is MetricFn.AVG:
+            kind = "double"
+        out.append((metric.name, kind))
+    return out
 
 
 @pytest.mark.parametrize("seed", [3, pytest.param(11, marks=pytest.mark.slow)])
@@ -428,19 +439,13 @@ def test_differential_against_spark(
 ) -> None:
     import random
 
-    from difftest import paths
+    from difftest import aggoracle, paths
     from difftest.predicates import column_pools, random_filter
     from difftest.runner import build
     from difftest.tables import FASTFIELDS, random_plan
     from pyspark.sql.types import DecimalType, NumericType
 
-    from indextables.pyspark.aggregation import spark_aggregate
-    from indextables.search.aggregate.aggspec import (
-        Histogram,
-        RangeBuckets,
-        parse_group_by,
-        parse_metrics,
-    )
+    from indextables.search.aggregate.aggspec import parse_group_by, parse_metrics
 
     drawn = random_plan(seed, rows_per_write=40, writes=3)
     # A given fastfields lists every fast field (so most columns would be refused at
@@ -515,28 +520,29 @@ def test_differential_against_spark(
         from_index += answered
         paths.append((f"aggregate {group_by}", where, "index" if answered else "fallback"))
         source = parquet.where(where) if where else parquet
-        spec = parse_group_by(group_by)[0] if len(group_by) == 1 else None
-        integral = spec is not None and types[spec.column] in _INTEGRAL_TYPES
-        if isinstance(spec, RangeBuckets) or (isinstance(spec, Histogram) and integral):
-            # Bucket keys by plain arithmetic over the Parquet rows, not by our expression.
-            values = [r[0] for r in source.select(f"`{spec.column}`").collect()]
-            got_counts = {r[0]: r["n"] for r in df.collect()}
-            if got_counts != dict(_bucket_counts(spec, values)):
-                failures.append(f"buckets {group_by} where={where!r}: {got_counts}")
-        oracle = spark_aggregate(
-            source, plan.schema, parse_group_by(group_by), parse_metrics(wanted)
-        )
-        typed = [(f.name, f.dataType) for f in df.schema.fields]
-        assert typed == [(f.name, f.dataType) for f in oracle.schema.fields], group_by
-        try:
-            want_rows = [tuple(r) for r in oracle.collect()]
-        except Exception as error:  # e.g. a long sum overflowing: Spark fails, so must we
-            with pytest.raises(type(error)):
-                df.collect()
+        groups, specs = parse_group_by(group_by), parse_metrics(wanted)
+        typed = [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
+        assert typed == _expected_types(groups, specs, types), group_by
+        # The oracle: plain arithmetic over the Parquet copy's rows (difftest.aggoracle).
+        needed = sorted({g.column for g in groups} | {m.column for m in specs if m.column})
+        rows = _collected(source.select(*(f"`{c}`" for c in needed)))
+        integral = {c: types[c] in _INTEGRAL_TYPES for c in needed}
+        expected_groups = aggoracle.expected_groups(rows, groups, specs, integral)
+        got_rows = _collected(df)
+        got = {tuple(aggoracle.key_of(row[g.name]) for g in groups): row for row in got_rows}
+        if len(got_rows) != len(got) or set(got) != set(expected_groups):
+            failures.append(
+                f"groups {group_by} where={where!r} ({paths[-1][2]}): "
+                f"{sorted(map(str, got))} != {sorted(map(str, expected_groups))}"
+            )
             continue
-        got_rows = [tuple(r) for r in df.collect()]
-        if not _same_rows(got_rows, want_rows):
-            failures.append(f"aggregate {group_by} where={where!r}: {got_rows} != {want_rows}")
+        for keys, expected in expected_groups.items():
+            for name, value in expected.items():
+                if not aggoracle.matches(value, got[keys][name]):
+                    failures.append(
+                        f"aggregate {group_by} where={where!r} key={keys} {name}: "
+                        f"{got[keys][name]!r} != {value!r} ({paths[-1][2]})"
+                    )
     assert all("spark.indextables.indexing.fastfields" in r for r in refusals), refusals
     assert not failures, "\n".join(failures[:5])
     assert from_index > 0, "no aggregate came from the index"

@@ -151,3 +151,73 @@ def test_only_documented_types_may_be_refused() -> None:
     assert may_be_refused(StructType([StructField("d", DecimalType(5, 1))]))
     assert may_be_refused(ArrayType(BinaryType()))
     assert not may_be_refused(MapType(StringType(), ArrayType(LongType())))
+
+
+def test_generators_draw_sign_bit_nan_and_special_query_operands() -> None:
+    import math
+    import random
+
+    from difftest import values
+    from difftest.runner import _special_query
+
+    rng = random.Random(0)
+    for data_type in (DoubleType(), FloatType()):
+        drawn = [values.floating(rng, data_type) for _ in range(2000)]
+        nan_signs = {math.copysign(1.0, v) for v in drawn if math.isnan(v)}
+        assert nan_signs == {1.0, -1.0}, data_type
+    queries = [_special_query(rng, "c_double", ["1.5", "-2.5"]) for _ in range(400)]
+    texts = " ".join(text for text, _ in queries)
+    for token in (":NaN", ":-NaN", '"', ":>", ":<=", "inf", "-inf", "-0.0", "* TO", "TO *", "1.5"):
+        assert token in texts, token
+    assert all("NaN" not in sql or "CAST('NaN' AS DOUBLE)" in sql for _, sql in queries)
+
+
+def test_aggregate_oracle_by_plain_arithmetic() -> None:
+    import math
+    from datetime import datetime
+
+    from difftest import aggoracle
+
+    from indextables.search.aggregate.aggspec import (
+        date_histogram,
+        histogram,
+        parse_metrics,
+        range_,
+    )
+
+    inf, nan = float("inf"), float("nan")
+    rows = [
+        {"x": v, "i": i, "t": datetime(2024, 1, 1 + i % 2, 5)}
+        for i, v in enumerate([-0.0, 0.0, nan, -nan, 1.25, -2.5, inf, None])
+    ]
+    metrics = parse_metrics({"n": "count", "s": ("sum", "x"), "hi": ("max", "x")})
+    integral = {"i": True}
+    nan_key = (aggoracle.key_of(nan),)
+    by_bucket = aggoracle.expected_groups(rows, [histogram("x", 2.5)], metrics, integral)
+    assert set(by_bucket) == {(0.0,), nan_key, (-2.5,), (inf,), (None,)}
+    assert by_bucket[(0.0,)]["n"] == 3  # -0.0, 0.0 and 1.25
+    assert by_bucket[nan_key]["n"] == 2  # both NaNs, whatever the sign bit
+    assert aggoracle.matches(by_bucket[(0.0,)]["s"], 1.25)
+    assert not aggoracle.matches(by_bucket[(0.0,)]["s"], 1.5)
+    assert math.isnan(by_bucket[nan_key]["hi"])
+    ranged = aggoracle.expected_groups(rows, [range_("x", [0, 2])], metrics, integral)
+    assert {k: v["n"] for k, v in ranged.items()} == {
+        ("*-0",): 1,
+        ("0-2",): 3,
+        ("2-*",): 3,
+        (None,): 1,
+    }
+    total = aggoracle.expected_groups(rows, [], metrics, integral)[()]
+    assert aggoracle.matches(total["s"], nan)  # NaN wins over every other value
+    days = aggoracle.expected_groups(rows, [date_histogram("t", "1d")], metrics, integral)
+    assert {k: v["n"] for k, v in days.items()} == {
+        (datetime(2024, 1, 1),): 4,
+        (datetime(2024, 1, 2),): 4,
+    }
+    longs = aggoracle.expected_groups(
+        [{"i": -(1 << 63)}, {"i": 7}], [histogram("i", 1000)], [], {"i": True}
+    )
+    assert set(longs) == {(None,), (0,)}  # below the lowest long: null, as documented
+    overflow = aggoracle.DoubleSum.of([1.7976931348623157e308] * 2 + [-1.7976931348623157e308])
+    assert overflow.matches(inf)
+    assert overflow.matches(1.7976931348623157e308)

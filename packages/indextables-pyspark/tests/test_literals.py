@@ -59,7 +59,18 @@ def test_out_of_range_integer_literals_answer_as_spark(
     assert sorted(r["s"] for r in read.collect()) == expected
 
 
-@pytest.mark.parametrize("where", [f"id > {HUGE}", f"id < {HUGE}", f"d < -{HUGE}"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        f"id > {HUGE}",
+        f"id < {HUGE}",
+        f"d < -{HUGE}",
+        f"d < {HUGE}BD",
+        f"d > {HUGE}.5",  # a fraction: Spark's DECIMAL past 38 digits (issue 21)
+        "d > 12345678901234567890123456789012345678.5",  # 39 digits
+        "d > 0." + "0" * 40 + "1",  # scale 41
+    ],
+)
 def test_literals_beyond_decimal_38_are_refused_as_spark_does(
     spark: Any, tables: tuple[str, str], where: str
 ) -> None:
@@ -71,8 +82,22 @@ def test_literals_beyond_decimal_38_are_refused_as_spark_does(
         lambda: itp.search(spark, it, where=where).collect(),
         lambda: itp.aggregate(spark, it, metrics={"n": "count"}, where=where).collect(),
     ):
-        with pytest.raises(QuerySyntaxError, match=HUGE):
+        with pytest.raises(QuerySyntaxError, match="DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION"):
             call()
+    with pytest.raises(Exception, match="DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION"):
+        spark.read.format("indextables").load(it).where(where).count()
+
+
+@pytest.mark.parametrize("where", [f"d < {HUGE}D", f"d > -{HUGE}d", f"id < {HUGE}D", "d < 1.5D"])
+def test_suffixed_double_literals_answer_as_spark(
+    spark: Any, tables: tuple[str, str], where: str
+) -> None:
+    parquet, it = tables
+    expected = sorted(r["s"] for r in spark.read.parquet(parquet).where(where).collect())
+    assert itp.count(spark, it, where=where) == len(expected)
+    assert sorted(r["s"] for r in itp.search(spark, it, where=where).collect()) == expected
+    read = spark.read.format("indextables").load(it).where(where)
+    assert sorted(r["s"] for r in read.collect()) == expected
 
 
 @pytest.mark.parametrize(
@@ -134,6 +159,48 @@ def test_numeric_query_terms_compare_as_spark_filters(
     spark: Any, numbers: tuple[str, str], query: str, where: str
 ) -> None:
     parquet, it = numbers
+    expected = sorted(r["id"] for r in spark.read.parquet(parquet).where(where).collect())
+    read = spark.read.format("indextables").option("query", query).load(it)
+    assert sorted(r["id"] for r in read.collect()) == expected
+    assert sorted(r["id"] for r in itp.search(spark, it, query).collect()) == expected
+    assert itp.count(spark, it, query=query) == len(expected)
+
+
+NEGATIVE_NAN = struct.unpack(">d", bytes.fromhex("fff8000000000000"))[0]
+NAN_QUERIES = [
+    ("d:NaN", "d = CAST('NaN' AS DOUBLE)"),
+    ("d:-NaN", "d = CAST('NaN' AS DOUBLE)"),
+    ("d:[-NaN TO *]", "d >= CAST('NaN' AS DOUBLE)"),
+    ("d:[* TO NaN}", "d < CAST('NaN' AS DOUBLE)"),
+    ("d:[1 TO *]", "d >= 1"),
+    ("d:[* TO 1]", "d <= 1"),
+    ("d:>=NaN", "d >= CAST('NaN' AS DOUBLE)"),
+    ("d:>inf", "d > CAST('Infinity' AS DOUBLE)"),
+    ("d:-inf", "d = CAST('-Infinity' AS DOUBLE)"),
+    ("f:NaN", "f = CAST('NaN' AS FLOAT)"),
+    ("f:{0 TO *]", "f > 0"),
+]
+
+
+@pytest.fixture(scope="module")
+def nans(spark: Any, tmp_path_factory: Any) -> tuple[str, str]:
+    root = tmp_path_factory.mktemp("nans")
+    values = [float("nan"), NEGATIVE_NAN, float("inf"), float("-inf"), -0.0, 1.0, 2.5, None]
+    rows = [(i, v, v) for i, v in enumerate(values * 2)]
+    df = spark.createDataFrame(rows, "id long, d double, f float")
+    df.write.parquet(str(root / "parquet"))
+    itp.write(df, str(root / "it"))
+    return str(root / "parquet"), str(root / "it")
+
+
+@pytest.mark.parametrize(("query", "where"), NAN_QUERIES)
+def test_nan_query_terms_compare_as_spark_filters(
+    spark: Any, nans: tuple[str, str], query: str, where: str
+) -> None:
+    """NaN with the sign bit set (Spark keeps it in a DataFrame) equals NaN, above +inf."""
+    parquet, it = nans
+    stored = spark.read.format("indextables").load(it).where("id = 1").first()
+    assert struct.pack(">d", stored["d"]).hex() == "fff8000000000000"
     expected = sorted(r["id"] for r in spark.read.parquet(parquet).where(where).collect())
     read = spark.read.format("indextables").option("query", query).load(it)
     assert sorted(r["id"] for r in read.collect()) == expected

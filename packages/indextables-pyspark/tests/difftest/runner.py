@@ -348,6 +348,9 @@ def _numeric_queries(plan: TablePlan, rng: random.Random, count: int) -> list[tu
             short = rng.random() < 0.5
             return sign + (_shortest_text(abs(v), single) if short else repr(abs(v)))
 
+        if floating and rng.random() < 0.4:
+            out.append(_special_query(rng, column, [text(v) for v in pool]))
+            continue
         if rng.random() < 0.5:
             term = text(rng.choice(pool))
             if "e" not in term:  # Tantivy's query syntax has no exponents
@@ -357,6 +360,54 @@ def _numeric_queries(plan: TablePlan, rng: random.Random, count: int) -> list[tu
         if "e" not in low + high:
             out.append((f"{column}:[{low} TO {high}]", f"{column} BETWEEN {low} AND {high}"))
     return out
+
+
+# Query spellings of NaN, the infinities and the zeros, with their Spark SQL operand.
+_SPECIAL_OPERANDS = {
+    "NaN": "CAST('NaN' AS DOUBLE)",
+    "-NaN": "CAST('NaN' AS DOUBLE)",  # every NaN is NaN to Spark
+    "nan": "CAST('NaN' AS DOUBLE)",
+    "inf": "CAST('Infinity' AS DOUBLE)",
+    "-inf": "CAST('-Infinity' AS DOUBLE)",
+    "-Infinity": "CAST('-Infinity' AS DOUBLE)",
+    "0": "0.0D",
+    "-0.0": "-0.0D",
+}
+
+
+def _special_query(rng: random.Random, column: str, pool: list[str]) -> tuple[str, str]:
+    """A term, range or comparison on a float/double ``column`` with NaN, an infinity or a
+    signed zero among its operands, and the equal Spark filter (docs/pyspark.md: every NaN
+    equals NaN and sorts above every number, ``-0.0 = 0.0``; ``*`` leaves a side open)."""
+    operands = list(_SPECIAL_OPERANDS)
+    plain = [t for t in pool if "e" not in t]
+
+    def operand() -> tuple[str, str]:
+        if plain and rng.random() < 0.3:
+            chosen = rng.choice(plain)
+            return chosen, f"{chosen}D"
+        chosen = rng.choice(operands)
+        return chosen, _SPECIAL_OPERANDS[chosen]
+
+    pick = rng.random()
+    if pick < 0.35:
+        term, sql = operand()
+        quoted = f'"{term}"' if rng.random() < 0.2 else term
+        return f"{column}:{quoted}", f"{column} = {sql}"
+    if pick < 0.6:
+        op = rng.choice([">", ">=", "<", "<="])
+        term, sql = operand()
+        return f"{column}:{op}{term}", f"{column} {op} {sql}"
+    (low, low_sql), (high, high_sql) = (
+        ("*", "") if rng.random() < 0.25 else operand() for _ in "ab"
+    )
+    opening, closing = rng.choice("[{"), rng.choice("]}")
+    conditions = [f"{column} IS NOT NULL"]
+    if low != "*":
+        conditions.append(f"{column} {'>=' if opening == '[' else '>'} {low_sql}")
+    if high != "*":
+        conditions.append(f"{column} {'<=' if closing == ']' else '<'} {high_sql}")
+    return f"{column}:{opening}{low} TO {high}{closing}", " AND ".join(conditions)
 
 
 # -- running ----------------------------------------------------------------

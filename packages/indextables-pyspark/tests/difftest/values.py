@@ -34,6 +34,9 @@ from pyspark.sql.types import (
 )
 
 NAN = float("nan")
+# NaN with its sign bit set: Spark and Arrow keep it (Parquet writes it as NaN); Tantivy
+# orders it below -inf, Spark with every NaN above every number.
+NEGATIVE_NAN: float = struct.unpack(">d", bytes.fromhex("fff8000000000000"))[0]
 INF = float("inf")
 
 # Tantivy query syntax characters, whitespace and LIKE wildcards.
@@ -74,7 +77,9 @@ def floating(rng: random.Random, data_type: DataType) -> float:
     tiny = 1.401298464324817e-45 if single else 5e-324
     pick = rng.random()
     if pick < 0.35:
-        value = rng.choice([NAN, INF, -INF, -0.0, 0.0, -0.0, 0.0, largest, -largest, tiny, -tiny])
+        value = rng.choice(
+            [NAN, NEGATIVE_NAN, INF, -INF, -0.0, 0.0, -0.0, 0.0, largest, -largest, tiny, -tiny]
+        )
     elif pick < 0.75:
         value = rng.choice([-2.5, -1.0, 0.5, 1.0, 1.5, 2.0, 3.0, 1e10, 2.0**53, 2.0**53 + 2])
     else:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
@@ -22,6 +23,7 @@ from indextables.search.schema import columntypes as ct
 __all__ = [
     "COMPARISONS",
     "Condition",
+    "decimal_precision",
     "translate_predicate",
 ]
 
@@ -86,30 +88,79 @@ def translate_predicate(where: str, schema: pa.Schema) -> tuple[Condition, ...]:
     return tuple(out)
 
 
-# Spark reads an integer literal as a bigint, or as a DECIMAL beyond that; DECIMAL
-# precision stops at 38 digits and a longer literal is an analysis error.
+# Spark reads an integer literal as a bigint, or as a DECIMAL beyond that, and a literal
+# with a fraction (no exponent) as a DECIMAL; DECIMAL precision stops at 38 digits and a
+# longer literal is an error. A literal with an exponent is a double (an error past its range).
 _MAX_DECIMAL_DIGITS = 38
-_INTEGER_TEXT = re.compile(r"[-+]?\d+")
+# Suffixes that make a number a DECIMAL (``BD``) or a double (``D``); other suffixes
+# (``L``, ``S``, ``Y``, ``F``) make integers and floats whose range Spark checks itself.
+_DECIMAL_SUFFIXES = frozenset({"", "BD"})
+_DOUBLE_SUFFIXES = frozenset({"", "D"})
 
 
 def _check_literal_precision(where: str, tokens: Iterable[Any]) -> None:
-    """Raise as Spark does for an integer literal of more than 38 digits.
+    """Raise as Spark does for a DECIMAL literal of more than 38 digits (an integer past
+    38 digits, a fraction whose digits exceed 38, or any ``BD`` literal beyond DECIMAL(38))
+    and for a double literal past the double range.
 
     Raises:
-        QuerySyntaxError: names the literal (Spark: ``DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION``).
+        QuerySyntaxError: names the literal (Spark: ``DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION``
+            or ``INVALID_NUMERIC_LITERAL_RANGE``).
     """
     from indextables.search.errors import QuerySyntaxError
 
-    for token in tokens:
-        if token.kind != "number" or not _INTEGER_TEXT.fullmatch(token.text):
+    listed = list(tokens)
+    for number, suffix in _numbers(listed):
+        text = number.text
+        exponent = "e" in text.lower()
+        if exponent and suffix != "BD":
+            if suffix in _DOUBLE_SUFFIXES and not math.isfinite(float(text)):
+                raise QuerySyntaxError(
+                    f"where={where!r}: the double literal {text}{suffix} is outside the range "
+                    "of a double; Spark refuses it (INVALID_NUMERIC_LITERAL_RANGE)"
+                )
             continue
-        digits = len(token.text.lstrip("-+").lstrip("0"))
+        if suffix not in _DECIMAL_SUFFIXES:
+            continue
+        digits = decimal_precision(text)
         if digits > _MAX_DECIMAL_DIGITS:
+            kind = "integer" if "." not in text and not suffix else "decimal"
             raise QuerySyntaxError(
-                f"where={where!r}: the integer literal {token.text} has {digits} digits; "
-                f"Spark refuses integer literals beyond DECIMAL({_MAX_DECIMAL_DIGITS}) "
+                f"where={where!r}: the {kind} literal {text}{suffix} has {digits} digits; "
+                f"Spark refuses literals beyond DECIMAL({_MAX_DECIMAL_DIGITS}) "
                 "(DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION). Write it as a double (1e40)"
             )
+
+
+def _numbers(tokens: list[Any]) -> Iterator[tuple[Any, str]]:
+    """Each number token with its type suffix (uppercase; ``""`` for none): a name token
+    written right after the digits, as Spark reads ``1D``, ``2bd`` or ``3L``."""
+    for position, token in enumerate(tokens):
+        if token.kind != "number":
+            continue
+        following = tokens[position + 1] if position + 1 < len(tokens) else None
+        if (
+            following is not None
+            and following.kind == "name"
+            and not following.quote
+            and following.position == token.position + len(token.text)
+        ):
+            yield token, str(following.text).upper()
+        else:
+            yield token, ""
+
+
+def decimal_precision(text: str) -> int:
+    """The precision Spark gives the DECIMAL literal ``text`` (Java's ``BigDecimal``
+    precision, widened to hold its scale, or its zeros when the scale is negative)."""
+    _, digits, exponent = Decimal(text).as_tuple()
+    assert isinstance(exponent, int)
+    precision, scale = len(digits), -exponent
+    if precision < scale:
+        return scale
+    if scale < 0:
+        return precision - scale
+    return precision
 
 
 def _conjuncts(node: Any) -> Iterator[Any]:

@@ -30,7 +30,6 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime
-from typing import Any
 
 from indextables.search.read.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
 
@@ -67,6 +66,10 @@ def exact_date_terms(text: str, date_fields: Collection[str]) -> str:
 
 
 def _starts_word(text: str, position: int) -> bool:
+    """True when a clause may start at ``position``: at a word start, or after the
+    exclusion operator ``-`` that itself starts a word (``-d:0``; not ``x-d:0``)."""
+    if position > 0 and text[position - 1] == "-":
+        position -= 1
     return position == 0 or not _WORD.match(text[position - 1])
 
 
@@ -83,7 +86,7 @@ def edge_date_literals(text: str, date_fields: Collection[str]) -> list[tuple[st
     if not date_fields:
         return []
     found: list[tuple[str, str]] = []
-    for match in _clauses(text, (_RANGE,)):
+    for match in clauses(text, (_RANGE,)):
         field = match.group(1)
         if field in date_fields:
             bounds = match.group(2) if match.group(2) is not None else match.group(3)
@@ -92,7 +95,7 @@ def edge_date_literals(text: str, date_fields: Collection[str]) -> list[tuple[st
     return found
 
 
-def _clauses(text: str, patterns: Sequence[re.Pattern[str]]) -> Iterator[re.Match[str]]:
+def clauses(text: str, patterns: Sequence[re.Pattern[str]]) -> Iterator[re.Match[str]]:
     """Each clause matching one of ``patterns`` at a word start outside quotes, in order."""
     position, quoted = 0, False
     while position < len(text):
@@ -112,8 +115,8 @@ def _clauses(text: str, patterns: Sequence[re.Pattern[str]]) -> Iterator[re.Matc
 
 
 # A range clause with its brackets kept: ``f:[a TO b}``; or a comparison ``f:>=a``.
-_BRACKETS = re.compile(r"([A-Za-z_][\w.\-]*):\s*([\[{])([^\]}]*)([\]}])")
-_COMPARISON = re.compile(r"([A-Za-z_][\w.\-]*):\s*(>=|<=|>|<)\s*([^\s()]+)")
+BRACKETS = re.compile(r"([A-Za-z_][\w.\-]*):\s*([\[{])([^\]}]*)([\]}])")
+COMPARISON = re.compile(r"([A-Za-z_][\w.\-]*):\s*(>=|<=|>|<)\s*([^\s()]+)")
 # A quoted value, whole (a date term if it holds only an instant): ``f:"..."``.
 _QUOTED = re.compile(r'([A-Za-z_][\w.\-]*):\s*"((?:[^"\\]|\\.)*)"')
 # An unquoted date value: ``f:2024-01-01T00:00:00Z``.
@@ -130,18 +133,18 @@ def inexact_date_literals(text: str, fields: Collection[str]) -> list[tuple[str,
         return []
     return [
         (match.group(1), literal)
-        for match in _clauses(text, (_BRACKETS, _COMPARISON, _QUOTED, _VALUE))
+        for match in clauses(text, (BRACKETS, COMPARISON, _QUOTED, _VALUE))
         if match.group(1) in fields
         for literal in _inexact_bounds(match)
     ]
 
 
 def _inexact_bounds(match: re.Match[str]) -> list[str]:
-    if match.re is _BRACKETS:
+    if match.re is BRACKETS:
         opening, inner, closing = match.group(2, 3, 4)
         low, _, high = inner.partition(" TO ")
         bounds = [(low.strip(), opening == "["), (high.strip(), closing == "}")]
-    elif match.re is _COMPARISON:
+    elif match.re is COMPARISON:
         operator, literal = match.group(2, 3)
         bounds = [(literal, operator in (">=", "<"))]
     elif match.re is _QUOTED:
@@ -167,62 +170,3 @@ def _at_edge(literal: str) -> bool:
     except ValueError:
         return True
     return value <= TANTIVY_MIN_DATE or value >= TANTIVY_MAX_DATE
-
-
-# A number term on a field: ``d:0``, ``d:-0.0``, ``d:"0"`` (the whole value a number).
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_NUMBER_TERM = re.compile(rf'([A-Za-z_][\w.\-]*):\s*("?)({_NUMBER})\2(?=[\s()]|$)')
-
-
-def signed_zero_clauses(text: str, fields: Collection[str]) -> str:
-    """``text`` with every term and bound at zero on a field of ``fields`` (f64 fields) made
-    to compare as Spark does: ``-0.0`` equals ``0.0``.
-
-    Tantivy keeps the two apart, so ``d:0`` is rewritten ``d:[-0.0 TO 0.0]`` and each
-    range or comparison bound at zero takes the signed zero of
-    :func:`~indextables.search.query.tantivyquery.zero_bound`, the pushed filters' rule.
-    """
-    from indextables.search.query.tantivyquery import zero_bound
-
-    if not fields:
-        return text
-    out: list[str] = []
-    position = 0
-    for match in _clauses(text, (_BRACKETS, _COMPARISON, _NUMBER_TERM)):
-        field = match.group(1)
-        if field not in fields:
-            continue
-        if match.re is _NUMBER_TERM:
-            if not _is_zero(match.group(3)):
-                continue
-            low, high = zero_bound(0.0, True, True), zero_bound(0.0, False, True)
-            clause = f"{field}:[{low!r} TO {high!r}]"
-        elif match.re is _BRACKETS:
-            opening, inner, closing = match.group(2, 3, 4)
-            low_text, sep, high_text = inner.partition(" TO ")
-            if not sep:
-                continue
-            low_text = _signed(low_text.strip(), True, opening == "[", zero_bound)
-            high_text = _signed(high_text.strip(), False, closing == "]", zero_bound)
-            clause = f"{field}:{opening}{low_text} TO {high_text}{closing}"
-        else:
-            operator, literal = match.group(2, 3)
-            lower = operator.startswith(">")
-            literal = _signed(literal, lower, operator.endswith("="), zero_bound)
-            clause = f"{field}:{operator}{literal}"
-        out.append(text[position : match.start()])
-        out.append(clause)
-        position = match.end()
-    out.append(text[position:])
-    return "".join(out)
-
-
-def _is_zero(literal: str) -> bool:
-    try:
-        return float(literal) == 0
-    except ValueError:
-        return False
-
-
-def _signed(literal: str, lower: bool, inclusive: bool, zero_bound: Any) -> str:
-    return repr(zero_bound(0.0, lower, inclusive)) if _is_zero(literal) else literal

@@ -39,8 +39,8 @@ from indextables.search.query.datequery import (
     edge_date_literals,
     exact_date_terms,
     inexact_date_literals,
-    signed_zero_clauses,
 )
+from indextables.search.query.floatquery import spark_float_clauses
 from indextables.search.read.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
 from indextables.search.schema import columntypes as ct
 from indextables.search.schema.mapping import FieldKind, FieldSpec
@@ -225,7 +225,7 @@ def build_query(
         from indextables.search.query.ipforms import rewrite_ip_forms
 
         ip_dated = _date_safe(rewrite_ip_forms(spec.query, fields), dates, coarse, "query")
-        safe = signed_zero_clauses(ip_dated, doubles)
+        safe = spark_float_clauses(ip_dated, doubles)
         parts.append(_parse(index, safe, defaults, "query"))
     for column in (*spec.text_search, *spec.field_match):
         if column.lower() not in fields:
@@ -235,7 +235,7 @@ def build_query(
     for column, text in spec.text_search.items():
         name = fields[column.lower()].name
         option = f"textsearch.{column}"
-        safe = signed_zero_clauses(_date_safe(text, dates, coarse, option), doubles)
+        safe = spark_float_clauses(_date_safe(text, dates, coarse, option), doubles)
         parts.append(_parse(index, safe, [name], option))
     for column, value in spec.field_match.items():
         found = fields[column.lower()]

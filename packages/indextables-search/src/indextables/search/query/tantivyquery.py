@@ -328,7 +328,7 @@ def zero_bound(value: float, lower: bool, inclusive: bool) -> float:
     semantics"): Tantivy keeps ``-0.0`` below ``0.0``, Spark compares them equal, so a bound
     at zero of either sign takes in both signs (inclusive) or leaves out both (exclusive).
     Other values are returned unchanged. The ``query`` option's numeric clauses use it too
-    (:func:`indextables.search.query.datequery.signed_zero_clauses`)."""
+    (:func:`indextables.search.query.floatquery.spark_float_clauses`)."""
     if value != 0:
         return value
     return -0.0 if lower == inclusive else 0.0

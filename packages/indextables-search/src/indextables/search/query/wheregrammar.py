@@ -38,6 +38,8 @@ __all__ = [
 ]
 
 _MAX_DECIMAL_DIGITS: Final = 38
+# Type suffixes of numeric literals read here (Spark's ``S``, ``Y`` and ``F`` are refused).
+_SUFFIXES: Final = frozenset({"D", "BD", "L"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +271,8 @@ class _Parser:
             return Literal("string", token.text, _quoted(token.text))
         if token.kind == "number":
             self.index += 1
-            return self.number(token.text)
+            suffix = self.suffix(token)
+            return self.number(token.text) if not suffix else self.suffixed(token.text, suffix)
         if token.kind == "keyword" and token.text == "NULL":
             self.index += 1
             return Literal("null", None, "NULL")
@@ -296,6 +299,44 @@ class _Parser:
             return Column(token.text, bool(token.quote))
         raise self.fail("expected a column or a literal")
 
+    def suffix(self, number: Any) -> str:
+        """The type suffix written right after ``number`` (``D``, ``BD``, ``L``; consumed),
+        or ``""``."""
+        following = self.peek()
+        if (
+            following is None
+            or following.kind != "name"
+            or following.quote
+            or following.position != number.position + len(number.text)
+            or following.text.upper() not in _SUFFIXES
+        ):
+            return ""
+        self.index += 1
+        return str(following.text.upper())
+
+    def suffixed(self, text: str, suffix: str) -> Literal:
+        """A literal with a type suffix: ``1.5D`` a double, ``7L`` a bigint, ``2.50BD`` a
+        decimal (as Spark types them)."""
+        body = text.lstrip("+")
+        written = text + suffix
+        if suffix == "D":
+            value = float(body)
+            if not math.isfinite(value):
+                raise self.fail(
+                    f"the double literal {written} is out of range (Spark refuses it too)"
+                )
+            return Literal("double", value, written)
+        if "e" in body.lower() or (suffix == "L" and "." in body):
+            raise self.fail(f"the literal {written} is not supported; write it without the suffix")
+        if suffix == "L":
+            value_int = int(body)
+            if not -(2**63) <= value_int < 2**63:
+                raise self.fail(
+                    f"the bigint literal {written} is out of range (Spark refuses it too)"
+                )
+            return Literal("integer", value_int, written)
+        return self.decimal(body, written)
+
     def number(self, text: str) -> Literal:
         body = text.lstrip("+")
         if "e" in body.lower():
@@ -314,14 +355,18 @@ class _Parser:
                     "Write it as a double (1e40)"
                 )
             return Literal("integer", int(body), text)
-        whole, _, fraction = mantissa.partition(".")
+        return self.decimal(body, text)
+
+    def decimal(self, body: str, text: str) -> Literal:
+        """The DECIMAL literal ``body`` (digits with or without a point), written ``text``."""
+        whole, _, fraction = body.lstrip("-").partition(".")
         scale = len(fraction)
         unscaled = (whole + fraction).lstrip("0")
         precision = max(len(unscaled), scale, 1)
         if precision > _MAX_DECIMAL_DIGITS:
             raise self.fail(
                 f"the decimal literal {text} has {precision} digits; Spark refuses decimals beyond "
-                f"DECIMAL({_MAX_DECIMAL_DIGITS})"
+                f"DECIMAL({_MAX_DECIMAL_DIGITS}) (DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION)"
             )
         return Literal("decimal", Fraction(body), text, precision, scale)
 

@@ -1,0 +1,136 @@
+"""Numeric clauses on float/double fields in Tantivy query text, compared as Spark compares.
+
+Spark compares doubles with two rules Tantivy's order does not follow
+(docs/pyspark.md, "Comparison semantics"):
+
+- ``-0.0`` equals ``0.0``. Tantivy keeps ``-0.0`` just below ``0.0``.
+- Every NaN equals every NaN and sorts above every number, ``+inf`` included.
+  Tantivy orders an f64 by its bits (``common::f64_to_u64``, in the term
+  dictionary and the fast field alike): a NaN with the sign bit clear sorts
+  above ``+inf``, one with it set below ``-inf``, and each NaN payload is a
+  term of its own, so ``d:NaN`` finds only the one bit pattern ``0x7ff8...``.
+
+:func:`spark_float_clauses` rewrites each term, range and comparison on a
+float/double field so that Tantivy matches what the equal Spark filter keeps:
+
+- the numbers a clause takes in become one range with explicit bounds: a bound
+  at zero takes the signed zero of
+  :func:`~indextables.search.query.tantivyquery.zero_bound`, a missing lower
+  bound is ``-inf`` (leaving out the NaNs below it) and a missing or NaN upper
+  bound is ``+inf``;
+- when the Spark filter keeps NaN (an open upper end, ``<= NaN``, ``= NaN``,
+  ``>= NaN``), the clause also takes ``NAN_RANGES``: everything below ``-inf``
+  and above ``+inf``, which are exactly the NaNs of either sign and any payload.
+
+Terms other than zero, NaN and the infinities are exact already and stay as written.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection
+
+from indextables.search.query.datequery import BRACKETS, COMPARISON, clauses
+from indextables.search.query.tantivyquery import zero_bound
+
+__all__ = ["spark_float_clauses"]
+
+# A literal Tantivy (Rust's f64 parser) and Python read alike: a decimal number, or a signed
+# NaN or infinity in any case. Other bound texts are left for Tantivy to parse or refuse.
+_LITERAL = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
+_LITERAL_TEXT = re.compile(_LITERAL)
+# A number term on a field: ``d:0``, ``d:-0.0``, ``d:NaN``, ``d:"-inf"``.
+_NUMBER_TERM = re.compile(rf'([A-Za-z_][\w.\-]*):\s*("?)({_LITERAL})\2(?=[\s()]|$)')
+
+# Where Tantivy keeps the NaNs: below -inf (sign bit set) and above +inf (sign bit clear).
+_NAN_RANGES = ("[* TO -inf}", "{inf TO *]")
+
+
+def spark_float_clauses(text: str, fields: Collection[str]) -> str:
+    """``text`` with every numeric term, range and comparison on a field of ``fields``
+    (float/double fields) rewritten to match what Spark's equal filter keeps (module doc).
+
+    ``d:[a TO b]`` is Spark's ``d >= a AND d <= b`` (``{``/``}`` make a side strict, ``*``
+    drops it), ``d:>a`` is ``d > a`` and ``d:a`` is ``d = a``.
+    """
+    if not fields:
+        return text
+    out: list[str] = []
+    position = 0
+    for match in clauses(text, (BRACKETS, COMPARISON, _NUMBER_TERM)):
+        field = match.group(1)
+        if field not in fields:
+            continue
+        clause = _rewritten(match, field)
+        if clause is None:
+            continue
+        out.append(text[position : match.start()])
+        out.append(clause)
+        position = match.end()
+    out.append(text[position:])
+    return "".join(out)
+
+
+_Bound = tuple[float, bool] | None  # (value, inclusive), or None for no bound
+
+
+def _rewritten(match: re.Match[str], field: str) -> str | None:
+    """The Spark-equal clause for one matched clause, or None to leave it as written."""
+    if match.re is _NUMBER_TERM:
+        value = float(match.group(3))
+        if value == 0 or not math.isfinite(value):
+            return _between(field, (value, True), (value, True))
+        return None
+    if match.re is BRACKETS:
+        opening, inner, closing = match.group(2, 3, 4)
+        low_text, sep, high_text = inner.partition(" TO ")
+        if not sep:
+            return None
+        low_ok, low = _bound(low_text, opening == "[")
+        high_ok, high = _bound(high_text, closing == "]")
+        return _between(field, low, high) if low_ok and high_ok else None
+    operator, literal = match.group(2, 3)
+    ok, bound = _bound(literal, operator.endswith("="))
+    if not ok or bound is None:
+        return None
+    return (
+        _between(field, bound, None) if operator.startswith(">") else _between(field, None, bound)
+    )
+
+
+def _bound(text: str, inclusive: bool) -> tuple[bool, _Bound]:
+    """(True, the bound's (value, inclusive) or None for ``*``), or (False, None) for a
+    text left to Tantivy."""
+    text = text.strip()
+    if text == "*":
+        return True, None
+    if not _LITERAL_TEXT.fullmatch(text):
+        return False, None
+    return True, (float(text), inclusive)
+
+
+def _between(field: str, low: _Bound, high: _Bound) -> str:
+    """The clause matching, under Spark's order, the values between ``low`` and ``high``."""
+    keeps_nan = (high is None or (math.isnan(high[0]) and high[1])) and not (
+        low is not None and math.isnan(low[0]) and not low[1]
+    )
+    ranges: list[str] = []
+    if low is None or not math.isnan(low[0]):
+        low_value, low_inclusive = low if low is not None else (-math.inf, True)
+        if high is None or math.isnan(high[0]):
+            high_value, high_inclusive = math.inf, True
+        else:
+            high_value, high_inclusive = high
+        lower = zero_bound(low_value, True, low_inclusive)
+        upper = zero_bound(high_value, False, high_inclusive)
+        ranges.append(
+            f"{'[' if low_inclusive else '{'}{lower!r} TO {upper!r}{']' if high_inclusive else '}'}"
+        )
+    if keeps_nan:
+        ranges.extend(_NAN_RANGES)
+    if not ranges:
+        ranges.append("{inf TO inf}")  # matches nothing
+    if len(ranges) == 1:
+        return f"{field}:{ranges[0]}"
+    return "(" + " OR ".join(f"{field}:{r}" for r in ranges) + ")"

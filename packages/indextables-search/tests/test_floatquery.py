@@ -1,0 +1,175 @@
+"""Numeric ``query`` clauses on float/double fields compare as Spark does (issue 21, item 12):
+-0.0 = 0.0, every NaN (either sign bit, any payload) equals NaN and sorts above +inf."""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from indextables.search import open_table, write_table
+from indextables.search.query.floatquery import spark_float_clauses
+
+NAN = float("nan")
+INF = float("inf")
+
+
+def _bits(text: str) -> float:
+    value: float = struct.unpack(">d", bytes.fromhex(text))[0]
+    return value
+
+
+NEGATIVE_NAN = _bits("fff8000000000000")  # the sign bit set: what -NaN is in Arrow and Java
+PAYLOAD_NAN = _bits("7ff0000000000001")  # another NaN payload, sign bit clear
+NEGATIVE_PAYLOAD_NAN = _bits("fff0000000000002")
+VALUES = [
+    NAN,
+    NEGATIVE_NAN,
+    PAYLOAD_NAN,
+    NEGATIVE_PAYLOAD_NAN,
+    INF,
+    -INF,
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    1e300,
+    None,
+]
+
+
+def _key(value: float) -> tuple[int, float]:
+    """Spark's order of doubles: NaN above every number, -0.0 equal to 0.0."""
+    return (1, 0.0) if math.isnan(value) else (0, value)
+
+
+def _cmp(op: str, operand: float) -> Callable[[float | None], bool]:
+    def keeps(value: float | None) -> bool:
+        if value is None:
+            return False
+        a, b = _key(value), _key(operand)
+        return {
+            "=": a == b,
+            "<": a < b,
+            "<=": a <= b,
+            ">": a > b,
+            ">=": a >= b,
+        }[op]
+
+    return keeps
+
+
+def _both(
+    first: Callable[[float | None], bool], second: Callable[[float | None], bool]
+) -> Callable[[float | None], bool]:
+    return lambda v: first(v) and second(v)
+
+
+def _not_null(value: float | None) -> bool:
+    return value is not None
+
+
+CASES: list[tuple[str, Callable[[float | None], bool]]] = [
+    ("d:NaN", _cmp("=", NAN)),
+    ("d:nan", _cmp("=", NAN)),
+    ("d:-NaN", _cmp("=", NAN)),
+    ('d:"NaN"', _cmp("=", NAN)),
+    ("d:inf", _cmp("=", INF)),
+    ("d:-inf", _cmp("=", -INF)),
+    ("d:-Infinity", _cmp("=", -INF)),
+    ("d:0", _cmp("=", 0.0)),
+    ("d:1", _cmp("=", 1.0)),
+    ("d:[-NaN TO *]", _cmp(">=", NAN)),
+    ("d:[NaN TO *]", _cmp(">=", NAN)),
+    ("d:{NaN TO *]", _cmp(">", NAN)),
+    ("d:[* TO NaN]", _cmp("<=", NAN)),
+    ("d:[* TO NaN}", _cmp("<", NAN)),
+    ("d:[* TO -NaN]", _cmp("<=", NAN)),
+    ("d:[NaN TO NaN]", _cmp("=", NAN)),
+    ("d:[NaN TO 1]", _both(_cmp(">=", NAN), _cmp("<=", 1.0))),
+    ("d:[1 TO *]", _cmp(">=", 1.0)),
+    ("d:{inf TO *]", _cmp(">", INF)),
+    ("d:[* TO 1]", _cmp("<=", 1.0)),
+    ("d:[* TO -inf]", _cmp("<=", -INF)),
+    ("d:[* TO *]", _not_null),
+    ("d:[-inf TO inf]", _both(_cmp(">=", -INF), _cmp("<=", INF))),
+    ("d:{-inf TO inf}", _both(_cmp(">", -INF), _cmp("<", INF))),
+    ("d:[-1 TO 0}", _both(_cmp(">=", -1.0), _cmp("<", 0.0))),
+    ("d:[0 TO NaN]", _cmp(">=", 0.0)),
+    ("d:[0 TO NaN}", _both(_cmp(">=", 0.0), _cmp("<", NAN))),
+    ("d:>1", _cmp(">", 1.0)),
+    ("d:>=NaN", _cmp(">=", NAN)),
+    ("d:>NaN", _cmp(">", NAN)),
+    ("d:<NaN", _cmp("<", NAN)),
+    ("d:<=NaN", _cmp("<=", NAN)),
+    ("d:<0", _cmp("<", 0.0)),
+    ("d:>-inf", _cmp(">", -INF)),
+    ("d:<=-1", _cmp("<=", -1.0)),
+    ("d:NaN OR d:1", lambda v: _cmp("=", NAN)(v) or _cmp("=", 1.0)(v)),
+    ("id:[0 TO 99] AND -d:NaN", lambda v: not _cmp("=", NAN)(v)),
+    ("+d:[0 TO *] -d:NaN", lambda v: _cmp(">=", 0.0)(v) and not _cmp("=", NAN)(v)),
+]
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory) -> str:
+    root = tmp_path_factory.mktemp("floatquery")
+    rows = VALUES * 2
+    data = pa.table(
+        {
+            "id": pa.array(range(len(rows)), pa.int64()),
+            "d": pa.array(rows, pa.float64()),
+            "f": pa.array(rows, pa.float64()).cast(pa.float32(), safe=False),
+        }
+    )
+    write_table(str(root), data)
+    return str(root)
+
+
+def _sign_bits(table: str) -> set[bool]:
+    values = open_table(table).search(columns=["d"]).column("d").to_pylist()
+    return {math.copysign(1.0, v) < 0 for v in values if v is not None and math.isnan(v)}
+
+
+def test_the_table_holds_nan_of_both_signs(table: str) -> None:
+    assert _sign_bits(table) == {True, False}
+
+
+@pytest.mark.parametrize(("query", "keeps"), CASES)
+@pytest.mark.parametrize("column", ["d", "f"])
+def test_query_clauses_compare_as_spark(
+    table: str, query: str, keeps: Callable[[float | None], bool], column: str
+) -> None:
+    rows = open_table(table).search(columns=["id", column]).to_pylist()
+    expected = sorted(r["id"] for r in rows if keeps(r[column]))
+    text = re.sub(r"(?<!\w)d:", f"{column}:", query)
+    got = open_table(table).search(text, columns=["id"]).column("id").to_pylist()
+    assert sorted(got) == expected
+    assert open_table(table).count(text) == len(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("d:1.5", "d:1.5"),  # exact already
+        ("x:NaN", "x:NaN"),  # not a float field
+        ("d:NaN", "(d:[* TO -inf} OR d:{inf TO *])"),
+        ("d:0", "d:[-0.0 TO 0.0]"),
+        ("d:[1 TO 2}", "d:[1.0 TO 2.0}"),
+        ("d:>NaN", "d:{inf TO inf}"),
+        ("d:[a TO 2]", "d:[a TO 2]"),  # left for Tantivy to refuse
+        ('s:"d:NaN"', 's:"d:NaN"'),  # inside a quoted phrase
+    ],
+)
+def test_rewrites(text: str, expected: str) -> None:
+    assert spark_float_clauses(text, {"d"}) == expected
+
+
+def test_no_float_fields_nothing_rewritten(tmp_path: Path) -> None:
+    assert spark_float_clauses("d:NaN", ()) == "d:NaN"
