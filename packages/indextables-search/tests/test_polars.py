@@ -68,13 +68,13 @@ def table_uri(tmp_path: Path) -> str:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """The columns of every split read."""
     seen: list[list[str]] = []
-    original = searchtable.read_split
+    original = searchtable.read_any_split
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         seen.append(list(kwargs["schema"].names))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(searchtable, "read_split", counted)
+    monkeypatch.setattr(searchtable, "read_any_split", counted)
     return seen
 
 
