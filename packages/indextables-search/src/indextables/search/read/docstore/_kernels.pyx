@@ -51,25 +51,53 @@ cdef inline uint64_t _u64(const uint8_t* p) noexcept nogil:
     return v
 
 
+_LZ4_ERRORS = {
+    1: "truncated LZ4 literal length",
+    2: "LZ4 literals run past the block",
+    3: "LZ4 block expands past its declared size",
+    4: "truncated LZ4 match offset",
+    5: "truncated LZ4 match length",
+    6: "LZ4 match offset outside the output",
+}
+
+
 def lz4_decompress(src, Py_ssize_t size):
-    """Decompress one raw LZ4 block that must expand to exactly ``size`` bytes."""
+    """Decompress one raw LZ4 block that must expand to exactly ``size`` bytes.
+
+    The decoding runs without the GIL, so several threads decompress at once.
+    """
     cdef const uint8_t[::1] view = src
+    cdef const uint8_t* source
+    cdef Py_ssize_t length = view.shape[0]
+    cdef Py_ssize_t written = 0
     cdef uint8_t* dst
     cdef bytes out
+    cdef int code
     if size < 0:
         raise DocStoreError("doc store: negative LZ4 block size")
     dst = <uint8_t*>PyMem_Malloc(size + SLACK)
     if dst == NULL:
         raise MemoryError()
+    source = &view[0] if length else <const uint8_t*>dst
     try:
-        _lz4(&view[0] if view.shape[0] else <const uint8_t*>dst, view.shape[0], dst, size)
+        with nogil:
+            code = _lz4(source, length, dst, size, &written)
+        if code:
+            raise DocStoreError(f"doc store: {_LZ4_ERRORS[code]}")
+        if written != size:
+            raise DocStoreError(
+                f"doc store: LZ4 block expanded to {written} bytes, its header says {size}"
+            )
         out = PyBytes_FromStringAndSize(<const char*>dst, size)
     finally:
         PyMem_Free(dst)
     return out
 
 
-cdef int _lz4(const uint8_t* s, Py_ssize_t end, uint8_t* dst, Py_ssize_t size) except -1:
+cdef int _lz4(
+    const uint8_t* s, Py_ssize_t end, uint8_t* dst, Py_ssize_t size, Py_ssize_t* written
+) noexcept nogil:
+    # 0, with the bytes written in *written, or a code of _LZ4_ERRORS.
     # dst has SLACK spare bytes past size: short copies write 16 bytes at a time.
     cdef Py_ssize_t pos = 0, op = 0, lit, mlen, offset, i, start
     cdef uint8_t token, b
@@ -80,16 +108,16 @@ cdef int _lz4(const uint8_t* s, Py_ssize_t end, uint8_t* dst, Py_ssize_t size) e
         if lit == 15:
             while True:
                 if pos >= end:
-                    raise DocStoreError("doc store: truncated LZ4 literal length")
+                    return 1
                 b = s[pos]
                 pos += 1
                 lit += b
                 if b != 255:
                     break
         if pos + lit > end:
-            raise DocStoreError("doc store: LZ4 literals run past the block")
+            return 2
         if op + lit > size:
-            raise DocStoreError("doc store: LZ4 block expands past its declared size")
+            return 3
         if lit <= 16 and pos + 16 <= end:
             memcpy(dst + op, s + pos, 16)
         else:
@@ -99,14 +127,14 @@ cdef int _lz4(const uint8_t* s, Py_ssize_t end, uint8_t* dst, Py_ssize_t size) e
         if pos >= end:
             break
         if pos + 2 > end:
-            raise DocStoreError("doc store: truncated LZ4 match offset")
+            return 4
         offset = s[pos] | (<Py_ssize_t>s[pos + 1] << 8)
         pos += 2
         mlen = token & 15
         if mlen == 15:
             while True:
                 if pos >= end:
-                    raise DocStoreError("doc store: truncated LZ4 match length")
+                    return 5
                 b = s[pos]
                 pos += 1
                 mlen += b
@@ -115,9 +143,9 @@ cdef int _lz4(const uint8_t* s, Py_ssize_t end, uint8_t* dst, Py_ssize_t size) e
         mlen += 4
         start = op - offset
         if offset == 0 or start < 0:
-            raise DocStoreError("doc store: LZ4 match offset outside the output")
+            return 6
         if op + mlen > size:
-            raise DocStoreError("doc store: LZ4 block expands past its declared size")
+            return 3
         if offset >= 16:
             i = 0
             while i < mlen:
@@ -132,10 +160,7 @@ cdef int _lz4(const uint8_t* s, Py_ssize_t end, uint8_t* dst, Py_ssize_t size) e
             for i in range(mlen):
                 dst[op + i] = dst[start + i]
         op += mlen
-    if op != size:
-        raise DocStoreError(
-            f"doc store: LZ4 block expanded to {op} bytes, its header says {size}"
-        )
+    written[0] = op
     return 0
 
 
