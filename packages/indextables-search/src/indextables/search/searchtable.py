@@ -56,7 +56,6 @@ _LOG = logging.getLogger(__name__)
 _MAX_LIMIT = 2**40
 
 
-
 def open_table(
     uri: str,
     *,
