@@ -200,6 +200,7 @@ def count(
 ) -> int:
     """How many rows a search returns, from the log or the index (see :mod:`.counting`)."""
     from indextables.pyspark.counting import count as _count
+    from indextables.pyspark.sessionconf import session_options
 
     _check_spark(spark)
     _check_search_args(path, where, query, textsearch, fieldmatch, options)
@@ -212,7 +213,7 @@ def count(
         query=query,
         textsearch=textsearch,
         fieldmatch=fieldmatch,
-        options=options,
+        options=session_options(spark, options),
         version=version,
         timestamp=timestamp,
     )
@@ -241,6 +242,7 @@ def aggregate(
     from collections.abc import Mapping as _Mapping
 
     from indextables.pyspark.aggregation import aggregate as _aggregate
+    from indextables.pyspark.sessionconf import session_options
 
     _check_spark(spark)
     _check_search_args(path, where, query, textsearch, fieldmatch, options)
@@ -259,7 +261,7 @@ def aggregate(
         query=query,
         textsearch=textsearch,
         fieldmatch=fieldmatch,
-        options=options,
+        options=session_options(spark, options),
         version=version,
         timestamp=timestamp,
     )

@@ -1,28 +1,28 @@
-"""Planning shared by ``itp.count`` and ``itp.aggregate``: which splits, and where they run.
+"""What ``itp.count`` and ``itp.aggregate`` add to the engine's plan: Spark.
 
-The options, the ``where`` translation, the search validation, the placement
-thresholds (``spark.indextables.search.mode`` / ``localMaxSplits``) and the
-version pinning are those of ``itp.search`` (:mod:`.localsearch`). The
-difference: an answer from the index must be exact, not a superset, so the
-plan also records whether every ``where`` conjunct was translated, and each
-split's partition values are decided (true, false, or undecidable) rather
-than only pruned.
+The engine plans a count or aggregation (:mod:`indextables.search.aggregate.tableplan`:
+which splits, whether the index answers exactly) and runs it. This module gives
+it what only Spark has:
 
-Small plans run in the driver (splits not on local disk fetched in parallel);
-larger ones run as Spark tasks, one per group of splits, under a job
-description that names the table (Spark's progress bar shows it).
+- the options of ``itp.search`` (:mod:`.localsearch`): the search options as
+  read options, time travel, the search validation, the version pinning;
+- the placement (``spark.indextables.search.mode`` / ``localMaxSplits``): small
+  plans run in the driver on the engine's threads, larger ones as Spark tasks,
+  one per group of splits, under a job description that names the table
+  (Spark's progress bar shows it) -- :class:`SparkTasks`, the engine's runner;
+- the fallback when the index cannot answer exactly: Spark's own read of the
+  same pinned version (:meth:`IndexPlan.spark_frame`), which accepts ``where``
+  strings the engine refuses.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
-
-import pyarrow as pa
 
 from indextables.pyspark.datasource import FORMAT, IndexTablesDataSource, make_reader, table_schema
 from indextables.pyspark.errors import OptionError
@@ -31,20 +31,16 @@ from indextables.pyspark.localsearch import (
     pinned_read_options,
     search_read_options,
 )
-from indextables.pyspark.sparktypes import arrow_schema, arrow_types
-from indextables.search.options import ReadOptions, parse_read
-from indextables.search.query.conditions import Condition, translate_predicate
-from indextables.search.query.filters import may_match_file
-from indextables.search.query.indexexact import partition_holds, where_conjuncts
-from indextables.search.query.partitionprune import partition_predicate
-from indextables.search.query.searchoptions import SearchSpec
-from indextables.search.read.plan import single_value_columns, stat_fields, view_fields
+from indextables.search.aggregate.tableplan import (
+    SplitFn,
+    SplitRunner,
+    TablePlan,
+    plan_table,
+    run_group,
+)
+from indextables.search.options import parse_read
 from indextables.search.read.splitreader import SplitEntry
-from indextables.search.schema.mapping import FieldSpec, specs_from_doc_mapping
-from indextables.search.splits.splitcache import SplitCache
-from indextables.search.table.livesplits import LiveSplit
-from indextables.search.table.tableaccess import load_view, open_table_store
-from pyspark.sql.types import DataType, StructType
+from pyspark.sql.types import StructType
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -55,57 +51,31 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
-class PlannedSplit:
-    """A split that may hold matching rows.
-
-    Attributes:
-        entry: what a task needs to read it.
-        num_records: its row count from the log (None when the log has none).
-        decided: True when every partition condition surely holds on it;
-            None when one cannot be decided from the partition values.
-    """
-
-    entry: SplitEntry
-    num_records: int | None
-    decided: bool | None
-
-
-@dataclass(frozen=True, slots=True)
 class IndexPlan:
-    """One count or aggregation, planned against a pinned table version.
+    """One count or aggregation, planned by the engine against a pinned table version.
 
     Attributes:
-        uri: the table URI.
-        options: the read options pinned to ``version`` (for a fallback read).
-        read: the parsed read options (cache settings).
+        table: the engine's plan (splits, conditions, exactness).
+        options: the read options pinned to ``version`` (for the fallback read).
         version: the table version answered.
         schema: the table's Spark schema.
-        partition_columns: the partition columns.
-        fields: every field of the table's doc mappings, by lowercase name.
-        search: the search options.
-        conditions: the translated ``where`` conjuncts on data columns.
-        exact_where: True when every ``where`` conjunct was translated.
-        splits: the splits left after pruning.
         local: True to run in the driver, False as Spark tasks.
     """
 
-    uri: str
+    table: TablePlan
     options: Mapping[str, str]
-    read: ReadOptions
     version: int
     schema: StructType
-    partition_columns: tuple[str, ...]
-    fields: Mapping[str, FieldSpec]
-    search: SearchSpec
-    conditions: tuple[Condition, ...]
-    exact_where: bool
-    splits: tuple[PlannedSplit, ...]
     local: bool
 
     def spark_frame(self, spark: SparkSession, where: str | None) -> DataFrame:
-        """The same rows through the normal read path (the fallback)."""
+        """The same rows through Spark's normal read (the fallback)."""
         frame = spark.read.format(FORMAT).options(**self.options).load()
         return frame.where(where) if where else frame
+
+    def runner(self, spark: SparkSession, what: str) -> SplitRunner | None:
+        """How the splits run: None (the engine's threads) or as Spark tasks."""
+        return None if self.local else SparkTasks(spark, what, self.version)
 
 
 def time_travel(
@@ -156,163 +126,47 @@ def plan(
     view = source.planning_view() if where else source.view()
     schema = table_schema(view)
     reader = make_reader(read_options, view, schema)  # validates the search options
-    conditions = translate_predicate(where, arrow_schema(schema)) if where else ()
-    exact = not where or len(conditions) == where_conjuncts(where)
-    types = arrow_types(schema)
-    partitions = {c.lower() for c in view.partition_columns}
-    on_partitions = tuple(c for c in conditions if c.column.lower() in partitions)
-    splits = _planned_splits(reader, view.partition_columns, on_partitions, conditions, types)
+    pinned = pinned_read_options(read_options, view.version)
+    table = plan_table(
+        reader.view, pinned, parse_read(read_options), search=reader.search, where=where
+    )
     local = placement.mode == "local" or (
-        placement.mode == "auto" and len(splits) <= placement.local_max_splits
+        placement.mode == "auto" and len(table.splits) <= placement.local_max_splits
     )
-    return IndexPlan(
-        uri=view.uri,
-        options=pinned_read_options(read_options, view.version),
-        read=parse_read(read_options),
-        version=view.version,
-        schema=schema,
-        partition_columns=view.partition_columns,
-        fields=view_fields(reader.view),
-        search=reader.search,
-        conditions=tuple(c for c in conditions if c.column.lower() not in partitions),
-        exact_where=exact,
-        splits=splits,
-        local=local,
-    )
+    return IndexPlan(table=table, options=pinned, version=view.version, schema=schema, local=local)
 
 
-def _planned_splits(
-    reader: Any,
-    partition_columns: Sequence[str],
-    on_partitions: Sequence[Condition],
-    conditions: Sequence[Condition],
-    types: Mapping[str, pa.DataType],
-) -> tuple[PlannedSplit, ...]:
-    view = reader.view
-    part_types = {c.lower(): types[c.lower()] for c in partition_columns if c.lower() in types}
-    if view.files_loaded:
-        live: Sequence[LiveSplit] = view.splits
-    else:
-        live = load_view(
-            view.uri,
-            reader.options,
-            version=view.version,
-            partition_filter=partition_predicate(on_partitions, partition_columns, part_types),
-        ).splits
-    fields = stat_fields(view)
-    singles = single_value_columns(arrow_schema(reader.schema))
-    out: list[PlannedSplit] = []
-    for split in live:
-        decided = _decide(split, on_partitions, part_types)
-        if decided is False:
-            continue
-        if not may_match_file(
-            conditions,
-            partition_values=split.partition_values,
-            min_values=split.min_values,
-            max_values=split.max_values,
-            fields=fields,
-            single_columns=singles,
-            partition_types=part_types,
-        ):
-            continue
-        out.append(PlannedSplit(split.entry, split.num_records, decided))
-    return tuple(out)
+@dataclass(frozen=True)
+class SparkTasks:
+    """The engine's :class:`~indextables.search.aggregate.tableplan.SplitRunner` on Spark.
 
-
-def _decide(
-    split: LiveSplit, conditions: Sequence[Condition], types: Mapping[str, DataType]
-) -> bool | None:
-    values = {k.lower(): v for k, v in split.partition_values.items()}
-    found: bool | None = True
-    for condition in conditions:
-        column = condition.column.lower()
-        holds = partition_holds(condition, values.get(column), types.get(column))
-        if holds is False:
-            return False
-        if holds is None:
-            found = None
-    return found
-
-
-def split_fields(entry: SplitEntry) -> dict[str, FieldSpec]:
-    """The fields of one split's doc mapping, by lowercase name."""
-    return specs_from_doc_mapping(entry.doc_mapping_json) if entry.doc_mapping_json else {}
-
-
-SplitFn = Callable[[str, SplitEntry], T]
-
-
-def run_splits(spark: SparkSession, index_plan: IndexPlan, fn: SplitFn[T], *, what: str) -> list[T]:
-    """``fn(directory, entry)`` for every planned split, in the driver or as Spark tasks.
-
-    ``fn`` must be picklable (a module-level function or a partial of one) for
-    distributed plans; exceptions it raises fail the call.
+    Each task runs a group of splits (:func:`~indextables.search.aggregate.tableplan.run_group`)
+    in an executor; the job is described as ``indextables <what> of <uri> v<version>``.
     """
-    entries = [s.entry for s in index_plan.splits]
-    if not entries:
-        return []
-    if index_plan.local:
-        return list(_run_local(index_plan, entries, fn, what))
-    return _run_tasks(spark, index_plan, entries, fn, what)
 
+    spark: SparkSession
+    what: str
+    version: int
 
-def _run_local(
-    index_plan: IndexPlan, entries: Sequence[SplitEntry], fn: SplitFn[T], what: str
-) -> Iterator[T]:
-    cache = SplitCache(index_plan.read.cache_dir, index_plan.read.cache_max_bytes)
-    refs = [e.ref for e in entries]
-    uri, options = index_plan.uri, index_plan.options
-    with cache.directories(uri, refs, lambda: open_table_store(uri, options)) as directory:
-        for i, entry in enumerate(entries):
-            yield cache.use(
-                uri,
-                entry.ref,
-                lambda: open_table_store(uri, options),
-                functools.partial(_apply, fn, entry=entry),
-                directory=directory(i),
-            )
-            if len(entries) >= 10 and (i + 1) % max(1, len(entries) // 10) == 0:
-                _LOG.info("indextables %s of %s: %d/%d splits", what, uri, i + 1, len(entries))
-
-
-def _run_tasks(
-    spark: SparkSession,
-    index_plan: IndexPlan,
-    entries: Sequence[SplitEntry],
-    fn: SplitFn[T],
-    what: str,
-) -> list[T]:
-    groups = [
-        tuple(entries[i : i + _SPLITS_PER_TASK]) for i in range(0, len(entries), _SPLITS_PER_TASK)
-    ]
-    task = functools.partial(_task, index_plan.uri, dict(index_plan.options), index_plan.read, fn)
-    context = spark.sparkContext
-    description = context.getLocalProperty("spark.job.description")
-    context.setJobDescription(
-        f"indextables {what} of {index_plan.uri} v{index_plan.version}: {len(entries)} splits"
-    )
-    try:
-        results: list[list[T]] = context.parallelize(groups, len(groups)).map(task).collect()
-    finally:
-        context.setLocalProperty("spark.job.description", description)  # type: ignore[arg-type]
-    return [r for group in results for r in group]
-
-
-def _task(
-    uri: str,
-    options: Mapping[str, str],
-    read: ReadOptions,
-    fn: SplitFn[T],
-    entries: Sequence[SplitEntry],
-) -> list[T]:
-    store = open_table_store(uri, options)
-    cache = SplitCache(read.cache_dir, read.cache_max_bytes)
-    return [
-        cache.use(uri, entry.ref, lambda: store, functools.partial(_apply, fn, entry=entry))
-        for entry in entries
-    ]
-
-
-def _apply(fn: SplitFn[T], directory: str, *, entry: SplitEntry) -> T:
-    return fn(directory, entry)
+    def __call__(self, plan: TablePlan, fn: SplitFn[T], /) -> list[T]:
+        entries = [s.entry for s in plan.splits]
+        if not entries:
+            return []
+        groups: list[Sequence[SplitEntry]] = [
+            tuple(entries[i : i + _SPLITS_PER_TASK])
+            for i in range(0, len(entries), _SPLITS_PER_TASK)
+        ]
+        task = functools.partial(run_group, plan.uri, dict(plan.options), plan.read, fn)
+        context = self.spark.sparkContext
+        description = context.getLocalProperty("spark.job.description")
+        context.setJobDescription(
+            f"indextables {self.what} of {plan.uri} v{self.version}: {len(entries)} splits"
+        )
+        _LOG.debug(
+            "%s of %s: %d splits as %d Spark tasks", self.what, plan.uri, len(entries), len(groups)
+        )
+        try:
+            results: list[list[T]] = context.parallelize(groups, len(groups)).map(task).collect()
+        finally:
+            context.setLocalProperty("spark.job.description", description)  # type: ignore[arg-type]
+        return [r for group in results for r in group]

@@ -1,12 +1,13 @@
 """Planning a count or aggregation of one table snapshot, and running it split by split.
 
-The engine's twin of the Spark adapter's ``indexplan``: an answer from the
-index must be exact, not a superset, so the plan records whether every
+Shared by ``SearchTable`` and the Spark adapter's ``itp.count``/``itp.aggregate``.
+An answer from the index must be exact, not a superset, so the plan records whether every
 ``where`` conjunct was translated, and each split's partition conditions are
 decided (true, false, or undecidable from the log) rather than only pruned.
-Splits run in this process on a small thread pool (Tantivy releases the GIL
-while it searches and aggregates); splits not on local disk are fetched in
-the background meanwhile.
+By default splits run in this process on a small thread pool (Tantivy
+releases the GIL while it searches and aggregates; splits not on local disk
+are fetched in the background meanwhile); a caller may pass its own
+:class:`SplitRunner` (the Spark adapter runs large plans as Spark tasks).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pyarrow as pa
 
@@ -38,7 +39,15 @@ from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.livesplits import LiveSplits
 from indextables.search.table.tableaccess import TableView, load_view, open_table_store
 
-__all__ = ["PlannedSplit", "TablePlan", "plan_table", "run_splits"]
+__all__ = [
+    "PlannedSplit",
+    "SplitRunner",
+    "TablePlan",
+    "plan_table",
+    "run_group",
+    "run_local",
+    "run_splits",
+]
 
 # Splits searched at once (the machine's cores, at most 4), as a local search does.
 THREADS = min(4, os.cpu_count() or 1)
@@ -208,10 +217,33 @@ def _decide(
 SplitFn = Callable[[str, SplitEntry], T]
 
 
-def run_splits(plan: TablePlan, fn: SplitFn[T]) -> list[T]:
+class SplitRunner(Protocol):
+    """Runs ``fn(directory, entry)`` over every planned split, results in plan order.
+
+    :func:`run_local` (threads in this process) is the default; the Spark adapter
+    passes one that runs groups of splits as Spark tasks (each task calls
+    :func:`run_group`). ``fn`` is picklable (a module-level function or a partial
+    of one) so that a runner may ship it to other processes.
+    """
+
+    def __call__(self, plan: TablePlan, fn: SplitFn[T], /) -> list[T]: ...
+
+
+def run_splits(plan: TablePlan, fn: SplitFn[T], *, runner: SplitRunner | None = None) -> list[T]:
+    """``fn(directory, entry)`` for every planned split, in order, with ``runner``.
+
+    ``runner`` defaults to :func:`run_local`. Exceptions ``fn`` raises fail the call.
+    """
+    if not plan.splits:
+        return []
+    return (runner or run_local)(plan, fn)
+
+
+def run_local(plan: TablePlan, fn: SplitFn[T], /) -> list[T]:
     """``fn(directory, entry)`` for every planned split, in order, on a few threads.
 
-    Exceptions ``fn`` raises fail the call (the splits not started are not read).
+    Splits not on local disk are fetched in the background meanwhile. Exceptions
+    ``fn`` raises fail the call (the splits not started are not read).
     """
     entries = [s.entry for s in plan.splits]
     if not entries:
@@ -238,6 +270,27 @@ def run_splits(plan: TablePlan, fn: SplitFn[T]) -> list[T]:
             finally:
                 for future in futures:
                     future.cancel()
+
+
+def run_group(
+    uri: str,
+    options: Mapping[str, str],
+    read: ReadOptions,
+    fn: SplitFn[T],
+    entries: Sequence[SplitEntry],
+) -> list[T]:
+    """``fn(directory, entry)`` for each of ``entries`` one after the other (a remote task).
+
+    Everything it takes is picklable, so a runner can call it in another
+    process: the store is opened there and the splits cached in that
+    process's cache directory.
+    """
+    store = open_table_store(uri, options)
+    cache = SplitCache(read.cache_dir, read.cache_max_bytes)
+    return [
+        cache.use(uri, entry.ref, lambda: store, functools.partial(_apply, fn, entry=entry))
+        for entry in entries
+    ]
 
 
 def _apply(fn: SplitFn[T], directory: str, *, entry: SplitEntry) -> T:
