@@ -616,7 +616,8 @@ def test_a_given_runner_runs_the_splits(tmp_path: Path) -> None:
         raise AssertionError("the index answers this aggregation")
 
     got, source = aggregate_table(plan, groups, wanted, refuse, runner=runner)
-    assert source == "index" and len(calls) == 2
+    assert source == "index"
+    assert len(calls) == 2
     want = table.aggregate(
         group_by=groups,
         metrics={"n": "count", "s": ("sum", "small")},

@@ -121,7 +121,8 @@ def aggregate(
         from_spark,
         runner=index_plan.runner(spark, "aggregate"),
     )
-    _LOG.debug("aggregate of %s v%d answered from the %s", path, index_plan.version, source)
+    answered = "Spark groupBy" if source == "rows" else source
+    _LOG.debug("aggregate of %s v%d answered from the %s", path, index_plan.version, answered)
     if isinstance(found, pa.Table):
         schema = output_schema(index_plan.schema, groups, wanted)
         table = found.cast(arrow_schema(schema)).combine_chunks()

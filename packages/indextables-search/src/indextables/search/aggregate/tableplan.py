@@ -13,6 +13,7 @@ are fetched in the background meanwhile); a caller may pass its own
 from __future__ import annotations
 
 import functools
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -52,6 +53,7 @@ __all__ = [
 # Splits searched at once (the machine's cores, at most 4), as a local search does.
 THREADS = min(4, os.cpu_count() or 1)
 T = TypeVar("T")
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,14 +264,21 @@ def run_local(plan: TablePlan, fn: SplitFn[T], /) -> list[T]:
             return cache.use(uri, entry.ref, open_store, call, directory=directory(i))
 
         if len(entries) < 2 or THREADS < 2:
-            return [one(i) for i in range(len(entries))]
+            return [_progress(one(i), i, len(entries), uri) for i in range(len(entries))]
         with ThreadPoolExecutor(max_workers=THREADS) as pool:
             futures = [pool.submit(one, i) for i in range(len(entries))]
             try:
-                return [f.result() for f in futures]
+                return [_progress(f.result(), i, len(entries), uri) for i, f in enumerate(futures)]
             finally:
                 for future in futures:
                     future.cancel()
+
+
+def _progress(result: T, i: int, total: int, uri: str) -> T:
+    """``result``, logging every tenth of a long run (10 splits or more) at INFO."""
+    if total >= 10 and (i + 1) % max(1, total // 10) == 0:
+        _LOG.info("indextables: %d/%d splits of %s", i + 1, total, uri)
+    return result
 
 
 def run_group(
