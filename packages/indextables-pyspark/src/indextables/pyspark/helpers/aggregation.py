@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from indextables.pyspark.arrowframe import arrow_dataframe
-from indextables.pyspark.indexplan import plan
-from indextables.pyspark.sparktypes import arrow_schema, arrow_type
+from indextables.pyspark.helpers.indexplan import plan
+from indextables.pyspark.read.arrowframe import arrow_dataframe
+from indextables.pyspark.read.sparktypes import arrow_schema, arrow_type
 from indextables.search.aggregate.aggspec import (
     DateHistogram,
     GroupSpec,

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from indextables.pyspark.indexplan import plan
+from indextables.pyspark.helpers.indexplan import plan
 from indextables.search.aggregate.tablecount import count_table
 
 if TYPE_CHECKING:

@@ -25,9 +25,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from indextables.pyspark.planguard import is_reused, new_token
-from indextables.pyspark.sparkfilters import translate_all
-from indextables.pyspark.sparktypes import arrow_schema
+from indextables.pyspark.read.planguard import is_reused, new_token
+from indextables.pyspark.read.sparkfilters import translate_all
+from indextables.pyspark.read.sparktypes import arrow_schema
 from indextables.search.options import ReadOptions
 from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates

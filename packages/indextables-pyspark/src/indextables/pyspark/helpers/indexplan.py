@@ -24,9 +24,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from indextables.pyspark.datasource import FORMAT, IndexTablesDataSource, make_reader, table_schema
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.localsearch import (
+from indextables.pyspark.read.datasource import (
+    FORMAT,
+    IndexTablesDataSource,
+    make_reader,
+    table_schema,
+)
+from indextables.pyspark.read.localsearch import (
     parse_placement,
     pinned_read_options,
     search_read_options,
