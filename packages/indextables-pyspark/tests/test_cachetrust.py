@@ -37,7 +37,7 @@ from indextables.pyspark.errors import (
     IndexTablesSparkError,
     SplitReadError,
 )
-from indextables.pyspark.sparktypes import arrow_schema
+from indextables.pyspark.read.sparktypes import arrow_schema
 from indextables.search.aggregate.tablecount import count_split
 from indextables.search.options import parse_indexing
 from indextables.search.query.filters import Condition

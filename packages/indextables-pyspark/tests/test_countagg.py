@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 import indextables.pyspark as itp
-from indextables.pyspark import indexplan
 from indextables.pyspark.errors import OptionError
+from indextables.pyspark.helpers import indexplan
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -315,7 +315,7 @@ def test_indexed_everywhere_counts_values_against_indexed_terms(tmp_path: Path) 
     import pyarrow as pa
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-    from indextables.pyspark.sparktypes import arrow_schema
+    from indextables.pyspark.read.sparktypes import arrow_schema
     from indextables.search.options import parse_indexing
     from indextables.search.query.indexexact import indexed_everywhere
     from indextables.search.query.tantivyquery import MAX_TERM_BYTES
@@ -475,7 +475,7 @@ def test_differential_against_spark(
     from difftest.tables import FASTFIELDS, random_plan
     from pyspark.sql.types import DecimalType, NumericType
 
-    from indextables.pyspark.aggregation import spark_aggregate
+    from indextables.pyspark.helpers.aggregation import spark_aggregate
     from indextables.search.aggregate.aggspec import (
         Histogram,
         RangeBuckets,

@@ -21,7 +21,7 @@ import pytest
 from aggcompare import LONG_MAX, LONG_MIN, NAN, WORDS, answer_paths, same_rows
 
 import indextables.pyspark as itp
-from indextables.pyspark.aggregation import spark_aggregate
+from indextables.pyspark.helpers.aggregation import spark_aggregate
 from indextables.search import open_table
 from indextables.search.aggregate.aggspec import GroupSpec, Terms, parse_metrics
 from indextables.search.aggregate.tableagg import plan_aggregation
