@@ -21,6 +21,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 from aggcompare import LONG_MAX, LONG_MIN, NAN, WORDS, answer_paths, same_rows
+from docexample import run_example
 
 from indextables.search import open_table
 from indextables.search.aggregate import tablecount
@@ -457,27 +458,7 @@ def test_bad_specs_name_the_problem(tmp_path: Path, kwargs: dict[str, Any], mess
 
 
 def test_the_docs_example_runs(tmp_path: Path) -> None:
-    import os
-    import re
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parents[3]
-    section = (root / "docs/search.md").read_text().split("## Counts and aggregations", 1)[1]
-    block = re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
-    script = tmp_path / "example.py"
-    script.write_text(block)
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=root,
-        env={**os.environ, "TMPDIR": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = done.stdout.strip().splitlines()
+    lines = run_example("Counts and aggregations", tmp_path).strip().splitlines()
     assert lines[0] == "5 2 1"
     assert lines[1] == repr(
         [
