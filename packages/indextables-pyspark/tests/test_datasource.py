@@ -196,7 +196,7 @@ def test_overwrite_keeps_files_appended_after_it_was_planned(spark: Any, tmp_pat
     import pyarrow as pa
 
     from indextables.pyspark.read.datasource import plan_write
-    from indextables.pyspark.write.writer import IndexTablesWriter
+    from indextables.pyspark.writing.writer import IndexTablesWriter
 
     path = str(tmp_path / "t")
     schema = "id long, word string"

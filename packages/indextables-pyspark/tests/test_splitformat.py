@@ -23,7 +23,7 @@ from indextables.protocol.splitbundle import (
 )
 from indextables.pyspark.errors import UnreadableSplitError
 from indextables.pyspark.read.sparktypes import arrow_schema
-from indextables.pyspark.write.mergetasks import merge_splits
+from indextables.pyspark.writing.mergetasks import merge_splits
 from indextables.search.options import parse_indexing
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.splitreader import SplitEntry, read_split

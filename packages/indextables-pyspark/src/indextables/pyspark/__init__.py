@@ -42,7 +42,7 @@ if _typing.TYPE_CHECKING:  # typing names stay out of dir(itp): annotations are 
     from datetime import datetime, timedelta
     from typing import Any
 
-    from indextables.pyspark.write.tablewrite import WriteResult
+    from indextables.pyspark.writing.tablewrite import WriteResult
     from indextables.search.aggregate.aggspec import (
         DateHistogram,
         GroupSpec,
@@ -143,7 +143,7 @@ def sql(spark: SparkSession, text: str, *, options: Mapping[str, Any] | None = N
     :mod:`.sessionconf`), as they do for every ``itp.*`` helper.
     """
     from indextables.pyspark.sessionconf import session_options
-    from indextables.pyspark.sql.commands import run_sql
+    from indextables.pyspark.sqlcommands.commands import run_sql
 
     _check_spark(spark)
     _check_args(text=(text, (str,)))
@@ -335,7 +335,7 @@ def write(
     from collections.abc import Mapping as _Mapping
 
     from indextables.pyspark.sessionconf import session_options
-    from indextables.pyspark.write.tablewrite import write as _write
+    from indextables.pyspark.writing.tablewrite import write as _write
 
     if not (hasattr(df, "write") and hasattr(df, "sparkSession")):
         raise ArgumentError(f"df={df!r} must be a DataFrame, not {type(df).__name__}")

@@ -25,7 +25,7 @@ import pyarrow as pa
 from indextables.pyspark.read.planguard import new_token
 from indextables.pyspark.read.reader import ReadTask
 from indextables.pyspark.read.sparktypes import arrow_schema
-from indextables.pyspark.write.writer import SplitsMessage, WritePlan
+from indextables.pyspark.writing.writer import SplitsMessage, WritePlan
 from indextables.search.options import lower_keys, parse_read
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.splitreader import read_split
@@ -109,7 +109,7 @@ class IndexTablesStreamWriter(DataSourceStreamWriter):
 
     def write(self, iterator: Iterator[Any]) -> SplitsMessage:
         """Build and upload this task's splits (rows arrive as Arrow batches or Rows)."""
-        from indextables.pyspark.write.writer import IndexTablesWriter
+        from indextables.pyspark.writing.writer import IndexTablesWriter
 
         return IndexTablesWriter(self.plan, overwrite=False).write(_as_batches(iterator, self.plan))
 

@@ -15,7 +15,7 @@ from typing import Any
 from indextables.pyspark.errors import OptionError
 from indextables.pyspark.read.reader import IndexTablesReader
 from indextables.pyspark.read.sparktypes import arrow_schema
-from indextables.pyspark.write.writer import IndexTablesWriter, WritePlan
+from indextables.pyspark.writing.writer import IndexTablesWriter, WritePlan
 from indextables.search.options import (
     check_option_keys,
     lower_keys,

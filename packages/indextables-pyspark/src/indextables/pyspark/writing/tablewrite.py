@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from indextables.pyspark.errors import OptionError, planning_errors
 from indextables.pyspark.read.datasource import FORMAT
-from indextables.pyspark.write.mergetasks import run_as_tasks
-from indextables.pyspark.write.onwrite import OnWriteResult, after_write
+from indextables.pyspark.writing.mergetasks import run_as_tasks
+from indextables.pyspark.writing.onwrite import OnWriteResult, after_write
 from indextables.search.options import ON_WRITE_DEFERRED, parse_on_write
 from indextables.search.table.tableaccess import load_view
 

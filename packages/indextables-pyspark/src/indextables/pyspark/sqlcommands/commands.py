@@ -188,7 +188,7 @@ def run_sql(
     if name == "merge":
         return frame(spark, MERGE_SCHEMA, [_merge(spark, args, opts)])
     if name == "environment":
-        from indextables.pyspark.sql.describecmds import environment_rows
+        from indextables.pyspark.sqlcommands.describecmds import environment_rows
 
         return frame(spark, ENVIRONMENT_SCHEMA, environment_rows(spark, opts))
     if name == "repair":
@@ -447,7 +447,7 @@ def _as_rows(result: Any, **extra: Any) -> list[dict[str, Any]]:
 
 
 def _merge(spark: SparkSession, args: dict[str, str], options: dict[str, str]) -> dict[str, Any]:
-    from indextables.pyspark.write.mergetasks import merge_splits
+    from indextables.pyspark.writing.mergetasks import merge_splits
     from indextables.search.write.merge import DEFAULT_TARGET_SIZE, merge_settings
 
     if "precommit" in args:
@@ -505,13 +505,13 @@ def _describe_state(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
 
 
 def _describe_log(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
-    from indextables.pyspark.sql.describecmds import log_action_rows
+    from indextables.pyspark.sqlcommands.describecmds import log_action_rows
 
     return log_action_rows(table, include_all="all" in args)
 
 
 def _component_sizes(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
-    from indextables.pyspark.sql.describecmds import component_size_rows
+    from indextables.pyspark.sqlcommands.describecmds import component_size_rows
 
     return component_size_rows(table, where=args.get("where"))
 
