@@ -110,7 +110,7 @@ def main() -> int:
         build(args.path, args.files)
     from indextables.avrostate import read_state, state_versions
     from indextables.protocol import open_table
-    from indextables.pyspark.datasource import make_reader, table_schema
+    from indextables.pyspark.read.datasource import make_reader, table_schema
     from indextables.search.query.filters import Condition
     from indextables.search.table.tableaccess import load_view
     from indextables.storage import open_store
@@ -129,7 +129,7 @@ def main() -> int:
         floor,
     )
     options = {"path": args.path}
-    from indextables.pyspark.datasource import IndexTablesDataSource
+    from indextables.pyspark.read.datasource import IndexTablesDataSource
 
     source = IndexTablesDataSource(options)
     timed("data source schema()", lambda: len(source.schema().fields), args.repeat, floor)

@@ -58,7 +58,7 @@ def timed(label: str, action: Callable[[], Any], repeat: int) -> None:
 def search_phases(spark: Any, path: str, query: str, repeat: int) -> None:
     """Print medians of the phases of ``itp.search(spark, path, query).collect()``."""
     import indextables.pyspark as itp
-    from indextables.pyspark import localsearch
+    from indextables.pyspark.read import localsearch
 
     spent: dict[str, list[float]] = {}
 
@@ -102,7 +102,7 @@ def main() -> int:
     parser.add_argument("--path", default=os.path.join(tempfile.gettempdir(), "it-profile"))
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    from indextables.pyspark.datasource import IndexTablesDataSource
+    from indextables.pyspark.read.datasource import IndexTablesDataSource
     from indextables.search.table.tableaccess import load_view
 
     spark = session()

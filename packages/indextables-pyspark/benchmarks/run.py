@@ -141,7 +141,7 @@ def floor(spark: Any, result: Any, label: str, base: tuple[float, float, Any], r
     ``collect()``); Parquet's time over it is the best ratio ``itp.search`` can
     reach on this machine with that path, whatever the search costs.
     """
-    from indextables.pyspark.arrowframe import arrow_dataframe
+    from indextables.pyspark.read.arrowframe import arrow_dataframe
 
     table, schema = result.toArrow(), result.schema
     batches = table.to_batches()

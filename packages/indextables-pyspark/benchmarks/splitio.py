@@ -36,7 +36,7 @@ import pyarrow as pa
 import tantivy
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from indextables.pyspark.sparktypes import arrow_schema
+from indextables.pyspark.read.sparktypes import arrow_schema
 from indextables.search.options import parse_indexing
 from indextables.search.schema.mapping import field_specs, specs_from_doc_mapping, tantivy_schema
 from indextables.search.splits.splitcache import SplitCache, SplitRef

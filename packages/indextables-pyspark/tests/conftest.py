@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,44 +20,11 @@ settings.register_profile(
 )
 settings.load_profile("machine-independent")
 
-# The golden tables: the repository's own copy (testdata/golden, see its NOTICE).
-GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"
-GOLDEN_NAMES = sorted(p.name[: -len(".expected.json")] for p in GOLDEN.glob("*.expected.json"))
-if not GOLDEN_NAMES:  # a missing fixture fails the run; it never skips the golden tests
-    raise RuntimeError(f"golden tables not found at {GOLDEN}")
+# The golden-table fixtures, shared with the engine's tests (its tests/goldenfixtures.py).
+sys.path.append(str(Path(__file__).resolve().parents[2] / "indextables-search/tests"))
+from goldenfixtures import GOLDEN, GOLDEN_NAMES, expected, golden_copy, sort_rows  # noqa: E402
 
-
-def _expected(name: str) -> dict[str, Any]:
-    result: dict[str, Any] = json.loads((GOLDEN / f"{name}.expected.json").read_text())
-    return result
-
-
-def _sort_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
-
-
-@pytest.fixture
-def expected() -> Any:
-    """A function returning the oracle (expected.json) of one golden table."""
-    return _expected
-
-
-@pytest.fixture
-def sort_rows() -> Any:
-    """A function sorting rows into a canonical order, for comparisons."""
-    return _sort_rows
-
-
-@pytest.fixture
-def golden_copy(tmp_path: Path) -> Any:
-    """A function copying a golden table to a temporary folder (golden tables are read-only)."""
-
-    def copy(name: str) -> Path:
-        target = tmp_path / name
-        shutil.copytree(GOLDEN / name, target)
-        return target
-
-    return copy
+__all__ = ["GOLDEN", "GOLDEN_NAMES", "expected", "golden_copy", "sort_rows"]
 
 
 @pytest.fixture(scope="session")

@@ -29,9 +29,9 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from indextables.pyspark import arrowframe
-from indextables.pyspark.arrowframe import arrow_dataframe
-from indextables.pyspark.sparktypes import arrow_schema
+from indextables.pyspark.read import arrowframe
+from indextables.pyspark.read.arrowframe import arrow_dataframe
+from indextables.pyspark.read.sparktypes import arrow_schema
 
 SCHEMA = StructType(
     [
@@ -140,7 +140,7 @@ ENCRYPTED = textwrap.dedent(
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
     import indextables.pyspark as itp
-    from indextables.pyspark import arrowframe
+    from indextables.pyspark.read import arrowframe
     spark = (SparkSession.builder.master("local[1]")
              .config("spark.ui.enabled", "false")
              .config("spark.io.encryption.enabled", "true").getOrCreate())

@@ -32,13 +32,13 @@ from pyspark.sql.types import (
 )
 
 from indextables.protocol.splitbundle import read_split_footer
-from indextables.pyspark.counting import count_split
 from indextables.pyspark.errors import (
     CacheDirectoryError,
     IndexTablesSparkError,
     SplitReadError,
 )
-from indextables.pyspark.sparktypes import arrow_schema
+from indextables.pyspark.read.sparktypes import arrow_schema
+from indextables.search.aggregate.tablecount import count_split
 from indextables.search.options import parse_indexing
 from indextables.search.query.filters import Condition
 from indextables.search.query.searchoptions import SearchSpec

@@ -11,9 +11,13 @@ from typing import Any
 import pytest
 
 from indextables.protocol.state import FileEntry
-from indextables.pyspark.commands import parse, strip_log_dir
-from indextables.pyspark.describecmds import component_sizes, component_type, redact_setting
 from indextables.pyspark.errors import SqlCommandError
+from indextables.pyspark.sqlcommands.commands import parse, strip_log_dir
+from indextables.pyspark.sqlcommands.describecmds import (
+    component_sizes,
+    component_type,
+    redact_setting,
+)
 from indextables.search.table.tableaccess import LiveSplit
 from indextables.search.write.merge import plan_groups
 

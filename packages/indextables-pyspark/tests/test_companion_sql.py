@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from indextables.pyspark.companioncmd import parse_companion
 from indextables.pyspark.errors import SqlCommandError
+from indextables.pyspark.sqlcommands.companioncmd import parse_companion
 
 
 def test_the_reference_clauses_parse() -> None:

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 import indextables.pyspark as itp
-from indextables.pyspark import indexplan
 from indextables.pyspark.errors import OptionError
+from indextables.pyspark.helpers import indexplan
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -58,12 +58,12 @@ def _analyzed(df: Any) -> str:
 def test_count_of_partitions_reads_only_the_log(
     spark: Any, logs: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from indextables.pyspark import counting
+    from indextables.search.aggregate import tablecount
 
     def opened(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a split was opened")
 
-    monkeypatch.setattr(counting, "run_splits", opened)
+    monkeypatch.setattr(tablecount, "run_splits", opened)
     assert itp.count(spark, logs) == 200
     assert itp.count(spark, logs, where="day = '2024-01-02'") == 67
     assert itp.count(spark, logs, where="day IN ('2024-01-01', '2024-01-03')") == 133
@@ -109,6 +109,47 @@ def test_count_distributed_equals_local(spark: Any, logs: str) -> None:
     assert itp.count(spark, logs, query="message:timed", options=options) == 29
     options = {"spark.indextables.search.localMaxSplits": "1"}
     assert itp.count(spark, logs, where="level = 'ERROR'", options=options) == 20
+
+
+@pytest.mark.usefixtures("no_fallback")
+def test_session_placement_runs_splits_as_described_spark_tasks(
+    spark: Any, logs: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session's search mode reaches itp.count/aggregate: splits run as Spark tasks
+    (the engine's runner is the adapter's) under a job description naming the table."""
+    from pyspark import SparkContext
+
+    runs: list[tuple[str, int]] = []
+    original = indexplan.SparkTasks.__call__
+
+    def recorded(self: Any, plan: Any, fn: Any) -> Any:
+        runs.append((self.what, len(plan.splits)))
+        return original(self, plan, fn)
+
+    described: list[str] = []
+    set_description = SparkContext.setJobDescription
+
+    def describe(self: Any, value: str) -> None:
+        described.append(value)
+        set_description(self, value)
+
+    monkeypatch.setattr(indexplan.SparkTasks, "__call__", recorded)
+    monkeypatch.setattr(SparkContext, "setJobDescription", describe)
+    local = itp.count(spark, logs, query="message:timed")
+    assert runs == []  # a small plan runs in the driver
+    spark.conf.set("spark.indextables.search.mode", "distributed")
+    try:
+        assert itp.count(spark, logs, query="message:timed") == local == 29
+        rows = itp.aggregate(spark, logs, group_by="level", metrics={"n": "count"}).collect()
+        # An explicit option wins over the session's setting.
+        itp.count(spark, logs, where="id > 3", options={"spark.indextables.search.mode": "local"})
+    finally:
+        spark.conf.unset("spark.indextables.search.mode")
+    assert {r["level"]: r["n"] for r in rows} == {"ERROR": 20, "INFO": 180}
+    assert [what for what, _ in runs] == ["count", "aggregate"]
+    assert all(n > 0 for _, n in runs)
+    assert len(described) == 2
+    assert all(logs in d and "splits" in d for d in described), described
 
 
 def test_count_time_travel(spark: Any, logs: str) -> None:
@@ -274,7 +315,7 @@ def test_indexed_everywhere_counts_values_against_indexed_terms(tmp_path: Path) 
     import pyarrow as pa
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-    from indextables.pyspark.sparktypes import arrow_schema
+    from indextables.pyspark.read.sparktypes import arrow_schema
     from indextables.search.options import parse_indexing
     from indextables.search.query.indexexact import indexed_everywhere
     from indextables.search.query.tantivyquery import MAX_TERM_BYTES

@@ -195,8 +195,8 @@ def test_protocol_too_new(spark: Any, tmp_path: Path) -> None:
 def test_overwrite_keeps_files_appended_after_it_was_planned(spark: Any, tmp_path: Path) -> None:
     import pyarrow as pa
 
-    from indextables.pyspark.datasource import plan_write
-    from indextables.pyspark.writer import IndexTablesWriter
+    from indextables.pyspark.read.datasource import plan_write
+    from indextables.pyspark.writing.writer import IndexTablesWriter
 
     path = str(tmp_path / "t")
     schema = "id long, word string"
@@ -227,7 +227,7 @@ def test_selective_reads_plan_fewer_larger_tasks(
 ) -> None:
     import math
 
-    from indextables.pyspark.datasource import IndexTablesDataSource
+    from indextables.pyspark.read.datasource import IndexTablesDataSource
     from indextables.search.table.tableaccess import load_view
 
     n = len(load_view(logs, {}).splits)
@@ -247,7 +247,7 @@ def test_statistics_filters_prune_splits_before_planning(
     """Four appends of disjoint id/name ranges: a filter on either plans only its split."""
     from pyspark.sql import datasource as ds
 
-    from indextables.pyspark.datasource import IndexTablesDataSource
+    from indextables.pyspark.read.datasource import IndexTablesDataSource
     from indextables.search.query.filters import stats_predicate
     from indextables.search.schema.mapping import specs_from_doc_mapping
     from indextables.search.table.tableaccess import load_view, table_handle

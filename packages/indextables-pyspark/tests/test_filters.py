@@ -22,8 +22,8 @@ from pyspark.sql.types import (
 )
 
 from indextables.protocol.state import FileEntry
-from indextables.pyspark.sparkfilters import translate
-from indextables.pyspark.sparktypes import arrow_schema
+from indextables.pyspark.read.sparkfilters import translate
+from indextables.pyspark.read.sparktypes import arrow_schema
 from indextables.search.query.filters import (
     Condition,
     may_match_file,

@@ -11,8 +11,8 @@ import pytest
 
 import indextables.pyspark as itp
 from indextables.protocol import errors as protocol_errors
-from indextables.pyspark.commands import _purge, parse
 from indextables.pyspark.errors import IndexTablesSparkError, SqlCommandError, from_spark_error
+from indextables.pyspark.sqlcommands.commands import _purge, parse
 from indextables.search.table.tableaccess import load_head, load_view, table_handle
 
 

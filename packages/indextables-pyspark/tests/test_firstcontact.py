@@ -59,7 +59,7 @@ os.environ["PYSPARK_PYTHON"] = sys.executable
 spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
          .config("spark.sql.python.filterPushdown.enabled", "false").getOrCreate())
 spark.sparkContext.setLogLevel("ERROR")
-from indextables.pyspark.datasource import IndexTablesDataSource
+from indextables.pyspark.read.datasource import IndexTablesDataSource
 spark.dataSource.register(IndexTablesDataSource)  # as auto-registration does: no itp.register
 path = sys.argv[1]
 spark.range(4).write.format("indextables").mode("append").save(path)
@@ -72,7 +72,7 @@ print("RESULT", [r.id for r in off], [r.id for r in on], flush=True)
 
 
 def test_a_read_planned_with_pushdown_off_logs_one_warning(tmp_path: Path) -> None:
-    from indextables.pyspark.reader import PUSHDOWN_OFF
+    from indextables.pyspark.read.reader import PUSHDOWN_OFF
 
     script = tmp_path / "pushdown.py"
     script.write_text(PUSHDOWN_SCRIPT)

@@ -22,7 +22,7 @@ from pyspark.sql.types import (
 )
 
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.sparktypes import arrow_schema
+from indextables.pyspark.read.sparktypes import arrow_schema
 from indextables.search.options import parse_indexing
 from indextables.search.schema.mapping import (
     FieldKind,

@@ -16,7 +16,7 @@ import pytest
 import tantivy
 from pyspark.sql import datasource as ds
 
-from indextables.pyspark.sparkfilters import translate
+from indextables.pyspark.read.sparkfilters import translate
 from indextables.search.query.conditions import Condition
 from indextables.search.query.jsonquery import json_path_query
 from indextables.search.read.convert import documents

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from indextables.avrostate import impl
 from indextables.protocol import create_table
 from indextables.protocol.actions import AddAction
-from indextables.pyspark.datasource import make_reader, table_schema
+from indextables.pyspark.read.datasource import make_reader, table_schema
 from indextables.search.query.filters import Condition, file_matcher, may_match_file
 from indextables.search.table.livesplits import LiveSplits, prune_entries, split_paths
 from indextables.search.table.tableaccess import load_view
@@ -155,7 +155,7 @@ def test_pruning_by_columns_equals_the_per_split_check(
 ) -> None:
     view = load_view(table, {})
     reader = make_reader({"path": table}, view, table_schema(view))
-    from indextables.pyspark.sparktypes import arrow_schema
+    from indextables.pyspark.read.sparktypes import arrow_schema
     from indextables.search.read.plan import single_value_columns, stat_fields
 
     fields = stat_fields(view)

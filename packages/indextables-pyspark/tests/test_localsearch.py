@@ -9,7 +9,7 @@ import pytest
 
 import indextables.pyspark as itp
 from indextables.pyspark.errors import NotATableError, OptionError, QuerySyntaxError
-from indextables.pyspark.localsearch import SearchPlacement, parse_placement
+from indextables.pyspark.read.localsearch import SearchPlacement, parse_placement
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -226,7 +226,7 @@ def test_splits_read_in_parallel_come_back_in_split_order(
 ) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    from indextables.pyspark import localsearch
+    from indextables.pyspark.read import localsearch
 
     monkeypatch.setattr(localsearch, "_READ_THREADS", threads)
     sizes = [4, 0, 7, 1, 5, 2]
@@ -247,7 +247,7 @@ def test_parallel_reads_stop_past_the_row_cap(
 ) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    from indextables.pyspark import localsearch
+    from indextables.pyspark.read import localsearch
 
     monkeypatch.setattr(localsearch, "_READ_THREADS", 2)
     with ThreadPoolExecutor(2) as pool:

@@ -23,7 +23,7 @@ from pyspark.sql.types import (
 )
 
 from indextables.pyspark.errors import OptionError, UnsupportedTypeError
-from indextables.pyspark.sparktypes import arrow_schema
+from indextables.pyspark.read.sparktypes import arrow_schema
 from indextables.search.options import parse_indexing
 from indextables.search.schema.mapping import (
     ROW_KEY_FIELD,

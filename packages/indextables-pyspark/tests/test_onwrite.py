@@ -134,7 +134,7 @@ def test_purge_on_write_removes_an_old_orphan_never_a_live_file(spark: Any, tmp_
 @pytest.mark.parametrize("background", ["true", "false"])
 def test_itp_write_merges_as_spark_tasks(spark: Any, tmp_path: Path, background: str) -> None:
     import indextables.pyspark as itp
-    from indextables.pyspark.tablewrite import JOB_GROUP
+    from indextables.pyspark.writing.tablewrite import JOB_GROUP
 
     path = tmp_path / "t"
     df = spark.range(40, numPartitions=4).selectExpr("id", "cast(id % 2 as string) as part")

@@ -29,7 +29,7 @@ from pyspark.sql.types import (
 
 import indextables.pyspark as itp
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.sparktypes import arrow_type
+from indextables.pyspark.read.sparktypes import arrow_type
 from indextables.search.query.filters import Condition, may_match_file
 from indextables.search.query.partitionprune import partition_may_match, partition_predicate
 from indextables.search.schema.partitionvalues import (

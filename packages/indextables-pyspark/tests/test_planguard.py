@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from indextables.protocol.errors import ObjectStoreError
-from indextables.pyspark import planguard
-from indextables.pyspark.planguard import CLAIM_PREFIX, claim, new_token, sweep_claims
+from indextables.pyspark.read import planguard
+from indextables.pyspark.read.planguard import CLAIM_PREFIX, claim, new_token, sweep_claims
 from indextables.storage import open_store
 
 

@@ -24,7 +24,7 @@ from pyspark.sql.types import (
 )
 
 from indextables.pyspark.errors import FieldKindError, QuerySyntaxError
-from indextables.pyspark.sparktypes import arrow_schema
+from indextables.pyspark.read.sparktypes import arrow_schema
 from indextables.search.options import parse_indexing
 from indextables.search.query.filters import Condition
 from indextables.search.query.searchoptions import SearchSpec, validate

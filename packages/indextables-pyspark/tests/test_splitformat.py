@@ -22,8 +22,8 @@ from indextables.protocol.splitbundle import (
     write_split_bundle,
 )
 from indextables.pyspark.errors import UnreadableSplitError
-from indextables.pyspark.mergetasks import merge_splits
-from indextables.pyspark.sparktypes import arrow_schema
+from indextables.pyspark.read.sparktypes import arrow_schema
+from indextables.pyspark.writing.mergetasks import merge_splits
 from indextables.search.options import parse_indexing
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.splitreader import SplitEntry, read_split

@@ -18,7 +18,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from indextables.pyspark.sparktypes import arrow_schema
+from indextables.pyspark.read.sparktypes import arrow_schema
 from indextables.search.options import parse_indexing
 from indextables.search.query.filters import Condition
 from indextables.search.query.searchoptions import SearchSpec

@@ -81,7 +81,7 @@ def test_stream_sink_commits_each_batch_once(spark: Any, tmp_path: Path) -> None
     run()
     run()  # a restart with the same checkpoint: nothing new, nothing twice
     assert spark.read.format(FMT).load(sink).count() == 4
-    from indextables.pyspark.datasource import plan_write
+    from indextables.pyspark.read.datasource import plan_write
     from indextables.pyspark.streaming import IndexTablesStreamWriter
 
     plan = plan_write(sink, {"path": sink}, spark.read.format(FMT).load(sink).schema)

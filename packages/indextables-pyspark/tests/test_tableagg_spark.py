@@ -12,16 +12,16 @@ plan on this table must be answered by it.
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import math
 import random
 from collections import Counter
 from typing import Any
 
 import pytest
+from aggcompare import LONG_MAX, LONG_MIN, NAN, WORDS, answer_paths, same_rows
 
 import indextables.pyspark as itp
-from indextables.pyspark.aggregation import spark_aggregate
+from indextables.pyspark.helpers.aggregation import spark_aggregate
 from indextables.search import open_table
 from indextables.search.aggregate.aggspec import GroupSpec, Terms, parse_metrics
 from indextables.search.aggregate.tableagg import plan_aggregation
@@ -29,14 +29,10 @@ from indextables.search.errors import QuerySyntaxError
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
-LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
-NAN = float("nan")
-_LOG_NAME = "indextables.search.searchtable"
 DDL = (
     "id long, small int, x double, y double, s string, flag boolean, day date, "
     "ts timestamp, msg string, part string"
 )
-WORDS = ("alpha", "beta", "gamma", "delta")
 
 
 def _rows(rng: random.Random, n: int) -> list[tuple[Any, ...]]:
@@ -88,37 +84,7 @@ def hostile(spark: Any, tmp_path_factory: Any) -> str:
 @pytest.fixture
 def paths(caplog: pytest.LogCaptureFixture) -> Any:
     """A function returning the paths (log/index/rows) that answered since the last call."""
-    caplog.set_level(logging.DEBUG, logger=_LOG_NAME)
-
-    def taken() -> list[str]:
-        found = [r.getMessage().rsplit(" ", 1)[-1] for r in caplog.records if r.name == _LOG_NAME]
-        caplog.clear()
-        return found
-
-    return taken
-
-
-def _norm(value: Any) -> Any:
-    if isinstance(value, float):
-        return "NaN" if math.isnan(value) else value + 0.0
-    if isinstance(value, dt.datetime):
-        moment = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-        return (moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
-    return value
-
-
-def _same(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> bool:
-    if len(got) != len(want):
-        return False
-    for a_row, b_row in zip(got, want, strict=True):
-        for a, b in zip(a_row, b_row, strict=True):
-            a, b = _norm(a), _norm(b)
-            if isinstance(a, float) and isinstance(b, float):
-                if not (a == b or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)):
-                    return False
-            elif a != b:
-                return False
-    return True
+    return answer_paths(caplog)
 
 
 def _group(rng: random.Random, name: str) -> GroupSpec:
@@ -182,7 +148,7 @@ def test_random_aggregations_equal_spark(spark: Any, hostile: str, paths: Any) -
         path = paths()
         used.update(path)
         mine = [tuple(r.values()) for r in got.to_pylist()]
-        assert _same(mine, want), (groups, metrics, where, mine[:5], want[:5])
+        assert same_rows(mine, want), (groups, metrics, where, mine[:5], want[:5])
         if plannable is not None:
             if not _hostile(groups, wanted):
                 clean_plannable += path
@@ -190,7 +156,7 @@ def test_random_aggregations_equal_spark(spark: Any, hostile: str, paths: Any) -
             spark_rows = itp.aggregate(
                 spark, hostile, group_by=groups, metrics=metrics, where=where
             ).collect()
-            assert _same(mine, [tuple(r) for r in spark_rows]), (groups, metrics, where)
+            assert same_rows(mine, [tuple(r) for r in spark_rows]), (groups, metrics, where)
     assert used["rows"] > 0, used
     assert used["index"] > 0, used
     # Plannable aggregations away from the NaN/infinity/extreme-long columns: the index.

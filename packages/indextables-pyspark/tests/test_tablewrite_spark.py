@@ -88,7 +88,7 @@ def test_same_log_as_spark_for_the_same_data(spark: Any, tmp_path: Path) -> None
 def test_open_table_reads_a_spark_table_exactly(spark: Any, tmp_path: Path, seed: int) -> None:
     import random
 
-    from indextables.pyspark.sparktypes import arrow_schema
+    from indextables.pyspark.read.sparktypes import arrow_schema
 
     data = wd.random_table(seed, 150).append_column(
         "part", wd.partition_column(random.Random(seed), PARTS[seed % len(PARTS)], 150)

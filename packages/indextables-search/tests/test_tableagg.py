@@ -11,7 +11,6 @@ sums). Each answer's path (log, index or rows) is recorded from the debug log.
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import math
 import random
 from collections import Counter
@@ -21,6 +20,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 import pytest
+from aggcompare import LONG_MAX, LONG_MIN, NAN, WORDS, answer_paths, same_rows
+from docexample import run_example
 
 from indextables.search import open_table
 from indextables.search.aggregate import tablecount
@@ -45,8 +46,6 @@ from indextables.search.schema.schemajson import spark_json
 from indextables.search.table.tableaccess import commit_write, open_table_store
 from indextables.search.write.splitwriter import SplitWriter
 
-LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
-NAN = float("nan")
 SCHEMA = pa.schema(
     [
         ("id", pa.int64()),
@@ -61,9 +60,7 @@ SCHEMA = pa.schema(
         ("part", pa.string()),
     ]
 )
-WORDS = ("alpha", "beta", "gamma", "delta")
 INDEXING = {"spark.indextables.indexing.typemap.msg": "text"}
-_LOG_NAME = "indextables.search.searchtable"
 
 
 def _write(uri: str, table: pa.Table, *, partition_by: tuple[str, ...] = ("part",)) -> None:
@@ -133,14 +130,7 @@ def _table(tmp_path: Path, seed: int, *, hostile: bool) -> tuple[str, pa.Table]:
 @pytest.fixture
 def paths(caplog: pytest.LogCaptureFixture) -> Any:
     """A function returning the paths (log/index/rows) that answered since the last call."""
-    caplog.set_level(logging.DEBUG, logger=_LOG_NAME)
-
-    def taken() -> list[str]:
-        found = [r.getMessage().rsplit(" ", 1)[-1] for r in caplog.records if r.name == _LOG_NAME]
-        caplog.clear()
-        return found
-
-    return taken
+    return answer_paths(caplog)
 
 
 # -- the oracle --------------------------------------------------------------------------
@@ -208,31 +198,6 @@ def _oracle(
         tuple(r)
         for r in con.execute(f"SELECT {select} FROM rows WHERE {where}{group}{order}").fetchall()
     ]
-
-
-def _norm(value: Any) -> Any:
-    if isinstance(value, float):
-        return "NaN" if math.isnan(value) else value + 0.0
-    if isinstance(value, dt.datetime):
-        moment = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-        return (moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
-    if hasattr(value, "as_integer_ratio") and not isinstance(value, bool | int):
-        return float(value)
-    return value
-
-
-def _same(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> bool:
-    if len(got) != len(want):
-        return False
-    for a_row, b_row in zip(got, want, strict=True):
-        for a, b in zip(a_row, b_row, strict=True):
-            a, b = _norm(a), _norm(b)
-            if isinstance(a, float) and isinstance(b, float):
-                if not (a == b or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)):
-                    return False
-            elif a != b:
-                return False
-    return True
 
 
 # -- random specs ------------------------------------------------------------------------
@@ -316,8 +281,8 @@ def test_random_aggregations_equal_duckdb(tmp_path: Path, seed: int, paths: Any)
         used.update(paths())
         assert got.column_names == [g.name for g in groups] + list(metrics)
         mine = [tuple(r.values()) for r in got.to_pylist()]
-        diff = [(a, b) for a, b in zip(mine, want, strict=False) if not _same([a], [b])]
-        assert _same(mine, want), (groups, metrics, diff[:3], len(mine), len(want))
+        diff = [(a, b) for a, b in zip(mine, want, strict=False) if not same_rows([a], [b])]
+        assert same_rows(mine, want), (groups, metrics, diff[:3], len(mine), len(want))
     # Hostile data sends some aggregations to the rows; the rest come from the index.
     assert used["index"] > 0, used
     assert used["rows"] > 0, used
@@ -352,7 +317,11 @@ def test_clean_aggregations_come_from_the_index(tmp_path: Path, seed: int, paths
         assert path == (["index"] if translatable else ["rows"]), (groups, metrics, where)
         used.update(path)
         want = _oracle(rows, groups, wanted, where or "TRUE")
-        assert _same([tuple(r.values()) for r in got.to_pylist()], want), (groups, metrics, where)
+        assert same_rows([tuple(r.values()) for r in got.to_pylist()], want), (
+            groups,
+            metrics,
+            where,
+        )
     # Only min/max of strings, dates, timestamps and booleans, and terms of doubles
     # need the rows here.
     assert used["index"] >= 0.5 * sum(used.values()), used
@@ -419,13 +388,13 @@ def test_an_index_answer_equals_the_rows_answer(
     metrics = {"n": "count", "s": ("sum", "small"), "a": ("avg", "y"), "hi": ("max", "y")}
     indexed = table.aggregate(group_by=groups, metrics=metrics)
 
-    def not_exact(*args: Any) -> Any:
+    def not_exact(*args: Any, **kwargs: Any) -> Any:
         raise NotExact("forced")
 
     monkeypatch.setattr(tableagg, "run_splits", not_exact)
     from_rows = table.aggregate(group_by=groups, metrics=metrics)
     assert indexed.schema == from_rows.schema
-    assert _same(
+    assert same_rows(
         [tuple(r.values()) for r in indexed.to_pylist()],
         [tuple(r.values()) for r in from_rows.to_pylist()],
     )
@@ -489,27 +458,7 @@ def test_bad_specs_name_the_problem(tmp_path: Path, kwargs: dict[str, Any], mess
 
 
 def test_the_docs_example_runs(tmp_path: Path) -> None:
-    import os
-    import re
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parents[3]
-    section = (root / "docs/search.md").read_text().split("## Counts and aggregations", 1)[1]
-    block = re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
-    script = tmp_path / "example.py"
-    script.write_text(block)
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=root,
-        env={**os.environ, "TMPDIR": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = done.stdout.strip().splitlines()
+    lines = run_example("Counts and aggregations", tmp_path).strip().splitlines()
     assert lines[0] == "5 2 1"
     assert lines[1] == repr(
         [
@@ -614,3 +563,46 @@ def test_a_planning_view_reads_its_splits_before_counting(tmp_path: Path) -> Non
         con.register("rows", rows)
         (want,) = con.execute(f"SELECT count(*) FROM rows WHERE {where}").fetchone() or (None,)
         assert count_plan(plan) == (want, source)
+
+
+def test_a_given_runner_runs_the_splits(tmp_path: Path) -> None:
+    """The runner hook (the Spark adapter's Spark tasks): every split goes through it,
+    and run_group (a remote task's body) answers as the local threads do."""
+    from indextables.search.aggregate.tableagg import aggregate_table
+    from indextables.search.aggregate.tablecount import count_plan
+    from indextables.search.aggregate.tableplan import run_group
+
+    uri, _ = _table(tmp_path, 11, hostile=False)
+    table = open_table(uri)
+    calls: list[int] = []
+
+    def runner(plan: Any, fn: Any) -> list[Any]:
+        calls.append(len(plan.splits))
+        half = len(plan.splits) // 2
+        groups = [plan.splits[:half], plan.splits[half:]]
+        return [
+            r
+            for group in groups
+            for r in run_group(plan.uri, plan.options, plan.read, fn, [s.entry for s in group])
+        ]
+
+    plan = table._count_plan("msg:alpha", "small > 0", None, None)
+    assert len(plan.splits) > 2
+    assert count_plan(plan, runner=runner) == count_plan(plan)
+    assert calls == [len(plan.splits)]
+    groups = [Terms("part", "part"), histogram("small", 5)]
+    wanted = parse_metrics({"n": "count", "s": ("sum", "small")})
+
+    def refuse(schema: pa.Schema) -> Any:
+        raise AssertionError("the index answers this aggregation")
+
+    got, source = aggregate_table(plan, groups, wanted, refuse, runner=runner)
+    assert source == "index"
+    assert len(calls) == 2
+    want = table.aggregate(
+        group_by=groups,
+        metrics={"n": "count", "s": ("sum", "small")},
+        query="msg:alpha",
+        where="small > 0",
+    )
+    assert got == want

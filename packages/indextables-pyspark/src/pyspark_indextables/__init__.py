@@ -5,6 +5,6 @@ With this module importable on the driver and executors,
 :func:`indextables.pyspark.register`.
 """
 
-from indextables.pyspark.datasource import IndexTablesDataSource as DefaultSource
+from indextables.pyspark.read.datasource import IndexTablesDataSource as DefaultSource
 
 __all__ = ["DefaultSource"]

@@ -42,7 +42,7 @@ if _typing.TYPE_CHECKING:  # typing names stay out of dir(itp): annotations are 
     from datetime import datetime, timedelta
     from typing import Any
 
-    from indextables.pyspark.tablewrite import WriteResult
+    from indextables.pyspark.writing.tablewrite import WriteResult
     from indextables.search.aggregate.aggspec import (
         DateHistogram,
         GroupSpec,
@@ -126,7 +126,7 @@ def register(spark: SparkSession) -> None:
     """Register the ``indextables`` format with ``spark`` (unless auto-registered) and turn on
     filter pushdown (``spark.sql.python.filterPushdown.enabled``, off by default in Spark):
     without it every read downloads every split and Spark filters the rows afterwards."""
-    from indextables.pyspark.datasource import IndexTablesDataSource
+    from indextables.pyspark.read.datasource import IndexTablesDataSource
 
     _check_spark(spark)
     spark.dataSource.register(IndexTablesDataSource)
@@ -142,8 +142,8 @@ def sql(spark: SparkSession, text: str, *, options: Mapping[str, Any] | None = N
     The session's ``spark.indextables.*`` settings apply under them (see
     :mod:`.sessionconf`), as they do for every ``itp.*`` helper.
     """
-    from indextables.pyspark.commands import run_sql
     from indextables.pyspark.sessionconf import session_options
+    from indextables.pyspark.sqlcommands.commands import run_sql
 
     _check_spark(spark)
     _check_args(text=(text, (str,)))
@@ -165,7 +165,7 @@ def search(
     """Interactive search: the matching rows, searched in the driver when small
     (see :mod:`.localsearch`), through Spark tasks otherwise."""
     from indextables.pyspark.errors import ArgumentError
-    from indextables.pyspark.localsearch import search as _search
+    from indextables.pyspark.read.localsearch import search as _search
     from indextables.pyspark.sessionconf import session_options
 
     _check_spark(spark)
@@ -199,7 +199,8 @@ def count(
     timestamp: int | str | datetime | None = None,
 ) -> int:
     """How many rows a search returns, from the log or the index (see :mod:`.counting`)."""
-    from indextables.pyspark.counting import count as _count
+    from indextables.pyspark.helpers.counting import count as _count
+    from indextables.pyspark.sessionconf import session_options
 
     _check_spark(spark)
     _check_search_args(path, where, query, textsearch, fieldmatch, options)
@@ -212,7 +213,7 @@ def count(
         query=query,
         textsearch=textsearch,
         fieldmatch=fieldmatch,
-        options=options,
+        options=session_options(spark, options),
         version=version,
         timestamp=timestamp,
     )
@@ -240,7 +241,8 @@ def aggregate(
     """
     from collections.abc import Mapping as _Mapping
 
-    from indextables.pyspark.aggregation import aggregate as _aggregate
+    from indextables.pyspark.helpers.aggregation import aggregate as _aggregate
+    from indextables.pyspark.sessionconf import session_options
 
     _check_spark(spark)
     _check_search_args(path, where, query, textsearch, fieldmatch, options)
@@ -259,7 +261,7 @@ def aggregate(
         query=query,
         textsearch=textsearch,
         fieldmatch=fieldmatch,
-        options=options,
+        options=session_options(spark, options),
         version=version,
         timestamp=timestamp,
     )
@@ -333,7 +335,7 @@ def write(
     from collections.abc import Mapping as _Mapping
 
     from indextables.pyspark.sessionconf import session_options
-    from indextables.pyspark.tablewrite import write as _write
+    from indextables.pyspark.writing.tablewrite import write as _write
 
     if not (hasattr(df, "write") and hasattr(df, "sparkSession")):
         raise ArgumentError(f"df={df!r} must be a DataFrame, not {type(df).__name__}")
@@ -354,7 +356,7 @@ def textsearch(
     spark: SparkSession, path: str, column: str, query: str, **options: Any
 ) -> DataFrame:
     """Rows whose tokenized ``column`` matches the Tantivy ``query`` (see :mod:`.searchoptions`)."""
-    from indextables.pyspark.searchreads import textsearch as _textsearch
+    from indextables.pyspark.read.searchreads import textsearch as _textsearch
     from indextables.pyspark.sessionconf import session_options
 
     _check_spark(spark)
@@ -366,7 +368,7 @@ def fieldmatch(
     spark: SparkSession, path: str, column: str, value: str, **options: Any
 ) -> DataFrame:
     """Rows whose exact (string) ``column`` equals ``value`` (see :mod:`.searchoptions`)."""
-    from indextables.pyspark.searchreads import fieldmatch as _fieldmatch
+    from indextables.pyspark.read.searchreads import fieldmatch as _fieldmatch
     from indextables.pyspark.sessionconf import session_options
 
     _check_spark(spark)

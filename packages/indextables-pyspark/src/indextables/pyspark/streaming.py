@@ -22,10 +22,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from indextables.pyspark.planguard import new_token
-from indextables.pyspark.reader import ReadTask
-from indextables.pyspark.sparktypes import arrow_schema
-from indextables.pyspark.writer import SplitsMessage, WritePlan
+from indextables.pyspark.read.planguard import new_token
+from indextables.pyspark.read.reader import ReadTask
+from indextables.pyspark.read.sparktypes import arrow_schema
+from indextables.pyspark.writing.writer import SplitsMessage, WritePlan
 from indextables.search.options import lower_keys, parse_read
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.splitreader import read_split
@@ -109,7 +109,7 @@ class IndexTablesStreamWriter(DataSourceStreamWriter):
 
     def write(self, iterator: Iterator[Any]) -> SplitsMessage:
         """Build and upload this task's splits (rows arrive as Arrow batches or Rows)."""
-        from indextables.pyspark.writer import IndexTablesWriter
+        from indextables.pyspark.writing.writer import IndexTablesWriter
 
         return IndexTablesWriter(self.plan, overwrite=False).write(_as_batches(iterator, self.plan))
 
@@ -145,7 +145,7 @@ class IndexTablesStreamWriter(DataSourceStreamWriter):
 
 
 def _as_batches(iterator: Iterator[Any], plan: WritePlan) -> Iterator[pa.RecordBatch]:
-    from indextables.pyspark.sparktypes import arrow_schema
+    from indextables.pyspark.read.sparktypes import arrow_schema
 
     target = arrow_schema(plan.schema)
     rows: list[dict[str, Any]] = []

@@ -23,7 +23,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from indextables.search.aggregate.aggmerge import NotExact
 from indextables.search.aggregate.aggspec import (
     GroupSpec,
     output_names,
@@ -31,7 +30,7 @@ from indextables.search.aggregate.aggspec import (
     parse_metrics,
 )
 from indextables.search.aggregate.arrowagg import aggregate_rows
-from indextables.search.aggregate.tableagg import aggregate_plan, output_schema, plan_aggregation
+from indextables.search.aggregate.tableagg import aggregate_table
 from indextables.search.aggregate.tablecount import count_table
 from indextables.search.aggregate.tableplan import TablePlan, plan_table
 from indextables.search.companion.sync import companion_root
@@ -254,22 +253,20 @@ class SearchTable:
         wanted = parse_metrics(metrics)
         output_names(groups, wanted)
         plan = self._count_plan(query, where, textsearch, fieldmatch)
-        agg = plan_aggregation(_fast_only(plan) if self._companion_root else plan, groups, wanted)
-        schema = output_schema(self._schema, groups, wanted)
-        if agg is not None:
-            try:
-                table = aggregate_plan(plan, agg, schema)
-                _LOG.debug("aggregate of %s v%d answered from the index", self.uri, self.version)
-                return table
-            except NotExact:
-                pass
-        _LOG.debug("aggregate of %s v%d answered from the rows", self.uri, self.version)
-        needed = [g.column for g in groups] + [m.column for m in wanted if m.column]
-        columns = [f.name for f in self._schema if f.name.lower() in {c.lower() for c in needed}]
-        read = self._plan(
-            query, where, textsearch, fieldmatch, columns or self._schema.names[:1], None
-        )
-        return aggregate_rows(self._rows(read), groups, wanted, schema, rows_schema=read.output)
+
+        def from_rows(schema: pa.Schema) -> pa.Table:
+            needed = {g.column.lower() for g in groups}
+            needed |= {m.column.lower() for m in wanted if m.column}
+            columns = [f.name for f in self._schema if f.name.lower() in needed]
+            read = self._plan(
+                query, where, textsearch, fieldmatch, columns or self._schema.names[:1], None
+            )
+            return aggregate_rows(self._rows(read), groups, wanted, schema, rows_schema=read.output)
+
+        fields_plan = _fast_only(plan) if self._companion_root else plan
+        table, source = aggregate_table(fields_plan, groups, wanted, from_rows)
+        _LOG.debug("aggregate of %s v%d answered from the %s", self.uri, self.version, source)
+        return table
 
     def to_arrow(self, columns: Sequence[str] | None = None, where: str | None = None) -> pa.Table:
         """The table's rows (those ``where`` keeps) as one Arrow table."""

@@ -16,8 +16,8 @@ keys, nulls first.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -33,15 +33,23 @@ from indextables.search.aggregate.aggspec import (
 )
 from indextables.search.aggregate.arrowagg import sort_groups
 from indextables.search.aggregate.splitagg import AggPlan, Level, MetricPlan, aggregate_split
-from indextables.search.aggregate.tableplan import TablePlan, run_splits
+from indextables.search.aggregate.tableplan import SplitRunner, TablePlan, run_splits
 from indextables.search.errors import OptionError
 from indextables.search.options import INDEXING
 from indextables.search.schema import columntypes as ct
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 
-__all__ = ["aggregate_plan", "output_schema", "plan_aggregation"]
+__all__ = [
+    "aggregate_plan",
+    "aggregate_table",
+    "group_type",
+    "metric_type",
+    "output_schema",
+    "plan_aggregation",
+]
 
 _FAST_OPTION = INDEXING + "fastfields"
+R = TypeVar("R")
 
 
 def _numeric(t: pa.DataType) -> bool:
@@ -190,7 +198,37 @@ def metric_type(metric: Metric, data_type: pa.DataType | None) -> pa.DataType:
     return data_type
 
 
-def aggregate_plan(plan: TablePlan, agg: AggPlan, schema: pa.Schema) -> pa.Table:
+def aggregate_table(
+    plan: TablePlan,
+    groups: Sequence[GroupSpec],
+    metrics: Sequence[Metric],
+    rows: Callable[[pa.Schema], R],
+    *,
+    runner: SplitRunner | None = None,
+) -> tuple[pa.Table | R, str]:
+    """The aggregation and what answered it: ``"index"`` or ``"rows"``.
+
+    From the index when it answers exactly (splits run by ``runner``, see
+    :func:`~.tableplan.run_splits`), else ``rows(schema)``: the fallback, given
+    the output schema (:func:`output_schema`), aggregates the rows the exact
+    filter keeps (the engine with :mod:`.arrowagg`, the Spark adapter with Spark).
+
+    Raises:
+        OptionError: bad group keys or metrics (see :func:`plan_aggregation`).
+    """
+    agg = plan_aggregation(plan, groups, metrics)
+    schema = output_schema(plan.schema, groups, metrics)
+    if agg is not None:
+        try:
+            return aggregate_plan(plan, agg, schema, runner=runner), "index"
+        except NotExact:
+            pass
+    return rows(schema), "rows"
+
+
+def aggregate_plan(
+    plan: TablePlan, agg: AggPlan, schema: pa.Schema, *, runner: SplitRunner | None = None
+) -> pa.Table:
     """The aggregation from the index, as a table of ``schema`` (:func:`output_schema`).
 
     Raises:
@@ -198,7 +236,7 @@ def aggregate_plan(plan: TablePlan, agg: AggPlan, schema: pa.Schema) -> pa.Table
     """
     if not plan.decided:
         raise NotExact("a where conjunct is not answered exactly by the index")
-    tables = run_splits(plan, functools.partial(aggregate_split, agg=agg))
+    tables = run_splits(plan, functools.partial(aggregate_split, agg=agg), runner=runner)
     if any(t is None for t in tables):
         raise NotExact("a split cannot be aggregated exactly")
     merged = merge_tables(t for t in tables if t is not None)

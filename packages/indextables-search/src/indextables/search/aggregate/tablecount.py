@@ -19,7 +19,7 @@ import functools
 from collections.abc import Callable, Sequence
 
 from indextables.search.aggregate.aggmerge import NotExact
-from indextables.search.aggregate.tableplan import TablePlan, run_splits
+from indextables.search.aggregate.tableplan import SplitRunner, TablePlan, run_splits
 from indextables.search.query.casenotice import notice_case_mismatch
 from indextables.search.query.conditions import Condition
 from indextables.search.query.indexexact import count as index_count
@@ -31,18 +31,22 @@ from indextables.search.schema.mapping import specs_from_doc_mapping
 __all__ = ["count_plan", "count_split", "count_table"]
 
 
-def count_table(plan: TablePlan, rows: Callable[[], int]) -> tuple[int, str]:
+def count_table(
+    plan: TablePlan, rows: Callable[[], int], *, runner: SplitRunner | None = None
+) -> tuple[int, str]:
     """The plan's count and what answered it: ``"log"``, ``"index"`` or ``"rows"``.
 
-    ``rows`` counts the rows the exact filter keeps (the fallback).
+    ``rows`` counts the rows the exact filter keeps (the fallback: the engine
+    reads them, the Spark adapter asks Spark); ``runner`` runs the splits
+    (:func:`~.tableplan.run_splits`).
     """
     try:
-        return count_plan(plan)
+        return count_plan(plan, runner=runner)
     except NotExact:
         return rows(), "rows"
 
 
-def count_plan(plan: TablePlan) -> tuple[int, str]:
+def count_plan(plan: TablePlan, *, runner: SplitRunner | None = None) -> tuple[int, str]:
     """The count of a plan from the log (``"log"``) or the index (``"index"``).
 
     Raises:
@@ -54,7 +58,7 @@ def count_plan(plan: TablePlan) -> tuple[int, str]:
     if plan.search.is_empty and not plan.conditions and None not in from_log:
         return sum(n for n in from_log if n is not None), "log"
     counter = functools.partial(count_split, search=plan.search, conditions=plan.conditions)
-    results = run_splits(plan, counter)
+    results = run_splits(plan, counter, runner=runner)
     if any(r is None for r in results):
         raise NotExact("a split cannot be counted exactly")
     return sum(r for r in results if r is not None), "index"

@@ -1,22 +1,24 @@
 """Planning a count or aggregation of one table snapshot, and running it split by split.
 
-The engine's twin of the Spark adapter's ``indexplan``: an answer from the
-index must be exact, not a superset, so the plan records whether every
+Shared by ``SearchTable`` and the Spark adapter's ``itp.count``/``itp.aggregate``.
+An answer from the index must be exact, not a superset, so the plan records whether every
 ``where`` conjunct was translated, and each split's partition conditions are
 decided (true, false, or undecidable from the log) rather than only pruned.
-Splits run in this process on a small thread pool (Tantivy releases the GIL
-while it searches and aggregates); splits not on local disk are fetched in
-the background meanwhile.
+By default splits run in this process on a small thread pool (Tantivy
+releases the GIL while it searches and aggregates; splits not on local disk
+are fetched in the background meanwhile); a caller may pass its own
+:class:`SplitRunner` (the Spark adapter runs large plans as Spark tasks).
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pyarrow as pa
 
@@ -38,11 +40,20 @@ from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.livesplits import LiveSplits
 from indextables.search.table.tableaccess import TableView, load_view, open_table_store
 
-__all__ = ["PlannedSplit", "TablePlan", "plan_table", "run_splits"]
+__all__ = [
+    "PlannedSplit",
+    "SplitRunner",
+    "TablePlan",
+    "plan_table",
+    "run_group",
+    "run_local",
+    "run_splits",
+]
 
 # Splits searched at once (the machine's cores, at most 4), as a local search does.
 THREADS = min(4, os.cpu_count() or 1)
 T = TypeVar("T")
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,10 +219,33 @@ def _decide(
 SplitFn = Callable[[str, SplitEntry], T]
 
 
-def run_splits(plan: TablePlan, fn: SplitFn[T]) -> list[T]:
+class SplitRunner(Protocol):
+    """Runs ``fn(directory, entry)`` over every planned split, results in plan order.
+
+    :func:`run_local` (threads in this process) is the default; the Spark adapter
+    passes one that runs groups of splits as Spark tasks (each task calls
+    :func:`run_group`). ``fn`` is picklable (a module-level function or a partial
+    of one) so that a runner may ship it to other processes.
+    """
+
+    def __call__(self, plan: TablePlan, fn: SplitFn[T], /) -> list[T]: ...
+
+
+def run_splits(plan: TablePlan, fn: SplitFn[T], *, runner: SplitRunner | None = None) -> list[T]:
+    """``fn(directory, entry)`` for every planned split, in order, with ``runner``.
+
+    ``runner`` defaults to :func:`run_local`. Exceptions ``fn`` raises fail the call.
+    """
+    if not plan.splits:
+        return []
+    return (runner or run_local)(plan, fn)
+
+
+def run_local(plan: TablePlan, fn: SplitFn[T], /) -> list[T]:
     """``fn(directory, entry)`` for every planned split, in order, on a few threads.
 
-    Exceptions ``fn`` raises fail the call (the splits not started are not read).
+    Splits not on local disk are fetched in the background meanwhile. Exceptions
+    ``fn`` raises fail the call (the splits not started are not read).
     """
     entries = [s.entry for s in plan.splits]
     if not entries:
@@ -230,14 +264,42 @@ def run_splits(plan: TablePlan, fn: SplitFn[T]) -> list[T]:
             return cache.use(uri, entry.ref, open_store, call, directory=directory(i))
 
         if len(entries) < 2 or THREADS < 2:
-            return [one(i) for i in range(len(entries))]
+            return [_progress(one(i), i, len(entries), uri) for i in range(len(entries))]
         with ThreadPoolExecutor(max_workers=THREADS) as pool:
             futures = [pool.submit(one, i) for i in range(len(entries))]
             try:
-                return [f.result() for f in futures]
+                return [_progress(f.result(), i, len(entries), uri) for i, f in enumerate(futures)]
             finally:
                 for future in futures:
                     future.cancel()
+
+
+def _progress(result: T, i: int, total: int, uri: str) -> T:
+    """``result``, logging every tenth of a long run (10 splits or more) at INFO."""
+    if total >= 10 and (i + 1) % max(1, total // 10) == 0:
+        _LOG.info("indextables: %d/%d splits of %s", i + 1, total, uri)
+    return result
+
+
+def run_group(
+    uri: str,
+    options: Mapping[str, str],
+    read: ReadOptions,
+    fn: SplitFn[T],
+    entries: Sequence[SplitEntry],
+) -> list[T]:
+    """``fn(directory, entry)`` for each of ``entries`` one after the other (a remote task).
+
+    Everything it takes is picklable, so a runner can call it in another
+    process: the store is opened there and the splits cached in that
+    process's cache directory.
+    """
+    store = open_table_store(uri, options)
+    cache = SplitCache(read.cache_dir, read.cache_max_bytes)
+    return [
+        cache.use(uri, entry.ref, lambda: store, functools.partial(_apply, fn, entry=entry))
+        for entry in entries
+    ]
 
 
 def _apply(fn: SplitFn[T], directory: str, *, entry: SplitEntry) -> T:

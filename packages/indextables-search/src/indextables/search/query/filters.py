@@ -3,7 +3,7 @@
 The three jobs live in their own modules and are re-exported here:
 
 - :mod:`indextables.search.query.conditions`: SQL ``where`` -> condition (Spark's filters:
-  ``indextables.pyspark.sparkfilters``);
+  ``indextables.pyspark.read.sparkfilters``);
 - :mod:`indextables.search.query.tantivyquery`: condition -> Tantivy query;
 - :mod:`indextables.search.query.pruning`: condition -> the protocol's stats filter.
 

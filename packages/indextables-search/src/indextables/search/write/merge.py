@@ -3,7 +3,7 @@
 Planning (driver side) groups live splits by partition values and doc mapping
 and packs them, smallest first, into groups of at most ``target_size`` bytes;
 only groups of two or more splits are merged. Each group is one task (a Spark
-task through ``indextables.pyspark.mergetasks``, or a step in this process):
+task through ``indextables.pyspark.writing.mergetasks``, or a step in this process):
 it reads the group's rows and writes them as one new split (writer heap:
 ``merge.heapSize``, else ``indexWriter.heapSize``). The driver then commits
 every merged add (``dataChange=false``) with the removes of its sources in

@@ -94,7 +94,7 @@ class IndexTablesWriter(DataSourceArrowWriter):
             configuration=self.plan.configuration,
         )
         if self.plan.on_write.enabled and not self.plan.on_write.deferred:
-            from indextables.pyspark.onwrite import after_write
+            from indextables.pyspark.writing.onwrite import after_write
 
             after_write(self.plan.uri, self.plan.options, self.plan.on_write, version=version)
 

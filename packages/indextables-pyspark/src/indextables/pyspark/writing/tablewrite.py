@@ -22,11 +22,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from indextables.pyspark.datasource import FORMAT
 from indextables.pyspark.errors import OptionError, planning_errors
-from indextables.pyspark.mergetasks import run_as_tasks
-from indextables.pyspark.onwrite import OnWriteResult, after_write
-from indextables.pyspark.optimizewrite import distribute
+from indextables.pyspark.read.datasource import FORMAT
+from indextables.pyspark.writing.mergetasks import run_as_tasks
+from indextables.pyspark.writing.onwrite import OnWriteResult, after_write
+from indextables.pyspark.writing.optimizewrite import distribute
 from indextables.search.options import ON_WRITE_DEFERRED, parse_on_write, parse_optimize_write
 from indextables.search.table.tableaccess import load_view
 

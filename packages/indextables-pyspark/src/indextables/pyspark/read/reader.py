@@ -7,7 +7,7 @@ Two platform constraints shape this module (see docs/pyspark.md):
   therefore attached through a descriptor whose bound object reports the
   base class's function to Spark's check, so both settings work.
 - Spark 4.3.0 may run a planned read again for another query. Every pushed
-  filter is handed back to Spark, and :mod:`indextables.pyspark.planguard`
+  filter is handed back to Spark, and :mod:`indextables.pyspark.read.planguard`
   tells a task whether its plan is being reused; a reused plan's first task
   re-reads the whole current snapshot and the others return nothing.
 """
@@ -25,9 +25,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from indextables.pyspark.planguard import is_reused, new_token
-from indextables.pyspark.sparkfilters import translate_all
-from indextables.pyspark.sparktypes import arrow_schema
+from indextables.pyspark.read.planguard import is_reused, new_token
+from indextables.pyspark.read.sparkfilters import translate_all
+from indextables.pyspark.read.sparktypes import arrow_schema
 from indextables.search.companion.sync import companion_root
 from indextables.search.options import ReadOptions
 from indextables.search.query.conditions import Condition

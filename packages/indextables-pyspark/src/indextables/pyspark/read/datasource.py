@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from indextables.pyspark.errors import OptionError
-from indextables.pyspark.reader import IndexTablesReader
-from indextables.pyspark.sparktypes import arrow_schema
-from indextables.pyspark.writer import IndexTablesWriter, WritePlan
+from indextables.pyspark.read.reader import IndexTablesReader
+from indextables.pyspark.read.sparktypes import arrow_schema
+from indextables.pyspark.writing.writer import IndexTablesWriter, WritePlan
 from indextables.search.options import (
     check_option_keys,
     lower_keys,

@@ -29,16 +29,16 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from indextables.pyspark.arrowframe import arrow_dataframe
-from indextables.pyspark.datasource import (
+from indextables.pyspark.errors import OptionError
+from indextables.pyspark.read.arrowframe import arrow_dataframe
+from indextables.pyspark.read.datasource import (
     FORMAT,
     IndexTablesDataSource,
     make_reader,
     table_schema,
 )
-from indextables.pyspark.errors import OptionError
-from indextables.pyspark.reader import IndexTablesReader
-from indextables.pyspark.sparktypes import arrow_schema
+from indextables.pyspark.read.reader import IndexTablesReader
+from indextables.pyspark.read.sparktypes import arrow_schema
 from indextables.search.companion.sync import companion_root
 from indextables.search.options import PREFIX, lower_keys, parse_int, parse_read
 from indextables.search.query.conditions import translate_predicate

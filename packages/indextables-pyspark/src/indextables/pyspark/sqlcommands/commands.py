@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from indextables.protocol import errors as protocol_errors
 from indextables.pyspark.errors import RetentionTooShortError, SqlCommandError
-from indextables.pyspark.planguard import sweep_claims
+from indextables.pyspark.read.planguard import sweep_claims
 from indextables.search.refkeys import warn_ignored
 from indextables.search.table.tableaccess import table_handle
 from pyspark.sql.types import (
@@ -177,7 +177,7 @@ def run_sql(
     Raises:
         SqlCommandError: an IndexTables statement that does not parse or is not supported.
     """
-    from indextables.pyspark.companioncmd import is_companion_statement, run_companion
+    from indextables.pyspark.sqlcommands.companioncmd import is_companion_statement, run_companion
 
     if is_companion_statement(text):
         opts = dict(options or {})
@@ -194,7 +194,7 @@ def run_sql(
     if name == "merge":
         return frame(spark, MERGE_SCHEMA, [_merge(spark, args, opts)])
     if name == "environment":
-        from indextables.pyspark.describecmds import environment_rows
+        from indextables.pyspark.sqlcommands.describecmds import environment_rows
 
         return frame(spark, ENVIRONMENT_SCHEMA, environment_rows(spark, opts))
     if name == "repair":
@@ -453,7 +453,7 @@ def _as_rows(result: Any, **extra: Any) -> list[dict[str, Any]]:
 
 
 def _merge(spark: SparkSession, args: dict[str, str], options: dict[str, str]) -> dict[str, Any]:
-    from indextables.pyspark.mergetasks import merge_splits
+    from indextables.pyspark.writing.mergetasks import merge_splits
     from indextables.search.write.merge import DEFAULT_TARGET_SIZE, merge_settings
 
     if "precommit" in args:
@@ -511,13 +511,13 @@ def _describe_state(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
 
 
 def _describe_log(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
-    from indextables.pyspark.describecmds import log_action_rows
+    from indextables.pyspark.sqlcommands.describecmds import log_action_rows
 
     return log_action_rows(table, include_all="all" in args)
 
 
 def _component_sizes(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
-    from indextables.pyspark.describecmds import component_size_rows
+    from indextables.pyspark.sqlcommands.describecmds import component_size_rows
 
     return component_size_rows(table, where=args.get("where"))
 

@@ -51,7 +51,7 @@ def _search_read(
 
 def _check_search(path: str, read_options: dict[str, str], frame: DataFrame) -> None:
     """Validate the read's search option against the table, as its reader will."""
-    from indextables.pyspark.datasource import IndexTablesDataSource, make_reader
+    from indextables.pyspark.read.datasource import IndexTablesDataSource, make_reader
 
     planned = {**read_options, "path": path}
     make_reader(planned, IndexTablesDataSource(planned).planning_view(), frame.schema)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
-from indextables.pyspark.planguard import sweep_claims
+from indextables.pyspark.read.planguard import sweep_claims
 from indextables.search.options import OnWriteOptions
 from indextables.search.table.tableaccess import TableView, load_view, table_handle
 from indextables.search.write.merge import (

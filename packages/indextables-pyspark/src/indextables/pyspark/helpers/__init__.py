@@ -1,0 +1,1 @@
+"""The ``itp.count`` / ``itp.aggregate`` helpers over the engine."""

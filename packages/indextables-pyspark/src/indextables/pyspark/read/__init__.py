@@ -1,0 +1,1 @@
+"""Reading with Spark: the data source, its readers and the interactive search."""

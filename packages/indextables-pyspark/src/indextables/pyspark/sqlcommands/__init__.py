@@ -1,0 +1,1 @@
+"""The IndexTables SQL commands run through ``itp.sql``."""
