@@ -313,8 +313,10 @@ def _iso(value: datetime) -> str:
 
 
 def _parse(index: tantivy.Index, text: str, defaults: list[str], option: str) -> tantivy.Query:
+    from indextables.search.query.negation import rewrite_negations
+
     try:
-        return index.parse_query(text, defaults)
+        return index.parse_query(rewrite_negations(text, option), defaults)
     except ValueError as error:
         raise QuerySyntaxError(
             f"option {option}={text!r} is not a valid Tantivy query: {error}"
