@@ -208,6 +208,20 @@ def test_nan_query_terms_compare_as_spark_filters(
     assert itp.count(spark, it, query=query) == len(expected)
 
 
+def test_and_not_in_query_keeps_the_rows_without_the_excluded_term(
+    spark: Any, nans: tuple[str, str]
+) -> None:
+    """Tantivy alone answered ``a AND NOT b`` with no row at all."""
+    parquet, it = nans
+    where = "id <= 99 AND NOT (d <=> 1)"  # a query exclusion keeps rows without a value
+    expected = sorted(r["id"] for r in spark.read.parquet(parquet).where(where).collect())
+    assert expected
+    query = "id:[0 TO 99] AND NOT d:1"
+    read = spark.read.format("indextables").option("query", query).load(it)
+    assert sorted(r["id"] for r in read.collect()) == expected
+    assert itp.count(spark, it, query=query) == len(expected)
+
+
 BAD_ARGUMENTS = [
     ("count", {"where": 123}, "where=123"),
     ("search", {"where": 123}, "where=123"),
