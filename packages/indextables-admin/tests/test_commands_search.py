@@ -171,13 +171,13 @@ def test_search_reads_only_the_columns_and_splits_the_answer_needs(
     import indextables.search.searchtable as searchtable
 
     reads: list[list[str]] = []
-    original = searchtable.read_split
+    original = searchtable.read_any_split
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         reads.append(list(kwargs["schema"].names))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(searchtable, "read_split", counted)
+    monkeypatch.setattr(searchtable, "read_any_split", counted)
     run = cli_run("search", log_table, "--columns", "host", "--limit", "5", "-o", "csv")
     assert run.exit_code == 0, run.stderr
     assert len(run.stdout.splitlines()) == 6
@@ -193,13 +193,13 @@ def test_search_text_shows_at_most_the_first_rows_and_stops_reading(
 
     monkeypatch.setattr(rowsout, "TEXT_MAX_ROWS", 30)
     reads: list[int] = []
-    original = searchtable.read_split
+    original = searchtable.read_any_split
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         reads.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(searchtable, "read_split", counted)
+    monkeypatch.setattr(searchtable, "read_any_split", counted)
     run = cli_run("search", log_table, "--columns", "id,level")
     assert run.exit_code == 0, run.stderr
     assert "(30+ rows)" in run.stdout
@@ -318,13 +318,13 @@ def test_count_reads_no_column_it_does_not_need(
     import indextables.search.searchtable as searchtable
 
     reads: list[list[str]] = []
-    original = searchtable.read_split
+    original = searchtable.read_any_split
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         reads.append(list(kwargs["schema"].names))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(searchtable, "read_split", counted)
+    monkeypatch.setattr(searchtable, "read_any_split", counted)
     assert cli_run("count", log_table, "message:needlezz", "-o", "json").json()["count"] == 12
     assert all(len(names) <= 1 for names in reads)
 

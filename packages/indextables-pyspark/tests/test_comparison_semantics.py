@@ -122,8 +122,8 @@ def test_every_read_path_equals_parquet(spark: Any, tables: tuple[str, str], whe
                 for mode in ("local", "distributed"):
                     found = itp.search(spark, path, where=where, options={MODE: mode})
                     got[f"search {mode}"] = _ids(found)
-        finally:
-            spark.conf.set(PUSHDOWN, "false")
+        finally:  # the session default (itp.register turns it on)
+            spark.conf.set(PUSHDOWN, "true")
     assert got == dict.fromkeys(got, expected)
 
 

@@ -122,8 +122,8 @@ def test_filtered_then_unfiltered_on_one_dataframe(spark: Any, logs: str, pushdo
         df.createOrReplaceTempView("logs_view")
         assert spark.sql("SELECT * FROM logs_view WHERE latency > 49").count() == 3
         assert spark.sql("SELECT count(*) AS n FROM logs_view").first()["n"] == 200
-    finally:
-        spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
+    finally:  # the session default (itp.register turns it on)
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
 
 
 def test_sql_temporary_view_select_insert_overwrite(spark: Any, tmp_path: Path) -> None:
@@ -285,5 +285,5 @@ def test_statistics_filters_prune_splits_before_planning(
         assert [r.id for r in df.where("name = 'n0077'").collect()] == [77]
         assert df.where("id > 149 and name < 'n0160'").count() == 10
         assert df.count() == 200
-    finally:
-        spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
+    finally:  # the session default (itp.register turns it on)
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
