@@ -9,6 +9,7 @@ negation of ``=`` (the caller builds it).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Final
@@ -59,21 +60,14 @@ def compare_integers(column: pa.Array, op: str, literal: Fraction) -> pa.Array:
         if not _INT64_MIN <= n <= _INT64_MAX:
             return constant(values, False)
         return pc.equal(values, pa.scalar(n, pa.int64()))
-    # Every integer comparison is "a <= t" or its negation.
-    floor, ceil = math.floor(literal), math.ceil(literal)
-    threshold, negate = {
-        "<": (ceil - 1, False),
-        "<=": (floor, False),
-        ">": (floor, True),
-        ">=": (ceil - 1, True),
-    }[op]
-    if threshold >= _INT64_MAX:
-        result = constant(values, True)
-    elif threshold < _INT64_MIN:
-        result = constant(values, False)
-    else:
-        result = pc.less_equal(values, pa.scalar(threshold, pa.int64()))
-    return pc.invert(result) if negate else result
+    return _at_most(
+        values,
+        op,
+        literal,
+        low=_INT64_MIN,
+        high=_INT64_MAX,
+        bound=lambda t: pa.scalar(t, pa.int64()),
+    )
 
 
 def compare_floats(column: pa.Array, op: str, literal: float) -> pa.Array:
@@ -108,20 +102,36 @@ def compare_decimal(column: pa.Array, op: str, literal: Fraction) -> pa.Array:
         if scaled.denominator != 1 or not -top <= scaled <= top:
             return constant(column, False)
         return pc.equal(column, as_value(int(scaled)))
-    # Every integer comparison is "u <= threshold" or its negation.
-    floor, ceil = math.floor(scaled), math.ceil(scaled)
+    return _at_most(column, op, scaled, low=-top, high=top, bound=as_value)
+
+
+def _at_most(
+    column: pa.Array,
+    op: str,
+    literal: Fraction,
+    *,
+    low: int,
+    high: int,
+    bound: Callable[[int], pa.Scalar],
+) -> pa.Array:
+    """An integer-valued column (values in ``[low, high]``) against a rational, by ``op``.
+
+    Every such comparison is ``x <= threshold`` or its negation; a threshold at
+    or past an end of the range is a constant answer.
+    """
+    floor, ceil = math.floor(literal), math.ceil(literal)
     threshold, negate = {
         "<": (ceil - 1, False),
         "<=": (floor, False),
         ">": (floor, True),
         ">=": (ceil - 1, True),
     }[op]
-    if threshold >= top:
+    if threshold >= high:
         result = constant(column, True)
-    elif threshold < -top:
+    elif threshold < low:
         result = constant(column, False)
     else:
-        result = pc.less_equal(column, as_value(threshold))
+        result = pc.less_equal(column, bound(threshold))
     return pc.invert(result) if negate else result
 
 
