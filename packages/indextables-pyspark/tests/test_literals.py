@@ -17,14 +17,19 @@ BIG = "1" + "0" * 20  # beyond bigint, within DECIMAL(38)
 HUGE = "9" * 40  # beyond DECIMAL(38): Spark refuses it
 
 
+def write_pair(spark: Any, root: Path, rows: list[tuple[Any, ...]], schema: str) -> tuple[str, str]:
+    """The same rows as Parquet and as an IndexTables table under ``root``: their two paths."""
+    df = spark.createDataFrame(rows, schema)
+    df.write.parquet(str(root / "parquet"))
+    itp.write(df, str(root / "it"))
+    return str(root / "parquet"), str(root / "it")
+
+
 @pytest.fixture(scope="module")
 def tables(spark: Any, tmp_path_factory: Any) -> tuple[str, str]:
     root = tmp_path_factory.mktemp("literals")
     rows = [(i, float(i) / 2, f"r{i}") for i in range(-4, 4)] + [(None, None, "null")]
-    df = spark.createDataFrame(rows, "id long, d double, s string")
-    df.write.parquet(str(root / "parquet"))
-    itp.write(df, str(root / "it"))
-    return str(root / "parquet"), str(root / "it")
+    return write_pair(spark, root, rows, "id long, d double, s string")
 
 
 OUT_OF_RANGE = [
@@ -148,10 +153,7 @@ def numbers(spark: Any, tmp_path_factory: Any) -> tuple[str, str]:
     root = tmp_path_factory.mktemp("numbers")
     values = [-0.0, 0.0, 0.5, -0.5, 1.0, F01, None]
     rows = [(i, v, v, "x") for i, v in enumerate(values * 3)]
-    df = spark.createDataFrame(rows, "id long, d double, f float, t string")
-    df.write.parquet(str(root / "parquet"))
-    itp.write(df, str(root / "it"))
-    return str(root / "parquet"), str(root / "it")
+    return write_pair(spark, root, rows, "id long, d double, f float, t string")
 
 
 @pytest.mark.parametrize(("query", "where"), QUERIES)
@@ -187,10 +189,7 @@ def nans(spark: Any, tmp_path_factory: Any) -> tuple[str, str]:
     root = tmp_path_factory.mktemp("nans")
     values = [float("nan"), NEGATIVE_NAN, float("inf"), float("-inf"), -0.0, 1.0, 2.5, None]
     rows = [(i, v, v) for i, v in enumerate(values * 2)]
-    df = spark.createDataFrame(rows, "id long, d double, f float")
-    df.write.parquet(str(root / "parquet"))
-    itp.write(df, str(root / "it"))
-    return str(root / "parquet"), str(root / "it")
+    return write_pair(spark, root, rows, "id long, d double, f float")
 
 
 @pytest.mark.parametrize(("query", "where"), NAN_QUERIES)
