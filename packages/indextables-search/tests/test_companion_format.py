@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -238,3 +239,111 @@ def test_the_builder_writes_the_reference_layout(tmp_path: Path, mode: str) -> N
     assert all(searcher.doc(a).to_dict() == {} for a in addresses[:5])
     assert any(n.endswith(".store") for n in os.listdir(directory))
     assert split_manifest(directory).total_rows == 83
+
+
+# -- INDEXING MODES: the strip modes against DuckDB; the hashed modes refused by name -----
+
+UUIDS = [
+    "123e4567-e89b-12d3-a456-426614174000",
+    "ABCDEF01-2345-6789-ABCD-EF0123456789",
+    "deadbeef-0000-1111-2222-333344445555",
+]
+PIECES = ["error", "ok", "user", "id=", "ord-17", "ORD-42", "x", "", "-", "café", "12d3"]
+TOKEN_RE = r"[^a-z0-9é]+"
+
+
+def _log_source(root: Path) -> None:
+    rng = random.Random(7)
+    for part, rows in (("a", 40), ("b", 33)):
+        values = []
+        for _ in range(rows):
+            if rng.random() < 0.1:
+                values.append(None)
+                continue
+            words = [rng.choice(UUIDS + PIECES) for _ in range(rng.randint(0, 5))]
+            # glue some UUIDs to their neighbours: id=<uuid>, <uuid>x
+            values.append(rng.choice([" ", "", ","]).join(words))
+        folder = root / f"p={part}"
+        folder.mkdir(parents=True)
+        pq.write_table(
+            pa.table({"id": list(range(rows)), "msg": values, "note": values[::-1]}),
+            folder / "part-0.parquet",
+            row_group_size=9,
+        )
+
+
+def _tokens_sql(column: str, pattern: str) -> str:
+    """DuckDB: the default tokenizer's tokens of ``column`` after the strip (lowercased,
+    split on what is not a letter or digit; the words here are ASCII or 'café')."""
+    stripped = f"regexp_replace({column}, '{pattern}', ' ', 'g')"
+    return f"regexp_split_to_array(lower({stripped}), '{TOKEN_RE}')"
+
+
+def test_strip_modes_match_duckdb_over_the_source(tmp_path: Path) -> None:
+    from indextables.search.companion.stringmodes import UUID_PATTERN
+
+    root = tmp_path / "src"
+    _log_source(root)
+    custom = "ORD-[0-9]+"
+    index = tmp_path / "idx"
+    build_companion(
+        str(root), str(index), source_format="parquet",
+        indexing_modes={"msg": "text_uuid_strip", "note": f"text_custom_strip:{custom}"},
+    )  # fmt: skip
+    cache = {"spark.indextables.cache.directoryPath": str(tmp_path / "cache")}
+    table = open_table(str(index), options=cache)
+    (split,) = table._view.splits[:1]
+    store = open_table_store(str(index), {})
+    directory = SplitCache(str(tmp_path / "cache"), 10**9).fetch(store, str(index), split.entry.ref)
+    assert split_manifest(directory).string_indexing_modes == {
+        "msg": {"mode": "text_uuid_strip"},
+        "note": {"mode": "text_custom_strip", "regex": custom},
+    }
+    con = duckdb.connect()
+    source = f"read_parquet('{root}/*/*.parquet', hive_partitioning = true)"
+    msg = _tokens_sql("msg", UUID_PATTERN)
+    note = _tokens_sql("note", custom)
+    cases = {
+        "msg:error": f"list_contains({msg}, 'error')",
+        "msg:user AND msg:ok": f"list_contains({msg}, 'user') AND list_contains({msg}, 'ok')",
+        # a UUID's pieces were stripped: only rows where the piece stands alone match
+        "msg:12d3": f"list_contains({msg}, '12d3')",
+        "msg:deadbeef": f"list_contains({msg}, 'deadbeef')",
+        "msg:abcdef01": f"list_contains({msg}, 'abcdef01')",
+        "note:ord": f"list_contains({note}, 'ord')",
+        "note:42": f"list_contains({note}, '42')",
+        "note:17": f"list_contains({note}, '17')",
+        "msg:café OR note:café": f"list_contains({msg}, 'café') OR list_contains({note}, 'café')",
+    }
+    for query, where in cases.items():
+        expected = duck(con, f"SELECT id, msg, note, p FROM {source} WHERE {where}")
+        found = table.search(query, columns=["id", "msg", "note", "p"])
+        assert canonical(found) == canonical(expected), query
+    # a filter on the column compares the source's value, not the stripped one
+    value = UUIDS[0]
+    expected = duck(con, f"SELECT id, p FROM {source} WHERE msg = '{value}'")
+    found = table.search(where=f"msg = '{value}'", columns=["id", "p"])
+    assert canonical(found) == canonical(expected)
+    con.close()
+
+
+@pytest.mark.parametrize(
+    ("mode", "named"),
+    [
+        ("exact_only", "exact_only is not supported"),
+        ("text_uuid_exactonly", "text_uuid_exactonly is not supported"),
+        ("text_custom_exactonly:[0-9]+", "text_custom_exactonly is not supported"),
+        ("text_custom_strip:", "text_custom_strip needs a regex"),
+        ("text_custom_strip:(unclosed", "does not compile"),
+        ("text_uuid_strip:x", "not supported here"),
+    ],
+)
+def test_other_string_modes_are_refused_by_name(tmp_path: Path, mode: str, named: str) -> None:
+    root = tmp_path / "src"
+    _log_source(root)
+    with pytest.raises(CompanionError, match=re.escape(named)):
+        build_companion(
+            str(root), str(tmp_path / "idx"), source_format="parquet",
+            indexing_modes={"msg": mode},
+        )  # fmt: skip
+    assert not (tmp_path / "idx").exists() or not any((tmp_path / "idx").rglob("*.split"))

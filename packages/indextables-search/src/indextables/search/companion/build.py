@@ -41,6 +41,7 @@ from indextables.search.companion.manifest import (
 )
 from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD, path_hash
 from indextables.search.companion.sources import SourceFile, source_filesystem
+from indextables.search.companion.stringmodes import StripMode, strip_column
 from indextables.search.errors import CompanionSourceError
 from indextables.search.read.convert import documents
 from indextables.search.schema.mapping import (
@@ -107,16 +108,20 @@ def build_split(
     source_version: int | None,
     heap_size: int,
     batch_size: int,
+    string_modes: Mapping[str, StripMode] | None = None,
 ) -> AddAction:
     """Index ``group``'s files into one split, upload it and return its AddAction.
 
     ``data_schema`` is the non-partition columns in Spark's Arrow types; a
     column a file lacks (added to the table later) is indexed as null.
+    ``string_modes`` (column -> strip mode): those columns are indexed with
+    their pattern's matches removed (:mod:`.stringmodes`).
 
     Raises:
         CompanionSourceError: a file that cannot be read or does not fit the schema.
     """
     filesystem, base = source_filesystem(root)
+    modes = {c.lower(): m for c, m in (string_modes or {}).items()}
     schema = companion_schema(specs)
     part = PartitionIndex.create(
         specs, schema, heap_size=heap_size, hidden_fast=(FILE_HASH_FIELD, ROW_IN_FILE_FIELD)
@@ -127,7 +132,7 @@ def build_split(
         for source in group.files:
             entry = _index_file(
                 part, schema, filesystem, f"{base}/{source.path}", source, offset, specs,
-                data_schema, batch_size,
+                data_schema, batch_size, modes,
             )  # fmt: skip
             if entry.num_rows:
                 entries.append(entry)
@@ -142,6 +147,11 @@ def build_split(
             ),
             total_rows=offset,
             table_root="",
+            string_indexing_modes={
+                s.name: modes[s.name.lower()].manifest_json()
+                for s in specs
+                if s.name.lower() in modes
+            },
         )
         with open(os.path.join(part.directory, MANIFEST_FILE), "wb") as handle:
             handle.write(manifest_to_bytes(manifest))
@@ -206,6 +216,7 @@ def _index_file(
     specs: tuple[FieldSpec, ...],
     data_schema: pa.Schema,
     batch_size: int,
+    modes: Mapping[str, StripMode],
 ) -> ParquetFileEntry:
     try:
         parquet = pq.ParquetFile(location, filesystem=filesystem)
@@ -221,7 +232,8 @@ def _index_file(
         row = 0
         for batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
             batch = _with_all_columns(batch, data_schema, source.path)
-            for doc in documents(batch, specs, schema):
+            indexed = _stripped(batch, modes) if modes else batch
+            for doc in documents(indexed, specs, schema):
                 add_unsigned(doc, FILE_HASH_FIELD, file_hash)
                 add_unsigned(doc, ROW_IN_FILE_FIELD, row)
                 add_document(doc)
@@ -235,6 +247,16 @@ def _index_file(
             has_offset_index=_has_offset_index(metadata),
             row_groups=_row_groups(metadata),
         )
+
+
+def _stripped(batch: pa.RecordBatch, modes: Mapping[str, StripMode]) -> pa.RecordBatch:
+    """``batch`` with the strip-mode columns' matches removed (what the index holds)."""
+    arrays = [
+        strip_column(batch.column(i), modes[f.name.lower()]) if f.name.lower() in modes
+        else batch.column(i)
+        for i, f in enumerate(batch.schema)
+    ]  # fmt: skip
+    return pa.RecordBatch.from_arrays(arrays, schema=batch.schema)
 
 
 def _with_all_columns(batch: pa.RecordBatch, schema: pa.Schema, path: str) -> pa.RecordBatch:

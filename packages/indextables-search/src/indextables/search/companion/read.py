@@ -50,6 +50,9 @@ from indextables.search.schema.partitionvalues import partition_column
 
 __all__ = ["read_companion_split", "split_manifest"]
 
+# string_indexing_modes whose fields are plain text fields (see .stringmodes)
+_STRIP_MODES = ("text_uuid_strip", "text_custom_strip")
+
 
 def split_manifest(directory: str) -> ParquetManifest:
     """The manifest embedded in an unbundled companion split."""
@@ -71,10 +74,13 @@ def read_companion_split(
     ``root`` is the source table root the manifest's relative paths resolve against.
     """
     manifest = split_manifest(directory)
-    if manifest.string_indexing_modes:
-        modes = ", ".join(
-            f"{k} ({v.get('mode', '?')})" for k, v in sorted(manifest.string_indexing_modes.items())
-        )
+    hashed = {
+        k: v.get("mode", "?")
+        for k, v in manifest.string_indexing_modes.items()
+        if v.get("mode") not in _STRIP_MODES
+    }
+    if hashed:
+        modes = ", ".join(f"{k} ({v})" for k, v in sorted(hashed.items()))
         raise CompanionError(
             f"companion split {entry.ref.path!r} indexes {modes} with a hashed string indexing "
             "mode, which this package does not read; rebuild the companion without it"
