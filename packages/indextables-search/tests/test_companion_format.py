@@ -94,7 +94,12 @@ def test_the_path_hash_is_rusts_default_hasher() -> None:
 
 @pytest.mark.parametrize(
     ("layout", "reverse", "compress"),
-    [("pq", False, True), ("pq", True, False), ("segments", False, False), ("row_key", True, False)],
+    [
+        ("pq", False, True),
+        ("pq", True, False),
+        ("segments", False, False),
+        ("row_key", True, False),
+    ],
 )
 def test_a_hand_written_reference_split_reads_like_duckdb(
     tmp_path: Path, layout: str, reverse: bool, compress: bool
@@ -200,10 +205,12 @@ def test_the_builder_writes_the_reference_layout(tmp_path: Path, mode: str) -> N
     with open(os.path.join(directory, "_parquet_manifest.json"), "rb") as handle:
         raw = json.loads(handle.read())
     assert set(raw) == MANIFEST_KEYS
-    assert raw["version"] == 1 and raw["table_root"] == ""
+    assert raw["version"] == 1
+    assert raw["table_root"] == ""
     assert raw["fast_field_mode"] == mode.lower()
     assert raw["storage_config"] is None
-    assert raw["string_indexing_modes"] == {} and raw["companion_hash_fields"] == {}
+    assert raw["string_indexing_modes"] == {}
+    assert raw["companion_hash_fields"] == {}
     files = raw["parquet_files"]
     # the file without rows is named by the AddAction, not by the manifest
     assert split._file.companion_source_files == HIVE_FILES

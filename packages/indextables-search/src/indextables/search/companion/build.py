@@ -326,7 +326,8 @@ def _segment_ranges(
     starts = {path_hash(e.relative_path): e.row_offset for e in entries}
     rows: dict[int, list[tuple[int, int]]] = {}
     for address, file_hash, row in zip(addresses, hashes, in_file, strict=True):
-        assert file_hash is not None and row is not None
+        assert file_hash is not None
+        assert row is not None
         global_row = starts[int(file_hash)] + int(row)
         rows.setdefault(address.segment_ord, []).append((address.doc, global_row))
     ordinals = sorted(rows)

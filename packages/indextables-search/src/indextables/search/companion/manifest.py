@@ -5,9 +5,10 @@ manifest version 1): per file its path relative to the table root, its first
 global row (``row_offset``), rows, byte size and row groups; ``segment_row_ranges``
 maps each Tantivy segment to its global rows; ``column_mapping`` the Parquet to
 Tantivy types; ``string_hash_fields``, ``string_indexing_modes`` and
-``companion_hash_fields`` describe tantivy4java's hashed string fields (read and
-kept here; this package writes them empty). Per-page ``page_locations`` and a
-column's ``fast_field_tokenizer`` are accepted and not kept. The file may be zstd-compressed (detected by its magic bytes), as
+``companion_hash_fields`` describe tantivy4java's hashed and stripped string
+fields (read and kept; this package writes only strip modes). Per-page
+``page_locations`` and a column's ``fast_field_tokenizer`` are accepted and not
+kept. The file may be zstd-compressed (detected by its magic bytes), as
 tantivy4java writes it when that is smaller; this package writes plain JSON.
 """
 

@@ -26,9 +26,7 @@ from indextables.search.errors import CompanionError
 __all__ = ["UUID_PATTERN", "StripMode", "field_type", "strip_column", "strip_modes"]
 
 # tantivy4java's UUID_REGEX (dashed form only).
-UUID_PATTERN = (
-    "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-)
+UUID_PATTERN = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _HASHED = {
     "exact_only": "it indexes the xxHash64 of each value in a u64 field",
     "text_uuid_exactonly": "it indexes the xxHash64 of each UUID in a '<column>__uuids' field",

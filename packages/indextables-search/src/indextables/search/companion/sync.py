@@ -32,9 +32,9 @@ from indextables.search.companion.build import (
     identity_tag,
 )
 from indextables.search.companion.sources import SourceFile, SourceListing, list_source
+from indextables.search.companion.stringmodes import field_type, strip_modes
 from indextables.search.errors import CompanionError, CompanionSourceError
 from indextables.search.options import parse_size
-from indextables.search.companion.stringmodes import field_type, strip_modes
 from indextables.search.schema.mapping import FieldKind, field_specs
 from indextables.search.schema.partitionvalues import partition_column
 from indextables.search.schema.schemajson import spark_json
