@@ -246,6 +246,20 @@ def test_the_builder_writes_the_reference_layout(tmp_path: Path, mode: str) -> N
     assert all(searcher.doc(a).to_dict() == {} for a in addresses[:5])
     assert any(n.endswith(".store") for n in os.listdir(directory))
     assert split_manifest(directory).total_rows == 83
+    # and the split answers like DuckDB over the source
+    table = open_table(
+        str(tmp_path / f"idx-{mode}"),
+        options={"spark.indextables.cache.directoryPath": str(tmp_path / "cache")},
+    )
+    con = duckdb.connect()
+    files = ", ".join(f"'{root / f}'" for f in HIVE_FILES)
+    for query, where in QUERIES.items():
+        expected = duck(
+            con, f"SELECT * FROM read_parquet([{files}], hive_partitioning = false) WHERE {where}"
+        )
+        found = table.search(query, columns=source_schema().names)
+        assert canonical(found) == canonical(expected), query
+    con.close()
 
 
 # -- INDEXING MODES: the strip modes against DuckDB; the hashed modes refused by name -----
