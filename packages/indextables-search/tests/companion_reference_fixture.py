@@ -56,8 +56,12 @@ COLUMNS = {
 }
 
 
-def reference_doc_mapping() -> str:
-    """The AddAction's doc mapping for the fixture's columns (HYBRID: strings not fast)."""
+def reference_doc_mapping(*, promoted: bool = False) -> str:
+    """The AddAction's doc mapping for the fixture's columns (HYBRID: strings not fast).
+
+    ``promoted``: every field reported fast, as tantivy4java reports it
+    (``promote_doc_mapping_all_fast``: its runtime serves the rest from Parquet).
+    """
     entries = []
     for name, (kind, tokenizer) in COLUMNS.items():
         entry: dict[str, Any] = {
@@ -65,7 +69,7 @@ def reference_doc_mapping() -> str:
             "type": kind,
             "stored": False,
             "indexed": True,
-            "fast": kind != "text",
+            "fast": promoted or kind != "text",
         }
         if tokenizer:
             entry["tokenizer"] = tokenizer

@@ -78,8 +78,10 @@ def _source(root: Path, files: tuple[str, ...] = FILES) -> None:
         pq.write_table(table, root / relative, row_group_size=8)
 
 
-def _read(directory: str, root: Path, query: str | None) -> list[dict[str, Any]]:
-    entry = SplitEntry(SplitRef("x.split", 0), {}, reference_doc_mapping())
+def _read(
+    directory: str, root: Path, query: str | None, *, promoted: bool = False
+) -> list[dict[str, Any]]:
+    entry = SplitEntry(SplitRef("x.split", 0), {}, reference_doc_mapping(promoted=promoted))
     batches = read_any_split(
         directory, entry, source_schema(), search=SearchSpec(query=query), conditions=(),
         companion_root=str(root),
@@ -115,6 +117,9 @@ def test_a_hand_written_reference_split_reads_like_duckdb(
     for query, where in QUERIES.items():
         expected = duck(con, f"SELECT * FROM read_parquet([{files}]) WHERE {where}")
         assert canonical(_read(directory, root, query)) == canonical(expected), query
+        # the doc mapping as tantivy4java's AddAction reports it: every field fast
+        found = _read(directory, root, query, promoted=True)
+        assert canonical(found) == canonical(expected), query
     con.close()
 
 
@@ -368,3 +373,64 @@ def test_other_string_modes_are_refused_by_name(tmp_path: Path, mode: str, named
             indexing_modes={"msg": mode},
         )  # fmt: skip
     assert not (tmp_path / "idx").exists() or not any((tmp_path / "idx").rglob("*.split"))
+
+
+# -- a whole companion table in the reference's form ---------------------------------------
+
+
+def test_a_reference_companion_table_reads_like_duckdb(tmp_path: Path) -> None:
+    """A table whose log, configuration and split are written by hand as the reference
+    writes them (no builder involved): open_table answers like DuckDB over the source."""
+    import io
+    import time
+
+    from indextables.protocol.actions import AddAction
+    from indextables.protocol.splitbundle import write_split_bundle
+    from indextables.search.schema.schemajson import spark_json
+    from indextables.search.table.tableaccess import _engine
+    from indextables.search.write.splitwriter import to_reference_form
+
+    root = tmp_path / "src"
+    _source(root)
+    uri = str(tmp_path / "idx")
+    config = {
+        "indextables.companion.enabled": "true",
+        "indextables.companion.sourceTablePath": str(root),
+        "indextables.companion.sourceFormat": "parquet",
+        "indextables.companion.fastFieldMode": "HYBRID",
+        "indextables.companion.lastSyncedVersion": "0",
+    }
+    table = _engine().create_table(
+        uri, schema=spark_json(source_schema()), partition_columns=(), configuration=config,
+        storage_options={}, config={},
+    )  # fmt: skip
+    directory = str(tmp_path / "split")
+    write_reference_split(directory, str(root), FILES, reverse=True)
+    to_reference_form(directory)  # the reference's term dictionaries are SSTables
+    buffer = io.BytesIO()
+    footer = write_split_bundle(directory, buffer)
+    data = buffer.getvalue()
+    open_table_store(uri, {}).put("part-reference.split", data)
+    add = AddAction(
+        path="part-reference.split", partition_values={}, size=len(data),
+        modification_time=int(time.time() * 1000), data_change=True, num_records=83,
+        footer_start_offset=footer.footer_start_offset,
+        footer_end_offset=footer.footer_end_offset, has_footer_offsets=True,
+        doc_mapping_json=reference_doc_mapping(promoted=True),
+        companion_source_files=FILES, companion_fast_field_mode="HYBRID",
+    )  # fmt: skip
+    table.commit(adds=[add], removes=[], metadata=None)
+    opened = open_table(uri, options={"spark.indextables.cache.directoryPath": str(tmp_path / "c")})
+    files = ", ".join(f"'{root / f}'" for f in FILES if "empty" not in f)
+    con = duckdb.connect()
+    for query, where in QUERIES.items():
+        expected = duck(con, f"SELECT * FROM read_parquet([{files}]) WHERE {where}")
+        found = opened.search(query, columns=source_schema().names)
+        assert canonical(found) == canonical(expected), query
+    assert (
+        opened.count(where="n > 0")
+        == duck(con, f"SELECT count(*) AS c FROM read_parquet([{files}]) WHERE n > 0")
+        .column(0)[0]
+        .as_py()
+    )
+    con.close()
