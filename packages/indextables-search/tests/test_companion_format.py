@@ -434,3 +434,20 @@ def test_a_reference_companion_table_reads_like_duckdb(tmp_path: Path) -> None:
         .as_py()
     )
     con.close()
+
+
+def test_a_column_named_like_a_hidden_field_is_refused(tmp_path: Path) -> None:
+    from indextables.search.errors import CompanionSourceError
+
+    folder = tmp_path / "src" / "p=a"
+    folder.mkdir(parents=True)
+    pq.write_table(pa.table({"id": [1], "__pq_row_in_file": [5]}), folder / "f.parquet")
+    with pytest.raises(CompanionSourceError, match=r"__pq_row_in_file.*EXCLUDE COLUMNS"):
+        build_companion(str(tmp_path / "src"), str(tmp_path / "idx"), source_format="parquet")
+    build_companion(
+        str(tmp_path / "src"), str(tmp_path / "idx2"), source_format="parquet",
+        exclude_columns=("__pq_row_in_file",),
+    )  # fmt: skip
+    cache = {"spark.indextables.cache.directoryPath": str(tmp_path / "cache")}
+    table = open_table(str(tmp_path / "idx2"), options=cache)
+    assert table.search("id:1").to_pylist() == [{"id": 1, "__pq_row_in_file": 5, "p": "a"}]
