@@ -116,3 +116,58 @@ def test_companion_reads_equal_spark_over_the_parquet_source(spark: Any, tmp_pat
         itp.count(spark, index, query="message:timed")
         == expected.where("message like '%timed%'").count()
     )
+
+
+def test_strip_indexing_modes_through_sql_equal_spark(spark: Any, tmp_path: Path) -> None:
+    """INDEXING MODES 'text_uuid_strip' / 'text_custom_strip:<regex>': searches see the
+    value with the matches removed; rows and filters see the source's value."""
+    import indextables.pyspark as itp
+
+    uuid = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    source, index = str(tmp_path / "src"), str(tmp_path / "idx")
+    spark.range(120).selectExpr(
+        "id",
+        "case when id % 9 = 0 then null else concat('req ', "
+        "case when id % 2 = 0 then '123e4567-e89b-12d3-a456-426614174000' else 'deadbeef' end, "
+        "case when id % 3 = 0 then ' timed out' else ' ok' end) end as message",
+        "concat('order ORD-', id % 7, case when id % 5 = 0 then ' late' else '' end) as note",
+        "cast(id % 2 as int) as part",
+    ).repartition(2).write.partitionBy("part").parquet(source)
+    parsed = parse_companion(
+        f"BUILD INDEXTABLES COMPANION FOR PARQUET '{source}' INDEXING MODES "
+        "('message':'text_uuid_strip', 'note':'text_custom_strip:ORD-[0-9]+') "
+        f"AT LOCATION '{index}'"
+    )
+    assert parsed["indexing_modes"] == {
+        "message": "text_uuid_strip",
+        "note": "text_custom_strip:ORD-[0-9]+",
+    }
+    result = itp.sql(
+        spark,
+        f"BUILD INDEXTABLES COMPANION FOR PARQUET '{source}' INDEXING MODES "
+        "('message':'text_uuid_strip', 'note':'text_custom_strip:ORD-[0-9]+') "
+        f"AT LOCATION '{index}'",
+    ).first()
+    assert result.status == "success"
+    expected = spark.read.parquet(source)
+    tokens = {
+        "message": f"split(lower(regexp_replace(message, '{uuid}', ' ')), '[^a-z0-9]+')",
+        "note": "split(lower(regexp_replace(note, 'ORD-[0-9]+', ' ')), '[^a-z0-9]+')",
+    }
+    for column, word in (("message", "timed"), ("message", "deadbeef"), ("message", "12d3"),
+                         ("note", "ord"), ("note", "late")):  # fmt: skip
+        found = spark.read.format("indextables").option("query", f"{column}:{word}").load(index)
+        assert rows(found.select("id")) == rows(
+            expected.where(f"array_contains({tokens[column]}, '{word}')").select("id")
+        ), (column, word)
+    whole = "req 123e4567-e89b-12d3-a456-426614174000 ok"
+    found = spark.read.format("indextables").load(index).where(f"message = '{whole}'")
+    assert rows(found.select("id")) == rows(expected.where(f"message = '{whole}'").select("id"))
+    from indextables.search.errors import CompanionError
+
+    with pytest.raises(CompanionError, match="exact_only is not supported"):
+        itp.sql(
+            spark,
+            f"BUILD INDEXTABLES COMPANION FOR PARQUET '{source}' INDEXING MODES "
+            f"('message':'exact_only') AT LOCATION '{tmp_path / 'other'}'",
+        )

@@ -43,7 +43,10 @@ def build_companion(
         location: the companion index's location.
         source_format: ``"delta"``, ``"parquet"`` or ``"iceberg"``.
         include_columns, exclude_columns: which columns get fields (not both).
-        indexing_modes: column -> ``string``/``text``/``ip``/``json``.
+        indexing_modes: column -> ``string``/``text``/``ip``/``json``, or
+            ``text_uuid_strip``/``text_custom_strip:<regex>`` (see
+            :mod:`indextables.search.companion.stringmodes`; the hashed
+            ``exact_only``/``*_exactonly`` modes are refused).
         fast_field_mode: ``HYBRID`` (default), ``DISABLED`` or ``PARQUET_ONLY``.
         target_input_size: the most source bytes one split indexes.
         writer_heap_size: Tantivy writer heap per split.

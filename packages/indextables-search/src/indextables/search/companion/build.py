@@ -1,11 +1,15 @@
 """One group of source Parquet files -> one companion split (indexed, nothing stored).
 
-Documents follow the files' concatenated row order. No field is stored and no
-Arrow copy is bundled: values are read back from the Parquet files (see
-:mod:`.read`). Each document carries the hidden row key fast field, here
-``(file number << 32) | row in file``, and the split embeds
-``_parquet_manifest.json`` (:mod:`.manifest`) as tantivy4java's companion
-splits do, with ``segment_row_ranges`` mapping segments to global rows.
+The split has tantivy4java's companion layout (docs/companion.md, "Format"):
+documents follow the files' concatenated row order; no field is stored (the
+doc store holds empty documents, tantivy4java's stub store) and no Arrow copy
+is bundled: values are read back from the Parquet files (see :mod:`.read`).
+Each document carries tantivy4java's two hidden u64 fast fields,
+``__pq_file_hash`` (:func:`.pathhash.path_hash` of its file's relative path)
+and ``__pq_row_in_file``, and the split embeds ``_parquet_manifest.json``
+(:mod:`.manifest`) with ``segment_row_ranges`` mapping segments to global rows.
+Files without rows are named by the AddAction but left out of the manifest
+(tantivy4java refuses a manifest entry of zero rows).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import tantivy
 
 from indextables.protocol.actions import AddAction
 from indextables.protocol.splitbundle import write_split_bundle
@@ -34,11 +39,12 @@ from indextables.search.companion.manifest import (
     SegmentRowRange,
     manifest_to_bytes,
 )
+from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD, path_hash
 from indextables.search.companion.sources import SourceFile, source_filesystem
+from indextables.search.companion.stringmodes import StripMode, strip_column
 from indextables.search.errors import CompanionSourceError
 from indextables.search.read.convert import documents
 from indextables.search.schema.mapping import (
-    ROW_KEY_FIELD,
     FieldKind,
     FieldSpec,
     doc_mapping_json,
@@ -54,7 +60,7 @@ from indextables.search.write.splitwriter import (
     to_reference_form,
 )
 
-__all__ = ["IDENTITY_TAG", "CompanionGroup", "build_split", "identity_tag"]
+__all__ = ["IDENTITY_TAG", "CompanionGroup", "build_split", "companion_schema", "identity_tag"]
 
 # Split tag: a digest of the split's source files and their identities (size, Delta
 # deletion vector); split tags survive checkpoints and Avro states, AddAction tags do not.
@@ -102,27 +108,34 @@ def build_split(
     source_version: int | None,
     heap_size: int,
     batch_size: int,
+    string_modes: Mapping[str, StripMode] | None = None,
 ) -> AddAction:
     """Index ``group``'s files into one split, upload it and return its AddAction.
 
     ``data_schema`` is the non-partition columns in Spark's Arrow types; a
     column a file lacks (added to the table later) is indexed as null.
+    ``string_modes`` (column -> strip mode): those columns are indexed with
+    their pattern's matches removed (:mod:`.stringmodes`).
 
     Raises:
         CompanionSourceError: a file that cannot be read or does not fit the schema.
     """
     filesystem, base = source_filesystem(root)
-    schema = tantivy_schema(specs, row_key=True)
-    part = PartitionIndex.create(specs, schema, heap_size=heap_size)
+    modes = {c.lower(): m for c, m in (string_modes or {}).items()}
+    schema = companion_schema(specs)
+    part = PartitionIndex.create(
+        specs, schema, heap_size=heap_size, hidden_fast=(FILE_HASH_FIELD, ROW_IN_FILE_FIELD)
+    )
     try:
         entries = []
         offset = 0
-        for number, source in enumerate(group.files):
+        for source in group.files:
             entry = _index_file(
-                part, filesystem, f"{base}/{source.path}", source, number, offset, specs,
-                data_schema, batch_size,
+                part, schema, filesystem, f"{base}/{source.path}", source, offset, specs,
+                data_schema, batch_size, modes,
             )  # fmt: skip
-            entries.append(entry)
+            if entry.num_rows:
+                entries.append(entry)
             offset += entry.num_rows
         part.commit()
         manifest = ParquetManifest(
@@ -134,6 +147,11 @@ def build_split(
             ),
             total_rows=offset,
             table_root="",
+            string_indexing_modes={
+                s.name: modes[s.name.lower()].manifest_json()
+                for s in specs
+                if s.name.lower() in modes
+            },
         )
         with open(os.path.join(part.directory, MANIFEST_FILE), "wb") as handle:
             handle.write(manifest_to_bytes(manifest))
@@ -169,6 +187,19 @@ def build_split(
         part.discard()
 
 
+def companion_schema(specs: Sequence[FieldSpec]) -> Any:
+    """The Tantivy schema of a companion split: the indexed fields, then tantivy4java's
+    two hidden u64 fast fields (neither indexed nor stored)."""
+    hidden = (FILE_HASH_FIELD, ROW_IN_FILE_FIELD)
+    clash = sorted(s.name for s in specs if s.name.lower() in hidden)
+    if clash:
+        raise CompanionSourceError(
+            f"column {clash[0]!r} has the name of a companion split's hidden field; "
+            "leave it out with EXCLUDE COLUMNS"
+        )
+    return tantivy_schema(specs, hidden_fast=hidden)
+
+
 def identity_tag(files: Sequence[SourceFile]) -> str:
     """The split tag naming ``files`` and their identities (order-independent)."""
     lines = sorted(f"{f.path}\t{f.identity}" for f in files)
@@ -177,14 +208,15 @@ def identity_tag(files: Sequence[SourceFile]) -> str:
 
 def _index_file(
     part: PartitionIndex,
+    schema: Any,
     filesystem: object,
     location: str,
     source: SourceFile,
-    number: int,
     offset: int,
     specs: tuple[FieldSpec, ...],
     data_schema: pa.Schema,
     batch_size: int,
+    modes: Mapping[str, StripMode],
 ) -> ParquetFileEntry:
     try:
         parquet = pq.ParquetFile(location, filesystem=filesystem)
@@ -194,14 +226,19 @@ def _index_file(
         metadata = parquet.metadata
         present = set(parquet.schema_arrow.names)
         wanted = [f.name for f in data_schema if f.name in present]
-        schema = tantivy_schema(specs, row_key=True)
+        file_hash = path_hash(source.path)
+        add_unsigned = tantivy.Document.add_unsigned
+        add_document = part.writer.add_document
         row = 0
         for batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
             batch = _with_all_columns(batch, data_schema, source.path)
-            for doc in documents(batch, specs, schema, batch_number=number, first_row=row):
-                part.writer.add_document(doc)
+            indexed = _stripped(batch, modes) if modes else batch
+            for doc in documents(indexed, specs, schema):
+                add_unsigned(doc, FILE_HASH_FIELD, file_hash)
+                add_unsigned(doc, ROW_IN_FILE_FIELD, row)
+                add_document(doc)
+                row += 1
             part.stats.add(batch)
-            row += batch.num_rows
         return ParquetFileEntry(
             relative_path=source.path,
             file_size_bytes=source.size,
@@ -210,6 +247,16 @@ def _index_file(
             has_offset_index=_has_offset_index(metadata),
             row_groups=_row_groups(metadata),
         )
+
+
+def _stripped(batch: pa.RecordBatch, modes: Mapping[str, StripMode]) -> pa.RecordBatch:
+    """``batch`` with the strip-mode columns' matches removed (what the index holds)."""
+    arrays = [
+        strip_column(batch.column(i), modes[f.name.lower()]) if f.name.lower() in modes
+        else batch.column(i)
+        for i, f in enumerate(batch.schema)
+    ]  # fmt: skip
+    return pa.RecordBatch.from_arrays(arrays, schema=batch.schema)
 
 
 def _with_all_columns(batch: pa.RecordBatch, schema: pa.Schema, path: str) -> pa.RecordBatch:
@@ -260,38 +307,44 @@ def _row_groups(metadata: pq.FileMetaData) -> tuple[RowGroupEntry, ...]:
 def _segment_ranges(
     part: PartitionIndex, entries: Sequence[ParquetFileEntry]
 ) -> tuple[SegmentRowRange, ...]:
-    """Each segment's global rows, read back from the committed index's row keys.
+    """Each segment's global rows, read back from the documents' hidden coordinates.
 
-    tantivy4java numbers a segment's documents from its ``row_offset``; a
-    segment whose rows are not one run (a merge of non-adjacent segments)
-    cannot be described that way, and the split is then readable through
-    its row keys only (the manifest records ``row_key_only``).
+    tantivy4java numbers a segment's documents from its ``row_offset`` (its
+    readers before ``__pq_file_hash`` existed map hits that way). When every
+    segment holds one run of rows the ranges say exactly that; otherwise (a
+    segment merge reordered documents) they are the segments' sizes in order,
+    as tantivy4java writes them, and only the hidden fields map hits.
     """
-    import tantivy
-
     part.index.reload()
     searcher = part.index.searcher()
     if searcher.num_docs == 0:
         return ()
     hits = searcher.search(tantivy.Query.all_query(), limit=searcher.num_docs, count=False).hits
     addresses = sorted((a for _, a in hits), key=lambda a: (a.segment_ord, a.doc))
-    keys = searcher.fast_field_values(ROW_KEY_FIELD, addresses)
-    starts = [e.row_offset for e in entries]
+    hashes = searcher.fast_field_values(FILE_HASH_FIELD, addresses)
+    in_file = searcher.fast_field_values(ROW_IN_FILE_FIELD, addresses)
+    starts = {path_hash(e.relative_path): e.row_offset for e in entries}
     rows: dict[int, list[tuple[int, int]]] = {}
-    for address, key in zip(addresses, keys, strict=True):
-        assert key is not None
-        global_row = starts[int(key) >> 32] + (int(key) & 0xFFFFFFFF)
+    for address, file_hash, row in zip(addresses, hashes, in_file, strict=True):
+        assert file_hash is not None
+        assert row is not None
+        global_row = starts[int(file_hash)] + int(row)
         rows.setdefault(address.segment_ord, []).append((address.doc, global_row))
-    ranges = []
-    for ordinal in sorted(rows):
+    ordinals = sorted(rows)
+    exact = []
+    for ordinal in ordinals:
         docs = sorted(rows[ordinal])
         first = docs[0][1] - docs[0][0]
+        exact.append(SegmentRowRange(ordinal, first, len(docs)))
         if any(g != first + d for d, g in docs):
-            raise CompanionSourceError(
-                "a companion split's segment holds rows out of source order; "
-                "lower TARGET INPUT SIZE or raise the writer heap"
-            )
-        ranges.append(SegmentRowRange(ordinal, first, len(docs)))
+            break
+    else:
+        return tuple(exact)
+    ranges = []
+    offset = 0
+    for ordinal in ordinals:
+        ranges.append(SegmentRowRange(ordinal, offset, len(rows[ordinal])))
+        offset += len(rows[ordinal])
     return tuple(ranges)
 
 

@@ -4,7 +4,11 @@ The records and their JSON field names are tantivy4java's (``ParquetManifest``,
 manifest version 1): per file its path relative to the table root, its first
 global row (``row_offset``), rows, byte size and row groups; ``segment_row_ranges``
 maps each Tantivy segment to its global rows; ``column_mapping`` the Parquet to
-Tantivy types. The file may be zstd-compressed (detected by its magic bytes), as
+Tantivy types; ``string_hash_fields``, ``string_indexing_modes`` and
+``companion_hash_fields`` describe tantivy4java's hashed and stripped string
+fields (read and kept; this package writes only strip modes). Per-page
+``page_locations`` and a column's ``fast_field_tokenizer`` are accepted and not
+kept. The file may be zstd-compressed (detected by its magic bytes), as
 tantivy4java writes it when that is smaller; this package writes plain JSON.
 """
 
@@ -103,6 +107,9 @@ class ParquetManifest:
     table_root: str = ""
     version: int = MANIFEST_VERSION
     metadata: Mapping[str, str] = field(default_factory=dict)
+    string_hash_fields: Mapping[str, str] = field(default_factory=dict)
+    string_indexing_modes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    companion_hash_fields: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def validate(self) -> None:
         """Check the counts add up (as tantivy4java's ``validate``).
@@ -140,6 +147,12 @@ class ParquetManifest:
             found.append((index, row - starts[index]))
         return found
 
+    def file_numbers(self) -> dict[int, int]:
+        """``__pq_file_hash`` value -> index of its file in ``parquet_files``."""
+        from indextables.search.companion.pathhash import path_hash
+
+        return {path_hash(f.relative_path): n for n, f in enumerate(self.parquet_files)}
+
     def segment_offset(self, segment_ord: int) -> int:
         """The first global row of segment ``segment_ord``."""
         for entry in self.segment_row_ranges:
@@ -173,9 +186,9 @@ def manifest_to_bytes(manifest: ParquetManifest) -> bytes:
         "total_rows": manifest.total_rows,
         "storage_config": None,
         "metadata": dict(manifest.metadata),
-        "string_hash_fields": {},
-        "string_indexing_modes": {},
-        "companion_hash_fields": {},
+        "string_hash_fields": dict(manifest.string_hash_fields),
+        "string_indexing_modes": {k: dict(v) for k, v in manifest.string_indexing_modes.items()},
+        "companion_hash_fields": {k: dict(v) for k, v in manifest.companion_hash_fields.items()},
     }
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
@@ -245,11 +258,21 @@ def manifest_from_bytes(data: bytes) -> ParquetManifest:
             ),
             total_rows=int(raw["total_rows"]),
             metadata={str(k): str(v) for k, v in (raw.get("metadata") or {}).items()},
+            string_hash_fields={
+                str(k): str(v) for k, v in (raw.get("string_hash_fields") or {}).items()
+            },
+            string_indexing_modes=_nested(raw.get("string_indexing_modes")),
+            companion_hash_fields=_nested(raw.get("companion_hash_fields")),
         )
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
         raise CompanionError(f"{MANIFEST_FILE} is not a valid manifest: {exc!r}") from None
     manifest.validate()
     return manifest
+
+
+def _nested(raw: Any) -> dict[str, dict[str, str]]:
+    """A map of JSON objects of strings (``string_indexing_modes``, ``companion_hash_fields``)."""
+    return {str(k): {str(a): str(b) for a, b in v.items()} for k, v in (raw or {}).items()}
 
 
 def _file_entry(raw: Mapping[str, Any]) -> ParquetFileEntry:

@@ -1,9 +1,12 @@
 """Read a companion split: Tantivy hits -> (file, row) -> the projected columns from Parquet.
 
-A hit ``(segment, doc)`` becomes a file and a row through the split's row key
-fast field (``file number << 32 | row in file``, splits written here) or, for
-splits without it (tantivy4java's), through ``segment_row_ranges`` and the
-files' row offsets. Per file, only the row groups holding hits and only the
+A hit ``(segment, doc)`` becomes a file and a row in one of three ways, by the
+split's fields: tantivy4java's hidden fast fields ``__pq_file_hash`` and
+``__pq_row_in_file`` (its current splits and those written here now); this
+package's first row key ``__indextables_row`` (``file number << 32 | row in
+file``, companion tables written by its first version); or, with neither
+(tantivy4java's older splits), ``segment_row_ranges`` and the files' row
+offsets. Per file, only the row groups holding hits and only the
 projected columns are read (pyarrow), then the rows are taken. Before a file is
 read its size is compared with the manifest's ``file_size_bytes``: a file that
 changed raises :class:`~indextables.search.errors.StaleCompanionError`.
@@ -12,6 +15,8 @@ changed raises :class:`~indextables.search.errors.StaleCompanionError`.
 from __future__ import annotations
 
 import bisect
+import functools
+import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -26,8 +31,9 @@ from indextables.search.companion.manifest import (
     ParquetManifest,
     manifest_from_bytes,
 )
+from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD
 from indextables.search.companion.sources import source_filesystem
-from indextables.search.errors import StaleCompanionError
+from indextables.search.errors import CompanionError, StaleCompanionError
 from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec, whole_second_dates
 from indextables.search.query.tantivyquery import fully_indexed_columns
@@ -43,6 +49,9 @@ from indextables.search.schema.mapping import ROW_KEY_FIELD
 from indextables.search.schema.partitionvalues import partition_column
 
 __all__ = ["read_companion_split", "split_manifest"]
+
+# string_indexing_modes whose fields are plain text fields (see .stringmodes)
+_STRIP_MODES = ("text_uuid_strip", "text_custom_strip")
 
 
 def split_manifest(directory: str) -> ParquetManifest:
@@ -65,6 +74,17 @@ def read_companion_split(
     ``root`` is the source table root the manifest's relative paths resolve against.
     """
     manifest = split_manifest(directory)
+    hashed = {
+        k: v.get("mode", "?")
+        for k, v in manifest.string_indexing_modes.items()
+        if v.get("mode") not in _STRIP_MODES
+    }
+    if hashed:
+        modes = ", ".join(f"{k} ({v})" for k, v in sorted(hashed.items()))
+        raise CompanionError(
+            f"companion split {entry.ref.path!r} indexes {modes} with a hashed string indexing "
+            "mode, which this package does not read; rebuild the companion without it"
+        )
     index, searcher = open_split(directory)
     if searcher.num_docs == 0:
         return
@@ -82,7 +102,7 @@ def read_companion_split(
         return
     hits = searcher.search(query, limit=searcher.num_docs, count=False).hits
     addresses = sorted((a for _, a in hits), key=lambda a: (a.segment_ord, a.doc))
-    located = sorted(_locate(searcher, manifest, addresses, traits.own))
+    located = sorted(_locate(searcher, manifest, addresses, _row_mapping(directory)))
     start = 0
     while start < len(located):
         number = located[start][0]
@@ -93,12 +113,42 @@ def read_companion_split(
         start = stop
 
 
+def _row_mapping(directory: str) -> str:
+    """How the split maps hits: ``"pq"`` (tantivy4java's hidden fields), ``"row_key"``
+    (this package's first layout) or ``"segments"`` (``segment_row_ranges``)."""
+    meta = os.stat(os.path.join(directory, "meta.json"))
+    return _mapping_of(directory, meta.st_ino, meta.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _mapping_of(directory: str, inode: int, mtime_ns: int) -> str:
+    with open(os.path.join(directory, "meta.json"), encoding="utf-8") as source:
+        names = {entry.get("name") for entry in json.load(source).get("schema", [])}
+    if FILE_HASH_FIELD in names and ROW_IN_FILE_FIELD in names:
+        return "pq"
+    return "row_key" if ROW_KEY_FIELD in names else "segments"
+
+
 def _locate(
-    searcher: tantivy.Searcher, manifest: ParquetManifest, addresses: list[Any], own: bool
+    searcher: tantivy.Searcher, manifest: ParquetManifest, addresses: list[Any], mapping: str
 ) -> list[tuple[int, int]]:
     if not addresses:
         return []
-    if own:
+    if mapping == "pq":
+        numbers = manifest.file_numbers()
+        hashes = searcher.fast_field_values(FILE_HASH_FIELD, addresses)
+        rows = searcher.fast_field_values(ROW_IN_FILE_FIELD, addresses)
+        found = []
+        for file_hash, row in zip(hashes, rows, strict=True):
+            number = numbers.get(-1 if file_hash is None else int(file_hash))
+            if number is None or row is None:
+                raise CompanionError(
+                    f"a hit's {FILE_HASH_FIELD} ({file_hash}) names no file of the split's "
+                    f"{MANIFEST_FILE}"
+                )
+            found.append((number, int(row)))
+        return found
+    if mapping == "row_key":
         keys = searcher.fast_field_values(ROW_KEY_FIELD, addresses)
         return [(int(k) >> 32, int(k) & 0xFFFFFFFF) for k in keys if k is not None]
     global_rows = [manifest.segment_offset(a.segment_ord) + a.doc for a in addresses]

@@ -32,6 +32,7 @@ from indextables.search.companion.build import (
     identity_tag,
 )
 from indextables.search.companion.sources import SourceFile, SourceListing, list_source
+from indextables.search.companion.stringmodes import field_type, strip_modes
 from indextables.search.errors import CompanionError, CompanionSourceError
 from indextables.search.options import parse_size
 from indextables.search.schema.mapping import FieldKind, field_specs
@@ -215,6 +216,7 @@ def build_companion_index(
                     source_version=listing.version,
                     heap_size=settings.writer_heap_size,
                     batch_size=8192,
+                    string_modes=strip_modes(settings.indexing_modes),
                 )
             )
             read += group.input_bytes
@@ -293,7 +295,7 @@ def _effective(settings: CompanionSettings, stored: Mapping[str, str] | None) ->
     if settings.target_input_size <= 0:
         raise CompanionError(f"TARGET INPUT SIZE {settings.target_input_size} must be positive")
     for column, kind in settings.indexing_modes.items():
-        if kind.lower() not in INDEXING_MODES:
+        if field_type(column, kind) is None and kind.lower() not in INDEXING_MODES:
             raise CompanionError(
                 f"INDEXING MODES {column!r}:{kind!r}: mode {kind!r} is not supported here "
                 f"(supported: {', '.join(INDEXING_MODES)})"
@@ -368,7 +370,7 @@ def _specs(
         if column.lower() not in chosen:
             raise CompanionError(f"INDEXING MODES names {column!r}, which is not indexed")
     typemap = {
-        c.lower(): ("ip" if m.lower() == "ipaddress" else m.lower())
+        c.lower(): field_type(c, m) or ("ip" if m.lower() == "ipaddress" else m.lower())
         for c, m in settings.indexing_modes.items()
     }
     indexed = pa.schema([f for f in schema if f.name.lower() in chosen])

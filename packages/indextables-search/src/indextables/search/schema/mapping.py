@@ -318,13 +318,21 @@ _KIND_BY_WIRE = {
 }
 
 
-def tantivy_schema(specs: Iterable[FieldSpec], *, row_key: bool = False) -> tantivy.Schema:
-    """Build the Tantivy schema for these field specs (plus the hidden row key field)."""
+def tantivy_schema(
+    specs: Iterable[FieldSpec], *, row_key: bool = False, hidden_fast: Sequence[str] = ()
+) -> tantivy.Schema:
+    """Build the Tantivy schema for these field specs (plus the hidden row key field).
+
+    ``hidden_fast`` names further u64 fast fields (neither indexed nor stored)
+    added after the others: a companion split's row coordinates.
+    """
     builder = tantivy.SchemaBuilder()
     for spec in specs:
         _add_field(builder, spec)
     if row_key:
         builder.add_unsigned_field(ROW_KEY_FIELD, fast=True)
+    for name in hidden_fast:
+        builder.add_unsigned_field(name, fast=True)
     return builder.build()
 
 
@@ -334,6 +342,7 @@ def create_index(
     *,
     row_key: bool = False,
     fast_dates: bool = False,
+    hidden_fast: Sequence[str] = (),
 ) -> tantivy.Index:
     """A new empty Tantivy index in ``directory`` with the settings the builder cannot express.
 
@@ -346,7 +355,7 @@ def create_index(
     ``fast_dates`` every date field is made fast (the searchable copies of
     reference splits, whose date fields may not be).
     """
-    tantivy.Index(tantivy_schema(specs, row_key=row_key), path=directory)
+    tantivy.Index(tantivy_schema(specs, row_key=row_key, hidden_fast=hidden_fast), path=directory)
     meta_path = os.path.join(directory, "meta.json")
     with open(meta_path, encoding="utf-8") as source:
         meta = json.load(source)

@@ -66,11 +66,23 @@ class PartitionIndex:
 
     @classmethod
     def create(
-        cls, specs: tuple[FieldSpec, ...], schema: tantivy.Schema, *, heap_size: int
+        cls,
+        specs: tuple[FieldSpec, ...],
+        schema: tantivy.Schema,
+        *,
+        heap_size: int,
+        hidden_fast: Sequence[str] | None = None,
     ) -> PartitionIndex:
-        """Open a fresh index in a new temporary directory."""
+        """Open a fresh index in a new temporary directory.
+
+        Its documents carry the row key field, or with ``hidden_fast`` these u64
+        fast fields instead (a companion split's row coordinates).
+        """
         directory = tempfile.mkdtemp(prefix="indextables-write-")
-        index = create_index(specs, directory, row_key=True)
+        if hidden_fast is None:
+            index = create_index(specs, directory, row_key=True)
+        else:
+            index = create_index(specs, directory, hidden_fast=hidden_fast)
         # One thread: two were slower on small machines and tasks already run in parallel.
         writer = index.writer(heap_size, 1)
         return cls(directory, index, writer, StatsCollector(specs))
