@@ -18,6 +18,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from indextables.search.companion.deletions import DeletedRows, delta_deletions
 from indextables.search.errors import CompanionSourceError
 
 __all__ = [
@@ -40,13 +41,17 @@ class SourceFile:
         path: relative to the source root, normalised (:func:`normalise_path`).
         size: its size in bytes.
         partition_values: partition column -> value string (None for null).
-        deletion_vector: a Delta deletion vector's identity, None without one.
+        deletion_vector: the identity of a Delta deletion vector (a digest of the rows
+            it deletes) or of Iceberg delete files; None without one.
+        deleted: the rows a Delta deletion vector deletes (never indexed); None
+            without one, or when they are not known (Iceberg delete files).
     """
 
     path: str
     size: int
     partition_values: Mapping[str, str | None] = field(default_factory=dict)
     deletion_vector: str | None = None
+    deleted: DeletedRows | None = field(default=None, compare=False, repr=False)
 
     @property
     def identity(self) -> str:
@@ -195,24 +200,21 @@ def _delta_listing(root: str, version: int | None) -> SourceListing:
     schema = pa.schema(table.schema().to_arrow())
     actions = pa.table(table.get_add_actions(flatten=True))
     features = set(table.protocol().reader_features or ())
-    if "deletionVectors" in features and not any(
-        n.startswith("deletionVector") for n in actions.column_names
-    ):
-        raise CompanionSourceError(
-            f"Delta table {root!r} has deletion vectors enabled and the installed deltalake "
-            "does not say which files carry one; a companion would return deleted rows"
-        )
-    rows = actions.to_pylist()
+    rows = sorted(actions.to_pylist(), key=lambda r: str(r["path"]))
+    paths = [normalise_path(str(row["path"])) for row in rows]
+    deletions = delta_deletions(table, set(paths)) if "deletionVectors" in features else {}
     files = []
-    for row in sorted(rows, key=lambda r: str(r["path"])):
+    for row, path in zip(rows, paths, strict=True):
+        deleted = deletions.get(path)
         files.append(
             SourceFile(
-                path=normalise_path(str(row["path"])),
+                path=path,
                 size=int(row["size_bytes"]),
                 partition_values={
                     c: _partition_text(row.get(f"partition.{c}")) for c in partition_columns
                 },
-                deletion_vector=_deletion_vector(row),
+                deletion_vector=None if deleted is None else deleted.identity,
+                deleted=deleted,
             )
         )
     return SourceListing(
@@ -303,18 +305,3 @@ def _partition_text(value: Any) -> str | None:
         return "true" if value else "false"
     return str(value)
 
-
-_DV_KEYS = (
-    "deletionVector.storageType",
-    "deletionVector.pathOrInlineDv",
-    "deletionVector.offset",
-    "deletionVector.sizeInBytes",
-    "deletionVector.cardinality",
-)
-
-
-def _deletion_vector(row: Mapping[str, Any]) -> str | None:
-    parts = [row.get(k) for k in _DV_KEYS]
-    if all(p is None for p in parts):
-        return None
-    return ":".join("" if p is None else str(p) for p in parts)
