@@ -91,6 +91,8 @@ def test_poll_syncs_once_then_skips_an_unchanged_source(tmp_path: Path, cli_run:
     (only,) = json_documents(polled.stdout)  # cycles 2 and 3 saw the same listing
     assert (only["status"], only["parquet_files_indexed"]) == ("success", 1)
     bad = cli_run(*args, "--max-cycles", "3")
-    assert bad.exit_code == 1 and "--poll" in bad.stderr + bad.stdout
+    assert bad.exit_code == 1
+    assert "--poll" in bad.stderr + bad.stdout
     bad = cli_run(*args, "--poll", "0")
-    assert bad.exit_code != 0 and "--poll" in bad.stderr + bad.stdout
+    assert bad.exit_code != 0
+    assert "--poll" in bad.stderr + bad.stdout

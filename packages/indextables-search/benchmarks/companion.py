@@ -61,7 +61,9 @@ def timed(action: Callable[[], Any]) -> tuple[float, float, Any]:
     return time.perf_counter() - start, time.process_time() - cpu, result
 
 
-def line(label: str, ours: tuple[float, float, Any], base: tuple[float, float, Any], who: str) -> None:
+def line(
+    label: str, ours: tuple[float, float, Any], base: tuple[float, float, Any], who: str
+) -> None:
     print(
         f"{label:<34} companion {ours[0] * 1000:9.2f} ms (±{ours[1] * 500:6.2f})  "
         f"{who} {base[0] * 1000:9.2f} ms (±{base[1] * 500:6.2f})  "
@@ -179,9 +181,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return rows
 
     needle = measure(lambda: companion.search(NEEDLE).num_rows, args.repeat)
-    line("needle, search", needle, measure(duck(f"SELECT * FROM {scan} WHERE {NEEDLE_SQL}"), args.repeat), "duckdb")
+    line(
+        "needle, search",
+        needle,
+        measure(duck(f"SELECT * FROM {scan} WHERE {NEEDLE_SQL}"), args.repeat),
+        "duckdb",
+    )
     exact = measure(lambda: companion.search(where=EXACT).num_rows, args.repeat)
-    line("exact host-42, search(where=)", exact, measure(duck(f"SELECT * FROM {scan} WHERE {EXACT}"), args.repeat), "duckdb")
+    line(
+        "exact host-42, search(where=)",
+        exact,
+        measure(duck(f"SELECT * FROM {scan} WHERE {EXACT}"), args.repeat),
+        "duckdb",
+    )
     copy_needle = measure(lambda: full.search(NEEDLE).num_rows, args.repeat)
     copy_exact = measure(lambda: full.search(where=EXACT).num_rows, args.repeat)
     print(
@@ -197,10 +209,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from deltalake import write_deltalake
 
-    write_deltalake(source, pa.Table.from_batches([log_rows(args.rows, args.rows + 10_000)]), mode="append")
-    synced = timed(
-        lambda: build_companion(source, index, source_format="delta", options=options)
+    write_deltalake(
+        source, pa.Table.from_batches([log_rows(args.rows, args.rows + 10_000)]), mode="append"
     )
+    synced = timed(lambda: build_companion(source, index, source_format="delta", options=options))
     again = timed(lambda: build_companion(source, index, source_format="delta", options=options))
     print(
         f"{'sync after one appended file':<34} {synced[0]:8.2f} s  files indexed "

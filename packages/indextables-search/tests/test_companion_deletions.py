@@ -40,7 +40,7 @@ def cache(tmp_path: Path) -> dict[str, str]:
 def canonical(table: pa.Table) -> list[tuple[Any, ...]]:
     names = sorted(table.column_names)
     rows = table.select(names).to_pylist()
-    return sorted((tuple(repr(r[n]) for n in names) for r in rows))
+    return sorted(tuple(repr(r[n]) for n in names) for r in rows)
 
 
 def copy_fixture(source: Path, tmp_path: Path) -> Path:
@@ -86,7 +86,12 @@ def test_rows_a_deletion_vector_deletes_are_never_returned_counted_or_aggregated
     assert found.search(query="value:9").num_rows == 0
     assert found.search(query="value:[0 TO 2]")["value"].to_pylist() == [1, 2]
     agg = found.aggregate(
-        metrics={"n": "count", "s": ("sum", "value"), "lo": ("min", "value"), "hi": ("max", "value")}
+        metrics={
+            "n": "count",
+            "s": ("sum", "value"),
+            "lo": ("min", "value"),
+            "hi": ("max", "value"),
+        }
     ).to_pylist()
     assert agg == [{"n": 8, "s": 36, "lo": 1, "hi": 8}]
     assert found.search(where="value = 0").num_rows == 0
@@ -107,7 +112,9 @@ def test_a_changed_deletion_vector_on_an_unchanged_path_is_reindexed(
     first = sync(2)
     assert (first.parquet_files_indexed, first.source_version) == (1, 2)
     every = ids()
-    assert len(every) == 100 and 12 in every and 89 in every
+    assert len(every) == 100
+    assert 12 in every
+    assert 89 in every
     third = sync(3)  # the same path and size, a deletion vector added
     assert (third.splits_invalidated, third.parquet_files_indexed) == (1, 1)
     assert ids() == [i for i in every if i != 12]
@@ -260,7 +267,8 @@ def test_hand_written_vectors_across_syncs_equal_a_reader_honouring_them(
     before = open_table(index, options=cache).count()
     commit_vector(source, big, [3])  # the vector changes; path and size do not
     result = sync()
-    assert result.parquet_files_indexed >= 1 and result.splits_invalidated >= 1
+    assert result.parquet_files_indexed >= 1
+    assert result.splits_invalidated >= 1
     check()
     assert open_table(index, options=cache).count() == before + 6
 

@@ -57,13 +57,16 @@ def test_delta_cycles_sync_an_appended_file_and_skip_unchanged_ones(
     )
     assert (summary.cycles, summary.syncs) == (4, 2)
     first, skipped, appended, unchanged = seen
-    assert first.result is not None and first.result.parquet_files_indexed == 1
-    assert skipped.result is None and skipped.signature == first.signature
+    assert first.result is not None
+    assert first.result.parquet_files_indexed == 1
+    assert skipped.result is None
+    assert skipped.signature == first.signature
     assert appended.result is not None
     assert (appended.result.parquet_files_indexed, appended.result.splits_invalidated) == (1, 0)
     assert unchanged.result is None
     # A skipped cycle commits nothing to the index.
-    assert versions[0] == versions[1] and versions[2] == versions[3] > versions[1]
+    assert versions[0] == versions[1]
+    assert versions[2] == versions[3] > versions[1]
     assert summary.last == appended.result
     found = open_table(index, options=cache)
     assert sorted(found.to_arrow()["id"].to_pylist()) == [*range(20), *range(100, 105)]
@@ -91,14 +94,19 @@ def test_a_stop_event_ends_the_loop_and_parquet_listings_are_signatures(
         str(source), index, source_format="parquet", poll_seconds=0.01, stop=stop,
         on_cycle=on_cycle,
     )  # fmt: skip
-    assert numbers == [1, 2, 3] and (summary.cycles, summary.syncs) == (3, 2)
-    assert summary.last is not None and summary.last.parquet_files_indexed == 1
+    assert numbers == [1, 2, 3]
+    assert (summary.cycles, summary.syncs) == (3, 2)
+    assert summary.last is not None
+    assert summary.last.parquet_files_indexed == 1
     assert source_signature(str(source), "parquet") != before
     assert open_table(index, options=cache).count() == 13
     # Set before the loop: nothing runs.
-    assert sync_companion_forever(
-        str(source), index, source_format="parquet", poll_seconds=5, stop=stop
-    ).cycles == 0
+    assert (
+        sync_companion_forever(
+            str(source), index, source_format="parquet", poll_seconds=5, stop=stop
+        ).cycles
+        == 0
+    )
 
 
 @pytest.mark.parametrize(

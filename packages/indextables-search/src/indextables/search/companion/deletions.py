@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 from array import array
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +38,7 @@ class DeletedRows:
         rows: the deleted positions (0-based rows of the file), ascending.
     """
 
-    rows: array  # array('Q')
+    rows: array[int]  # typecode "Q"
 
     @classmethod
     def from_selection(cls, selection: pa.Array) -> DeletedRows:
@@ -82,11 +82,14 @@ class DeletedRows:
         return runs
 
 
-def delta_deletions(table: Any, files: Collection[str]) -> dict[str, DeletedRows]:
+def delta_deletions(
+    table: Any, files: Collection[str], relative: Callable[[str], str]
+) -> dict[str, DeletedRows]:
     """The deleted rows of each file of a Delta table's snapshot that has a deletion vector.
 
     ``table`` is a ``deltalake.DeltaTable``; ``files`` are its data files' normalised
-    relative paths (the keys of the answer).
+    relative paths (the keys of the answer); ``relative`` turns a file's path relative
+    to the table URI (as deltalake spells it) into that form.
 
     Raises:
         CompanionSourceError: the installed deltalake cannot decode deletion vectors,
@@ -116,20 +119,14 @@ def delta_deletions(table: Any, files: Collection[str]) -> dict[str, DeletedRows
         names = batch.column("filepath").to_pylist()
         vectors = batch.column("selection_vector")
         for number, uri in enumerate(names):
-            relative = _relative(str(uri), table_uri)
-            if relative not in files:
+            text = str(uri)
+            path = relative(text[len(table_uri) :] if text.startswith(table_uri) else text)
+            if path not in files:
                 raise CompanionSourceError(
                     f"Delta table {table.table_uri!r}: a deletion vector names {uri!r}, "
                     "which is not one of the snapshot's data files"
                 )
             deleted = DeletedRows.from_selection(vectors[number].values)
             if deleted.cardinality:
-                found[relative] = deleted
+                found[path] = deleted
     return found
-
-
-def _relative(uri: str, table_uri: str) -> str:
-    from indextables.search.companion.sources import normalise_path
-
-    text = uri[len(table_uri) :] if uri.startswith(table_uri) else uri
-    return normalise_path(text)

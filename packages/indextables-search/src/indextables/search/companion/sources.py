@@ -266,7 +266,9 @@ def _delta_listing(root: str, version: int | None) -> SourceListing:
     features = set(table.protocol().reader_features or ())
     rows = sorted(actions.to_pylist(), key=lambda r: str(r["path"]))
     paths = [normalise_path(str(row["path"])) for row in rows]
-    deletions = delta_deletions(table, set(paths)) if "deletionVectors" in features else {}
+    deletions = (
+        delta_deletions(table, set(paths), normalise_path) if "deletionVectors" in features else {}
+    )
     files = []
     for row, path in zip(rows, paths, strict=True):
         deleted = deletions.get(path)
@@ -378,4 +380,3 @@ def _partition_text(value: Any) -> str | None:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
