@@ -172,3 +172,25 @@ def test_streaming_sync_through_sql_and_the_helper(spark: Any, tmp_path: Path) -
     )  # fmt: skip
     assert (summary.cycles, summary.syncs, synced) == (3, 2, [0, 1])
     assert itp.count(spark, index, query="msg:b") == 2
+
+
+def test_rows_deleted_by_a_deletion_vector_stay_out_of_every_spark_read(
+    spark: Any, tmp_path: Path
+) -> None:
+    """The Databricks table vendored by the search package: values 0..9, 0 and 9 deleted."""
+    import indextables.pyspark as itp
+
+    fixture = Path(__file__).resolve().parents[2] / "indextables-search/tests/fixtures"
+    source, index = fixture / "delta-table-with-dv-small", str(tmp_path / "idx")
+    row = itp.sql(
+        spark, f"BUILD INDEXTABLES COMPANION FOR DELTA '{source}' AT LOCATION '{index}'"
+    ).first()
+    assert (row.status, row.parquet_files_indexed) == ("success", 1)
+    frame = spark.read.format("indextables").load(index)
+    assert sorted(r.value for r in frame.collect()) == list(range(1, 9))
+    assert frame.count() == 8
+    assert frame.where("value = 0 OR value = 9").count() == 0
+    assert itp.count(spark, index) == 8
+    assert itp.count(spark, index, query="value:9") == 0
+    agg = itp.aggregate(spark, index, metrics={"n": "count", "s": ("sum", "value")}).first()
+    assert (agg.n, agg.s) == (8, 36)

@@ -15,6 +15,7 @@ import struct
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -58,7 +59,7 @@ def rows_honouring_dvs(root: Path, version: int | None = None) -> pa.Table:
         keep[row["filepath"].rsplit("/", 1)[-1]] = row["selection_vector"]
     parts = []
     for path in pa.table(table.get_add_actions(flatten=True))["path"].to_pylist():
-        data = pq.read_table(root / path)
+        data = pq.read_table(root / unquote(path), partitioning=None)
         mask = keep.get(path.rsplit("/", 1)[-1])
         if mask is not None:
             full = [*mask, *([True] * (data.num_rows - len(mask)))]
@@ -282,3 +283,24 @@ def test_deleted_rows_live_runs() -> None:
     assert DeletedRows.from_rows([2, 1]).identity == DeletedRows.from_rows([1, 2, 2]).identity
     mask = DeletedRows.from_selection(pa.array([True, False, True, False]))
     assert list(mask.rows) == [1, 3]
+
+
+def test_vectors_of_partitioned_files_with_escaped_paths(
+    tmp_path: Path, cache: dict[str, str]
+) -> None:
+    source, index = tmp_path / "delta", str(tmp_path / "idx")
+    data = pa.table({"id": list(range(12)), "p": ["a b/ü%"] * 6 + ["x"] * 6})
+    write_deltalake(str(source), data, partition_by=["p"])
+    build_companion(str(source), index, source_format="delta")
+    paths = pa.table(DeltaTable(str(source)).get_add_actions())["path"].to_pylist()
+    escaped = next(p for p in paths if "x" not in p.split("/")[0])
+    commit_vector(source, escaped, [0, 5])
+    result = build_companion(str(source), index, source_format="delta")
+    assert (result.splits_invalidated, result.parquet_files_indexed) == (1, 1)
+    found = open_table(index, options=cache)
+    got = sorted(found.to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert [(r["id"], r["p"]) for r in got] == [
+        *((i, "a b/ü%") for i in range(1, 5)),
+        *((i, "x") for i in range(6, 12)),
+    ]
+    assert found.count(where="p = 'a b/ü%'") == 4
