@@ -10,7 +10,7 @@ TOX    := UV_FIND_LINKS=$(WHEELHOUSE) $(VENV)/bin/tox
 TOXARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help bootstrap test test-slow test-slow-ci lint typecheck bench demo clean
+.PHONY: help bootstrap test test-slow test-slow-ci lint typecheck bench bench-companion demo clean
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -57,6 +57,9 @@ typecheck: bootstrap ## mypy over every package's src/
 
 bench: bootstrap ## Run the benchmarks (figures and same-run ratios)
 	$(TOX) run -e bench-avrostate,bench-pyspark
+
+bench-companion: bootstrap ## Companion index vs its Delta source (size, search, build, sync)
+	$(TOX) run -e bench-search -- --companion
 
 demo: bootstrap ## The main job: a real PySpark pipeline on a local table
 	$(TOX) run -e demo

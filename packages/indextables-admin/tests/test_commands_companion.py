@@ -68,3 +68,31 @@ def test_errors_name_the_option(tmp_path: Path, cli_run: Any) -> None:
     assert "exact_only" in bad.stderr + bad.stdout
     missing = run_cli("companion", "status", str(tmp_path / "nothing"))
     assert missing.exit_code == 2
+
+
+def json_documents(text: str) -> list[dict[str, Any]]:
+    """The JSON documents printed one after the other."""
+    import json
+
+    decoder, found, position = json.JSONDecoder(), [], 0
+    while text[position:].strip():
+        position += len(text[position:]) - len(text[position:].lstrip())
+        value, position = decoder.raw_decode(text, position)
+        found.append(value)
+    return found
+
+
+def test_poll_syncs_once_then_skips_an_unchanged_source(tmp_path: Path, cli_run: Any) -> None:
+    source, index = tmp_path / "logs", str(tmp_path / "index")
+    write_source(source, "a", 0)
+    args = ["companion", "build", str(source), index, "--format", "parquet", "--output", "json"]
+    polled = cli_run(*args, "--poll", "0.01", "--max-cycles", "3")
+    assert polled.exit_code == 0, polled.stderr
+    (only,) = json_documents(polled.stdout)  # cycles 2 and 3 saw the same listing
+    assert (only["status"], only["parquet_files_indexed"]) == ("success", 1)
+    bad = cli_run(*args, "--max-cycles", "3")
+    assert bad.exit_code == 1
+    assert "--poll" in bad.stderr + bad.stdout
+    bad = cli_run(*args, "--poll", "0")
+    assert bad.exit_code != 0
+    assert "--poll" in bad.stderr + bad.stdout

@@ -41,6 +41,18 @@ def test_the_reference_clauses_parse() -> None:
     assert plain == {"source": "/d", "location": "/i", "source_format": "parquet", "dry_run": False}
 
 
+def test_the_streaming_clause_parses_before_or_after_where() -> None:
+    base = "BUILD INDEXTABLES COMPANION FOR DELTA '/d' "
+    first = parse_companion(
+        base + "WITH STREAMING POLL INTERVAL 30 SECONDS WHERE p = 'a' AT LOCATION '/i'"
+    )
+    last = parse_companion(
+        base + "WHERE p = 'a' with streaming poll interval 30 seconds AT LOCATION '/i'"
+    )
+    assert first == last
+    assert (first["poll_seconds"], first["where"]) == (30, "p = 'a'")
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -55,6 +67,10 @@ def test_the_reference_clauses_parse() -> None:
         ("B FOR DELTA '/d' INCLUDE COLUMNS (a) AT LOCATION '/i'", "quote"),
         ("B FOR DELTA '/d' INDEXING MODES ('a') AT LOCATION '/i'", "'column':'mode'"),
         ("B FOR DELTA '/d' FROM VERSION 1 FROM VERSION 2 AT LOCATION '/i'", "twice"),
+        ("B FOR DELTA '/d' WITH STREAMING POLL INTERVAL 0 SECONDS AT LOCATION '/i'", "at least 1"),
+        ("B FOR DELTA '/d' WITH STREAMING POLL INTERVAL 1.5 SECONDS AT LOCATION '/i'", "whole"),
+        ("B FOR DELTA '/d' WITH STREAMING POLL INTERVAL 5 SECONDS AT LOCATION '/i' DRY RUN",
+         "DRY RUN and WITH STREAMING"),
     ],
 )  # fmt: skip
 def test_bad_statements_name_the_clause(text: str, message: str) -> None:
@@ -171,3 +187,65 @@ def test_strip_indexing_modes_through_sql_equal_spark(spark: Any, tmp_path: Path
             f"BUILD INDEXTABLES COMPANION FOR PARQUET '{source}' INDEXING MODES "
             f"('message':'exact_only') AT LOCATION '{tmp_path / 'other'}'",
         )
+
+
+def test_streaming_sync_through_sql_and_the_helper(spark: Any, tmp_path: Path) -> None:
+    import threading
+
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    import indextables.pyspark as itp
+
+    source, index = tmp_path / "delta", str(tmp_path / "idx")
+    write_deltalake(str(source), pa.table({"id": [1, 2, 3], "msg": ["a b", "", None]}))
+    statement = (
+        f"BUILD INDEXTABLES COMPANION FOR DELTA '{source}' INDEXING MODES ('msg':'text') "
+        f"WITH STREAMING POLL INTERVAL 1 SECONDS AT LOCATION '{index}'"
+    )
+    with pytest.raises(SqlCommandError, match="maxCycles"):
+        itp.sql(spark, statement, options={"spark.indextables.companion.streaming.maxCycles": "x"})
+    # Two cycles: the first syncs, the second sees the same commit and is skipped.
+    result = itp.sql(
+        spark, statement, options={"spark.indextables.companion.streaming.maxCycles": "2"}
+    ).collect()
+    assert [(r.status, r.parquet_files_indexed) for r in result] == [("success", 1)]
+    stop = threading.Event()
+    synced: list[int] = []
+
+    def on_cycle(cycle: Any) -> None:
+        if cycle.result is not None:
+            synced.append(cycle.result.parquet_files_indexed)
+        if cycle.number == 1:
+            write_deltalake(str(source), pa.table({"id": [4], "msg": ["b c"]}), mode="append")
+        if cycle.number == 3:
+            stop.set()
+
+    summary = itp.sync_companion_forever(
+        spark, str(source), index, source_format="delta", poll_seconds=0.01, stop=stop,
+        on_cycle=on_cycle,
+    )  # fmt: skip
+    assert (summary.cycles, summary.syncs, synced) == (3, 2, [0, 1])
+    assert itp.count(spark, index, query="msg:b") == 2
+
+
+def test_rows_deleted_by_a_deletion_vector_stay_out_of_every_spark_read(
+    spark: Any, tmp_path: Path
+) -> None:
+    """The Databricks table vendored by the search package: values 0..9, 0 and 9 deleted."""
+    import indextables.pyspark as itp
+
+    fixture = Path(__file__).resolve().parents[2] / "indextables-search/tests/fixtures"
+    source, index = fixture / "delta-table-with-dv-small", str(tmp_path / "idx")
+    row = itp.sql(
+        spark, f"BUILD INDEXTABLES COMPANION FOR DELTA '{source}' AT LOCATION '{index}'"
+    ).first()
+    assert (row.status, row.parquet_files_indexed) == ("success", 1)
+    frame = spark.read.format("indextables").load(index)
+    assert sorted(r.value for r in frame.collect()) == list(range(1, 9))
+    assert frame.count() == 8
+    assert frame.where("value = 0 OR value = 9").count() == 0
+    assert itp.count(spark, index) == 8
+    assert itp.count(spark, index, query="value:9") == 0
+    agg = itp.aggregate(spark, index, metrics={"n": "count", "s": ("sum", "value")}).first()
+    assert (agg.n, agg.s) == (8, 36)

@@ -69,6 +69,30 @@ CASES: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
     ("register", ("x",), {}, "spark='x'"),
     ("session_options", ("x",), {}, "spark='x'"),
     ("session_options", (S, "x"), {}, "options='x'"),
+    (
+        "sync_companion_forever",
+        (S, 5, T),
+        {"source_format": "delta", "poll_seconds": 1},
+        "source=5",
+    ),
+    (
+        "sync_companion_forever",
+        (S, T, T),
+        {"source_format": "delta", "poll_seconds": "1"},
+        "poll_seconds='1'",
+    ),
+    (
+        "sync_companion_forever",
+        (S, T, T),
+        {"source_format": "delta", "poll_seconds": 0},
+        "poll_seconds=0",
+    ),
+    (
+        "sync_companion_forever",
+        (S, T, T),
+        {"source_format": "delta", "poll_seconds": 1, "max_cycles": 0},
+        "max_cycles=0",
+    ),
 ]
 
 

@@ -15,7 +15,8 @@ without Spark) and its Parquet copy, in one run:
 - the peak RSS of a full ``scan()`` (``VmHWM`` of a fresh child process).
 
 Usage: python benchmarks/run.py [--rows 2000000] [--repeat 5] [--path DIR]
-(``--write``: the write benchmark, ``write.py``, instead)
+(``--write``: the write benchmark, ``write.py``, instead; ``--companion``: the
+companion benchmark, ``companion.py``, 2,000,000 rows unless ``--rows``)
 (the issue's figures: ``--rows 20000000``). Tables are written once under
 ``--path`` (default ~/.cache/indextables-bench-search) and reused.
 """
@@ -295,7 +296,16 @@ def main() -> int:
         action="store_true",
         help="run the write benchmark instead (benchmarks/write.py, 1M rows unless --rows)",
     )
+    parser.add_argument(
+        "--companion",
+        action="store_true",
+        help="run the companion benchmark instead (benchmarks/companion.py)",
+    )
     args = parser.parse_args()
+    if args.companion:
+        import companion
+
+        return companion.main(["--rows", str(args.rows), "--repeat", str(min(args.repeat, 3))])
     if args.write:
         import write
 

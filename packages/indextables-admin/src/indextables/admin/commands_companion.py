@@ -91,6 +91,20 @@ def _size(text: str | None, option: str) -> int | None:
 )
 @click.option("--where", default=None, help="Condition on partition columns: p = 'a'.")
 @click.option("--dry-run", is_flag=True, help="Plan only; write nothing.")
+@click.option(
+    "--poll",
+    "poll_seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Keep syncing: a cycle every N seconds, skipped when the source did not change "
+    "(WITH STREAMING POLL INTERVAL); Ctrl-C stops. Prints a result per sync.",
+)
+@click.option(
+    "--max-cycles",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --poll: stop after this many cycles.",
+)
 @common_options
 @admin_command
 def build_command(
@@ -107,9 +121,11 @@ def build_command(
     from_version: int | None,
     where: str | None,
     dry_run: bool,
+    poll_seconds: float | None,
+    max_cycles: int | None,
 ) -> None:
     """Create or sync the companion INDEX of the table at SOURCE (a path, or an Iceberg
-    table's [catalog.]namespace.table)."""
+    table's [catalog.]namespace.table); with --poll, keep it in sync."""
     from indextables.search import build_companion
 
     sizes: dict[str, Any] = {}
@@ -119,23 +135,67 @@ def build_command(
         sizes["target_input_size"] = target
     if heap is not None:
         sizes["writer_heap_size"] = heap
+    if max_cycles is not None and poll_seconds is None:
+        raise UsageError("--max-cycles applies with --poll only")
+    if poll_seconds is not None and dry_run:
+        raise UsageError("--poll and --dry-run cannot both be given")
+    settings: dict[str, Any] = {
+        "source_format": source_format.lower(),
+        "include_columns": _names(include_columns, "--include-columns"),
+        "exclude_columns": _names(exclude_columns, "--exclude-columns"),
+        "indexing_modes": _modes(indexing_modes),
+        "fast_field_mode": fastfields_mode.upper(),
+        "from_version": from_version,
+        "where": where,
+        "options": search_options(cmd.storage_options),
+        **sizes,
+    }
+    if poll_seconds is not None:
+        _poll(cmd, source, table, settings, poll_seconds, max_cycles)
+        return
     with cmd.progress.phase("indexing source files into splits") as phase:
         result = build_companion(
             source,
             table,
-            source_format=source_format.lower(),
-            include_columns=_names(include_columns, "--include-columns"),
-            exclude_columns=_names(exclude_columns, "--exclude-columns"),
-            indexing_modes=_modes(indexing_modes),
-            fast_field_mode=fastfields_mode.upper(),
-            from_version=from_version,
-            where=where,
             dry_run=dry_run,
-            options=search_options(cmd.storage_options),
             progress=lambda done, total: phase.update(done, total),
-            **sizes,
+            **settings,
         )
     cmd.output.document(result.as_dict(), title=f"companion build of {table}")
+
+
+def _poll(
+    cmd: CommandContext,
+    source: str,
+    table: str,
+    settings: dict[str, Any],
+    poll_seconds: float,
+    max_cycles: int | None,
+) -> None:
+    """Sync whenever the source changes; one result document per sync; Ctrl-C stops."""
+    import threading
+
+    from indextables.search import sync_companion_forever
+
+    stop = threading.Event()
+
+    def show(cycle: Any) -> None:
+        if cycle.result is not None:
+            title = f"companion sync {cycle.number} of {table}"
+            cmd.output.document(cycle.result.as_dict(), title=title)
+
+    try:
+        sync_companion_forever(
+            source,
+            table,
+            poll_seconds=poll_seconds,
+            max_cycles=max_cycles,
+            stop=stop,
+            on_cycle=show,
+            **settings,
+        )
+    except KeyboardInterrupt:
+        stop.set()  # Ctrl-C ends the loop; what the syncs committed stays
 
 
 @companion_group.command("status")

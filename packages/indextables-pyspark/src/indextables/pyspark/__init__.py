@@ -352,6 +352,55 @@ def write(
     return _write(df, path, mode=mode, partition_by=partition_by, options=merged)
 
 
+def sync_companion_forever(
+    spark: SparkSession,
+    source: str,
+    location: str,
+    *,
+    source_format: str,
+    poll_seconds: float,
+    max_cycles: int | None = None,
+    stop: Any = None,
+    on_cycle: Any = None,
+    options: Mapping[str, Any] | None = None,
+    **build_args: Any,
+) -> Any:
+    """Keep the companion index at ``location`` in sync with ``source``: a sync now, then a
+    cycle every ``poll_seconds`` that syncs only when the source changed (the reference's
+    ``WITH STREAMING POLL INTERVAL``). Runs on the driver until ``stop`` (a
+    ``threading.Event``) is set or ``max_cycles`` ran; ``on_cycle`` gets each cycle.
+    ``build_args`` are ``indextables.search.build_companion``'s options (indexing_modes,
+    where, ...). Returns the engine's ``StreamingSummary`` (cycles, syncs, last result)."""
+    from indextables.pyspark.sessionconf import session_options
+    from indextables.search import sync_companion_forever as _sync
+
+    _check_spark(spark)
+    none = type(None)
+    _check_args(
+        source=(source, (str,)),
+        location=(location, (str,)),
+        source_format=(source_format, (str,)),
+        poll_seconds=(poll_seconds, (int, float)),
+        max_cycles=(max_cycles, (int, none)),
+    )
+    _check_options(options)
+    if not _math.isfinite(poll_seconds) or poll_seconds <= 0:
+        raise ArgumentError(f"poll_seconds={poll_seconds!r} must be a positive number of seconds")
+    if max_cycles is not None and max_cycles < 1:
+        raise ArgumentError(f"max_cycles={max_cycles!r} must be a positive int or None")
+    return _sync(
+        source,
+        location,
+        source_format=source_format,
+        poll_seconds=poll_seconds,
+        max_cycles=max_cycles,
+        stop=stop,
+        on_cycle=on_cycle,
+        options=session_options(spark, options),
+        **build_args,
+    )
+
+
 def textsearch(
     spark: SparkSession, path: str, column: str, query: str, **options: Any
 ) -> DataFrame:
@@ -406,6 +455,7 @@ __all__ = [
     "search",
     "session_options",
     "sql",
+    "sync_companion_forever",
     "textsearch",
     "write",
 ]

@@ -7,6 +7,7 @@ See docs/search.md.
 """
 
 from indextables.search.companion.api import build_companion
+from indextables.search.companion.streaming import sync_companion_forever
 from indextables.search.companion.sync import CompanionResult
 from indextables.search.searchtable import SearchTable, open_table
 from indextables.search.version import __version__
@@ -19,5 +20,6 @@ __all__ = [
     "__version__",
     "build_companion",
     "open_table",
+    "sync_companion_forever",
     "write_table",
 ]

@@ -66,7 +66,8 @@ _PROTOCOL = "protocol checks always run: reading or writing an unknown protocol 
 _NATIVE = "tantivy4java's native memory pool has no counterpart in tantivy-py"
 _COMPANION = (
     "companion indexes are built with BUILD INDEXTABLES COMPANION (Delta, Iceberg, Parquet); "
-    "of the companion.* read keys only companion.parquetTableRoot is read"
+    "of the companion.* keys only companion.parquetTableRoot (reads) and "
+    "companion.streaming.maxCycles (WITH STREAMING) are read"
 )
 _UC = (
     "Unity Catalog credential vending is not built; use static keys, a profile or "
@@ -165,6 +166,7 @@ HONOURED = frozenset(
         "indexwriter.heapsize",
         "indexwriter.batchsize",
         "companion.parquettableroot",
+        "companion.streaming.maxcycles",
         "write.optimizewrite.enabled",
         "write.optimizewrite.distributionmode",
         "write.optimizewrite.maxsplitsize",

@@ -3,12 +3,20 @@
     BUILD INDEXTABLES COMPANION FOR DELTA|PARQUET|ICEBERG '<source>'
       [INDEXING MODES ('col':'text', ...)] [FASTFIELDS MODE HYBRID|DISABLED|PARQUET_ONLY]
       [TARGET INPUT SIZE 1G] [WRITER HEAP SIZE 512M] [FROM VERSION n | FROM SNAPSHOT n]
-      [INCLUDE COLUMNS ('a', ...) | EXCLUDE COLUMNS ('a', ...)] [WHERE <partition predicate>]
+      [INCLUDE COLUMNS ('a', ...) | EXCLUDE COLUMNS ('a', ...)]
+      [WITH STREAMING POLL INTERVAL n SECONDS] [WHERE <partition predicate>]
       AT LOCATION '<index>' [DRY RUN]
 
-Clauses come in any order, ``WHERE`` last (it runs to ``AT LOCATION``). The
+Clauses come in any order, ``WHERE`` last (it runs to ``AT LOCATION``; a
+streaming clause right after its predicate is taken as the clause). The
 reference's other clauses are refused by name. The result is the reference's
 one row (status, source_version, splits_created, ...), built on the driver.
+
+``WITH STREAMING POLL INTERVAL n SECONDS`` keeps syncing on the driver
+(:func:`indextables.search.sync_companion_forever`): a cycle every ``n``
+seconds, skipped cheaply when the source did not change, until the statement is
+interrupted or ``spark.indextables.companion.streaming.maxCycles`` cycles ran;
+the result has one row per cycle that synced.
 """
 
 from __future__ import annotations
@@ -46,8 +54,16 @@ _CLAUSES: list[tuple[str, re.Pattern[str]]] = [
     ("snapshot", re.compile(r"^\s*FROM\s+SNAPSHOT\s+(?P<n>\d+)", _FLAGS)),
     ("include", re.compile(r"^\s*INCLUDE\s+COLUMNS\s*\((?P<body>[^)]*)\)", _FLAGS)),
     ("exclude", re.compile(r"^\s*EXCLUDE\s+COLUMNS\s*\((?P<body>[^)]*)\)", _FLAGS)),
+    (
+        "streaming",
+        re.compile(r"^\s*WITH\s+STREAMING\s+POLL\s+INTERVAL\s+(?P<n>\d+)\s+SECONDS?\b", _FLAGS),
+    ),
     ("where", re.compile(r"^\s*WHERE\s+(?P<predicate>.+)$", _FLAGS)),
 ]
+_TRAILING_STREAMING = re.compile(
+    r"\s+WITH\s+STREAMING\s+POLL\s+INTERVAL\s+(?P<n>\d+)\s+SECONDS?\s*$", _FLAGS
+)
+MAX_CYCLES_KEY = "spark.indextables.companion.streaming.maxCycles"
 _REFUSED = {
     "SCHEMA SOURCE": "the schema is read from the source's files",
     "CATALOG": "catalog-named sources (Unity Catalog, Iceberg REST) are not supported; give a path",
@@ -56,7 +72,7 @@ _REFUSED = {
     "HASHED FASTFIELDS": "hashed fast fields are not supported",
     "INVALIDATE ALL PARTITIONS": "re-create the index at a new location instead",
     "TABLE ROOTS": "set spark.indextables.companion.parquetTableRoot when reading instead",
-    "WITH STREAMING": "streaming sync is not supported; re-run the command to sync",
+    "WITH STREAMING": "expected WITH STREAMING POLL INTERVAL <whole seconds> SECONDS",
 }
 
 COMPANION_SCHEMA = StructType(
@@ -119,6 +135,8 @@ def parse_companion(text: str) -> dict[str, Any]:
                 break
         else:
             raise SqlCommandError(f"{shown!r}: {_unknown_clause(rest.strip())}")
+    if args["dry_run"] and "poll_seconds" in args:
+        raise SqlCommandError(f"{shown!r}: DRY RUN and WITH STREAMING cannot both be given")
     return args
 
 
@@ -162,8 +180,20 @@ def _apply(name: str, match: re.Match[str], args: dict[str, Any]) -> None:
         args["from_version"] = int(match.group("n"))
     elif name in ("include", "exclude"):
         args[f"{name}_columns"] = _names(match.group("body"), name.upper() + " COLUMNS")
+    elif name == "streaming":
+        seconds = int(match.group("n"))
+        if seconds <= 0:
+            raise SqlCommandError("WITH STREAMING POLL INTERVAL must be at least 1 SECONDS")
+        args["poll_seconds"] = seconds
     else:
-        args["where"] = match.group("predicate").strip()
+        predicate = match.group("predicate").strip()
+        trailing = _TRAILING_STREAMING.search(predicate)
+        if trailing is not None:
+            if "poll_seconds" in args:
+                raise SqlCommandError("a clause is given twice (streaming)")
+            _apply("streaming", trailing, args)
+            predicate = predicate[: trailing.start()].strip()
+        args["where"] = predicate
 
 
 _ITEM = re.compile(r"\s*'(?P<key>[^']*)'\s*:\s*'(?P<value>[^']*)'\s*(?:,|$)")
@@ -197,11 +227,47 @@ def _names(body: str, clause: str) -> list[str]:
 def run_companion(
     spark: SparkSession, text: str, *, options: Mapping[str, str] | None = None
 ) -> DataFrame:
-    """Run a BUILD INDEXTABLES COMPANION statement on the driver; one result row."""
+    """Run a BUILD INDEXTABLES COMPANION statement on the driver; one result row (with
+    WITH STREAMING: one per cycle that synced, once the loop ends)."""
     from indextables.search import build_companion
 
     args = parse_companion(text)
-    row = build_companion(**args, options=dict(options or {})).as_dict()
+    opts = dict(options or {})
+    poll = args.pop("poll_seconds", None)
+    if poll is None:
+        rows = [build_companion(**args, options=opts).as_dict()]
+    else:
+        rows = _stream(args, poll, opts)
     return spark.createDataFrame(
-        [tuple(row[f.name] for f in COMPANION_SCHEMA.fields)], COMPANION_SCHEMA
+        [tuple(row[f.name] for f in COMPANION_SCHEMA.fields) for row in rows], COMPANION_SCHEMA
     )
+
+
+def _stream(args: dict[str, Any], poll: int, options: dict[str, str]) -> list[dict[str, Any]]:
+    """Sync every ``poll`` seconds until interrupted (Ctrl-C) or the cycle limit."""
+    import threading
+
+    from indextables.search import sync_companion_forever
+
+    limit = None
+    for key in [k for k in options if k.lower() == MAX_CYCLES_KEY.lower()]:
+        value = str(options.pop(key)).strip()
+        if not value.isdigit() or int(value) < 1:
+            raise SqlCommandError(f"{MAX_CYCLES_KEY}={value!r} must be a positive whole number")
+        limit = int(value)
+    rows: list[dict[str, Any]] = []
+    stop = threading.Event()
+    dry_run = args.pop("dry_run")
+    del dry_run  # parse_companion refuses DRY RUN with WITH STREAMING
+
+    def keep(cycle: Any) -> None:
+        if cycle.result is not None:
+            rows.append(cycle.result.as_dict())
+
+    try:
+        sync_companion_forever(
+            **args, poll_seconds=poll, max_cycles=limit, stop=stop, on_cycle=keep, options=options
+        )
+    except KeyboardInterrupt:
+        stop.set()  # an interrupted streaming sync ends: what it committed stays
+    return rows

@@ -140,7 +140,13 @@ def build_split(
         part.commit()
         manifest = ParquetManifest(
             fast_field_mode=fast_field_mode,
-            segment_row_ranges=_segment_ranges(part, entries),
+            # A split missing deleted rows maps hits through its hidden fields only: no
+            # segment is a run of the files' rows (a reader by segment ranges fails).
+            segment_row_ranges=(
+                ()
+                if any(f.deleted is not None for f in group.files)
+                else _segment_ranges(part, entries)
+            ),
             parquet_files=tuple(entries),
             column_mapping=_column_mapping(
                 specs, data_schema, _physical_types(filesystem, f"{base}/{group.files[0].path}")
@@ -232,13 +238,21 @@ def _index_file(
         row = 0
         for batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
             batch = _with_all_columns(batch, data_schema, source.path)
-            indexed = _stripped(batch, modes) if modes else batch
-            for doc in documents(indexed, specs, schema):
-                add_unsigned(doc, FILE_HASH_FIELD, file_hash)
-                add_unsigned(doc, ROW_IN_FILE_FIELD, row)
-                add_document(doc)
-                row += 1
-            part.stats.add(batch)
+            # Rows a Delta deletion vector deletes are never indexed (see .deletions).
+            runs = (
+                [(0, batch.num_rows)]
+                if source.deleted is None
+                else source.deleted.live_runs(row, batch.num_rows)
+            )
+            for start, length in runs:
+                piece = batch if length == batch.num_rows else batch.slice(start, length)
+                indexed = _stripped(piece, modes) if modes else piece
+                for offset, doc in enumerate(documents(indexed, specs, schema)):
+                    add_unsigned(doc, FILE_HASH_FIELD, file_hash)
+                    add_unsigned(doc, ROW_IN_FILE_FIELD, row + start + offset)
+                    add_document(doc)
+                part.stats.add(piece)
+            row += batch.num_rows
         return ParquetFileEntry(
             relative_path=source.path,
             file_size_bytes=source.size,

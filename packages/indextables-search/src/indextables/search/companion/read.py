@@ -96,6 +96,9 @@ def read_companion_split(
     )  # fmt: skip
     filesystem, base = source_filesystem(root)
     reader = _FileRows(manifest, filesystem, base, schema, entry.partition_values)
+    if query is None and searcher.num_docs < manifest.total_rows:
+        # Rows deleted by a Delta deletion vector are not indexed: read the indexed ones.
+        query = tantivy.Query.all_query()
     if query is None:
         for number in range(len(manifest.parquet_files)):
             yield from reader.whole_file(number)

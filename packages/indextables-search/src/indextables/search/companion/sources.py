@@ -9,6 +9,7 @@ indexed rows to stay right: its size and, for Delta, its deletion vector.
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from indextables.search.companion.deletions import DeletedRows, delta_deletions
 from indextables.search.errors import CompanionSourceError
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "list_source",
     "normalise_path",
     "source_filesystem",
+    "source_signature",
 ]
 
 SOURCE_FORMATS = ("delta", "parquet", "iceberg")
@@ -40,13 +43,17 @@ class SourceFile:
         path: relative to the source root, normalised (:func:`normalise_path`).
         size: its size in bytes.
         partition_values: partition column -> value string (None for null).
-        deletion_vector: a Delta deletion vector's identity, None without one.
+        deletion_vector: the identity of a Delta deletion vector (a digest of the rows
+            it deletes) or of Iceberg delete files; None without one.
+        deleted: the rows a Delta deletion vector deletes (never indexed); None
+            without one, or when they are not known (Iceberg delete files).
     """
 
     path: str
     size: int
     partition_values: Mapping[str, str | None] = field(default_factory=dict)
     deletion_vector: str | None = None
+    deleted: DeletedRows | None = field(default=None, compare=False, repr=False)
 
     @property
     def identity(self) -> str:
@@ -125,6 +132,68 @@ def list_source(
     )
 
 
+def source_signature(root: str, source_format: str, *, version: int | None = None) -> str:
+    """A short text that changes whenever the source's data may have changed, read
+    more cheaply than :func:`list_source` (a streaming sync skips a cycle when equal).
+
+    Delta: the newest commit number (one listing of ``_delta_log``); Parquet: the
+    data files' paths, sizes and modification times (one recursive listing, no file
+    opened); Iceberg: the table's current metadata file. A fixed ``version`` is
+    its own signature.
+
+    Raises:
+        CompanionSourceError: nothing readable at ``root``.
+    """
+    if version is not None:
+        return f"{source_format}:version={version}"
+    if source_format == "delta":
+        return f"delta:version={_delta_head(root)}"
+    if source_format == "parquet":
+        return "parquet:" + _directory_digest(root)
+    if source_format == "iceberg":
+        return "iceberg:" + _iceberg_metadata_location(root)
+    raise CompanionSourceError(
+        f"source format {source_format!r} is not one of {', '.join(SOURCE_FORMATS)}"
+    )
+
+
+def _delta_head(root: str) -> int:
+    filesystem, base = source_filesystem(root)
+    try:
+        infos = filesystem.get_file_info(pafs.FileSelector(f"{base}/_delta_log"))
+    except FileNotFoundError:
+        raise CompanionSourceError(f"no Delta table at {root!r} (no _delta_log)") from None
+    except (OSError, pa.ArrowException) as exc:
+        raise CompanionSourceError(f"Delta table {root!r} cannot be listed: {exc}") from None
+    versions = [
+        int(name[:-5])
+        for name in (posixpath.basename(i.path) for i in infos)
+        if name.endswith(".json") and name[:-5].isdigit()
+    ]
+    if not versions:
+        raise CompanionSourceError(f"no Delta table at {root!r} (no commit in _delta_log)")
+    return max(versions)
+
+
+def _directory_digest(root: str) -> str:
+    filesystem, base = source_filesystem(root)
+    try:
+        infos = filesystem.get_file_info(pafs.FileSelector(base, recursive=True))
+    except FileNotFoundError:
+        raise CompanionSourceError(f"Parquet source {root!r} is not a directory") from None
+    except (OSError, pa.ArrowException) as exc:
+        raise CompanionSourceError(f"Parquet source {root!r} cannot be listed: {exc}") from None
+    lines = sorted(
+        f"{i.path}\t{i.size}\t{i.mtime_ns}" for i in infos if i.type == pafs.FileType.File
+    )
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+
+def _iceberg_metadata_location(name: str) -> str:
+    table = _iceberg_table(name)
+    return str(table.metadata_location)
+
+
 def _parquet_listing(root: str) -> SourceListing:
     import pyarrow.dataset as ds
 
@@ -195,24 +264,23 @@ def _delta_listing(root: str, version: int | None) -> SourceListing:
     schema = pa.schema(table.schema().to_arrow())
     actions = pa.table(table.get_add_actions(flatten=True))
     features = set(table.protocol().reader_features or ())
-    if "deletionVectors" in features and not any(
-        n.startswith("deletionVector") for n in actions.column_names
-    ):
-        raise CompanionSourceError(
-            f"Delta table {root!r} has deletion vectors enabled and the installed deltalake "
-            "does not say which files carry one; a companion would return deleted rows"
-        )
-    rows = actions.to_pylist()
+    rows = sorted(actions.to_pylist(), key=lambda r: str(r["path"]))
+    paths = [normalise_path(str(row["path"])) for row in rows]
+    deletions = (
+        delta_deletions(table, set(paths), normalise_path) if "deletionVectors" in features else {}
+    )
     files = []
-    for row in sorted(rows, key=lambda r: str(r["path"])):
+    for row, path in zip(rows, paths, strict=True):
+        deleted = deletions.get(path)
         files.append(
             SourceFile(
-                path=normalise_path(str(row["path"])),
+                path=path,
                 size=int(row["size_bytes"]),
                 partition_values={
                     c: _partition_text(row.get(f"partition.{c}")) for c in partition_columns
                 },
-                deletion_vector=_deletion_vector(row),
+                deletion_vector=None if deleted is None else deleted.identity,
+                deleted=deleted,
             )
         )
     return SourceListing(
@@ -233,36 +301,7 @@ def _iceberg_listing(name: str, snapshot_id: int | None) -> SourceListing:
     partition columns. A data file with delete files gets them as its deletion
     identity (such files are not indexed, see :mod:`.sync`).
     """
-    try:
-        from pyiceberg.catalog import load_catalog
-        from pyiceberg.exceptions import NoSuchTableError
-        from pyiceberg.utils.config import Config
-    except ImportError:
-        raise CompanionSourceError(
-            "Iceberg sources need the pyiceberg package: pip install 'pyiceberg[sql-sqlite]' "
-            "(or the extra for your catalog)"
-        ) from None
-    parts = name.split(".")
-    if len(parts) < 2:
-        raise CompanionSourceError(
-            f"Iceberg source {name!r} must be named [catalog.]namespace.table"
-        )
-    catalog_name, identifier = (
-        ("default", name) if len(parts) == 2 else (parts[0], ".".join(parts[1:]))
-    )
-    try:
-        # The configuration as it is now (pyiceberg caches the one of its import time).
-        properties = Config().get_catalog_config(catalog_name) or {}
-        catalog = load_catalog(catalog_name, **properties)
-        table = catalog.load_table(identifier)
-    except NoSuchTableError:
-        raise CompanionSourceError(
-            f"no Iceberg table {identifier!r} in catalog {catalog_name!r}"
-        ) from None
-    except Exception as exc:  # pyiceberg raises many kinds for a bad catalog configuration
-        raise CompanionSourceError(
-            f"Iceberg table {name!r} cannot be loaded: {type(exc).__name__}: {exc}"
-        ) from None
+    table = _iceberg_table(name)
     snapshot = (
         table.current_snapshot() if snapshot_id is None else table.snapshot_by_id(snapshot_id)
     )
@@ -296,25 +335,48 @@ def _iceberg_listing(name: str, snapshot_id: int | None) -> SourceListing:
     )
 
 
+def _iceberg_table(name: str) -> Any:
+    """The pyiceberg table named ``[catalog.]namespace.table``.
+
+    Raises:
+        CompanionSourceError: pyiceberg missing, a bad name or catalog, no such table.
+    """
+    try:
+        from pyiceberg.catalog import load_catalog
+        from pyiceberg.exceptions import NoSuchTableError
+        from pyiceberg.utils.config import Config
+    except ImportError:
+        raise CompanionSourceError(
+            "Iceberg sources need the pyiceberg package: pip install 'pyiceberg[sql-sqlite]' "
+            "(or the extra for your catalog)"
+        ) from None
+    parts = name.split(".")
+    if len(parts) < 2:
+        raise CompanionSourceError(
+            f"Iceberg source {name!r} must be named [catalog.]namespace.table"
+        )
+    catalog_name, identifier = (
+        ("default", name) if len(parts) == 2 else (parts[0], ".".join(parts[1:]))
+    )
+    try:
+        # The configuration as it is now (pyiceberg caches the one of its import time).
+        properties = Config().get_catalog_config(catalog_name) or {}
+        catalog = load_catalog(catalog_name, **properties)
+        table = catalog.load_table(identifier)
+    except NoSuchTableError:
+        raise CompanionSourceError(
+            f"no Iceberg table {identifier!r} in catalog {catalog_name!r}"
+        ) from None
+    except Exception as exc:  # pyiceberg raises many kinds for a bad catalog configuration
+        raise CompanionSourceError(
+            f"Iceberg table {name!r} cannot be loaded: {type(exc).__name__}: {exc}"
+        ) from None
+    return table
+
+
 def _partition_text(value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-_DV_KEYS = (
-    "deletionVector.storageType",
-    "deletionVector.pathOrInlineDv",
-    "deletionVector.offset",
-    "deletionVector.sizeInBytes",
-    "deletionVector.cardinality",
-)
-
-
-def _deletion_vector(row: Mapping[str, Any]) -> str | None:
-    parts = [row.get(k) for k in _DV_KEYS]
-    if all(p is None for p in parts):
-        return None
-    return ":".join("" if p is None else str(p) for p in parts)

@@ -164,8 +164,12 @@ def build_companion_index(
     wanted = _selected(listing, schema, settings.where)
     live = list(table.snapshot().files) if table is not None else []
     to_index, invalid = _anti_join(listing.files, wanted, live)
-    with_dv = sorted(f.path for f in to_index if f.deletion_vector is not None)
-    to_index = [f for f in to_index if f.deletion_vector is None]
+    # Delta deletion vectors are applied at indexing (their rows are left out); Iceberg
+    # delete files are not decoded, so their data files are not indexed.
+    with_dv = sorted(
+        f.path for f in to_index if f.deletion_vector is not None and f.deleted is None
+    )
+    to_index = [f for f in to_index if f.deletion_vector is None or f.deleted is not None]
     groups = _groups(to_index, listing.partition_columns, settings.target_input_size)
 
     def result(
@@ -230,11 +234,11 @@ def build_companion_index(
         if progress is not None:
             progress(created, len(groups))
     if with_dv:
-        # Rows deleted by a deletion vector must never be returned: these files are left
-        # out (their old splits are removed above) until DV masking is supported.
+        # Rows deleted by Iceberg delete files must never be returned: these files are
+        # left out (their old splits are removed above).
         raise CompanionSourceError(
-            f"{len(with_dv)} source file(s) carry Delta deletion vectors or Iceberg delete "
-            "files, which companion indexes do not apply yet; they were not indexed: "
+            f"{len(with_dv)} source file(s) carry Iceberg delete files, which companion "
+            "indexes do not apply yet; they were not indexed: "
             f"{', '.join(with_dv[:5])}"
         )
     return result(

@@ -1,0 +1,230 @@
+"""Companion index benchmark: the log rows as a Delta table, indexed in HYBRID mode (figures only).
+
+In one run, over the rows of ``logdata.py`` (default 2,000,000) written as a
+Delta table of ``--files`` Parquet files (deltalake, its default compression):
+
+- build: ``build_companion`` (HYBRID, ``message`` tokenized) vs ``write_table``
+  of the same rows as an IndexTables table (from memory), rows/s of each and
+  the ratio (wall and CPU seconds: on a shared machine CPU is the steadier);
+- size: the companion's split bytes / the source's Parquet bytes (target
+  <= 0.5x), with the IndexTables copy's bytes for comparison;
+- needle (``message:needlezz``, ~0.01% of rows) and exact match
+  (``host = 'host-42'``, 0.2%): ``SearchTable.search`` on the companion vs
+  DuckDB over the source's Parquet files (``LIKE`` / ``=``), median of
+  ``--repeat`` warm runs, and the IndexTables copy for comparison;
+- with ``--spark``: the same two through Spark's Parquet read (``LIKE``);
+- a sync after one appended file (files indexed must be 1) and a sync of an
+  unchanged source (``no_action``).
+
+Usage: ``python benchmarks/companion.py [--rows 2000000] [--files 4] [--repeat 3]
+[--spark]``, or ``tox -e bench-search -- --companion`` (``run.py --companion``
+hands over here). Everything is written to a fresh temporary directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from logdata import OPTIONS, chunks, log_rows
+
+NEEDLE, NEEDLE_SQL = "message:needlezz", "message LIKE '%needlezz%'"
+EXACT = "host = 'host-42'"
+
+
+def measure(action: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
+    """Median and spread (max - min) of ``repeat`` timed runs after one untimed run."""
+    action()
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), max(times) - min(times), result
+
+
+def timed(action: Callable[[], Any]) -> tuple[float, float, Any]:
+    """Wall and CPU seconds (this process, all threads) of one run, and its result."""
+    start, cpu = time.perf_counter(), time.process_time()
+    result = action()
+    return time.perf_counter() - start, time.process_time() - cpu, result
+
+
+def line(
+    label: str, ours: tuple[float, float, Any], base: tuple[float, float, Any], who: str
+) -> None:
+    print(
+        f"{label:<34} companion {ours[0] * 1000:9.2f} ms (±{ours[1] * 500:6.2f})  "
+        f"{who} {base[0] * 1000:9.2f} ms (±{base[1] * 500:6.2f})  "
+        f"{who}/companion = {base[0] / ours[0]:7.1f}x  results {ours[2]} / {base[2]}",
+        flush=True,
+    )
+
+
+def write_source(path: str, rows: int, files: int) -> list[pa.RecordBatch]:
+    """The log rows as a Delta table of ``files`` files (one append each); the batches."""
+    from deltalake import write_deltalake
+
+    batches = list(chunks(0, rows))
+    table = pa.Table.from_batches(batches)
+    step = -(-rows // files)
+    for start in range(0, rows, step):
+        write_deltalake(path, table.slice(start, step), mode="append")
+    return batches
+
+
+def source_files(path: str) -> list[str]:
+    from deltalake import DeltaTable
+
+    return [uri.removeprefix("file://") for uri in DeltaTable(path).file_uris()]
+
+
+def split_bytes(uri: str) -> int:
+    from indextables.search import open_table
+
+    return sum(os.path.getsize(os.path.join(uri, p)) for p in open_table(uri).files)
+
+
+def spark_suite(files: Sequence[str], repeat: int) -> dict[str, tuple[float, float, Any]]:
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    try:
+        frame = spark.read.parquet(*files)
+        return {
+            "needle": measure(lambda: frame.where(NEEDLE_SQL).collect().__len__(), repeat),
+            "exact": measure(lambda: frame.where(EXACT).collect().__len__(), repeat),
+        }
+    finally:
+        spark.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--files", type=int, default=4, help="Parquet files in the Delta table")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--spark", action="store_true", help="also time Spark's Parquet LIKE")
+    parser.add_argument("--path", default=None, help="work directory (default: a fresh temp dir)")
+    args = parser.parse_args(argv)
+
+    import duckdb
+
+    from indextables.search import build_companion, open_table, write_table
+
+    root = args.path or tempfile.mkdtemp(prefix="indextables-bench-companion-")
+    source, index, copy = (os.path.join(root, n) for n in ("delta", "companion", "copy"))
+    for folder in (source, index, copy):
+        shutil.rmtree(folder, ignore_errors=True)
+    options = {"spark.indextables.cache.directoryPath": os.path.join(root, "split-cache")}
+    print(f"companion, {args.rows:,} rows in {args.files} Delta files, load {os.getloadavg()}")
+    batches = write_source(source, args.rows, args.files)
+    files = source_files(source)
+    parquet_bytes = sum(os.path.getsize(f) for f in files)
+
+    built = timed(
+        lambda: build_companion(
+            source, index, source_format="delta", indexing_modes={"message": "text"},
+            fast_field_mode="HYBRID", options=options,
+        )
+    )  # fmt: skip
+    table = pa.Table.from_batches(batches)
+    written = timed(lambda: write_table(copy, table, options=OPTIONS))
+    rate = args.rows / built[0]
+    print(
+        f"{'build companion (HYBRID)':<34} {built[0]:8.2f} s wall {built[1]:8.2f} s cpu  "
+        f"{rate:12,.0f} rows/s  ({built[2].parquet_files_indexed} files, "
+        f"{built[2].splits_created} splits)"
+    )
+    print(
+        f"{'write_table (same rows)':<34} {written[0]:8.2f} s wall {written[1]:8.2f} s cpu  "
+        f"{args.rows / written[0]:12,.0f} rows/s"
+    )
+    print(
+        f"{'  companion / write_table rate':<34} {written[0] / built[0]:.2f}x wall, "
+        f"{written[1] / built[1]:.2f}x cpu (target >= 1)"
+    )
+    index_bytes, copy_bytes = split_bytes(index), split_bytes(copy)
+    print(
+        f"{'size':<34} source Parquet {parquet_bytes / 1e6:8.1f} MB  companion "
+        f"{index_bytes / 1e6:8.1f} MB = {index_bytes / parquet_bytes:.3f}x (target <= 0.5)  "
+        f"IndexTables copy {copy_bytes / 1e6:8.1f} MB = {copy_bytes / parquet_bytes:.2f}x"
+    )
+
+    companion = open_table(index, options=options)
+    full = open_table(copy, options=options)
+    db = duckdb.connect()
+    scan = "read_parquet([" + ", ".join(f"'{f}'" for f in files) + "])"
+
+    def duck(sql: str) -> Callable[[], int]:
+        def rows() -> int:
+            result = db.sql(sql)
+            fetch = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table
+            return int(fetch().num_rows)
+
+        return rows
+
+    needle = measure(lambda: companion.search(NEEDLE).num_rows, args.repeat)
+    line(
+        "needle, search",
+        needle,
+        measure(duck(f"SELECT * FROM {scan} WHERE {NEEDLE_SQL}"), args.repeat),
+        "duckdb",
+    )
+    exact = measure(lambda: companion.search(where=EXACT).num_rows, args.repeat)
+    line(
+        "exact host-42, search(where=)",
+        exact,
+        measure(duck(f"SELECT * FROM {scan} WHERE {EXACT}"), args.repeat),
+        "duckdb",
+    )
+    copy_needle = measure(lambda: full.search(NEEDLE).num_rows, args.repeat)
+    copy_exact = measure(lambda: full.search(where=EXACT).num_rows, args.repeat)
+    print(
+        f"{'  the IndexTables copy':<34} needle {copy_needle[0] * 1000:9.2f} ms, "
+        f"exact {copy_exact[0] * 1000:9.2f} ms"
+    )
+    count = measure(lambda: companion.count(NEEDLE), args.repeat)
+    print(f"{'  count of the needle (index only)':<34} {count[0] * 1000:9.2f} ms ({count[2]})")
+    if args.spark:
+        found = spark_suite(files, args.repeat)
+        line("needle, Spark Parquet LIKE", needle, found["needle"], "spark")
+        line("exact host-42, Spark Parquet =", exact, found["exact"], "spark")
+
+    from deltalake import write_deltalake
+
+    write_deltalake(
+        source, pa.Table.from_batches([log_rows(args.rows, args.rows + 10_000)]), mode="append"
+    )
+    synced = timed(lambda: build_companion(source, index, source_format="delta", options=options))
+    again = timed(lambda: build_companion(source, index, source_format="delta", options=options))
+    print(
+        f"{'sync after one appended file':<34} {synced[0]:8.2f} s  files indexed "
+        f"{synced[2].parquet_files_indexed} (must be 1), splits invalidated "
+        f"{synced[2].splits_invalidated}; unchanged source: {again[2].status} in "
+        f"{again[0] * 1000:.0f} ms"
+    )
+    print(f"load after: {os.getloadavg()}")
+    if args.path is None:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
