@@ -247,9 +247,9 @@ def _index_file(
             for start, length in runs:
                 piece = batch if length == batch.num_rows else batch.slice(start, length)
                 indexed = _stripped(piece, modes) if modes else piece
-                for offset, doc in enumerate(documents(indexed, specs, schema)):
+                for k, doc in enumerate(documents(indexed, specs, schema)):
                     add_unsigned(doc, FILE_HASH_FIELD, file_hash)
-                    add_unsigned(doc, ROW_IN_FILE_FIELD, row + start + offset)
+                    add_unsigned(doc, ROW_IN_FILE_FIELD, row + start + k)
                     add_document(doc)
                 part.stats.add(piece)
             row += batch.num_rows
