@@ -217,6 +217,28 @@ def test_parquet_companion_matches_duckdb_over_the_source(
     assert table.search("msg:ok", limit=3).num_rows == 3
 
 
+def test_an_unpartitioned_parquet_directory_indexes_every_column(
+    tmp_path: Path, cache: dict[str, str]
+) -> None:
+    """pyarrow's Hive discovery calls every column a partition column of a directory
+    without key=value folders; only real folders are partitions."""
+    source = tmp_path / "flat"
+    source.mkdir()
+    rows = hostile(random.Random(7), 0, 30)
+    pq.write_table(rows.slice(0, 12), source / "one.parquet")
+    pq.write_table(rows.slice(12), source / "two.parquet")
+    result = build_companion(
+        str(source), str(tmp_path / "idx"), source_format="parquet",
+        indexing_modes={"msg": "text"},
+    )  # fmt: skip
+    assert (result.status, result.parquet_files_indexed) == ("success", 2)
+    table = open_table(str(tmp_path / "idx"), options=cache)
+    assert canonical(table.to_arrow()) == canonical(rows)
+    assert table.count(where="x > 0") == sum(
+        1 for x in rows.column("x").to_pylist() if x is not None and (x > 0 or math.isnan(x))
+    )
+
+
 def test_companion_splits_store_nothing_and_embed_the_manifest(
     tmp_path: Path, cache: dict[str, str]
 ) -> None:

@@ -210,9 +210,8 @@ def _parquet_listing(root: str) -> SourceListing:
         )
     except (pa.ArrowInvalid, OSError) as exc:
         raise CompanionSourceError(f"Parquet source {root!r} cannot be read: {exc}") from None
-    partitioning = dataset.partitioning
-    partition_columns = tuple(partitioning.schema.names) if partitioning is not None else ()
     paths = list(dataset.files)
+    partition_columns = _hive_columns(dataset, [posixpath.relpath(p, base) for p in paths])
     sizes = {i.path: i.size for i in filesystem.get_file_info(paths)}
     files = []
     for path in sorted(paths):
@@ -235,6 +234,24 @@ def _parquet_listing(root: str) -> SourceListing:
 
 
 _HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+def _hive_columns(dataset: Any, relative_paths: Sequence[str]) -> tuple[str, ...]:
+    """The partition columns: discovered names that really are ``name=`` folders.
+
+    pyarrow's Hive discovery reports the whole file schema as the partitioning
+    of a directory without ``key=value`` folders; only folder keys count.
+    """
+    partitioning = dataset.partitioning
+    if partitioning is None:
+        return ()
+    keys = {
+        part.partition("=")[0]
+        for path in relative_paths
+        for part in path.split("/")[:-1]
+        if "=" in part
+    }
+    return tuple(name for name in partitioning.schema.names if name in keys)
 
 
 def _hive_values(relative: str, columns: Sequence[str]) -> dict[str, str | None]:
