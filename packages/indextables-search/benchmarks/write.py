@@ -256,8 +256,8 @@ def merge_figures(batches: Sequence[pa.RecordBatch], count: int, root: str) -> N
             flush=True,
         )
         print(
-            f"            merged: {got['segments']:.0f} segment(s); count {got['count'] * 1000:.1f} ms,"
-            f" search {got['search'] * 1000:.1f} ms"
+            f"            merged: {got['segments']:.0f} segment(s); "
+            f"count {got['count'] * 1000:.1f} ms, search {got['search'] * 1000:.1f} ms"
         )
         for name in ("  download", "  merge_segments", "  write_split_bundle"):
             if name in got:

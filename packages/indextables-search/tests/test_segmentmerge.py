@@ -155,7 +155,10 @@ def test_merged_bounds_follow_each_kinds_order() -> None:
 
 def test_merged_tags_keep_the_columns_fully_indexed_everywhere() -> None:
     specs = [_spec("A", FieldKind.STRING), _spec("b", FieldKind.STRING)]
-    tags = [('indextables.python.fullyIndexed=["A","b"]',), ('indextables.python.fullyIndexed=["A"]',)]
+    tags = [
+        ('indextables.python.fullyIndexed=["A","b"]',),
+        ('indextables.python.fullyIndexed=["A"]',),
+    ]
     assert merged_tags(specs, tags) == ('indextables.python.fullyIndexed=["A"]',)
     assert merged_tags(specs, [*tags, None]) is None
 
@@ -197,7 +200,9 @@ def test_a_merged_copy_names_a_layout_older_readers_do_not_key(tmp_path: Path) -
     merge_table(uri)
     (directory,) = _unbundled(uri, tmp_path / "merged")
     copy = RowCopy.open(str(directory / ROWS_FILE))
-    assert copy is not None and copy.keyed and copy.segment_batches is not None
+    assert copy is not None
+    assert copy.keyed
+    assert copy.segment_batches is not None
     with pa.memory_map(str(directory / ROWS_FILE)) as source:
         metadata = pa.ipc.open_file(source).schema.metadata
     assert metadata[b"indextables.rowkeys"] == ROW_KEYS_SEGMENTED

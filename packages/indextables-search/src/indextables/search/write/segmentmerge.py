@@ -112,7 +112,9 @@ def _source(directory: str) -> _Source:
     try:
         segment_batches(schema.metadata)
     except (ValueError, TypeError) as error:
-        raise SegmentMergeRefused(f"a source's segment batch offsets are unreadable: {error}")
+        raise SegmentMergeRefused(
+            f"a source's segment batch offsets are unreadable: {error}"
+        ) from None
     return _Source(directory, meta, segments, schema)
 
 
