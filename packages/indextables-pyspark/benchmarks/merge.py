@@ -48,7 +48,7 @@ def main() -> int:
             piece.write.format("indextables").options(**OPTIONS).mode("append").save(path)
         write = time.perf_counter() - start
         start = time.perf_counter()
-        row = itp.sql(spark, f"MERGE SPLITS '{path}' TARGET SIZE '1T'").first().asDict(True)
+        row = itp.sql(spark, f"MERGE SPLITS '{path}' TARGET SIZE '100G'").first().asDict(True)
         merge = time.perf_counter() - start
         count = spark.read.format("indextables").load(path).count()
         rows = args.rows
