@@ -207,3 +207,21 @@ def test_a_merged_copy_names_a_layout_older_readers_do_not_key(tmp_path: Path) -
         metadata = pa.ipc.open_file(source).schema.metadata
     assert metadata[b"indextables.rowkeys"] == ROW_KEYS_SEGMENTED
     assert copy.resolved(["0" * 32]).keyed is False  # a segment it has no offset for
+
+
+def test_index_only_columns_stay_searchable(tmp_path: Path) -> None:
+    """An index-only column has no values to re-index from: its terms survive only
+    because the merge keeps the segments."""
+    uri = str(tmp_path / "t")
+    options = {"spark.indextables.indexing.indexonlyfields": "secret"}
+    for start in (0, 10):
+        ids = list(range(start, start + 10))
+        data = pa.table({"id": ids, "secret": [f"s{i % 3}" for i in ids]})
+        write_table(uri, data, options=options)
+    table = open_table(uri)
+    before = sorted(table.search(fieldmatch={"secret": "s1"}).column("id").to_pylist())
+    assert len(before) == 7
+    merge_table(uri)
+    table = open_table(uri)
+    assert len(table.files) == 1
+    assert sorted(table.search(fieldmatch={"secret": "s1"}).column("id").to_pylist()) == before
