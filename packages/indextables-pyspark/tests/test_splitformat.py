@@ -92,7 +92,7 @@ def test_spark_write_splits_carry_valid_sstables(spark: Any, tmp_path: Path) -> 
         spark.read.format("indextables").option("fieldmatch.word", "w00012345").load(path).collect()
     )
     assert [(r["id"], r["bucket"]) for r in found] == [(12345, 0)]
-    # MERGE SPLITS writes through the same writer: the merged split is in the same form.
+    # MERGE SPLITS bundles the sources' segments unchanged: the merged split is in the same form.
     result = merge_splits(spark, path, target_size=1 << 30)
     assert (result["status"], result["new_files"]) == ("SUCCESS", 1)
     (merged,) = load_view(path, {}).splits

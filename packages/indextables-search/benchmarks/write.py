@@ -17,7 +17,16 @@ of the written split by file kind (``.store``, ``.idx``, ``.pos``, ``.term``,
 ``.fast``, ``.fieldnorm``, the Arrow copy...) against Parquet's, and the
 split's segment count.
 
-Usage: ``python benchmarks/write.py [--rows 1000000] [--repeat 3]``, or
+Then MERGE SPLITS (``--merge-splits`` N, default 20; 0 skips it): the same rows
+written as N splits (one ``write_table`` each, timed: the write rate of these
+rows), merged by ``merge_table`` in this process (the engine's entry point;
+the Spark adapter's ``itp.sql("MERGE SPLITS ...")`` runs the same task per
+group: ``packages/indextables-pyspark/benchmarks/run.py merge``) by segments,
+and by re-indexing the rows (the path kept for splits without an Arrow copy),
+each in rows/s against the write rate, with where the segment merge's time
+goes, and a count and a search on each merged table (many segments vs one).
+
+Usage: ``python benchmarks/write.py [--rows 1000000] [--repeat 3] [--merge-splits 20]``, or
 ``tox -e bench-search -- --write`` (``run.py --write`` hands over here).
 """
 
@@ -42,7 +51,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from logdata import OPTIONS, chunks
 
 from indextables.protocol.splitbundle import parse_split_footer
-from indextables.search import write_table
+from indextables.search import open_table, write_table
 from indextables.search.options import parse_indexing
 from indextables.search.schema.mapping import (
     ROW_KEY_FIELD,
@@ -152,12 +161,121 @@ def split_bytes(root: str, batches: Sequence[pa.RecordBatch]) -> tuple[dict[str,
     return dict(sizes), segments, size
 
 
+def _pieces(batches: Sequence[pa.RecordBatch], count: int) -> list[pa.Table]:
+    table = pa.Table.from_batches(batches)
+    step = -(-table.num_rows // count)
+    return [table.slice(offset, step) for offset in range(0, table.num_rows, step)]
+
+
+def _merge_once(root: str, pieces: Sequence[pa.Table], *, reindex: bool) -> dict[str, float]:
+    """Write ``pieces`` as splits, then merge them; seconds (wall, CPU) of each step."""
+    from indextables.search.write import merge as merge_module
+    from indextables.search.write import segmentmerge
+
+    uri = os.path.join(root, "reindexed" if reindex else "segments")
+    shutil.rmtree(uri, ignore_errors=True)
+    options = {**OPTIONS, "spark.indextables.cache.directoryPath": os.path.join(root, "cache")}
+    start, cpu = time.perf_counter(), time.process_time()
+    for piece in pieces:
+        write_table(uri, piece, options=options)
+    out = {"write": time.perf_counter() - start, "write cpu": time.process_time() - cpu}
+    steps: dict[str, float] = collections.defaultdict(float)
+    original = {
+        name: getattr(merge_module, name)
+        for name in ("download", "merge_segments", "write_split_bundle")
+    }
+
+    def timing(name: str, action: Callable[..., object]) -> Callable[..., object]:
+        def run(*args: object, **kwargs: object) -> object:
+            began = time.perf_counter()
+            try:
+                return action(*args, **kwargs)
+            finally:
+                steps[name] += time.perf_counter() - began
+
+        return run
+
+    def refuse(*_: object) -> int:
+        raise segmentmerge.SegmentMergeRefused("benchmark: re-index")
+
+    for name, action in original.items():
+        refused = reindex and name == "merge_segments"
+        setattr(merge_module, name, timing(name, refuse if refused else action))
+    try:
+        start, cpu = time.perf_counter(), time.process_time()
+        result = merge_module.merge_table(uri, options=options, target_size=1 << 40)
+        out["merge"] = time.perf_counter() - start
+        out["merge cpu"] = time.process_time() - cpu
+    finally:
+        for name, action in original.items():
+            setattr(merge_module, name, action)
+    if result["new_files"] != 1:
+        raise SystemExit(f"the merge did not merge: {result}")
+    if not reindex:
+        for name, seconds in steps.items():
+            out["  " + name] = seconds
+    table = open_table(uri, options=options)
+    for label, action in (
+        ("count", lambda: table.count("message:needlezz")),
+        ("search", lambda: table.search("level:ERROR", limit=10_000)),
+    ):
+        action()
+        began = time.perf_counter()
+        action()
+        out[label] = time.perf_counter() - began
+    out["segments"] = float(_segments(uri, options))
+    return out
+
+
+def _segments(uri: str, options: dict[str, str]) -> int:
+    live = load_view(uri, options).splits
+    total = 0
+    for split in live:
+        with open(os.path.join(uri, split.path), "rb") as handle:
+            data = handle.read()
+        start = split.entry.ref.footer_start_offset or 0
+        footer = parse_split_footer(data, footer_start_offset=start, path=split.path)
+        total += sum(1 for m in footer.files if m.endswith(".store"))
+    return total
+
+
+def merge_figures(batches: Sequence[pa.RecordBatch], count: int, root: str) -> None:
+    """Print MERGE SPLITS of ``count`` splits against the write rate of the same rows."""
+    pieces = _pieces(batches, count)
+    rows = sum(p.num_rows for p in pieces)
+    print(f"MERGE SPLITS of {len(pieces)} splits, {rows:,} rows, one process:", flush=True)
+    for reindex in (False, True):
+        got = _merge_once(root, pieces, reindex=reindex)
+        label = "re-index" if reindex else "segments"
+        write, merge = rows / got["write"], rows / got["merge"]
+        print(
+            f"  {label:<9} write {write:>9,.0f} rows/s ({rows / got['write cpu']:>9,.0f}/CPU-s)"
+            f"  merge {merge:>11,.0f} rows/s ({rows / got['merge cpu']:>11,.0f}/CPU-s)"
+            f"  merge / write = {merge / write:.2f}x wall, "
+            f"{got['write cpu'] / got['merge cpu']:.2f}x CPU",
+            flush=True,
+        )
+        print(
+            f"            merged: {got['segments']:.0f} segment(s); "
+            f"count {got['count'] * 1000:.1f} ms, search {got['search'] * 1000:.1f} ms"
+        )
+        for name in ("  download", "  merge_segments", "  write_split_bundle"):
+            if name in got:
+                print(f"          {name.strip():<20} {got[name]:7.2f} s of {got['merge']:.2f} s")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--merge-splits", type=int, default=20)
+    parser.add_argument("--merge-only", action="store_true")
     args = parser.parse_args(argv)
     batches = list(chunks(0, args.rows))
+    if args.merge_only:
+        with tempfile.TemporaryDirectory(prefix="indextables-bench-merge-") as root:
+            merge_figures(batches, args.merge_splits, root)
+        return 0
     rows = args.rows
     print(f"write, {rows:,} log rows, median of {args.repeat} runs, one process:", flush=True)
     with tempfile.TemporaryDirectory(prefix="indextables-bench-write-") as root:
@@ -180,6 +298,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"floor / parquet = {floor_rate / pq_rate:.2f}x"
             )
         sizes, segments, parquet_size = split_bytes(root, batches)
+        if args.merge_splits:
+            merge_figures(batches, args.merge_splits, root)
     total = sum(sizes.values())
     print(f"bytes per row ({segments} segment(s) in the split(s)):")
     for name, size in sorted(sizes.items(), key=lambda item: -item[1]):

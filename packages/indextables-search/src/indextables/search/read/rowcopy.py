@@ -11,14 +11,26 @@ that hold hits, and only the columns asked for, are decompressed.
 Copies written before row keys existed are marked by the absence of
 :data:`ROW_KEYS_METADATA` in their schema; their searched reads decode stored
 documents as before.
+
+A split built by MERGE SPLITS holds its sources' segments unchanged, so the
+row keys of a source's documents count that source's record batches: its
+copy is the sources' copies one after the other, marked
+:data:`ROW_KEYS_SEGMENTED`, and :data:`SEGMENT_BATCHES_METADATA` records, for
+each segment id, the number of record batches before its source's. A hit's
+row key is then ``(offset of its segment + batch) << 32 | row``. (A reader
+that knows only :data:`ROW_KEYS_LAYOUT` takes such a copy as unkeyed and
+decodes stored documents: never a wrong row.)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
@@ -27,6 +39,8 @@ from indextables.search.schema.mapping import FieldKind, FieldSpec
 
 ROW_KEYS_METADATA = b"indextables.rowkeys"
 ROW_KEYS_LAYOUT = b"batch<<32|row"
+ROW_KEYS_SEGMENTED = b"(segment batches+batch)<<32|row"
+SEGMENT_BATCHES_METADATA = b"indextables.segmentbatches"
 # Field kinds whose stored values read back exactly (dates: unless clamped, see convert).
 _EXACT_IN_DOCS = (
     FieldKind.I64,
@@ -45,6 +59,32 @@ def copy_metadata() -> dict[bytes, bytes]:
     return {ROW_KEYS_METADATA: ROW_KEYS_LAYOUT}
 
 
+def segmented_metadata(offsets: Mapping[str, int]) -> dict[bytes, bytes]:
+    """The schema metadata of a merged copy: segment id (32 hex digits) -> batch offset."""
+    text = json.dumps(dict(sorted(offsets.items())), separators=(",", ":"))
+    return {ROW_KEYS_METADATA: ROW_KEYS_SEGMENTED, SEGMENT_BATCHES_METADATA: text.encode()}
+
+
+def segment_batches(metadata: Mapping[bytes, bytes] | None) -> dict[str, int] | None:
+    """The segment id -> batch offset map of a copy's schema metadata (None: plain keys).
+
+    Raises:
+        ValueError: a segmented copy whose map does not parse.
+    """
+    found = metadata or {}
+    if found.get(ROW_KEYS_METADATA) != ROW_KEYS_SEGMENTED:
+        return None
+    table: Any = json.loads(found.get(SEGMENT_BATCHES_METADATA, b"null"))
+    if not isinstance(table, dict):
+        raise ValueError("the segment batch offsets of a merged Arrow copy are missing")
+    return {str(k): int(v) for k, v in table.items()}
+
+
+def segment_key(segment_id: str) -> str:
+    """A segment id as its files name it (32 hex digits, no dashes)."""
+    return segment_id.replace("-", "").lower()
+
+
 def exact_in_docs(spec: FieldSpec | None, data_type: pa.DataType) -> bool:
     """True when a column's stored documents give back exactly what was written."""
     if spec is None or spec.kind not in _EXACT_IN_DOCS:
@@ -60,11 +100,15 @@ class RowCopy:
         path: the Arrow IPC file.
         columns: lowercase column name -> field index in the file.
         keyed: whether the split's documents carry row keys.
+        segment_batches: a merged copy's segment id -> batch offset (None: plain keys).
+        offsets: per segment ordinal, the batch offset of its row keys (see :meth:`resolved`).
     """
 
     path: str
     columns: Mapping[str, int]
     keyed: bool
+    segment_batches: Mapping[str, int] | None = None
+    offsets: tuple[int, ...] = ()
 
     @classmethod
     def open(cls, path: str) -> RowCopy | None:
@@ -79,6 +123,27 @@ class RowCopy:
         except FileNotFoundError:
             return None
         return _open_copy(path, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+    def resolved(self, segment_ids: Sequence[str]) -> RowCopy:
+        """This copy with the batch offset of each segment ordinal (``segment_ids``: meta.json's
+        segments in order, as Tantivy numbers them).
+
+        A merged copy naming no offset for one of the split's segments is not keyed.
+        """
+        if self.segment_batches is None or not self.keyed:
+            return self
+        try:
+            offsets = tuple(self.segment_batches[segment_key(s)] for s in segment_ids)
+        except KeyError:
+            return dataclasses.replace(self, keyed=False)
+        return dataclasses.replace(self, offsets=offsets)
+
+    def row_keys(self, keys: Sequence[int], segment_ords: Sequence[int]) -> list[int]:
+        """The copy's row keys of documents with row keys ``keys`` in segments ``segment_ords``."""
+        if self.segment_batches is None:
+            return list(keys)
+        offsets = self.offsets
+        return [k + (offsets[o] << 32) for k, o in zip(keys, segment_ords, strict=True)]
 
     def has(self, name: str) -> bool:
         """True when the copy holds column ``name`` (case-insensitive)."""
@@ -110,8 +175,14 @@ def _open_copy(path: str, inode: int, size: int, mtime_ns: int) -> RowCopy:
     with pa.memory_map(path) as source:
         schema = pa.ipc.open_file(source).schema
     metadata = schema.metadata or {}
+    layout = metadata.get(ROW_KEYS_METADATA)
+    try:
+        batches = segment_batches(metadata)
+    except (ValueError, TypeError):
+        layout, batches = None, None  # an unreadable map: read stored documents instead
     return RowCopy(
         path=path,
         columns={n.lower(): i for i, n in enumerate(schema.names)},
-        keyed=metadata.get(ROW_KEYS_METADATA) == ROW_KEYS_LAYOUT,
+        keyed=layout in (ROW_KEYS_LAYOUT, ROW_KEYS_SEGMENTED),
+        segment_batches=batches,
     )

@@ -109,6 +109,8 @@ def read_split(
         whole_second_dates(schema),
     )
     rows = RowCopy.open(os.path.join(directory, ROWS_FILE))
+    if rows is not None:
+        rows = rows.resolved(traits.segments)
     if query is None and rows is not None:
         yield from _scan_rows(rows, schema, entry, fields)
         return
@@ -210,11 +212,13 @@ class SplitTraits:
             its raw text fast fields are readable).
         positions: lowercase names of the text and JSON fields whose postings
             hold positions (phrase queries need them).
+        segments: the segment ids in meta.json's order (Tantivy's segment ordinals).
     """
 
     exact_dates: frozenset[str] = frozenset()
     own: bool = False
     positions: frozenset[str] = frozenset()
+    segments: tuple[str, ...] = ()
 
 
 _EXACT_PRECISIONS = ("microseconds", "nanoseconds")
@@ -229,7 +233,9 @@ def split_traits(directory: str) -> SplitTraits:
 @functools.lru_cache(maxsize=64)
 def _traits(directory: str, inode: int, mtime_ns: int) -> SplitTraits:
     with open(os.path.join(directory, "meta.json"), encoding="utf-8") as source:
-        schema = json.load(source).get("schema", [])
+        meta = json.load(source)
+    schema = meta.get("schema", [])
+    segments = tuple(str(s.get("segment_id", "")) for s in meta.get("segments", []))
     exact: set[str] = set()
     positions: set[str] = set()
     own = False
@@ -244,7 +250,7 @@ def _traits(directory: str, inode: int, mtime_ns: int) -> SplitTraits:
             and options.get("precision") in _EXACT_PRECISIONS
         ):
             exact.add(str(name).lower())
-    return SplitTraits(frozenset(exact), own, frozenset(positions))
+    return SplitTraits(frozenset(exact), own, frozenset(positions), segments)
 
 
 def _query(
@@ -425,6 +431,7 @@ class _RowFetch:
             keys = [int(k) for k in found if k is not None]
             if len(keys) != len(self._addresses):
                 raise ValueError("a document of a split with an Arrow copy has no row key")
+            keys = self._copy.row_keys(keys, [a.segment_ord for a in self._addresses])
             self._taken.update(self._copy.take([*self._wanted - self._taken.keys(), key], keys))
         return self._taken[key]
 

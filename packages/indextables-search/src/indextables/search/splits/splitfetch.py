@@ -51,11 +51,18 @@ class SplitRef:
 
 
 def download(
-    store: ObjectStore, split: SplitRef, target: str, *, reserved: frozenset[str] = frozenset()
+    store: ObjectStore,
+    split: SplitRef,
+    target: str,
+    *,
+    reserved: frozenset[str] = frozenset(),
+    as_stored: bool = False,
 ) -> dict[str, int]:
     """Stream ``split`` into the directory ``target`` in tantivy-py's form.
 
     ``reserved`` are file names the caller keeps for itself (refused in a split).
+    With ``as_stored`` the term dictionaries keep the split's own form (MERGE
+    SPLITS re-bundles them unchanged).
 
     Returns:
         The size of every file written, by name.
@@ -75,7 +82,7 @@ def download(
         path = os.path.join(target, name)
         if name.endswith(".term"):
             data = stream.read(start, end)
-            if dictionary_kind(data) == "sstable":
+            if not as_stored and dictionary_kind(data) == "sstable":
                 data = to_fst(data)
             with _local(path), open(path, "wb") as handle:
                 handle.write(data)

@@ -4,8 +4,13 @@ Planning (driver side) groups live splits by partition values and doc mapping
 and packs them, smallest first, into groups of at most ``target_size`` bytes;
 only groups of two or more splits are merged. Each group is one task (a Spark
 task through ``indextables.pyspark.writing.mergetasks``, or a step in this process):
-it reads the group's rows and writes them as one new split (writer heap:
-``merge.heapSize``, else ``indexWriter.heapSize``). The driver then commits
+it fetches the group's splits and bundles their segments, unchanged, as one
+new split (:mod:`.segmentmerge`: no row is re-indexed), its statistics
+combined from the sources' (:mod:`.mergestats`). A group that cannot be
+merged that way (a source without an Arrow copy of its rows, such as a split
+the reference wrote) has its rows read and re-indexed into one new split
+instead (writer heap: ``merge.heapSize``, else ``indexWriter.heapSize``).
+The driver then commits
 every merged add (``dataChange=false``) with the removes of its sources in
 one version, or one version per ``merge.batchSize`` groups when that is set.
 A group whose task fails is recorded as a ``mergeskip`` with a cooldown
@@ -16,7 +21,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import io
 import json
+import logging
+import os
+import shutil
+import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +35,7 @@ from typing import Any
 import pyarrow as pa
 
 from indextables.protocol.actions import AddAction, RemoveAction
+from indextables.protocol.splitbundle import write_split_bundle
 from indextables.search.errors import CompanionError, OptionError
 from indextables.search.options import (
     PREFIX,
@@ -35,9 +47,10 @@ from indextables.search.options import (
 )
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.splitreader import SplitEntry, read_split
-from indextables.search.schema.mapping import specs_from_doc_mapping
+from indextables.search.schema.mapping import FieldSpec, specs_from_doc_mapping
 from indextables.search.schema.schemajson import arrow_schema
 from indextables.search.splits.splitcache import SplitCache
+from indextables.search.splits.splitfetch import download
 from indextables.search.table.livesplits import LiveSplit
 from indextables.search.table.tableaccess import (
     TableView,
@@ -45,10 +58,13 @@ from indextables.search.table.tableaccess import (
     open_table_store,
     table_handle,
 )
-from indextables.search.write.splitwriter import SplitWriter
+from indextables.search.write.mergestats import merged_bounds, merged_tags
+from indextables.search.write.segmentmerge import SegmentMergeRefused, merge_segments
+from indextables.search.write.splitwriter import SplitWriter, split_path, to_reference_form
 
 DEFAULT_TARGET_SIZE = 1 << 30
 SKIP_COOLDOWN_HOURS = 24.0
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +146,7 @@ def merge_group(
     partition_columns: Sequence[str],
     group: MergeGroup,
 ) -> MergeOutcome:
-    """Read every row of the group's splits and write them as one split (runs in a task)."""
+    """Merge the group's splits into one split (runs in a task); see the module's text."""
     try:
         return MergeOutcome(group, _merge(uri, options, schema_json, partition_columns, group))
     except Exception as error:
@@ -144,10 +160,78 @@ def _merge(
     partition_columns: Sequence[str],
     group: MergeGroup,
 ) -> AddAction:
-    schema = arrow_schema(schema_json)
     first = group.splits[0].entry
     specs = tuple(specs_from_doc_mapping(first.doc_mapping_json or "[]").values())
     store = open_table_store(uri, options)
+    merged = _merge_segments(store, specs, partition_columns, group)
+    if merged is not None:
+        return merged
+    return _reindex(uri, options, schema_json, partition_columns, group, specs, store)
+
+
+def _merge_segments(
+    store: Any, specs: tuple[FieldSpec, ...], partition_columns: Sequence[str], group: MergeGroup
+) -> AddAction | None:
+    """The group merged segment by segment and uploaded; None when it cannot be merged so."""
+    work = tempfile.mkdtemp(prefix="indextables-merge-")
+    try:
+        sources = []
+        for number, split in enumerate(group.splits):
+            directory = os.path.join(work, f"source-{number}")
+            os.mkdir(directory)
+            download(store, split.entry.ref, directory, as_stored=True)
+            sources.append(directory)
+        target = os.path.join(work, "merged")
+        os.mkdir(target)
+        try:
+            num_records = merge_segments(sources, target)
+        except SegmentMergeRefused as refused:
+            _log.info("merge group of %s re-indexes its rows: %s", group.splits[0].path, refused)
+            return None
+        to_reference_form(target)  # sources written before splits carried SSTables
+        buffer = io.BytesIO()
+        footer = write_split_bundle(target, buffer)
+        data = buffer.getvalue()
+        values = dict(group.splits[0].partition_values)
+        path = split_path(partition_columns, tuple(values.get(c) for c in partition_columns))
+        store.put(path, data)
+        low, high = merged_bounds(
+            specs, [s.min_values for s in group.splits], [s.max_values for s in group.splits]
+        )
+        return AddAction(
+            path=path,
+            partition_values=values,
+            size=len(data),
+            modification_time=int(time.time() * 1000),
+            data_change=False,
+            min_values=low,
+            max_values=high,
+            num_records=num_records,
+            footer_start_offset=footer.footer_start_offset,
+            footer_end_offset=footer.footer_end_offset,
+            has_footer_offsets=True,
+            num_merge_ops=max(s.num_merge_ops for s in group.splits) + 1,
+            doc_mapping_json=group.splits[0].doc_mapping_json,
+            uncompressed_size_bytes=sum(
+                os.path.getsize(os.path.join(target, n)) for n in os.listdir(target)
+            ),
+            split_tags=merged_tags(specs, [s.entry.split_tags for s in group.splits]),
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _reindex(
+    uri: str,
+    options: Mapping[str, str],
+    schema_json: str,
+    partition_columns: Sequence[str],
+    group: MergeGroup,
+    specs: tuple[FieldSpec, ...],
+    store: Any,
+) -> AddAction:
+    """The group's rows read and written as one new split (re-indexed)."""
+    schema = arrow_schema(schema_json)
     read = parse_read(options)
     cache = SplitCache(read.cache_dir, read.cache_max_bytes)
     settings = merge_settings(options)
