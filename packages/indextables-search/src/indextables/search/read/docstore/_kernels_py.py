@@ -13,6 +13,7 @@ not asked for are skipped by their length, never decoded.
 
 from __future__ import annotations
 
+import bisect
 import json
 import struct
 from collections.abc import Sequence
@@ -406,6 +407,8 @@ class ColumnBuilder:
         ]
         self._slots = {f: i for i, f in enumerate(field_ids)}
         self._version = version
+        #: Bytes of LZ4 blocks decompressed by :meth:`add_lz4` (whole blocks here).
+        self.decompressed = 0
 
     def add(self, block: bytes, doc_ids: Sequence[int], lo: int, hi: int, first_doc: int) -> None:
         """Append one row per ``doc_ids[lo:hi]``: documents ``doc - first_doc`` of ``block``."""
@@ -466,6 +469,39 @@ class ColumnBuilder:
                     )
             for slot, col in enumerate(cols):
                 col.end_row(counts[slot])
+
+    def add_lz4(
+        self,
+        data: Any,
+        doc_starts: Sequence[int],
+        doc_ends: Sequence[int],
+        byte_starts: Sequence[int],
+        byte_ends: Sequence[int],
+        doc_ids: Sequence[int],
+    ) -> None:
+        """Append one row per ``doc_ids`` (sorted) of an LZ4 doc store: block ``b`` is
+        ``data[byte_starts[b]:byte_ends[b]]`` (``[u32 size][LZ4 block]``) and holds
+        documents ``doc_starts[b]`` to ``doc_ends[b] - 1``.
+
+        The twin decompresses every touched block whole; the Cython kernel stops at
+        the block's last wanted document. Same rows either way.
+        """
+        view = memoryview(data).cast("B")
+        i, n, block = 0, len(doc_ids), 0
+        while i < n:
+            doc = doc_ids[i]
+            block = bisect.bisect_right(doc_starts, doc, block) - 1
+            if block < 0 or doc >= doc_ends[block]:
+                raise DocStoreError(f"doc_ids: {doc} outside the store's blocks")
+            first, last = doc_starts[block], doc_ends[block]
+            hi = bisect.bisect_left(doc_ids, last, i, n)
+            start, end = byte_starts[block], byte_ends[block]
+            if start < 0 or end > len(view) or end - start < 4:
+                raise DocStoreError(f"doc store: block {block} shorter than its size header")
+            size = _U32.unpack_from(view, start)[0]
+            self.add(lz4_decompress(bytes(view[start + 4 : end]), size), doc_ids, i, hi, first)
+            self.decompressed += size
+            i = hi
 
     def finish(self) -> list[SlotBuffers]:
         """The buffers of every column, in slot order."""
