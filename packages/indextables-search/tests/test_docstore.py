@@ -417,7 +417,15 @@ _PARTIAL_FIELDS = {
     7: FieldSpec("ip", "ip", multi=True),
 }
 _LONG_DOC = _DOC | st.fixed_dictionaries(
-    {"t": st.lists(st.text(min_size=1000, max_size=5000), min_size=1, max_size=2)},
+    {
+        "t": st.lists(
+            st.tuples(st.characters(codec="utf-8"), st.integers(300, 2500)).map(
+                lambda pair: pair[0] * pair[1]
+            ),
+            min_size=1,
+            max_size=2,
+        )
+    },
     optional={"j": st.lists(_JSON, min_size=1, max_size=1), "i": st.lists(_I64, max_size=2)},
 )
 
@@ -431,7 +439,7 @@ _LONG_DOC = _DOC | st.fixed_dictionaries(
 def test_partly_decoded_blocks_give_the_twins_rows(
     docs: list[dict[str, list[Any]]], picks: list[int], fields: set[int]
 ) -> None:
-    # Hits anywhere in blocks of every size (texts up to 5,000 characters, so documents
+    # Hits anywhere in blocks of every size (texts up to 10,000 UTF-8 bytes, so documents
     # span the kernel's decode steps and blocks pass 16 KiB); the fields not asked for
     # (JSON objects among them) are skipped while searching a wanted document's start.
     specs = {fid: _PARTIAL_FIELDS[fid] for fid in sorted(fields)}
@@ -466,3 +474,38 @@ def test_a_hit_early_in_a_block_decompresses_only_that_far(tmp_path: Path) -> No
         decoded[name] = builder.decompressed
     assert decoded["python"] == block_size
     assert 0 < decoded["cython"] < block_size // 4  # two documents of ~40: a few hundred bytes
+
+
+def test_a_large_decode_in_threaded_chunks_equals_the_twin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stores = []
+    for n, base in ((4000, 0), (1500, 10_000)):
+        directory = _write(
+            tmp_path / str(base), [{"t": [f"r{base + k} " + "é" * (k % 90)], "i": [base + k]} for k in range(n)]
+        )
+        stores.append(read_store(next(directory.glob("*.store")).read_bytes()))
+    parts = [
+        StorePart(stores[0], [3999, 5, 5, *range(7, 4000, 13), 1700]),
+        StorePart(stores[1], []),
+        StorePart(stores[1], [*range(0, 1500, 3), 1499, 0]),
+    ]
+    fields = {1: FieldSpec("i", "i64"), 0: FieldSpec("t", "text")}
+    monkeypatch.setenv(impl.IMPL_ENV, "python")
+    want = decode_parts(parts, fields)
+    submitted: list[int] = []
+    real = decode_module.executor
+
+    class Recording:
+        def submit(self, fn: Any, chunk: Any) -> Any:
+            submitted.append(sum(len(ids) for _, ids in chunk))
+            return real().submit(fn, chunk)
+
+    monkeypatch.setattr(decode_module, "executor", Recording)
+    monkeypatch.setattr(decode_module, "workers", lambda: 3)
+    monkeypatch.setattr(decode_module, "THREAD_MIN_HITS", 100)
+    monkeypatch.setenv(impl.IMPL_ENV, "cython")
+    got = decode_parts(parts, fields)
+    assert len(submitted) == 2  # three chunks: two on the pool, one on the caller
+    assert _ipc(got) == _ipc(want)
+    assert got.column("i").to_pylist()[:4] == [3999, 5, 5, 7]

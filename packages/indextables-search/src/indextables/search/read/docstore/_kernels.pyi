@@ -4,6 +4,7 @@ from typing import Any
 from indextables.search.read.docstore._kernels_py import SlotBuffers
 
 KIND_CODES: dict[int, tuple[int, ...]]
+NOGIL: bool
 
 def read_vint(data: bytes, pos: int) -> tuple[int, int]: ...
 def lz4_decompress(src: bytes | memoryview, size: int) -> bytes: ...

@@ -15,7 +15,10 @@ from libc.string cimport memcpy, memset
 from indextables.search.read.docstore import _kernels_py as _py
 from indextables.search.read.docstore.errors import DocStoreError
 
-__all__ = ["KIND_CODES", "ColumnBuilder", "lz4_decompress", "read_vint"]
+__all__ = ["KIND_CODES", "NOGIL", "ColumnBuilder", "lz4_decompress", "read_vint"]
+
+#: The kernels decompress without the GIL (the decoder may run chunks on threads).
+NOGIL = True
 
 read_vint = _py.read_vint
 KIND_CODES = _py.KIND_CODES
@@ -348,6 +351,41 @@ cdef Py_ssize_t _doc_end(const uint8_t* p, Py_ssize_t pos, Py_ssize_t avail) noe
             return pos
         j += 1
     return pos
+
+
+cdef Py_ssize_t _locate(
+    const uint8_t* src, Py_ssize_t length, Py_ssize_t size, uint8_t* p,
+    Py_ssize_t* bounds, Py_ssize_t m
+) noexcept nogil:
+    # Decompress one LZ4 block into p only as far as its wanted documents need:
+    # bounds[2 * i] holds the i-th wanted document's position in the block (sorted),
+    # replaced by its [start, end) in p. The bytes decompressed, or -1 (whole-block path).
+    cdef _Lz4 st
+    cdef Py_ssize_t i, want, prev = -1, k = 0, pos = 0, start = 0, e
+    st.s = src
+    st.end = length
+    st.pos = 0
+    st.dst = p
+    st.size = size
+    st.op = 0
+    for i in range(m):
+        want = bounds[2 * i]
+        if want != prev:
+            while k <= want:
+                e = _doc_end(p, pos, st.op)
+                if e == -1:
+                    if st.op >= size or st.pos >= st.end or _lz4_step(&st, st.op + 2048) != 0:
+                        return -1
+                    continue
+                if e < 0:
+                    return -1
+                start = pos
+                pos = e
+                k += 1
+            prev = want
+        bounds[2 * i] = start
+        bounds[2 * i + 1] = pos
+    return st.op
 
 
 cdef class _Buf:
@@ -702,10 +740,10 @@ cdef class ColumnBuilder:
     ) except -1:
         # Append the rows of doc_ids[lo:hi] (sorted) from the first bytes of one LZ4 block;
         # False (nothing appended) leaves the block to the whole-block path, which also
-        # gives the errors of a malformed block.
-        cdef _Lz4 st
-        cdef Py_ssize_t i, want, prev = -1, k = 0, pos = 0, start = 0, e, need
+        # gives the errors of a malformed block. The decoding runs without the GIL.
+        cdef Py_ssize_t i, m = hi - lo, decoded
         cdef uint8_t* p
+        cdef Py_ssize_t* bounds
         if self._whole_only:
             return False
         if size + SLACK > self._scratch_cap:
@@ -714,40 +752,23 @@ cdef class ColumnBuilder:
                 raise MemoryError()
             self._scratch = p
             self._scratch_cap = size + SLACK
-        need = 2 * (hi - lo)
-        if need > self._bounds_cap:
-            self._bounds = <Py_ssize_t*>PyMem_Realloc(self._bounds, sizeof(Py_ssize_t) * need)
-            if self._bounds == NULL:
-                self._bounds_cap = 0
+        if 2 * m > self._bounds_cap:
+            bounds = <Py_ssize_t*>PyMem_Realloc(self._bounds, sizeof(Py_ssize_t) * 2 * m)
+            if bounds == NULL:
                 raise MemoryError()
-            self._bounds_cap = need
+            self._bounds = bounds
+            self._bounds_cap = 2 * m
         p = self._scratch
-        st.s = src
-        st.end = length
-        st.pos = 0
-        st.dst = p
-        st.size = size
-        st.op = 0
-        for i in range(lo, hi):
-            want = <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, i)) - first_doc
-            if want != prev:
-                while k <= want:
-                    e = _doc_end(p, pos, st.op)
-                    if e == -1:
-                        if st.op >= size or st.pos >= st.end or _lz4_step(&st, st.op + 2048) != 0:
-                            return False
-                        continue
-                    if e < 0:
-                        return False
-                    start = pos
-                    pos = e
-                    k += 1
-                prev = want
-            self._bounds[2 * (i - lo)] = start
-            self._bounds[2 * (i - lo) + 1] = pos
-        self.decompressed += st.op
-        for i in range(hi - lo):
-            self._doc(None, p, self._bounds[2 * i], self._bounds[2 * i + 1])
+        bounds = self._bounds
+        for i in range(m):
+            bounds[2 * i] = <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, lo + i)) - first_doc
+        with nogil:
+            decoded = _locate(src, length, size, p, bounds, m)
+        if decoded < 0:
+            return False
+        self.decompressed += decoded
+        for i in range(m):
+            self._doc(None, p, bounds[2 * i], bounds[2 * i + 1])
         return True
 
     def finish(self):

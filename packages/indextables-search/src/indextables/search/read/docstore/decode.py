@@ -23,6 +23,7 @@ import pyarrow as pa
 from indextables.search.read.docstore import _kernels_py as codes
 from indextables.search.read.docstore.errors import DocStoreError
 from indextables.search.read.docstore.impl import kernels
+from indextables.search.read.docstore.pool import executor, workers
 from indextables.search.read.docstore.store import StoreIndex
 
 __all__ = ["BlockCache", "FieldKind", "FieldSpec", "StorePart", "decode_docs", "decode_parts"]
@@ -212,7 +213,9 @@ def decode_parts(parts: Sequence[StorePart], fields: Mapping[int, FieldSpec]) ->
     """One batch of the documents of several stores (the segments of a split): the
     parts' rows one after the other, each part's in the order of its ``doc_ids``.
 
-    The stores must share one schema (field ids) and doc store version.
+    The stores must share one schema (field ids) and doc store version. A large
+    decode of uncached LZ4 stores runs in chunks on the decoder's worker threads
+    (:mod:`.pool`) when the Cython kernels are in use.
     """
     mod = kernels()
     field_ids = list(fields)
@@ -220,15 +223,10 @@ def decode_parts(parts: Sequence[StorePart], fields: Mapping[int, FieldSpec]) ->
     versions = {part.store.version for part in parts}
     if len(versions) > 1:
         raise DocStoreError(f"doc stores of versions {sorted(versions)} in one decode")
-    builder = mod.ColumnBuilder(
-        [_SLOT_KIND[s.kind] for s in specs],
-        [s.multi for s in specs],
-        field_ids,
-        [s.name for s in specs],
-        versions.pop() if versions else 2,
-    )
+    version = versions.pop() if versions else 2
     inverse: list[int] | None = None
     total = 0
+    ordered_parts: list[tuple[StorePart, list[int]]] = []
     for part in parts:
         ids = [int(d) for d in part.doc_ids]
         ordered = sorted(ids)
@@ -240,18 +238,66 @@ def decode_parts(parts: Sequence[StorePart], fields: Mapping[int, FieldSpec]) ->
             for r, position in enumerate(rank):
                 placed[position] = total + r
             inverse.extend(placed)
-        _add_part(builder, part, ordered, mod)
+        ordered_parts.append((part, ordered))
         total += len(ids)
-    arrays = []
-    for spec, buffers in zip(specs, builder.finish(), strict=True):
-        array = _array(spec, buffers)
+    chunks = _chunks(ordered_parts, total, mod)
+
+    def decode(chunk: list[tuple[StorePart, list[int]]]) -> list[pa.Array]:
+        builder = mod.ColumnBuilder(
+            [_SLOT_KIND[s.kind] for s in specs],
+            [s.multi for s in specs],
+            field_ids,
+            [s.name for s in specs],
+            version,
+        )
+        for part, ordered in chunk:
+            _add_part(builder, part, ordered, mod)
+        return [_array(spec, b) for spec, b in zip(specs, builder.finish(), strict=True)]
+
+    if len(chunks) == 1:
+        arrays = decode(chunks[0])
+    else:
+        futures = [executor().submit(decode, chunk) for chunk in chunks[1:]]
+        pieces = [decode(chunks[0])] + [f.result() for f in futures]
+        arrays = [pa.concat_arrays([p[k] for p in pieces]) for k in range(len(specs))]
+    for spec, array in zip(specs, arrays, strict=True):
         if spec.kind in ("text", "json"):
             _check_text(array, spec)
-        arrays.append(array)
     batch = pa.RecordBatch.from_arrays(arrays, names=[spec.name for spec in specs])
     if inverse is not None:
         batch = batch.take(pa.array(inverse, type=pa.int64()))
     return batch
+
+
+#: Fewest hits of one decode worth splitting over threads (each chunk then
+#: decompresses hundreds of blocks, far more than a thread hand-over costs).
+THREAD_MIN_HITS = 2048
+
+
+def _chunks(
+    parts: list[tuple[StorePart, list[int]]], total: int, mod: Any
+) -> list[list[tuple[StorePart, list[int]]]]:
+    # Contiguous chunks of about equal hits (a part may be cut anywhere), so
+    # the chunks' rows laid end to end keep the parts' order.
+    count = workers() if getattr(mod, "NOGIL", False) else 1
+    eligible = all(p.store.compressor == "lz4" and p.cache is None for p, _ in parts)
+    if count < 2 or total < THREAD_MIN_HITS or not eligible:
+        return [parts]
+    size = -(-total // count)
+    chunks: list[list[tuple[StorePart, list[int]]]] = [[]]
+    room = size
+    for part, ordered in parts:
+        start = 0
+        while start < len(ordered):
+            take = min(room, len(ordered) - start)
+            chunks[-1].append((part, ordered[start : start + take]))
+            start += take
+            room -= take
+            if room == 0:
+                if len(chunks) < count:
+                    chunks.append([])
+                room = size
+    return [c for c in chunks if c]
 
 
 def _add_part(builder: Any, part: StorePart, ids: list[int], mod: Any) -> None:
