@@ -373,31 +373,42 @@ def test_parts_of_several_stores_come_out_in_part_then_hit_order(tmp_path: Path,
     assert pa.Table.from_batches([batch]).equals(pa.Table.from_batches(single))
 
 
-def test_block_cache_decompresses_each_block_once_and_keeps_its_bound(
-    tmp_path: Path, twin: str, monkeypatch: pytest.MonkeyPatch
+def test_block_cache_admits_a_block_on_its_second_miss_and_keeps_its_bound(
+    tmp_path: Path, twin: str
 ) -> None:
     directory = _write(tmp_path, [{"t": [f"row {k} " + "y" * (k % 300)]} for k in range(6000)])
     store = read_store(next(directory.glob("*.store")).read_bytes())
     fields = {0: FieldSpec("t", "text")}
-    calls: list[int] = []
-    original = decode_module._decompress
-
-    def counting(store: Any, block: int, mod: Any) -> bytes:
-        calls.append(block)
-        return original(store, block, mod)
-
-    monkeypatch.setattr(decode_module, "_decompress", counting)
     cache = BlockCache(max_bytes=1 << 30)
     hits = [0, 1, 2999, 5999]
+    touched = len({store.block_of(h) for h in hits})
     first = decode_docs(store, hits, fields, cache=cache)
-    touched = len(calls)
-    assert touched == len({store.block_of(h) for h in hits})
+    assert (len(cache), cache.misses, cache.hits) == (0, touched, 0)  # first miss: not kept
     assert decode_docs(store, hits, fields, cache=cache).equals(first)
-    assert len(calls) == touched  # every block came from the cache
+    assert len(cache) == touched  # missed again while remembered: admitted
+    assert decode_docs(store, hits, fields, cache=cache).equals(first)
+    assert cache.hits == touched  # every block came from the cache
     small = BlockCache(max_bytes=40_000)
-    decode_docs(store, list(range(0, 6000, 7)), fields, cache=small)
+    spread = list(range(0, 1200, 7))  # fewer blocks than the 16 misses it remembers
+    for _ in range(2):
+        decode_docs(store, spread, fields, cache=small)
     assert 0 < len(small) < len(store.doc_starts)
     assert 0 < small.nbytes <= 40_000
+
+
+def test_block_cache_is_not_churned_by_more_blocks_than_it_remembers(
+    tmp_path: Path, twin: str
+) -> None:
+    directory = _write(tmp_path, [{"t": [f"row {k} " + "y" * (k % 300)]} for k in range(6000)])
+    store = read_store(next(directory.glob("*.store")).read_bytes())
+    assert len(store.doc_starts) > 40
+    fields = {0: FieldSpec("t", "text")}
+    cache = BlockCache(max_bytes=64 << 10)  # remembers 16 missed blocks
+    every_block = list(store.doc_starts) * 2  # > 16 distinct misses between two of one block
+    want = decode_docs(store, every_block, fields)
+    for _ in range(3):
+        assert decode_docs(store, every_block, fields, cache=cache).equals(want)
+    assert len(cache) == 0 and cache.hits == 0
 
 
 def test_a_negative_field_id_is_our_error(tmp_path: Path, twin: str) -> None:

@@ -28,5 +28,7 @@ class ColumnBuilder:
         byte_starts: Sequence[int],
         byte_ends: Sequence[int],
         doc_ids: list[int],
+        cache: Any = None,
+        cache_key: Any = None,
     ) -> None: ...
     def finish(self) -> list[SlotBuffers]: ...

@@ -695,7 +695,10 @@ cdef class ColumnBuilder:
             (<_Column>self._cols[s]).end_row(self._counts[s])
         return 0
 
-    def add_lz4(self, data, tuple doc_starts, tuple doc_ends, tuple byte_starts, tuple byte_ends, list doc_ids):
+    def add_lz4(
+        self, data, tuple doc_starts, tuple doc_ends, tuple byte_starts, tuple byte_ends,
+        list doc_ids, cache=None, cache_key=None,
+    ):
         """Same contract as ``_kernels_py.ColumnBuilder.add_lz4``.
 
         Each block is decompressed into one reused buffer and only as far as its
@@ -706,6 +709,8 @@ cdef class ColumnBuilder:
         cdef Py_ssize_t n = PyList_GET_SIZE(doc_ids), nblocks = len(doc_starts)
         cdef Py_ssize_t i = 0, hi, block = 0, lo_b, hi_b, mid, d, last_doc, bs, be, first
         cdef uint32_t size
+        cdef object found
+        cdef bytes whole
         while i < n:
             d = <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, i))
             lo_b = block
@@ -728,9 +733,17 @@ cdef class ColumnBuilder:
             be = byte_ends[block]
             if bs < 0 or be > view.shape[0] or be - bs < 4:
                 raise DocStoreError(f"doc store: block {block} shorter than its size header")
+            found = cache.lookup((cache_key, block)) if cache is not None else False
+            if type(found) is bytes:
+                self.add(<bytes>found, doc_ids, i, hi, first)
+                i = hi
+                continue
             size = _u32(&view[bs])
-            if not self._partial(&view[bs + 4], be - bs - 4, size, doc_ids, i, hi, first):
-                self.add(lz4_decompress(view[bs + 4 : be], size), doc_ids, i, hi, first)
+            if found or not self._partial(&view[bs + 4], be - bs - 4, size, doc_ids, i, hi, first):
+                whole = lz4_decompress(view[bs + 4 : be], size)
+                if found:
+                    cache.put((cache_key, block), whole)
+                self.add(whole, doc_ids, i, hi, first)
                 self.decompressed += size
             i = hi
 

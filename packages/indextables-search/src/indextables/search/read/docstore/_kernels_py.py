@@ -478,13 +478,17 @@ class ColumnBuilder:
         byte_starts: Sequence[int],
         byte_ends: Sequence[int],
         doc_ids: Sequence[int],
+        cache: Any = None,
+        cache_key: Any = None,
     ) -> None:
         """Append one row per ``doc_ids`` (sorted) of an LZ4 doc store: block ``b`` is
         ``data[byte_starts[b]:byte_ends[b]]`` (``[u32 size][LZ4 block]``) and holds
         documents ``doc_starts[b]`` to ``doc_ends[b] - 1``.
 
-        The twin decompresses every touched block whole; the Cython kernel stops at
-        the block's last wanted document. Same rows either way.
+        ``cache`` (a ``BlockCache``) is asked first for each block (key ``(cache_key,
+        b)``): its bytes, True (decompress whole and put it) or False. The twin
+        decompresses every other block whole too; the Cython kernel stops at the
+        block's last wanted document. Same rows either way.
         """
         view = memoryview(data).cast("B")
         i, n, block = 0, len(doc_ids), 0
@@ -498,8 +502,16 @@ class ColumnBuilder:
             start, end = byte_starts[block], byte_ends[block]
             if start < 0 or end > len(view) or end - start < 4:
                 raise DocStoreError(f"doc store: block {block} shorter than its size header")
+            found = cache.lookup((cache_key, block)) if cache is not None else False
+            if isinstance(found, bytes):
+                self.add(found, doc_ids, i, hi, first)
+                i = hi
+                continue
             size = _U32.unpack_from(view, start)[0]
-            self.add(lz4_decompress(bytes(view[start + 4 : end]), size), doc_ids, i, hi, first)
+            whole = lz4_decompress(bytes(view[start + 4 : end]), size)
+            if found:
+                cache.put((cache_key, block), whole)
+            self.add(whole, doc_ids, i, hi, first)
             self.decompressed += size
             i = hi
 

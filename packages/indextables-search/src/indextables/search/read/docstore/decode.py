@@ -75,13 +75,24 @@ class BlockCache:
     Thread-safe. Blocks are keyed by ``(store key, block number)``: one cache
     may serve several stores when each :class:`StorePart` names its store
     with a distinct ``cache_key`` (the default key, None, suits one store).
+
+    Admission (:meth:`lookup`): a block enters the cache the second time it is
+    missed while its first miss is still remembered (the last ``2 * max_bytes /
+    16 KiB`` missed blocks are). A repeated search whose blocks fit is served
+    from the cache from its third run on; a search touching more blocks than
+    that (which would only churn the cache) decodes its blocks partly, never
+    whole for the cache.
     """
 
     def __init__(self, *, max_bytes: int = 8 << 20) -> None:
         self._max = max_bytes
         self._size = 0
         self._blocks: OrderedDict[tuple[Hashable, int], bytes] = OrderedDict()
+        self._seen: dict[tuple[Hashable, int], None] = {}
+        self._remember = max(16, 2 * max_bytes // (16 << 10))
         self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
 
     def get(self, block: tuple[Hashable, int]) -> bytes | None:
         with self._lock:
@@ -89,6 +100,26 @@ class BlockCache:
             if found is not None:
                 self._blocks.move_to_end(block)
             return found
+
+    def lookup(self, block: tuple[Hashable, int]) -> bytes | bool:
+        """The cached block; else True to decode it whole and :meth:`put` it (it was
+        missed recently), or False (first miss, remembered: decode only what is needed)."""
+        with self._lock:
+            found = self._blocks.get(block)
+            if found is not None:
+                self._blocks.move_to_end(block)
+                self.hits += 1
+                return found
+            self.misses += 1
+            if self._max <= 0:
+                return False
+            if block in self._seen:
+                del self._seen[block]
+                return True
+            self._seen[block] = None
+            if len(self._seen) > self._remember:
+                del self._seen[next(iter(self._seen))]
+            return False
 
     def put(self, block: tuple[Hashable, int], data: bytes) -> None:
         if len(data) > self._max:
@@ -214,7 +245,7 @@ def decode_parts(parts: Sequence[StorePart], fields: Mapping[int, FieldSpec]) ->
     parts' rows one after the other, each part's in the order of its ``doc_ids``.
 
     The stores must share one schema (field ids) and doc store version. A large
-    decode of uncached LZ4 stores runs in chunks on the decoder's worker threads
+    decode of LZ4 stores runs in chunks on the decoder's worker threads
     (:mod:`.pool`) when the Cython kernels are in use.
     """
     mod = kernels()
@@ -280,7 +311,7 @@ def _chunks(
     # Contiguous chunks of about equal hits (a part may be cut anywhere), so
     # the chunks' rows laid end to end keep the parts' order.
     count = workers() if getattr(mod, "NOGIL", False) else 1
-    eligible = all(p.store.compressor == "lz4" and p.cache is None for p, _ in parts)
+    eligible = all(p.store.compressor == "lz4" for p, _ in parts)
     if count < 2 or total < THREAD_MIN_HITS or not eligible:
         return [parts]
     size = -(-total // count)
@@ -306,11 +337,18 @@ def _add_part(builder: Any, part: StorePart, ids: list[int], mod: Any) -> None:
         return
     store.block_of(ids[0])  # range checks: DocStoreError naming the doc id
     store.block_of(ids[-1])
-    if store.compressor == "lz4" and cache is None:
+    if store.compressor == "lz4":
         # One call for the whole part: blocks found, decompressed only as far as the
-        # last wanted document and decoded without Python per block.
+        # last wanted document (unless the cache admits them) and decoded in the kernel.
         builder.add_lz4(
-            store.data, store.doc_starts, store.doc_ends, store.byte_starts, store.byte_ends, ids
+            store.data,
+            store.doc_starts,
+            store.doc_ends,
+            store.byte_starts,
+            store.byte_ends,
+            ids,
+            cache,
+            key,
         )
         return
     starts, ends = store.doc_starts, store.doc_ends
