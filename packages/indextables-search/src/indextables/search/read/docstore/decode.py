@@ -88,7 +88,7 @@ class BlockCache:
         self._max = max_bytes
         self._size = 0
         self._blocks: OrderedDict[tuple[Hashable, int], bytes] = OrderedDict()
-        self._seen: dict[tuple[Hashable, int], None] = {}
+        self._seen: OrderedDict[tuple[Hashable, int], None] = OrderedDict()
         self._remember = max(16, 2 * max_bytes // (16 << 10))
         self._lock = threading.Lock()
         self.hits = 0
@@ -118,7 +118,7 @@ class BlockCache:
                 return True
             self._seen[block] = None
             if len(self._seen) > self._remember:
-                del self._seen[next(iter(self._seen))]
+                self._seen.popitem(last=False)
             return False
 
     def put(self, block: tuple[Hashable, int], data: bytes) -> None:
