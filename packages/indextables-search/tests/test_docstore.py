@@ -408,7 +408,8 @@ def test_block_cache_is_not_churned_by_more_blocks_than_it_remembers(
     want = decode_docs(store, every_block, fields)
     for _ in range(3):
         assert decode_docs(store, every_block, fields, cache=cache).equals(want)
-    assert len(cache) == 0 and cache.hits == 0
+    assert len(cache) == 0
+    assert cache.hits == 0
 
 
 def test_a_negative_field_id_is_our_error(tmp_path: Path, twin: str) -> None:
@@ -469,7 +470,9 @@ def test_partly_decoded_blocks_give_the_twins_rows(
 
 
 def test_a_hit_early_in_a_block_decompresses_only_that_far(tmp_path: Path) -> None:
-    directory = _write(tmp_path, [{"t": [f"row {k} " + "y" * (k % 300)], "i": [k]} for k in range(6000)])
+    directory = _write(
+        tmp_path, [{"t": [f"row {k} " + "y" * (k % 300)], "i": [k]} for k in range(6000)]
+    )
     store = read_store(next(directory.glob("*.store")).read_bytes())
     block_size = struct.unpack_from("<I", store.data, store.byte_starts[1])[0]
     first_of_block = store.doc_starts[1]
@@ -477,7 +480,11 @@ def test_a_hit_early_in_a_block_decompresses_only_that_far(tmp_path: Path) -> No
     for name in ("python", "cython"):
         builder = impl.load(name).ColumnBuilder([_kernels_py.K_I64], [False], [1], ["i"], 2)
         builder.add_lz4(
-            store.data, store.doc_starts, store.doc_ends, store.byte_starts, store.byte_ends,
+            store.data,
+            store.doc_starts,
+            store.doc_ends,
+            store.byte_starts,
+            store.byte_ends,
             [first_of_block, first_of_block + 1],
         )
         rows = builder.finish()[0]
@@ -493,7 +500,8 @@ def test_a_large_decode_in_threaded_chunks_equals_the_twin(
     stores = []
     for n, base in ((4000, 0), (1500, 10_000)):
         directory = _write(
-            tmp_path / str(base), [{"t": [f"r{base + k} " + "é" * (k % 90)], "i": [base + k]} for k in range(n)]
+            tmp_path / str(base),
+            [{"t": [f"r{base + k} " + "é" * (k % 90)], "i": [base + k]} for k in range(n)],
         )
         stores.append(read_store(next(directory.glob("*.store")).read_bytes()))
     parts = [
