@@ -11,6 +11,7 @@ def lz4_decompress(src: bytes | memoryview, size: int) -> bytes: ...
 
 class ColumnBuilder:
     decompressed: int
+    whole_blocks: int
     def __init__(
         self,
         kinds: Sequence[int],

@@ -585,6 +585,7 @@ cdef class ColumnBuilder:
     cdef Py_ssize_t* _bounds
     cdef Py_ssize_t _bounds_cap
     cdef readonly Py_ssize_t decompressed
+    cdef readonly Py_ssize_t whole_blocks
 
     def __cinit__(self, kinds, multi, field_ids, names, int version):
         cdef Py_ssize_t i, f
@@ -745,6 +746,7 @@ cdef class ColumnBuilder:
                     cache.put((cache_key, block), whole)
                 self.add(whole, doc_ids, i, hi, first)
                 self.decompressed += size
+                self.whole_blocks += 1
             i = hi
 
     cdef bint _partial(

@@ -409,6 +409,8 @@ class ColumnBuilder:
         self._version = version
         #: Bytes of LZ4 blocks decompressed by :meth:`add_lz4` (whole blocks here).
         self.decompressed = 0
+        #: LZ4 blocks :meth:`add_lz4` decompressed whole (here: every block not cached).
+        self.whole_blocks = 0
 
     def add(self, block: bytes, doc_ids: Sequence[int], lo: int, hi: int, first_doc: int) -> None:
         """Append one row per ``doc_ids[lo:hi]``: documents ``doc - first_doc`` of ``block``."""
@@ -513,6 +515,7 @@ class ColumnBuilder:
                 cache.put((cache_key, block), whole)
             self.add(whole, doc_ids, i, hi, first)
             self.decompressed += size
+            self.whole_blocks += 1
             i = hi
 
     def finish(self) -> list[SlotBuffers]:
