@@ -1,13 +1,17 @@
 from collections.abc import Sequence
+from typing import Any
 
 from indextables.search.read.docstore._kernels_py import SlotBuffers
 
 KIND_CODES: dict[int, tuple[int, ...]]
+NOGIL: bool
 
 def read_vint(data: bytes, pos: int) -> tuple[int, int]: ...
 def lz4_decompress(src: bytes | memoryview, size: int) -> bytes: ...
 
 class ColumnBuilder:
+    decompressed: int
+    whole_blocks: int
     def __init__(
         self,
         kinds: Sequence[int],
@@ -17,4 +21,15 @@ class ColumnBuilder:
         version: int,
     ) -> None: ...
     def add(self, block: bytes, doc_ids: list[int], lo: int, hi: int, first_doc: int) -> None: ...
+    def add_lz4(
+        self,
+        data: Any,
+        doc_starts: Sequence[int],
+        doc_ends: Sequence[int],
+        byte_starts: Sequence[int],
+        byte_ends: Sequence[int],
+        doc_ids: list[int],
+        cache: Any = None,
+        cache_key: Any = None,
+    ) -> None: ...
     def finish(self) -> list[SlotBuffers]: ...

@@ -15,7 +15,10 @@ from libc.string cimport memcpy, memset
 from indextables.search.read.docstore import _kernels_py as _py
 from indextables.search.read.docstore.errors import DocStoreError
 
-__all__ = ["KIND_CODES", "ColumnBuilder", "lz4_decompress", "read_vint"]
+__all__ = ["KIND_CODES", "NOGIL", "ColumnBuilder", "lz4_decompress", "read_vint"]
+
+#: The kernels decompress without the GIL (the decoder may run chunks on threads).
+NOGIL = True
 
 read_vint = _py.read_vint
 KIND_CODES = _py.KIND_CODES
@@ -94,30 +97,64 @@ def lz4_decompress(src, Py_ssize_t size):
     return out
 
 
+cdef struct _Lz4:
+    const uint8_t* s    # the compressed bytes
+    Py_ssize_t end      # their length
+    Py_ssize_t pos      # next compressed byte
+    uint8_t* dst        # the output, SLACK spare bytes past size
+    Py_ssize_t size     # the declared uncompressed size
+    Py_ssize_t op       # bytes written so far
+
+
 cdef int _lz4(
     const uint8_t* s, Py_ssize_t end, uint8_t* dst, Py_ssize_t size, Py_ssize_t* written
 ) noexcept nogil:
     # 0, with the bytes written in *written, or a code of _LZ4_ERRORS.
-    # dst has SLACK spare bytes past size: short copies write 16 bytes at a time.
-    cdef Py_ssize_t pos = 0, op = 0, lit, mlen, offset, i, start
+    cdef _Lz4 st
+    cdef int code
+    st.s = s
+    st.end = end
+    st.pos = 0
+    st.dst = dst
+    st.size = size
+    st.op = 0
+    code = _lz4_step(&st, size + 1)
+    written[0] = st.op
+    return code
+
+
+cdef int _lz4_step(_Lz4* st, Py_ssize_t target) noexcept nogil:
+    # Decode whole sequences until st.op >= target or the input ends: 0 or an _LZ4_ERRORS code.
+    # LZ4 is sequential, so a block decoded this far holds its first st.op bytes exactly.
+    # Short copies write 16 bytes at a time (dst has SLACK spare bytes past size).
+    cdef const uint8_t* s = st.s
+    cdef uint8_t* dst = st.dst
+    cdef Py_ssize_t end = st.end, size = st.size
+    cdef Py_ssize_t pos = st.pos, op = st.op, lit, mlen, offset, i, start
     cdef uint8_t token, b
-    while pos < end:
+    cdef int code = 0
+    while pos < end and op < target:
         token = s[pos]
         pos += 1
         lit = token >> 4
         if lit == 15:
             while True:
                 if pos >= end:
-                    return 1
+                    code = 1
+                    break
                 b = s[pos]
                 pos += 1
                 lit += b
                 if b != 255:
                     break
+            if code:
+                break
         if pos + lit > end:
-            return 2
+            code = 2
+            break
         if op + lit > size:
-            return 3
+            code = 3
+            break
         if lit <= 16 and pos + 16 <= end:
             memcpy(dst + op, s + pos, 16)
         else:
@@ -127,25 +164,31 @@ cdef int _lz4(
         if pos >= end:
             break
         if pos + 2 > end:
-            return 4
+            code = 4
+            break
         offset = s[pos] | (<Py_ssize_t>s[pos + 1] << 8)
         pos += 2
         mlen = token & 15
         if mlen == 15:
             while True:
                 if pos >= end:
-                    return 5
+                    code = 5
+                    break
                 b = s[pos]
                 pos += 1
                 mlen += b
                 if b != 255:
                     break
+            if code:
+                break
         mlen += 4
         start = op - offset
         if offset == 0 or start < 0:
-            return 6
+            code = 6
+            break
         if op + mlen > size:
-            return 3
+            code = 3
+            break
         if offset >= 16:
             i = 0
             while i < mlen:
@@ -160,8 +203,9 @@ cdef int _lz4(
             for i in range(mlen):
                 dst[op + i] = dst[start + i]
         op += mlen
-    written[0] = op
-    return 0
+    st.pos = pos
+    st.op = op
+    return code
 
 
 cdef inline Py_ssize_t _vint(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, uint64_t* out) except -1:
@@ -227,6 +271,121 @@ cdef Py_ssize_t _skip(bytes block, const uint8_t* p, Py_ssize_t pos, Py_ssize_t 
             k += 1
         return pos
     return _py._read_value(block, pos - 1, end, version)[2]
+
+
+cdef inline Py_ssize_t _vint_at(
+    const uint8_t* p, Py_ssize_t pos, Py_ssize_t avail, uint64_t* out
+) noexcept nogil:
+    # As _vint over p[:avail]: the next position, -1 when more bytes are needed, -2 when malformed.
+    cdef uint64_t result = 0
+    cdef int shift = 0
+    cdef uint8_t byte
+    while True:
+        if pos >= avail:
+            return -1
+        byte = p[pos]
+        pos += 1
+        result |= (<uint64_t>(byte & 0x7F)) << shift
+        if byte & 0x80:
+            out[0] = result
+            return pos
+        shift += 7
+        if shift > 63:
+            return -2
+
+
+cdef Py_ssize_t _value_end(
+    const uint8_t* p, Py_ssize_t pos, Py_ssize_t avail, int depth
+) noexcept nogil:
+    # The end of the value ``[type code][value]`` at pos within p[:avail]: -1 when more
+    # bytes are needed, -2 for a code left to the whole-block path (rare kinds, malformed).
+    cdef uint8_t code
+    cdef uint64_t n, k
+    if pos >= avail:
+        return -1
+    code = p[pos]
+    pos += 1
+    if code == 0 or code == 3 or code == 4:
+        pos = _vint_at(p, pos, avail, &n)
+        if pos < 0:
+            return pos
+        if n > <uint64_t>(avail - pos):
+            return -1
+        return pos + <Py_ssize_t>n
+    if code == 1 or code == 2 or code == 5 or code == 6:
+        return pos + 8 if pos + 8 <= avail else -1
+    if code == 9:
+        return pos + 1 if pos + 1 <= avail else -1
+    if code == 10:
+        return pos + 16 if pos + 16 <= avail else -1
+    if code == 11:
+        return pos
+    if (code == 12 or code == 13) and depth < 64:
+        pos = _vint_at(p, pos, avail, &n)
+        if pos < 0:
+            return pos
+        if code == 13 and n % 2:
+            return -2
+        k = 0
+        while k < n:
+            pos = _value_end(p, pos, avail, depth + 1)
+            if pos < 0:
+                return pos
+            k += 1
+        return pos
+    return -2
+
+
+cdef Py_ssize_t _doc_end(const uint8_t* p, Py_ssize_t pos, Py_ssize_t avail) noexcept nogil:
+    # The end of the document starting at pos, found by skipping its values (the
+    # block's doc offsets sit at its end, past what a partial decode has written).
+    cdef uint64_t nvals, j = 0
+    pos = _vint_at(p, pos, avail, &nvals)
+    if pos < 0:
+        return pos
+    while j < nvals:
+        if pos + 5 > avail:
+            return -1
+        pos = _value_end(p, pos + 4, avail, 0)
+        if pos < 0:
+            return pos
+        j += 1
+    return pos
+
+
+cdef Py_ssize_t _locate(
+    const uint8_t* src, Py_ssize_t length, Py_ssize_t size, uint8_t* p,
+    Py_ssize_t* bounds, Py_ssize_t m
+) noexcept nogil:
+    # Decompress one LZ4 block into p only as far as its wanted documents need:
+    # bounds[2 * i] holds the i-th wanted document's position in the block (sorted),
+    # replaced by its [start, end) in p. The bytes decompressed, or -1 (whole-block path).
+    cdef _Lz4 st
+    cdef Py_ssize_t i, want, prev = -1, k = 0, pos = 0, start = 0, e
+    st.s = src
+    st.end = length
+    st.pos = 0
+    st.dst = p
+    st.size = size
+    st.op = 0
+    for i in range(m):
+        want = bounds[2 * i]
+        if want != prev:
+            while k <= want:
+                e = _doc_end(p, pos, st.op)
+                if e == -1:
+                    if st.op >= size or st.pos >= st.end or _lz4_step(&st, st.op + 2048) != 0:
+                        return -1
+                    continue
+                if e < 0:
+                    return -1
+                start = pos
+                pos = e
+                k += 1
+            prev = want
+        bounds[2 * i] = start
+        bounds[2 * i + 1] = pos
+    return st.op
 
 
 cdef class _Buf:
@@ -420,6 +579,13 @@ cdef class ColumnBuilder:
     cdef Py_ssize_t _nmap
     cdef int* _slot_of
     cdef Py_ssize_t* _counts
+    cdef bint _whole_only
+    cdef uint8_t* _scratch
+    cdef Py_ssize_t _scratch_cap
+    cdef Py_ssize_t* _bounds
+    cdef Py_ssize_t _bounds_cap
+    cdef readonly Py_ssize_t decompressed
+    cdef readonly Py_ssize_t whole_blocks
 
     def __cinit__(self, kinds, multi, field_ids, names, int version):
         cdef Py_ssize_t i, f
@@ -444,10 +610,14 @@ cdef class ColumnBuilder:
         for i in range(self._nslots):
             f = field_ids[i]
             self._slot_of[f] = <int>i
+        # JSON values are read by the twin's reader, which wants the block's bytes object.
+        self._whole_only = any(k == K_JSON for k in kinds)
 
     def __dealloc__(self):
         PyMem_Free(self._slot_of)
         PyMem_Free(self._counts)
+        PyMem_Free(self._scratch)
+        PyMem_Free(self._bounds)
 
     def add(self, bytes block, list doc_ids, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t first_doc):
         """Append one row per ``doc_ids[lo:hi]``: documents ``doc - first_doc`` of ``block``."""
@@ -475,43 +645,146 @@ cdef class ColumnBuilder:
             end = _u32(p + index_start + 4 * (k + 1)) if k + 1 < count else index_start
             if start > end or end > index_start:
                 raise DocStoreError("doc store: document offsets out of order")
-            for s in range(self._nslots):
-                self._counts[s] = 0
-            pos = _vint(p, start, end, &nvals)
-            j = 0
-            while j < nvals:
-                j += 1
-                _need(pos, 5, end)
-                field = _u32(p + pos)
-                code = p[pos + 4]
-                slot = self._slot_of[field] if field < self._nmap else -1
-                if slot < 0 or code == 11:
-                    pos = _skip(block, p, pos + 4, end, version)
-                    continue
-                col = <_Column>self._cols[slot]
-                if code != KIND_CODE[col.kind] and not (col.kind == K_JSON and code == 8):
-                    if code > 13:
-                        raise DocStoreError(f"doc store: unknown value type code {code}")
-                    raise DocStoreError(
-                        f"fields: field {col.field_id} ({col.name!r}) holds a value of "
-                        f"type code {code}, not {_py.KIND_NAMES[col.kind]}"
-                    )
-                self._counts[slot] += 1
-                if not col.multi and self._counts[slot] > 1:
-                    pos = _skip(block, p, pos + 4, end, version)
+            self._doc(block, p, start, end)
+
+    cdef int _doc(self, bytes block, const uint8_t* p, Py_ssize_t start, Py_ssize_t end) except -1:
+        # Append the document at p[start:end] as one row. ``block`` is the block's bytes
+        # object for the twin's reader of rare values (None when decoded into scratch).
+        cdef Py_ssize_t pos, s
+        cdef uint32_t field
+        cdef uint64_t nvals, j
+        cdef uint8_t code
+        cdef int slot
+        cdef _Column col
+        cdef int version = self._version
+        for s in range(self._nslots):
+            self._counts[s] = 0
+        pos = _vint(p, start, end, &nvals)
+        j = 0
+        while j < nvals:
+            j += 1
+            _need(pos, 5, end)
+            field = _u32(p + pos)
+            code = p[pos + 4]
+            slot = self._slot_of[field] if field < self._nmap else -1
+            if slot < 0 or code == 11:
+                pos = _skip(block, p, pos + 4, end, version)
+                continue
+            col = <_Column>self._cols[slot]
+            if code != KIND_CODE[col.kind] and not (col.kind == K_JSON and code == 8):
+                if code > 13:
+                    raise DocStoreError(f"doc store: unknown value type code {code}")
+                raise DocStoreError(
+                    f"fields: field {col.field_id} ({col.name!r}) holds a value of "
+                    f"type code {code}, not {_py.KIND_NAMES[col.kind]}"
+                )
+            self._counts[slot] += 1
+            if not col.multi and self._counts[slot] > 1:
+                pos = _skip(block, p, pos + 4, end, version)
+            else:
+                pos = col.append(block, p, pos + 5, end, version)
+        if pos != end:
+            raise DocStoreError("doc store: document length does not match its values")
+        for s in range(self._nslots):
+            col = <_Column>self._cols[s]
+            if not col.multi and self._counts[s] > 1:
+                raise DocStoreError(
+                    f"fields: field {col.field_id} ({col.name!r}) has "
+                    f"{self._counts[s]} values; declare it multi=True"
+                )
+        for s in range(self._nslots):
+            (<_Column>self._cols[s]).end_row(self._counts[s])
+        return 0
+
+    def add_lz4(
+        self, data, tuple doc_starts, tuple doc_ends, tuple byte_starts, tuple byte_ends,
+        list doc_ids, cache=None, cache_key=None,
+    ):
+        """Same contract as ``_kernels_py.ColumnBuilder.add_lz4``.
+
+        Each block is decompressed into one reused buffer and only as far as its
+        last wanted document: LZ4 is sequential, and the documents before a
+        wanted one are skipped by their values' lengths.
+        """
+        cdef const uint8_t[::1] view = data
+        cdef Py_ssize_t n = PyList_GET_SIZE(doc_ids), nblocks = len(doc_starts)
+        cdef Py_ssize_t i = 0, hi, block = 0, lo_b, hi_b, mid, d, last_doc, bs, be, first
+        cdef uint32_t size
+        cdef object found
+        cdef bytes whole
+        while i < n:
+            d = <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, i))
+            lo_b = block
+            hi_b = nblocks
+            while hi_b - lo_b > 1:
+                mid = (lo_b + hi_b) >> 1
+                if <Py_ssize_t>doc_starts[mid] <= d:
+                    lo_b = mid
                 else:
-                    pos = col.append(block, p, pos + 5, end, version)
-            if pos != end:
-                raise DocStoreError("doc store: document length does not match its values")
-            for s in range(self._nslots):
-                col = <_Column>self._cols[s]
-                if not col.multi and self._counts[s] > 1:
-                    raise DocStoreError(
-                        f"fields: field {col.field_id} ({col.name!r}) has "
-                        f"{self._counts[s]} values; declare it multi=True"
-                    )
-            for s in range(self._nslots):
-                (<_Column>self._cols[s]).end_row(self._counts[s])
+                    hi_b = mid
+            block = lo_b
+            first = doc_starts[block]
+            last_doc = doc_ends[block]
+            if d < first or d >= last_doc:
+                raise DocStoreError(f"doc_ids: {d} outside the store's blocks")
+            hi = i + 1
+            while hi < n and <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, hi)) < last_doc:
+                hi += 1
+            bs = byte_starts[block]
+            be = byte_ends[block]
+            if bs < 0 or be > view.shape[0] or be - bs < 4:
+                raise DocStoreError(f"doc store: block {block} shorter than its size header")
+            found = cache.lookup((cache_key, block)) if cache is not None else False
+            if type(found) is bytes:
+                self.add(<bytes>found, doc_ids, i, hi, first)
+                i = hi
+                continue
+            size = _u32(&view[bs])
+            if found or not self._partial(&view[bs + 4], be - bs - 4, size, doc_ids, i, hi, first):
+                whole = lz4_decompress(view[bs + 4 : be], size)
+                if found:
+                    cache.put((cache_key, block), whole)
+                self.add(whole, doc_ids, i, hi, first)
+                self.decompressed += size
+                self.whole_blocks += 1
+            i = hi
+
+    cdef bint _partial(
+        self, const uint8_t* src, Py_ssize_t length, Py_ssize_t size,
+        list doc_ids, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t first_doc,
+    ) except -1:
+        # Append the rows of doc_ids[lo:hi] (sorted) from the first bytes of one LZ4 block;
+        # False (nothing appended) leaves the block to the whole-block path, which also
+        # gives the errors of a malformed block. The decoding runs without the GIL.
+        cdef Py_ssize_t i, m = hi - lo, decoded
+        cdef uint8_t* p
+        cdef Py_ssize_t* bounds
+        if self._whole_only:
+            return False
+        if size + SLACK > self._scratch_cap:
+            p = <uint8_t*>PyMem_Realloc(self._scratch, size + SLACK)
+            if p == NULL:
+                raise MemoryError()
+            self._scratch = p
+            self._scratch_cap = size + SLACK
+        if 2 * m > self._bounds_cap:
+            bounds = <Py_ssize_t*>PyMem_Realloc(self._bounds, sizeof(Py_ssize_t) * 2 * m)
+            if bounds == NULL:
+                raise MemoryError()
+            self._bounds = bounds
+            self._bounds_cap = 2 * m
+        p = self._scratch
+        bounds = self._bounds
+        for i in range(m):
+            bounds[2 * i] = <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, lo + i)) - first_doc
+        with nogil:
+            decoded = _locate(src, length, size, p, bounds, m)
+        if decoded < 0:
+            return False
+        self.decompressed += decoded
+        for i in range(m):
+            self._doc(None, p, bounds[2 * i], bounds[2 * i + 1])
+        return True
 
     def finish(self):
         """The buffers of every column, in slot order."""

@@ -13,6 +13,7 @@ not asked for are skipped by their length, never decoded.
 
 from __future__ import annotations
 
+import bisect
 import json
 import struct
 from collections.abc import Sequence
@@ -406,6 +407,10 @@ class ColumnBuilder:
         ]
         self._slots = {f: i for i, f in enumerate(field_ids)}
         self._version = version
+        #: Bytes of LZ4 blocks decompressed by :meth:`add_lz4` (whole blocks here).
+        self.decompressed = 0
+        #: LZ4 blocks :meth:`add_lz4` decompressed whole (here: every block not cached).
+        self.whole_blocks = 0
 
     def add(self, block: bytes, doc_ids: Sequence[int], lo: int, hi: int, first_doc: int) -> None:
         """Append one row per ``doc_ids[lo:hi]``: documents ``doc - first_doc`` of ``block``."""
@@ -466,6 +471,52 @@ class ColumnBuilder:
                     )
             for slot, col in enumerate(cols):
                 col.end_row(counts[slot])
+
+    def add_lz4(
+        self,
+        data: Any,
+        doc_starts: Sequence[int],
+        doc_ends: Sequence[int],
+        byte_starts: Sequence[int],
+        byte_ends: Sequence[int],
+        doc_ids: Sequence[int],
+        cache: Any = None,
+        cache_key: Any = None,
+    ) -> None:
+        """Append one row per ``doc_ids`` (sorted) of an LZ4 doc store: block ``b`` is
+        ``data[byte_starts[b]:byte_ends[b]]`` (``[u32 size][LZ4 block]``) and holds
+        documents ``doc_starts[b]`` to ``doc_ends[b] - 1``.
+
+        ``cache`` (a ``BlockCache``) is asked first for each block (key ``(cache_key,
+        b)``): its bytes, True (decompress whole and put it) or False. The twin
+        decompresses every other block whole too; the Cython kernel stops at the
+        block's last wanted document. Same rows either way.
+        """
+        view = memoryview(data).cast("B")
+        i, n, block = 0, len(doc_ids), 0
+        while i < n:
+            doc = doc_ids[i]
+            block = bisect.bisect_right(doc_starts, doc, block) - 1
+            if block < 0 or doc >= doc_ends[block]:
+                raise DocStoreError(f"doc_ids: {doc} outside the store's blocks")
+            first, last = doc_starts[block], doc_ends[block]
+            hi = bisect.bisect_left(doc_ids, last, i, n)
+            start, end = byte_starts[block], byte_ends[block]
+            if start < 0 or end > len(view) or end - start < 4:
+                raise DocStoreError(f"doc store: block {block} shorter than its size header")
+            found = cache.lookup((cache_key, block)) if cache is not None else False
+            if isinstance(found, bytes):
+                self.add(found, doc_ids, i, hi, first)
+                i = hi
+                continue
+            size = _U32.unpack_from(view, start)[0]
+            whole = lz4_decompress(bytes(view[start + 4 : end]), size)
+            if found:
+                cache.put((cache_key, block), whole)
+            self.add(whole, doc_ids, i, hi, first)
+            self.decompressed += size
+            self.whole_blocks += 1
+            i = hi
 
     def finish(self) -> list[SlotBuffers]:
         """The buffers of every column, in slot order."""

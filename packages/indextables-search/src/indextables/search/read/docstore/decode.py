@@ -23,6 +23,7 @@ import pyarrow as pa
 from indextables.search.read.docstore import _kernels_py as codes
 from indextables.search.read.docstore.errors import DocStoreError
 from indextables.search.read.docstore.impl import kernels
+from indextables.search.read.docstore.pool import executor, workers
 from indextables.search.read.docstore.store import StoreIndex
 
 __all__ = ["BlockCache", "FieldKind", "FieldSpec", "StorePart", "decode_docs", "decode_parts"]
@@ -74,13 +75,24 @@ class BlockCache:
     Thread-safe. Blocks are keyed by ``(store key, block number)``: one cache
     may serve several stores when each :class:`StorePart` names its store
     with a distinct ``cache_key`` (the default key, None, suits one store).
+
+    Admission (:meth:`lookup`): a block enters the cache the second time it is
+    missed while its first miss is still remembered (the last ``2 * max_bytes /
+    16 KiB`` missed blocks are). A repeated search whose blocks fit is served
+    from the cache from its third run on; a search touching more blocks than
+    that (which would only churn the cache) decodes its blocks partly, never
+    whole for the cache.
     """
 
     def __init__(self, *, max_bytes: int = 8 << 20) -> None:
         self._max = max_bytes
         self._size = 0
         self._blocks: OrderedDict[tuple[Hashable, int], bytes] = OrderedDict()
+        self._seen: OrderedDict[tuple[Hashable, int], None] = OrderedDict()
+        self._remember = max(16, 2 * max_bytes // (16 << 10))
         self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
 
     def get(self, block: tuple[Hashable, int]) -> bytes | None:
         with self._lock:
@@ -88,6 +100,26 @@ class BlockCache:
             if found is not None:
                 self._blocks.move_to_end(block)
             return found
+
+    def lookup(self, block: tuple[Hashable, int]) -> bytes | bool:
+        """The cached block; else True to decode it whole and :meth:`put` it (it was
+        missed recently), or False (first miss, remembered: decode only what is needed)."""
+        with self._lock:
+            found = self._blocks.get(block)
+            if found is not None:
+                self._blocks.move_to_end(block)
+                self.hits += 1
+                return found
+            self.misses += 1
+            if self._max <= 0:
+                return False
+            if block in self._seen:
+                del self._seen[block]
+                return True
+            self._seen[block] = None
+            if len(self._seen) > self._remember:
+                self._seen.popitem(last=False)
+            return False
 
     def put(self, block: tuple[Hashable, int], data: bytes) -> None:
         if len(data) > self._max:
@@ -212,7 +244,9 @@ def decode_parts(parts: Sequence[StorePart], fields: Mapping[int, FieldSpec]) ->
     """One batch of the documents of several stores (the segments of a split): the
     parts' rows one after the other, each part's in the order of its ``doc_ids``.
 
-    The stores must share one schema (field ids) and doc store version.
+    The stores must share one schema (field ids) and doc store version. A large
+    decode of LZ4 stores runs in chunks on the decoder's worker threads
+    (:mod:`.pool`) when the Cython kernels are in use.
     """
     mod = kernels()
     field_ids = list(fields)
@@ -220,15 +254,10 @@ def decode_parts(parts: Sequence[StorePart], fields: Mapping[int, FieldSpec]) ->
     versions = {part.store.version for part in parts}
     if len(versions) > 1:
         raise DocStoreError(f"doc stores of versions {sorted(versions)} in one decode")
-    builder = mod.ColumnBuilder(
-        [_SLOT_KIND[s.kind] for s in specs],
-        [s.multi for s in specs],
-        field_ids,
-        [s.name for s in specs],
-        versions.pop() if versions else 2,
-    )
+    version = versions.pop() if versions else 2
     inverse: list[int] | None = None
     total = 0
+    ordered_parts: list[tuple[StorePart, list[int]]] = []
     for part in parts:
         ids = [int(d) for d in part.doc_ids]
         ordered = sorted(ids)
@@ -240,18 +269,66 @@ def decode_parts(parts: Sequence[StorePart], fields: Mapping[int, FieldSpec]) ->
             for r, position in enumerate(rank):
                 placed[position] = total + r
             inverse.extend(placed)
-        _add_part(builder, part, ordered, mod)
+        ordered_parts.append((part, ordered))
         total += len(ids)
-    arrays = []
-    for spec, buffers in zip(specs, builder.finish(), strict=True):
-        array = _array(spec, buffers)
+    chunks = _chunks(ordered_parts, total, mod)
+
+    def decode(chunk: list[tuple[StorePart, list[int]]]) -> list[pa.Array]:
+        builder = mod.ColumnBuilder(
+            [_SLOT_KIND[s.kind] for s in specs],
+            [s.multi for s in specs],
+            field_ids,
+            [s.name for s in specs],
+            version,
+        )
+        for part, ordered in chunk:
+            _add_part(builder, part, ordered, mod)
+        return [_array(spec, b) for spec, b in zip(specs, builder.finish(), strict=True)]
+
+    if len(chunks) == 1:
+        arrays = decode(chunks[0])
+    else:
+        futures = [executor().submit(decode, chunk) for chunk in chunks[1:]]
+        pieces = [decode(chunks[0])] + [f.result() for f in futures]
+        arrays = [pa.concat_arrays([p[k] for p in pieces]) for k in range(len(specs))]
+    for spec, array in zip(specs, arrays, strict=True):
         if spec.kind in ("text", "json"):
             _check_text(array, spec)
-        arrays.append(array)
     batch = pa.RecordBatch.from_arrays(arrays, names=[spec.name for spec in specs])
     if inverse is not None:
         batch = batch.take(pa.array(inverse, type=pa.int64()))
     return batch
+
+
+#: Fewest hits of one decode worth splitting over threads (each chunk then
+#: decompresses hundreds of blocks, far more than a thread hand-over costs).
+THREAD_MIN_HITS = 2048
+
+
+def _chunks(
+    parts: list[tuple[StorePart, list[int]]], total: int, mod: Any
+) -> list[list[tuple[StorePart, list[int]]]]:
+    # Contiguous chunks of about equal hits (a part may be cut anywhere), so
+    # the chunks' rows laid end to end keep the parts' order.
+    count = workers() if getattr(mod, "NOGIL", False) else 1
+    eligible = all(p.store.compressor == "lz4" for p, _ in parts)
+    if count < 2 or total < THREAD_MIN_HITS or not eligible:
+        return [parts]
+    size = -(-total // count)
+    chunks: list[list[tuple[StorePart, list[int]]]] = [[]]
+    room = size
+    for part, ordered in parts:
+        start = 0
+        while start < len(ordered):
+            take = min(room, len(ordered) - start)
+            chunks[-1].append((part, ordered[start : start + take]))
+            start += take
+            room -= take
+            if room == 0:
+                if len(chunks) < count:
+                    chunks.append([])
+                room = size
+    return [c for c in chunks if c]
 
 
 def _add_part(builder: Any, part: StorePart, ids: list[int], mod: Any) -> None:
@@ -260,6 +337,20 @@ def _add_part(builder: Any, part: StorePart, ids: list[int], mod: Any) -> None:
         return
     store.block_of(ids[0])  # range checks: DocStoreError naming the doc id
     store.block_of(ids[-1])
+    if store.compressor == "lz4":
+        # One call for the whole part: blocks found, decompressed only as far as the
+        # last wanted document (unless the cache admits them) and decoded in the kernel.
+        builder.add_lz4(
+            store.data,
+            store.doc_starts,
+            store.doc_ends,
+            store.byte_starts,
+            store.byte_ends,
+            ids,
+            cache,
+            key,
+        )
+        return
     starts, ends = store.doc_starts, store.doc_ends
     lo, n, block = 0, len(ids), 0
     while lo < n:
