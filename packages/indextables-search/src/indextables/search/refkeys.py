@@ -164,6 +164,7 @@ HONOURED = frozenset(
     {
         "indexwriter.heapsize",
         "indexwriter.batchsize",
+        "indexwriter.arrowcopy",
         "companion.parquettableroot",
         "write.optimizewrite.enabled",
         "write.optimizewrite.distributionmode",

@@ -109,7 +109,7 @@ def read_split(
         whole_second_dates(schema),
     )
     rows = RowCopy.open(os.path.join(directory, ROWS_FILE))
-    if query is None and rows is not None:
+    if query is None and rows is not None and _copy_covers(rows, schema, entry, fields):
         yield from _scan_rows(rows, schema, entry, fields)
         return
     hits = _search(searcher, query or tantivy.Query.all_query(), total)
@@ -117,9 +117,28 @@ def read_split(
         notice_case_mismatch(searcher, search.query, fields)
     addresses = sorted(hits, key=lambda a: (a.segment_ord, a.doc))
     source = _DocSource(directory, entry)
+    # An unfiltered scan takes every column the copy holds from it (decompressing
+    # whole record batches is then no waste); a search only those docs cannot hold.
+    scan = query is None
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
-        yield _batch(searcher, chunk, schema, entry, fields, rows, source)
+        yield _batch(searcher, chunk, schema, entry, fields, rows, source, scan=scan)
+
+
+def _copy_covers(
+    copy: RowCopy, schema: pa.Schema, entry: SplitEntry, fields: Mapping[str, FieldSpec]
+) -> bool:
+    """True when the copy holds every stored column of ``schema`` (a scan needs no docs).
+
+    Splits written with ``indexWriter.arrowCopy=all`` (and every split written
+    before that option) have a full copy; others copy only some columns.
+    """
+    partitions = {k.lower() for k in entry.partition_values}
+    return all(
+        copy.has(f.name)
+        for f in schema
+        if f.name.lower() not in partitions and _stored(fields, f.name.lower())
+    )
 
 
 _OPEN_SPLITS = 16
@@ -295,6 +314,8 @@ def _batch(
     fields: Mapping[str, FieldSpec],
     copy: RowCopy | None,
     source: _DocSource | None = None,
+    *,
+    scan: bool = False,
 ) -> pa.RecordBatch:
     partitions = {k.lower(): v for k, v in entry.partition_values.items()}
     data_columns = [f for f in schema if f.name.lower() not in partitions]
@@ -305,7 +326,7 @@ def _batch(
         if keyed is not None
         and keyed.has(f.name)
         and _stored(fields, f.name.lower())
-        and not exact_in_docs(fields.get(f.name.lower()), f.type)
+        and (scan or not exact_in_docs(fields.get(f.name.lower()), f.type))
     }
     docs: list[tantivy.Document] = []
     bulk = BulkColumns({}, frozenset())
