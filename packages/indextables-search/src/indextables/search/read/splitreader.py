@@ -112,17 +112,34 @@ def read_split(
     if query is None and rows is not None and _copy_covers(rows, schema, entry, fields):
         yield from _scan_rows(rows, schema, entry, fields)
         return
-    hits = _search(searcher, query or tantivy.Query.all_query(), total)
-    if not hits and search.query:
-        notice_case_mismatch(searcher, search.query, fields)
-    addresses = sorted(hits, key=lambda a: (a.segment_ord, a.doc))
+    addresses = _every_address(directory, total) if query is None else None
+    if addresses is None:
+        hits = _search(searcher, query or tantivy.Query.all_query(), total)
+        if not hits and search.query:
+            notice_case_mismatch(searcher, search.query, fields)
+        addresses = sorted(hits, key=lambda a: (a.segment_ord, a.doc))
     source = _DocSource(directory, entry)
-    # An unfiltered scan takes every column the copy holds from it (decompressing
-    # whole record batches is then no waste); a search only those docs cannot hold.
-    scan = query is None
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
-        yield _batch(searcher, chunk, schema, entry, fields, rows, source, scan=scan)
+        yield _batch(searcher, chunk, schema, entry, fields, rows, source)
+
+
+def _every_address(directory: str, total: int) -> list[Any] | None:
+    """Every document of a split without deletes, in (segment, doc) order, or None.
+
+    An unfiltered scan without a covering Arrow copy needs no search: the
+    documents are those of each segment's doc store (~3x cheaper than
+    collecting and sorting an all-docs search's hits). None when the stores do
+    not parse, or when their documents outnumber the live ones (deletes).
+    """
+    try:
+        stores = bulkrows.split_stores(directory).stores
+    except (DocStoreError, OSError):
+        return None
+    if sum(store.num_docs for store in stores) != total:
+        return None
+    address = tantivy.DocAddress
+    return [address(ordinal, doc) for ordinal, s in enumerate(stores) for doc in range(s.num_docs)]
 
 
 def _copy_covers(
@@ -314,8 +331,6 @@ def _batch(
     fields: Mapping[str, FieldSpec],
     copy: RowCopy | None,
     source: _DocSource | None = None,
-    *,
-    scan: bool = False,
 ) -> pa.RecordBatch:
     partitions = {k.lower(): v for k, v in entry.partition_values.items()}
     data_columns = [f for f in schema if f.name.lower() not in partitions]
@@ -326,7 +341,7 @@ def _batch(
         if keyed is not None
         and keyed.has(f.name)
         and _stored(fields, f.name.lower())
-        and (scan or not exact_in_docs(fields.get(f.name.lower()), f.type))
+        and not exact_in_docs(fields.get(f.name.lower()), f.type)
     }
     docs: list[tantivy.Document] = []
     bulk = BulkColumns({}, frozenset())
