@@ -106,9 +106,7 @@ def _write(
 ) -> Any:
     store = LocalStore(str(tmp_path / "table"))
     specs = field_specs(arrow_schema(schema), parse_indexing(options))
-    writer = SplitWriter(
-        store, specs, (), heap_size=20 << 20, batch_size=5, arrow_copy=arrow_copy
-    )
+    writer = SplitWriter(store, specs, (), heap_size=20 << 20, batch_size=5, arrow_copy=arrow_copy)
     writer.write([pa.RecordBatch.from_pylist(rows, schema=arrow_schema(schema))])
     (add,) = writer.finish()
     ref = SplitRef(add.path, add.size, add.footer_start_offset, add.footer_end_offset)

@@ -79,16 +79,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         for label, read in reads().items():
             times: dict[str, list[float]] = {m: [] for m in MODES}
-            for mode, uri in uris.items():
+            for uri in uris.values():
                 read(uri)  # warm-up: split cache, open indexes and stores
             for _ in range(args.repeat):
                 for mode, uri in uris.items():
                     start = time.perf_counter()
                     rows = read(uri)
                     times[mode].append(time.perf_counter() - start)
-            shown = "  ".join(
-                f"{m} {statistics.median(t) * 1e3:8.1f} ms" for m, t in times.items()
-            )
+            shown = "  ".join(f"{m} {statistics.median(t) * 1e3:8.1f} ms" for m, t in times.items())
             print(f"  {label:<18} ({rows:>9,} rows)  {shown}", flush=True)
     return 0
 

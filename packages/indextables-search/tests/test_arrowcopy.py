@@ -65,9 +65,9 @@ def test_scans_and_searches_read_back_exactly_in_every_mode(tmp_path: Path, mode
         back = table.to_arrow(columns=picked)
         assert row_multiset(back.to_pylist()) == row_multiset(data.select(picked).to_pylist())
     searched = table.search(where="id >= 100 AND id < 163")
-    expected = data.filter(pa.compute.and_(
-        pa.compute.greater_equal(data["id"], 100), pa.compute.less(data["id"], 163)
-    ))
+    expected = data.filter(
+        pa.compute.and_(pa.compute.greater_equal(data["id"], 100), pa.compute.less(data["id"], 163))
+    )
     assert row_multiset(searched.to_pylist()) == row_multiset(expected.to_pylist())
 
 
@@ -80,13 +80,15 @@ def test_the_default_copies_only_what_stored_documents_cannot_hold(tmp_path: Pat
     (full,) = _copied_columns(str(tmp_path / "all"))
     (numeric,) = _copied_columns(str(tmp_path / "numeric"))
     assert full == data.column_names
-    assert default is not None and numeric is not None
+    assert default is not None
+    assert numeric is not None
     # Exact in stored documents: integers, floats, booleans, strings, binary.
     for exact in ("id", "c_int8", "c_int64", "c_double", "c_float", "c_bool", "c_string"):
         assert exact not in default
     assert "c_binary" not in default
     assert {"id", "c_int32", "c_double", "c_bool"} <= set(numeric)
-    assert "c_string" not in numeric and "c_binary" not in numeric
+    assert "c_string" not in numeric
+    assert "c_binary" not in numeric
     # Never exact there: nested values; dates and timestamps may be stored clamped.
     for inexact in ("c_array", "c_map", "c_struct", "c_date", "c_timestamp", "c_timestamp_ntz"):
         assert inexact in default
@@ -126,7 +128,7 @@ def test_splits_with_a_full_copy_and_without_read_together(tmp_path: Path) -> No
 
 
 def test_a_bad_mode_is_refused_naming_the_option() -> None:
-    with pytest.raises(OptionError, match="indexWriter.arrowCopy"):
+    with pytest.raises(OptionError, match=r"indexWriter\.arrowCopy"):
         parse_write({KEY: "some"})
     assert parse_write({KEY.lower(): " ALL "}).arrow_copy == "all"
     assert parse_write({}).arrow_copy == "required"

@@ -28,9 +28,9 @@ import tantivy
 from indextables.protocol.actions import AddAction
 from indextables.protocol.splitbundle import write_split_bundle
 from indextables.protocol.store import ObjectStore
+from indextables.search.options import DEFAULT_ARROW_COPY
 from indextables.search.query.tantivyquery import fully_indexed_tag
 from indextables.search.read.convert import documents
-from indextables.search.options import DEFAULT_ARROW_COPY
 from indextables.search.read.rowcopy import copy_metadata, in_copy
 from indextables.search.schema.mapping import (
     FieldSpec,
@@ -96,11 +96,7 @@ class PartitionIndex:
 
     def _copy(self, batch: pa.RecordBatch, specs: Sequence[FieldSpec], mode: str) -> None:
         # Index-only columns are not stored anywhere, the Arrow copy included.
-        names = [
-            s.name
-            for s in specs
-            if in_copy(s, batch.schema.field(s.name).type, mode=mode)
-        ]
+        names = [s.name for s in specs if in_copy(s, batch.schema.field(s.name).type, mode=mode)]
         if not names:
             return
         data = batch.select(names)
