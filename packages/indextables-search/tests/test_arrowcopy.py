@@ -9,6 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+import tantivy
 
 from indextables.protocol.splitbundle import parse_split_footer
 from indextables.search import open_table, write_table
@@ -132,3 +133,35 @@ def test_a_bad_mode_is_refused_naming_the_option() -> None:
         parse_write({KEY: "some"})
     assert parse_write({KEY.lower(): " ALL "}).arrow_copy == "all"
     assert parse_write({}).arrow_copy == "required"
+
+
+def _index_with_deletes(directory: Path, *, delete: bool) -> tantivy.Searcher:
+    builder = tantivy.SchemaBuilder()
+    builder.add_integer_field("n", stored=True, indexed=True)
+    index = tantivy.Index(builder.build(), path=str(directory))
+    writer = index.writer(15_000_000, 1)
+    for n in range(5):
+        doc = tantivy.Document()
+        doc.add_integer("n", n)
+        writer.add_document(doc)
+    writer.commit()
+    if delete:
+        writer.delete_documents_by_term("n", 3)
+        writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    return index.searcher()
+
+
+@pytest.mark.parametrize("delete", [False, True])
+def test_a_scan_lists_documents_only_without_deletes(tmp_path: Path, delete: bool) -> None:
+    from indextables.search.read.splitreader import _every_address
+
+    searcher = _index_with_deletes(tmp_path, delete=delete)
+    found = _every_address(str(tmp_path), searcher.num_docs)
+    if delete:
+        assert searcher.num_docs == 4
+        assert found is None  # the scan searches instead: a listing would return row 3
+    else:
+        assert found is not None
+        assert [(a.segment_ord, a.doc) for a in found] == [(0, d) for d in range(5)]
