@@ -98,11 +98,15 @@ def _basic_rows(n: int, *, bad_json: bool = False) -> list[dict[str, Any]]:
 
 
 def _write(
-    tmp_path: Path, options: dict[str, str], rows: list[dict[str, Any]], schema: StructType = SCHEMA
+    tmp_path: Path,
+    options: dict[str, str],
+    rows: list[dict[str, Any]],
+    schema: StructType = SCHEMA,
+    arrow_copy: str = "required",
 ) -> Any:
     store = LocalStore(str(tmp_path / "table"))
     specs = field_specs(arrow_schema(schema), parse_indexing(options))
-    writer = SplitWriter(store, specs, (), heap_size=20 << 20, batch_size=5)
+    writer = SplitWriter(store, specs, (), heap_size=20 << 20, batch_size=5, arrow_copy=arrow_copy)
     writer.write([pa.RecordBatch.from_pylist(rows, schema=arrow_schema(schema))])
     (add,) = writer.finish()
     ref = SplitRef(add.path, add.size, add.footer_start_offset, add.footer_end_offset)
@@ -137,9 +141,10 @@ OPTIONS = {
 SEARCHED = {"conditions": (Condition(">=", "id", (0,)),)}
 
 
-def test_every_value_comes_back_on_both_read_paths(tmp_path: Path) -> None:
+@pytest.mark.parametrize("arrow_copy", ["required", "numeric", "all"])
+def test_every_value_comes_back_on_both_read_paths(tmp_path: Path, arrow_copy: str) -> None:
     rows = _rows(23)
-    directory, entry = _write(tmp_path, OPTIONS, rows)
+    directory, entry = _write(tmp_path, OPTIONS, rows, arrow_copy=arrow_copy)
     expected = _bits(pa.RecordBatch.from_pylist(rows, schema=arrow_schema(SCHEMA)).to_pylist())
     assert _bits(_read(directory, entry)) == expected
     assert _bits(_read(directory, entry, **SEARCHED)) == expected
@@ -148,7 +153,7 @@ def test_every_value_comes_back_on_both_read_paths(tmp_path: Path) -> None:
 def test_the_copy_is_keyed_and_read_batch_by_batch(tmp_path: Path) -> None:
     from indextables.search.read.rowcopy import RowCopy
 
-    directory, _ = _write(tmp_path, OPTIONS, _rows(12))
+    directory, _ = _write(tmp_path, OPTIONS, _rows(12), arrow_copy="all")
     copy = RowCopy.open(f"{directory}/{ROWS_FILE}")
     assert copy is not None
     assert copy.keyed
@@ -190,16 +195,21 @@ def _fields(entry: SplitEntry) -> dict[str, Any]:
     return specs_from_doc_mapping(entry.doc_mapping_json or "[]")
 
 
-def test_index_only_columns_read_as_null_everywhere_and_are_searchable(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("arrow_copy", "copied"), [("all", ["id", "t", "x", "ts", "d"]), ("required", ["ts", "d"])]
+)
+def test_index_only_columns_read_as_null_everywhere_and_are_searchable(
+    tmp_path: Path, arrow_copy: str, copied: list[str]
+) -> None:
     options = {**OPTIONS, "spark.indextables.indexing.indexonlyfields": "s,j"}
-    directory, entry = _write(tmp_path, options, _basic_rows(9), BASIC)
+    directory, entry = _write(tmp_path, options, _basic_rows(9), BASIC, arrow_copy)
     for found in (_read(directory, entry, BASIC), _read(directory, entry, BASIC, **SEARCHED)):
         assert [r["s"] for r in found] == [None] * 9
         assert [r["j"] for r in found] == [None] * 9
     hits = _read(directory, entry, BASIC, search=SearchSpec(field_match={"s": "word1"}))
     assert [r["id"] for r in hits] == [1, 4, 7]
     with pa.memory_map(f"{directory}/{ROWS_FILE}") as source:
-        assert pa.ipc.open_file(source).schema.names == ["id", "t", "x", "ts", "d"]
+        assert pa.ipc.open_file(source).schema.names == copied
 
 
 def test_store_only_columns_are_not_searched(tmp_path: Path) -> None:

@@ -14,8 +14,9 @@ In one run over the same log rows (``logdata.py``, default 1,000,000 in
 
 each the median of ``--repeat`` runs, with the ratios, then the bytes per row
 of the written split by file kind (``.store``, ``.idx``, ``.pos``, ``.term``,
-``.fast``, ``.fieldnorm``, the Arrow copy...) against Parquet's, and the
-split's segment count.
+``.fast``, ``.fieldnorm``, the Arrow copy...) against Parquet's, written once
+with ``indexWriter.arrowCopy=all`` (every column copied, as before the option)
+and once with the default, and the split's segment count.
 
 Then MERGE SPLITS (``--merge-splits`` N, default 20; 0 skips it): the same rows
 written as N splits (one ``write_table`` each, timed: the write rate of these
@@ -52,7 +53,7 @@ from logdata import OPTIONS, chunks
 
 from indextables.protocol.splitbundle import parse_split_footer
 from indextables.search import open_table, write_table
-from indextables.search.options import parse_indexing
+from indextables.search.options import DEFAULT_ARROW_COPY, parse_indexing
 from indextables.search.schema.mapping import (
     ROW_KEY_FIELD,
     FieldKind,
@@ -60,6 +61,8 @@ from indextables.search.schema.mapping import (
     field_specs,
 )
 from indextables.search.table.tableaccess import load_view
+
+ARROW_COPY = "spark.indextables.indexWriter.arrowCopy"
 
 
 def timed(action: Callable[[str], None], repeat: int, root: str) -> tuple[float, float]:
@@ -137,10 +140,18 @@ def kind(name: str) -> str:
     return "." + name.rsplit(".", 1)[1]
 
 
-def split_bytes(root: str, batches: Sequence[pa.RecordBatch]) -> tuple[dict[str, int], int, int]:
-    """Bytes by file kind of the splits ``write_table`` writes, segments, Parquet's size."""
+def split_bytes(
+    root: str, batches: Sequence[pa.RecordBatch], *, arrow_copy: str | None = None
+) -> tuple[dict[str, int], int, int]:
+    """Bytes by file kind of the splits ``write_table`` writes, segments, Parquet's size.
+
+    ``arrow_copy``: the ``indexWriter.arrowCopy`` mode (None: the default).
+    """
     target = os.path.join(root, "sizes")
-    write_table(target, pa.Table.from_batches(batches), options=OPTIONS)
+    options = dict(OPTIONS)
+    if arrow_copy is not None:
+        options[ARROW_COPY] = arrow_copy
+    write_table(target, pa.Table.from_batches(batches), options=options)
     sizes: dict[str, int] = collections.Counter()
     segments = 0
     live = load_view(target, OPTIONS).splits
@@ -297,16 +308,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"write_table / floor = {ours_rate / floor_rate:.0%}, "
                 f"floor / parquet = {floor_rate / pq_rate:.2f}x"
             )
+        before, _, _ = split_bytes(root, batches, arrow_copy="all")
         sizes, segments, parquet_size = split_bytes(root, batches)
         if args.merge_splits:
             merge_figures(batches, args.merge_splits, root)
-    total = sum(sizes.values())
-    print(f"bytes per row ({segments} segment(s) in the split(s)):")
-    for name, size in sorted(sizes.items(), key=lambda item: -item[1]):
-        print(f"  {name:<16} {size / rows:7.2f}")
-    print(f"  {'split total':<16} {total / rows:7.2f}")
-    ratio = total / parquet_size
-    print(f"  {'parquet':<16} {parquet_size / rows:7.2f}  (split / parquet = {ratio:.2f}x)")
+    print(
+        f"bytes per row ({segments} segment(s) in the split(s)), "
+        f"arrowCopy=all (every column copied, as before the option) vs the default "
+        f"({DEFAULT_ARROW_COPY}):"
+    )
+    for name in sorted(before.keys() | sizes.keys(), key=lambda n: -before.get(n, 0)):
+        print(f"  {name:<16} {before.get(name, 0) / rows:7.2f} {sizes.get(name, 0) / rows:7.2f}")
+    totals = sum(before.values()), sum(sizes.values())
+    print(f"  {'split total':<16} {totals[0] / rows:7.2f} {totals[1] / rows:7.2f}")
+    print(
+        f"  {'parquet':<16} {parquet_size / rows:7.2f}  (split / parquet = "
+        f"{totals[0] / parquet_size:.2f}x with arrowCopy=all, "
+        f"{totals[1] / parquet_size:.2f}x with {DEFAULT_ARROW_COPY})"
+    )
     return 0
 
 

@@ -246,6 +246,14 @@ def _choice(key: str, value: str, allowed: tuple[str, ...]) -> str:
 
 DEFAULT_HEAP_SIZE = 64 << 20
 DEFAULT_BATCH_SIZE = 10_000
+ARROW_COPY_KEY = PREFIX + "indexwriter.arrowcopy"
+#: Which stored columns a split's Arrow copy holds (see :mod:`.read.rowcopy`):
+#: ``required`` only those the doc store cannot give back exactly (decimals,
+#: nested values, binary kinds Tantivy lacks, dates), ``numeric`` those plus
+#: integer, float and boolean columns, ``all`` every stored column (splits
+#: written before this option).
+ARROW_COPY_MODES = ("required", "numeric", "all")
+DEFAULT_ARROW_COPY = "required"
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,12 +266,14 @@ class WriteOptions:
         partition_columns: the ``partitionBy`` option, when given.
         max_split_bytes: close a split once the Arrow size of its rows reaches
             this (optimized write in balanced mode), or None.
+        arrow_copy: ``indexWriter.arrowCopy``, one of :data:`ARROW_COPY_MODES`.
     """
 
     heap_size: int = DEFAULT_HEAP_SIZE
     batch_size: int = DEFAULT_BATCH_SIZE
     partition_columns: tuple[str, ...] = ()
     max_split_bytes: int | None = None
+    arrow_copy: str = DEFAULT_ARROW_COPY
 
 
 OPTIMIZE_WRITE = PREFIX + "write.optimizewrite."
@@ -334,11 +344,17 @@ def parse_write(options: Mapping[str, str]) -> WriteOptions:
     batch = parse_int(batch_key, opts.get(batch_key, str(DEFAULT_BATCH_SIZE)), minimum=1)
     parts = opts.get("partitionby") or opts.get("__partition_columns") or ""
     optimize = parse_optimize_write(opts)
+    copy = opts.get(ARROW_COPY_KEY)
     return WriteOptions(
         heap_size=heap,
         batch_size=batch,
         partition_columns=_columns(parts),
         max_split_bytes=optimize.max_split_bytes if optimize.rolls else None,
+        arrow_copy=(
+            _choice("spark.indextables.indexWriter.arrowCopy", copy, ARROW_COPY_MODES)
+            if copy is not None
+            else DEFAULT_ARROW_COPY
+        ),
     )
 
 
@@ -637,6 +653,7 @@ def _known_keys() -> list[str]:
 _DOCUMENTED_SPELLING = {
     "spark.indextables.indexwriter.heapsize": "spark.indextables.indexWriter.heapSize",
     "spark.indextables.indexwriter.batchsize": "spark.indextables.indexWriter.batchSize",
+    "spark.indextables.indexwriter.arrowcopy": "spark.indextables.indexWriter.arrowCopy",
     "spark.indextables.cache.maxsize": "spark.indextables.cache.maxSize",
     "spark.indextables.cache.directorypath": "spark.indextables.cache.directoryPath",
 }

@@ -165,6 +165,7 @@ HONOURED = frozenset(
     {
         "indexwriter.heapsize",
         "indexwriter.batchsize",
+        "indexwriter.arrowcopy",
         "companion.parquettableroot",
         "companion.streaming.maxcycles",
         "write.optimizewrite.enabled",

@@ -73,6 +73,7 @@ class IndexTablesWriter(DataSourceArrowWriter):
             heap_size=plan.write_options.heap_size,
             batch_size=plan.write_options.batch_size,
             max_split_bytes=plan.write_options.max_split_bytes,
+            arrow_copy=plan.write_options.arrow_copy,
         )
         try:
             writer.write(iterator)

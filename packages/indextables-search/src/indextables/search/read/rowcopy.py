@@ -51,6 +51,7 @@ _EXACT_IN_DOCS = (
     FieldKind.TEXT,
     FieldKind.BYTES,
 )
+_NUMERIC = (FieldKind.I64, FieldKind.F64, FieldKind.BOOL)
 _ROW_MASK = (1 << 32) - 1
 
 
@@ -90,6 +91,20 @@ def exact_in_docs(spec: FieldSpec | None, data_type: pa.DataType) -> bool:
     if spec is None or spec.kind not in _EXACT_IN_DOCS:
         return False
     return not (ct.is_nested(data_type) or ct.is_decimal(data_type))
+
+
+def in_copy(spec: FieldSpec, data_type: pa.DataType, *, mode: str) -> bool:
+    """Whether a writer in ``indexWriter.arrowCopy`` mode ``mode`` copies this column.
+
+    Every mode copies the stored columns the doc store cannot give back exactly
+    and date columns (a date beyond Tantivy's span is stored clamped). ``numeric``
+    adds integer, float and boolean columns; ``all`` every stored column.
+    """
+    if not spec.stored:
+        return False
+    if mode == "all" or spec.kind is FieldKind.DATE or not exact_in_docs(spec, data_type):
+        return True
+    return mode == "numeric" and spec.kind in _NUMERIC
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,9 +28,10 @@ import tantivy
 from indextables.protocol.actions import AddAction
 from indextables.protocol.splitbundle import write_split_bundle
 from indextables.protocol.store import ObjectStore
+from indextables.search.options import DEFAULT_ARROW_COPY
 from indextables.search.query.tantivyquery import fully_indexed_tag
 from indextables.search.read.convert import documents
-from indextables.search.read.rowcopy import copy_metadata
+from indextables.search.read.rowcopy import copy_metadata, in_copy
 from indextables.search.schema.mapping import (
     FieldSpec,
     create_index,
@@ -44,9 +45,10 @@ from indextables.search.write.stats import StatsCollector
 
 PartitionKey = tuple[str | None, ...]
 
-# A columnar copy of the split's rows (Arrow IPC, zstd) bundled beside the Tantivy
-# files: full scans read it instead of fetching stored documents one by one (~100x
-# faster). Tantivy and other readers ignore the extra file.
+# A columnar copy of some of the split's columns (Arrow IPC, zstd) bundled beside the
+# Tantivy files: the columns the doc store cannot give back exactly, and those the
+# ``indexWriter.arrowCopy`` mode adds (see rowcopy.in_copy). No file when no column is
+# copied. Tantivy and other readers ignore the extra file.
 ROWS_FILE = "indextables-rows.arrow"
 # At most this many partition indexes (each with its own writer heap) open per task.
 MAX_OPEN_INDEXES = 8
@@ -88,23 +90,34 @@ class PartitionIndex:
         return cls(directory, index, writer, StatsCollector(specs))
 
     def add(
-        self, batch: pa.RecordBatch, specs: Sequence[FieldSpec], schema: tantivy.Schema
+        self,
+        batch: pa.RecordBatch,
+        specs: Sequence[FieldSpec],
+        schema: tantivy.Schema,
+        *,
+        arrow_copy: str = DEFAULT_ARROW_COPY,
     ) -> None:
         """Index the rows of one batch and fold them into the statistics."""
         add = self.writer.add_document
-        # Index-only columns are not stored anywhere, the Arrow copy included.
-        data = batch.select([s.name for s in specs if s.stored])
         for doc in documents(batch, specs, schema, batch_number=self.batches):
             add(doc)
         self.stats.add(batch)
+        self._copy(batch, specs, arrow_copy)
+        self.batches += 1
+        self.arrow_bytes += batch.nbytes
+
+    def _copy(self, batch: pa.RecordBatch, specs: Sequence[FieldSpec], mode: str) -> None:
+        # Index-only columns are not stored anywhere, the Arrow copy included.
+        names = [s.name for s in specs if in_copy(s, batch.schema.field(s.name).type, mode=mode)]
+        if not names:
+            return
+        data = batch.select(names)
         if self.rows is None:
             path = os.path.join(self.directory, ROWS_FILE)
             options = pa.ipc.IpcWriteOptions(compression="zstd")
             copy_schema = data.schema.with_metadata(copy_metadata())
             self.rows = pa.ipc.new_file(path, copy_schema, options=options)
         self.rows.write_batch(data)
-        self.batches += 1
-        self.arrow_bytes += batch.nbytes
 
     def commit(self) -> None:
         """Make every added document durable in the index directory."""
@@ -133,6 +146,7 @@ class SplitWriter:
     batch_size: int
     max_open: int = MAX_OPEN_INDEXES
     max_split_bytes: int | None = None
+    arrow_copy: str = DEFAULT_ARROW_COPY
     schema: tantivy.Schema = field(init=False)
     indexes: dict[PartitionKey, PartitionIndex] = field(default_factory=dict)
     finished: list[AddAction] = field(default_factory=list)
@@ -165,7 +179,7 @@ class SplitWriter:
 
     def _add(self, key: PartitionKey, batch: pa.RecordBatch) -> None:
         part = self._index_for(key)
-        part.add(batch, self.specs, self.schema)
+        part.add(batch, self.specs, self.schema, arrow_copy=self.arrow_copy)
         if self.max_split_bytes is not None and part.arrow_bytes >= self.max_split_bytes:
             # A rolled split (optimized write, balanced): later rows start another split.
             self._ship(key)
