@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 import sys
 from pathlib import Path
 from typing import Any
@@ -163,7 +164,7 @@ def test_merged_tags_keep_the_columns_fully_indexed_everywhere() -> None:
     assert merged_tags(specs, [*tags, None]) is None
 
 
-def test_sources_without_a_keyed_copy_are_refused(tmp_path: Path) -> None:
+def test_sources_with_and_without_a_copy_are_refused(tmp_path: Path) -> None:
     uri = str(tmp_path / "t")
     for seed in (1, 2):
         write_table(uri, random_table(seed, 20))
@@ -171,8 +172,42 @@ def test_sources_without_a_keyed_copy_are_refused(tmp_path: Path) -> None:
     (sources[1] / ROWS_FILE).unlink()
     target = tmp_path / "merged"
     target.mkdir()
-    with pytest.raises(SegmentMergeRefused, match="no Arrow copy"):
+    with pytest.raises(SegmentMergeRefused, match="others none"):
         merge_segments([str(s) for s in sources], str(target))
+
+
+def test_sources_without_any_copy_merge_by_segments(tmp_path: Path) -> None:
+    """indexWriter.arrowCopy's default writes no copy for these columns: every row is
+    in the doc stores, and the merge still moves segments instead of re-indexing."""
+    uri = str(tmp_path / "t")
+    rng = random.Random(9)
+    expected = []
+    for part in range(3):
+        rows = [
+            {
+                "id": part * 100 + k,
+                "s": rng.choice(["", "a b", "ü", None, "x" * 300]),
+                "f": rng.choice([0.0, -0.0, math.nan, math.inf, -1.5, None]),
+                "n": rng.choice([None, -(2**63), 2**63 - 1, 0]),
+            }
+            for k in range(25)
+        ]
+        write_table(uri, pa.Table.from_pylist(rows), options=_OPTIONS)
+        expected += rows
+    assert not any((d / ROWS_FILE).exists() for d in _unbundled(uri, tmp_path / "before"))
+    table = open_table(uri)
+    before = {q: row_multiset(table.search(q).to_pylist()) for q in _QUERIES}
+    assert before["*"] == row_multiset(expected)
+    assert merge_table(uri)["new_files"] == 1
+    (directory,) = _unbundled(uri, tmp_path / "merged")
+    assert not (directory / ROWS_FILE).exists()
+    assert len(json.loads((directory / "meta.json").read_text())["segments"]) >= 3
+    table = open_table(uri)
+    assert {q: row_multiset(table.search(q).to_pylist()) for q in _QUERIES} == before
+    assert row_multiset(table.to_arrow().to_pylist()) == row_multiset(expected)
+    assert table.count(where="f > 0") == sum(
+        1 for r in expected if r["f"] is not None and (r["f"] > 0 or math.isnan(r["f"]))
+    )
 
 
 def test_a_refused_group_is_re_indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

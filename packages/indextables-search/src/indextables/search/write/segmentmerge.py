@@ -13,8 +13,8 @@ reference's SSTable form). The cost is copying bytes: no document is built and
 nothing is indexed. The reference and tantivy-py read multi-segment splits (a
 split written here already holds one segment per writer flush).
 
-What this cannot take (a source without a keyed Arrow copy, such as a split
-the reference wrote, or sources whose schemas differ) raises
+What this cannot take (some sources with an Arrow copy and others without, a
+copy not reached by row keys, or sources whose schemas differ) raises
 :class:`SegmentMergeRefused`; MERGE SPLITS then re-indexes the group's rows.
 """
 
@@ -54,7 +54,7 @@ class _Source:
     directory: str
     meta: dict[str, Any]
     segments: tuple[str, ...]
-    copy_schema: pa.Schema
+    copy_schema: pa.Schema | None  # None: no Arrow copy (indexWriter.arrowCopy)
 
 
 def merge_segments(sources: Sequence[str], target: str) -> int:
@@ -70,7 +70,9 @@ def merge_segments(sources: Sequence[str], target: str) -> int:
     """
     found = [_source(d) for d in sources]
     _check_alike(found)
-    _write_copy(found, os.path.join(target, ROWS_FILE))
+    copied = found[0].copy_schema is not None
+    if copied:
+        _write_copy(found, os.path.join(target, ROWS_FILE))
     segments: list[dict[str, Any]] = []
     files: list[str] = [_META]
     for source in found:
@@ -85,7 +87,7 @@ def merge_segments(sources: Sequence[str], target: str) -> int:
     meta["opstamp"] = max(int(s.meta.get("opstamp") or 0) for s in found)
     _write_json(os.path.join(target, _META), meta, indent=2)
     _write_json(os.path.join(target, _MANAGED), sorted(files))
-    write_checksums(target, [ROWS_FILE])
+    write_checksums(target, [ROWS_FILE] if copied else [])
     return sum(int(s["max_doc"]) for s in segments)
 
 
@@ -103,7 +105,8 @@ def _source(directory: str) -> _Source:
         raise SegmentMergeRefused("a source segment has deleted documents")
     path = os.path.join(directory, ROWS_FILE)
     if not os.path.exists(path):
-        raise SegmentMergeRefused("a source has no Arrow copy of its rows")
+        # Nothing copied (indexWriter.arrowCopy): the segments' doc stores hold every row.
+        return _Source(directory, meta, segments, None)
     with pa.memory_map(path) as handle:
         schema = pa.ipc.open_file(handle).schema
     layout = (schema.metadata or {}).get(ROW_KEYS_METADATA)
@@ -126,7 +129,11 @@ def _check_alike(sources: Sequence[_Source]) -> None:
             raise SegmentMergeRefused("the sources' Tantivy schemas differ")
         if source.meta.get("index_settings") != first.meta.get("index_settings"):
             raise SegmentMergeRefused("the sources' index settings differ")
-        if not source.copy_schema.equals(first.copy_schema, check_metadata=False):
+        if (source.copy_schema is None) != (first.copy_schema is None):
+            raise SegmentMergeRefused("some sources have an Arrow copy and others none")
+        if source.copy_schema is not None and not source.copy_schema.equals(
+            first.copy_schema, check_metadata=False
+        ):
             raise SegmentMergeRefused("the sources' Arrow copies have different columns")
         if seen & set(source.segments):
             raise SegmentMergeRefused("two sources hold the same segment")
@@ -139,6 +146,7 @@ def _write_copy(sources: Sequence[_Source], path: str) -> dict[str, int]:
     counts: list[int] = []
     base = 0
     for source in sources:
+        assert source.copy_schema is not None
         own = segment_batches(source.copy_schema.metadata)
         for segment in source.segments:
             if own is not None and segment not in own:
@@ -148,6 +156,7 @@ def _write_copy(sources: Sequence[_Source], path: str) -> dict[str, int]:
             count = pa.ipc.open_file(handle).num_record_batches
         counts.append(count)
         base += count
+    assert sources[0].copy_schema is not None
     schema = sources[0].copy_schema.with_metadata(segmented_metadata(offsets))
     options = pa.ipc.IpcWriteOptions(compression="zstd")
     with pa.ipc.new_file(path, schema, options=options) as writer:
