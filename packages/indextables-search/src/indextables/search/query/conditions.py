@@ -73,18 +73,25 @@ def translate_predicate(where: str, schema: pa.Schema) -> tuple[Condition, ...]:
     except ProtocolError:
         return ()
     _check_literal_precision(where, tokens)
+    types = {f.name.lower(): f.type for f in schema}
     try:
         if any(token.quote == '"' for token in tokens):
             return ()  # Spark reads "..." as a string literal, the grammar as a column name
-        root = p.parse_predicate(where)
+        roots = [p.parse_predicate(where)]
     except ProtocolError:
-        return ()
-    types = {f.name.lower(): f.type for f in schema}
+        # Some conjunct is beyond the grammar: translate the others (query.conjuncts).
+        from indextables.search.query.conjuncts import split_where
+
+        pieces = split_where(where, types)
+        if pieces is None:
+            return ()
+        roots = [piece.node for piece in pieces if piece.node is not None]
     out: list[Condition] = []
-    for part in _conjuncts(root):
-        condition = _condition_of(part, types)
-        if condition is not None:
-            out.append(condition)
+    for root in roots:
+        for part in _conjuncts(root):
+            condition = _condition_of(part, types)
+            if condition is not None:
+                out.append(condition)
     return tuple(out)
 
 
