@@ -145,10 +145,16 @@ def test_an_opened_table_is_scanned_without_opening_it_again(
     lazy = scan_indextables(opened, query="message:needlezz")
     for _ in range(2):
         got = lazy.select("id", "message").collect()
-        same(got, oracle_of(opened).filter(pl.col("message").str.contains("needlezz")).select(
-            "id", "message").collect())
+        same(
+            got,
+            oracle_of(opened)
+            .filter(pl.col("message").str.contains("needlezz"))
+            .select("id", "message")
+            .collect(),
+        )
     head = scan_indextables(opened).select("id", "host").head(5).collect()
-    assert head.columns == ["id", "host"] and head.height == 5
+    assert head.columns == ["id", "host"]
+    assert head.height == 5
 
 
 def oracle_of(table: Any) -> pl.LazyFrame:

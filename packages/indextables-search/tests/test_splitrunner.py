@@ -21,9 +21,7 @@ def table(tmp_path: Path) -> Any:
     uri = str(tmp_path / "t")
     for start in range(0, 40, 10):
         ids = list(range(start, start + 10))
-        data = pa.table(
-            {"id": pa.array(ids, pa.int64()), "message": [f"m {i % 3}" for i in ids]}
-        )
+        data = pa.table({"id": pa.array(ids, pa.int64()), "message": [f"m {i % 3}" for i in ids]})
         write_table(uri, data, options=OPTIONS)
     opened = open_table(uri)
     assert len(opened.files) == 4
@@ -87,7 +85,8 @@ def test_a_forked_process_gets_its_own_pool(
     parent = tableplan.os.getpid()
     monkeypatch.setattr(tableplan.os, "getpid", lambda: parent + 1)
     assert table.count("message:1") == 13
-    assert len(pools) == 2 and pools[0] is not pools[1]
+    assert len(pools) == 2
+    assert pools[0] is not pools[1]
 
 
 def test_a_failing_split_fails_the_call(table: Any, monkeypatch: pytest.MonkeyPatch) -> None:

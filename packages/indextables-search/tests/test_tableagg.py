@@ -405,9 +405,7 @@ def test_a_column_pair_keeps_the_other_conjuncts_narrowing() -> None:
     assert translate_predicate("small > 3 AND small < id OR flag", SCHEMA) == ()
     assert translate_predicate("small BETWEEN 1 AND 5 AND small < id", SCHEMA) == ()
     # The boolean rewrite is for boolean columns only.
-    assert translate_predicate("s = true AND small > 1", SCHEMA) == (
-        Condition(">", "small", (1,)),
-    )
+    assert translate_predicate("s = true AND small > 1", SCHEMA) == (Condition(">", "small", (1,)),)
 
 
 def test_a_count_of_partitions_opens_no_split(

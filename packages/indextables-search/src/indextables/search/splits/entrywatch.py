@@ -1,4 +1,4 @@
-"""Kernel watches on verified split cache entries (Linux inotify), so a warm use skips the stat walk.
+"""Kernel watches on verified split cache entries (Linux inotify): a warm use skips the stat walk.
 
 The split cache trusts an entry it verified as long as none of its files
 changed (:func:`~indextables.search.splits.splitcache._trusted`). Proving
