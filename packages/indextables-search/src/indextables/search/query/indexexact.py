@@ -50,7 +50,7 @@ def where_conjuncts(where: str) -> int:
     from indextables.protocol.errors import ProtocolError
 
     try:
-        roots = [p.parse_predicate(where)]
+        roots: list[Any] = [p.parse_predicate(where)]
     except ProtocolError:
         from indextables.search.query.conjuncts import split_where
 
