@@ -232,6 +232,15 @@ def _typed_literal(text: Any, data_type: pa.DataType) -> Any:
         if ct.is_date(data_type):
             # Python also reads "20240101" and "2024-W01-1"; Spark's cast does not.
             return date.fromisoformat(text) if _ISO_DATE.fullmatch(text) else None
-    except ValueError:
+        if ct.is_decimal(data_type) and data_type.precision <= _EXACT_DECIMAL_DIGITS:
+            # A decimal literal compares with a decimal column exactly (both widened); an
+            # exponent makes a double, which Spark compares after a cast: not taken.
+            return Decimal(text) if _DECIMAL_TEXT.fullmatch(text) else None
+    except (ValueError, ArithmeticError):
         return None
     return None
+
+
+_DECIMAL_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)")
+# Beyond this precision a string or double operand compared as a double may round.
+_EXACT_DECIMAL_DIGITS = 15
