@@ -11,7 +11,7 @@ import pytest
 
 from indextables.search import open_table, write_table
 from indextables.search.aggregate import tableplan
-from indextables.search.errors import SplitReadError
+from indextables.search.errors import ArgumentError, SplitReadError
 
 OPTIONS = {"spark.indextables.indexing.typemap.message": "text"}
 
@@ -103,3 +103,34 @@ def test_a_failing_split_fails_the_call(table: Any, monkeypatch: pytest.MonkeyPa
     plan = table._count_plan("message:1", None, None, None)
     with pytest.raises(SplitReadError, match="split two"):
         tableplan.run_local(plan, boom)
+
+
+def test_a_repeated_count_plans_and_parses_once(
+    table: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from indextables.search import searchtable
+    from indextables.search.aggregate import tablecount
+
+    planned: list[object] = []
+    parsed: list[object] = []
+    plan_table, exact_query = searchtable.plan_table, tablecount.exact_query
+
+    def counted_plan(*args: Any, **kwargs: Any) -> Any:
+        planned.append(args)
+        return plan_table(*args, **kwargs)
+
+    def counted_query(*args: Any, **kwargs: Any) -> Any:
+        parsed.append(args)
+        return exact_query(*args, **kwargs)
+
+    monkeypatch.setattr(searchtable, "plan_table", counted_plan)
+    monkeypatch.setattr(tablecount, "exact_query", counted_query)
+    tablecount._queries.clear()
+    for _ in range(3):
+        assert table.count("message:1") == 13
+        assert table.count("message:1", where="id >= 20") == 6
+    assert len(planned) == 2  # one per distinct arguments
+    assert len(parsed) == 4 + 2  # per split searched (id >= 20 prunes two) and search
+    # Bad arguments still fail after a cached plan.
+    with pytest.raises(ArgumentError, match="where="):
+        table.count("message:1", where=5)
