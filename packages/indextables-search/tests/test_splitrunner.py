@@ -134,3 +134,12 @@ def test_a_repeated_count_plans_and_parses_once(
     # Bad arguments still fail after a cached plan.
     with pytest.raises(ArgumentError, match="where="):
         table.count("message:1", where=5)
+
+
+def test_a_table_with_kept_plans_pickles(table: Any) -> None:
+    import pickle
+
+    assert table.count("message:1") == 13
+    copy = pickle.loads(pickle.dumps(table))
+    assert copy.count("message:1") == 13
+    assert copy.version == table.version

@@ -124,6 +124,17 @@ class SearchTable:
     def __repr__(self) -> str:
         return f"SearchTable({self.uri!r}, version={self.version})"
 
+    def __getstate__(self) -> dict[str, Any]:
+        # The kept plans stay behind (a lock does not pickle; the copy plans afresh).
+        state = dict(self.__dict__)
+        del state["_plans"], state["_plans_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._plans = OrderedDict()
+        self._plans_lock = threading.Lock()
+
     @property
     def uri(self) -> str:
         """The table's location."""
