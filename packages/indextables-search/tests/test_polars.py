@@ -13,6 +13,7 @@ import pytest
 
 import indextables.search.searchtable as searchtable
 from indextables.search import open_table
+from indextables.search.errors import ArgumentError
 from indextables.search.options import parse_indexing, parse_write
 from indextables.search.polars import predicate_where, scan_indextables
 from indextables.search.schema.mapping import field_specs
@@ -130,6 +131,42 @@ def test_query_narrows_the_rows(table_uri: str) -> None:
 def test_count_reads_one_column(table_uri: str, reads: list[list[str]]) -> None:
     assert scan_indextables(table_uri).select(pl.len()).collect().item() == 150
     assert all(len(names) == 1 for names in reads)
+
+
+def test_an_opened_table_is_scanned_without_opening_it_again(
+    table_uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened = open_table(table_uri)
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the table was opened again")
+
+    monkeypatch.setattr(searchtable, "open_table", refuse)
+    lazy = scan_indextables(opened, query="message:needlezz")
+    for _ in range(2):
+        got = lazy.select("id", "message").collect()
+        same(
+            got,
+            oracle_of(opened)
+            .filter(pl.col("message").str.contains("needlezz"))
+            .select("id", "message")
+            .collect(),
+        )
+    head = scan_indextables(opened).select("id", "host").head(5).collect()
+    assert head.columns == ["id", "host"]
+    assert head.height == 5
+
+
+def oracle_of(table: Any) -> pl.LazyFrame:
+    return pl.from_arrow(table.to_arrow()).lazy()  # type: ignore[union-attr]
+
+
+def test_an_opened_table_takes_no_version_or_options(table_uri: str) -> None:
+    opened = open_table(table_uri)
+    with pytest.raises(ArgumentError, match="version= or options="):
+        scan_indextables(opened, version=0)
+    with pytest.raises(ArgumentError, match="version= or options="):
+        scan_indextables(opened, options={})
 
 
 def test_version_travels_in_time(table_uri: str) -> None:

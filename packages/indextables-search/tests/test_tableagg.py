@@ -355,6 +355,98 @@ def test_counts_equal_duckdb(tmp_path: Path, seed: int, paths: Any) -> None:
         assert paths() in (["log"], ["index"]), kwargs
 
 
+@pytest.mark.parametrize("seed", [6, 7])
+def test_conjuncts_beyond_the_grammar(tmp_path: Path, seed: int, paths: Any) -> None:
+    """A literal on the left, boolean literals and bare boolean columns are answered by the
+    index; a column-vs-column conjunct reads rows, narrowed by the other conjuncts."""
+    uri, rows = _table(tmp_path, seed, hostile=True)
+    table = open_table(uri)
+    con = duckdb.connect()
+    con.register("rows", rows)
+    cases = [
+        ("3 <= small", "index"),
+        ("0 > id", "index"),
+        ("'é' = s", "index"),
+        ("flag = true", "index"),
+        ("flag = FALSE", "index"),
+        ("flag", "index"),
+        ("flag AND -5 < small AND part = 'p2'", "index"),
+        ("small > 0 AND small < id", "rows"),
+        ("small < id", "rows"),
+        ("(small > 0 AND flag) AND x < y", "rows"),
+    ]
+    for where, path in cases:
+        (want,) = con.execute(f"SELECT count(*) FROM rows WHERE {where}").fetchone() or (None,)
+        assert table.count(where=where) == want, where
+        assert paths() == [path], where
+        got = table.search(where=where, columns=["id", "small", "flag"]).num_rows
+        assert got == want, where
+
+
+def test_decimal_partition_conditions_count_from_the_log(tmp_path: Path, paths: Any) -> None:
+    from decimal import Decimal
+
+    from indextables.search import write_table
+
+    values = ["1.50", "-0.00", "0", "999.99", "-999.99", "1.5", None, "2"]
+    rows = pa.table(
+        {
+            "id": pa.array(range(len(values) * 3), pa.int64()),
+            "p": pa.array(
+                [None if v is None else Decimal(v) for v in values] * 3, pa.decimal128(5, 2)
+            ),
+        }
+    )
+    uri = str(tmp_path / "dec")
+    write_table(uri, rows, partition_by=["p"])
+    table = open_table(uri)
+    con = duckdb.connect()
+    con.register("rows", rows)
+    for where in [
+        "p = 1.50",
+        "p = 1.5",
+        "p = 0",
+        "p >= -0.001",
+        "p < 2",
+        "p IN (2, 999.99)",
+        "p = 1.505",
+        "1.5 < p",
+        "p IS NULL",
+    ]:
+        (want,) = con.execute(f"SELECT count(*) FROM rows WHERE {where}").fetchone() or (None,)
+        assert table.count(where=where) == want, where
+        assert paths() == ["log"], where
+        assert table.search(where=where).num_rows == want, where
+    # A double literal: Spark compares as doubles, the rows answer.
+    assert table.count(where="p = 1.5e0") == 6
+    assert paths() == ["rows"]
+
+
+def test_a_column_pair_keeps_the_other_conjuncts_narrowing() -> None:
+    from indextables.search.query.conditions import Condition, translate_predicate
+    from indextables.search.query.indexexact import where_conjuncts
+
+    where = "small > 3 AND small < id AND (s = 'a' AND small < 9) AND 7 >= small AND flag"
+    assert translate_predicate(where, SCHEMA) == (
+        Condition(">", "small", (3,)),
+        Condition("=", "s", ("a",)),
+        Condition("<", "small", (9,)),
+        Condition("<=", "small", (7,)),
+        Condition("=", "flag", (True,)),
+    )
+    assert where_conjuncts(where) == 6  # the pair counts: the index never answers alone
+    # A parenthesized piece the grammar cannot read is one untranslated conjunct.
+    assert translate_predicate("(s = 'a' AND flag) AND small > 1", SCHEMA) == (
+        Condition(">", "small", (1,)),
+    )
+    assert where_conjuncts("(s = 'a' AND flag) AND small > 1") == 2
+    # Cutting at AND would change the meaning: nothing is translated.
+    assert translate_predicate("small > 3 AND small < id OR flag", SCHEMA) == ()
+    assert translate_predicate("small BETWEEN 1 AND 5 AND small < id", SCHEMA) == ()
+    # The boolean rewrite is for boolean columns only.
+    assert translate_predicate("s = true AND small > 1", SCHEMA) == (Condition(">", "small", (1,)),)
+
+
 def test_a_count_of_partitions_opens_no_split(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -53,6 +55,8 @@ _LOG = logging.getLogger(__name__)
 # The most rows a search may return (Arrow arrays index rows with 64-bit offsets, but a
 # larger limit is surely a mistake, such as a byte count).
 _MAX_LIMIT = 2**40
+# Count and aggregation plans a SearchTable keeps (by arguments), most recently used.
+_PLANS = 32
 
 
 def open_table(
@@ -114,9 +118,22 @@ class SearchTable:
         self._read = parse_read(self._options)
         self._schema = arrow_schema(view.schema_json)
         self._companion_root = companion_root(view.configuration, self._options)
+        self._plans: OrderedDict[tuple[Any, ...], TablePlan] = OrderedDict()
+        self._plans_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"SearchTable({self.uri!r}, version={self.version})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The kept plans stay behind (a lock does not pickle; the copy plans afresh).
+        state = dict(self.__dict__)
+        del state["_plans"], state["_plans_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._plans = OrderedDict()
+        self._plans_lock = threading.Lock()
 
     @property
     def uri(self) -> str:
@@ -290,8 +307,27 @@ class SearchTable:
         return sum(batch.num_rows for batch in self._rows(plan))
 
     def _count_plan(self, query: Any, where: Any, textsearch: Any, fieldmatch: Any) -> TablePlan:
+        """The count/aggregation plan, kept per arguments: a snapshot's plans never change."""
+        _check_text("query", query)
+        _check_text("where", where)
+        key = (
+            query,
+            where,
+            tuple(sorted(_check_mapping("textsearch", textsearch).items())),
+            tuple(sorted(_check_mapping("fieldmatch", fieldmatch).items())),
+        )
+        with self._plans_lock:
+            found = self._plans.get(key)
+            if found is not None:
+                self._plans.move_to_end(key)
+                return found
         spec = self._search_spec(query, where, textsearch, fieldmatch)
-        return plan_table(self._view, self._options, self._read, search=spec, where=where)
+        found = plan_table(self._view, self._options, self._read, search=spec, where=where)
+        with self._plans_lock:
+            self._plans[key] = found
+            while len(self._plans) > _PLANS:
+                self._plans.popitem(last=False)
+        return found
 
     def _search_spec(self, query: Any, where: Any, textsearch: Any, fieldmatch: Any) -> SearchSpec:
         _check_text("query", query)

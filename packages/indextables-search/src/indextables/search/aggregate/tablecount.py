@@ -16,7 +16,11 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from indextables.search.aggregate.aggmerge import NotExact
 from indextables.search.aggregate.tableplan import SplitRunner, TablePlan, run_splits
@@ -26,7 +30,7 @@ from indextables.search.query.indexexact import count as index_count
 from indextables.search.query.indexexact import exact_query, split_fully_indexed
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.splitreader import SplitEntry, open_split, split_traits
-from indextables.search.schema.mapping import specs_from_doc_mapping
+from indextables.search.schema.mapping import FieldSpec, specs_from_doc_mapping
 
 __all__ = ["count_plan", "count_split", "count_table"]
 
@@ -76,16 +80,71 @@ def count_split(
     if searcher.num_docs == 0:
         return 0
     fields = specs_from_doc_mapping(entry.doc_mapping_json) if entry.doc_mapping_json else {}
-    prefixed = (c.column.lower() for c in conditions if c.op == "prefix" and not c.path)
-    fully_indexed = split_fully_indexed(index, searcher, fields, entry.split_tags, prefixed)
-    try:
-        traits = split_traits(directory)
-        query = exact_query(
-            index, searcher, fields, search, conditions, fully_indexed, traits.exact_dates
-        )
-    except NotExact:
+    key = _query_key(directory, entry, search, conditions)
+    query = _queries.get(key) if key is not None else None
+    if query is None:
+        query = _split_query(directory, index, searcher, fields, entry, search, conditions)
+        if key is not None:
+            with _queries_lock:
+                _queries[key] = query
+                while len(_queries) > _QUERIES:
+                    _queries.popitem(last=False)
+    if query is _NOT_EXACT:
         return None
     found = index_count(searcher, query)
     if found == 0 and search.query:
         notice_case_mismatch(searcher, search.query, fields)
     return found
+
+
+# A split's exact count query per (entry directory and the identity of its meta.json, as
+# open_split keys its searchers; split tags, doc mapping, search, conditions): a repeated
+# count parses and checks nothing again. Queries hold no index (no split is kept open).
+_QUERIES = 256
+_queries: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+_queries_lock = threading.Lock()
+_NOT_EXACT: Any = object()
+
+
+def _query_key(
+    directory: str, entry: SplitEntry, search: SearchSpec, conditions: Sequence[Condition]
+) -> tuple[Any, ...] | None:
+    meta = os.stat(os.path.join(directory, "meta.json"))  # as open_split keys its searchers
+    key = (
+        os.getpid(),
+        directory,
+        meta.st_ino,
+        meta.st_mtime_ns,
+        entry.doc_mapping_json,
+        entry.split_tags,
+        search.query,
+        tuple(sorted(search.text_search.items())),
+        tuple(sorted(search.field_match.items())),
+        tuple(conditions),
+    )
+    try:
+        hash(key)
+    except TypeError:
+        return None  # an unhashable operand: not cached
+    return key
+
+
+def _split_query(
+    directory: str,
+    index: Any,
+    searcher: Any,
+    fields: Mapping[str, FieldSpec],
+    entry: SplitEntry,
+    search: SearchSpec,
+    conditions: Sequence[Condition],
+) -> Any:
+    """The split's exact query, or :data:`_NOT_EXACT`."""
+    prefixed = (c.column.lower() for c in conditions if c.op == "prefix" and not c.path)
+    fully_indexed = split_fully_indexed(index, searcher, fields, entry.split_tags, prefixed)
+    try:
+        traits = split_traits(directory)
+        return exact_query(
+            index, searcher, fields, search, conditions, fully_indexed, traits.exact_dates
+        )
+    except NotExact:
+        return _NOT_EXACT

@@ -73,18 +73,25 @@ def translate_predicate(where: str, schema: pa.Schema) -> tuple[Condition, ...]:
     except ProtocolError:
         return ()
     _check_literal_precision(where, tokens)
+    types = {f.name.lower(): f.type for f in schema}
     try:
         if any(token.quote == '"' for token in tokens):
             return ()  # Spark reads "..." as a string literal, the grammar as a column name
-        root = p.parse_predicate(where)
+        roots = [p.parse_predicate(where)]
     except ProtocolError:
-        return ()
-    types = {f.name.lower(): f.type for f in schema}
+        # Some conjunct is beyond the grammar: translate the others (query.conjuncts).
+        from indextables.search.query.conjuncts import split_where
+
+        pieces = split_where(where, types)
+        if pieces is None:
+            return ()
+        roots = [piece.node for piece in pieces if piece.node is not None]
     out: list[Condition] = []
-    for part in _conjuncts(root):
-        condition = _condition_of(part, types)
-        if condition is not None:
-            out.append(condition)
+    for root in roots:
+        for part in _conjuncts(root):
+            condition = _condition_of(part, types)
+            if condition is not None:
+                out.append(condition)
     return tuple(out)
 
 
@@ -225,6 +232,15 @@ def _typed_literal(text: Any, data_type: pa.DataType) -> Any:
         if ct.is_date(data_type):
             # Python also reads "20240101" and "2024-W01-1"; Spark's cast does not.
             return date.fromisoformat(text) if _ISO_DATE.fullmatch(text) else None
-    except ValueError:
+        if ct.is_decimal(data_type) and data_type.precision <= _EXACT_DECIMAL_DIGITS:
+            # A decimal literal compares with a decimal column exactly (both widened); an
+            # exponent makes a double, which Spark compares after a cast: not taken.
+            return Decimal(text) if _DECIMAL_TEXT.fullmatch(text) else None
+    except (ValueError, ArithmeticError):
         return None
     return None
+
+
+_DECIMAL_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)")
+# Beyond this precision a string or double operand compared as a double may round.
+_EXACT_DECIMAL_DIGITS = 15

@@ -44,15 +44,22 @@ _NULL_KINDS = (FieldKind.I64, FieldKind.F64, FieldKind.BOOL, FieldKind.DATE)
 
 
 def where_conjuncts(where: str) -> int:
-    """How many top-level AND conjuncts ``where`` has (-1 when the grammar cannot parse it)."""
+    """How many top-level AND conjuncts ``where`` has (-1 when the grammar cannot parse it
+    and it cannot be cut into conjuncts, see :mod:`.conjuncts`)."""
     from indextables.protocol import predicates as p
     from indextables.protocol.errors import ProtocolError
 
     try:
-        root = p.parse_predicate(where)
+        roots: list[Any] = [p.parse_predicate(where)]
     except ProtocolError:
-        return -1
-    stack, found = [root], 0
+        from indextables.search.query.conjuncts import split_where
+
+        pieces = split_where(where)
+        if pieces is None:
+            return -1
+        # A piece that does not parse alone is one conjunct (never translated).
+        roots = [piece.node if piece.node is not None else piece for piece in pieces]
+    stack, found = list(roots), 0
     while stack:
         node = stack.pop()
         if isinstance(node, p.And):

@@ -11,7 +11,9 @@ own directory, named by a hash of (table URI, split path, size).
   the size and SHA-256 of every file. An entry is used only when its record
   names the split asked for, lists exactly the files present, and every file
   has its size; the digests are checked the first time a process uses the
-  entry (and again whenever a file's inode, size, mtime or ctime changed).
+  entry (and again whenever a file's inode, size, mtime or ctime changed;
+  on Linux an inotify watch reports such a change without a stat per file,
+  see :mod:`.entrywatch`).
   An entry failing a check is removed and fetched again.
 - Self-healing reads: :meth:`SplitCache.use` and :meth:`SplitCache.batches`
   run a read of an entry; any failure inside it (a Tantivy error or panic, a
@@ -74,6 +76,7 @@ from indextables.search.errors import (
     IndexTablesSearchError,
     SplitReadError,
 )
+from indextables.search.splits import entrywatch
 from indextables.search.splits.splitfetch import LocalWriteError, SplitRef, download
 from indextables.search.splits.termdict.errors import TermDictError
 
@@ -569,6 +572,7 @@ def _discard(path: str, directory: str, *, unless_leased: bool = False) -> bool:
     """
     with _verified_lock:
         _verified.pop(path, None)
+    entrywatch.forget(path)
     doomed = os.path.join(directory, f"{_STAGING}{uuid.uuid4().hex}")
     handle = None
     try:
@@ -708,6 +712,7 @@ def _signature(target: str) -> _Signature | None:
 
 def _remember(target: str) -> None:
     """Mark a just-written entry as verified by this process (its digests were just taken)."""
+    entrywatch.arm(target)
     try:
         signature = _signature(target)
     except OSError:
@@ -715,6 +720,7 @@ def _remember(target: str) -> None:
     if signature is not None:
         with _verified_lock:
             _verified[target] = signature
+        entrywatch.confirm(target)
 
 
 def _trusted(target: str, table_uri: str, split: SplitRef, *, recheck: bool = False) -> bool:
@@ -726,15 +732,21 @@ def _trusted(target: str, table_uri: str, split: SplitRef, *, recheck: bool = Fa
     directory's name is a digest of (table, split, size), and any write to a
     file or the record changes the signature. Otherwise (first use in this
     process, a changed file, or ``recheck``) the record is read and the file
-    list, sizes and SHA-256 digests are checked against it.
+    list, sizes and SHA-256 digests are checked against it. On Linux a
+    trusted entry is watched (:mod:`.entrywatch`): while the kernel reports
+    no change to it, it is trusted without even the listing and the stats.
     """
+    if not recheck and entrywatch.unchanged(target):
+        return True  # verified, and the kernel reported no change since (:mod:`.entrywatch`)
     try:
+        entrywatch.arm(target)  # before the check: a change after it is seen
         signature = _signature(target)
         if signature is None:
             return False
         with _verified_lock:
             known = _verified.get(target)
         if known == signature and not recheck:
+            entrywatch.confirm(target)
             return True
         with open(os.path.join(target, ENTRY_RECORD), encoding="utf-8") as handle:
             record = json.load(handle)
@@ -757,6 +769,7 @@ def _trusted(target: str, table_uri: str, split: SplitRef, *, recheck: bool = Fa
             return False
         with _verified_lock:
             _verified[target] = signature
+        entrywatch.confirm(target)
         return True
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
