@@ -24,10 +24,10 @@ import pyarrow as pa
 import pytest
 
 from indextables.search import write_table
+from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.splitreader import SplitEntry, read_split, split_traits
 from indextables.search.splits.entryid import ENTRY_RECORD, content_identity
 from indextables.search.splits.splitcache import SplitCache
-from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.table.tableaccess import load_view, open_table_store
 from indextables.search.write.splitwriter import ROWS_FILE
 

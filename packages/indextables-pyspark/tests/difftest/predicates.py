@@ -360,7 +360,9 @@ def column_pools(plan: TablePlan) -> dict[str, list[Any]]:
 _NEGATIONS = ("{k} AND NOT {e}", "{k} && NOT {e}", "{k} AND -{e}", "{k} -{e}")
 
 
-def negated_query(rng: random.Random, kept: tuple[str, str], excluded: tuple[str, str]) -> tuple[str, str]:
+def negated_query(
+    rng: random.Random, kept: tuple[str, str], excluded: tuple[str, str]
+) -> tuple[str, str]:
     """``kept`` without ``excluded`` as ``query`` text, and the equal Spark filter.
 
     ``kept`` and ``excluded`` are (query clause, Spark filter) pairs. A query

@@ -24,7 +24,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indextables.search.read.convert import TANTIVY_MAX_MICROS, TANTIVY_MIN_MICROS
-from indextables.search.splits.entryid import content_identity
 from indextables.search.read.docstore import (
     BlockCache,
     DocStoreError,
@@ -37,6 +36,7 @@ from indextables.search.read.docstore import (
     read_store,
 )
 from indextables.search.schema import columntypes as ct
+from indextables.search.splits.entryid import content_identity
 
 __all__ = ["BulkColumns", "SplitStores", "bulk_columns", "enabled", "split_stores"]
 
