@@ -27,6 +27,7 @@ from indextables.search.query.indexexact import exact_query, split_fully_indexed
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.splitreader import SplitEntry, open_split, split_traits
 from indextables.search.schema.mapping import specs_from_doc_mapping
+from indextables.search.splits.entryid import content_identity
 
 __all__ = ["count_plan", "count_split", "count_table"]
 
@@ -72,14 +73,15 @@ def count_split(
     conditions: Sequence[Condition],
 ) -> int | None:
     """One split's matching rows, or None when the index cannot count them exactly."""
-    index, searcher = open_split(directory)
+    identity = content_identity(directory)
+    index, searcher = open_split(directory, identity=identity)
     if searcher.num_docs == 0:
         return 0
     fields = specs_from_doc_mapping(entry.doc_mapping_json) if entry.doc_mapping_json else {}
     prefixed = (c.column.lower() for c in conditions if c.op == "prefix" and not c.path)
     fully_indexed = split_fully_indexed(index, searcher, fields, entry.split_tags, prefixed)
     try:
-        traits = split_traits(directory)
+        traits = split_traits(directory, identity=identity)
         query = exact_query(
             index, searcher, fields, search, conditions, fully_indexed, traits.exact_dates
         )

@@ -41,6 +41,7 @@ from indextables.search.read.splitreader import (
 )
 from indextables.search.schema.mapping import ROW_KEY_FIELD
 from indextables.search.schema.partitionvalues import partition_column
+from indextables.search.splits.entryid import content_identity
 
 __all__ = ["read_companion_split", "split_manifest"]
 
@@ -65,11 +66,12 @@ def read_companion_split(
     ``root`` is the source table root the manifest's relative paths resolve against.
     """
     manifest = split_manifest(directory)
-    index, searcher = open_split(directory)
+    identity = content_identity(directory)
+    index, searcher = open_split(directory, identity=identity)
     if searcher.num_docs == 0:
         return
     fields = _fields(index, entry)
-    traits = split_traits(directory)
+    traits = split_traits(directory, identity=identity)
     query = _query(
         index, fields, search, conditions, fully_indexed_columns(entry.split_tags), traits,
         whole_second_dates(schema),
