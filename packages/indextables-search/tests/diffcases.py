@@ -356,17 +356,46 @@ def _search_part(rng: random.Random) -> dict[str, Any]:
     return {"fieldmatch": {"s": value}, "match": lambda r: r["s"] == value}
 
 
+# How a query clause is excluded: Tantivy's ``-x`` (must not) in its forms, and ``AND NOT``
+# (rewritten by the engine to ``AND -``; ``OR NOT`` is refused).
+NEGATIONS = ("{k} AND NOT {e}", "{k} && NOT {e}", "{k} AND -{e}", "{k} -{e}")
+
+
+def _negated(rng: random.Random, search: dict[str, Any]) -> dict[str, Any]:
+    """``search`` (a ``query``) without the rows of another query clause.
+
+    The oracle keeps the rows ``search`` matches and the excluded clause does not:
+    an exclusion keeps rows where the clause's column is null (its oracle is false
+    there), as ``AND NOT (x <=> v)`` does in Spark.
+    """
+    excluded = _search_part(rng)
+    while "query" not in excluded:
+        excluded = _search_part(rng)
+    kept_text, excluded_text = f"({search['query']})", f"({excluded['query']})"
+    if rng.random() < 0.5 and " " not in excluded["query"]:
+        excluded_text = excluded["query"]  # a bare clause: ``-t:alpha``
+    keep, drop = search["match"], excluded["match"]
+    return {
+        "query": rng.choice(NEGATIONS).format(k=kept_text, e=excluded_text),
+        "match": lambda r: keep(r) and not drop(r),
+    }
+
+
 ALL_COLUMNS = list(rows(0, 1).column_names)
 
 
 def cases(seed: int, count: int) -> list[Case]:
     """``count`` random cases: searches, conditions, both, with columns and limits."""
     rng = random.Random(seed * 7919 + 1)
+    # Negations come from a generator of their own: every other draw of a seed stays as it was.
+    negations = random.Random(seed * 104_729 + 11)
     out: list[Case] = []
     for _ in range(count):
         # Mostly what the index answers (searches, simple conjunctions), some of everything.
         shape = rng.choice(["search"] * 3 + ["simple", "simple", "both", "where", "where+"])
         search: dict[str, Any] = _search_part(rng) if shape in ("search", "both", "where+") else {}
+        if "query" in search and negations.random() < 0.3:
+            search = _negated(negations, search)
         where = duck = None
         if shape in ("simple", "both"):
             parts = [leaf(rng, simple=True) for _ in range(rng.randint(1, 2))]

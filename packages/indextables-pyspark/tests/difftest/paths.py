@@ -132,8 +132,26 @@ def search(
     return records(df, columns)
 
 
+# Spark starts the streaming source's Python worker outside its daemon and waits a fixed
+# 10 s for it to connect back; at load 30 its start-up (interpreter and imports) can take
+# longer. That refusal is Spark's, before any row is read: the stream is started again.
+_WORKER_TIMEOUT = "Python worker failed to connect back"
+_STREAM_STARTS = 3
+
+
 def stream(spark: SparkSession, path: str, columns: Sequence[str]) -> list[dict[str, Any]]:
-    """Every row through the streaming source (``startingVersion -1``, ``availableNow``)."""
+    """Every row through the streaming source (``startingVersion -1``, ``availableNow``);
+    started again (at most :data:`_STREAM_STARTS` times) when Spark's worker start timed out."""
+    for attempt in range(1, _STREAM_STARTS + 1):
+        try:
+            return _stream_once(spark, path, columns)
+        except Exception as exc:
+            if _WORKER_TIMEOUT not in str(exc) or attempt == _STREAM_STARTS:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _stream_once(spark: SparkSession, path: str, columns: Sequence[str]) -> list[dict[str, Any]]:
     name = f"difftest_stream_{next(_stream_names)}"
     query = (
         spark.readStream.format(FMT)

@@ -351,3 +351,28 @@ def column_pools(plan: TablePlan) -> dict[str, list[Any]]:
             for col, value in zip(plan.columns, row, strict=True):
                 pools[col].append(value)
     return pools
+
+
+# -- negations in query text -------------------------------------------------
+
+# How ``kept`` and ``excluded`` are joined: Tantivy's ``-x`` (must not) in its forms, and
+# ``AND NOT`` (rewritten by the engine to ``AND -``). ``OR NOT`` is refused by the engine.
+_NEGATIONS = ("{k} AND NOT {e}", "{k} && NOT {e}", "{k} AND -{e}", "{k} -{e}")
+
+
+def negated_query(
+    rng: random.Random, kept: tuple[str, str], excluded: tuple[str, str]
+) -> tuple[str, str]:
+    """``kept`` without ``excluded`` as ``query`` text, and the equal Spark filter.
+
+    ``kept`` and ``excluded`` are (query clause, Spark filter) pairs. A query
+    exclusion drops the rows its clause matches and keeps every other row, those
+    where the clause's column is null included (test_literals.py: ``AND NOT d:1``
+    is ``NOT (d <=> 1)``), so the excluded filter's unknown counts as false.
+    Each side is a single field clause, written bare or in parentheses.
+    """
+    (k_text, k_sql), (e_text, e_sql) = kept, excluded
+    if rng.random() < 0.5:
+        k_text, e_text = f"({k_text})", f"({e_text})"
+    text = rng.choice(_NEGATIONS).format(k=k_text, e=e_text)
+    return text, f"({k_sql}) AND NOT coalesce(({e_sql}), false)"

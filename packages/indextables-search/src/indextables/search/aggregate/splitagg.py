@@ -51,6 +51,7 @@ from indextables.search.read.splitreader import SplitEntry, open_split, split_tr
 from indextables.search.schema import columntypes as ct
 from indextables.search.schema.mapping import FieldKind, FieldSpec, specs_from_doc_mapping
 from indextables.search.schema.partitionvalues import spark_value
+from indextables.search.splits.entryid import content_identity
 
 __all__ = ["AggPlan", "Level", "MetricPlan", "aggregate_split"]
 
@@ -115,14 +116,15 @@ def aggregate_split(directory: str, entry: SplitEntry, agg: AggPlan) -> GroupTab
 
 
 def _aggregate(directory: str, entry: SplitEntry, agg: AggPlan) -> GroupTable:
-    index, searcher = open_split(directory)
+    identity = content_identity(directory)
+    index, searcher = open_split(directory, identity=identity)
     if searcher.num_docs == 0:
         return {}
     fields = specs_from_doc_mapping(entry.doc_mapping_json) if entry.doc_mapping_json else {}
     used = {lvl.spec.column.lower() for lvl in agg.levels if not lvl.partition}
     used.update(c.column.lower() for c in agg.conditions if not c.path)
     fully_indexed = split_fully_indexed(index, searcher, fields, entry.split_tags, used)
-    exact_dates = split_traits(directory).exact_dates
+    exact_dates = split_traits(directory, identity=identity).exact_dates
     query = exact_query(
         index, searcher, fields, agg.search, agg.conditions, fully_indexed, exact_dates
     )

@@ -31,6 +31,7 @@ from indextables.search.query.indexexact import exact_query, split_fully_indexed
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.splitreader import SplitEntry, open_split, split_traits
 from indextables.search.schema.mapping import FieldSpec, specs_from_doc_mapping
+from indextables.search.splits.entryid import content_identity
 
 __all__ = ["count_plan", "count_split", "count_table"]
 
@@ -76,14 +77,17 @@ def count_split(
     conditions: Sequence[Condition],
 ) -> int | None:
     """One split's matching rows, or None when the index cannot count them exactly."""
-    index, searcher = open_split(directory)
+    identity = content_identity(directory)
+    index, searcher = open_split(directory, identity=identity)
     if searcher.num_docs == 0:
         return 0
     fields = specs_from_doc_mapping(entry.doc_mapping_json) if entry.doc_mapping_json else {}
-    key = _query_key(directory, entry, search, conditions)
+    key = _query_key(directory, identity, entry, search, conditions)
     query = _queries.get(key) if key is not None else None
     if query is None:
-        query = _split_query(directory, index, searcher, fields, entry, search, conditions)
+        query = _split_query(
+            directory, identity, index, searcher, fields, entry, search, conditions
+        )
         if key is not None:
             with _queries_lock:
                 _queries[key] = query
@@ -97,7 +101,7 @@ def count_split(
     return found
 
 
-# A split's exact count query per (entry directory and the identity of its meta.json, as
+# A split's exact count query per (entry directory and its content identity, as
 # open_split keys its searchers; split tags, doc mapping, search, conditions): a repeated
 # count parses and checks nothing again. Queries hold no index (no split is kept open).
 _QUERIES = 256
@@ -107,14 +111,16 @@ _NOT_EXACT: Any = object()
 
 
 def _query_key(
-    directory: str, entry: SplitEntry, search: SearchSpec, conditions: Sequence[Condition]
+    directory: str,
+    identity: str,
+    entry: SplitEntry,
+    search: SearchSpec,
+    conditions: Sequence[Condition],
 ) -> tuple[Any, ...] | None:
-    meta = os.stat(os.path.join(directory, "meta.json"))  # as open_split keys its searchers
     key = (
         os.getpid(),
         directory,
-        meta.st_ino,
-        meta.st_mtime_ns,
+        identity,  # as open_split keys its searchers: never an inode (they are reused)
         entry.doc_mapping_json,
         entry.split_tags,
         search.query,
@@ -131,6 +137,7 @@ def _query_key(
 
 def _split_query(
     directory: str,
+    identity: str,
     index: Any,
     searcher: Any,
     fields: Mapping[str, FieldSpec],
@@ -142,7 +149,7 @@ def _split_query(
     prefixed = (c.column.lower() for c in conditions if c.op == "prefix" and not c.path)
     fully_indexed = split_fully_indexed(index, searcher, fields, entry.split_tags, prefixed)
     try:
-        traits = split_traits(directory)
+        traits = split_traits(directory, identity=identity)
         return exact_query(
             index, searcher, fields, search, conditions, fully_indexed, traits.exact_dates
         )

@@ -47,6 +47,7 @@ from indextables.search.read.splitreader import (
 )
 from indextables.search.schema.mapping import ROW_KEY_FIELD
 from indextables.search.schema.partitionvalues import partition_column
+from indextables.search.splits.entryid import content_identity
 
 __all__ = ["read_companion_split", "split_manifest"]
 
@@ -85,11 +86,12 @@ def read_companion_split(
             f"companion split {entry.ref.path!r} indexes {modes} with a hashed string indexing "
             "mode, which this package does not read; rebuild the companion without it"
         )
-    index, searcher = open_split(directory)
+    identity = content_identity(directory)
+    index, searcher = open_split(directory, identity=identity)
     if searcher.num_docs == 0:
         return
     fields = _fields(index, entry)
-    traits = split_traits(directory)
+    traits = split_traits(directory, identity=identity)
     query = _query(
         index, fields, search, conditions, fully_indexed_columns(entry.split_tags), traits,
         whole_second_dates(schema),
@@ -105,7 +107,7 @@ def read_companion_split(
         return
     hits = searcher.search(query, limit=searcher.num_docs, count=False).hits
     addresses = sorted((a for _, a in hits), key=lambda a: (a.segment_ord, a.doc))
-    located = sorted(_locate(searcher, manifest, addresses, _row_mapping(directory)))
+    located = sorted(_locate(searcher, manifest, addresses, _row_mapping(directory, identity)))
     start = 0
     while start < len(located):
         number = located[start][0]
@@ -116,15 +118,15 @@ def read_companion_split(
         start = stop
 
 
-def _row_mapping(directory: str) -> str:
+def _row_mapping(directory: str, identity: str) -> str:
     """How the split maps hits: ``"pq"`` (tantivy4java's hidden fields), ``"row_key"``
-    (this package's first layout) or ``"segments"`` (``segment_row_ranges``)."""
-    meta = os.stat(os.path.join(directory, "meta.json"))
-    return _mapping_of(directory, meta.st_ino, meta.st_mtime_ns)
+    (this package's first layout) or ``"segments"`` (``segment_row_ranges``); kept per
+    content identity (never per inode: inode numbers are reused at once)."""
+    return _mapping_of(directory, identity)
 
 
 @functools.lru_cache(maxsize=64)
-def _mapping_of(directory: str, inode: int, mtime_ns: int) -> str:
+def _mapping_of(directory: str, identity: str) -> str:
     with open(os.path.join(directory, "meta.json"), encoding="utf-8") as source:
         names = {entry.get("name") for entry in json.load(source).get("schema", [])}
     if FILE_HASH_FIELD in names and ROW_IN_FILE_FIELD in names:

@@ -36,6 +36,7 @@ from indextables.search.read.docstore import (
     read_store,
 )
 from indextables.search.schema import columntypes as ct
+from indextables.search.splits.entryid import content_identity
 
 __all__ = ["BulkColumns", "SplitStores", "bulk_columns", "enabled", "split_stores"]
 
@@ -79,18 +80,22 @@ class SplitStores:
     key: Hashable
 
 
-_open: OrderedDict[tuple[int, str, int, int], SplitStores] = OrderedDict()
+_open: OrderedDict[tuple[int, str, str], SplitStores] = OrderedDict()
 _lock = threading.Lock()
 
 
-def split_stores(directory: str) -> SplitStores:
+def split_stores(directory: str, *, identity: str | None = None) -> SplitStores:
     """The doc stores of the unbundled split at ``directory`` (kept open for later reads).
+
+    Kept, with their decompressed blocks, by the directory's content identity
+    (:func:`~indextables.search.splits.entryid.content_identity`, or ``identity``
+    when the caller took it already): a directory re-created with other
+    contents never meets the blocks of what was there before.
 
     Raises:
         DocStoreError: a store that cannot be parsed, or one that disagrees with meta.json.
     """
-    meta_stat = os.stat(os.path.join(directory, "meta.json"))
-    key = (os.getpid(), directory, meta_stat.st_ino, meta_stat.st_mtime_ns)
+    key = (os.getpid(), directory, identity or content_identity(directory))
     with _lock:
         found = _open.get(key)
         if found is not None:

@@ -36,6 +36,7 @@ import pyarrow as pa
 
 from indextables.search.schema import columntypes as ct
 from indextables.search.schema.mapping import FieldKind, FieldSpec
+from indextables.search.splits.entryid import content_identity
 
 ROW_KEYS_METADATA = b"indextables.rowkeys"
 ROW_KEYS_LAYOUT = b"batch<<32|row"
@@ -126,18 +127,20 @@ class RowCopy:
     offsets: tuple[int, ...] = ()
 
     @classmethod
-    def open(cls, path: str) -> RowCopy | None:
+    def open(cls, path: str, *, identity: str | None = None) -> RowCopy | None:
         """The copy at ``path``, or None when the split has none.
 
         Opening an IPC file reads its footer (~20 ms for a 2M-row copy of 200
         record batches on a loaded machine, more than a selective search): the
-        result is kept per file identity (path, inode, size, modification time).
+        result is kept per path, size and content identity of the split
+        directory holding it (:func:`~indextables.search.splits.entryid.content_identity`,
+        or ``identity`` when the caller took it already), never by inode.
         """
         try:
-            stat = os.stat(path)
+            size = os.stat(path).st_size
         except FileNotFoundError:
             return None
-        return _open_copy(path, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        return _open_copy(path, size, identity or content_identity(os.path.dirname(path)))
 
     def resolved(self, segment_ids: Sequence[str]) -> RowCopy:
         """This copy with the batch offset of each segment ordinal (``segment_ids``: meta.json's
@@ -186,7 +189,7 @@ class RowCopy:
 
 
 @functools.lru_cache(maxsize=64)
-def _open_copy(path: str, inode: int, size: int, mtime_ns: int) -> RowCopy:
+def _open_copy(path: str, size: int, identity: str) -> RowCopy:
     with pa.memory_map(path) as source:
         schema = pa.ipc.open_file(source).schema
     metadata = schema.metadata or {}

@@ -41,6 +41,7 @@ from indextables.search.schema.mapping import (
 )
 from indextables.search.schema.partitionvalues import partition_column
 from indextables.search.schema.tokenizers import open_index
+from indextables.search.splits.entryid import content_identity
 from indextables.search.splits.splitcache import SplitRef
 from indextables.search.write.splitwriter import ROWS_FILE
 
@@ -93,12 +94,13 @@ def read_split(
             f"split {entry.ref.path} is a companion split (its rows live in the source "
             "table's Parquet files); this read path does not serve companion indexes"
         )
-    index, searcher = open_split(directory)
+    identity = content_identity(directory)
+    index, searcher = open_split(directory, identity=identity)
     total = searcher.num_docs
     if total == 0:
         return
     fields = _fields(index, entry)
-    traits = split_traits(directory)
+    traits = split_traits(directory, identity=identity)
     query = _query(
         index,
         fields,
@@ -108,25 +110,25 @@ def read_split(
         traits,
         whole_second_dates(schema),
     )
-    rows = RowCopy.open(os.path.join(directory, ROWS_FILE))
+    rows = RowCopy.open(os.path.join(directory, ROWS_FILE), identity=identity)
     if rows is not None:
         rows = rows.resolved(traits.segments)
     if query is None and rows is not None and _copy_covers(rows, schema, entry, fields):
         yield from _scan_rows(rows, schema, entry, fields)
         return
-    addresses = _every_address(directory, total) if query is None else None
+    addresses = _every_address(directory, total, identity) if query is None else None
     if addresses is None:
         hits = _search(searcher, query or tantivy.Query.all_query(), total)
         if not hits and search.query:
             notice_case_mismatch(searcher, search.query, fields)
         addresses = sorted(hits, key=lambda a: (a.segment_ord, a.doc))
-    source = _DocSource(directory, entry)
+    source = _DocSource(directory, entry, identity)
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
         yield _batch(searcher, chunk, schema, entry, fields, rows, source)
 
 
-def _every_address(directory: str, total: int) -> list[Any] | None:
+def _every_address(directory: str, total: int, identity: str) -> list[Any] | None:
     """Every document of a split without deletes, in (segment, doc) order, or None.
 
     An unfiltered scan without a covering Arrow copy needs no search: the
@@ -135,7 +137,7 @@ def _every_address(directory: str, total: int) -> list[Any] | None:
     not parse, or when their documents outnumber the live ones (deletes).
     """
     try:
-        stores = bulkrows.split_stores(directory).stores
+        stores = bulkrows.split_stores(directory, identity=identity).stores
     except (DocStoreError, OSError):
         return None
     if sum(store.num_docs for store in stores) != total:
@@ -161,26 +163,27 @@ def _copy_covers(
 
 
 _OPEN_SPLITS = 16
-_open: OrderedDict[tuple[int, str, int, int], tuple[tantivy.Index, tantivy.Searcher]] = (
-    OrderedDict()
-)
+_open: OrderedDict[tuple[int, str, str], tuple[tantivy.Index, tantivy.Searcher]] = OrderedDict()
 _open_lock = threading.Lock()
 
 
-def open_split(directory: str) -> tuple[tantivy.Index, tantivy.Searcher]:
+def open_split(
+    directory: str, *, identity: str | None = None
+) -> tuple[tantivy.Index, tantivy.Searcher]:
     """The Tantivy index and searcher of an unbundled split, kept open for later reads.
 
     Splits are immutable and a split cache directory is named by the split's
-    path and size; the key also holds the identity of the index's meta.json,
-    so a directory re-created with other contents is opened afresh. Opening
-    costs ~0.4 ms, a large share of a selective search. The most recently used
-    ``_OPEN_SPLITS`` stay open per process (the key holds the pid: a forked
-    worker opens its own). Each open index keeps Tantivy's meta-file watcher
-    thread, and an evicted split's files keep their disk space until its
+    path and size; the key also holds the directory's content identity
+    (:func:`~indextables.search.splits.entryid.content_identity`, or ``identity``
+    when the caller took it already), so a directory re-created with other
+    contents is opened afresh, whatever inode numbers and times its files
+    have. Opening costs ~0.4 ms, a large share of a selective search. The most
+    recently used ``_OPEN_SPLITS`` stay open per process (the key holds the pid:
+    a forked worker opens its own). Each open index keeps Tantivy's meta-file
+    watcher thread, and an evicted split's files keep their disk space until its
     index is dropped from here, hence the small cap.
     """
-    meta = os.stat(os.path.join(directory, "meta.json"))
-    key = (os.getpid(), directory, meta.st_ino, meta.st_mtime_ns)
+    key = (os.getpid(), directory, identity or content_identity(directory))
     with _open_lock:
         found = _open.get(key)
         if found is not None:
@@ -260,14 +263,14 @@ class SplitTraits:
 _EXACT_PRECISIONS = ("microseconds", "nanoseconds")
 
 
-def split_traits(directory: str) -> SplitTraits:
-    """The :class:`SplitTraits` of an unbundled split (its ``meta.json``, read once per version)."""
-    meta = os.stat(os.path.join(directory, "meta.json"))
-    return _traits(directory, meta.st_ino, meta.st_mtime_ns)
+def split_traits(directory: str, *, identity: str | None = None) -> SplitTraits:
+    """The :class:`SplitTraits` of an unbundled split (its ``meta.json``, read once per
+    content identity, as :func:`open_split` keys it)."""
+    return _traits(directory, identity or content_identity(directory))
 
 
 @functools.lru_cache(maxsize=64)
-def _traits(directory: str, inode: int, mtime_ns: int) -> SplitTraits:
+def _traits(directory: str, identity: str) -> SplitTraits:
     with open(os.path.join(directory, "meta.json"), encoding="utf-8") as source:
         meta = json.load(source)
     schema = meta.get("schema", [])
@@ -418,9 +421,10 @@ class _DocSource:
     tantivy-py's ``searcher.doc`` instead: never a wrong row.
     """
 
-    def __init__(self, directory: str, entry: SplitEntry) -> None:
+    def __init__(self, directory: str, entry: SplitEntry, identity: str | None = None) -> None:
         self._directory = directory
         self._entry = entry
+        self._identity = identity
         self._failed = not bulkrows.enabled()
 
     def columns(self, addresses: Sequence[Any], columns: Sequence[pa.Field]) -> BulkColumns:
@@ -428,7 +432,7 @@ class _DocSource:
         if self._failed:
             return BulkColumns({}, frozenset())
         try:
-            stores = bulkrows.split_stores(self._directory)
+            stores = bulkrows.split_stores(self._directory, identity=self._identity)
             return bulkrows.bulk_columns(stores, addresses, columns)
         except (DocStoreError, pa.ArrowException, OSError) as exc:
             self._failed = True

@@ -77,6 +77,7 @@ from indextables.search.errors import (
     SplitReadError,
 )
 from indextables.search.splits import entrywatch
+from indextables.search.splits.entryid import CHECKSUMS_FILE, ENTRY_RECORD
 from indextables.search.splits.splitfetch import LocalWriteError, SplitRef, download
 from indextables.search.splits.termdict.errors import TermDictError
 
@@ -99,12 +100,7 @@ T = TypeVar("T")
 CACHE_DIR_SETTING: Final = "spark.indextables.cache.directoryPath"
 # A staging directory nobody holds the lock of is removed once this old.
 STALE_AFTER_SECONDS: Final = 60.0
-# The record of an entry's split, file sizes and digests, written last into the staging directory.
-ENTRY_RECORD: Final = ".indextables-entry.json"
 _RECORD_VERSION: Final = 2
-# Written into a split by this package: the CRC32 of its files that carry no checksum of their
-# own (the Arrow copy of the rows), ``{"crc32": {name: crc}}``; checked when fetched.
-CHECKSUMS_FILE: Final = "indextables-checksums.json"
 _STAGING: Final = ".tmp-"
 # Empty lock files Tantivy creates in an index directory it opens.
 _TANTIVY_LOCKS: Final = frozenset({".tantivy-meta.lock", ".tantivy-writer.lock"})

@@ -1,0 +1,57 @@
+"""What identifies the content of an unbundled split directory, for per-process caches.
+
+A process keeps opened indexes, doc stores (and their decompressed blocks),
+Arrow copies and split traits by directory. Keying them by the inode and
+modification time of a file there is not enough: inode numbers are reused as
+soon as a file is deleted (an evicted, discarded or re-fetched cache entry; a
+deleted temporary table), and some file systems keep times to the second or
+coarser, so a replaced directory could be served from the cache of what was
+there before. The identity here is the content:
+
+- a split cache entry (:mod:`.splitcache`) is identified by its record, the
+  last file the cache writes: it names the table, the split and its size, and
+  holds every file's size and SHA-256 (checked before a read uses the entry),
+  so any other content has another record;
+- any other directory (a test's, one being merged) by its ``meta.json``, which
+  names every segment by its random id, together with the split's checksums
+  file (the CRC32 of its Arrow copy) when it has one.
+
+Costs one read of a small file (~1-3 KB) per call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Final
+
+__all__ = ["CHECKSUMS_FILE", "ENTRY_RECORD", "content_identity"]
+
+# The record of a split cache entry (its split, file sizes and digests), written last.
+ENTRY_RECORD: Final = ".indextables-entry.json"
+# Written into a split by this package: the CRC32 of its files that carry no checksum of their
+# own (the Arrow copy of the rows), ``{"crc32": {name: crc}}``; checked when fetched.
+CHECKSUMS_FILE: Final = "indextables-checksums.json"
+
+
+def content_identity(directory: str) -> str:
+    """A digest naming the content of the unbundled split at ``directory`` (module doc).
+
+    Raises:
+        OSError: the directory has neither a cache record nor a ``meta.json``.
+    """
+    digest = hashlib.sha256()
+    try:
+        with open(os.path.join(directory, ENTRY_RECORD), "rb") as record:
+            digest.update(b"record\0" + record.read())
+        return digest.hexdigest()
+    except FileNotFoundError:
+        pass
+    with open(os.path.join(directory, "meta.json"), "rb") as meta:
+        digest.update(b"meta\0" + meta.read())
+    try:
+        with open(os.path.join(directory, CHECKSUMS_FILE), "rb") as checksums:
+            digest.update(b"\0checksums\0" + checksums.read())
+    except FileNotFoundError:
+        pass
+    return digest.hexdigest()
