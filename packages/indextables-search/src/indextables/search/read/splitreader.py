@@ -128,7 +128,7 @@ def read_split(
         yield _batch(searcher, chunk, schema, entry, fields, rows, source)
 
 
-def _every_address(directory: str, total: int, identity: str) -> list[Any] | None:
+def _every_address(directory: str, total: int, identity: str | None = None) -> list[Any] | None:
     """Every document of a split without deletes, in (segment, doc) order, or None.
 
     An unfiltered scan without a covering Arrow copy needs no search: the
