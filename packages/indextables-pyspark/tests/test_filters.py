@@ -184,7 +184,8 @@ _SCHEMA = StructType(
         # Left to Spark alone: OR, a timestamp, a numeric literal on a string column,
         # a literal that is not of the column's type, an unknown column, a function call.
         ("id = 1 OR id = 2", ()),
-        ("id = 1 AND ok = true", ()),  # bare true is outside the grammar: nothing is pushed
+        # A boolean literal is typed by its column (each AND conjunct translated alone).
+        ("id = 1 AND ok = true", (Condition("=", "id", (1,)), Condition("=", "ok", (True,)))),
         ("at = '2024-01-02 00:00:00'", ()),
         ("day = '20240101'", ()),  # Python's fromisoformat reads these as 2024-01-01
         ("day = '2024-W01-1'", ()),

@@ -36,7 +36,7 @@ from indextables.search.read.docstore import (
     read_store,
 )
 from indextables.search.schema import columntypes as ct
-from indextables.search.splits.entryid import content_identity
+from indextables.search.splits.entryid import content_identity, on_forget
 
 __all__ = ["BulkColumns", "SplitStores", "bulk_columns", "enabled", "split_stores"]
 
@@ -82,6 +82,14 @@ class SplitStores:
 
 _open: OrderedDict[tuple[int, str, str], SplitStores] = OrderedDict()
 _lock = threading.Lock()
+
+
+@on_forget
+def _forget(directory: str) -> None:
+    with _lock:
+        for key in [k for k in _open if k[1] == directory]:
+            del _open[key]
+    _BLOCKS.clear()  # blocks are keyed by a store's key; a failed read is rare
 
 
 def split_stores(directory: str, *, identity: str | None = None) -> SplitStores:

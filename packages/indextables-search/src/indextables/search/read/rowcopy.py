@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from indextables.search.schema import columntypes as ct
 from indextables.search.schema.mapping import FieldKind, FieldSpec
-from indextables.search.splits.entryid import content_identity
+from indextables.search.splits.entryid import content_identity, on_forget
 
 ROW_KEYS_METADATA = b"indextables.rowkeys"
 ROW_KEYS_LAYOUT = b"batch<<32|row"
@@ -186,6 +186,11 @@ class RowCopy:
             inverse[position] = rank
         positions = pa.array(inverse, type=pa.int64())
         return {n: table.column(by_name[n]).combine_chunks().take(positions) for n in wanted}
+
+
+@on_forget
+def _forget(directory: str) -> None:
+    _open_copy.cache_clear()
 
 
 @functools.lru_cache(maxsize=64)

@@ -41,7 +41,7 @@ from indextables.search.schema.mapping import (
 )
 from indextables.search.schema.partitionvalues import partition_column
 from indextables.search.schema.tokenizers import open_index
-from indextables.search.splits.entryid import content_identity
+from indextables.search.splits.entryid import content_identity, on_forget
 from indextables.search.splits.splitcache import SplitRef
 from indextables.search.write.splitwriter import ROWS_FILE
 
@@ -165,6 +165,14 @@ def _copy_covers(
 _OPEN_SPLITS = 16
 _open: OrderedDict[tuple[int, str, str], tuple[tantivy.Index, tantivy.Searcher]] = OrderedDict()
 _open_lock = threading.Lock()
+
+
+@on_forget
+def _forget(directory: str) -> None:
+    with _open_lock:
+        for key in [k for k in _open if k[1] == directory]:
+            del _open[key]
+    _traits.cache_clear()
 
 
 def open_split(

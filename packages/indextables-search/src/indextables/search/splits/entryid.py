@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from typing import Final
 
-__all__ = ["CHECKSUMS_FILE", "ENTRY_RECORD", "content_identity"]
+__all__ = ["CHECKSUMS_FILE", "ENTRY_RECORD", "content_identity", "forget", "on_forget"]
 
 # The record of a split cache entry (its split, file sizes and digests), written last.
 ENTRY_RECORD: Final = ".indextables-entry.json"
@@ -55,3 +56,24 @@ def content_identity(directory: str) -> str:
     except FileNotFoundError:
         pass
     return digest.hexdigest()
+
+
+# What each reading module keeps per directory, dropped by :func:`forget`.
+_forgetters: list[Callable[[str], None]] = []
+
+
+def on_forget(dropper: Callable[[str], None]) -> Callable[[str], None]:
+    """Register ``dropper(directory)``: drops what its module keeps for that directory."""
+    _forgetters.append(dropper)
+    return dropper
+
+
+def forget(directory: str) -> None:
+    """Drop every per-process object kept for ``directory`` (open indexes, stores, blocks).
+
+    Called when a read of a split cache entry failed: the objects kept by content
+    identity may hold data read from files damaged after the entry was verified,
+    and a re-fetched entry has the same identity.
+    """
+    for dropper in _forgetters:
+        dropper(directory)

@@ -77,7 +77,7 @@ from indextables.search.errors import (
     SplitReadError,
 )
 from indextables.search.splits import entrywatch
-from indextables.search.splits.entryid import CHECKSUMS_FILE, ENTRY_RECORD
+from indextables.search.splits.entryid import CHECKSUMS_FILE, ENTRY_RECORD, forget
 from indextables.search.splits.splitfetch import LocalWriteError, SplitRef, download
 from indextables.search.splits.termdict.errors import TermDictError
 
@@ -306,6 +306,9 @@ class SplitCache:
             raise error  # KeyboardInterrupt, SystemExit
         if isinstance(error, (IndexTablesSearchError, NotExact, MemoryError)):
             raise error  # this package's verdicts (bad query, not exact) are not damage
+        # What this process keeps for the entry (open index, stores, blocks) may hold data
+        # read from damaged files; a re-fetched entry has the same content identity.
+        forget(entry)
         intact = _trusted(entry, table_uri, split, recheck=True)
         if not intact:
             _discard(entry, self.directory)

@@ -133,6 +133,13 @@ class BlockCache:
                 _, dropped = self._blocks.popitem(last=False)
                 self._size -= len(dropped)
 
+    def clear(self) -> None:
+        """Drop every block (and every remembered miss)."""
+        with self._lock:
+            self._blocks.clear()
+            self._seen.clear()
+            self._size = 0
+
     def __len__(self) -> int:
         return len(self._blocks)
 
