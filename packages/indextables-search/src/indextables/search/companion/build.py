@@ -15,9 +15,7 @@ Files without rows are named by the AddAction but left out of the manifest
 from __future__ import annotations
 
 import hashlib
-import io
 import os
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +25,6 @@ import pyarrow.parquet as pq
 import tantivy
 
 from indextables.protocol.actions import AddAction
-from indextables.protocol.splitbundle import write_split_bundle
 from indextables.protocol.store import ObjectStore
 from indextables.search.companion.manifest import (
     MANIFEST_FILE,
@@ -58,6 +55,7 @@ from indextables.search.write.splitwriter import (
     _split_tags,
     split_path,
     to_reference_form,
+    upload_split,
 )
 
 __all__ = ["IDENTITY_TAG", "CompanionGroup", "build_split", "companion_schema", "identity_tag"]
@@ -163,24 +161,17 @@ def build_split(
             handle.write(manifest_to_bytes(manifest))
         to_reference_form(part.directory)
         write_checksums(part.directory, [MANIFEST_FILE])
-        buffer = io.BytesIO()
-        footer = write_split_bundle(part.directory, buffer)
-        data = buffer.getvalue()
         values = dict(group.partition_values)
         path = split_path(partition_columns, tuple(values[c] for c in partition_columns))
-        store.put(path, data)
-        return AddAction(
-            path=path,
+        return upload_split(
+            store,
+            part.directory,
+            path,
             partition_values=values,
-            size=len(data),
-            modification_time=int(time.time() * 1000),
             data_change=True,
             min_values=part.stats.min_values(),
             max_values=part.stats.max_values(),
             num_records=part.stats.num_records,
-            footer_start_offset=footer.footer_start_offset,
-            footer_end_offset=footer.footer_end_offset,
-            has_footer_offsets=True,
             num_merge_ops=0,
             doc_mapping_json=doc_mapping_json(specs),
             uncompressed_size_bytes=_directory_size(part.directory),

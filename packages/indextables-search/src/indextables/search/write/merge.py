@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import io
 import json
 import logging
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +33,6 @@ from typing import Any
 import pyarrow as pa
 
 from indextables.protocol.actions import AddAction, RemoveAction
-from indextables.protocol.splitbundle import write_split_bundle
 from indextables.search.errors import CompanionError, OptionError
 from indextables.search.options import (
     PREFIX,
@@ -60,7 +57,12 @@ from indextables.search.table.tableaccess import (
 )
 from indextables.search.write.mergestats import merged_bounds, merged_tags
 from indextables.search.write.segmentmerge import SegmentMergeRefused, merge_segments
-from indextables.search.write.splitwriter import SplitWriter, split_path, to_reference_form
+from indextables.search.write.splitwriter import (
+    SplitWriter,
+    split_path,
+    to_reference_form,
+    upload_split,
+)
 
 DEFAULT_TARGET_SIZE = 1 << 30
 SKIP_COOLDOWN_HOURS = 24.0
@@ -189,27 +191,20 @@ def _merge_segments(
             _log.info("merge group of %s re-indexes its rows: %s", group.splits[0].path, refused)
             return None
         to_reference_form(target)  # sources written before splits carried SSTables
-        buffer = io.BytesIO()
-        footer = write_split_bundle(target, buffer)
-        data = buffer.getvalue()
         values = dict(group.splits[0].partition_values)
         path = split_path(partition_columns, tuple(values.get(c) for c in partition_columns))
-        store.put(path, data)
         low, high = merged_bounds(
             specs, [s.min_values for s in group.splits], [s.max_values for s in group.splits]
         )
-        return AddAction(
-            path=path,
+        return upload_split(
+            store,
+            target,
+            path,
             partition_values=values,
-            size=len(data),
-            modification_time=int(time.time() * 1000),
             data_change=False,
             min_values=low,
             max_values=high,
             num_records=num_records,
-            footer_start_offset=footer.footer_start_offset,
-            footer_end_offset=footer.footer_end_offset,
-            has_footer_offsets=True,
             num_merge_ops=max(s.num_merge_ops for s in group.splits) + 1,
             doc_mapping_json=group.splits[0].doc_mapping_json,
             uncompressed_size_bytes=sum(

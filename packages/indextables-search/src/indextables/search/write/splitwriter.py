@@ -20,6 +20,7 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -220,29 +221,51 @@ class SplitWriter:
         to_reference_form(part.directory)
         if os.path.exists(os.path.join(part.directory, ROWS_FILE)):
             write_checksums(part.directory, [ROWS_FILE])
-        buffer = io.BytesIO()
-        footer = write_split_bundle(part.directory, buffer)
-        data = buffer.getvalue()
         path = split_path(self.partition_columns, key)
-        self.store.put(path, data)
-        return AddAction(
-            path=path,
+        return upload_split(
+            self.store,
+            part.directory,
+            path,
             partition_values=dict(zip(self.partition_columns, key, strict=True)),
-            size=len(data),
-            modification_time=int(time.time() * 1000),
             data_change=True,
             min_values=part.stats.min_values(),
             max_values=part.stats.max_values(),
             num_records=part.stats.num_records,
-            footer_start_offset=footer.footer_start_offset,
-            footer_end_offset=footer.footer_end_offset,
-            has_footer_offsets=True,
             num_merge_ops=0,
             doc_mapping_json=doc_mapping_json(self.specs),
             uncompressed_size_bytes=_directory_size(part.directory),
             # Which exact string columns are fully in the term dictionary (prefix pushdown).
             split_tags=_split_tags(part.stats),
         )
+
+
+def upload_split(
+    store: ObjectStore,
+    directory: str,
+    path: str,
+    *,
+    partition_values: dict[str, str | None],
+    **fields: Any,
+) -> AddAction:
+    """Bundle the index directory as a split, put it at ``path``; return its AddAction.
+
+    ``fields`` are the AddAction's other fields (statistics, counts, doc
+    mapping, tags...); the size, time and footer offsets are filled in here.
+    """
+    buffer = io.BytesIO()
+    footer = write_split_bundle(directory, buffer)
+    data = buffer.getvalue()
+    store.put(path, data)
+    return AddAction(
+        path=path,
+        partition_values=partition_values,
+        size=len(data),
+        modification_time=int(time.time() * 1000),
+        footer_start_offset=footer.footer_start_offset,
+        footer_end_offset=footer.footer_end_offset,
+        has_footer_offsets=True,
+        **fields,
+    )
 
 
 def to_reference_form(directory: str) -> None:
