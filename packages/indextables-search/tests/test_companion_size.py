@@ -81,6 +81,34 @@ def test_the_stub_store_reads_as_empty_documents_in_tantivy(tmp_path: Path, docs
         assert all(parsed.block_of(d) == d // STUB_BLOCK_DOCS for d in picks)
 
 
+def test_tantivys_segment_merge_rewrites_stub_stores_as_ordinary_ones(tmp_path: Path) -> None:
+    # Tantivy merges eight segments of one size; seven stubs and one ordinary store here.
+    # Its block-copying path would misplace the stubs' shared blocks; their compressor
+    # (none, the index's is lz4) sends it through re-reading every document instead.
+    builder = tantivy.SchemaBuilder()
+    builder.add_unsigned_field("n", fast=True)
+    index = tantivy.Index(builder.build(), path=str(tmp_path))
+    for segment in range(8):
+        writer = index.writer(heap_size=50_000_000, num_threads=1)
+        for number in range(segment * 3000, (segment + 1) * 3000):
+            doc = tantivy.Document()
+            doc.add_unsigned("n", number)
+            writer.add_document(doc)
+        writer.commit()
+        writer.wait_merging_threads()
+        if segment < 7:
+            assert write_stub_stores(str(tmp_path)) > 0
+    (store,) = _stores(tmp_path)
+    parsed = read_store(store.read_bytes())
+    assert (parsed.num_docs, parsed.compressor) == (24_000, "lz4")
+    index.reload()
+    searcher = index.searcher()
+    hits = searcher.search(tantivy.Query.all_query(), limit=24_000).hits
+    addresses = [a for _, a in hits]
+    assert sorted(searcher.fast_field_values("n", addresses)) == list(range(24_000))
+    assert all(searcher.doc(a).to_dict() == {} for a in addresses[::97])
+
+
 def test_a_store_with_stored_values_is_left_alone(tmp_path: Path) -> None:
     _index(tmp_path, 5000, stored=True)
     (store,) = _stores(tmp_path)
