@@ -6,8 +6,9 @@ LZ4 blocks of ~1,800 documents, ~4 bytes per row after compression (LZ4 cannot
 shrink a counting sequence of offsets). That was a quarter of the split.
 
 :func:`write_stub_stores` replaces each segment's store by one that reads the
-same (every document empty, for tantivy-py's ``searcher.doc``, the reference's
-store reader and :mod:`indextables.search.read.docstore`) at a fixed size:
+same (every document empty, for tantivy-py's ``searcher.doc`` and
+:mod:`indextables.search.read.docstore`; the reference reads stores with the
+same Tantivy code, not run here) at a fixed size:
 
 - one uncompressed block (compressor ``none``) of ``min(max_doc, 1024)``
   empty documents (5 KB);
@@ -16,8 +17,8 @@ store reader and :mod:`indextables.search.read.docstore`) at a fixed size:
   each checkpoint pointing at that same block (Tantivy restarts the doc and
   byte offsets at every checkpoint block, so blocks may be shared), and upper
   layers over it as Tantivy builds them (8 checkpoints per block);
-- the store footer of the original file (its version), offset and compressor
-  updated, and the file footer with a fresh CRC.
+- the doc-store footer (version 2, as the original's), its offset and compressor
+  updated, and the original file footer with a fresh CRC.
 
 Why ``none`` and not LZ4: Tantivy's segment merge copies a store's blocks and
 re-serialises its checkpoints as if contiguous (``StoreWriter::stack``) when
