@@ -2,7 +2,8 @@
 
 The split has tantivy4java's companion layout (docs/companion.md, "Format"):
 documents follow the files' concatenated row order; no field is stored (the
-doc store holds empty documents, tantivy4java's stub store) and no Arrow copy
+doc store holds empty documents, tantivy4java's stub store, written compactly by
+:mod:`.stubstore`) and no Arrow copy
 is bundled: values are read back from the Parquet files (see :mod:`.read`).
 Each document carries tantivy4java's two hidden u64 fast fields,
 ``__pq_file_hash`` (:func:`.pathhash.path_hash` of its file's relative path)
@@ -39,6 +40,7 @@ from indextables.search.companion.manifest import (
 from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD, path_hash
 from indextables.search.companion.sources import SourceFile, source_filesystem
 from indextables.search.companion.stringmodes import StripMode, strip_column
+from indextables.search.companion.stubstore import write_stub_stores
 from indextables.search.errors import CompanionSourceError
 from indextables.search.read.convert import documents
 from indextables.search.schema.mapping import (
@@ -159,6 +161,7 @@ def build_split(
         )
         with open(os.path.join(part.directory, MANIFEST_FILE), "wb") as handle:
             handle.write(manifest_to_bytes(manifest))
+        write_stub_stores(part.directory)
         to_reference_form(part.directory)
         write_checksums(part.directory, [MANIFEST_FILE])
         values = dict(group.partition_values)
