@@ -208,13 +208,17 @@ cdef int _lz4_step(_Lz4* st, Py_ssize_t target) noexcept nogil:
     return code
 
 
-cdef inline Py_ssize_t _vint(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, uint64_t* out) except -1:
+cdef inline Py_ssize_t _vint_at(
+    const uint8_t* p, Py_ssize_t pos, Py_ssize_t avail, uint64_t* out
+) noexcept nogil:
+    # One VInt of p[:avail] into *out: the next position, -1 when it runs past avail
+    # (truncated, or more bytes are needed), -2 when longer than 10 bytes.
     cdef uint64_t result = 0
     cdef int shift = 0
     cdef uint8_t byte
     while True:
-        if pos >= end:
-            raise DocStoreError("doc store: truncated VInt")
+        if pos >= avail:
+            return -1
         byte = p[pos]
         pos += 1
         result |= (<uint64_t>(byte & 0x7F)) << shift
@@ -223,7 +227,17 @@ cdef inline Py_ssize_t _vint(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, u
             return pos
         shift += 7
         if shift > 63:
-            raise DocStoreError("doc store: VInt longer than 10 bytes")
+            return -2
+
+
+cdef inline Py_ssize_t _vint(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, uint64_t* out) except -1:
+    # _vint_at, with its failures raised.
+    pos = _vint_at(p, pos, end, out)
+    if pos == -1:
+        raise DocStoreError("doc store: truncated VInt")
+    if pos == -2:
+        raise DocStoreError("doc store: VInt longer than 10 bytes")
+    return pos
 
 
 cdef inline int _need(Py_ssize_t pos, Py_ssize_t n, Py_ssize_t end) except -1:
@@ -271,27 +285,6 @@ cdef Py_ssize_t _skip(bytes block, const uint8_t* p, Py_ssize_t pos, Py_ssize_t 
             k += 1
         return pos
     return _py._read_value(block, pos - 1, end, version)[2]
-
-
-cdef inline Py_ssize_t _vint_at(
-    const uint8_t* p, Py_ssize_t pos, Py_ssize_t avail, uint64_t* out
-) noexcept nogil:
-    # As _vint over p[:avail]: the next position, -1 when more bytes are needed, -2 when malformed.
-    cdef uint64_t result = 0
-    cdef int shift = 0
-    cdef uint8_t byte
-    while True:
-        if pos >= avail:
-            return -1
-        byte = p[pos]
-        pos += 1
-        result |= (<uint64_t>(byte & 0x7F)) << shift
-        if byte & 0x80:
-            out[0] = result
-            return pos
-        shift += 7
-        if shift > 63:
-            return -2
 
 
 cdef Py_ssize_t _value_end(
