@@ -577,6 +577,8 @@ cdef class ColumnBuilder:
     cdef Py_ssize_t _scratch_cap
     cdef Py_ssize_t* _bounds
     cdef Py_ssize_t _bounds_cap
+    cdef Py_ssize_t* _groups
+    cdef Py_ssize_t _groups_cap
     cdef readonly Py_ssize_t decompressed
     cdef readonly Py_ssize_t whole_blocks
 
@@ -611,9 +613,15 @@ cdef class ColumnBuilder:
         PyMem_Free(self._counts)
         PyMem_Free(self._scratch)
         PyMem_Free(self._bounds)
+        PyMem_Free(self._groups)
 
     def add(self, bytes block, list doc_ids, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t first_doc):
         """Append one row per ``doc_ids[lo:hi]``: documents ``doc - first_doc`` of ``block``."""
+        self._add_block(block, doc_ids, lo, hi, first_doc)
+
+    cdef int _add_block(
+        self, bytes block, list doc_ids, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t first_doc
+    ) except -1:
         cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(block)
         cdef Py_ssize_t size = PyBytes_GET_SIZE(block), index_start, start, end, pos, k, i, s
         cdef uint32_t count, field
@@ -639,6 +647,7 @@ cdef class ColumnBuilder:
             if start > end or end > index_start:
                 raise DocStoreError("doc store: document offsets out of order")
             self._doc(block, p, start, end)
+        return 0
 
     cdef int _doc(self, bytes block, const uint8_t* p, Py_ssize_t start, Py_ssize_t end) except -1:
         # Append the document at p[start:end] as one row. ``block`` is the block's bytes
@@ -697,14 +706,26 @@ cdef class ColumnBuilder:
 
         Each block is decompressed into one reused buffer and only as far as its
         last wanted document: LZ4 is sequential, and the documents before a
-        wanted one are skipped by their values' lengths.
+        wanted one are skipped by their values' lengths. The cache is asked
+        once for every touched block (``lookup_many``), not once per block.
         """
         cdef const uint8_t[::1] view = data
         cdef Py_ssize_t n = PyList_GET_SIZE(doc_ids), nblocks = len(doc_starts)
         cdef Py_ssize_t i = 0, hi, block = 0, lo_b, hi_b, mid, d, last_doc, bs, be, first
+        cdef Py_ssize_t g, ngroups = 0
+        cdef Py_ssize_t* groups
         cdef uint32_t size
         cdef object found
+        cdef list answers = None
         cdef bytes whole
+        if 3 * n > self._groups_cap:
+            groups = <Py_ssize_t*>PyMem_Realloc(self._groups, sizeof(Py_ssize_t) * 3 * n)
+            if groups == NULL:
+                raise MemoryError()
+            self._groups = groups
+            self._groups_cap = 3 * n
+        groups = self._groups
+        # Pass 1: the touched blocks and each one's hits doc_ids[lo:hi], checked.
         while i < n:
             d = <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, i))
             lo_b = block
@@ -727,20 +748,33 @@ cdef class ColumnBuilder:
             be = byte_ends[block]
             if bs < 0 or be > view.shape[0] or be - bs < 4:
                 raise DocStoreError(f"doc store: block {block} shorter than its size header")
-            found = cache.lookup((cache_key, block)) if cache is not None else False
+            groups[3 * ngroups] = block
+            groups[3 * ngroups + 1] = i
+            groups[3 * ngroups + 2] = hi
+            ngroups += 1
+            i = hi
+        if cache is not None and ngroups:
+            answers = cache.lookup_many(cache_key, [groups[3 * g] for g in range(ngroups)])
+        # Pass 2: each block from the cache, partly decompressed, or whole.
+        for g in range(ngroups):
+            block = groups[3 * g]
+            i = groups[3 * g + 1]
+            hi = groups[3 * g + 2]
+            first = doc_starts[block]
+            found = answers[g] if answers is not None else False
             if type(found) is bytes:
-                self.add(<bytes>found, doc_ids, i, hi, first)
-                i = hi
+                self._add_block(<bytes>found, doc_ids, i, hi, first)
                 continue
+            bs = byte_starts[block]
+            be = byte_ends[block]
             size = _u32(&view[bs])
             if found or not self._partial(&view[bs + 4], be - bs - 4, size, doc_ids, i, hi, first):
                 whole = lz4_decompress(view[bs + 4 : be], size)
                 if found:
                     cache.put((cache_key, block), whole)
-                self.add(whole, doc_ids, i, hi, first)
+                self._add_block(whole, doc_ids, i, hi, first)
                 self.decompressed += size
                 self.whole_blocks += 1
-            i = hi
 
     cdef bint _partial(
         self, const uint8_t* src, Py_ssize_t length, Py_ssize_t size,
