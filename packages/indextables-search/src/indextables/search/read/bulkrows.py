@@ -230,6 +230,8 @@ def bulk_columns(
             if _has_clamped(micros):
                 clamped.add(target.name.lower())
             arrays[target.name.lower()] = _date_column(micros, target.type)
+        elif decoded.type == target.type:
+            arrays[target.name.lower()] = decoded  # a cast to its own type still costs ~10 us
         else:
             arrays[target.name.lower()] = decoded.cast(target.type)
     return BulkColumns(arrays, frozenset(clamped))

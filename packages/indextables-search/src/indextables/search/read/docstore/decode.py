@@ -115,8 +115,29 @@ class BlockCache:
     def lookup_many(self, key: Hashable, blocks: Sequence[int]) -> list[bytes | bool]:
         """:meth:`lookup` of ``(key, b)`` for each of ``blocks``, in order, under one lock
         (the kernels ask once per store part, not once per block)."""
+        answers: list[bytes | bool] = []
+        kept, seen = self._blocks, self._seen
         with self._lock:
-            return [self._lookup((key, block)) for block in blocks]
+            for number in blocks:  # _lookup inlined: this runs once per touched block
+                block = (key, number)
+                found = kept.get(block)
+                if found is not None:
+                    kept.move_to_end(block)
+                    self.hits += 1
+                    answers.append(found)
+                    continue
+                self.misses += 1
+                if self._max <= 0:
+                    answers.append(False)
+                elif block in seen:
+                    del seen[block]
+                    answers.append(True)
+                else:
+                    seen[block] = None
+                    if len(seen) > self._remember:
+                        seen.popitem(last=False)
+                    answers.append(False)
+        return answers
 
     def _lookup(self, block: tuple[Hashable, int]) -> bytes | bool:
         found = self._blocks.get(block)
