@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from indextables.search.errors import OptionError
+from indextables.search.read.docstore.pool import DecoderThreads
 
 PREFIX = "spark.indextables."
 INDEXING = PREFIX + "indexing."
@@ -386,6 +387,10 @@ class ReadOptions:
             task touches few rows per split, so fewer, larger tasks save
             Spark's per-task cost. Both follow ``read.splitsPerTask`` when it
             is a number; ``read.maxSplitsPerTask`` caps the automatic choice.
+        docstore_threads: whether a large stored-row decode (>= 2,048 hits of
+            one split) runs in chunks on the doc-store decoder's threads:
+            ``auto`` (unless the 1-minute load average is at or above the
+            cores), ``on`` or ``off`` (``read.docStoreThreads``).
     """
 
     version_as_of: int | None = None
@@ -397,6 +402,7 @@ class ReadOptions:
     cache_max_bytes: int = 2 << 30
     splits_per_task: int = 4
     selective_splits_per_task: int = 16
+    docstore_threads: DecoderThreads = "auto"
 
 
 def default_cache_dir() -> str:
@@ -431,7 +437,17 @@ def parse_read(options: Mapping[str, str]) -> ReadOptions:
         cache_max_bytes=parse_size(cache_key, opts[cache_key]) if cache_key in opts else 2 << 30,
         splits_per_task=per_task,
         selective_splits_per_task=selective,
+        docstore_threads=_docstore_threads(opts),
     )
+
+
+DOCSTORE_THREADS_KEY = PREFIX + "read.docstorethreads"
+
+
+def _docstore_threads(opts: Mapping[str, str]) -> DecoderThreads:
+    value = opts.get(DOCSTORE_THREADS_KEY, "auto")
+    choice = _choice(DOCSTORE_THREADS_KEY, value, ("auto", "on", "off"))
+    return "on" if choice == "on" else "off" if choice == "off" else "auto"
 
 
 SPLITS_PER_TASK_KEY = PREFIX + "read.splitspertask"
@@ -656,6 +672,7 @@ _DOCUMENTED_SPELLING = {
     "spark.indextables.indexwriter.arrowcopy": "spark.indextables.indexWriter.arrowCopy",
     "spark.indextables.cache.maxsize": "spark.indextables.cache.maxSize",
     "spark.indextables.cache.directorypath": "spark.indextables.cache.directoryPath",
+    "spark.indextables.read.docstorethreads": "spark.indextables.read.docStoreThreads",
 }
 
 

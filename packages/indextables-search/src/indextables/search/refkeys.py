@@ -173,6 +173,7 @@ HONOURED = frozenset(
         "write.optimizewrite.maxsplitsize",
         "read.splitspertask",
         "read.maxsplitspertask",
+        "read.docstorethreads",
         "cache.directorypath",
         "cache.maxsize",
         "merge.heapsize",
