@@ -126,18 +126,18 @@ def main() -> None:
                 runs = repeat if twin == "cython" else 1  # the pure twin is ~100x slower
                 store = read_store(store_path.read_bytes())
                 opening = _cpu(lambda: read_store(store_path.read_bytes()), runs)
-                decoded = _cpu(lambda hits=hits: decode_docs(store, hits, fields), runs)
+                decoded = _cpu(lambda h=hits, s=store: decode_docs(s, h, fields), runs)
                 threshold = decode_module.THREAD_MIN_HITS
                 decode_module.THREAD_MIN_HITS = len(hits) + 1
                 try:
-                    one = _cpu(lambda hits=hits: decode_docs(store, hits, fields), runs)
+                    one = _cpu(lambda h=hits, s=store: decode_docs(s, h, fields), runs)
                 finally:
                     decode_module.THREAD_MIN_HITS = threshold
                 cache = BlockCache(max_bytes=1 << 30)
                 decode_docs(store, hits, fields, cache=cache)  # first miss: remembered
                 decode_docs(store, hits, fields, cache=cache)  # second miss: admitted
                 cached = _cpu(
-                    lambda hits=hits: decode_docs(store, hits, fields, cache=cache), runs
+                    lambda h=hits, s=store, c=cache: decode_docs(s, h, fields, cache=c), runs
                 )
                 print(
                     f"{label:>30}  docstore {twin:<6} twin     "

@@ -571,9 +571,7 @@ def test_the_kernels_ask_the_block_cache_once_per_part(tmp_path: Path, twin: str
     assert cache.hits == touched
 
 
-def test_the_decoder_threads_setting(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_decoder_threads_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from indextables.search.read.docstore import pool
 
     monkeypatch.setattr(pool.os, "getloadavg", lambda: (1000.0, 0.0, 0.0))
