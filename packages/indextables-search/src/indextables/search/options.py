@@ -247,6 +247,8 @@ def _choice(key: str, value: str, allowed: tuple[str, ...]) -> str:
 
 DEFAULT_HEAP_SIZE = 64 << 20
 DEFAULT_BATCH_SIZE = 10_000
+#: Tantivy's own doc-store block size (uncompressed bytes), kept unless a writer asks.
+DEFAULT_DOCSTORE_BLOCK_SIZE = 16384
 ARROW_COPY_KEY = PREFIX + "indexwriter.arrowcopy"
 #: Which stored columns a split's Arrow copy holds (see :mod:`.read.rowcopy`):
 #: ``required`` only those the doc store cannot give back exactly (decimals,
@@ -268,6 +270,8 @@ class WriteOptions:
         max_split_bytes: close a split once the Arrow size of its rows reaches
             this (optimized write in balanced mode), or None.
         arrow_copy: ``indexWriter.arrowCopy``, one of :data:`ARROW_COPY_MODES`.
+        docstore_block_size: ``indexWriter.docStoreBlockSize``, the uncompressed
+            size of a doc-store block (Tantivy's 16K unless set).
     """
 
     heap_size: int = DEFAULT_HEAP_SIZE
@@ -275,6 +279,7 @@ class WriteOptions:
     partition_columns: tuple[str, ...] = ()
     max_split_bytes: int | None = None
     arrow_copy: str = DEFAULT_ARROW_COPY
+    docstore_block_size: int = DEFAULT_DOCSTORE_BLOCK_SIZE
 
 
 OPTIMIZE_WRITE = PREFIX + "write.optimizewrite."
@@ -356,7 +361,23 @@ def parse_write(options: Mapping[str, str]) -> WriteOptions:
             if copy is not None
             else DEFAULT_ARROW_COPY
         ),
+        docstore_block_size=_docstore_block_size(opts),
     )
+
+
+DOCSTORE_BLOCK_KEY = PREFIX + "indexwriter.docstoreblocksize"
+
+
+def _docstore_block_size(opts: Mapping[str, str]) -> int:
+    if DOCSTORE_BLOCK_KEY not in opts:
+        return DEFAULT_DOCSTORE_BLOCK_SIZE
+    size = parse_size(DOCSTORE_BLOCK_KEY, opts[DOCSTORE_BLOCK_KEY])
+    if not 1024 <= size <= 1 << 20:
+        raise OptionError(
+            "option spark.indextables.indexWriter.docStoreBlockSize="
+            f"{opts[DOCSTORE_BLOCK_KEY]!r} must be between 1K and 1M"
+        )
+    return size
 
 
 def _columns(value: str) -> tuple[str, ...]:
@@ -673,6 +694,9 @@ _DOCUMENTED_SPELLING = {
     "spark.indextables.cache.maxsize": "spark.indextables.cache.maxSize",
     "spark.indextables.cache.directorypath": "spark.indextables.cache.directoryPath",
     "spark.indextables.read.docstorethreads": "spark.indextables.read.docStoreThreads",
+    "spark.indextables.indexwriter.docstoreblocksize": (
+        "spark.indextables.indexWriter.docStoreBlockSize"
+    ),
 }
 
 

@@ -166,6 +166,7 @@ HONOURED = frozenset(
         "indexwriter.heapsize",
         "indexwriter.batchsize",
         "indexwriter.arrowcopy",
+        "indexwriter.docstoreblocksize",
         "companion.parquettableroot",
         "companion.streaming.maxcycles",
         "write.optimizewrite.enabled",
