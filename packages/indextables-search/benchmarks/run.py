@@ -100,42 +100,47 @@ def exact_search(table: Any) -> tuple[str, Callable[..., Any]]:
     return "where", lambda **kw: table.search(where=EXACT, **kw)
 
 
-def phases(action: Callable[[], Any], repeat: int) -> tuple[float, float]:
-    """Median time of one search spent in the Tantivy query and in fetching its rows.
+def phases(action: Callable[[], Any], repeat: int) -> tuple[float, float, float]:
+    """Median time of one search spent in the Tantivy query and in fetching its rows,
+    and the fetch's median process CPU time.
 
     Times ``splitreader._search`` (the index: the query over a split, its hits)
     and ``splitreader._batch`` (stored documents -> Arrow rows) in separate,
-    instrumented runs, so the timed runs above carry no instrumentation.
+    instrumented runs, so the timed runs above carry no instrumentation. The
+    fetch's CPU time is steadier than its wall time on a loaded machine.
     """
     from indextables.search.read import splitreader
 
-    spent = {"_search": 0.0, "_batch": 0.0}
-    originals = {name: getattr(splitreader, name) for name in spent}
+    spent = {"_search": 0.0, "_batch": 0.0, "cpu": 0.0}
+    originals = {name: getattr(splitreader, name) for name in ("_search", "_batch")}
 
     def timed(name: str) -> Callable[..., Any]:
         def run(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             try:
                 return originals[name](*args, **kwargs)
             finally:
                 spent[name] += time.perf_counter() - start
+                if name == "_batch":
+                    spent["cpu"] += time.process_time() - cpu
 
         return run
 
-    index, fetch = [], []
+    index, fetch, cpu = [], [], []
     try:
-        for name in spent:
+        for name in originals:
             setattr(splitreader, name, timed(name))
         action()
         for _ in range(repeat):
-            spent.update({"_search": 0.0, "_batch": 0.0})
+            spent.update({"_search": 0.0, "_batch": 0.0, "cpu": 0.0})
             action()
             index.append(spent["_search"])
             fetch.append(spent["_batch"])
+            cpu.append(spent["cpu"])
     finally:
         for name, original in originals.items():
             setattr(splitreader, name, original)
-    return statistics.median(index), statistics.median(fetch)
+    return statistics.median(index), statistics.median(fetch), statistics.median(cpu)
 
 
 def run_suite(uri: str, parquet: str, repeat: int, options: dict[str, str]) -> None:
@@ -162,12 +167,17 @@ def run_suite(uri: str, parquet: str, repeat: int, options: dict[str, str]) -> N
     needle = measure(lambda: table.search(NEEDLE).num_rows, repeat)
     needle_db = measure(duck(f"SELECT * FROM {pq} WHERE {NEEDLE_SQL}"), repeat)
     line("needle, search", needle, needle_db)
-    index, fetch = phases(lambda: table.search(NEEDLE), repeat)
+    index, fetch, fetch_cpu = phases(lambda: table.search(NEEDLE), repeat)
     print(
         f"{'  of which':<30} the index (Tantivy query, every split) {index * 1000:.2f} ms; "
         f"row fetch {fetch * 1000:.2f} ms = {fetch / max(1, needle[2]) * 1e6:.1f} us a row "
         f"({needle[2]} rows); the rest (plan, cache lease, Arrow) "
         f"{(needle[0] - index - fetch) * 1000:.2f} ms"
+    )
+    print(
+        f"{'  needle row fetch':<30} {fetch_cpu / max(1, needle[2]) * 1e6:.2f} us/row "
+        f"(process CPU time of the fetch, median; wall {fetch / max(1, needle[2]) * 1e6:.2f}; "
+        f"load average {os.getloadavg()[0]:.1f})"
     )
     ids = measure(lambda: table.search(NEEDLE, columns=["id"]).num_rows, repeat)
     print(f"{'  needle, id column only':<30} {ids[0] * 1000:9.2f} ms")

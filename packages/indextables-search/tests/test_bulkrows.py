@@ -154,3 +154,32 @@ def test_a_decoder_failure_falls_back_to_tantivy_naming_the_split(
         got = open_table(uri).search(where="id < 300")
     assert _ipc(got.to_batches(), got.schema) == _ipc(want.to_batches(), want.schema)
     assert re.search(r"split \S+\.split: bulk row decoding failed", caplog.text)
+
+
+def test_the_docstore_threads_option_reaches_the_decoder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from indextables.search.errors import OptionError
+
+    uri = str(tmp_path / "t")
+    write_table(uri, _hostile_table())
+    monkeypatch.setenv(impl.IMPL_ENV, "cython")
+    asked: list[str] = []
+    original = bulkrows.decode_parts
+
+    def recording(*args: Any, threads: Any = "auto", **kwargs: Any) -> pa.RecordBatch:
+        asked.append(threads)
+        return original(*args, threads=threads, **kwargs)
+
+    monkeypatch.setattr(bulkrows, "decode_parts", recording)
+    want = open_table(uri).search(where="id < 300")
+    assert set(asked) == {"auto"}  # the default
+    for value in ("on", "OFF"):
+        asked.clear()
+        key = "spark.indextables.read.docStoreThreads"
+        got = open_table(uri, options={key: value}).search(where="id < 300")
+        assert _ipc(got.to_batches(), got.schema) == _ipc(want.to_batches(), want.schema)
+        assert asked
+        assert set(asked) == {value.lower()}
+    with pytest.raises(OptionError, match=r"spark\.indextables\.read\.docstorethreads"):
+        open_table(uri, options={"spark.indextables.read.docStoreThreads": "sometimes"})

@@ -538,10 +538,72 @@ def test_a_large_decode_in_threaded_chunks_equals_the_twin(
             return real().submit(fn, chunk)
 
     monkeypatch.setattr(decode_module, "executor", Recording)
-    monkeypatch.setattr(decode_module, "workers", lambda: 3)
+    monkeypatch.setattr(decode_module, "workers", lambda threads="auto": 3)
     monkeypatch.setattr(decode_module, "THREAD_MIN_HITS", 100)
     monkeypatch.setenv(impl.IMPL_ENV, "cython")
     got = decode_parts(parts, fields)
     assert len(submitted) == 2  # three chunks: two on the pool, one on the caller
     assert _ipc(got) == _ipc(want)
     assert got.column("i").to_pylist()[:4] == [3999, 5, 5, 7]
+
+
+def test_the_kernels_ask_the_block_cache_once_per_part(tmp_path: Path, twin: str) -> None:
+    directory = _write(tmp_path, [{"t": [f"row {k} " + "y" * (k % 300)]} for k in range(6000)])
+    store = read_store(next(directory.glob("*.store")).read_bytes())
+    fields = {0: FieldSpec("t", "text")}
+    asked: list[int] = []
+
+    class Counting(BlockCache):
+        def lookup(self, block: Any) -> bytes | bool:
+            raise AssertionError("asked block by block")
+
+        def lookup_many(self, key: Any, blocks: Any) -> list[bytes | bool]:
+            asked.append(len(blocks))
+            return super().lookup_many(key, blocks)
+
+    cache = Counting(max_bytes=1 << 30)
+    hits = [0, 1, 700, 2999, 5999]
+    touched = len({store.block_of(h) for h in hits})
+    want = decode_docs(store, hits, fields)
+    for _ in range(3):  # miss, admitted on the second miss, served from the cache
+        assert decode_docs(store, hits, fields, cache=cache).equals(want)
+    assert asked == [touched] * 3
+    assert cache.hits == touched
+
+
+def test_the_decoder_threads_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from indextables.search.read.docstore import pool
+
+    monkeypatch.setattr(pool.os, "getloadavg", lambda: (1000.0, 0.0, 0.0))
+    monkeypatch.setattr(pool, "_cores", lambda: 2)
+    assert (pool.workers("auto"), pool.workers("on"), pool.workers("off")) == (1, 2, 1)
+    monkeypatch.setattr(pool.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert (pool.workers("auto"), pool.workers("on"), pool.workers("off")) == (2, 2, 1)
+    with pytest.raises(DocStoreError, match="threads: expected one of auto, on, off"):
+        pool.workers("yes")  # type: ignore[arg-type]
+    directory = _write(tmp_path, [{"t": [f"r{k}"], "i": [k]} for k in range(3000)])
+    store = read_store(next(directory.glob("*.store")).read_bytes())
+    fields = {1: FieldSpec("i", "i64"), 0: FieldSpec("t", "text")}
+    hits = list(range(0, 3000, 2))
+    submitted: list[int] = []
+    real = decode_module.executor
+
+    class Recording:
+        def submit(self, fn: Any, chunk: Any) -> Any:
+            submitted.append(sum(len(ids) for _, ids in chunk))
+            return real().submit(fn, chunk)
+
+    monkeypatch.setattr(decode_module, "executor", Recording)
+    monkeypatch.setattr(decode_module, "THREAD_MIN_HITS", 100)
+    monkeypatch.setenv(impl.IMPL_ENV, "cython")
+    monkeypatch.setattr(pool.os, "getloadavg", lambda: (1000.0, 0.0, 0.0))
+    want = decode_docs(store, hits, fields)
+    assert submitted == []  # auto on a busy machine: one thread
+    assert decode_parts([StorePart(store, hits)], fields, threads="on").equals(want)
+    assert submitted == [750]  # on: two chunks whatever the load
+    assert decode_parts([StorePart(store, hits)], fields, threads="off").equals(want)
+    monkeypatch.setattr(pool.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert decode_parts([StorePart(store, hits)], fields, threads="off").equals(want)
+    assert submitted == [750]  # off: never
+    with pytest.raises(DocStoreError, match="threads"):
+        decode_parts([StorePart(store, hits)], fields, threads="maybe")  # type: ignore[arg-type]

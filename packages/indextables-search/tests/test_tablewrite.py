@@ -322,3 +322,31 @@ def test_nested_nanoseconds_are_floored_in_lists_and_maps(tmp_path: Path) -> Non
     assert back[1] == {"id": 1, "l": None, "m": [("b", epoch + 2 * micro), ("c", None)]}
     assert back[2] == {"id": 2, "l": [], "m": None}
     assert back[3] == {"id": 3, "l": [None, epoch - micro], "m": []}
+
+
+def test_the_docstore_block_size_option(tmp_path: Path) -> None:
+    from indextables.protocol.splitbundle import unbundle_split
+    from indextables.search.errors import OptionError
+    from indextables.search.read.docstore import read_store
+
+    rows = pa.table(
+        {"id": list(range(5000)), "s": [f"row {k} " + "x" * (k % 50) for k in range(5000)]}
+    )
+    key = "spark.indextables.indexWriter.docStoreBlockSize"
+    stores = {}
+    for size in ("16384", "4K"):
+        uri = tmp_path / size
+        write_table(str(uri), rows, options={key: size} if size != "16384" else {})
+        (split,) = uri.glob("*.split")
+        unbundled = tmp_path / f"{size}-files"
+        unbundle_split(split.read_bytes(), unbundled, path=str(split))
+        meta = json.loads((unbundled / "meta.json").read_text())
+        want = 16384 if size == "16384" else 4096
+        assert meta["index_settings"]["docstore_blocksize"] == want
+        stores[size] = [read_store(p.read_bytes()) for p in unbundled.glob("*.store")]
+        got = open_table(str(uri)).search(where="id >= 4990").sort_by("id")
+        assert got.column("s").to_pylist() == rows.column("s").to_pylist()[4990:]
+    blocks = {size: sum(len(s.doc_starts) for s in found) for size, found in stores.items()}
+    assert blocks["4K"] >= 3 * blocks["16384"]
+    with pytest.raises(OptionError, match="docStoreBlockSize"):
+        write_table(str(tmp_path / "bad"), rows, options={key: "100"})

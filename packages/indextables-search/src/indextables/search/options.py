@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from indextables.search.errors import OptionError
+from indextables.search.read.docstore.pool import DecoderThreads
 
 PREFIX = "spark.indextables."
 INDEXING = PREFIX + "indexing."
@@ -246,6 +247,8 @@ def _choice(key: str, value: str, allowed: tuple[str, ...]) -> str:
 
 DEFAULT_HEAP_SIZE = 64 << 20
 DEFAULT_BATCH_SIZE = 10_000
+#: Tantivy's own doc-store block size (uncompressed bytes), kept unless a writer asks.
+DEFAULT_DOCSTORE_BLOCK_SIZE = 16384
 ARROW_COPY_KEY = PREFIX + "indexwriter.arrowcopy"
 #: Which stored columns a split's Arrow copy holds (see :mod:`.read.rowcopy`):
 #: ``required`` only those the doc store cannot give back exactly (decimals,
@@ -267,6 +270,8 @@ class WriteOptions:
         max_split_bytes: close a split once the Arrow size of its rows reaches
             this (optimized write in balanced mode), or None.
         arrow_copy: ``indexWriter.arrowCopy``, one of :data:`ARROW_COPY_MODES`.
+        docstore_block_size: ``indexWriter.docStoreBlockSize``, the uncompressed
+            size of a doc-store block (Tantivy's 16K unless set).
     """
 
     heap_size: int = DEFAULT_HEAP_SIZE
@@ -274,6 +279,7 @@ class WriteOptions:
     partition_columns: tuple[str, ...] = ()
     max_split_bytes: int | None = None
     arrow_copy: str = DEFAULT_ARROW_COPY
+    docstore_block_size: int = DEFAULT_DOCSTORE_BLOCK_SIZE
 
 
 OPTIMIZE_WRITE = PREFIX + "write.optimizewrite."
@@ -355,7 +361,23 @@ def parse_write(options: Mapping[str, str]) -> WriteOptions:
             if copy is not None
             else DEFAULT_ARROW_COPY
         ),
+        docstore_block_size=_docstore_block_size(opts),
     )
+
+
+DOCSTORE_BLOCK_KEY = PREFIX + "indexwriter.docstoreblocksize"
+
+
+def _docstore_block_size(opts: Mapping[str, str]) -> int:
+    if DOCSTORE_BLOCK_KEY not in opts:
+        return DEFAULT_DOCSTORE_BLOCK_SIZE
+    size = parse_size(DOCSTORE_BLOCK_KEY, opts[DOCSTORE_BLOCK_KEY])
+    if not 1024 <= size <= 1 << 20:
+        raise OptionError(
+            "option spark.indextables.indexWriter.docStoreBlockSize="
+            f"{opts[DOCSTORE_BLOCK_KEY]!r} must be between 1K and 1M"
+        )
+    return size
 
 
 def _columns(value: str) -> tuple[str, ...]:
@@ -386,6 +408,10 @@ class ReadOptions:
             task touches few rows per split, so fewer, larger tasks save
             Spark's per-task cost. Both follow ``read.splitsPerTask`` when it
             is a number; ``read.maxSplitsPerTask`` caps the automatic choice.
+        docstore_threads: whether a large stored-row decode (>= 2,048 hits of
+            one split) runs in chunks on the doc-store decoder's threads:
+            ``auto`` (unless the 1-minute load average is at or above the
+            cores), ``on`` or ``off`` (``read.docStoreThreads``).
     """
 
     version_as_of: int | None = None
@@ -397,6 +423,7 @@ class ReadOptions:
     cache_max_bytes: int = 2 << 30
     splits_per_task: int = 4
     selective_splits_per_task: int = 16
+    docstore_threads: DecoderThreads = "auto"
 
 
 def default_cache_dir() -> str:
@@ -431,7 +458,17 @@ def parse_read(options: Mapping[str, str]) -> ReadOptions:
         cache_max_bytes=parse_size(cache_key, opts[cache_key]) if cache_key in opts else 2 << 30,
         splits_per_task=per_task,
         selective_splits_per_task=selective,
+        docstore_threads=_docstore_threads(opts),
     )
+
+
+DOCSTORE_THREADS_KEY = PREFIX + "read.docstorethreads"
+
+
+def _docstore_threads(opts: Mapping[str, str]) -> DecoderThreads:
+    value = opts.get(DOCSTORE_THREADS_KEY, "auto")
+    choice = _choice(DOCSTORE_THREADS_KEY, value, ("auto", "on", "off"))
+    return "on" if choice == "on" else "off" if choice == "off" else "auto"
 
 
 SPLITS_PER_TASK_KEY = PREFIX + "read.splitspertask"
@@ -656,6 +693,10 @@ _DOCUMENTED_SPELLING = {
     "spark.indextables.indexwriter.arrowcopy": "spark.indextables.indexWriter.arrowCopy",
     "spark.indextables.cache.maxsize": "spark.indextables.cache.maxSize",
     "spark.indextables.cache.directorypath": "spark.indextables.cache.directoryPath",
+    "spark.indextables.read.docstorethreads": "spark.indextables.read.docStoreThreads",
+    "spark.indextables.indexwriter.docstoreblocksize": (
+        "spark.indextables.indexWriter.docStoreBlockSize"
+    ),
 }
 
 

@@ -405,6 +405,7 @@ class SearchTable:
                     search=plan.search,
                     conditions=plan.conditions,
                     companion_root=self._companion_root,
+                    docstore_threads=self._read.docstore_threads,
                 )
                 batches = cache.batches(
                     uri, entry.ref, open_store, read, directory=directory(number)

@@ -255,6 +255,7 @@ def _collect(
                     search=reader.search,
                     conditions=reader.conditions,
                     companion_root=companion_root(reader.view.configuration, reader.options),
+                    docstore_threads=read.docstore_threads,
                 ),
                 directory=directory(i),
             )

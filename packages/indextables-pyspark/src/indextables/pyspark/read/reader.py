@@ -207,6 +207,7 @@ class IndexTablesReader(DataSourceReader):
                     search=self.search,
                     conditions=conditions,
                     companion_root=companion_root(self.view.configuration, self.options),
+                    docstore_threads=self.read_options.docstore_threads,
                 ),
             )
 

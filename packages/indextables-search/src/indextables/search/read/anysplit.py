@@ -17,6 +17,7 @@ from indextables.search.companion.read import read_companion_split
 from indextables.search.errors import CompanionError
 from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec
+from indextables.search.read.docstore.pool import DecoderThreads
 from indextables.search.read.splitreader import COMPANION_MANIFEST, SplitEntry, read_split
 
 __all__ = ["read_any_split"]
@@ -30,6 +31,7 @@ def read_any_split(
     search: SearchSpec,
     conditions: Sequence[Condition],
     companion_root: str | None,
+    docstore_threads: DecoderThreads = "auto",
 ) -> Iterator[pa.RecordBatch]:
     """The matching rows of one unbundled split (see the module docstring).
 
@@ -37,7 +39,14 @@ def read_any_split(
         CompanionError: a companion split of a table that is not a companion index.
     """
     if not os.path.exists(os.path.join(directory, COMPANION_MANIFEST)):
-        yield from read_split(directory, entry, schema, search=search, conditions=conditions)
+        yield from read_split(
+            directory,
+            entry,
+            schema,
+            search=search,
+            conditions=conditions,
+            docstore_threads=docstore_threads,
+        )
         return
     if companion_root is None:
         raise CompanionError(

@@ -32,6 +32,7 @@ from indextables.search.read import bulkrows
 from indextables.search.read.bulkrows import BulkColumns
 from indextables.search.read.convert import column_from_docs, has_clamped_dates
 from indextables.search.read.docstore import DocStoreError
+from indextables.search.read.docstore.pool import DecoderThreads
 from indextables.search.read.rowcopy import RowCopy, exact_in_docs
 from indextables.search.schema.mapping import (
     ROW_KEY_FIELD,
@@ -77,9 +78,13 @@ def read_split(
     *,
     search: SearchSpec,
     conditions: Sequence[Condition],
+    docstore_threads: DecoderThreads = "auto",
 ) -> Iterator[pa.RecordBatch]:
     """Search one unbundled split and yield its matching rows as Arrow batches of ``schema``
     (the table's columns to read, partition columns included).
+
+    ``docstore_threads`` (the ``read.docStoreThreads`` option): whether a large
+    stored-row decode may run on the doc-store decoder's threads (:mod:`.docstore.pool`).
 
     ``directory`` is a split cache entry (:mod:`.splitcache`): its term
     dictionaries are in tantivy-py's FST form whatever form the split carries.
@@ -122,7 +127,7 @@ def read_split(
         if not hits and search.query:
             notice_case_mismatch(searcher, search.query, fields)
         addresses = sorted(hits, key=lambda a: (a.segment_ord, a.doc))
-    source = _DocSource(directory, entry, identity)
+    source = _DocSource(directory, entry, identity, docstore_threads)
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
         yield _batch(searcher, chunk, schema, entry, fields, rows, source)
@@ -429,10 +434,17 @@ class _DocSource:
     tantivy-py's ``searcher.doc`` instead: never a wrong row.
     """
 
-    def __init__(self, directory: str, entry: SplitEntry, identity: str | None = None) -> None:
+    def __init__(
+        self,
+        directory: str,
+        entry: SplitEntry,
+        identity: str | None = None,
+        threads: DecoderThreads = "auto",
+    ) -> None:
         self._directory = directory
         self._entry = entry
         self._identity = identity
+        self._threads = threads
         self._failed = not bulkrows.enabled()
 
     def columns(self, addresses: Sequence[Any], columns: Sequence[pa.Field]) -> BulkColumns:
@@ -441,7 +453,7 @@ class _DocSource:
             return BulkColumns({}, frozenset())
         try:
             stores = bulkrows.split_stores(self._directory, identity=self._identity)
-            return bulkrows.bulk_columns(stores, addresses, columns)
+            return bulkrows.bulk_columns(stores, addresses, columns, threads=self._threads)
         except (DocStoreError, pa.ArrowException, OSError) as exc:
             self._failed = True
             _log.warning(

@@ -20,7 +20,11 @@ import pyarrow as pa
 import tantivy
 
 from indextables.search.errors import OptionError, UnsupportedTypeError
-from indextables.search.options import DEFAULT_TOKEN_LENGTH, IndexingOptions
+from indextables.search.options import (
+    DEFAULT_DOCSTORE_BLOCK_SIZE,
+    DEFAULT_TOKEN_LENGTH,
+    IndexingOptions,
+)
 from indextables.search.refkeys import warn_once
 from indextables.search.schema import columntypes as ct
 from indextables.search.schema.tokenizers import (
@@ -343,6 +347,7 @@ def create_index(
     row_key: bool = False,
     fast_dates: bool = False,
     hidden_fast: Sequence[str] = (),
+    docstore_block_size: int = DEFAULT_DOCSTORE_BLOCK_SIZE,
 ) -> tantivy.Index:
     """A new empty Tantivy index in ``directory`` with the settings the builder cannot express.
 
@@ -353,12 +358,16 @@ def create_index(
     compare the fast values), store-only text and JSON fields get no inverted
     index, and no field has field norms (nothing here scores). With
     ``fast_dates`` every date field is made fast (the searchable copies of
-    reference splits, whose date fields may not be).
+    reference splits, whose date fields may not be). ``docstore_block_size``:
+    the uncompressed size at which Tantivy closes a doc-store block (a read of
+    one scattered row decompresses part of one block; smaller blocks compress
+    a little worse).
     """
     tantivy.Index(tantivy_schema(specs, row_key=row_key, hidden_fast=hidden_fast), path=directory)
     meta_path = os.path.join(directory, "meta.json")
     with open(meta_path, encoding="utf-8") as source:
         meta = json.load(source)
+    meta.setdefault("index_settings", {})["docstore_blocksize"] = docstore_block_size
     by_name = {s.name: s for s in specs}
     for entry in meta["schema"]:
         spec = by_name.get(entry["name"])

@@ -29,7 +29,7 @@ import tantivy
 from indextables.protocol.actions import AddAction
 from indextables.protocol.splitbundle import write_split_bundle
 from indextables.protocol.store import ObjectStore
-from indextables.search.options import DEFAULT_ARROW_COPY
+from indextables.search.options import DEFAULT_ARROW_COPY, DEFAULT_DOCSTORE_BLOCK_SIZE
 from indextables.search.query.tantivyquery import fully_indexed_tag
 from indextables.search.read.convert import documents
 from indextables.search.read.rowcopy import copy_metadata, in_copy
@@ -75,6 +75,7 @@ class PartitionIndex:
         *,
         heap_size: int,
         hidden_fast: Sequence[str] | None = None,
+        docstore_block_size: int = DEFAULT_DOCSTORE_BLOCK_SIZE,
     ) -> PartitionIndex:
         """Open a fresh index in a new temporary directory.
 
@@ -82,10 +83,13 @@ class PartitionIndex:
         fast fields instead (a companion split's row coordinates).
         """
         directory = tempfile.mkdtemp(prefix="indextables-write-")
+        block = docstore_block_size
         if hidden_fast is None:
-            index = create_index(specs, directory, row_key=True)
+            index = create_index(specs, directory, row_key=True, docstore_block_size=block)
         else:
-            index = create_index(specs, directory, hidden_fast=hidden_fast)
+            index = create_index(
+                specs, directory, hidden_fast=hidden_fast, docstore_block_size=block
+            )
         # One thread: two were slower on small machines and tasks already run in parallel.
         writer = index.writer(heap_size, 1)
         return cls(directory, index, writer, StatsCollector(specs))
@@ -148,6 +152,7 @@ class SplitWriter:
     max_open: int = MAX_OPEN_INDEXES
     max_split_bytes: int | None = None
     arrow_copy: str = DEFAULT_ARROW_COPY
+    docstore_block_size: int = DEFAULT_DOCSTORE_BLOCK_SIZE
     schema: tantivy.Schema = field(init=False)
     indexes: dict[PartitionKey, PartitionIndex] = field(default_factory=dict)
     finished: list[AddAction] = field(default_factory=list)
@@ -199,7 +204,10 @@ class SplitWriter:
             self._ship(next(iter(self.indexes)))
         if key not in self.indexes:
             self.indexes[key] = PartitionIndex.create(
-                self.specs, self.schema, heap_size=self.heap_size
+                self.specs,
+                self.schema,
+                heap_size=self.heap_size,
+                docstore_block_size=self.docstore_block_size,
             )
         return self.indexes[key]
 

@@ -89,6 +89,7 @@ def write_table(
         batch_size=plan.write_options.batch_size,
         max_split_bytes=plan.write_options.max_split_bytes,
         arrow_copy=plan.write_options.arrow_copy,
+        docstore_block_size=plan.write_options.docstore_block_size,
     )
     try:
         writer.write(counted)

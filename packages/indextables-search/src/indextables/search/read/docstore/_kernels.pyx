@@ -208,13 +208,17 @@ cdef int _lz4_step(_Lz4* st, Py_ssize_t target) noexcept nogil:
     return code
 
 
-cdef inline Py_ssize_t _vint(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, uint64_t* out) except -1:
+cdef inline Py_ssize_t _vint_at(
+    const uint8_t* p, Py_ssize_t pos, Py_ssize_t avail, uint64_t* out
+) noexcept nogil:
+    # One VInt of p[:avail] into *out: the next position, -1 when it runs past avail
+    # (truncated, or more bytes are needed), -2 when longer than 10 bytes.
     cdef uint64_t result = 0
     cdef int shift = 0
     cdef uint8_t byte
     while True:
-        if pos >= end:
-            raise DocStoreError("doc store: truncated VInt")
+        if pos >= avail:
+            return -1
         byte = p[pos]
         pos += 1
         result |= (<uint64_t>(byte & 0x7F)) << shift
@@ -223,7 +227,17 @@ cdef inline Py_ssize_t _vint(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, u
             return pos
         shift += 7
         if shift > 63:
-            raise DocStoreError("doc store: VInt longer than 10 bytes")
+            return -2
+
+
+cdef inline Py_ssize_t _vint(const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, uint64_t* out) except -1:
+    # _vint_at, with its failures raised.
+    pos = _vint_at(p, pos, end, out)
+    if pos == -1:
+        raise DocStoreError("doc store: truncated VInt")
+    if pos == -2:
+        raise DocStoreError("doc store: VInt longer than 10 bytes")
+    return pos
 
 
 cdef inline int _need(Py_ssize_t pos, Py_ssize_t n, Py_ssize_t end) except -1:
@@ -271,27 +285,6 @@ cdef Py_ssize_t _skip(bytes block, const uint8_t* p, Py_ssize_t pos, Py_ssize_t 
             k += 1
         return pos
     return _py._read_value(block, pos - 1, end, version)[2]
-
-
-cdef inline Py_ssize_t _vint_at(
-    const uint8_t* p, Py_ssize_t pos, Py_ssize_t avail, uint64_t* out
-) noexcept nogil:
-    # As _vint over p[:avail]: the next position, -1 when more bytes are needed, -2 when malformed.
-    cdef uint64_t result = 0
-    cdef int shift = 0
-    cdef uint8_t byte
-    while True:
-        if pos >= avail:
-            return -1
-        byte = p[pos]
-        pos += 1
-        result |= (<uint64_t>(byte & 0x7F)) << shift
-        if byte & 0x80:
-            out[0] = result
-            return pos
-        shift += 7
-        if shift > 63:
-            return -2
 
 
 cdef Py_ssize_t _value_end(
@@ -584,6 +577,8 @@ cdef class ColumnBuilder:
     cdef Py_ssize_t _scratch_cap
     cdef Py_ssize_t* _bounds
     cdef Py_ssize_t _bounds_cap
+    cdef Py_ssize_t* _groups
+    cdef Py_ssize_t _groups_cap
     cdef readonly Py_ssize_t decompressed
     cdef readonly Py_ssize_t whole_blocks
 
@@ -618,9 +613,15 @@ cdef class ColumnBuilder:
         PyMem_Free(self._counts)
         PyMem_Free(self._scratch)
         PyMem_Free(self._bounds)
+        PyMem_Free(self._groups)
 
     def add(self, bytes block, list doc_ids, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t first_doc):
         """Append one row per ``doc_ids[lo:hi]``: documents ``doc - first_doc`` of ``block``."""
+        self._add_block(block, doc_ids, lo, hi, first_doc)
+
+    cdef int _add_block(
+        self, bytes block, list doc_ids, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t first_doc
+    ) except -1:
         cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(block)
         cdef Py_ssize_t size = PyBytes_GET_SIZE(block), index_start, start, end, pos, k, i, s
         cdef uint32_t count, field
@@ -646,6 +647,7 @@ cdef class ColumnBuilder:
             if start > end or end > index_start:
                 raise DocStoreError("doc store: document offsets out of order")
             self._doc(block, p, start, end)
+        return 0
 
     cdef int _doc(self, bytes block, const uint8_t* p, Py_ssize_t start, Py_ssize_t end) except -1:
         # Append the document at p[start:end] as one row. ``block`` is the block's bytes
@@ -704,14 +706,26 @@ cdef class ColumnBuilder:
 
         Each block is decompressed into one reused buffer and only as far as its
         last wanted document: LZ4 is sequential, and the documents before a
-        wanted one are skipped by their values' lengths.
+        wanted one are skipped by their values' lengths. The cache is asked
+        once for every touched block (``lookup_many``), not once per block.
         """
         cdef const uint8_t[::1] view = data
         cdef Py_ssize_t n = PyList_GET_SIZE(doc_ids), nblocks = len(doc_starts)
         cdef Py_ssize_t i = 0, hi, block = 0, lo_b, hi_b, mid, d, last_doc, bs, be, first
+        cdef Py_ssize_t g, ngroups = 0
+        cdef Py_ssize_t* groups
         cdef uint32_t size
         cdef object found
+        cdef list answers = None
         cdef bytes whole
+        if 3 * n > self._groups_cap:
+            groups = <Py_ssize_t*>PyMem_Realloc(self._groups, sizeof(Py_ssize_t) * 3 * n)
+            if groups == NULL:
+                raise MemoryError()
+            self._groups = groups
+            self._groups_cap = 3 * n
+        groups = self._groups
+        # Pass 1: the touched blocks and each one's hits doc_ids[lo:hi], checked.
         while i < n:
             d = <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, i))
             lo_b = block
@@ -734,20 +748,33 @@ cdef class ColumnBuilder:
             be = byte_ends[block]
             if bs < 0 or be > view.shape[0] or be - bs < 4:
                 raise DocStoreError(f"doc store: block {block} shorter than its size header")
-            found = cache.lookup((cache_key, block)) if cache is not None else False
+            groups[3 * ngroups] = block
+            groups[3 * ngroups + 1] = i
+            groups[3 * ngroups + 2] = hi
+            ngroups += 1
+            i = hi
+        if cache is not None and ngroups:
+            answers = cache.lookup_many(cache_key, [groups[3 * g] for g in range(ngroups)])
+        # Pass 2: each block from the cache, partly decompressed, or whole.
+        for g in range(ngroups):
+            block = groups[3 * g]
+            i = groups[3 * g + 1]
+            hi = groups[3 * g + 2]
+            first = doc_starts[block]
+            found = answers[g] if answers is not None else False
             if type(found) is bytes:
-                self.add(<bytes>found, doc_ids, i, hi, first)
-                i = hi
+                self._add_block(<bytes>found, doc_ids, i, hi, first)
                 continue
+            bs = byte_starts[block]
+            be = byte_ends[block]
             size = _u32(&view[bs])
             if found or not self._partial(&view[bs + 4], be - bs - 4, size, doc_ids, i, hi, first):
                 whole = lz4_decompress(view[bs + 4 : be], size)
                 if found:
                     cache.put((cache_key, block), whole)
-                self.add(whole, doc_ids, i, hi, first)
+                self._add_block(whole, doc_ids, i, hi, first)
                 self.decompressed += size
                 self.whole_blocks += 1
-            i = hi
 
     cdef bint _partial(
         self, const uint8_t* src, Py_ssize_t length, Py_ssize_t size,

@@ -487,36 +487,42 @@ class ColumnBuilder:
         ``data[byte_starts[b]:byte_ends[b]]`` (``[u32 size][LZ4 block]``) and holds
         documents ``doc_starts[b]`` to ``doc_ends[b] - 1``.
 
-        ``cache`` (a ``BlockCache``) is asked first for each block (key ``(cache_key,
-        b)``): its bytes, True (decompress whole and put it) or False. The twin
+        ``cache`` (a ``BlockCache``) is asked once, by ``lookup_many(cache_key, blocks)``
+        for every touched block (after the blocks are checked): each block's bytes,
+        True (decompress whole and ``put`` it under ``(cache_key, b)``) or False. The twin
         decompresses every other block whole too; the Cython kernel stops at the
         block's last wanted document. Same rows either way.
         """
         view = memoryview(data).cast("B")
         i, n, block = 0, len(doc_ids), 0
-        while i < n:
+        groups: list[tuple[int, int, int]] = []
+        while i < n:  # the touched blocks and each one's hits doc_ids[lo:hi], checked
             doc = doc_ids[i]
             block = bisect.bisect_right(doc_starts, doc, block) - 1
             if block < 0 or doc >= doc_ends[block]:
                 raise DocStoreError(f"doc_ids: {doc} outside the store's blocks")
-            first, last = doc_starts[block], doc_ends[block]
-            hi = bisect.bisect_left(doc_ids, last, i, n)
+            hi = bisect.bisect_left(doc_ids, doc_ends[block], i, n)
             start, end = byte_starts[block], byte_ends[block]
             if start < 0 or end > len(view) or end - start < 4:
                 raise DocStoreError(f"doc store: block {block} shorter than its size header")
-            found = cache.lookup((cache_key, block)) if cache is not None else False
+            groups.append((block, i, hi))
+            i = hi
+        answers: list[Any] = [False] * len(groups)
+        if cache is not None and groups:
+            answers = cache.lookup_many(cache_key, [b for b, _, _ in groups])
+        for (block, lo, hi), found in zip(groups, answers, strict=True):
+            first = doc_starts[block]
             if isinstance(found, bytes):
-                self.add(found, doc_ids, i, hi, first)
-                i = hi
+                self.add(found, doc_ids, lo, hi, first)
                 continue
+            start, end = byte_starts[block], byte_ends[block]
             size = _U32.unpack_from(view, start)[0]
             whole = lz4_decompress(bytes(view[start + 4 : end]), size)
             if found:
                 cache.put((cache_key, block), whole)
-            self.add(whole, doc_ids, i, hi, first)
+            self.add(whole, doc_ids, lo, hi, first)
             self.decompressed += size
             self.whole_blocks += 1
-            i = hi
 
     def finish(self) -> list[SlotBuffers]:
         """The buffers of every column, in slot order."""

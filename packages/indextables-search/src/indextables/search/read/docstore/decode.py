@@ -23,7 +23,12 @@ import pyarrow as pa
 from indextables.search.read.docstore import _kernels_py as codes
 from indextables.search.read.docstore.errors import DocStoreError
 from indextables.search.read.docstore.impl import kernels
-from indextables.search.read.docstore.pool import executor, workers
+from indextables.search.read.docstore.pool import (
+    THREAD_SETTINGS,
+    DecoderThreads,
+    executor,
+    workers,
+)
 from indextables.search.read.docstore.store import StoreIndex
 
 __all__ = ["BlockCache", "FieldKind", "FieldSpec", "StorePart", "decode_docs", "decode_parts"]
@@ -105,21 +110,51 @@ class BlockCache:
         """The cached block; else True to decode it whole and :meth:`put` it (it was
         missed recently), or False (first miss, remembered: decode only what is needed)."""
         with self._lock:
-            found = self._blocks.get(block)
-            if found is not None:
-                self._blocks.move_to_end(block)
-                self.hits += 1
-                return found
-            self.misses += 1
-            if self._max <= 0:
-                return False
-            if block in self._seen:
-                del self._seen[block]
-                return True
-            self._seen[block] = None
-            if len(self._seen) > self._remember:
-                self._seen.popitem(last=False)
+            return self._lookup(block)
+
+    def lookup_many(self, key: Hashable, blocks: Sequence[int]) -> list[bytes | bool]:
+        """:meth:`lookup` of ``(key, b)`` for each of ``blocks``, in order, under one lock
+        (the kernels ask once per store part, not once per block)."""
+        answers: list[bytes | bool] = []
+        kept, seen = self._blocks, self._seen
+        with self._lock:
+            for number in blocks:  # _lookup inlined: this runs once per touched block
+                block = (key, number)
+                found = kept.get(block)
+                if found is not None:
+                    kept.move_to_end(block)
+                    self.hits += 1
+                    answers.append(found)
+                    continue
+                self.misses += 1
+                if self._max <= 0:
+                    answers.append(False)
+                elif block in seen:
+                    del seen[block]
+                    answers.append(True)
+                else:
+                    seen[block] = None
+                    if len(seen) > self._remember:
+                        seen.popitem(last=False)
+                    answers.append(False)
+        return answers
+
+    def _lookup(self, block: tuple[Hashable, int]) -> bytes | bool:
+        found = self._blocks.get(block)
+        if found is not None:
+            self._blocks.move_to_end(block)
+            self.hits += 1
+            return found
+        self.misses += 1
+        if self._max <= 0:
             return False
+        if block in self._seen:
+            del self._seen[block]
+            return True
+        self._seen[block] = None
+        if len(self._seen) > self._remember:
+            self._seen.popitem(last=False)
+        return False
 
     def put(self, block: tuple[Hashable, int], data: bytes) -> None:
         if len(data) > self._max:
@@ -247,14 +282,22 @@ class StorePart:
     cache_key: Hashable = None
 
 
-def decode_parts(parts: Sequence[StorePart], fields: Mapping[int, FieldSpec]) -> pa.RecordBatch:
+def decode_parts(
+    parts: Sequence[StorePart],
+    fields: Mapping[int, FieldSpec],
+    *,
+    threads: DecoderThreads = "auto",
+) -> pa.RecordBatch:
     """One batch of the documents of several stores (the segments of a split): the
     parts' rows one after the other, each part's in the order of its ``doc_ids``.
 
     The stores must share one schema (field ids) and doc store version. A large
     decode of LZ4 stores runs in chunks on the decoder's worker threads
-    (:mod:`.pool`) when the Cython kernels are in use.
+    (:mod:`.pool`) when the Cython kernels are in use and ``threads`` allows it
+    (``auto``: unless the machine is busy; ``on``; ``off``).
     """
+    if threads not in THREAD_SETTINGS:
+        raise DocStoreError(f"threads: expected one of auto, on, off, not {threads!r}")
     mod = kernels()
     field_ids = list(fields)
     specs = [fields[fid] for fid in field_ids]
@@ -278,7 +321,7 @@ def decode_parts(parts: Sequence[StorePart], fields: Mapping[int, FieldSpec]) ->
             inverse.extend(placed)
         ordered_parts.append((part, ordered))
         total += len(ids)
-    chunks = _chunks(ordered_parts, total, mod)
+    chunks = _chunks(ordered_parts, total, mod, threads)
 
     def decode(chunk: list[tuple[StorePart, list[int]]]) -> list[pa.Array]:
         builder = mod.ColumnBuilder(
@@ -313,13 +356,14 @@ THREAD_MIN_HITS = 2048
 
 
 def _chunks(
-    parts: list[tuple[StorePart, list[int]]], total: int, mod: Any
+    parts: list[tuple[StorePart, list[int]]], total: int, mod: Any, threads: DecoderThreads
 ) -> list[list[tuple[StorePart, list[int]]]]:
     # Contiguous chunks of about equal hits (a part may be cut anywhere), so
     # the chunks' rows laid end to end keep the parts' order.
-    count = workers() if getattr(mod, "NOGIL", False) else 1
-    eligible = all(p.store.compressor == "lz4" for p, _ in parts)
-    if count < 2 or total < THREAD_MIN_HITS or not eligible:
+    if total < THREAD_MIN_HITS or not getattr(mod, "NOGIL", False):
+        return [parts]  # small: not even the load average is read
+    count = workers(threads)
+    if count < 2 or not all(p.store.compressor == "lz4" for p, _ in parts):
         return [parts]
     size = -(-total // count)
     chunks: list[list[tuple[StorePart, list[int]]]] = [[]]

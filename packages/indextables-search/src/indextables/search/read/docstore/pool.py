@@ -11,9 +11,15 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Final
+from typing import Final, Literal
 
-__all__ = ["MAX_WORKERS", "executor", "workers"]
+from indextables.search.read.docstore.errors import DocStoreError
+
+__all__ = ["MAX_WORKERS", "THREAD_SETTINGS", "DecoderThreads", "executor", "workers"]
+
+#: Whether a large decode may run in chunks on threads (see :func:`workers`).
+DecoderThreads = Literal["auto", "on", "off"]
+THREAD_SETTINGS: Final[tuple[DecoderThreads, ...]] = ("auto", "on", "off")
 
 #: Threads decoding one batch, the caller's included.
 MAX_WORKERS: Final = 4
@@ -22,33 +28,50 @@ _lock = threading.Lock()
 _pools: dict[int, ThreadPoolExecutor] = {}
 
 
-def workers() -> int:
+def workers(threads: DecoderThreads = "auto") -> int:
     """How many chunks a large decode is split into (1: no threads).
 
-    One when the machine is busy (1-minute load average at or above the cores
+    ``threads`` (the read option ``spark.indextables.read.docStoreThreads``):
+    ``off`` never splits; ``on`` splits over the usable cores (at most
+    :data:`MAX_WORKERS`) whatever the load; ``auto`` (the default) does so
+    unless the machine is busy (1-minute load average at or above the cores
     usable here): measured at load 32 on 2 cores, chunks on threads were no
     faster (5.2 vs 5.1 us a scattered row) and only add hand-overs.
+
+    Raises:
+        DocStoreError: ``threads`` is none of ``auto``, ``on`` and ``off``.
     """
+    if threads not in THREAD_SETTINGS:
+        raise DocStoreError(f"threads: expected one of auto, on, off, not {threads!r}")
+    if threads == "off":
+        return 1
+    count = _cores()
+    if threads == "auto":
+        try:
+            if os.getloadavg()[0] >= count:
+                return 1
+        except (AttributeError, OSError):  # no load average on this platform
+            pass
+    return max(1, min(MAX_WORKERS, count))
+
+
+def _cores() -> int:
     try:
-        cores = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux
-        cores = os.cpu_count() or 1
-    try:
-        busy = os.getloadavg()[0] >= cores
-    except (AttributeError, OSError):  # no load average on this platform
-        busy = False
-    return 1 if busy else max(1, min(MAX_WORKERS, cores))
+        return os.cpu_count() or 1
 
 
 def executor() -> ThreadPoolExecutor:
-    """This process's pool (``workers() - 1`` threads: the caller decodes one chunk)."""
+    """This process's pool (one thread fewer than the chunks: the caller decodes one)."""
     pid = os.getpid()
     with _lock:
         found = _pools.get(pid)
         if found is None:
             _pools.clear()  # a forked child's copy of its parent's pool has no threads
             found = ThreadPoolExecutor(
-                max_workers=max(1, workers() - 1), thread_name_prefix="indextables-docstore"
+                max_workers=max(1, min(MAX_WORKERS, _cores()) - 1),
+                thread_name_prefix="indextables-docstore",
             )
             _pools[pid] = found
         return found
