@@ -70,36 +70,52 @@ def hostile(rng: random.Random, rows: int) -> pa.Table:
             [maybe(rng.randint(-(10**15), 10**15)) for _ in range(rows)], pa.timestamp("us")
         ),
         "ts_ms_tz": pa.array(
-            [maybe(base + timedelta(milliseconds=rng.randint(-(10**9), 10**9))) for _ in range(rows)],
+            [
+                maybe(base + timedelta(milliseconds=rng.randint(-(10**9), 10**9)))
+                for _ in range(rows)
+            ],
             pa.timestamp("ms", tz="Europe/Zurich"),
         ),
         "t": pa.array(
-            [maybe(time(rng.randint(0, 23), rng.randint(0, 59), 0, rng.randint(0, 999_999)))
-             for _ in range(rows)],
+            [
+                maybe(time(rng.randint(0, 23), rng.randint(0, 59), 0, rng.randint(0, 999_999)))
+                for _ in range(rows)
+            ],
             pa.time64("us"),
-        ),  # fmt: skip
+        ),
         "flag": pa.array([maybe(rng.random() < 0.5) for _ in range(rows)], pa.bool_()),
         "cat": pa.array([maybe(rng.choice(STRINGS)) for _ in range(rows)]).dictionary_encode(),
-        "dur": pa.array([maybe(rng.randint(-(10**12), 10**12)) for _ in range(rows)], pa.duration("us")),
+        "dur": pa.array(
+            [maybe(rng.randint(-(10**12), 10**12)) for _ in range(rows)], pa.duration("us")
+        ),
         "st": pa.array(
-            [maybe({"a": maybe(rng.randint(0, 9)), "b": maybe(rng.choice(STRINGS))})
-             for _ in range(rows)],
+            [
+                maybe({"a": maybe(rng.randint(0, 9)), "b": maybe(rng.choice(STRINGS))})
+                for _ in range(rows)
+            ],
             pa.struct([("a", pa.int32()), ("b", pa.string())]),
-        ),  # fmt: skip
+        ),
         "li": pa.array(
-            [maybe([maybe(rng.randint(0, 99)) for _ in range(rng.randint(0, 4))]) for _ in range(rows)],
+            [
+                maybe([maybe(rng.randint(0, 99)) for _ in range(rng.randint(0, 4))])
+                for _ in range(rows)
+            ],
             pa.list_(pa.int64()),
         ),
         "mp": pa.array(
-            [maybe([(str(k), maybe(rng.randint(0, 9))) for k in range(rng.randint(0, 3))])
-             for _ in range(rows)],
+            [
+                maybe([(str(k), maybe(rng.randint(0, 9))) for k in range(rng.randint(0, 3))])
+                for _ in range(rows)
+            ],
             pa.map_(pa.string(), pa.int32()),
-        ),  # fmt: skip
+        ),
         "ls_st": pa.array(
-            [maybe([{"x": maybe(rng.random())} for _ in range(rng.randint(0, 3))])
-             for _ in range(rows)],
+            [
+                maybe([{"x": maybe(rng.random())} for _ in range(rng.randint(0, 3))])
+                for _ in range(rows)
+            ],
             pa.list_(pa.struct([("x", pa.float64())])),
-        ),  # fmt: skip
+        ),
     }
     return pa.table(column)
 

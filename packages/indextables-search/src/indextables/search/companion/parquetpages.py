@@ -152,10 +152,14 @@ def _read_footer(handle: pa.NativeFile, key: FileKey) -> ParquetFooter:
         count = metadata.row_group(group).num_rows
         rows.append(count)
         offset += count
-    encrypted = encrypted or meta.get(8) is not None or any(
-        chunk.get(8) is not None or chunk.get(9) is not None
-        for group in (meta.get(4) or TList(STRUCT)).items
-        for chunk in group.get(1).items
+    encrypted = (
+        encrypted
+        or meta.get(8) is not None
+        or any(
+            chunk.get(8) is not None or chunk.get(9) is not None
+            for group in (meta.get(4) or TList(STRUCT)).items
+            for chunk in group.get(1).items
+        )
     )
     return ParquetFooter(
         meta=meta,
