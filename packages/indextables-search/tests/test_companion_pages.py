@@ -20,6 +20,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
+from indextables.search.companion import parquetpages
 from indextables.search.companion.manifest import ParquetFileEntry, ParquetManifest
 from indextables.search.companion.parquetpages import (
     FileKey,
@@ -157,7 +158,14 @@ def open_footer(path: Path) -> tuple[pa.NativeFile, Any]:
     return handle, footer_of(handle, key)
 
 
+@pytest.fixture
+def every_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Serve columns page by page however many of their pages hold hits."""
+    monkeypatch.setattr(parquetpages, "DENSE_SHARE", 1.0)
+
+
 @pytest.mark.parametrize("seed", range(8))
+@pytest.mark.usefixtures("every_page")
 def test_page_rows_equal_a_whole_file_read(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     table = hostile(rng, rng.choice([300, 1200]))
@@ -236,7 +244,20 @@ def test_a_file_without_an_offset_index_is_left_to_row_groups(tmp_path: Path) ->
     assert served.rest == tuple(table.column_names)
 
 
+def test_hits_in_nearly_every_page_are_left_to_row_groups(tmp_path: Path) -> None:
+    table = pa.table({"id": pa.array(range(5000), pa.int64())})
+    path = tmp_path / "f.parquet"
+    pq.write_table(table, path, data_page_size=1024, write_page_index=True, use_dictionary=False)
+    handle, footer = open_footer(path)
+    with handle:
+        assert page_rows(handle, footer, ["id"], list(range(0, 5000, 7))).rest == ("id",)
+        served = page_rows(handle, footer, ["id"], [4321])
+        assert served.rest == ()
+        assert served.arrays["id"].to_pylist() == [4321]
+
+
 @pytest.mark.parametrize("page_index", [True, False])
+@pytest.mark.usefixtures("every_page")
 def test_file_rows_mix_page_and_row_group_columns(tmp_path: Path, page_index: bool) -> None:
     """The companion reader's per-file fetch: flat columns by pages, nested ones by row groups."""
     rng = random.Random(11 + page_index)
