@@ -293,3 +293,16 @@ def test_footer_round_trips_through_the_thrift_codec(tmp_path: Path) -> None:
     meta, used = decode_struct(raw)
     assert used == length
     assert encode_struct(meta) == raw
+
+
+def test_footers_are_kept_per_file_version(tmp_path: Path) -> None:
+    path = tmp_path / "f.parquet"
+    pq.write_table(pa.table({"a": [1, 2, 3]}), path, write_page_index=True)
+    clear_footer_cache()
+    size = path.stat().st_size
+    with pafs.LocalFileSystem().open_input_file(str(path)) as handle:
+        first = footer_of(handle, FileKey(str(path), size, 1))
+        assert footer_of(handle, FileKey(str(path), size, 1)) is first
+        assert footer_of(handle, FileKey(str(path), size, 2)) is not first
+        unversioned = FileKey(str(path), size, None)
+        assert footer_of(handle, unversioned) is not footer_of(handle, unversioned)

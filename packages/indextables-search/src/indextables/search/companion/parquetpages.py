@@ -110,7 +110,7 @@ def clear_footer_cache() -> None:
 
 
 def footer_of(handle: pa.NativeFile, key: FileKey) -> ParquetFooter:
-    """The footer of the open file ``handle`` (kept per ``key``).
+    """The footer of the open file ``handle`` (kept per ``key`` when it has a modification time).
 
     Raises:
         CompanionError: the file is not Parquet or its footer is damaged.
@@ -121,6 +121,8 @@ def footer_of(handle: pa.NativeFile, key: FileKey) -> ParquetFooter:
             _footers.move_to_end(key)
             return found
     footer = _read_footer(handle, key)
+    if key.mtime_ns is None:  # no version to key it by: never kept
+        return footer
     with _lock:
         _footers[key] = footer
         while len(_footers) > _CACHED_FOOTERS:
