@@ -220,8 +220,8 @@ def page_rows(
     served = [c for c in columns if c in footer.leaves and not footer.encrypted]
     served = [c for c in served if _has_offset_index(footer, footer.leaves[c][0], groups)]
     _load_offset_indexes(handle, footer, [footer.leaves[c][0] for c in served], groups)
-    plans = {name: _plan(footer, footer.leaves[name][0], groups, placed) for name in served}
-    plans = {n: p for n, p in plans.items() if p.share <= DENSE_SHARE}
+    planned = {name: _plan(footer, footer.leaves[name][0], groups, placed) for name in served}
+    plans = {n: p for n, p in planned.items() if p is not None and p.share <= DENSE_SHARE}
     ranges = sorted({piece for plan in plans.values() for piece in plan.pieces})
     data = _read_ranges(handle, ranges)
     arrays: dict[str, pa.Array] = {}
@@ -294,8 +294,13 @@ class _Plan:
 
 def _plan(
     footer: ParquetFooter, leaf: int, groups: Sequence[int], placed: Sequence[tuple[int, int]]
-) -> _Plan:
-    """Which pages of ``leaf`` hold the rows, and each row's position in their decoding."""
+) -> _Plan | None:
+    """Which pages of ``leaf`` hold the rows, and each row's position in their decoding
+    (None: an offset index that does not cover its row group from row 0)."""
+    for group in groups:
+        locations = footer.offsets[(group, leaf)]
+        if not locations or locations[0][2] != 0:
+            return None
     wanted: dict[int, set[int]] = {}
     for group, row in placed:
         locations = footer.offsets[(group, leaf)]
