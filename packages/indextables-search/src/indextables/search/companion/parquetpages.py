@@ -29,6 +29,11 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from indextables.search.companion.slimpages import (
+    PageCodec,
+    read_dictionary,
+    slim_page,
+)
 from indextables.search.companion.thriftcompact import (
     BINARY,
     I32,
@@ -50,6 +55,8 @@ _HOLE = 256 * 1024  # ranges closer than this are read as one
 _MAX_RANGE = 64 << 20
 _CACHED_FOOTERS = 256
 _REPEATED = 2
+#: A page is cut down to its hits when they are at most 1/SLIM_SHARE of its rows.
+SLIM_SHARE = 16
 #: A column whose hit pages hold more than this share of its row groups' page bytes
 #: is left to the row-group read (which decodes the same, with no page copies).
 DENSE_SHARE = 0.9
@@ -231,7 +238,8 @@ def page_rows(
         if decoded is None:
             rest.append(name)
         else:
-            arrays[name] = decoded.take(pa.array(plan.positions, pa.int64()))
+            array, positions = decoded
+            arrays[name] = array.take(pa.array([positions[p] for p in placed], pa.int64()))
     return PageRows(arrays=arrays, rest=tuple(c for c in columns if c in rest))
 
 
@@ -275,19 +283,28 @@ def _load_offset_indexes(
 
 
 @dataclass(frozen=True, slots=True)
+class _Page:
+    """One data page holding hits: its byte range, first row, rows, and the hit rows in it."""
+
+    offset: int
+    size: int
+    first: int
+    rows: int
+    hits: tuple[int, ...]  # rows within the page, sorted, unique
+
+
+@dataclass(frozen=True, slots=True)
 class _Group:
     """One row group of a column's small file: its dictionary page range and pages."""
 
     group: int
     prefix: tuple[int, int] | None
-    pages: tuple[tuple[int, int], ...]
-    rows: int
+    pages: tuple[_Page, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class _Plan:
     groups: tuple[_Group, ...]
-    positions: tuple[int, ...]
     pieces: frozenset[tuple[int, int]]
     share: float  # of the row groups' page bytes, those of the pages read
 
@@ -295,21 +312,19 @@ class _Plan:
 def _plan(
     footer: ParquetFooter, leaf: int, groups: Sequence[int], placed: Sequence[tuple[int, int]]
 ) -> _Plan | None:
-    """Which pages of ``leaf`` hold the rows, and each row's position in their decoding
-    (None: an offset index that does not cover its row group from row 0)."""
+    """Which pages of ``leaf`` hold the rows (None: an offset index that does not
+    cover its row group from row 0)."""
     for group in groups:
         locations = footer.offsets[(group, leaf)]
         if not locations or locations[0][2] != 0:
             return None
-    wanted: dict[int, set[int]] = {}
+    wanted: dict[int, dict[int, set[int]]] = {}
     for group, row in placed:
         locations = footer.offsets[(group, leaf)]
         page = bisect.bisect_right(locations, row, key=lambda p: p[2]) - 1
-        wanted.setdefault(group, set()).add(page)
-    start_of: dict[tuple[int, int], int] = {}
+        wanted.setdefault(group, {}).setdefault(page, set()).add(row - locations[page][2])
     parts: list[_Group] = []
     pieces: set[tuple[int, int]] = set()
-    position = 0
     chosen = every = 0
     for group in groups:
         locations = footer.offsets[(group, leaf)]
@@ -319,27 +334,18 @@ def _plan(
         if meta.get(11) is not None and 0 < int(meta.get(11)) < chunk_start:
             chunk_start = int(meta.get(11))
         prefix = None
-        if locations and chunk_start < locations[0][0]:
+        if chunk_start < locations[0][0]:
             prefix = (chunk_start, locations[0][0] - chunk_start)
             pieces.add(prefix)
         pages = []
-        rows = 0
-        for page in sorted(wanted[group]):
+        for page, hits in sorted(wanted[group].items()):
             offset, size, first = locations[page]
             last = locations[page + 1][2] if page + 1 < len(locations) else footer.group_rows[group]
-            start_of[(group, page)] = position + rows - first
-            pages.append((offset, size))
+            pages.append(_Page(offset, size, first, last - first, tuple(sorted(hits))))
             pieces.add((offset, size))
             chosen += size
-            rows += last - first
-        position += rows
-        parts.append(_Group(group, prefix, tuple(pages), rows))
-    positions = []
-    for group, row in placed:
-        locations = footer.offsets[(group, leaf)]
-        page = bisect.bisect_right(locations, row, key=lambda p: p[2]) - 1
-        positions.append(start_of[(group, page)] + row)
-    return _Plan(tuple(parts), tuple(positions), frozenset(pieces), chosen / max(1, every))
+        parts.append(_Group(group, prefix, tuple(pages)))
+    return _Plan(tuple(parts), frozenset(pieces), chosen / max(1, every))
 
 
 def _read_ranges(
@@ -359,7 +365,7 @@ def _read_ranges(
                 break
             end = max(end, offset + size)
             stop += 1
-        buffer = memoryview(handle.read_at(end - begin, begin))
+        buffer = memoryview(handle.read_at(end - begin, begin)).cast("B")
         if len(buffer) != end - begin:
             raise CompanionError("a Parquet file is shorter than its footer says")
         for offset, size in ordered[index:stop]:
@@ -373,29 +379,58 @@ def _decode(
     name: str,
     plan: _Plan,
     data: Mapping[tuple[int, int], memoryview],
-) -> pa.Array | None:
-    """The plan's pages of column ``name`` decoded by pyarrow (None: leave it to row groups)."""
+) -> tuple[pa.Array, dict[tuple[int, int], int]] | None:
+    """The plan's pages of column ``name`` decoded by pyarrow, and each hit's position
+    in the result (None: leave the column to row groups). A page with few hits is cut
+    down to them (:mod:`.slimpages`); the others are decoded whole."""
     leaf, element = footer.leaves[name]
     body: list[bytes | memoryview] = [_MAGIC]
     length = len(_MAGIC)
     row_groups = []
     total = 0
+    positions: dict[tuple[int, int], int] = {}
     for part in plan.groups:
         meta = _chunk(footer, part.group, leaf).get(3).copy()
+        codec = PageCodec.of(meta, element)
+        dictionary = None
+        if codec is not None and part.prefix is not None:
+            dictionary = read_dictionary(data[part.prefix], codec)
+        pieces: list[bytes | memoryview] = []
+        raw = False
+        rows = 0
+        for page in part.pages:
+            slim = None
+            if codec is not None and len(page.hits) * SLIM_SHARE <= page.rows:
+                slim = slim_page(data[(page.offset, page.size)], page.hits, codec, dictionary)
+            if slim is not None:
+                pieces.append(slim)
+                for number, hit in enumerate(page.hits):
+                    positions[(part.group, page.first + hit)] = total + rows + number
+                rows += len(page.hits)
+            else:
+                raw = True
+                pieces.append(data[(page.offset, page.size)])
+                for hit in page.hits:
+                    positions[(part.group, page.first + hit)] = total + rows + hit
+                rows += page.rows
         start = length
-        if part.prefix is not None:
+        if raw and part.prefix is not None:
             body.append(data[part.prefix])
             length += part.prefix[1]
             meta.set(11, I64, start)
         else:
             meta.drop(11)
         meta.set(9, I64, length)
-        for page in part.pages:
-            body.append(data[page])
-            length += page[1]
+        for piece in pieces:
+            body.append(piece)
+            length += len(piece)
         size = length - start
-        meta.set(5, I64, part.rows)
+        meta.set(5, I64, rows)
         meta.set(7, I64, size)
+        encodings = meta.get(2)
+        if encodings is not None:
+            kinds = set(encodings.items) | {0, 3}  # PLAIN, RLE: the cut pages'
+            meta.set(2, LIST, TList(I32, sorted(kinds)))
         meta.drop(10, 12, 13, 14, 15, 16, 17)
         column = TStruct({2: (I64, start), 3: (STRUCT, meta)})
         row_groups.append(
@@ -403,11 +438,11 @@ def _decode(
                 {
                     1: (LIST, TList(STRUCT, [column])),
                     2: (I64, size),
-                    3: (I64, part.rows),
+                    3: (I64, rows),
                 }
             )
         )
-        total += part.rows
+        total += rows
     root = footer.meta.get(2).items[0].copy()
     root.set(5, I32, 1)
     arrow_schema = pa.schema([footer.schema.field(name)])
@@ -441,4 +476,4 @@ def _decode(
     column = table.column(0)
     if column.type != footer.schema.field(name).type:
         return None
-    return column.combine_chunks()
+    return column.combine_chunks(), positions

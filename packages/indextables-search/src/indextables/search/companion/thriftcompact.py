@@ -58,7 +58,7 @@ class _Reader:
     __slots__ = ("data", "pos")
 
     def __init__(self, data: bytes | memoryview) -> None:
-        self.data = memoryview(data)
+        self.data = memoryview(data).cast("B")
         self.pos = 0
 
     def byte(self) -> int:
