@@ -15,6 +15,7 @@ kernel (``_kernels``, with a pure twin).
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -46,6 +47,13 @@ _DATA_PAGE, _DICTIONARY_PAGE, _DATA_PAGE_V2 = 0, 2, 3
 
 class _Unsupported(Exception):
     """This page is decoded whole instead."""
+
+
+# what reading a page this module does not understand (or a damaged one) raises:
+# the page is then decoded whole by pyarrow, which reports real damage itself
+_FAILURES = (
+    _Unsupported, ValueError, IndexError, TypeError, CompanionError, pa.ArrowException, zlib.error,
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,16 +119,14 @@ def read_dictionary(page: memoryview, codec: PageCodec) -> Dictionary | None:
             return Dictionary(body, count, codec.width)
         starts = memoryview(byte_array_starts(body, count)).cast("q")
         return Dictionary(body, count, 0, starts)
-    except (_Unsupported, ValueError, CompanionError, pa.ArrowException, TypeError):
+    except _FAILURES:
         return None
 
 
 def _decompress(data: memoryview, size: int, codec: str | None) -> memoryview:
     if codec is None:
         return data
-    if codec in ("gzip",):
-        import zlib
-
+    if codec == "gzip":
         return memoryview(zlib.decompress(data, 31))
     return memoryview(pa.decompress(data, int(size), codec=codec)).cast("B")
 
@@ -137,7 +143,7 @@ def slim_page(
     """
     try:
         return _slim(page, rows, codec, dictionary)
-    except (_Unsupported, ValueError, IndexError, CompanionError, pa.ArrowException, TypeError):
+    except _FAILURES:
         return None
 
 
