@@ -363,3 +363,23 @@ def test_footers_are_kept_per_file_version(tmp_path: Path) -> None:
         assert footer_of(handle, FileKey(str(path), size, 2)) is not first
         unversioned = FileKey(str(path), size, None)
         assert footer_of(handle, unversioned) is not footer_of(handle, unversioned)
+
+
+@pytest.mark.usefixtures("every_page")
+def test_cut_pages_with_the_pure_twin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from indextables.search.companion import slimpages
+
+    monkeypatch.setattr(slimpages, "byte_array_starts", _kernels_py.byte_array_starts)
+    rng = random.Random(42)
+    table = hostile(rng, 600)
+    path = tmp_path / "f.parquet"
+    write(path, table, rng, seed=4)  # snappy, data pages v2
+    whole = pq.read_table(path)
+    rows = sorted(rng.sample(range(600), 25))
+    handle, footer = open_footer(path)
+    with handle:
+        served = page_rows(handle, footer, whole.column_names, rows)
+    indices = pa.array(rows, pa.int64())
+    assert set(served.arrays) == set(FLAT)
+    for name, array in served.arrays.items():
+        assert same(array, whole.column(name).take(indices)), name
