@@ -1,4 +1,6 @@
-"""Build the optional Cython kernels (term dictionary, doc store); pure twins work without them.
+"""Build the optional Cython kernels (term dictionary, doc store, companion pages).
+
+Pure twins work without them.
 
 The extension is skipped when INDEXTABLES_SEARCH_BUILD_EXT=0, when Cython
 is missing, or when compiling fails (no compiler): installs never break.
@@ -14,6 +16,7 @@ from setuptools.command.build_ext import build_ext
 
 EXT_SOURCE = "src/indextables/search/splits/termdict/_kernels.pyx"
 DOCSTORE_SOURCE = "src/indextables/search/read/docstore/_kernels.pyx"
+COMPANION_SOURCE = "src/indextables/search/companion/_kernels.pyx"
 
 
 class OptionalBuildExt(build_ext):
@@ -51,6 +54,11 @@ def extensions() -> list:  # type: ignore[type-arg]
         Extension(
             "indextables.search.read.docstore._kernels",
             [DOCSTORE_SOURCE],
+            extra_compile_args=["-O3"],
+        ),
+        Extension(
+            "indextables.search.companion._kernels",
+            [COMPANION_SOURCE],
             extra_compile_args=["-O3"],
         ),
     ]

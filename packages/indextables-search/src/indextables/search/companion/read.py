@@ -6,8 +6,10 @@ split's fields: tantivy4java's hidden fast fields ``__pq_file_hash`` and
 package's first row key ``__indextables_row`` (``file number << 32 | row in
 file``, companion tables written by its first version); or, with neither
 (tantivy4java's older splits), ``segment_row_ranges`` and the files' row
-offsets. Per file, only the row groups holding hits and only the
-projected columns are read (pyarrow), then the rows are taken. Before a file is
+offsets. Per file, only the projected columns are read, and of them only
+the pages holding hits (:mod:`.parquetpages`, by the offset index); nested
+columns and files without an offset index are read by the row groups holding
+hits (pyarrow), then the rows are taken. Before a file is
 read its size is compared with the manifest's ``file_size_bytes``: a file that
 changed raises :class:`~indextables.search.errors.StaleCompanionError`.
 """
@@ -30,6 +32,12 @@ from indextables.search.companion.manifest import (
     MANIFEST_FILE,
     ParquetManifest,
     manifest_from_bytes,
+)
+from indextables.search.companion.parquetpages import (
+    FileKey,
+    ParquetFooter,
+    footer_of,
+    page_rows,
 )
 from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD
 from indextables.search.companion.sources import source_filesystem
@@ -176,25 +184,29 @@ class _FileRows:
         self.base = base
         self.schema = schema
         self.partitions = {k.lower(): v for k, v in partition_values.items()}
-        self.checked: set[int] = set()
+        self.checked: dict[int, FileKey] = {}
 
-    def _open(self, number: int) -> pq.ParquetFile:
+    def _checked(self, number: int) -> tuple[str, FileKey]:
+        """The file's location and version, once its size is checked against the manifest."""
         entry = self.manifest.parquet_files[number]
         location = f"{self.base}/{entry.relative_path}"
-        if number not in self.checked:
-            info = self.filesystem.get_file_info(location)
-            if info.type == pafs.FileType.NotFound:
-                raise StaleCompanionError(entry.relative_path, "the file is gone")
-            if info.size != entry.file_size_bytes:
-                raise StaleCompanionError(
-                    entry.relative_path,
-                    f"its size is {info.size} bytes, the index recorded {entry.file_size_bytes}",
-                )
-            self.checked.add(number)
-        return pq.ParquetFile(location, filesystem=self.filesystem)
+        known = self.checked.get(number)
+        if known is not None:
+            return location, known
+        info = self.filesystem.get_file_info(location)
+        if info.type == pafs.FileType.NotFound:
+            raise StaleCompanionError(entry.relative_path, "the file is gone")
+        if info.size != entry.file_size_bytes:
+            raise StaleCompanionError(
+                entry.relative_path,
+                f"its size is {info.size} bytes, the index recorded {entry.file_size_bytes}",
+            )
+        key = FileKey(location, entry.file_size_bytes, info.mtime_ns)
+        self.checked[number] = key
+        return location, key
 
-    def _data_columns(self, parquet: pq.ParquetFile) -> list[str]:
-        present = set(parquet.schema_arrow.names)
+    def _data_columns(self, schema: pa.Schema) -> list[str]:
+        present = set(schema.names)
         return [
             f.name
             for f in self.schema
@@ -202,38 +214,31 @@ class _FileRows:
         ]
 
     def whole_file(self, number: int) -> Iterator[pa.RecordBatch]:
-        with self._open(number) as parquet:
-            columns = self._data_columns(parquet)
+        location, key = self._checked(number)
+        with self.filesystem.open_input_file(location) as handle:
+            footer = footer_of(handle, key)
+            columns = self._data_columns(footer.schema)
             if not columns:
                 yield self._typed(pa.table({}), self.manifest.parquet_files[number].num_rows)
                 return
-            for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns):
-                yield self._typed(pa.Table.from_batches([batch]), batch.num_rows)
+            with pq.ParquetFile(handle, metadata=footer.metadata) as parquet:
+                for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns):
+                    yield self._typed(pa.Table.from_batches([batch]), batch.num_rows)
 
     def rows(self, number: int, rows: Sequence[int]) -> pa.RecordBatch:
-        with self._open(number) as parquet:
-            columns = self._data_columns(parquet)
+        location, key = self._checked(number)
+        with self.filesystem.open_input_file(location) as handle:
+            footer = footer_of(handle, key)
+            columns = self._data_columns(footer.schema)
             if not columns:
                 return self._typed(pa.table({}), len(rows))
-            starts = []
-            offset = 0
-            metadata = parquet.metadata
-            for group in range(metadata.num_row_groups):
-                starts.append(offset)
-                offset += metadata.row_group(group).num_rows
-            needed = sorted({bisect.bisect_right(starts, r) - 1 for r in rows})
-            table = parquet.read_row_groups(needed, columns=columns)
-            # Positions in the concatenation of the row groups read.
-            base: dict[int, int] = {}
-            position = 0
-            for group in needed:
-                base[group] = position
-                position += metadata.row_group(group).num_rows
-            indices = []
-            for row in rows:
-                group = bisect.bisect_right(starts, row) - 1
-                indices.append(base[group] + row - starts[group])
-            return self._typed(table.take(pa.array(indices, pa.int64())), len(rows))
+            served = page_rows(handle, footer, columns, rows)
+            arrays = dict(served.arrays)
+            if served.rest:
+                with pq.ParquetFile(handle, metadata=footer.metadata) as parquet:
+                    table = _row_group_rows(parquet, footer, list(served.rest), rows)
+                arrays.update(zip(table.column_names, table.columns, strict=True))
+        return self._typed(pa.table({c: arrays[c] for c in columns}), len(rows))
 
     def _typed(self, table: pa.Table, count: int) -> pa.RecordBatch:
         arrays = []
@@ -247,6 +252,26 @@ class _FileRows:
             else:
                 arrays.append(pa.nulls(count, field.type))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+def _row_group_rows(
+    parquet: pq.ParquetFile, footer: ParquetFooter, columns: list[str], rows: Sequence[int]
+) -> pa.Table:
+    """``rows`` of ``columns`` read by whole row groups (nested columns, no offset index)."""
+    starts = footer.group_starts
+    needed = sorted({bisect.bisect_right(starts, r) - 1 for r in rows})
+    table = parquet.read_row_groups(needed, columns=columns)
+    # Positions in the concatenation of the row groups read.
+    base: dict[int, int] = {}
+    position = 0
+    for group in needed:
+        base[group] = position
+        position += footer.group_rows[group]
+    indices = []
+    for row in rows:
+        group = bisect.bisect_right(starts, row) - 1
+        indices.append(base[group] + row - starts[group])
+    return table.take(pa.array(indices, pa.int64()))
 
 
 def _cast(column: pa.Array, target: pa.DataType) -> pa.Array:

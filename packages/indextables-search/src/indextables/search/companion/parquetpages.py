@@ -1,0 +1,479 @@
+"""Read given rows of a Parquet file page by page: only the pages that hold them.
+
+A companion hit names a file and a row. Parquet's offset index lists each
+column chunk's data pages (byte offset, size, first row), so the rows of a few
+hits need only the pages holding them (and the chunk's dictionary page). Per
+column, those byte ranges are fetched (ranges closer than ``_HOLE`` bytes
+coalesced into one ranged read) and laid out as a small Parquet file of their
+own: the same page bytes, a footer listing one row group per row group read,
+the column's schema element and its Arrow type (``ARROW:schema``). pyarrow
+decodes that file; the hit rows are then taken from it. Decoding stays
+pyarrow's, so every type comes back exactly as a whole-file read gives it.
+
+Served this way: top-level columns that are one Parquet leaf and not repeated
+(every flat column), in files with an offset index and no encryption. The
+others (nested columns: structs, lists, maps) are returned by name for the
+row-group path of :mod:`.read`. Footers and offset indexes are kept per file
+(location, size, modification time) in a bounded cache.
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from indextables.search.companion.slimpages import (
+    PageCodec,
+    read_dictionary,
+    slim_page,
+)
+from indextables.search.companion.thriftcompact import (
+    BINARY,
+    I32,
+    I64,
+    LIST,
+    STRUCT,
+    TList,
+    TStruct,
+    decode_struct,
+    encode_struct,
+)
+from indextables.search.errors import CompanionError
+
+__all__ = ["FileKey", "ParquetFooter", "PageRows", "clear_footer_cache", "footer_of", "page_rows"]
+
+_MAGIC = b"PAR1"
+_TAIL = 64 * 1024  # the first read of a footer: most footers fit
+_HOLE = 256 * 1024  # ranges closer than this are read as one
+_MAX_RANGE = 64 << 20
+_CACHED_FOOTERS = 256
+_REPEATED = 2
+#: A page is cut down to its hits when they are at most 1/SLIM_SHARE of its rows.
+SLIM_SHARE = 16
+#: A column whose hit pages hold more than this share of its row groups' page bytes
+#: is left to the row-group read (which decodes the same, with no page copies).
+DENSE_SHARE = 0.9
+
+
+@dataclass(frozen=True, slots=True)
+class FileKey:
+    """Which file, as of which version: a footer is kept under it."""
+
+    location: str
+    size: int
+    mtime_ns: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ParquetFooter:
+    """A Parquet file's footer, decoded once.
+
+    Attributes:
+        meta: the ``FileMetaData`` struct as written.
+        metadata: pyarrow's view of it (handed to ``pq.ParquetFile``, no second read).
+        schema: the file's Arrow schema, as a whole-file read gives it.
+        group_starts: the first row of each row group.
+        group_rows: the rows of each row group.
+        leaves: top-level flat column name -> (its leaf index, its schema element).
+        encrypted: the file or a column is encrypted (never served page by page).
+        offsets: (row group, leaf) -> its pages' (offset, size, first row), filled on use.
+    """
+
+    meta: TStruct
+    metadata: pq.FileMetaData
+    schema: pa.Schema
+    group_starts: tuple[int, ...]
+    group_rows: tuple[int, ...]
+    leaves: Mapping[str, tuple[int, TStruct]]
+    encrypted: bool
+    offsets: dict[tuple[int, int], tuple[tuple[int, int, int], ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PageRows:
+    """The rows :func:`page_rows` served, and the columns it left to the row-group path."""
+
+    arrays: Mapping[str, pa.Array]
+    rest: tuple[str, ...]
+
+
+_lock = threading.Lock()
+_footers: OrderedDict[FileKey, ParquetFooter] = OrderedDict()
+
+
+def clear_footer_cache() -> None:
+    """Forget every kept footer (tests)."""
+    with _lock:
+        _footers.clear()
+
+
+def footer_of(handle: pa.NativeFile, key: FileKey) -> ParquetFooter:
+    """The footer of the open file ``handle`` (kept per ``key`` when it has a modification time).
+
+    Raises:
+        CompanionError: the file is not Parquet or its footer is damaged.
+    """
+    with _lock:
+        found = _footers.get(key)
+        if found is not None:
+            _footers.move_to_end(key)
+            return found
+    footer = _read_footer(handle, key)
+    if key.mtime_ns is None:  # no version to key it by: never kept
+        return footer
+    with _lock:
+        _footers[key] = footer
+        while len(_footers) > _CACHED_FOOTERS:
+            _footers.popitem(last=False)
+    return footer
+
+
+def _read_footer(handle: pa.NativeFile, key: FileKey) -> ParquetFooter:
+    size = key.size
+    if size < 12:
+        raise CompanionError(f"{key.location!r} is not a Parquet file ({size} bytes)")
+    tail_size = min(size, _TAIL)
+    tail = bytes(handle.read_at(tail_size, size - tail_size))
+    length = int.from_bytes(tail[-8:-4], "little")
+    magic = tail[-4:]
+    if magic not in (_MAGIC, b"PARE") or length + 8 > size:
+        raise CompanionError(f"{key.location!r} is not a Parquet file (no footer)")
+    if length + 8 > len(tail):
+        tail = bytes(handle.read_at(length + 8, size - length - 8))
+    raw = tail[len(tail) - 8 - length : len(tail) - 8]
+    encrypted = magic != _MAGIC
+    meta = TStruct() if encrypted else decode_struct(raw)[0]
+    try:
+        footer_file = _MAGIC + tail[len(tail) - 8 - length :]
+        metadata = pq.read_metadata(pa.BufferReader(footer_file))
+        schema = pq.read_schema(pa.BufferReader(footer_file))
+    except (pa.ArrowException, OSError) as exc:
+        raise CompanionError(f"{key.location!r}: its Parquet footer is damaged: {exc}") from None
+    starts, rows, offset = [], [], 0
+    for group in range(metadata.num_row_groups):
+        starts.append(offset)
+        count = metadata.row_group(group).num_rows
+        rows.append(count)
+        offset += count
+    encrypted = (
+        encrypted
+        or meta.get(8) is not None
+        or any(
+            chunk.get(8) is not None or chunk.get(9) is not None
+            for group in (meta.get(4) or TList(STRUCT)).items
+            for chunk in group.get(1).items
+        )
+    )
+    return ParquetFooter(
+        meta=meta,
+        metadata=metadata,
+        schema=schema,
+        group_starts=tuple(starts),
+        group_rows=tuple(rows),
+        leaves={} if encrypted else _flat_leaves(meta),
+        encrypted=encrypted,
+    )
+
+
+def _flat_leaves(meta: TStruct) -> dict[str, tuple[int, TStruct]]:
+    """Top-level columns that are one non-repeated leaf: name -> (leaf index, element)."""
+    elements = meta.get(2).items
+    found: dict[str, tuple[int, TStruct]] = {}
+    leaf = 0
+    position = 1
+    for _ in range(elements[0].get(5, 0)):
+        # walk one top-level subtree, counting its leaves
+        element = elements[position]
+        children = element.get(5, 0)
+        if not children:
+            if element.get(3) != _REPEATED and element.get(1) is not None:
+                found[element.get(4).decode("utf-8", "replace")] = (leaf, element)
+            leaf += 1
+            position += 1
+            continue
+        pending = children
+        position += 1
+        while pending:
+            child = elements[position]
+            position += 1
+            pending -= 1
+            grand = child.get(5, 0)
+            if grand:
+                pending += grand
+            else:
+                leaf += 1
+    return found
+
+
+def page_rows(
+    handle: pa.NativeFile, footer: ParquetFooter, columns: Sequence[str], rows: Sequence[int]
+) -> PageRows:
+    """The values of ``rows`` (rows of the file, in this order) in ``columns``.
+
+    Columns not served page by page (nested ones, files without an offset index,
+    hits in nearly every page: :data:`DENSE_SHARE`) are left in :attr:`PageRows.rest`.
+    """
+    placed = [_place(footer, row) for row in rows]
+    groups = sorted({group for group, _ in placed})
+    served = [c for c in columns if c in footer.leaves and not footer.encrypted]
+    served = [c for c in served if _has_offset_index(footer, footer.leaves[c][0], groups)]
+    _load_offset_indexes(handle, footer, [footer.leaves[c][0] for c in served], groups)
+    planned = {name: _plan(footer, footer.leaves[name][0], groups, placed) for name in served}
+    plans = {n: p for n, p in planned.items() if p is not None and p.share <= DENSE_SHARE}
+    ranges = sorted({piece for plan in plans.values() for piece in plan.pieces})
+    data = _read_ranges(handle, ranges)
+    arrays: dict[str, pa.Array] = {}
+    rest = [c for c in columns if c not in plans]
+    for name, plan in plans.items():
+        decoded = _decode(footer, name, plan, data)
+        if decoded is None:
+            rest.append(name)
+        else:
+            array, positions = decoded
+            arrays[name] = array.take(pa.array([positions[p] for p in placed], pa.int64()))
+    return PageRows(arrays=arrays, rest=tuple(c for c in columns if c in rest))
+
+
+def _place(footer: ParquetFooter, row: int) -> tuple[int, int]:
+    group = bisect.bisect_right(footer.group_starts, row) - 1
+    if group < 0 or row - footer.group_starts[group] >= footer.group_rows[group]:
+        raise CompanionError(f"row {row} is past the end of a Parquet file the index names")
+    return group, row - footer.group_starts[group]
+
+
+def _chunk(footer: ParquetFooter, group: int, leaf: int) -> TStruct:
+    chunk: TStruct = footer.meta.get(4).items[group].get(1).items[leaf]
+    return chunk
+
+
+def _has_offset_index(footer: ParquetFooter, leaf: int, groups: Sequence[int]) -> bool:
+    for group in groups:
+        chunk = _chunk(footer, group, leaf)
+        if chunk.get(4) is None or not chunk.get(5) or chunk.get(3) is None:
+            return False
+    return True
+
+
+def _load_offset_indexes(
+    handle: pa.NativeFile, footer: ParquetFooter, leaves: Sequence[int], groups: Sequence[int]
+) -> None:
+    wanted: dict[tuple[int, int], tuple[int, int]] = {}
+    for leaf in leaves:
+        for group in groups:
+            if (group, leaf) not in footer.offsets:
+                chunk = _chunk(footer, group, leaf)
+                wanted[(group, leaf)] = (int(chunk.get(4)), int(chunk.get(5)))
+    if not wanted:
+        return
+    data = _read_ranges(handle, sorted(set(wanted.values())))
+    for place, piece in wanted.items():
+        index, _ = decode_struct(data[piece])
+        footer.offsets[place] = tuple(
+            (int(p.get(1)), int(p.get(2)), int(p.get(3))) for p in index.get(1).items
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Page:
+    """One data page holding hits: its byte range, first row, rows, and the hit rows in it."""
+
+    offset: int
+    size: int
+    first: int
+    rows: int
+    hits: tuple[int, ...]  # rows within the page, sorted, unique
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """One row group of a column's small file: its dictionary page range and pages."""
+
+    group: int
+    prefix: tuple[int, int] | None
+    pages: tuple[_Page, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    groups: tuple[_Group, ...]
+    pieces: frozenset[tuple[int, int]]
+    share: float  # of the row groups' page bytes, those of the pages read
+
+
+def _plan(
+    footer: ParquetFooter, leaf: int, groups: Sequence[int], placed: Sequence[tuple[int, int]]
+) -> _Plan | None:
+    """Which pages of ``leaf`` hold the rows (None: an offset index that does not
+    cover its row group from row 0)."""
+    for group in groups:
+        locations = footer.offsets[(group, leaf)]
+        if not locations or locations[0][2] != 0:
+            return None
+    wanted: dict[int, dict[int, set[int]]] = {}
+    for group, row in placed:
+        locations = footer.offsets[(group, leaf)]
+        page = bisect.bisect_right(locations, row, key=lambda p: p[2]) - 1
+        wanted.setdefault(group, {}).setdefault(page, set()).add(row - locations[page][2])
+    parts: list[_Group] = []
+    pieces: set[tuple[int, int]] = set()
+    chosen = every = 0
+    for group in groups:
+        locations = footer.offsets[(group, leaf)]
+        every += sum(size for _, size, _ in locations)
+        meta = _chunk(footer, group, leaf).get(3)
+        chunk_start = int(meta.get(9))
+        if meta.get(11) is not None and 0 < int(meta.get(11)) < chunk_start:
+            chunk_start = int(meta.get(11))
+        prefix = None
+        if chunk_start < locations[0][0]:
+            prefix = (chunk_start, locations[0][0] - chunk_start)
+            pieces.add(prefix)
+        pages = []
+        for page, hits in sorted(wanted[group].items()):
+            offset, size, first = locations[page]
+            last = locations[page + 1][2] if page + 1 < len(locations) else footer.group_rows[group]
+            pages.append(_Page(offset, size, first, last - first, tuple(sorted(hits))))
+            pieces.add((offset, size))
+            chosen += size
+        parts.append(_Group(group, prefix, tuple(pages)))
+    return _Plan(tuple(parts), frozenset(pieces), chosen / max(1, every))
+
+
+def _read_ranges(
+    handle: pa.NativeFile, ranges: Sequence[tuple[int, int]]
+) -> dict[tuple[int, int], memoryview]:
+    """``(offset, size) -> bytes``: one ranged read per run of ranges closer than ``_HOLE``."""
+    found: dict[tuple[int, int], memoryview] = {}
+    index = 0
+    ordered = sorted(ranges)
+    while index < len(ordered):
+        begin = ordered[index][0]
+        end = ordered[index][0] + ordered[index][1]
+        stop = index + 1
+        while stop < len(ordered):
+            offset, size = ordered[stop]
+            if offset - end > _HOLE or max(end, offset + size) - begin > _MAX_RANGE:
+                break
+            end = max(end, offset + size)
+            stop += 1
+        buffer = memoryview(handle.read_at(end - begin, begin)).cast("B")
+        if len(buffer) != end - begin:
+            raise CompanionError("a Parquet file is shorter than its footer says")
+        for offset, size in ordered[index:stop]:
+            found[(offset, size)] = buffer[offset - begin : offset - begin + size]
+        index = stop
+    return found
+
+
+def _decode(
+    footer: ParquetFooter,
+    name: str,
+    plan: _Plan,
+    data: Mapping[tuple[int, int], memoryview],
+) -> tuple[pa.Array, dict[tuple[int, int], int]] | None:
+    """The plan's pages of column ``name`` decoded by pyarrow, and each hit's position
+    in the result (None: leave the column to row groups). A page with few hits is cut
+    down to them (:mod:`.slimpages`); the others are decoded whole."""
+    leaf, element = footer.leaves[name]
+    body: list[bytes | memoryview] = [_MAGIC]
+    length = len(_MAGIC)
+    row_groups = []
+    total = 0
+    positions: dict[tuple[int, int], int] = {}
+    for part in plan.groups:
+        meta = _chunk(footer, part.group, leaf).get(3).copy()
+        codec = PageCodec.of(meta, element)
+        dictionary = None
+        if codec is not None and part.prefix is not None:
+            dictionary = read_dictionary(data[part.prefix], codec)
+        pieces: list[bytes | memoryview] = []
+        raw = False
+        rows = 0
+        for page in part.pages:
+            slim = None
+            if codec is not None and len(page.hits) * SLIM_SHARE <= page.rows:
+                slim = slim_page(data[(page.offset, page.size)], page.hits, codec, dictionary)
+            if slim is not None:
+                pieces.append(slim)
+                for number, hit in enumerate(page.hits):
+                    positions[(part.group, page.first + hit)] = total + rows + number
+                rows += len(page.hits)
+            else:
+                raw = True
+                pieces.append(data[(page.offset, page.size)])
+                for hit in page.hits:
+                    positions[(part.group, page.first + hit)] = total + rows + hit
+                rows += page.rows
+        start = length
+        if raw and part.prefix is not None:
+            body.append(data[part.prefix])
+            length += part.prefix[1]
+            meta.set(11, I64, start)
+        else:
+            meta.drop(11)
+        meta.set(9, I64, length)
+        for piece in pieces:
+            body.append(piece)
+            length += len(piece)
+        size = length - start
+        meta.set(5, I64, rows)
+        meta.set(7, I64, size)
+        encodings = meta.get(2)
+        if encodings is not None:
+            kinds = set(encodings.items) | {0, 3}  # PLAIN, RLE: the cut pages'
+            meta.set(2, LIST, TList(I32, sorted(kinds)))
+        meta.drop(10, 12, 13, 14, 15, 16, 17)
+        column = TStruct({2: (I64, start), 3: (STRUCT, meta)})
+        row_groups.append(
+            TStruct(
+                {
+                    1: (LIST, TList(STRUCT, [column])),
+                    2: (I64, size),
+                    3: (I64, rows),
+                }
+            )
+        )
+        total += rows
+    root = footer.meta.get(2).items[0].copy()
+    root.set(5, I32, 1)
+    arrow_schema = pa.schema([footer.schema.field(name)])
+    key_value = TStruct(
+        {
+            1: (BINARY, b"ARROW:schema"),
+            2: (BINARY, base64.b64encode(arrow_schema.serialize().to_pybytes())),
+        }
+    )
+    meta = TStruct(
+        {
+            1: (I32, footer.meta.get(1, 1)),
+            2: (LIST, TList(STRUCT, [root, element])),
+            3: (I64, total),
+            4: (LIST, TList(STRUCT, row_groups)),
+            5: (LIST, TList(STRUCT, [key_value])),
+        }
+    )
+    created_by = footer.meta.get(6)
+    if created_by is not None:
+        meta.set(6, BINARY, created_by)
+    encoded = encode_struct(meta)
+    body += [encoded, len(encoded).to_bytes(4, "little"), _MAGIC]
+    try:
+        with pq.ParquetFile(pa.BufferReader(b"".join(body)), pre_buffer=False) as small:
+            table = small.read(use_threads=False)
+    except (pa.ArrowException, OSError):
+        return None
+    if table.num_rows != total or table.num_columns != 1:
+        return None
+    column = table.column(0)
+    if column.type != footer.schema.field(name).type:
+        return None
+    return column.combine_chunks(), positions
