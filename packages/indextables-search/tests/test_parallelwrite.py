@@ -31,6 +31,13 @@ ROLL_EACH_SLICE = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _writers_start_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small tables here: every writer starts at the first slice (the default waits for
+    50,000 rows per running writer)."""
+    monkeypatch.setattr(parallelwrite, "MIN_ROWS_PER_WRITER", 0)
+
+
 def _split_files(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*.split"))
 
@@ -65,6 +72,31 @@ def test_partitioned_rows_with_two_writers(tmp_path: Path) -> None:
 def test_one_slice_is_one_split_whatever_the_workers(tmp_path: Path) -> None:
     result = write_table(str(tmp_path), random_table(14, 30), workers=4)
     assert (result.files_added, result.rows) == (1, 30)
+
+
+def test_writers_start_as_the_rows_come(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from indextables.search.write import tablewrite
+
+    started: list[str] = []
+    make = tablewrite.split_writer
+
+    def counted(plan: Any) -> Any:
+        started.append(plan.uri)
+        return make(plan)
+
+    monkeypatch.setattr(tablewrite, "split_writer", counted)
+    # One more writer once every running one has had 100 rows: 250 rows, 40 at a time.
+    monkeypatch.setattr(parallelwrite, "MIN_ROWS_PER_WRITER", 100)
+    data = random_table(18, 250)
+    result = write_table(str(tmp_path / "a"), data, options=SMALL_BATCHES, workers=8)
+    assert len(started) == 3  # at the first slice, after 120 rows and after 240
+    assert 1 <= result.files_added <= 3
+    assert row_multiset(open_table(str(tmp_path / "a")).to_arrow().to_pylist()) == row_multiset(
+        data.to_pylist()
+    )
+    started.clear()
+    small = write_table(str(tmp_path / "b"), data.slice(0, 100), options=SMALL_BATCHES, workers=8)
+    assert (len(started), small.files_added) == (1, 1)
 
 
 def test_a_failing_writer_commits_nothing_and_leaves_no_split(
