@@ -97,3 +97,22 @@ def test_bad_optimize_write_options_fail_before_writing(
     with pytest.raises(OptionError, match=match):
         itp.write(spark.range(3), str(tmp_path / "t"), options={OW + key: value})
     assert not (tmp_path / "t").exists()
+
+
+def test_index_writer_threads_index_one_task_with_several_writers(
+    spark: Any, tmp_path: Path
+) -> None:
+    # One task of 120,000 rows: a second writer starts once the first has 50,000 rows
+    # (MIN_ROWS_PER_WRITER), so the task writes two splits; without the option, one.
+    df = spark.range(120_000, numPartitions=1).selectExpr(
+        "id", "concat('v', cast(id % 1000 as string)) as s", "cast(id as double) / 7 as d"
+    )
+    threads = {"spark.indextables.indexWriter.threads": "2"}
+    df.write.format("indextables").options(**threads).save(str(tmp_path / "t"))
+    df.write.format("indextables").save(str(tmp_path / "one"))
+    counts = [n for _, n in _split_rows(tmp_path / "t")]
+    assert (len(counts), sum(counts)) == (2, 120_000)
+    assert len(_split_rows(tmp_path / "one")) == 1
+    back = spark.read.format("indextables").load(str(tmp_path / "t"))
+    assert back.exceptAll(df).count() == 0
+    assert df.exceptAll(back).count() == 0

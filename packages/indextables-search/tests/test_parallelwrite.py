@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from indextables.search import open_table, write_table
-from indextables.search.errors import ArgumentError
+from indextables.search.errors import ArgumentError, OptionError
 from indextables.search.table.tableaccess import load_view, table_exists
 from indextables.search.write import parallelwrite
 from indextables.search.write.splitwriter import PartitionIndex
@@ -155,3 +155,24 @@ def test_workers_must_be_a_positive_int(tmp_path: Path, bad: object) -> None:
 
 def test_default_is_the_cores_this_process_may_use() -> None:
     assert parallelwrite.check_workers(None) == len(os.sched_getaffinity(0))
+
+
+THREADS = "spark.indextables.indexWriter.threads"
+
+
+def test_the_threads_option_sets_the_writers_and_the_keyword_wins(tmp_path: Path) -> None:
+    data = random_table(19, 400)
+    two = write_table(str(tmp_path / "a"), data, options={**SMALL_BATCHES, THREADS: "2"})
+    assert two.files_added == 2
+    one = write_table(str(tmp_path / "b"), data, options={**SMALL_BATCHES, THREADS: "2"}, workers=1)
+    assert one.files_added == 1
+    for uri in ("a", "b"):
+        back = open_table(str(tmp_path / uri)).to_arrow().to_pylist()
+        assert row_multiset(back) == row_multiset(data.to_pylist())
+
+
+@pytest.mark.parametrize("bad", ["0", "-2", "two", ""])
+def test_a_bad_threads_option_names_the_key(tmp_path: Path, bad: str) -> None:
+    with pytest.raises(OptionError, match=r"indexWriter\.threads"):
+        write_table(str(tmp_path), pa.table({"a": [1]}), options={THREADS: bad})
+    assert not table_exists(str(tmp_path), {})

@@ -9,6 +9,7 @@ version. A failed job commits nothing: its uploaded splits are orphans that
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ import pyarrow as pa
 
 from indextables.protocol.actions import AddAction
 from indextables.search.table.tableaccess import commit_write
+from indextables.search.write.parallelwrite import write_parallel
 from indextables.search.write.writeplan import TableWritePlan, split_writer
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
@@ -52,13 +54,15 @@ class IndexTablesWriter(DataSourceArrowWriter):
         self.overwrite = overwrite
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> SplitsMessage:
-        """Index this task's rows into one split per partition value; upload them."""
-        writer = split_writer(self.plan.table)
-        try:
-            writer.write(iterator)
-            return SplitsMessage(tuple(writer.finish()))
-        finally:
-            writer.abort()
+        """Index this task's rows into one split per partition value and writer; upload them.
+
+        A failed task deletes the splits it uploaded (best effort) before raising.
+        """
+        plan = self.plan.table
+        # ``indexWriter.threads`` writers per task (default 1: Spark runs a task per core).
+        workers = plan.write_options.threads or 1
+        make = functools.partial(split_writer, plan)
+        return SplitsMessage(tuple(write_parallel(iterator, make, workers=workers)))
 
     def commit(self, messages: Sequence[WriterCommitMessage | None]) -> None:
         """Commit every task's adds in one version, then run the after-write maintenance."""

@@ -17,6 +17,7 @@ error is raised; the caller commits nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -178,7 +179,5 @@ def _delete(store: ObjectStore, adds: Iterable[AddAction]) -> None:
     paths = [a.path for a in adds]
     if not paths:
         return
-    try:
+    with contextlib.suppress(Exception):  # a failing store leaves orphans, nothing committed
         store.delete_many(paths)
-    except Exception:  # a failing store leaves orphans, never a half-committed write
-        pass

@@ -20,7 +20,11 @@ from indextables.search.options import lower_keys
 from indextables.search.schema.schemajson import spark_json
 from indextables.search.table.tableaccess import commit_write
 from indextables.search.write.arrowinput import as_reader, conform_batch, spark_arrow_schema
-from indextables.search.write.parallelwrite import check_workers, write_parallel
+from indextables.search.write.parallelwrite import (
+    check_workers,
+    default_workers,
+    write_parallel,
+)
 from indextables.search.write.writeplan import plan_table_write, split_writer
 
 __all__ = ["WriteResult", "write_table"]
@@ -67,8 +71,9 @@ def write_table(
             (``spark.indextables.indexing.*``, ``indexWriter.*``, store options).
         workers: how many writers index the rows at once, each into its own
             splits (threads of this process, each with its own Tantivy writer:
-            see :mod:`.parallelwrite`); None (the default) is the number of
-            cores this process may use. All of them commit in one version, or,
+            see :mod:`.parallelwrite`); None (the default) takes option
+            ``spark.indextables.indexWriter.threads``, or without it the
+            number of cores this process may use. All of them commit in one version, or,
             when any fails, nothing is committed.
 
     Raises:
@@ -78,7 +83,8 @@ def write_table(
         UnsupportedTypeError: a column of a type Spark or the index cannot hold.
     """
     opts = _options(uri, mode, partition_by, options)
-    threads = check_workers(workers)
+    if workers is not None:
+        check_workers(workers)
     reader = as_reader(data)
     target = spark_arrow_schema(reader.schema)
     plan = plan_table_write(uri, opts, target)
@@ -89,6 +95,7 @@ def write_table(
             "spark.indextables.onWrite.deferred=true)"
         )
     counted = _Counted(reader, target)
+    threads = workers or plan.write_options.threads or default_workers()
     adds = write_parallel(counted, functools.partial(split_writer, plan), workers=threads)
     version = commit_write(
         uri,
