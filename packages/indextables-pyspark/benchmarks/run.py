@@ -11,7 +11,8 @@
 
 Usage: python benchmarks/run.py [--write-rows 1000000] [--search-rows 2000000]
            [--scale-rows 20000000] [--scale-path DIR] [--repeat 5] [--skip-write]
-       python benchmarks/run.py <splitio|termdict|plan_big|profile_needle|count|merge> [its options]
+       python benchmarks/run.py <script> [its options], <script> one of
+           splitio, termdict, plan_big, profile_needle, count, merge, write
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def session() -> Any:
     return spark
 
 
-SCRIPTS = ("splitio", "termdict", "plan_big", "profile_needle", "count", "merge")
+SCRIPTS = ("splitio", "termdict", "plan_big", "profile_needle", "count", "merge", "write")
 
 
 SEARCHES = (

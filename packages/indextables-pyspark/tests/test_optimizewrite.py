@@ -97,3 +97,42 @@ def test_bad_optimize_write_options_fail_before_writing(
     with pytest.raises(OptionError, match=match):
         itp.write(spark.range(3), str(tmp_path / "t"), options={OW + key: value})
     assert not (tmp_path / "t").exists()
+
+
+def test_index_writer_threads_index_one_task_with_several_writers(
+    spark: Any, tmp_path: Path
+) -> None:
+    # One task of 120,000 rows: a second writer starts once the first has 50,000 rows
+    # (MIN_ROWS_PER_WRITER), so the task writes two splits; without the option, one.
+    df = spark.range(120_000, numPartitions=1).selectExpr(
+        "id", "concat('v', cast(id % 1000 as string)) as s", "cast(id as double) / 7 as d"
+    )
+    threads = {"spark.indextables.indexWriter.threads": "2"}
+    df.write.format("indextables").options(**threads).mode("append").save(str(tmp_path / "t"))
+    df.write.format("indextables").mode("append").save(str(tmp_path / "one"))
+    counts = [n for _, n in _split_rows(tmp_path / "t")]
+    assert (len(counts), sum(counts)) == (2, 120_000)
+    assert len(_split_rows(tmp_path / "one")) == 1
+    back = spark.read.format("indextables").load(str(tmp_path / "t"))
+    assert back.exceptAll(df).count() == 0
+    assert df.exceptAll(back).count() == 0
+
+
+def test_one_partition_per_core_already_is_written_without_a_shuffle(
+    spark: Any, tmp_path: Path
+) -> None:
+    import indextables.pyspark as itp
+    from indextables.pyspark.writing.optimizewrite import distribute
+    from indextables.search.options import parse_optimize_write
+
+    cores = spark.sparkContext.defaultParallelism
+    settings = parse_optimize_write({OW + "enabled": "true"})
+    # Skewed on purpose: the rows stay where they are (the shuffle would only move them).
+    df = spark.range(0, 300, numPartitions=cores).where("id < 200 or id % 10 = 0")
+    assert distribute(df, settings=settings, partition_columns=()) is df
+    other = spark.range(300, numPartitions=cores + 1)
+    spread = distribute(other, settings=settings, partition_columns=())
+    assert spread is not other
+    assert spread.rdd.getNumPartitions() == cores
+    itp.write(df, str(tmp_path / "t"), options={OW + "enabled": "true"})
+    assert sum(n for _, n in _split_rows(tmp_path / "t")) == df.count()

@@ -3,8 +3,10 @@
 In one run over the same log rows (``logdata.py``, default 1,000,000 in
 500,000-row batches, already built in memory before any timing):
 
-- ``write_table`` (one process: Arrow -> documents -> Tantivy, the Arrow copy,
-  the SSTable rewrite, the bundle and the commit);
+- ``write_table`` with one writer (one process: Arrow -> documents -> Tantivy,
+  the Arrow copy, the SSTable rewrite, the bundle and the commit), and with
+  ``--workers`` writers (default: every core; threads of this process, each
+  with its own Tantivy writer, see ``write/parallelwrite.py``);
 - ``pyarrow.parquet.write_table`` (snappy, row groups of 1M rows);
 - the floor: a bare tantivy-py pipeline over the same Arrow batches with the
   same schema (``create_index``: fieldnorms off, row key), documents built the
@@ -12,7 +14,8 @@ In one run over the same log rows (``logdata.py``, default 1,000,000 in
   ``add_document`` in 10,000-row slices, ``commit`` -- no Arrow copy, no
   statistics, no SSTable rewrite, no bundle, no commit to a log;
 
-each the median of ``--repeat`` runs, with the ratios, then the bytes per row
+each the median of ``--repeat`` rounds (the four interleaved in each round),
+with the cores each kept busy (CPU / wall) and the ratios, then the bytes per row
 of the written split by file kind (``.store``, ``.idx``, ``.pos``, ``.term``,
 ``.fast``, ``.fieldnorm``, the Arrow copy...) against Parquet's, written once
 with ``indexWriter.arrowCopy=all`` (every column copied, as before the option)
@@ -61,32 +64,36 @@ from indextables.search.schema.mapping import (
     field_specs,
 )
 from indextables.search.table.tableaccess import load_view
+from indextables.search.write.parallelwrite import default_workers
 
 ARROW_COPY = "spark.indextables.indexWriter.arrowCopy"
 
 
-def timed(action: Callable[[str], None], repeat: int, root: str) -> tuple[float, float]:
-    """Median wall and CPU seconds (all threads) of ``repeat`` runs of ``action(directory)``.
+def timed_rounds(
+    runs: dict[str, Callable[[str], None]], repeat: int, root: str
+) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU seconds of each run, the runs interleaved round by round.
 
-    On a shared machine the CPU time is the steadier figure: it leaves out the
-    time the process waited for a core.
+    Interleaving spreads a shared machine's changing load over every run alike.
     """
-    walls, cpus = [], []
+    walls: dict[str, list[float]] = {name: [] for name in runs}
+    cpus: dict[str, list[float]] = {name: [] for name in runs}
     for k in range(repeat):
-        target = os.path.join(root, f"run-{k}")
-        start, cpu = time.perf_counter(), time.process_time()
-        action(target)
-        walls.append(time.perf_counter() - start)
-        cpus.append(time.process_time() - cpu)
-        shutil.rmtree(target, ignore_errors=True)
-    return statistics.median(walls), statistics.median(cpus)
+        for name, action in runs.items():
+            target = os.path.join(root, f"run-{k}")
+            start, cpu = time.perf_counter(), time.process_time()
+            action(target)
+            walls[name].append(time.perf_counter() - start)
+            cpus[name].append(time.process_time() - cpu)
+            shutil.rmtree(target, ignore_errors=True)
+    return {n: (statistics.median(walls[n]), statistics.median(cpus[n])) for n in runs}
 
 
-def ours(batches: Sequence[pa.RecordBatch]) -> Callable[[str], None]:
+def ours(batches: Sequence[pa.RecordBatch], workers: int | None = None) -> Callable[[str], None]:
     table = pa.Table.from_batches(batches)
 
     def run(target: str) -> None:
-        write_table(target, table, options=OPTIONS)
+        write_table(target, table, options=OPTIONS, workers=workers)
 
     return run
 
@@ -281,6 +288,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--merge-splits", type=int, default=20)
     parser.add_argument("--merge-only", action="store_true")
+    parser.add_argument(
+        "--workers", type=int, default=0, help="write_table's workers line (0: every core)"
+    )
     args = parser.parse_args(argv)
     batches = list(chunks(0, args.rows))
     if args.merge_only:
@@ -288,24 +298,39 @@ def main(argv: Sequence[str] | None = None) -> int:
             merge_figures(batches, args.merge_splits, root)
         return 0
     rows = args.rows
-    print(f"write, {rows:,} log rows, median of {args.repeat} runs, one process:", flush=True)
+    workers = args.workers or default_workers()
+    print(
+        f"write, {rows:,} log rows, median of {args.repeat} interleaved rounds, "
+        f"load average {os.getloadavg()[0]:.1f} at the start:",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="indextables-bench-write-") as root:
         rates: dict[str, tuple[float, float]] = {}
-        for label, make in (("write_table", ours), ("parquet", parquet), ("tantivy floor", floor)):
-            wall, cpu = timed(make(batches), args.repeat, root)
+        runs = {
+            "write_table": ours(batches, 1),
+            f"write_table x{workers}": ours(batches, workers),
+            "parquet": parquet(batches),
+            "tantivy floor": floor(batches),
+        }
+        for label, (wall, cpu) in timed_rounds(runs, args.repeat, root).items():
             rates[label] = (rows / wall, rows / cpu)
             print(
-                f"  {label:<14} {rows / wall:>11,.0f} rows/s wall ({wall:6.2f} s)  "
-                f"{rows / cpu:>11,.0f} rows per CPU-second ({cpu:6.2f} s)",
+                f"  {label:<16} {rows / wall:>11,.0f} rows/s wall ({wall:6.2f} s)  "
+                f"{rows / cpu:>11,.0f} rows per CPU-second ({cpu:6.2f} s)  "
+                f"{cpu / wall:4.2f} cores busy",
                 flush=True,
             )
+        print(f"  load average {os.getloadavg()[0]:.1f} at the end")
         for k, basis in enumerate(("wall", "CPU")):
-            ours_rate, pq_rate, floor_rate = (
-                rates[n][k] for n in ("write_table", "parquet", "tantivy floor")
+            one, many, pq_rate, floor_rate = (
+                rates[n][k]
+                for n in ("write_table", f"write_table x{workers}", "parquet", "tantivy floor")
             )
             print(
-                f"  {basis:<4}: write_table / parquet = {ours_rate / pq_rate:.2f}x, "
-                f"write_table / floor = {ours_rate / floor_rate:.0%}, "
+                f"  {basis:<4}: write_table / parquet = {one / pq_rate:.2f}x "
+                f"(x{workers}: {many / pq_rate:.2f}x), "
+                f"write_table / floor = {one / floor_rate:.0%}, "
+                f"x{workers} / x1 = {many / one:.2f}x, "
                 f"floor / parquet = {floor_rate / pq_rate:.2f}x"
             )
         before, _, _ = split_bytes(root, batches, arrow_copy="all")

@@ -74,9 +74,9 @@ def test_scans_and_searches_read_back_exactly_in_every_mode(tmp_path: Path, mode
 
 def test_the_default_copies_only_what_stored_documents_cannot_hold(tmp_path: Path) -> None:
     data = random_table(5, 200)
-    write_table(str(tmp_path / "default"), data, options=_options(None))
-    write_table(str(tmp_path / "all"), data, options=_options("all"))
-    write_table(str(tmp_path / "numeric"), data, options=_options("numeric"))
+    write_table(str(tmp_path / "default"), data, options=_options(None), workers=1)
+    write_table(str(tmp_path / "all"), data, options=_options("all"), workers=1)
+    write_table(str(tmp_path / "numeric"), data, options=_options("numeric"), workers=1)
     (default,) = _copied_columns(str(tmp_path / "default"))
     (full,) = _copied_columns(str(tmp_path / "all"))
     (numeric,) = _copied_columns(str(tmp_path / "numeric"))

@@ -105,7 +105,7 @@ class IndexTablesStreamWriter(DataSourceStreamWriter):
 
     def __init__(self, plan: WritePlan) -> None:
         self.plan = plan
-        self.writer_id = lower_keys(plan.options).get("writerid", "default")
+        self.writer_id = lower_keys(plan.table.options).get("writerid", "default")
 
     def write(self, iterator: Iterator[Any]) -> SplitsMessage:
         """Build and upload this task's splits (rows arrive as Arrow batches or Rows)."""
@@ -120,18 +120,19 @@ class IndexTablesStreamWriter(DataSourceStreamWriter):
         from indextables.search.table.tableaccess import commit_write, table_exists
 
         key = f"indextables.streaming.{self.writer_id}.batchid"
-        if not table_exists(self.plan.uri, self.plan.options):
+        plan = self.plan.table
+        if not table_exists(plan.uri, plan.options):
             # Create the table empty first: the batch id must land with the adds.
             commit_write(
-                self.plan.uri,
-                self.plan.options,
-                schema_json=self.plan.schema.json(),
-                partition_columns=self.plan.write_options.partition_columns,
+                plan.uri,
+                plan.options,
+                schema_json=self.plan.spark_schema.json(),
+                partition_columns=plan.write_options.partition_columns,
                 adds=[],
                 overwrite=False,
-                configuration=self.plan.configuration,
+                configuration=plan.configuration,
             )
-        table = table_handle(self.plan.uri, self.plan.options)
+        table = table_handle(plan.uri, plan.options)
         metadata = table.snapshot().metadata
         done = metadata.configuration.get(key)
         if done is not None and int(done) >= batchId:
@@ -145,16 +146,14 @@ class IndexTablesStreamWriter(DataSourceStreamWriter):
 
 
 def _as_batches(iterator: Iterator[Any], plan: WritePlan) -> Iterator[pa.RecordBatch]:
-    from indextables.pyspark.read.sparktypes import arrow_schema
-
-    target = arrow_schema(plan.schema)
+    target = plan.table.schema
     rows: list[dict[str, Any]] = []
     for item in iterator:
         if isinstance(item, pa.RecordBatch):
             yield item
             continue
         rows.append(item.asDict(recursive=True))
-        if len(rows) >= plan.write_options.batch_size:
+        if len(rows) >= plan.table.write_options.batch_size:
             yield pa.RecordBatch.from_pylist(rows, schema=target)
             rows = []
     if rows:

@@ -272,6 +272,9 @@ class WriteOptions:
         arrow_copy: ``indexWriter.arrowCopy``, one of :data:`ARROW_COPY_MODES`.
         docstore_block_size: ``indexWriter.docStoreBlockSize``, the uncompressed
             size of a doc-store block (Tantivy's 16K unless set).
+        threads: ``indexWriter.threads``: how many writers (threads, each with
+            its own Tantivy writer) index one write task's rows, or None when
+            not given (a Spark task: 1; ``write_table``: every core).
     """
 
     heap_size: int = DEFAULT_HEAP_SIZE
@@ -280,6 +283,7 @@ class WriteOptions:
     max_split_bytes: int | None = None
     arrow_copy: str = DEFAULT_ARROW_COPY
     docstore_block_size: int = DEFAULT_DOCSTORE_BLOCK_SIZE
+    threads: int | None = None
 
 
 OPTIMIZE_WRITE = PREFIX + "write.optimizewrite."
@@ -348,6 +352,12 @@ def parse_write(options: Mapping[str, str]) -> WriteOptions:
     if heap < 15 << 20:
         raise OptionError(f"option {heap_key}={opts[heap_key]!r} is below Tantivy's minimum 15M")
     batch = parse_int(batch_key, opts.get(batch_key, str(DEFAULT_BATCH_SIZE)), minimum=1)
+    threads_key = PREFIX + "indexwriter.threads"
+    threads = (
+        parse_int("spark.indextables.indexWriter.threads", opts[threads_key], minimum=1)
+        if threads_key in opts
+        else None
+    )
     parts = opts.get("partitionby") or opts.get("__partition_columns") or ""
     optimize = parse_optimize_write(opts)
     copy = opts.get(ARROW_COPY_KEY)
@@ -362,6 +372,7 @@ def parse_write(options: Mapping[str, str]) -> WriteOptions:
             else DEFAULT_ARROW_COPY
         ),
         docstore_block_size=_docstore_block_size(opts),
+        threads=threads,
     )
 
 
@@ -691,6 +702,7 @@ _DOCUMENTED_SPELLING = {
     "spark.indextables.indexwriter.heapsize": "spark.indextables.indexWriter.heapSize",
     "spark.indextables.indexwriter.batchsize": "spark.indextables.indexWriter.batchSize",
     "spark.indextables.indexwriter.arrowcopy": "spark.indextables.indexWriter.arrowCopy",
+    "spark.indextables.indexwriter.threads": "spark.indextables.indexWriter.threads",
     "spark.indextables.cache.maxsize": "spark.indextables.cache.maxSize",
     "spark.indextables.cache.directorypath": "spark.indextables.cache.directoryPath",
     "spark.indextables.read.docstorethreads": "spark.indextables.read.docStoreThreads",

@@ -16,9 +16,6 @@ from collections.abc import Iterable, Mapping
 
 PREFIX = "spark.indextables."
 
-_ONE_THREAD = (
-    "each write task indexes on one thread (two were slower; tasks already run in parallel)"
-)
 _ARROW = (
     "rows reach Tantivy from Arrow batches in Python; this tunes the reference's "
     "JVM-to-native transfer"
@@ -78,7 +75,6 @@ _CLOUD = "use storage.connect_timeout, storage.read_timeout and storage.max_atte
 
 #: Exact keys (lowercase) -> why they have no effect.
 IGNORED: Mapping[str, str] = {
-    "indexwriter.threads": _ONE_THREAD,
     "indexwriter.maxbatchbuffersize": _ARROW,
     "indexwriter.usebatch": _ARROW,
     "indexwriter.tempdirectorypath": _TEMP,
@@ -167,6 +163,7 @@ HONOURED = frozenset(
         "indexwriter.batchsize",
         "indexwriter.arrowcopy",
         "indexwriter.docstoreblocksize",
+        "indexwriter.threads",
         "companion.parquettableroot",
         "companion.streaming.maxcycles",
         "write.optimizewrite.enabled",

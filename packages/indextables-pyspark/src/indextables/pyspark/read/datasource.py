@@ -127,13 +127,4 @@ def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> Wri
 
     check_option_keys(options)  # an unknown key fails before any type problem
     plan = plan_table_write(path, options, arrow_schema(schema))
-    return WritePlan(
-        path,
-        dict(options),
-        schema,
-        plan.specs,
-        plan.write_options,
-        plan.configuration,
-        plan.read_version,
-        plan.on_write,
-    )
+    return WritePlan(plan, schema)

@@ -10,6 +10,8 @@ many partitions the DataFrame happened to have.
 - ``distributionMode=hash`` (the default): by the partition columns, so the
   rows of one partition value meet in one task (one split per value and
   task); round-robin when the table is not partitioned;
+- a round-robin spread is skipped when the DataFrame already has exactly one
+  partition per core (the shuffle would only move rows);
 - ``balanced``: round-robin whatever the partitioning, and each writer closes
   a split once the Arrow size of its rows reaches ``maxSplitSize`` (4G; the
   rolling itself happens in the engine's ``SplitWriter``);
@@ -50,4 +52,16 @@ def distribute(
     tasks = write_tasks(df.sparkSession)
     if settings.distribution_mode == "hash" and partition_columns:
         return df.repartition(tasks, *partition_columns)
+    if _partitions(df) == tasks:
+        # Already one partition per core: a round-robin shuffle would only move the
+        # rows (it cost 28% more CPU than the write itself saved, docs/performance.md).
+        return df
     return df.repartition(tasks)
+
+
+def _partitions(df: DataFrame) -> int | None:
+    """How many partitions ``df`` has, or None when Spark cannot say (Spark Connect)."""
+    try:
+        return int(df.rdd.getNumPartitions())
+    except Exception:  # no RDD API (Spark Connect): repartition as asked
+        return None

@@ -214,7 +214,9 @@ class SplitWriter:
     def finish(self) -> list[AddAction]:
         """Commit, bundle and upload every partition's split; return their AddActions."""
         try:
-            return [*self.finished, *(self._upload(k, p) for k, p in self.indexes.items())]
+            for key in list(self.indexes):
+                self._ship(key)  # each upload lands in ``finished`` at once
+            return list(self.finished)
         finally:
             self.abort()
 

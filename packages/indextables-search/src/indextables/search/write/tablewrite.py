@@ -8,6 +8,7 @@ commit, and the same checks before any row is indexed (:mod:`.writeplan`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,10 +18,14 @@ import pyarrow as pa
 from indextables.search.errors import ArgumentError, OptionError
 from indextables.search.options import lower_keys
 from indextables.search.schema.schemajson import spark_json
-from indextables.search.table.tableaccess import commit_write, open_table_store
+from indextables.search.table.tableaccess import commit_write
 from indextables.search.write.arrowinput import as_reader, conform_batch, spark_arrow_schema
-from indextables.search.write.splitwriter import SplitWriter
-from indextables.search.write.writeplan import plan_table_write
+from indextables.search.write.parallelwrite import (
+    check_workers,
+    default_workers,
+    write_parallel,
+)
+from indextables.search.write.writeplan import plan_table_write, split_writer
 
 __all__ = ["WriteResult", "write_table"]
 
@@ -49,6 +54,7 @@ def write_table(
     mode: str = "append",
     partition_by: Sequence[str] | str = (),
     options: Mapping[str, Any] | None = None,
+    workers: int | None = None,
 ) -> WriteResult:
     """Write ``data`` to the table at ``uri`` in one commit (creating the table if needed).
 
@@ -63,6 +69,12 @@ def write_table(
             partitioning is kept and may not be contradicted.
         options: write options, as for ``df.write.format("indextables")``
             (``spark.indextables.indexing.*``, ``indexWriter.*``, store options).
+        workers: how many writers index the rows at once, each into its own
+            splits (threads of this process, each with its own Tantivy writer:
+            see :mod:`.parallelwrite`); None (the default) takes option
+            ``spark.indextables.indexWriter.threads``, or without it the
+            number of cores this process may use. All of them commit in one version, or,
+            when any fails, nothing is committed.
 
     Raises:
         ArgumentError: an argument of the wrong type or value.
@@ -71,6 +83,8 @@ def write_table(
         UnsupportedTypeError: a column of a type Spark or the index cannot hold.
     """
     opts = _options(uri, mode, partition_by, options)
+    if workers is not None:
+        check_workers(workers)
     reader = as_reader(data)
     target = spark_arrow_schema(reader.schema)
     plan = plan_table_write(uri, opts, target)
@@ -81,21 +95,8 @@ def write_table(
             "spark.indextables.onWrite.deferred=true)"
         )
     counted = _Counted(reader, target)
-    writer = SplitWriter(
-        store=open_table_store(uri, opts),
-        specs=plan.specs,
-        partition_columns=plan.write_options.partition_columns,
-        heap_size=plan.write_options.heap_size,
-        batch_size=plan.write_options.batch_size,
-        max_split_bytes=plan.write_options.max_split_bytes,
-        arrow_copy=plan.write_options.arrow_copy,
-        docstore_block_size=plan.write_options.docstore_block_size,
-    )
-    try:
-        writer.write(counted)
-        adds = writer.finish()
-    finally:
-        writer.abort()
+    threads = workers or plan.write_options.threads or default_workers()
+    adds = write_parallel(counted, functools.partial(split_writer, plan), workers=threads)
     version = commit_write(
         uri,
         opts,

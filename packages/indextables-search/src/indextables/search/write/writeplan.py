@@ -29,8 +29,9 @@ from indextables.search.schema.mapping import FieldSpec, field_specs
 from indextables.search.schema.partitionvalues import check_partition_types
 from indextables.search.schema.schemajson import arrow_schema
 from indextables.search.table.tableaccess import TableView
+from indextables.search.write.splitwriter import SplitWriter
 
-__all__ = ["TableWritePlan", "check_case_unique", "plan_table_write"]
+__all__ = ["TableWritePlan", "check_case_unique", "plan_table_write", "split_writer"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,23 @@ class TableWritePlan:
     configuration: Mapping[str, str]
     read_version: int | None = None
     on_write: OnWriteOptions = field(default_factory=OnWriteOptions)
+
+
+def split_writer(plan: TableWritePlan) -> SplitWriter:
+    """A fresh split writer for one writer of ``plan`` (a Spark task, a ``write_table`` thread)."""
+    from indextables.search.table.tableaccess import open_table_store
+
+    options = plan.write_options
+    return SplitWriter(
+        store=open_table_store(plan.uri, plan.options),
+        specs=plan.specs,
+        partition_columns=options.partition_columns,
+        heap_size=options.heap_size,
+        batch_size=options.batch_size,
+        max_split_bytes=options.max_split_bytes,
+        arrow_copy=options.arrow_copy,
+        docstore_block_size=options.docstore_block_size,
+    )
 
 
 def plan_table_write(uri: str, options: Mapping[str, str], schema: pa.Schema) -> TableWritePlan:
