@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -226,7 +227,6 @@ def _index_file(
         present = set(parquet.schema_arrow.names)
         wanted = [f.name for f in data_schema if f.name in present]
         file_hash = path_hash(source.path)
-        add_unsigned = tantivy.Document.add_unsigned
         add_document = part.writer.add_document
         row = 0
         for batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
@@ -240,10 +240,13 @@ def _index_file(
             for start, length in runs:
                 piece = batch if length == batch.num_rows else batch.slice(start, length)
                 indexed = _stripped(piece, modes) if modes else piece
-                for k, doc in enumerate(documents(indexed, specs, schema)):
-                    add_unsigned(doc, FILE_HASH_FIELD, file_hash)
-                    add_unsigned(doc, ROW_IN_FILE_FIELD, row + start + k)
-                    add_document(doc)
+                first = row + start
+                coordinates = (
+                    (FILE_HASH_FIELD, [file_hash] * length),
+                    (ROW_IN_FILE_FIELD, range(first, first + length)),
+                )
+                # Each document in one pass with its hidden coordinates, no loop here.
+                deque(map(add_document, documents(indexed, specs, schema, unsigned=coordinates)), 0)
                 part.stats.add(piece)
             row += batch.num_rows
         return ParquetFileEntry(

@@ -96,7 +96,7 @@ _ADDERS: dict[FieldKind, Callable[[tantivy.Document, str, Any], None]] = {
 
 
 # One column's share of a row: its adder, its field name, its Python values.
-_Step = tuple[Callable[[tantivy.Document, str, Any], None], str, list[Any]]
+_Step = tuple[Callable[[tantivy.Document, str, Any], None], str, Sequence[Any]]
 
 
 def _schema_adder(schema: tantivy.Schema) -> Callable[[tantivy.Document, str, Any], None]:
@@ -115,6 +115,7 @@ def documents(
     *,
     batch_number: int | None = None,
     first_row: int = 0,
+    unsigned: Sequence[tuple[str, Sequence[int]]] = (),
 ) -> Iterator[tantivy.Document]:
     """Tantivy documents for the rows of ``batch`` (null values are left out).
 
@@ -122,6 +123,8 @@ def documents(
     each document also gets its row key, which leads a read from a search
     hit to the row's exact values; its rows are numbered from ``first_row``
     (a companion split keys rows as ``(file number, row in file)``).
+    ``unsigned`` (field name, one u64 per row) adds further fields to every
+    document (a companion split's hidden coordinates), in the same pass.
 
     Each column is converted to Python values once (column-wise, see
     ``_column_values``); each row then costs one ``Document()`` and one add
@@ -136,8 +139,9 @@ def documents(
             continue  # nothing to add
         step = (_ADDERS.get(spec.kind, fallback), spec.name, _column_values(column, spec))
         (sparse if column.null_count else dense).append(step)
-    new_document = tantivy.Document
     add_key = tantivy.Document.add_unsigned
+    dense.extend((add_key, name, values) for name, values in unsigned)
+    new_document = tantivy.Document
     first_key = None if batch_number is None else row_key(batch_number, first_row)
     for row in range(batch.num_rows):
         doc = new_document()
