@@ -23,10 +23,8 @@ hands over here). Everything is written to a fresh temporary directory.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -37,21 +35,8 @@ import pyarrow as pa
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from common import EXACT, NEEDLE, NEEDLE_SQL, duck_rows, measure, parser
 from logdata import OPTIONS, chunks, log_rows
-
-NEEDLE, NEEDLE_SQL = "message:needlezz", "message LIKE '%needlezz%'"
-EXACT = "host = 'host-42'"
-
-
-def measure(action: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
-    """Median and spread (max - min) of ``repeat`` timed runs after one untimed run."""
-    action()
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), max(times) - min(times), result
 
 
 def timed(action: Callable[[], Any]) -> tuple[float, float, Any]:
@@ -116,13 +101,10 @@ def spark_suite(files: Sequence[str], repeat: int) -> dict[str, tuple[float, flo
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", type=int, default=2_000_000)
-    parser.add_argument("--files", type=int, default=4, help="Parquet files in the Delta table")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--spark", action="store_true", help="also time Spark's Parquet LIKE")
-    parser.add_argument("--path", default=None, help="work directory (default: a fresh temp dir)")
-    args = parser.parse_args(argv)
+    arguments = parser(repeat=3, path=None, path_help="work directory (default: a fresh temp dir)")
+    arguments.add_argument("--files", type=int, default=4, help="Parquet files in the Delta table")
+    arguments.add_argument("--spark", action="store_true", help="also time Spark's Parquet LIKE")
+    args = arguments.parse_args(argv)
 
     import duckdb
 
@@ -173,12 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     scan = "read_parquet([" + ", ".join(f"'{f}'" for f in files) + "])"
 
     def duck(sql: str) -> Callable[[], int]:
-        def rows() -> int:
-            result = db.sql(sql)
-            fetch = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table
-            return int(fetch().num_rows)
-
-        return rows
+        return duck_rows(db, sql)
 
     needle = measure(lambda: companion.search(NEEDLE).num_rows, args.repeat)
     line(
