@@ -5,21 +5,34 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
 import tantivy
+from test_companion import canonical, hostile
 
-from indextables.search.companion import build
+from indextables.search import build_companion, open_table
+from indextables.search.companion import build, parallel
 from indextables.search.companion.build import companion_schema
 from indextables.search.companion.manifest import ParquetFileEntry, SegmentRowRange
+from indextables.search.companion.parallel import PARALLELISM_OPTION
 from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD, path_hash
+from indextables.search.errors import CompanionSourceError, OptionError
 from indextables.search.options import IndexingOptions
 from indextables.search.schema.mapping import field_specs
 from indextables.search.write.splitwriter import PartitionIndex
 
-SPECS = tuple(replace(s, stored=False) for s in field_specs(pa.schema([("s", pa.string())]), IndexingOptions()))
+CACHE = "spark.indextables.cache.directoryPath"
+SPECS = tuple(
+    replace(s, stored=False)
+    for s in field_specs(pa.schema([("s", pa.string())]), IndexingOptions())
+)
 
 
 def _entry(path: str, offset: int, rows: int) -> ParquetFileEntry:
@@ -121,3 +134,75 @@ def test_segment_ranges_of_an_empty_index() -> None:
         assert build._segment_ranges(part, ENTRIES) == ()
     finally:
         part.discard()
+
+
+# -- groups built in parallel worker processes ---------------------------------------------
+
+
+def _partitioned_source(root: Path, parts: int) -> None:
+    rng = random.Random(11)
+    for number in range(parts):
+        folder = root / f"p=v{number}"
+        folder.mkdir(parents=True)
+        for file in range(2):
+            base = number * 1000 + file * 100
+            pq.write_table(hostile(rng, base, 20), folder / f"part-{file}.parquet")
+
+
+def test_groups_are_built_in_worker_processes_and_committed_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "src"
+    _partitioned_source(source, 3)
+    in_workers: list[int] = []
+    build_in_worker = parallel._in_worker
+
+    def spy(job: Any, group: Any) -> Any:
+        in_workers.append(len(group.files))
+        return build_in_worker(job, group)
+
+    monkeypatch.setattr(parallel, "_in_worker", spy)
+    answers = {}
+    for workers in ("1", "2"):
+        index = tmp_path / f"idx-{workers}"
+        committed: list[tuple[int, int]] = []
+        result = build_companion(
+            str(source), str(index), source_format="parquet",
+            options={PARALLELISM_OPTION: workers},
+            progress=lambda done, total, seen=committed: seen.append((done, total)),
+        )  # fmt: skip
+        assert (result.splits_created, result.parquet_files_indexed) == (3, 6)
+        assert committed == [(3, 3)]  # one batch (8 groups a batch)
+        table = open_table(str(index), options={CACHE: str(tmp_path / "cache")})
+        assert len(table.files) == 3
+        answers[workers] = table.to_arrow().sort_by("id")
+    assert in_workers == [2, 2, 2]  # buildParallelism=2: every group in a worker process
+    assert canonical(answers["2"]) == canonical(answers["1"])
+    expected = pq.read_table(source)
+    assert canonical(answers["2"].select(["id", "s", "x"])) == canonical(
+        expected.select(["id", "s", "x"])
+    )
+
+
+def test_a_worker_failure_is_the_source_error_naming_the_file(tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    _partitioned_source(source, 2)
+    (source / "p=v1" / "part-1.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(CompanionSourceError, match=r"part-1\.parquet"):
+        build_companion(
+            str(source), str(tmp_path / "idx"), source_format="parquet",
+            options={PARALLELISM_OPTION: "2"},
+        )  # fmt: skip
+
+
+def test_the_parallelism_option_is_checked_by_name(tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    _partitioned_source(source, 1)
+    for bad in ("0", "many"):
+        with pytest.raises(OptionError, match=PARALLELISM_OPTION):
+            build_companion(
+                str(source), str(tmp_path / "idx"), source_format="parquet",
+                options={PARALLELISM_OPTION: bad},
+            )  # fmt: skip
+    assert parallel.build_parallelism({}) >= 1
+    assert parallel.build_parallelism({PARALLELISM_OPTION.upper(): "3"}) == 3
