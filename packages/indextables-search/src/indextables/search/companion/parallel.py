@@ -20,7 +20,7 @@ import os
 import pickle
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -71,7 +71,7 @@ def build_parallelism(options: Mapping[str, str]) -> int:
 
 def build_splits(
     job: SplitJob, groups: Sequence[CompanionGroup], *, workers: int
-) -> Iterator[AddAction]:
+) -> Generator[AddAction, None, None]:
     """Each group's split, built (``workers`` at a time) and uploaded; AddActions in order.
 
     Groups are handed out as workers free up, ahead of the caller's commits;
@@ -107,13 +107,15 @@ def _in_worker(job: SplitJob, group: CompanionGroup) -> AddAction:
         capture_output=True,
         check=False,
     )
+    value: object = None
     try:
-        status, value = pickle.loads(done.stdout) if done.returncode == 0 else ("died", None)
+        if done.returncode == 0:
+            _, value = pickle.loads(done.stdout)
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError):
-        status, value = "died", None
-    if status == "ok":
-        return value  # type: ignore[no-any-return]
-    if status == "error":
+        value = None
+    if isinstance(value, AddAction):
+        return value
+    if isinstance(value, BaseException):
         raise value
     tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-5:]
     raise CompanionError(
