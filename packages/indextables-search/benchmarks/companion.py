@@ -23,10 +23,9 @@ hands over here). Everything is written to a fresh temporary directory.
 
 from __future__ import annotations
 
-import argparse
 import os
+import resource
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -37,28 +36,25 @@ import pyarrow as pa
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from common import EXACT, NEEDLE, NEEDLE_SQL, duck_rows, measure, parser
 from logdata import OPTIONS, chunks, log_rows
 
-NEEDLE, NEEDLE_SQL = "message:needlezz", "message LIKE '%needlezz%'"
-EXACT = "host = 'host-42'"
 
-
-def measure(action: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
-    """Median and spread (max - min) of ``repeat`` timed runs after one untimed run."""
-    action()
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), max(times) - min(times), result
+def cpu_seconds() -> float:
+    """CPU seconds of this process (all threads) and of its finished child processes
+    (the companion build's workers)."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def timed(action: Callable[[], Any]) -> tuple[float, float, Any]:
-    """Wall and CPU seconds (this process, all threads) of one run, and its result."""
-    start, cpu = time.perf_counter(), time.process_time()
+    """Wall and CPU seconds (this process and its workers) of one run, and its result."""
+    start, cpu = time.perf_counter(), cpu_seconds()
     result = action()
-    return time.perf_counter() - start, time.process_time() - cpu, result
+    return time.perf_counter() - start, cpu_seconds() - cpu, result
 
 
 def line(
@@ -116,13 +112,10 @@ def spark_suite(files: Sequence[str], repeat: int) -> dict[str, tuple[float, flo
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", type=int, default=2_000_000)
-    parser.add_argument("--files", type=int, default=4, help="Parquet files in the Delta table")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--spark", action="store_true", help="also time Spark's Parquet LIKE")
-    parser.add_argument("--path", default=None, help="work directory (default: a fresh temp dir)")
-    args = parser.parse_args(argv)
+    arguments = parser(repeat=3, path=None, path_help="work directory (default: a fresh temp dir)")
+    arguments.add_argument("--files", type=int, default=4, help="Parquet files in the Delta table")
+    arguments.add_argument("--spark", action="store_true", help="also time Spark's Parquet LIKE")
+    args = arguments.parse_args(argv)
 
     import duckdb
 
@@ -160,6 +153,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{'  companion / write_table rate':<34} {written[0] / built[0]:.2f}x wall, "
         f"{written[1] / built[1]:.2f}x cpu (target >= 1)"
     )
+    # The same rows as one group per worker (TARGET INPUT SIZE = the source / workers), the
+    # groups' splits built side by side (spark.indextables.companion.buildParallelism).
+    workers = max(1, len(os.sched_getaffinity(0)))
+    split_rows = timed(
+        lambda: build_companion(
+            source, os.path.join(root, "companion-parallel"), source_format="delta",
+            indexing_modes={"message": "text"}, fast_field_mode="HYBRID",
+            target_input_size=-(-parquet_bytes // workers),
+            options={**options, "spark.indextables.companion.buildParallelism": str(workers)},
+        )
+    )  # fmt: skip
+    print(
+        f"{'build companion, groups in parallel':<34} {split_rows[0]:8.2f} s wall "
+        f"{split_rows[1]:8.2f} s cpu  {args.rows / split_rows[0]:12,.0f} rows/s  "
+        f"({split_rows[2].splits_created} splits, {workers} workers): "
+        f"{written[0] / split_rows[0]:.2f}x write_table's rate wall, "
+        f"{written[1] / split_rows[1]:.2f}x cpu"
+    )
     index_bytes, copy_bytes = split_bytes(index), split_bytes(copy)
     print(
         f"{'size':<34} source Parquet {parquet_bytes / 1e6:8.1f} MB  companion "
@@ -173,12 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     scan = "read_parquet([" + ", ".join(f"'{f}'" for f in files) + "])"
 
     def duck(sql: str) -> Callable[[], int]:
-        def rows() -> int:
-            result = db.sql(sql)
-            fetch = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table
-            return int(fetch().num_rows)
-
-        return rows
+        return duck_rows(db, sql)
 
     needle = measure(lambda: companion.search(NEEDLE).num_rows, args.repeat)
     line(

@@ -35,19 +35,9 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-NEEDLE, NEEDLE_SQL = "message:needlezz", "message LIKE '%needlezz%'"
-EXACT, EXACT_FIELD = "host = 'host-42'", {"host": "host-42"}
+from common import EXACT, NEEDLE, NEEDLE_SQL, duck_rows, measure, parser
 
-
-def measure(action: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
-    """Median and spread (max - min) of ``repeat`` timed runs after one untimed run."""
-    action()
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), max(times) - min(times), result
+EXACT_FIELD = {"host": "host-42"}
 
 
 def line(label: str, ours: tuple[float, float, Any], base: tuple[float, float, Any]) -> None:
@@ -153,12 +143,7 @@ def run_suite(uri: str, parquet: str, repeat: int, options: dict[str, str]) -> N
     pq = f"read_parquet('{parquet}')"
 
     def duck(sql: str) -> Callable[[], int]:
-        def rows() -> int:
-            result = db.sql(sql)
-            fetch = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table
-            return int(fetch().num_rows)
-
-        return rows
+        return duck_rows(db, sql)
 
     def duck_scalar(sql: str) -> Callable[[], int]:
         return lambda: int(db.sql(sql).fetchall()[0][0])
@@ -291,27 +276,24 @@ def _current_rss_mb() -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", type=int, default=2_000_000)
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument(
-        "--path",
-        default=os.path.join(os.path.expanduser("~"), ".cache", "indextables-bench-search"),
-        help="where the tables are written once and reused",
+    arguments = parser(
+        repeat=5,
+        path=os.path.join(os.path.expanduser("~"), ".cache", "indextables-bench-search"),
+        path_help="where the tables are written once and reused",
     )
-    parser.add_argument("--rss-child", default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--option", action="append", default=[], help=argparse.SUPPRESS)
-    parser.add_argument(
+    arguments.add_argument("--rss-child", default=None, help=argparse.SUPPRESS)
+    arguments.add_argument("--option", action="append", default=[], help=argparse.SUPPRESS)
+    arguments.add_argument(
         "--write",
         action="store_true",
         help="run the write benchmark instead (benchmarks/write.py, 1M rows unless --rows)",
     )
-    parser.add_argument(
+    arguments.add_argument(
         "--companion",
         action="store_true",
         help="run the companion benchmark instead (benchmarks/companion.py)",
     )
-    args = parser.parse_args()
+    args = arguments.parse_args()
     if args.companion:
         import companion
 

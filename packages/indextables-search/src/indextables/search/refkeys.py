@@ -63,8 +63,9 @@ _PROTOCOL = "protocol checks always run: reading or writing an unknown protocol 
 _NATIVE = "tantivy4java's native memory pool has no counterpart in tantivy-py"
 _COMPANION = (
     "companion indexes are built with BUILD INDEXTABLES COMPANION (Delta, Iceberg, Parquet); "
-    "of the companion.* keys only companion.parquetTableRoot (reads) and "
-    "companion.streaming.maxCycles (WITH STREAMING) are read"
+    "of the companion.* keys only companion.parquetTableRoot (reads), "
+    "companion.streaming.maxCycles (WITH STREAMING) and companion.buildParallelism "
+    "(builds) are read"
 )
 _UC = (
     "Unity Catalog credential vending is not built; use static keys, a profile or "
@@ -166,6 +167,7 @@ HONOURED = frozenset(
         "indexwriter.threads",
         "companion.parquettableroot",
         "companion.streaming.maxcycles",
+        "companion.buildparallelism",
         "write.optimizewrite.enabled",
         "write.optimizewrite.distributionmode",
         "write.optimizewrite.maxsplitsize",

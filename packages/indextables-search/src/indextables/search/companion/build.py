@@ -16,12 +16,15 @@ Files without rows are named by the AddAction but left out of the manifest
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import tantivy
 
@@ -227,7 +230,6 @@ def _index_file(
         present = set(parquet.schema_arrow.names)
         wanted = [f.name for f in data_schema if f.name in present]
         file_hash = path_hash(source.path)
-        add_unsigned = tantivy.Document.add_unsigned
         add_document = part.writer.add_document
         row = 0
         for batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
@@ -241,10 +243,13 @@ def _index_file(
             for start, length in runs:
                 piece = batch if length == batch.num_rows else batch.slice(start, length)
                 indexed = _stripped(piece, modes) if modes else piece
-                for k, doc in enumerate(documents(indexed, specs, schema)):
-                    add_unsigned(doc, FILE_HASH_FIELD, file_hash)
-                    add_unsigned(doc, ROW_IN_FILE_FIELD, row + start + k)
-                    add_document(doc)
+                first = row + start
+                coordinates = (
+                    (FILE_HASH_FIELD, [file_hash] * length),
+                    (ROW_IN_FILE_FIELD, range(first, first + length)),
+                )
+                # Each document in one pass with its hidden coordinates, no loop here.
+                deque(map(add_document, documents(indexed, specs, schema, unsigned=coordinates)), 0)
                 part.stats.add(piece)
             row += batch.num_rows
         return ParquetFileEntry(
@@ -322,38 +327,50 @@ def _segment_ranges(
     segment holds one run of rows the ranges say exactly that; otherwise (a
     segment merge reordered documents) they are the segments' sizes in order,
     as tantivy4java writes them, and only the hidden fields map hits.
+
+    Column-wise: each segment's two fast fields are read for its documents in
+    order (``meta.json`` lists the segments in the searcher's order) and
+    checked in Arrow, with no Python object per document but its address.
     """
+    sizes = _segment_sizes(part.directory)
+    if not sizes or not entries:
+        return ()
     part.index.reload()
     searcher = part.index.searcher()
-    if searcher.num_docs == 0:
-        return ()
-    hits = searcher.search(tantivy.Query.all_query(), limit=searcher.num_docs, count=False).hits
-    addresses = sorted((a for _, a in hits), key=lambda a: (a.segment_ord, a.doc))
-    hashes = searcher.fast_field_values(FILE_HASH_FIELD, addresses)
-    in_file = searcher.fast_field_values(ROW_IN_FILE_FIELD, addresses)
-    starts = {path_hash(e.relative_path): e.row_offset for e in entries}
-    rows: dict[int, list[tuple[int, int]]] = {}
-    for address, file_hash, row in zip(addresses, hashes, in_file, strict=True):
-        assert file_hash is not None
-        assert row is not None
-        global_row = starts[int(file_hash)] + int(row)
-        rows.setdefault(address.segment_ord, []).append((address.doc, global_row))
-    ordinals = sorted(rows)
-    exact = []
-    for ordinal in ordinals:
-        docs = sorted(rows[ordinal])
-        first = docs[0][1] - docs[0][0]
-        exact.append(SegmentRowRange(ordinal, first, len(docs)))
-        if any(g != first + d for d, g in docs):
+    hashes = pa.array([path_hash(e.relative_path) for e in entries], pa.uint64())
+    offsets = pa.array([e.row_offset for e in entries], pa.int64())
+    address = tantivy.DocAddress
+    exact: list[SegmentRowRange] = []
+    for ordinal, size in enumerate(sizes):
+        if size == 0:
+            continue
+        docs = [address(ordinal, doc) for doc in range(size)]
+        files = pa.array(searcher.fast_field_values(FILE_HASH_FIELD, docs), pa.uint64())
+        rows = pa.array(searcher.fast_field_values(ROW_IN_FILE_FIELD, docs), pa.uint64())
+        found = pc.index_in(files, value_set=hashes)
+        if found.null_count:
+            raise CompanionSourceError("a companion document names a file the split does not")
+        global_rows = pc.add(pc.take(offsets, found), rows.cast(pa.int64()))
+        first = global_rows[0].as_py()
+        if size > 1 and not pc.all(pc.equal(pc.pairwise_diff(global_rows), 1)).as_py():
             break
+        exact.append(SegmentRowRange(ordinal, first, size))
     else:
         return tuple(exact)
     ranges = []
     offset = 0
-    for ordinal in ordinals:
-        ranges.append(SegmentRowRange(ordinal, offset, len(rows[ordinal])))
-        offset += len(rows[ordinal])
+    for ordinal, size in enumerate(sizes):
+        if size:
+            ranges.append(SegmentRowRange(ordinal, offset, size))
+            offset += size
     return tuple(ranges)
+
+
+def _segment_sizes(directory: str) -> list[int]:
+    """The documents of each segment of the committed index, in ``meta.json``'s order."""
+    with open(os.path.join(directory, "meta.json"), encoding="utf-8") as handle:
+        meta = json.load(handle)
+    return [int(s["max_doc"]) for s in meta.get("segments", ())]
 
 
 def _physical_types(filesystem: Any, location: str) -> dict[str, tuple[int, str]]:

@@ -18,6 +18,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,12 +26,8 @@ import pyarrow as pa
 
 from indextables.protocol.actions import AddAction
 from indextables.protocol.errors import TableNotFoundError
-from indextables.search.companion.build import (
-    IDENTITY_TAG,
-    CompanionGroup,
-    build_split,
-    identity_tag,
-)
+from indextables.search.companion.build import IDENTITY_TAG, CompanionGroup, identity_tag
+from indextables.search.companion.parallel import SplitJob, build_parallelism, build_splits
 from indextables.search.companion.sources import SourceFile, SourceListing, list_source
 from indextables.search.companion.stringmodes import field_type, strip_modes
 from indextables.search.errors import CompanionError, CompanionSourceError
@@ -41,7 +38,6 @@ from indextables.search.schema.schemajson import spark_json
 from indextables.search.table.tableaccess import (
     _engine,
     engine_config,
-    open_table_store,
     storage_options,
 )
 from indextables.search.write.arrowinput import spark_arrow_schema
@@ -146,6 +142,7 @@ def build_companion_index(
     """
     started = time.monotonic()
     opts = dict(options or {})
+    parallelism = build_parallelism(opts)
     table = _open(index_uri, opts)
     stored = companion_config(table.snapshot().metadata.configuration) if table else None
     if table is not None and stored is None:
@@ -199,40 +196,40 @@ def build_companion_index(
         return result("no_action", 0, 0, 0, "the companion is up to date")
     config = _configuration(settings, listing)
     data_schema = pa.schema([f for f in schema if f.name not in listing.partition_columns])
-    store = open_table_store(index_uri, opts)
     if table is None:
         table = _create(index_uri, opts, schema, listing.partition_columns, config)
     created = uploaded = read = 0
     removes = [f.path for f in invalid]
-    for start in range(0, max(len(groups), 1), settings.batch_groups):
-        batch = groups[start : start + settings.batch_groups]
-        adds: list[AddAction] = []
-        for group in batch:
-            adds.append(
-                build_split(
-                    group=group,
-                    root=listing.root,
-                    store=store,
-                    specs=specs,
-                    data_schema=data_schema,
-                    partition_columns=listing.partition_columns,
-                    fast_field_mode=settings.fast_field_mode.lower(),
-                    source_version=listing.version,
-                    heap_size=settings.writer_heap_size,
-                    batch_size=8192,
-                    string_modes=strip_modes(settings.indexing_modes),
-                )
-            )
-            read += group.input_bytes
-        last = start + settings.batch_groups >= len(groups)
-        metadata = _new_metadata(table, config, spark_json(schema)) if last else None
-        if adds or removes or metadata is not None:
-            table.commit(adds=adds, removes=removes, metadata=metadata)
-        removes = []
-        created += len(adds)
-        uploaded += sum(a.size for a in adds)
-        if progress is not None:
-            progress(created, len(groups))
+    job = SplitJob(
+        index_uri=index_uri,
+        options=opts,
+        root=listing.root,
+        specs=specs,
+        data_schema=data_schema,
+        partition_columns=listing.partition_columns,
+        fast_field_mode=settings.fast_field_mode.lower(),
+        source_version=listing.version,
+        heap_size=settings.writer_heap_size,
+        batch_size=8192,
+        string_modes=strip_modes(settings.indexing_modes),
+    )
+    # Splits are built ahead (in parallel) and committed in group order, a batch at a time.
+    with closing(build_splits(job, groups, workers=parallelism)) as built:
+        for start in range(0, max(len(groups), 1), settings.batch_groups):
+            batch = groups[start : start + settings.batch_groups]
+            adds: list[AddAction] = []
+            for group in batch:
+                adds.append(next(built))
+                read += group.input_bytes
+            last = start + settings.batch_groups >= len(groups)
+            metadata = _new_metadata(table, config, spark_json(schema)) if last else None
+            if adds or removes or metadata is not None:
+                table.commit(adds=adds, removes=removes, metadata=metadata)
+            removes = []
+            created += len(adds)
+            uploaded += sum(a.size for a in adds)
+            if progress is not None:
+                progress(created, len(groups))
     if with_dv:
         # Rows deleted by Iceberg delete files must never be returned: these files are
         # left out (their old splits are removed above).

@@ -12,8 +12,10 @@ values that stored documents cannot hold exactly come from the Arrow copy
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
+from itertools import repeat
 from typing import Any
 
 import pyarrow as pa
@@ -96,7 +98,7 @@ _ADDERS: dict[FieldKind, Callable[[tantivy.Document, str, Any], None]] = {
 
 
 # One column's share of a row: its adder, its field name, its Python values.
-_Step = tuple[Callable[[tantivy.Document, str, Any], None], str, list[Any]]
+_Step = tuple[Callable[[tantivy.Document, str, Any], None], str, Sequence[Any]]
 
 
 def _schema_adder(schema: tantivy.Schema) -> Callable[[tantivy.Document, str, Any], None]:
@@ -115,6 +117,7 @@ def documents(
     *,
     batch_number: int | None = None,
     first_row: int = 0,
+    unsigned: Sequence[tuple[str, Sequence[int]]] = (),
 ) -> Iterator[tantivy.Document]:
     """Tantivy documents for the rows of ``batch`` (null values are left out).
 
@@ -122,10 +125,12 @@ def documents(
     each document also gets its row key, which leads a read from a search
     hit to the row's exact values; its rows are numbered from ``first_row``
     (a companion split keys rows as ``(file number, row in file)``).
+    ``unsigned`` (field name, one u64 per row) adds further fields to every
+    document (a companion split's hidden coordinates), in the same pass.
 
     Each column is converted to Python values once (column-wise, see
-    ``_column_values``); each row then costs one ``Document()`` and one add
-    call per non-null value.
+    ``_column_values``), then added to every row's document by one ``map``
+    (one add call per non-null value, no Python loop per value).
     """
     fallback = _schema_adder(schema)
     dense: list[_Step] = []
@@ -136,20 +141,25 @@ def documents(
             continue  # nothing to add
         step = (_ADDERS.get(spec.kind, fallback), spec.name, _column_values(column, spec))
         (sparse if column.null_count else dense).append(step)
-    new_document = tantivy.Document
     add_key = tantivy.Document.add_unsigned
-    first_key = None if batch_number is None else row_key(batch_number, first_row)
-    for row in range(batch.num_rows):
-        doc = new_document()
-        for add, name, values in dense:
-            add(doc, name, values[row])
-        for add, name, values in sparse:
-            value = values[row]
-            if value is not None:
-                add(doc, name, value)
-        if first_key is not None:
-            add_key(doc, ROW_KEY_FIELD, first_key + row)
-        yield doc
+    dense.extend((add_key, name, values) for name, values in unsigned)
+    rows = batch.num_rows
+    new_document = tantivy.Document
+    docs = [new_document() for _ in range(rows)]
+    # Column by column, each column's calls made by map() in C: no Python frame per value.
+    # Each document still gets its fields in the same order (dense, sparse, row key).
+    for add, name, values in dense:
+        deque(map(add, docs, repeat(name, rows), values), 0)
+    for add, name, values in sparse:
+        present = [
+            (doc, value) for doc, value in zip(docs, values, strict=True) if value is not None
+        ]
+        deque(map(add, (d for d, _ in present), repeat(name), (v for _, v in present)), 0)
+    if batch_number is not None:
+        first_key = row_key(batch_number, first_row)
+        keys = range(first_key, first_key + rows)
+        deque(map(add_key, docs, repeat(ROW_KEY_FIELD, rows), keys), 0)
+    yield from docs
 
 
 def column_from_docs(
