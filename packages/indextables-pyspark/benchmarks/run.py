@@ -19,30 +19,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-def measure(
-    action: Callable[[], Any], repeat: int, *, warm: bool = True
-) -> tuple[float, float, Any]:
-    """Median and spread (max - min) of ``repeat`` timed runs, and the last result.
-
-    With ``warm``, one untimed run comes first (JVM code paths, split and
-    file caches), as for any query run more than once.
-    """
-    times, result = [], None
-    if warm:
-        action()
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), max(times) - min(times), result
+from common import OPTIONS, logs, measure, session
 
 
 def report(label: str, ours: tuple[float, float, Any], base: tuple[float, float, Any]) -> None:
@@ -52,39 +36,6 @@ def report(label: str, ours: tuple[float, float, Any], base: tuple[float, float,
         f"parquet {base[0] * 1000:9.1f} ms (±{base[1] * 500:6.1f})  "
         f"parquet/indextables = {base[0] / ours[0]:6.2f}x  rows {ours[2]} / {base[2]}"
     )
-
-
-OPTIONS = {"spark.indextables.indexing.typemap.message": "text"}
-
-
-def logs(spark: Any, rows: int, *, partitions: int = 2) -> Any:
-    """Deterministic log rows with a needle token in ~0.01% of messages."""
-    return spark.range(rows, numPartitions=partitions).selectExpr(
-        "id",
-        "element_at(array('INFO','WARN','ERROR'), cast(pmod(hash(id), 3) + 1 as int)) as level",
-        "concat('host-', pmod(hash(id, 1), 500)) as host",
-        "concat('request ', id, ' served ', case when pmod(hash(id, 2), 10000) = 0 "
-        "then 'needlezz' else 'ok' end) as message",
-    )
-
-
-def session() -> Any:
-    """The benchmarks' local[2] session (pushdown on, quiet), with the format registered."""
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    import indextables.pyspark as itp
-
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.python.filterPushdown.enabled", "true")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    itp.register(spark)
-    return spark
 
 
 SCRIPTS = ("splitio", "termdict", "plan_big", "profile_needle", "count", "merge")
