@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from indextables.pyspark.errors import OptionError
 from indextables.pyspark.read.arrowframe import arrow_dataframe
@@ -31,6 +31,7 @@ from indextables.pyspark.read.datasource import (
     make_reader,
     table_schema,
 )
+from indextables.pyspark.read.searchargs import SearchArgs
 from indextables.pyspark.read.sparktypes import arrow_schema
 from indextables.pyspark.read.splitgroup import TooLarge, group_batches
 from indextables.search.options import PREFIX, lower_keys, parse_int, parse_read
@@ -90,31 +91,14 @@ def parse_placement(options: Mapping[str, str]) -> SearchPlacement:
     )
 
 
-def search(
-    spark: SparkSession,
-    path: str,
-    query: str | None = None,
-    *,
-    where: str | None = None,
-    textsearch: Mapping[str, str] | None = None,
-    fieldmatch: Mapping[str, str] | None = None,
-    limit: int | None = None,
-    options: Mapping[str, Any] | None = None,
-) -> DataFrame:
-    """The rows of the table at ``path`` matching a search, as a DataFrame.
+def search(spark: SparkSession, args: SearchArgs, *, limit: int | None = None) -> DataFrame:
+    """The rows of the table at ``args.path`` matching a search, as a DataFrame.
 
     Args:
         spark: the session the DataFrame belongs to.
-        path: the table URI.
-        query: Tantivy query syntax over the table's fields (the ``query`` read option).
-        where: a filter in SQL syntax (``host = 'h1' AND day >= '2024-01-02'``);
-            comparisons, IN, IS [NOT] NULL and ``LIKE 'prefix%'`` joined by AND
-            narrow the search and prune splits; Spark applies the whole condition.
-        textsearch: column -> query on tokenized columns.
-        fieldmatch: column -> exact value on exact (string) columns.
-        limit: at most this many rows.
-        options: any other read options (``versionAsOf``, store credentials,
+        args: the search (``options`` may hold ``versionAsOf``, store credentials,
             ``spark.indextables.search.mode`` / ``localMaxSplits`` / ``localMaxRows``).
+        limit: at most this many rows.
 
     Returns:
         A DataFrame with the table's schema.
@@ -127,13 +111,14 @@ def search(
     """
     if limit is not None and limit < 0:
         raise OptionError(f"limit={limit} must be >= 0")
-    read_options = search_read_options(path, query, textsearch, fieldmatch, options)
+    where = args.where
+    read_options = args.read_options()
     placement = parse_placement(read_options)
     frame = None
     if placement.mode == "distributed":
         read = parse_read(read_options)
         version = load_head(
-            path, read_options, version=read.version_as_of, timestamp=read.timestamp_as_of
+            args.path, read_options, version=read.version_as_of, timestamp=read.timestamp_as_of
         ).version
     else:
         source = IndexTablesDataSource(read_options)
@@ -150,25 +135,6 @@ def search(
     if where:
         frame = frame.where(where)
     return frame if limit is None else frame.limit(limit)
-
-
-def search_read_options(
-    path: str,
-    query: str | None,
-    textsearch: Mapping[str, str] | None,
-    fieldmatch: Mapping[str, str] | None,
-    options: Mapping[str, Any] | None,
-) -> dict[str, str]:
-    """The data source's read options of a helper call: ``options`` plus the search ones."""
-    out = {str(k): str(v) for k, v in (options or {}).items()}
-    out["path"] = path
-    if query:
-        out["query"] = query
-    for column, text in (textsearch or {}).items():
-        out[f"textsearch.{column}"] = text
-    for column, value in (fieldmatch or {}).items():
-        out[f"fieldmatch.{column}"] = value
-    return out
 
 
 def pinned_read_options(read_options: dict[str, str], version: int) -> dict[str, str]:
