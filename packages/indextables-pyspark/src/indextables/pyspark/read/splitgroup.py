@@ -17,19 +17,20 @@ import os
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
 from indextables.pyspark.read.sparktypes import arrow_schema
 from indextables.search.companion.sync import companion_root
+from indextables.search.options import ReadOptions
 from indextables.search.query.conditions import Condition
+from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.anysplit import read_any_split
 from indextables.search.read.splitreader import SplitEntry
 from indextables.search.splits.splitcache import SplitCache
-
-if TYPE_CHECKING:
-    from indextables.pyspark.read.reader import IndexTablesReader
+from indextables.search.table.tableaccess import TableView
+from pyspark.sql.types import StructType
 
 # Splits searched at once (the machine's cores, at most 4).
 READ_THREADS = min(4, os.cpu_count() or 1)
@@ -37,12 +38,22 @@ READ_THREADS = min(4, os.cpu_count() or 1)
 HELD_BYTES = 32 << 20
 
 
+class SplitSearch(Protocol):
+    """What a group read needs of the reader (``IndexTablesReader``)."""
+
+    view: TableView
+    schema: StructType
+    options: dict[str, str]
+    read_options: ReadOptions
+    search: SearchSpec
+
+
 class TooLarge(Exception):
     """The rows read passed the row cap."""
 
 
 def group_batches(
-    reader: IndexTablesReader,
+    reader: SplitSearch,
     entries: Sequence[SplitEntry],
     *,
     conditions: tuple[Condition, ...],
