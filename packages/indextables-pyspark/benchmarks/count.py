@@ -14,16 +14,13 @@ Usage: python benchmarks/run.py count [--rows 200000] [--repeat 3]
 
 from __future__ import annotations
 
-import argparse
 import os
-import shutil
 import sys
-import tempfile
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from run import measure, session
+from common import int_options, measure, scratch_session
 
 
 def rows_of(spark: Any, count: int) -> Any:
@@ -47,15 +44,10 @@ def line(label: str, ours: tuple[float, float, Any], base: tuple[float, float, A
 
 def main() -> int:
     """Write the table once, then time each pair."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", type=int, default=200_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
+    args = int_options(rows=200_000, repeat=3)
     import indextables.pyspark as itp
 
-    spark = session()
-    work = tempfile.mkdtemp(prefix="indextables-bench-count-")
-    try:
+    with scratch_session("count") as (spark, work):
         path, copy = f"{work}/t", f"{work}/p"
         data = rows_of(spark, args.rows)
         options = {"spark.indextables.indexing.typemap.message": "text", "partitionBy": "day"}
@@ -89,9 +81,6 @@ def main() -> int:
             measure(terms_index, args.repeat),
             measure(terms_parquet, args.repeat),
         )
-    finally:
-        spark.stop()
-        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -12,29 +12,21 @@ Usage: python benchmarks/run.py merge [--rows 500000] [--splits 20]
 
 from __future__ import annotations
 
-import argparse
 import os
-import shutil
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from run import OPTIONS, logs, session
+from common import OPTIONS, int_options, logs, scratch_session
 
 
 def main() -> int:
     """Write the splits, merge them, print both rates."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", type=int, default=500_000)
-    parser.add_argument("--splits", type=int, default=20)
-    args = parser.parse_args()
+    args = int_options(rows=500_000, splits=20)
     import indextables.pyspark as itp
 
-    spark = session()
-    work = tempfile.mkdtemp(prefix="indextables-bench-merge-")
-    try:
+    with scratch_session("merge") as (spark, work):
         path = f"{work}/t"
         step = -(-args.rows // args.splits)
         pieces = [
@@ -56,9 +48,6 @@ def main() -> int:
         print(f"  write (appends) {rows / write:>11,.0f} rows/s ({write:6.2f} s)")
         print(f"  MERGE SPLITS    {rows / merge:>11,.0f} rows/s ({merge:6.2f} s)")
         print(f"  merge / write = {write / merge:.2f}x; {row['metrics']}; rows after: {count:,}")
-    finally:
-        spark.stop()
-        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

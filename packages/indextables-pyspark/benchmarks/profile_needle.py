@@ -25,8 +25,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from common import logs, measure, session
 from pyspark.sql.datasource import DataSource, DataSourceReader
-from run import logs, measure, session
 
 
 class _NoopReader(DataSourceReader):

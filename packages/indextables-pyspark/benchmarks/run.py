@@ -7,10 +7,16 @@
   Parquet ``LIKE '%token%'`` / ``=``;
 - the same searches on a scale table of S rows (20,000,000 by default, one split
   per 2,000,000 rows), written once under ``--scale-path`` and reused by later
-  runs, and how each side's time grows from M to S rows.
+  runs (or the search benchmark's table of S rows under ``--scale-path``), and
+  how each side's time grows from M to S rows;
+- issue 24's targets on the scale table in one block: ours, Spark's Parquet
+  read, their ratio, the engine's own time for the query (``SearchTable.search``
+  in the driver, no Spark) and the hand-over cost (ours minus the engine's).
 
 Usage: python benchmarks/run.py [--write-rows 1000000] [--search-rows 2000000]
            [--scale-rows 20000000] [--scale-path DIR] [--repeat 5] [--skip-write]
+(issue 24's figures on the search benchmark's table: ``--skip-write --search-rows 0
+--scale-path /tmp/bench/20m``)
        python benchmarks/run.py <script> [its options], <script> one of
            splitio, termdict, plan_big, profile_needle, count, merge, write
 """
@@ -20,30 +26,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-def measure(
-    action: Callable[[], Any], repeat: int, *, warm: bool = True
-) -> tuple[float, float, Any]:
-    """Median and spread (max - min) of ``repeat`` timed runs, and the last result.
-
-    With ``warm``, one untimed run comes first (JVM code paths, split and
-    file caches), as for any query run more than once.
-    """
-    times, result = [], None
-    if warm:
-        action()
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), max(times) - min(times), result
+from common import OPTIONS, logs, measure, session
 
 
 def report(label: str, ours: tuple[float, float, Any], base: tuple[float, float, Any]) -> None:
@@ -53,39 +43,6 @@ def report(label: str, ours: tuple[float, float, Any], base: tuple[float, float,
         f"parquet {base[0] * 1000:9.1f} ms (±{base[1] * 500:6.1f})  "
         f"parquet/indextables = {base[0] / ours[0]:6.2f}x  rows {ours[2]} / {base[2]}"
     )
-
-
-OPTIONS = {"spark.indextables.indexing.typemap.message": "text"}
-
-
-def logs(spark: Any, rows: int, *, partitions: int = 2) -> Any:
-    """Deterministic log rows with a needle token in ~0.01% of messages."""
-    return spark.range(rows, numPartitions=partitions).selectExpr(
-        "id",
-        "element_at(array('INFO','WARN','ERROR'), cast(pmod(hash(id), 3) + 1 as int)) as level",
-        "concat('host-', pmod(hash(id, 1), 500)) as host",
-        "concat('request ', id, ' served ', case when pmod(hash(id, 2), 10000) = 0 "
-        "then 'needlezz' else 'ok' end) as message",
-    )
-
-
-def session() -> Any:
-    """The benchmarks' local[2] session (pushdown on, quiet), with the format registered."""
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    import indextables.pyspark as itp
-
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.python.filterPushdown.enabled", "true")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    itp.register(spark)
-    return spark
 
 
 SCRIPTS = ("splitio", "termdict", "plan_big", "profile_needle", "count", "merge", "write")
@@ -99,39 +56,98 @@ SEARCHES = (
 )
 
 
-def search_suite(spark: Any, table_path: str, parquet_path: str, repeat: int) -> dict[str, Any]:
+NEEDLE, EXACT = "message:needlezz", "host = 'host-42'"
+
+
+def search_suite(
+    spark: Any, table_path: str, parquet_path: str, repeat: int, options: dict[str, str]
+) -> dict[str, Any]:
     """Time the needle and exact-match searches on one table and its Parquet copy.
 
-    Returns ``label -> (ours, parquet)`` measurements in :data:`SEARCHES` order.
+    Returns ``label -> (ours, parquet)`` measurements in :data:`SEARCHES` order,
+    and under ``"engine"`` the engine's own time (``SearchTable.search`` in this
+    process, no Spark) for the needle and the exact match.
     """
     import indextables.pyspark as itp
 
     # A DataFrameReader is a mutable builder: take a fresh one per query.
     def table() -> Any:
-        return spark.read.format("indextables")
+        return spark.read.format("indextables").options(**options)
 
     parquet = spark.read.parquet(parquet_path)
-    needle, exact = "message:needlezz", "host = 'host-42'"
 
     def rows(df: Any) -> int:
         return len(df.collect())
 
     needle_parquet = measure(lambda: rows(parquet.where("message like '%needlezz%'")), repeat)
-    exact_parquet = measure(lambda: rows(parquet.where(exact)), repeat)
+    exact_parquet = measure(lambda: rows(parquet.where(EXACT)), repeat)
     ours = (
-        lambda: rows(itp.search(spark, table_path, needle)),
-        lambda: rows(table().option("query", needle).load(table_path)),
-        lambda: rows(itp.search(spark, table_path, where=exact)),
-        lambda: rows(table().load(table_path).where(exact)),
+        lambda: rows(itp.search(spark, table_path, NEEDLE, options=options)),
+        lambda: rows(table().option("query", NEEDLE).load(table_path)),
+        lambda: rows(itp.search(spark, table_path, where=EXACT, options=options)),
+        lambda: rows(table().load(table_path).where(EXACT)),
     )
     bases = (needle_parquet, needle_parquet, exact_parquet, exact_parquet)
-    results = {}
+    results: dict[str, Any] = {}
     for label, action, base in zip(SEARCHES, ours, bases, strict=True):
         results[label] = (measure(action, repeat), base)
         report(label, *results[label])
-    floor(spark, itp.search(spark, table_path, needle), "needle", needle_parquet, repeat)
-    floor(spark, itp.search(spark, table_path, where=exact), "exact", exact_parquet, repeat)
+    results["engine"] = engine(table_path, repeat, options)
+    floor(
+        spark,
+        itp.search(spark, table_path, NEEDLE, options=options),
+        "needle",
+        needle_parquet,
+        repeat,
+    )
+    floor(
+        spark,
+        itp.search(spark, table_path, where=EXACT, options=options),
+        "exact",
+        exact_parquet,
+        repeat,
+    )
     return results
+
+
+def engine(table_path: str, repeat: int, options: dict[str, str]) -> dict[str, float]:
+    """The engine alone on the same table in this process: the Arrow answer, no Spark."""
+    from indextables.search import open_table
+
+    searched = open_table(table_path, options=options)
+    times = {
+        "needle": measure(lambda: searched.search(NEEDLE).num_rows, repeat),
+        "exact": measure(lambda: searched.search(where=EXACT).num_rows, repeat),
+    }
+    for label, (median, spread, found) in times.items():
+        print(
+            f"{'  engine, ' + label:<28} SearchTable.search {median * 1000:9.1f} ms "
+            f"(±{spread * 500:6.1f})  rows {found}"
+        )
+    return {label: t[0] for label, t in times.items()}
+
+
+# Issue 24's targets: (label, ratio wanted against Parquet, the engine's query).
+TARGETS = (
+    ("exact, itp.search where", 4.0, "exact"),
+    ("exact, spark.read filter", 3.0, "exact"),
+    ("needle, spark.read query", 8.0, "needle"),
+)
+
+
+def targets(rows: int, results: dict[str, Any]) -> None:
+    """Issue 24's rows: ours, Spark's Parquet read, the ratio, and the hand-over cost."""
+    load = os.getloadavg()[0]
+    print(f"issue 24 targets at {rows:,} rows (same run; 1-minute load {load:.1f}):")
+    for label, wanted, query in TARGETS:
+        (ours, _, found), (base, _, _) = results[label]
+        mine = results["engine"][query]
+        print(
+            f"  {label:<26} ours {ours * 1000:8.1f} ms  parquet {base * 1000:8.1f} ms  "
+            f"ratio {base / ours:5.2f}x (target >= {wanted:.0f}x: "
+            f"{'met' if base / ours >= wanted else 'NOT met'})  engine {mine * 1000:7.1f} ms, "
+            f"hand-over {(ours - mine) * 1000:7.1f} ms  rows {found}"
+        )
 
 
 def floor(spark: Any, result: Any, label: str, base: tuple[float, float, Any], repeat: int) -> None:
@@ -160,14 +176,22 @@ def write_both(spark: Any, rows: int, table_path: str, parquet_path: str) -> Non
     data.write.mode("overwrite").parquet(parquet_path)
 
 
-def scale_tables(spark: Any, rows: int, root: str) -> tuple[str, str]:
-    """The scale table and its Parquet copy under ``root``, written on first use only.
+def scale_tables(spark: Any, rows: int, root: str) -> tuple[str, str, dict[str, str]]:
+    """The scale table, its Parquet copy and their read options under ``root``.
 
-    A marker file written after both copies are complete says they can be
-    reused; without it (first run, or a run stopped half-way) both are rewritten.
+    Written on first use only. A marker file written after both copies are
+    complete says they can be reused; without it (first run, or a run stopped
+    half-way) both are rewritten. The search benchmark's tables
+    (``indextables-search/benchmarks/run.py --path root``: the same rows,
+    ``logs-N.parquet``, its split cache in ``root/split-cache``) are reused too.
     """
     base = os.path.join(root, f"logs-{rows}")
     table_path, parquet_path, marker = base + "-indextables", base + "-parquet", base + ".done"
+    engine_copy = base + ".parquet"
+    if os.path.exists(marker) and os.path.exists(engine_copy):
+        print(f"scale tables: reusing the search benchmark's {base}* ({rows:,} rows)")
+        cache = {"spark.indextables.cache.directoryPath": os.path.join(root, "split-cache")}
+        return table_path, engine_copy, cache
     if os.path.exists(marker):
         print(f"scale tables: reusing {base}-* ({rows:,} rows)")
     else:
@@ -177,7 +201,7 @@ def scale_tables(spark: Any, rows: int, root: str) -> tuple[str, str]:
         with open(marker, "w", encoding="utf-8") as out:
             out.write(f"{rows}\n")
         print(f"scale tables: written in {time.perf_counter() - start:.0f} s")
-    return table_path, parquet_path
+    return table_path, parquet_path, {}
 
 
 def growth(small: int, large: int, before: dict[str, Any], after: dict[str, Any]) -> None:
@@ -206,7 +230,9 @@ def main() -> int:
         return 0
     parser = argparse.ArgumentParser()
     parser.add_argument("--write-rows", type=int, default=1_000_000)
-    parser.add_argument("--search-rows", type=int, default=2_000_000)
+    parser.add_argument(
+        "--search-rows", type=int, default=2_000_000, help="rows of the small table (0: none)"
+    )
     parser.add_argument(
         "--scale-rows", type=int, default=20_000_000, help="rows of the scale table (0: none)"
     )
@@ -224,14 +250,20 @@ def main() -> int:
     try:
         if not args.skip_write:
             write_benchmark(spark, args.write_rows, work)
-        print(f"search, {args.search_rows:,} rows:")
-        write_both(spark, args.search_rows, f"{work}/s", f"{work}/sp")
-        small = search_suite(spark, f"{work}/s", f"{work}/sp", args.repeat)
+        small = None
+        if args.search_rows:
+            print(f"search, {args.search_rows:,} rows:")
+            write_both(spark, args.search_rows, f"{work}/s", f"{work}/sp")
+            small = search_suite(spark, f"{work}/s", f"{work}/sp", args.repeat, {})
         if args.scale_rows:
-            table_path, parquet_path = scale_tables(spark, args.scale_rows, args.scale_path)
+            table_path, parquet_path, options = scale_tables(
+                spark, args.scale_rows, args.scale_path
+            )
             print(f"search, {args.scale_rows:,} rows:")
-            large = search_suite(spark, table_path, parquet_path, args.repeat)
-            growth(args.search_rows, args.scale_rows, small, large)
+            large = search_suite(spark, table_path, parquet_path, args.repeat, options)
+            if small is not None:
+                growth(args.search_rows, args.scale_rows, small, large)
+            targets(args.scale_rows, large)
     finally:
         spark.stop()
         shutil.rmtree(work, ignore_errors=True)

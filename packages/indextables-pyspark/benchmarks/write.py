@@ -1,6 +1,6 @@
 """Spark writes: IndexTables vs Parquet of the same cached DataFrame, in one run (figures only).
 
-Rows: ``run.py``'s log rows (``logs``), cached in the JVM and counted before any
+Rows: ``common.py``'s log rows (``logs``), cached in the JVM and counted before any
 timing, in ``--partitions`` partitions (default: the session's cores). Per
 round, interleaved so that the machine's load hits every line alike:
 
@@ -35,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from run import OPTIONS, logs, session
+from common import OPTIONS, logs, session
 
 TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -240,6 +240,47 @@ def test_selective_reads_plan_fewer_larger_tasks(
     )
 
 
+@pytest.mark.parametrize("options", [{"query": "message:timed"}, {}])
+def test_a_selective_task_searches_its_splits_at_once_and_keeps_their_order(
+    logs: str, options: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search task reads its splits on a thread pool; a full read streams them one by one.
+
+    Either way the task's rows are those of its splits read one after the other.
+    """
+    import dataclasses
+
+    from indextables.pyspark.read import splitgroup
+    from indextables.pyspark.read.datasource import IndexTablesDataSource
+
+    pools: list[int] = []
+
+    class CountedPool(splitgroup.ThreadPoolExecutor):
+        def __init__(self, max_workers: int) -> None:
+            pools.append(max_workers)
+            super().__init__(max_workers=max_workers)
+
+    monkeypatch.setattr(splitgroup, "ThreadPoolExecutor", CountedPool)
+    monkeypatch.setattr(splitgroup, "READ_THREADS", 3)
+    source = IndexTablesDataSource({"path": logs, **options})
+    reader = source.reader(source.schema())
+    (task,) = reader.partitions() if options else reader.partitions()[:1]
+    assert len(task.splits) > 2
+    assert task.selective == bool(options)
+    rows = [r for batch in reader.read(task) for r in batch.to_pylist()]
+    assert pools == ([3] if options else [])
+    one_by_one = [
+        r
+        for split in task.splits
+        for batch in reader.read(dataclasses.replace(task, splits=(split,)))
+        for r in batch.to_pylist()
+    ]
+    assert rows == one_by_one
+    if options:
+        assert rows
+        assert all("timed" in r["message"] for r in rows)
+
+
 @pytest.mark.parametrize("checkpointed", [False, True])
 def test_statistics_filters_prune_splits_before_planning(
     spark: Any, tmp_path: Path, checkpointed: bool

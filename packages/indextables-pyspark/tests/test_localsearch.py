@@ -220,19 +220,22 @@ def _split_batches(sizes: list[int]) -> Any:
     return batches
 
 
+@pytest.mark.parametrize("held", [32 << 20, 1])
 @pytest.mark.parametrize("threads", [1, 2, 4])
 def test_splits_read_in_parallel_come_back_in_split_order(
-    threads: int, monkeypatch: pytest.MonkeyPatch
+    threads: int, held: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """``held=1``: every split's read ahead stops after one batch, the rest follows in turn."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from indextables.pyspark.read import localsearch
+    from indextables.pyspark.read import splitgroup
 
-    monkeypatch.setattr(localsearch, "_READ_THREADS", threads)
+    monkeypatch.setattr(splitgroup, "READ_THREADS", threads)
+    monkeypatch.setattr(splitgroup, "HELD_BYTES", held)
     sizes = [4, 0, 7, 1, 5, 2]
     with ThreadPoolExecutor(threads) as pool:
-        splits = localsearch._ahead(pool, _split_batches(sizes), len(sizes), None)
-        batches = localsearch._in_order(splits, None, None)
+        splits = splitgroup.ahead(pool, _split_batches(sizes), len(sizes), None)
+        batches = list(splitgroup.in_order(splits, None, None))
     rows = [
         (s, r)
         for b in batches
@@ -247,15 +250,13 @@ def test_parallel_reads_stop_past_the_row_cap(
 ) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    from indextables.pyspark.read import localsearch
+    from indextables.pyspark.read import splitgroup
 
-    monkeypatch.setattr(localsearch, "_READ_THREADS", 2)
+    monkeypatch.setattr(splitgroup, "READ_THREADS", 2)
     with ThreadPoolExecutor(2) as pool:
-        splits = localsearch._ahead(pool, _split_batches(sizes), len(sizes), cap)
-        with pytest.raises(localsearch._TooLarge):
-            localsearch._in_order(splits, cap, None)
+        splits = splitgroup.ahead(pool, _split_batches(sizes), len(sizes), cap)
+        with pytest.raises(splitgroup.TooLarge):
+            list(splitgroup.in_order(splits, cap, None))
     with ThreadPoolExecutor(2) as pool:
-        splits = localsearch._ahead(pool, _split_batches(sizes), len(sizes), sum(sizes))
-        assert sum(b.num_rows for b in localsearch._in_order(splits, sum(sizes), None)) == sum(
-            sizes
-        )
+        splits = splitgroup.ahead(pool, _split_batches(sizes), len(sizes), sum(sizes))
+        assert sum(b.num_rows for b in splitgroup.in_order(splits, sum(sizes), None)) == sum(sizes)

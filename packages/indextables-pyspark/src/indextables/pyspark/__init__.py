@@ -38,10 +38,11 @@ from indextables.pyspark.errors import (
 from indextables.pyspark.version import __version__
 
 if _typing.TYPE_CHECKING:  # typing names stay out of dir(itp): annotations are strings
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterator, Mapping, Sequence
     from datetime import datetime, timedelta
     from typing import Any
 
+    from indextables.pyspark.read.searchargs import SearchArgs
     from indextables.pyspark.writing.tablewrite import WriteResult
     from indextables.search.aggregate.aggspec import (
         DateHistogram,
@@ -110,6 +111,39 @@ def _check_search_args(
     _check_columns("fieldmatch", fieldmatch)
 
 
+def _search_args(
+    spark: Any,
+    path: Any,
+    *,
+    where: Any,
+    query: Any,
+    textsearch: Any,
+    fieldmatch: Any,
+    options: Any,
+    version: Any = None,
+    timestamp: Any = None,
+    check_more: Callable[[], None],
+) -> SearchArgs:
+    """The checked arguments of ``search``/``count``/``aggregate``, the session's settings
+    merged under ``options`` (``check_more`` checks the call's own arguments first)."""
+    from indextables.pyspark.read.searchargs import SearchArgs
+    from indextables.pyspark.sessionconf import session_options
+
+    _check_spark(spark)
+    _check_search_args(path, where, query, textsearch, fieldmatch, options)
+    check_more()
+    return SearchArgs(
+        path=path,
+        where=where,
+        query=query,
+        textsearch=textsearch,
+        fieldmatch=fieldmatch,
+        options=session_options(spark, options),
+        version=version,
+        timestamp=timestamp,
+    )
+
+
 def session_options(
     spark: SparkSession, options: Mapping[str, Any] | None = None
 ) -> dict[str, str]:
@@ -164,26 +198,24 @@ def search(
 ) -> DataFrame:
     """Interactive search: the matching rows, searched in the driver when small
     (see :mod:`.localsearch`), through Spark tasks otherwise."""
-    from indextables.pyspark.errors import ArgumentError
     from indextables.pyspark.read.localsearch import search as _search
-    from indextables.pyspark.sessionconf import session_options
 
-    _check_spark(spark)
-    _check_search_args(path, where, query, textsearch, fieldmatch, options)
-    _check_args(limit=(limit, (int, type(None))))
-    if limit is not None and limit > _MAX_LIMIT:
-        raise ArgumentError(f"limit={limit} exceeds Spark's largest limit ({_MAX_LIMIT})")
+    def check_limit() -> None:
+        _check_args(limit=(limit, (int, type(None))))
+        if limit is not None and limit > _MAX_LIMIT:
+            raise ArgumentError(f"limit={limit} exceeds Spark's largest limit ({_MAX_LIMIT})")
 
-    return _search(
+    args = _search_args(
         spark,
         path,
-        query,
         where=where,
+        query=query,
         textsearch=textsearch,
         fieldmatch=fieldmatch,
-        limit=limit,
-        options=session_options(spark, options),
+        options=options,
+        check_more=check_limit,
     )
+    return _search(spark, args, limit=limit)
 
 
 def count(
@@ -200,23 +232,20 @@ def count(
 ) -> int:
     """How many rows a search returns, from the log or the index (see :mod:`.counting`)."""
     from indextables.pyspark.helpers.counting import count as _count
-    from indextables.pyspark.sessionconf import session_options
 
-    _check_spark(spark)
-    _check_search_args(path, where, query, textsearch, fieldmatch, options)
-    _check_args(version=(version, (int, type(None))))
-
-    return _count(
+    args = _search_args(
         spark,
         path,
         where=where,
         query=query,
         textsearch=textsearch,
         fieldmatch=fieldmatch,
-        options=session_options(spark, options),
+        options=options,
         version=version,
         timestamp=timestamp,
+        check_more=lambda: _check_args(version=(version, (int, type(None)))),
     )
+    return _count(spark, args)
 
 
 def aggregate(
@@ -242,29 +271,24 @@ def aggregate(
     from collections.abc import Mapping as _Mapping
 
     from indextables.pyspark.helpers.aggregation import aggregate as _aggregate
-    from indextables.pyspark.sessionconf import session_options
 
-    _check_spark(spark)
-    _check_search_args(path, where, query, textsearch, fieldmatch, options)
-    _check_args(
-        metrics=(metrics, (_Mapping,)),
-        group_by=(group_by, (str, list, tuple)),
-        version=(version, (int, type(None))),
-    )
-
-    return _aggregate(
+    args = _search_args(
         spark,
         path,
-        group_by=group_by,
-        metrics=metrics,
         where=where,
         query=query,
         textsearch=textsearch,
         fieldmatch=fieldmatch,
-        options=session_options(spark, options),
+        options=options,
         version=version,
         timestamp=timestamp,
+        check_more=lambda: _check_args(
+            metrics=(metrics, (_Mapping,)),
+            group_by=(group_by, (str, list, tuple)),
+            version=(version, (int, type(None))),
+        ),
     )
+    return _aggregate(spark, args, group_by=group_by, metrics=metrics)
 
 
 def _check_bucket_args(column: Any, name: Any) -> None:

@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from indextables.pyspark.helpers.indexplan import plan
 from indextables.pyspark.read.arrowframe import arrow_dataframe
+from indextables.pyspark.read.searchargs import SearchArgs
 from indextables.pyspark.read.sparktypes import arrow_schema, arrow_type
 from indextables.search.aggregate.aggspec import (
     DateHistogram,
@@ -64,29 +65,20 @@ _COMPUTED: dict[pa.DataType, DataType] = {
 
 def aggregate(
     spark: SparkSession,
-    path: str,
+    args: SearchArgs,
     *,
     group_by: Sequence[str | GroupSpec] | str = (),
     metrics: Mapping[str, Any],
-    where: str | None = None,
-    query: str | None = None,
-    textsearch: Mapping[str, str] | None = None,
-    fieldmatch: Mapping[str, str] | None = None,
-    options: Mapping[str, Any] | None = None,
-    version: int | None = None,
-    timestamp: Any = None,
 ) -> DataFrame:
     """One row per group of the matching rows: group columns first, then the metrics.
 
     Args:
         spark: the session the DataFrame belongs to.
-        path: the table URI.
+        args: the search whose matching rows are grouped.
         group_by: column names and bucket specs (``itp.histogram``,
             ``itp.date_histogram``, ``itp.range``); empty for one global row.
         metrics: output name -> ``"count"`` or ``(function, column)``, function
             one of count/sum/min/max/avg.
-        where, query, textsearch, fieldmatch, options: as ``itp.search``.
-        version, timestamp: time travel, as ``itp.count``.
 
     Returns:
         A DataFrame typed as Spark's ``groupBy().agg()`` types it, sorted by
@@ -99,19 +91,10 @@ def aggregate(
     groups = parse_group_by(group_by)
     wanted = parse_metrics(metrics)
     output_names(groups, wanted)
-    index_plan = plan(
-        path,
-        where=where,
-        query=query,
-        textsearch=textsearch,
-        fieldmatch=fieldmatch,
-        options=options,
-        version=version,
-        timestamp=timestamp,
-    )
+    index_plan = plan(args)
 
     def from_spark(_: pa.Schema) -> DataFrame:
-        frame = index_plan.spark_frame(spark, where)
+        frame = index_plan.spark_frame(spark, args.where)
         return spark_aggregate(frame, index_plan.schema, groups, wanted)
 
     found, source = aggregate_table(
@@ -122,7 +105,7 @@ def aggregate(
         runner=index_plan.runner(spark, "aggregate"),
     )
     answered = "Spark groupBy" if source == "rows" else source
-    _LOG.debug("aggregate of %s v%d answered from the %s", path, index_plan.version, answered)
+    _LOG.debug("aggregate of %s v%d answered from the %s", args.path, index_plan.version, answered)
     if isinstance(found, pa.Table):
         schema = output_schema(index_plan.schema, groups, wanted)
         table = found.cast(arrow_schema(schema)).combine_chunks()

@@ -11,10 +11,10 @@ always equals ``spark.read ... .where().count()``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from indextables.pyspark.helpers.indexplan import plan
+from indextables.pyspark.read.searchargs import SearchArgs
 from indextables.search.aggregate.tablecount import count_table
 
 if TYPE_CHECKING:
@@ -23,41 +23,18 @@ if TYPE_CHECKING:
 _LOG = logging.getLogger(__name__)
 
 
-def count(
-    spark: SparkSession,
-    path: str,
-    *,
-    where: str | None = None,
-    query: str | None = None,
-    textsearch: Mapping[str, str] | None = None,
-    fieldmatch: Mapping[str, str] | None = None,
-    options: Mapping[str, Any] | None = None,
-    version: int | None = None,
-    timestamp: Any = None,
-) -> int:
-    """How many rows of the table at ``path`` match the search and ``where``.
-
-    Arguments are those of ``itp.search``; ``version`` / ``timestamp`` (epoch
-    ms, ISO-8601 or datetime) time-travel like ``versionAsOf`` / ``timestampAsOf``.
+def count(spark: SparkSession, args: SearchArgs) -> int:
+    """How many rows of the table at ``args.path`` match the search and ``args.where``.
 
     Raises:
         OptionError, QuerySyntaxError, FieldKindError, NotATableError: as ``itp.search``.
     """
-    index_plan = plan(
-        path,
-        where=where,
-        query=query,
-        textsearch=textsearch,
-        fieldmatch=fieldmatch,
-        options=options,
-        version=version,
-        timestamp=timestamp,
-    )
+    index_plan = plan(args)
     found, source = count_table(
         index_plan.table,
-        lambda: int(index_plan.spark_frame(spark, where).count()),
+        lambda: int(index_plan.spark_frame(spark, args.where).count()),
         runner=index_plan.runner(spark, "count"),
     )
     answered = "Spark read" if source == "rows" else source
-    _LOG.debug("count of %s v%d answered from the %s", path, index_plan.version, answered)
+    _LOG.debug("count of %s v%d answered from the %s", args.path, index_plan.version, answered)
     return found

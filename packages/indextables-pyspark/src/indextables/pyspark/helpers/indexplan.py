@@ -21,21 +21,16 @@ import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from indextables.pyspark.errors import OptionError
 from indextables.pyspark.read.datasource import (
     FORMAT,
     IndexTablesDataSource,
     make_reader,
     table_schema,
 )
-from indextables.pyspark.read.localsearch import (
-    parse_placement,
-    pinned_read_options,
-    search_read_options,
-)
+from indextables.pyspark.read.localsearch import parse_placement, pinned_read_options
+from indextables.pyspark.read.searchargs import SearchArgs
 from indextables.search.aggregate.tableplan import (
     SplitFn,
     SplitRunner,
@@ -83,57 +78,21 @@ class IndexPlan:
         return None if self.local else SparkTasks(spark, what, self.version)
 
 
-def time_travel(
-    options: Mapping[str, Any] | None, version: int | None, timestamp: Any
-) -> dict[str, str]:
-    """``options`` with ``version``/``timestamp`` as ``versionAsOf``/``timestampAsOf``.
-
-    ``timestamp`` is epoch milliseconds, an ISO-8601 string or a datetime.
-
-    Raises:
-        OptionError: both given, or one that contradicts the options.
-    """
-    out = {str(k): str(v) for k, v in (options or {}).items()}
-    if version is not None and timestamp is not None:
-        raise OptionError("give version= or timestamp=, not both")
-    keys = {k.lower() for k in out}
-    if (version is not None or timestamp is not None) and keys & {"versionasof", "timestampasof"}:
-        raise OptionError("version=/timestamp= and options versionAsOf/timestampAsOf both given")
-    if version is not None:
-        out["versionAsOf"] = str(int(version))
-    if timestamp is not None:
-        out["timestampAsOf"] = (
-            timestamp.isoformat() if isinstance(timestamp, datetime) else str(timestamp)
-        )
-    return out
-
-
-def plan(
-    path: str,
-    *,
-    where: str | None,
-    query: str | None,
-    textsearch: Mapping[str, str] | None,
-    fieldmatch: Mapping[str, str] | None,
-    options: Mapping[str, Any] | None,
-    version: int | None,
-    timestamp: Any,
-) -> IndexPlan:
+def plan(args: SearchArgs) -> IndexPlan:
     """Plan a count or aggregation of the rows a search with these arguments returns.
 
     Raises:
         OptionError, QuerySyntaxError, FieldKindError, NotATableError: as ``itp.search``.
     """
-    traveled = time_travel(options, version, timestamp)
-    read_options = search_read_options(path, query, textsearch, fieldmatch, traveled)
+    read_options = args.read_options()
     placement = parse_placement(read_options)
     source = IndexTablesDataSource(read_options)
-    view = source.planning_view() if where else source.view()
+    view = source.planning_view() if args.where else source.view()
     schema = table_schema(view)
     reader = make_reader(read_options, view, schema)  # validates the search options
     pinned = pinned_read_options(read_options, view.version)
     table = plan_table(
-        reader.view, pinned, parse_read(read_options), search=reader.search, where=where
+        reader.view, pinned, parse_read(read_options), search=reader.search, where=args.where
     )
     local = placement.mode == "local" or (
         placement.mode == "auto" and len(table.splits) <= placement.local_max_splits

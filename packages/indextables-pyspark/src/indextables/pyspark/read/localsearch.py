@@ -19,15 +19,9 @@ read is pinned to it with ``versionAsOf``).
 
 from __future__ import annotations
 
-import functools
-import os
-from collections import deque
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from indextables.pyspark.errors import OptionError
 from indextables.pyspark.read.arrowframe import arrow_dataframe
@@ -37,14 +31,11 @@ from indextables.pyspark.read.datasource import (
     make_reader,
     table_schema,
 )
-from indextables.pyspark.read.reader import IndexTablesReader
+from indextables.pyspark.read.searchargs import SearchArgs
 from indextables.pyspark.read.sparktypes import arrow_schema
-from indextables.search.companion.sync import companion_root
+from indextables.pyspark.read.splitgroup import TooLarge, group_batches
 from indextables.search.options import PREFIX, lower_keys, parse_int, parse_read
 from indextables.search.query.conditions import translate_predicate
-from indextables.search.read.anysplit import read_any_split
-from indextables.search.read.splitreader import SplitEntry
-from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.tableaccess import TableView, load_head, open_table_store
 
 if TYPE_CHECKING:
@@ -54,8 +45,6 @@ MODE = PREFIX + "search.mode"
 LOCAL_MAX_SPLITS = PREFIX + "search.localmaxsplits"
 LOCAL_MAX_ROWS = PREFIX + "search.localmaxrows"
 MODES = ("auto", "local", "distributed")
-# Splits searched at once by a local search (the machine's cores, at most 4).
-_READ_THREADS = min(4, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,35 +91,14 @@ def parse_placement(options: Mapping[str, str]) -> SearchPlacement:
     )
 
 
-class _TooLarge(Exception):
-    """The local result passed ``localMaxRows``: the search goes distributed."""
-
-
-def search(
-    spark: SparkSession,
-    path: str,
-    query: str | None = None,
-    *,
-    where: str | None = None,
-    textsearch: Mapping[str, str] | None = None,
-    fieldmatch: Mapping[str, str] | None = None,
-    limit: int | None = None,
-    options: Mapping[str, Any] | None = None,
-) -> DataFrame:
-    """The rows of the table at ``path`` matching a search, as a DataFrame.
+def search(spark: SparkSession, args: SearchArgs, *, limit: int | None = None) -> DataFrame:
+    """The rows of the table at ``args.path`` matching a search, as a DataFrame.
 
     Args:
         spark: the session the DataFrame belongs to.
-        path: the table URI.
-        query: Tantivy query syntax over the table's fields (the ``query`` read option).
-        where: a filter in SQL syntax (``host = 'h1' AND day >= '2024-01-02'``);
-            comparisons, IN, IS [NOT] NULL and ``LIKE 'prefix%'`` joined by AND
-            narrow the search and prune splits; Spark applies the whole condition.
-        textsearch: column -> query on tokenized columns.
-        fieldmatch: column -> exact value on exact (string) columns.
-        limit: at most this many rows.
-        options: any other read options (``versionAsOf``, store credentials,
+        args: the search (``options`` may hold ``versionAsOf``, store credentials,
             ``spark.indextables.search.mode`` / ``localMaxSplits`` / ``localMaxRows``).
+        limit: at most this many rows.
 
     Returns:
         A DataFrame with the table's schema.
@@ -143,13 +111,14 @@ def search(
     """
     if limit is not None and limit < 0:
         raise OptionError(f"limit={limit} must be >= 0")
-    read_options = search_read_options(path, query, textsearch, fieldmatch, options)
+    where = args.where
+    read_options = args.read_options()
     placement = parse_placement(read_options)
     frame = None
     if placement.mode == "distributed":
         read = parse_read(read_options)
         version = load_head(
-            path, read_options, version=read.version_as_of, timestamp=read.timestamp_as_of
+            args.path, read_options, version=read.version_as_of, timestamp=read.timestamp_as_of
         ).version
     else:
         source = IndexTablesDataSource(read_options)
@@ -166,25 +135,6 @@ def search(
     if where:
         frame = frame.where(where)
     return frame if limit is None else frame.limit(limit)
-
-
-def search_read_options(
-    path: str,
-    query: str | None,
-    textsearch: Mapping[str, str] | None,
-    fieldmatch: Mapping[str, str] | None,
-    options: Mapping[str, Any] | None,
-) -> dict[str, str]:
-    """The data source's read options of a helper call: ``options`` plus the search ones."""
-    out = {str(k): str(v) for k, v in (options or {}).items()}
-    out["path"] = path
-    if query:
-        out["query"] = query
-    for column, text in (textsearch or {}).items():
-        out[f"textsearch.{column}"] = text
-    for column, value in (fieldmatch or {}).items():
-        out[f"fieldmatch.{column}"] = value
-    return out
 
 
 def pinned_read_options(read_options: dict[str, str], version: int) -> dict[str, str]:
@@ -216,97 +166,16 @@ def _local(
     row_cap = placement.local_max_rows if auto else None
     stop_at = limit if limit is not None and not where else None
     try:
-        batches = _collect(reader, entries, row_cap=row_cap, stop_at=stop_at)
-    except _TooLarge:
+        batches = list(
+            group_batches(
+                reader,
+                entries,
+                conditions=reader.conditions,
+                open_store=lambda: open_table_store(reader.view.uri, reader.options),
+                row_cap=row_cap,
+                stop_at=stop_at,
+            )
+        )
+    except TooLarge:
         return None
     return arrow_dataframe(spark, batches, schema)
-
-
-def _collect(
-    reader: IndexTablesReader,
-    entries: Sequence[SplitEntry],
-    *,
-    row_cap: int | None,
-    stop_at: int | None,
-) -> list[pa.RecordBatch]:
-    """Every matching batch of ``entries``, in order.
-
-    Splits not on disk are fetched in parallel. Several splits are also
-    searched in parallel (Tantivy's searches and stored-document reads release
-    the GIL), a few at a time so that a search passing ``row_cap`` stops after
-    reading at most ``row_cap`` rows per split in flight. A ``stop_at`` read
-    (a limit without a where clause) goes split by split and stops mid-split.
-    """
-    read = reader.read_options
-    cache = SplitCache(read.cache_dir, read.cache_max_bytes)
-    uri = reader.view.uri
-    refs = [e.ref for e in entries]
-    with cache.directories(uri, refs, lambda: open_table_store(uri, reader.options)) as directory:
-
-        def batches(i: int) -> Iterator[pa.RecordBatch]:
-            return cache.batches(
-                uri,
-                refs[i],
-                lambda: open_table_store(uri, reader.options),
-                functools.partial(
-                    read_any_split,
-                    entry=entries[i],
-                    schema=arrow_schema(reader.schema),
-                    search=reader.search,
-                    conditions=reader.conditions,
-                    companion_root=companion_root(reader.view.configuration, reader.options),
-                    docstore_threads=read.docstore_threads,
-                ),
-                directory=directory(i),
-            )
-
-        if stop_at is not None or len(entries) < 2 or _READ_THREADS < 2:
-            return _in_order(map(batches, range(len(entries))), row_cap, stop_at)
-        with ThreadPoolExecutor(max_workers=_READ_THREADS) as searching:
-            splits = _ahead(searching, batches, len(entries), row_cap)
-            try:
-                return _in_order(splits, row_cap, None)
-            finally:
-                splits.close()  # cancels the reads not started yet
-
-
-def _in_order(
-    splits: Iterable[Iterable[pa.RecordBatch]], row_cap: int | None, stop_at: int | None
-) -> list[pa.RecordBatch]:
-    """The batches of ``splits`` in order, raising _TooLarge past ``row_cap`` rows."""
-    out: list[pa.RecordBatch] = []
-    rows = 0
-    for split in splits:
-        for batch in split:
-            out.append(batch)
-            rows += batch.num_rows
-            if row_cap is not None and rows > row_cap:
-                raise _TooLarge
-            if stop_at is not None and rows >= stop_at:
-                return out
-    return out
-
-
-def _ahead(
-    pool: ThreadPoolExecutor,
-    batches: Callable[[int], Iterator[pa.RecordBatch]],
-    count: int,
-    row_cap: int | None,
-) -> Generator[list[pa.RecordBatch], None, None]:
-    """Each split's batches in order, read by ``pool`` up to one split per thread ahead."""
-
-    def whole(i: int) -> list[pa.RecordBatch]:
-        # One split alone passing the cap stops its read: the search passes it too.
-        return _in_order((batches(i),), row_cap, None)
-
-    window: deque[Future[list[pa.RecordBatch]]] = deque()
-    submitted = 0
-    try:
-        while window or submitted < count:
-            while submitted < count and len(window) < _READ_THREADS:
-                window.append(pool.submit(whole, submitted))
-                submitted += 1
-            yield window.popleft().result()
-    finally:
-        for future in window:
-            future.cancel()

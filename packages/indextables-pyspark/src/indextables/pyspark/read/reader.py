@@ -15,7 +15,6 @@ Two platform constraints shape this module (see docs/pyspark.md):
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import sys
 import time
@@ -28,11 +27,10 @@ import pyarrow as pa
 from indextables.pyspark.read.planguard import is_reused, new_token
 from indextables.pyspark.read.sparkfilters import translate_all
 from indextables.pyspark.read.sparktypes import arrow_schema
-from indextables.search.companion.sync import companion_root
+from indextables.pyspark.read.splitgroup import group_batches
 from indextables.search.options import ReadOptions
 from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
-from indextables.search.read.anysplit import read_any_split
 from indextables.search.read.plan import (
     partition_types,
     plan_splits,
@@ -43,7 +41,6 @@ from indextables.search.read.splitreader import SplitEntry
 from indextables.search.schema.mapping import (
     FieldKind,
 )
-from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.tableaccess import TableView, load_view, open_table_store
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 from pyspark.sql.types import StructType
@@ -59,12 +56,16 @@ class ReadTask(InputPartition):
         splits: the splits this task reads.
         token: the planned read's token (see planguard).
         planned_at: when the read was planned (epoch seconds).
+        index: the task's number in the plan.
+        selective: the read is a search (few rows per split): its splits are
+            searched several at once.
     """
 
     splits: tuple[SplitEntry, ...]
     token: str
     planned_at: float
     index: int = 0
+    selective: bool = False
 
 
 class _BoundPush:
@@ -174,7 +175,7 @@ class IndexTablesReader(DataSourceReader):
         selective = not self.search.is_empty or self._has_index_query(kinds)
         size = read.selective_splits_per_task if selective else read.splits_per_task
         groups = list(_groups(kept, size)) or [[]]
-        return [ReadTask(tuple(g), token, now, i) for i, g in enumerate(groups)]
+        return [ReadTask(tuple(g), token, now, i, selective) for i, g in enumerate(groups)]
 
     def _has_index_query(self, kinds: Mapping[str, FieldKind]) -> bool:
         """True when a pushed filter names an indexed column (it narrows the Tantivy search)."""
@@ -194,22 +195,15 @@ class IndexTablesReader(DataSourceReader):
             splits, conditions = self._current_splits(), ()
         if not splits:
             return
-        cache = SplitCache(self.read_options.cache_dir, self.read_options.cache_max_bytes)
-        for entry in splits:
-            yield from cache.batches(
-                self.view.uri,
-                entry.ref,
-                lambda: store,
-                functools.partial(
-                    read_any_split,
-                    entry=entry,
-                    schema=arrow_schema(self.schema),
-                    search=self.search,
-                    conditions=conditions,
-                    companion_root=companion_root(self.view.configuration, self.options),
-                    docstore_threads=self.read_options.docstore_threads,
-                ),
-            )
+        # A selective task's splits are searched several at once (few rows each);
+        # a full read streams them one by one.
+        yield from group_batches(
+            self,
+            splits,
+            conditions=conditions,
+            open_store=lambda: store,
+            parallel=partition.selective and conditions == self.conditions,
+        )
 
     def _current_splits(self) -> tuple[SplitEntry, ...]:
         read = self.read_options
