@@ -30,36 +30,14 @@ from companion import source_files, write_source
 _KINDS = (".idx", ".pos", ".term", ".fast", ".store", ".fieldnorm")
 
 
-def _vint(data: bytes, pos: int) -> tuple[int, int]:
-    value, shift = 0, 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte & 0x80:
-            return value, pos
-        shift += 7
-
-
 def composite_fields(data: bytes) -> dict[int, int]:
     """Bytes per field id of a tantivy composite file (``.idx``, ``.pos``, ``.term``, ...)."""
-    json_len = struct.unpack_from("<I", data, len(data) - 8)[0]
-    body = data[: len(data) - 8 - json_len]
-    dir_len = struct.unpack_from("<I", body, len(body) - 4)[0]
-    directory = body[len(body) - 4 - dir_len : len(body) - 4]
-    count, pos = _vint(directory, 0)
-    offsets, fields, offset = [], [], 0
-    for _ in range(count):
-        delta, pos = _vint(directory, pos)
-        offset += delta
-        field = struct.unpack_from("<I", directory, pos)[0]
-        _, pos = _vint(directory, pos + 4)
-        offsets.append(offset)
-        fields.append(field)
-    ends = [*offsets[1:], len(body) - 4 - dir_len][:count]
+    from indextables.search.splits.termdict.composite import split_composite, split_footer
+
+    body, _footer = split_footer(data)
     sizes: dict[int, int] = defaultdict(int)
-    for field, start, end in zip(fields, offsets, ends, strict=True):
-        sizes[field] += end - start
+    for blob in split_composite(body):
+        sizes[blob.field] += len(blob.data)
     return dict(sizes)
 
 
