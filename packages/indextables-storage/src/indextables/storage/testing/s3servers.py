@@ -159,6 +159,13 @@ def _weed_command(weed: str, directory: Path) -> tuple[list[str], int]:
         "-master.telemetry=false",
         "-webdav=false",
         "-admin.ui=false",
+        # Every bucket is a collection with volumes of its own; left to "auto", the
+        # volume count is free disk space / volume size, so on a fuller disk a test
+        # session runs out of volumes and every PUT fails with InternalError. Small
+        # volumes (sparse files, not preallocated) and a fixed count do not depend on
+        # the disk.
+        "-master.volumeSizeLimitMB=64",
+        "-volume.max=1000",
         f"-s3.localSocket={directory / 's3.sock'}",
         f"-filer.localSocket={directory / 'filer.sock'}",
     ]
