@@ -200,7 +200,7 @@ def _merge_once(root: str, pieces: Sequence[pa.Table], *, reindex: bool) -> dict
     steps: dict[str, float] = collections.defaultdict(float)
     original = {
         name: getattr(merge_module, name)
-        for name in ("download", "merge_segments", "write_split_bundle")
+        for name in ("download", "merge_segments", "upload_split")
     }
 
     def timing(name: str, action: Callable[..., object]) -> Callable[..., object]:
@@ -277,7 +277,7 @@ def merge_figures(batches: Sequence[pa.RecordBatch], count: int, root: str) -> N
             f"            merged: {got['segments']:.0f} segment(s); "
             f"count {got['count'] * 1000:.1f} ms, search {got['search'] * 1000:.1f} ms"
         )
-        for name in ("  download", "  merge_segments", "  write_split_bundle"):
+        for name in ("  download", "  merge_segments", "  upload_split"):
             if name in got:
                 print(f"          {name.strip():<20} {got[name]:7.2f} s of {got['merge']:.2f} s")
 
