@@ -199,8 +199,7 @@ def _merge_once(root: str, pieces: Sequence[pa.Table], *, reindex: bool) -> dict
     out = {"write": time.perf_counter() - start, "write cpu": time.process_time() - cpu}
     steps: dict[str, float] = collections.defaultdict(float)
     original = {
-        name: getattr(merge_module, name)
-        for name in ("download", "merge_segments", "upload_split")
+        name: getattr(merge_module, name) for name in ("download", "merge_segments", "upload_split")
     }
 
     def timing(name: str, action: Callable[..., object]) -> Callable[..., object]:
