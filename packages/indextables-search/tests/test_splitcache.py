@@ -186,11 +186,42 @@ def test_crash_mid_download_leaves_no_trusted_entry_and_is_cleaned_up(tmp_path: 
 def test_a_running_download_is_never_removed(tmp_path: Path) -> None:
     cache_dir = tmp_path / "cache"
     cache_dir.mkdir()
-    with splitcache._staging(str(cache_dir)) as staging:
+    with splitcache._staging(str(cache_dir)) as (staging, _):
         Path(staging, "x").write_bytes(b"0" * 100)
         os.utime(staging, (1, 1))  # old, but its lock is held
         SplitCache(str(cache_dir), 0).evict()
         assert os.path.isdir(staging)
+
+
+def test_a_fetched_entry_is_leased_from_its_download_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another process evicting everything it can right after the entry is renamed into
+    # place (before this read could lock it) must not remove it: a tiny, busy shared cache
+    # makes this happen all the time.
+    store, refs = _store(tmp_path)
+    cache_dir = str(tmp_path / "cache")
+    cache = SplitCache(cache_dir, 1 << 30)
+    remember = splitcache._remember
+    evicted: list[int] = []
+
+    def remember_then_evict(target: str) -> None:
+        remember(target)
+        evicted.append(SplitCache(cache_dir, 0).evict())
+
+    monkeypatch.setattr(splitcache, "_remember", remember_then_evict)
+    docs = cache.use(
+        store.uri,
+        refs[0],
+        lambda: store,
+        lambda entry: tantivy.Index.open(entry).searcher().num_docs,
+    )
+    assert docs == 2
+    assert len(evicted) == 1
+    assert evicted[0] > 0  # the eviction ran and had to keep the leased entry
+    monkeypatch.setattr(splitcache, "_remember", remember)
+    SplitCache(cache_dir, 0).evict()  # the lease ended with the read
+    assert cache.cached(store.uri, refs[0]) is None
 
 
 @pytest.mark.parametrize("damage", ["truncate", "drop_record", "drop_file"])

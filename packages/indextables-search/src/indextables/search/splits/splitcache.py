@@ -177,6 +177,17 @@ class SplitCache:
         hit = self.cached(table_uri, split)
         if hit is not None:
             return hit
+        entry, lease = self._fetch_leased(store, table_uri, split)
+        os.close(lease)
+        return entry
+
+    def _fetch_leased(self, store: ObjectStore, table_uri: str, split: SplitRef) -> tuple[str, int]:
+        """Download ``split`` into the cache; the entry and a descriptor holding its lease.
+
+        The download's staging directory is share-locked from its creation and
+        the rename keeps the lock, so no eviction can remove the entry before
+        the caller reads it, however small and busy the cache.
+        """
         prepare_directory(self.directory)
         try:
             return self._download(store, table_uri, split)
@@ -195,13 +206,13 @@ class SplitCache:
             _totals[self.directory] = (after, time.monotonic())
         return after < used
 
-    def _download(self, store: ObjectStore, table_uri: str, split: SplitRef) -> str:
+    def _download(self, store: ObjectStore, table_uri: str, split: SplitRef) -> tuple[str, int]:
         target = os.path.join(self.directory, _cache_key(table_uri, split))
         try:
-            with _staging(self.directory) as staging:
+            with _staging(self.directory) as (staging, handle):
                 sizes = download(store, split, staging, reserved=frozenset({ENTRY_RECORD}))
                 _write_record(staging, table_uri, split, sizes)
-                self._place(staging, target, table_uri, split)
+                lease = self._place(staging, handle, target, table_uri, split)
         except LocalWriteError as error:
             _cache_failure(self.directory, f"cannot be written ({error.path})", error.error)
         except CorruptSplitError:
@@ -214,20 +225,34 @@ class SplitCache:
             if isinstance(error, IndexTablesSearchError) or not _local_failure(error):
                 raise
             _cache_failure(self.directory, "cannot be written", error)
-        _remember(target)
-        self._account(target, sum(sizes.values()))
-        return target
+        try:
+            _remember(target)
+            self._account(target, sum(sizes.values()))
+        except BaseException:
+            os.close(lease)
+            raise
+        return target, lease
 
-    def _place(self, staging: str, target: str, table_uri: str, split: SplitRef) -> None:
-        """Rename the complete download into place, clearing what occupies the entry's path."""
-        for _ in range(3):
+    def _place(
+        self, staging: str, handle: int, target: str, table_uri: str, split: SplitRef
+    ) -> int:
+        """Rename the complete download into place, clearing what occupies the entry's path.
+
+        Returns a descriptor holding a lease on the placed entry: a duplicate of
+        the staging directory's (the rename keeps its inode and lock), or, when
+        another task placed an identical entry first, a new lease on that one.
+        """
+        for _ in range(4):
             try:
                 os.rename(staging, target)
-                return
+                return os.dup(handle)
             except OSError:
                 if os.path.isdir(target) and not os.path.islink(target):
                     if _trusted(target, table_uri, split):
-                        return  # another task won the race: its copy is identical
+                        lease = _take_lease(target)  # another task won the race: identical copy
+                        if lease is not None:
+                            return lease
+                        continue  # evicted since: place ours
                     _discard(target, self.directory)  # an untrusted directory: replaced
                 elif os.path.lexists(target):
                     with contextlib.suppress(FileNotFoundError):
@@ -235,6 +260,7 @@ class SplitCache:
                 else:
                     raise
         os.rename(staging, target)
+        return os.dup(handle)
 
     def use(
         self,
@@ -331,28 +357,29 @@ class SplitCache:
         open_store: Callable[[], ObjectStore],
         directory: str | None,
     ) -> Iterator[str]:
-        """The split's entry, share-locked for the block so that no eviction removes it."""
+        """The split's entry, share-locked for the block so that no eviction removes it.
+
+        A cached entry can be evicted between its lookup and its lock (the
+        lookup is tried again); a fetched one is leased from its download on, so
+        the second try holds a lease.
+        """
+        look = True
         for _ in range(_LEASE_TRIES):
-            entry = directory or self.cached(table_uri, split)
-            if entry is None:
-                entry = self.fetch(open_store(), table_uri, split)
+            entry = directory or (self.cached(table_uri, split) if look else None)
             directory = None
+            if entry is None:
+                entry, lease = self._fetch_leased(open_store(), table_uri, split)
+            else:
+                held = _take_lease(entry)
+                if held is None:
+                    look = False  # evicted meanwhile: download it, leased from the start
+                    continue
+                lease = held
             try:
-                handle = os.open(entry, os.O_RDONLY | os.O_DIRECTORY)
-            except OSError:
-                continue  # evicted meanwhile
-            try:
-                fcntl.flock(handle, fcntl.LOCK_SH)
-                try:
-                    current = os.stat(entry).st_ino
-                except OSError:
-                    current = None
-                if current != os.fstat(handle).st_ino:
-                    continue  # evicted (renamed away) before the lock was taken
                 yield entry
                 return
             finally:
-                os.close(handle)
+                os.close(lease)
         raise SplitReadError(
             f"split {split.path} of {table_uri}: its cache entry in {self.directory} was "
             f"removed {_LEASE_TRIES} times before it could be read (the cache "
@@ -534,17 +561,35 @@ def _first_line(error: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def _staging(directory: str) -> Iterator[str]:
-    """A new staging directory, locked for as long as the block runs, removed afterwards."""
+def _staging(directory: str) -> Iterator[tuple[str, int]]:
+    """A new staging directory and a descriptor share-locking it for as long as the block
+    runs (a lock held means not abandoned, and not evictable once renamed into place);
+    removed afterwards unless renamed."""
     path = os.path.join(directory, f"{_STAGING}{uuid.uuid4().hex}")
     os.mkdir(path, 0o700)
-    handle = os.open(path, os.O_RDONLY)
+    handle = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield path
+        fcntl.flock(handle, fcntl.LOCK_SH)
+        yield path, handle
     finally:
         shutil.rmtree(path, ignore_errors=True)
         os.close(handle)
+
+
+def _take_lease(entry: str) -> int | None:
+    """A descriptor share-locking ``entry``; None when it was removed or replaced meanwhile."""
+    try:
+        handle = os.open(entry, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_SH)
+        if os.stat(entry).st_ino == os.fstat(handle).st_ino:
+            return handle
+    except OSError:
+        pass
+    os.close(handle)  # evicted (renamed away) before the lock was taken
+    return None
 
 
 def _abandoned(path: str) -> bool:
