@@ -38,34 +38,28 @@ from typing import Final
 from indextables.search.read.docstore._kernels_py import lz4_decompress
 from indextables.search.read.docstore.store import read_store
 from indextables.search.splits.termdict.composite import split_footer, with_footer
+from indextables.search.splits.vint import encode_vint, vint_bytes
 
 __all__ = ["STUB_BLOCK_DOCS", "stub_store_bytes", "write_stub_stores"]
 
 #: Documents in the stub's single block (and per leaf checkpoint).
 STUB_BLOCK_DOCS: Final = 1024
-_EMPTY_DOC: Final = b"\x80"  # VInt(0): a document with no field values
+_EMPTY_DOC: Final = vint_bytes(0)  # a document with no field values
 _CHECKPOINT_PERIOD: Final = 8  # Tantivy's checkpoints per skip-index block
 _STORE_FOOTER: Final = 28  # u32 version, u64 offset, u8 compressor, 15 reserved bytes
 _NONE: Final = 0
 _VERSION: Final = 2  # the doc-store version written (the only one read here as a source)
 
 
-def _vint(value: int, out: bytearray) -> None:
-    while value >= 0x80:
-        out.append(value & 0x7F)
-        value >>= 7
-    out.append(value | 0x80)
-
-
 def _checkpoint_block(out: bytearray, checkpoints: list[tuple[int, int, int, int]]) -> None:
     """Tantivy's ``CheckpointBlock``: count, first doc, first byte, then (docs, bytes) pairs
     (contiguous within the block)."""
-    _vint(len(checkpoints), out)
-    _vint(checkpoints[0][0], out)
-    _vint(checkpoints[0][2], out)
+    encode_vint(len(checkpoints), out)
+    encode_vint(checkpoints[0][0], out)
+    encode_vint(checkpoints[0][2], out)
     for doc_start, doc_end, byte_start, byte_end in checkpoints:
-        _vint(doc_end - doc_start, out)
-        _vint(byte_end - byte_start, out)
+        encode_vint(doc_end - doc_start, out)
+        encode_vint(byte_end - byte_start, out)
 
 
 def _skip_index(num_docs: int, block_len: int) -> bytes:
@@ -89,11 +83,11 @@ def _skip_index(num_docs: int, block_len: int) -> bytes:
         layers.append(bytes(layer))
         pointers = upper
     out = bytearray()
-    _vint(len(layers), out)
+    encode_vint(len(layers), out)
     end = 0
     for layer_bytes in reversed(layers):
         end += len(layer_bytes)
-        _vint(end, out)
+        encode_vint(end, out)
     for layer_bytes in reversed(layers):
         out += layer_bytes
     return bytes(out)
@@ -114,7 +108,7 @@ def stub_store_bytes(num_docs: int, version: int) -> bytes:
 
 def _skip_index_empty() -> bytes:
     out = bytearray()
-    _vint(0, out)
+    encode_vint(0, out)
     return bytes(out)
 
 

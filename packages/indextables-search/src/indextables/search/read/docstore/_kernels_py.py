@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from indextables.search.read.docstore.errors import DocStoreError
+from indextables.search.splits.vint import decode_vint
 
 __all__ = [
     "KIND_CODES",
@@ -62,20 +63,7 @@ SlotBuffers = tuple[int, int, bytes | None, bytes | None, bytes | None, bytes, i
 
 def read_vint(data: bytes, pos: int) -> tuple[int, int]:
     """Decode one Tantivy VInt at ``pos``; returns ``(value, next position)``."""
-    result = 0
-    shift = 0
-    end = len(data)
-    while True:
-        if pos >= end:
-            raise DocStoreError("doc store: truncated VInt")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte & 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise DocStoreError("doc store: VInt longer than 10 bytes")
+    return decode_vint(data, pos, error=DocStoreError, context="doc store")
 
 
 def lz4_decompress(src: bytes, size: int) -> bytes:

@@ -13,6 +13,7 @@ import struct
 from dataclasses import dataclass
 
 from indextables.search.read.docstore.errors import DocStoreError
+from indextables.search.splits.vint import decode_vint
 
 __all__ = ["COMPRESSORS", "StoreIndex", "read_store"]
 
@@ -45,17 +46,7 @@ class StoreIndex:
 
 
 def _vint(data: memoryview, pos: int, end: int) -> tuple[int, int]:
-    result = 0
-    shift = 0
-    while True:
-        if pos >= end:
-            raise DocStoreError("doc store: truncated VInt in the skip index")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte & 0x80:
-            return result, pos
-        shift += 7
+    return decode_vint(data, pos, end, error=DocStoreError, context="doc store skip index")
 
 
 def _strip_directory_footer(raw: memoryview) -> memoryview:

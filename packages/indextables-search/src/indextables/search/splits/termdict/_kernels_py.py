@@ -37,6 +37,7 @@ from indextables.search.splits.termdict._kernels_common import (
     Decompress,
     KernelError,
 )
+from indextables.search.splits.vint import decode_vint, encode_vint
 
 __all__ = [
     "Columns",
@@ -82,25 +83,9 @@ def _common_idx(byte: int) -> int:
     return idx if idx <= 63 else 0
 
 
-def _vint(value: int, out: bytearray) -> None:
-    """tantivy's VInt: 7 bits per byte, little-endian, 0x80 marks the LAST byte."""
-    while value >= 0x80:
-        out.append(value & 0x7F)
-        value >>= 7
-    out.append(value | 0x80)
-
-
 def _read_vint(data: bytes, pos: int, end: int) -> tuple[int, int]:
-    value = 0
-    shift = 0
-    while pos < end:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte & 0x80:
-            return value, pos
-        shift += 7
-    raise KernelError("truncated VInt in an SSTable block")
+    """tantivy's VInt (``splits.vint``), bounded by the SSTable block's ``end``."""
+    return decode_vint(data, pos, end, error=KernelError, context="SSTable block")
 
 
 def _leb128(value: int, out: bytearray) -> None:
@@ -604,13 +589,13 @@ def _common_prefix(left: bytes, right: bytes) -> int:
 def _block_values(cols: Columns, start: int, stop: int) -> bytearray:
     df, ps, pl, qs, ql = cols
     out = bytearray()
-    _vint(stop - start, out)
-    _vint(ps[start], out)
-    _vint(qs[start], out)
+    encode_vint(stop - start, out)
+    encode_vint(ps[start], out)
+    encode_vint(qs[start], out)
     for i in range(start, stop):
-        _vint(df[i], out)
-        _vint(pl[i], out)
-        _vint(ql[i], out)
+        encode_vint(df[i], out)
+        encode_vint(pl[i], out)
+        encode_vint(ql[i], out)
     return out
 
 

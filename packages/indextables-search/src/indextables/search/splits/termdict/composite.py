@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from indextables.search.splits.termdict.errors import TermDictError
+from indextables.search.splits.vint import decode_vint, encode_vint
 
 __all__ = [
     "FOOTER_MAGIC",
@@ -67,24 +68,8 @@ def with_footer(body: bytes, footer_json: bytes) -> bytes:
     return body + raw + _U32.pack(len(raw)) + _U32.pack(FOOTER_MAGIC)
 
 
-def _vint(value: int, out: bytearray) -> None:
-    while value >= 0x80:
-        out.append(value & 0x7F)
-        value >>= 7
-    out.append(value | 0x80)
-
-
 def _read_vint(data: bytes, pos: int) -> tuple[int, int]:
-    value = 0
-    shift = 0
-    while pos < len(data):
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte & 0x80:
-            return value, pos
-        shift += 7
-    raise TermDictError("composite file directory: truncated VInt")
+    return decode_vint(data, pos, error=TermDictError, context="composite file directory")
 
 
 def split_composite(body: bytes) -> list[FieldBlob]:
@@ -124,12 +109,12 @@ def join_composite(blobs: Sequence[FieldBlob]) -> bytes:
     """A composite body holding ``blobs`` in order (tantivy's ``CompositeWrite``)."""
     out = bytearray()
     directory = bytearray()
-    _vint(len(blobs), directory)
+    encode_vint(len(blobs), directory)
     previous = 0
     for blob in blobs:
-        _vint(len(out) - previous, directory)
+        encode_vint(len(out) - previous, directory)
         previous = len(out)
         directory += _U32.pack(blob.field)
-        _vint(blob.idx, directory)
+        encode_vint(blob.idx, directory)
         out += blob.data
     return bytes(out) + bytes(directory) + _U32.pack(len(directory))

@@ -1,0 +1,69 @@
+"""Tantivy's VInt, the one variable-length integer of its file formats (pure Python).
+
+A u64 in little-endian groups of 7 bits; the high bit marks the *last* byte (the
+opposite of LEB128, whose high bit marks a continued byte: Parquet's Thrift and the
+sstable crate's keep/add lengths use that one, and do not come here). A u64 takes at
+most 10 bytes.
+
+The compiled kernels keep their own inline loops (hot paths); their pure-Python twins
+and every other pure reader and writer use this module. Decoding failures are raised
+as the caller's own error type (``error``), the message prefixed by what was being
+read (``context``), so each format keeps reporting its damage as it always has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final, TypeAlias
+
+__all__ = ["MAX_VINT_BYTES", "Bytes", "decode_vint", "encode_vint", "vint_bytes"]
+
+#: The longest VInt a u64 needs (10 x 7 bits >= 64 bits).
+MAX_VINT_BYTES: Final = 10
+_LAST_SHIFT: Final = 7 * (MAX_VINT_BYTES - 1)
+
+Bytes: TypeAlias = "bytes | bytearray | memoryview"
+
+
+def encode_vint(value: int, out: bytearray) -> None:
+    """Append the VInt of ``value`` (a non-negative int) to ``out``."""
+    while value >= 0x80:
+        out.append(value & 0x7F)
+        value >>= 7
+    out.append(value | 0x80)
+
+
+def vint_bytes(value: int) -> bytes:
+    """The VInt of ``value`` as bytes."""
+    out = bytearray()
+    encode_vint(value, out)
+    return bytes(out)
+
+
+def decode_vint(
+    data: Bytes,
+    pos: int,
+    end: int | None = None,
+    *,
+    error: Callable[[str], Exception],
+    context: str,
+) -> tuple[int, int]:
+    """Decode the VInt starting at ``data[pos]``; returns ``(value, next position)``.
+
+    ``end`` (default ``len(data)``) bounds the read. A VInt that runs past ``end`` or is
+    longer than :data:`MAX_VINT_BYTES` raises ``error(f"{context}: ...")``.
+    """
+    if end is None:
+        end = len(data)
+    result = 0
+    shift = 0
+    while pos < end:
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte & 0x80:
+            return result, pos
+        if shift == _LAST_SHIFT:
+            raise error(f"{context}: VInt longer than {MAX_VINT_BYTES} bytes")
+        shift += 7
+    raise error(f"{context}: truncated VInt")
