@@ -61,7 +61,7 @@ def test_decodes_from_a_memoryview_at_an_offset() -> None:
 @pytest.mark.parametrize("value", [2**7, 2**32, 2**63 - 1])
 def test_truncated_input_raises_the_callers_error(value: int) -> None:
     raw = vint_bytes(value)[:-1]
-    with pytest.raises(_Damaged, match="^test blob: truncated VInt$"):
+    with pytest.raises(_Damaged, match=r"^test blob: truncated VInt$"):
         _decode(raw)
 
 
@@ -75,7 +75,7 @@ def test_end_bounds_the_read() -> None:
 
 def test_longer_than_a_u64_raises() -> None:
     # Ten continued bytes: no u64 needs an eleventh, so this is damage, not a big number.
-    with pytest.raises(_Damaged, match="^test blob: VInt longer than 10 bytes$"):
+    with pytest.raises(_Damaged, match=r"^test blob: VInt longer than 10 bytes$"):
         _decode(b"\x7f" * 10 + b"\x81")
     assert _decode(b"\x7f" * 9 + b"\x81") == ((1 << 63) | (2**63 - 1), 10)
 
