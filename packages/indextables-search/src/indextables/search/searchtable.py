@@ -17,8 +17,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -35,6 +33,7 @@ from indextables.search.aggregate.arrowagg import aggregate_rows
 from indextables.search.aggregate.tableagg import aggregate_table
 from indextables.search.aggregate.tablecount import count_table
 from indextables.search.aggregate.tableplan import TablePlan, plan_table
+from indextables.search.boundedcache import BoundedCache
 from indextables.search.companion.sync import companion_root
 from indextables.search.errors import ArgumentError
 from indextables.search.options import parse_read
@@ -118,8 +117,7 @@ class SearchTable:
         self._read = parse_read(self._options)
         self._schema = arrow_schema(view.schema_json)
         self._companion_root = companion_root(view.configuration, self._options)
-        self._plans: OrderedDict[tuple[Any, ...], TablePlan] = OrderedDict()
-        self._plans_lock = threading.Lock()
+        self._plans: BoundedCache[tuple[Any, ...], TablePlan] = BoundedCache(max_entries=_PLANS)
 
     def __repr__(self) -> str:
         return f"SearchTable({self.uri!r}, version={self.version})"
@@ -127,13 +125,12 @@ class SearchTable:
     def __getstate__(self) -> dict[str, Any]:
         # The kept plans stay behind (a lock does not pickle; the copy plans afresh).
         state = dict(self.__dict__)
-        del state["_plans"], state["_plans_lock"]
+        del state["_plans"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._plans = OrderedDict()
-        self._plans_lock = threading.Lock()
+        self._plans = BoundedCache(max_entries=_PLANS)
 
     @property
     def uri(self) -> str:
@@ -316,17 +313,12 @@ class SearchTable:
             tuple(sorted(_check_mapping("textsearch", textsearch).items())),
             tuple(sorted(_check_mapping("fieldmatch", fieldmatch).items())),
         )
-        with self._plans_lock:
-            found = self._plans.get(key)
-            if found is not None:
-                self._plans.move_to_end(key)
-                return found
+        found = self._plans.get(key)
+        if found is not None:
+            return found
         spec = self._search_spec(query, where, textsearch, fieldmatch)
         found = plan_table(self._view, self._options, self._read, search=spec, where=where)
-        with self._plans_lock:
-            self._plans[key] = found
-            while len(self._plans) > _PLANS:
-                self._plans.popitem(last=False)
+        self._plans.put(key, found)
         return found
 
     def _search_spec(self, query: Any, where: Any, textsearch: Any, fieldmatch: Any) -> SearchSpec:

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from indextables.search.aggregate.aggmerge import NotExact
 from indextables.search.aggregate.tableplan import SplitRunner, TablePlan, run_splits
+from indextables.search.boundedcache import BoundedCache
 from indextables.search.query.casenotice import notice_case_mismatch
 from indextables.search.query.conditions import Condition
 from indextables.search.query.indexexact import count as index_count
@@ -89,10 +88,7 @@ def count_split(
             directory, identity, index, searcher, fields, entry, search, conditions
         )
         if key is not None:
-            with _queries_lock:
-                _queries[key] = query
-                while len(_queries) > _QUERIES:
-                    _queries.popitem(last=False)
+            _queries.put(key, query)
     if query is _NOT_EXACT:
         return None
     found = index_count(searcher, query)
@@ -105,8 +101,7 @@ def count_split(
 # open_split keys its searchers; split tags, doc mapping, search, conditions): a repeated
 # count parses and checks nothing again. Queries hold no index (no split is kept open).
 _QUERIES = 256
-_queries: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
-_queries_lock = threading.Lock()
+_queries: BoundedCache[tuple[Any, ...], Any] = BoundedCache(max_entries=_QUERIES)
 _NOT_EXACT: Any = object()
 
 

@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import base64
 import bisect
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from indextables.search.boundedcache import BoundedCache
 from indextables.search.companion.slimpages import (
     PageCodec,
     read_dictionary,
@@ -106,14 +105,12 @@ class PageRows:
     rest: tuple[str, ...]
 
 
-_lock = threading.Lock()
-_footers: OrderedDict[FileKey, ParquetFooter] = OrderedDict()
+_footers: BoundedCache[FileKey, ParquetFooter] = BoundedCache(max_entries=_CACHED_FOOTERS)
 
 
 def clear_footer_cache() -> None:
     """Forget every kept footer (tests)."""
-    with _lock:
-        _footers.clear()
+    _footers.clear()
 
 
 def footer_of(handle: pa.NativeFile, key: FileKey) -> ParquetFooter:
@@ -122,18 +119,13 @@ def footer_of(handle: pa.NativeFile, key: FileKey) -> ParquetFooter:
     Raises:
         CompanionError: the file is not Parquet or its footer is damaged.
     """
-    with _lock:
-        found = _footers.get(key)
-        if found is not None:
-            _footers.move_to_end(key)
-            return found
+    found = _footers.get(key)
+    if found is not None:
+        return found
     footer = _read_footer(handle, key)
     if key.mtime_ns is None:  # no version to key it by: never kept
         return footer
-    with _lock:
-        _footers[key] = footer
-        while len(_footers) > _CACHED_FOOTERS:
-            _footers.popitem(last=False)
+    _footers.put(key, footer)
     return footer
 
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import mmap
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -23,6 +21,7 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from indextables.search.boundedcache import BoundedCache
 from indextables.search.read.convert import TANTIVY_MAX_MICROS, TANTIVY_MIN_MICROS
 from indextables.search.read.docstore import (
     BlockCache,
@@ -81,15 +80,12 @@ class SplitStores:
     key: Hashable
 
 
-_open: OrderedDict[tuple[int, str, str], SplitStores] = OrderedDict()
-_lock = threading.Lock()
+_open: BoundedCache[tuple[int, str, str], SplitStores] = BoundedCache(max_entries=_OPEN_STORES)
 
 
 @on_forget
 def _forget(directory: str) -> None:
-    with _lock:
-        for key in [k for k in _open if k[1] == directory]:
-            del _open[key]
+    _open.evict_if(lambda key: key[1] == directory)
     _BLOCKS.clear()  # blocks are keyed by a store's key; a failed read is rare
 
 
@@ -105,16 +101,11 @@ def split_stores(directory: str, *, identity: str | None = None) -> SplitStores:
         DocStoreError: a store that cannot be parsed, or one that disagrees with meta.json.
     """
     key = (os.getpid(), directory, identity or content_identity(directory))
-    with _lock:
-        found = _open.get(key)
-        if found is not None:
-            _open.move_to_end(key)
-            return found
+    found = _open.get(key)
+    if found is not None:
+        return found
     opened = _open_stores(directory, key)
-    with _lock:
-        _open[key] = opened
-        while len(_open) > _OPEN_STORES:
-            _open.popitem(last=False)
+    _open.put(key, opened)
     return opened
 
 

@@ -13,8 +13,6 @@ import functools
 import json
 import logging
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 import tantivy
 
+from indextables.search.boundedcache import BoundedCache
 from indextables.search.errors import CompanionError
 from indextables.search.query.casenotice import notice_case_mismatch
 from indextables.search.query.conditions import Condition
@@ -168,15 +167,14 @@ def _copy_covers(
 
 
 _OPEN_SPLITS = 16
-_open: OrderedDict[tuple[int, str, str], tuple[tantivy.Index, tantivy.Searcher]] = OrderedDict()
-_open_lock = threading.Lock()
+_open: BoundedCache[tuple[int, str, str], tuple[tantivy.Index, tantivy.Searcher]] = BoundedCache(
+    max_entries=_OPEN_SPLITS
+)
 
 
 @on_forget
 def _forget(directory: str) -> None:
-    with _open_lock:
-        for key in [k for k in _open if k[1] == directory]:
-            del _open[key]
+    _open.evict_if(lambda key: key[1] == directory)
     _traits.cache_clear()
 
 
@@ -197,17 +195,12 @@ def open_split(
     index is dropped from here, hence the small cap.
     """
     key = (os.getpid(), directory, identity or content_identity(directory))
-    with _open_lock:
-        found = _open.get(key)
-        if found is not None:
-            _open.move_to_end(key)
-            return found
+    found = _open.get(key)
+    if found is not None:
+        return found
     index = open_index(directory)
     opened = (index, index.searcher())
-    with _open_lock:
-        _open[key] = opened
-        while len(_open) > _OPEN_SPLITS:
-            _open.popitem(last=False)
+    _open.put(key, opened)
     return opened
 
 
