@@ -30,13 +30,12 @@ or by Tantivy writes an ordinary store of empty documents.
 
 from __future__ import annotations
 
-import os
 import struct
-import uuid
 from typing import Final
 
 from indextables.search.read.docstore._kernels_py import lz4_decompress
 from indextables.search.read.docstore.store import read_store
+from indextables.search.splits.splitdir import files_of_kind, replace_by_rename
 from indextables.search.splits.termdict.composite import split_footer, with_footer
 from indextables.search.splits.vint import encode_vint, vint_bytes
 
@@ -136,10 +135,7 @@ def write_stub_stores(directory: str) -> int:
     stored), or that is already smaller than its stub (a few documents), is left alone.
     """
     saved = 0
-    for name in sorted(os.listdir(directory)):
-        if not name.endswith(".store"):
-            continue
-        path = os.path.join(directory, name)
+    for path in files_of_kind(directory, ".store"):
         with open(path, "rb") as handle:
             data = handle.read()
         num_docs = _only_empty_documents(data)
@@ -149,9 +145,6 @@ def write_stub_stores(directory: str) -> int:
         stub = with_footer(stub_store_bytes(num_docs, _VERSION), footer_json)
         if len(stub) >= len(data):
             continue
-        staging = f"{path}.{uuid.uuid4().hex}.tmp"
-        with open(staging, "wb") as handle:
-            handle.write(stub)
-        os.replace(staging, path)
+        replace_by_rename(path, stub)
         saved += len(data) - len(stub)
     return saved

@@ -41,6 +41,7 @@ from indextables.search.schema.mapping import (
 )
 from indextables.search.schema.partitionvalues import partition_codes
 from indextables.search.splits.splitcache import write_checksums
+from indextables.search.splits.splitdir import files_of_kind, replace_by_rename
 from indextables.search.splits.termdict import dictionary_kind, to_sstable
 from indextables.search.write.stats import StatsCollector
 
@@ -286,18 +287,12 @@ def to_reference_form(directory: str) -> None:
     rewrite them back when a split is fetched, see :mod:`.splitcache`). Each
     file is replaced by a rename: the open index may still map the old one.
     """
-    for name in sorted(os.listdir(directory)):
-        if not name.endswith(".term"):
-            continue
-        path = os.path.join(directory, name)
+    for path in files_of_kind(directory, ".term"):
         with open(path, "rb") as handle:
             data = handle.read()
         if dictionary_kind(data) == "sstable":
             continue
-        staging = f"{path}.{uuid.uuid4().hex}.tmp"
-        with open(staging, "wb") as handle:
-            handle.write(to_sstable(data))
-        os.replace(staging, path)
+        replace_by_rename(path, to_sstable(data))
 
 
 def _split_tags(stats: StatsCollector) -> tuple[str, ...] | None:
