@@ -1,0 +1,149 @@
+"""Every engine benchmark script runs at its smallest size and prints the figures it is for.
+
+Figures only: nothing here looks at a time (the machine's speed decides none of these
+tests). Each script runs in its own process, as ``tox -e bench-search`` runs it, with
+ResourceWarning as an error and its work directories under the test's ``tmp_path``.
+
+``logdata.py`` (the log rows every script but ``docstore.py`` writes) needs numpy, which
+the benchmark env installs and this test env may not: those scripts are skipped, with
+that reason, where numpy is missing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+ROWS = "2000"
+_NO_NUMPY = importlib.util.find_spec("numpy") is None
+_CYTHON_DOCSTORE = importlib.util.find_spec("indextables.search.read.docstore._kernels") is not None
+needs_numpy = pytest.mark.skipif(
+    _NO_NUMPY, reason="benchmarks/logdata.py needs numpy, not installed in this env"
+)
+
+_FIGURE = r"[0-9][0-9,.]*"
+
+
+def _run(script: str, *args: str, tmp_path: Path) -> str:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-W", "error::ResourceWarning", str(BENCHMARKS / script), *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, f"{script} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def _has(out: str, *patterns: str) -> None:
+    for pattern in patterns:
+        assert re.search(pattern, out, re.MULTILINE), f"no line matching {pattern!r} in:\n{out}"
+
+
+def test_docstore(tmp_path: Path) -> None:
+    out = _run("docstore.py", "--rows", ROWS, "--hits", "100", "--repeat", "1", tmp_path=tmp_path)
+    _has(
+        out,
+        rf"^doc store: {_FIGURE} MB, 2000 rows, {_FIGURE} blocks",
+        rf"100 scattered hits  tantivy-py searcher\.doc +{_FIGURE} us/row$",
+        rf"all 2000 docs  docstore python twin +{_FIGURE} us/row with read_store, ",
+    )
+    if _CYTHON_DOCSTORE:
+        _has(out, rf"needle row fetch {_FIGURE} us/row \(blocks decoded partly\)")
+    else:
+        _has(out, r"cython twin: ")
+
+
+@needs_numpy
+def test_run_search_vs_duckdb(tmp_path: Path) -> None:
+    out = _run(
+        "run.py",
+        "--rows",
+        ROWS,
+        "--repeat",
+        "1",
+        "--path",
+        str(tmp_path / "tables"),
+        tmp_path=tmp_path,
+    )
+    _has(
+        out,
+        r"^search, 2,000 rows, median of 1 warm runs:$",
+        rf"^needle, search +indextables +{_FIGURE} ms .* duckdb/indextables = +{_FIGURE}x",
+        rf"^  needle row fetch +{_FIGURE} us/row",
+        r"^count, text query .* results (\d+) / \1$",
+        r"^exact host-42 \(where\) .* results (\d+) / \1$",
+        rf"^polars, needle +scan_indextables +{_FIGURE} ms",
+        rf"^full scan\(\) RSS +peak {_FIGURE} MB",
+    )
+
+
+@needs_numpy
+def test_write(tmp_path: Path) -> None:
+    out = _run(
+        "write.py", "--rows", ROWS, "--repeat", "1", "--merge-splits", "2", "--workers", "2",
+        tmp_path=tmp_path,
+    )  # fmt: skip
+    _has(
+        out,
+        rf"^  write_table +{_FIGURE} rows/s wall",
+        rf"^  tantivy floor +{_FIGURE} rows/s wall",
+        rf"^  wall: write_table / parquet = {_FIGURE}x",
+        r"^MERGE SPLITS of 2 splits, 2,000 rows",
+        rf"^  split total +{_FIGURE} +{_FIGURE}$",
+        rf"split / parquet = {_FIGURE}x with arrowCopy=all",
+    )
+
+
+@needs_numpy
+def test_arrowcopy(tmp_path: Path) -> None:
+    out = _run("arrowcopy.py", "--rows", ROWS, "--repeat", "1", tmp_path=tmp_path)
+    _has(
+        out,
+        r"^arrowCopy, 2,000 log rows, median of 1 runs:$",
+        rf"^  all +split bytes +{_FIGURE}/row, {_FIGURE}x parquet$",
+        r"^  scan all columns +\( +2,000 rows\)",
+        r"^  needle +\( +\d+ rows\)",
+    )
+
+
+@needs_numpy
+def test_companion(tmp_path: Path) -> None:
+    out = _run(
+        "companion.py", "--rows", ROWS, "--repeat", "1", "--files", "2",
+        "--path", str(tmp_path / "work"), tmp_path=tmp_path,
+    )  # fmt: skip
+    _has(
+        out,
+        rf"^build companion \(HYBRID\) +{_FIGURE} s wall",
+        rf"^  companion / write_table rate +{_FIGURE}x wall",
+        rf"^size .* companion +{_FIGURE} MB = {_FIGURE}x",
+        rf"^needle, search +companion +{_FIGURE} ms .* results (\d+) / \1$",
+        r"^exact host-42, search\(where=\) .* results (\d+) / \1$",
+        r"^sync after one appended file .* files indexed 1 \(must be 1\)",
+    )
+
+
+@needs_numpy
+def test_companion_size(tmp_path: Path) -> None:
+    out = _run(
+        "companion_size.py", "--rows", ROWS, "--files", "2", "--path", str(tmp_path / "work"),
+        tmp_path=tmp_path,
+    )  # fmt: skip
+    _has(
+        out,
+        rf"^\.store +{_FIGURE} +{_FIGURE} +{_FIGURE}%",
+        rf"^total +{_FIGURE} .*\(source Parquet {_FIGURE} B, {_FIGURE} B/row\)$",
+        rf"^  \.idx +message +{_FIGURE} +{_FIGURE} B/row$",
+    )
