@@ -22,12 +22,7 @@ from indextables.search.errors import StaleCompanionError
 from indextables.storage.testing import moto_server
 from indextables.storage.testing.s3servers import S3ServerInfo
 
-pytestmark = [
-    pytest.mark.s3,
-    pytest.mark.integration,
-    # The source is read through pyarrow's filesystem, blind to the storage options.
-    pytest.mark.xfail(strict=True, reason="companion sources ignore the storage options"),
-]
+pytestmark = [pytest.mark.s3, pytest.mark.integration]
 
 MESSAGES = ["disk full", "disk ok", "timeout", "", "zürich café", "日本 disk", None, "ok"]
 FLOATS = [0.0, -0.0, 1.5, math.nan, math.inf, -math.inf, None, 1e308]
@@ -172,7 +167,9 @@ def test_delta_companion_on_s3_builds_searches_and_syncs(s3: S3ServerInfo) -> No
     )  # fmt: skip
     columns = ["id", "message", "score"]
     table = open_table(index, options=options)
-    expected = [{k: v for k, v in r.items() if k != "day"} for r in _expected([("", first)], "disk")]
+    expected = [
+        {k: v for k, v in r.items() if k != "day"} for r in _expected([("", first)], "disk")
+    ]
     _same(table.search("message:disk", columns=columns).to_pylist(), expected)
 
     second = _rows(30, 20)
