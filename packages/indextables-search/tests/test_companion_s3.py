@@ -11,6 +11,7 @@ import io
 import math
 import traceback
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -18,8 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from indextables.search import build_companion, open_table
-from indextables.search.errors import StaleCompanionError
-from indextables.storage.testing import moto_server
+from indextables.search.errors import CompanionSourceError, StaleCompanionError
+from indextables.storage.testing import moto_server, seaweedfs_server
 from indextables.storage.testing.s3servers import S3ServerInfo
 
 pytestmark = [pytest.mark.s3, pytest.mark.integration]
@@ -37,6 +38,17 @@ def s3() -> Iterator[S3ServerInfo]:
 def _options(server: S3ServerInfo) -> dict[str, str]:
     """The storage options, as a user passes them to the engine (``storage.<name>``)."""
     return {f"storage.{k}": str(v) for k, v in server.store_options().items()}
+
+
+def _reference_options(server: S3ServerInfo) -> dict[str, str]:
+    """The same, by the reference's ``spark.indextables.aws.*`` keys."""
+    return {
+        "spark.indextables.aws.endpoint": server.endpoint_url,
+        "spark.indextables.aws.region": server.region,
+        "spark.indextables.aws.accessKey": server.access_key,
+        "spark.indextables.aws.secretKey": server.secret_key,
+        "spark.indextables.aws.pathStyleAccess": "true",
+    }
 
 
 def _rows(first: int, count: int) -> pa.Table:
@@ -93,7 +105,8 @@ def _expected(tables: list[tuple[str, pa.Table]], word: str | None) -> list[dict
 
 def test_parquet_companion_on_s3_builds_searches_and_syncs(s3: S3ServerInfo) -> None:
     bucket = s3.create_bucket()
-    options = _options(s3)
+    # Two groups (one per day) built by two worker processes: the options reach them.
+    options = {**_options(s3), "spark.indextables.companion.buildParallelism": "2"}
     first = [("2024-01-01", _rows(0, 40)), ("2024-01-02", _rows(40, 33))]
     for day, table in first:
         _put_parquet(s3, bucket, f"logs/day={day}/part-0.parquet", table)
@@ -146,7 +159,7 @@ def test_delta_companion_on_s3_builds_searches_and_syncs(s3: S3ServerInfo) -> No
     from deltalake import write_deltalake
 
     bucket = s3.create_bucket()
-    options = _options(s3)
+    options = _reference_options(s3)
     source, index = f"s3://{bucket}/events", f"s3://{bucket}/events_index"
     delta_options = {
         "AWS_ENDPOINT_URL": s3.endpoint_url,
@@ -181,3 +194,45 @@ def test_delta_companion_on_s3_builds_searches_and_syncs(s3: S3ServerInfo) -> No
     table = open_table(index, options=options)
     _same(table.search("message:disk", columns=columns).to_pylist(), expected)
     assert table.count() == 50
+
+
+def test_a_missing_delta_table_on_s3_is_a_clear_error_without_the_secret(
+    s3: S3ServerInfo,
+) -> None:
+    bucket = s3.create_bucket()
+    with pytest.raises(CompanionSourceError) as raised:
+        build_companion(
+            f"s3://{bucket}/nothing", f"s3://{bucket}/nothing_index", source_format="delta",
+            options=_reference_options(s3),
+        )  # fmt: skip
+    assert "nothing" in str(raised.value)
+    assert s3.secret_key not in "".join(traceback.format_exception(raised.value))
+
+
+def test_a_source_on_a_sigv4_server_needs_the_right_secret(tmp_path: Path) -> None:
+    """SeaweedFS checks signatures: the source is read with the options' credentials,
+    and a wrong secret is refused without being shown."""
+    with seaweedfs_server() as server:
+        bucket = server.create_bucket()
+        _put_parquet(server, bucket, "src/part-0.parquet", _rows(0, 30))
+        source, index = f"s3://{bucket}/src", f"s3://{bucket}/src_index"
+        options = _options(server)
+        result = build_companion(
+            source, index, source_format="parquet", indexing_modes={"message": "text"},
+            options=options,
+        )  # fmt: skip
+        assert result.parquet_files_indexed == 1
+        hits = open_table(index, options=options).search("message:timeout", columns=["id"])
+        assert sorted(hits.column("id").to_pylist()) == [
+            i for i in range(30) if MESSAGES[i % len(MESSAGES)] == "timeout"
+        ]
+        wrong = "wrong-secret-" + server.secret_key[::-1]
+        bad = {**options, "storage.secret_access_key": wrong, "storage.max_attempts": "1"}
+        # The index on local disk, the source on S3 with a wrong secret: refused.
+        local_index = str(tmp_path / "index")
+        with pytest.raises(CompanionSourceError) as raised:
+            build_companion(source, local_index, source_format="parquet", options=bad)
+        assert source in str(raised.value)
+        text = "".join(traceback.format_exception(raised.value))
+        assert wrong not in text
+        assert server.secret_key not in text

@@ -41,7 +41,7 @@ from indextables.search.companion.parquetpages import (
 )
 from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD
 from indextables.search.companion.sourceio import source_filesystem
-from indextables.search.errors import CompanionError, StaleCompanionError
+from indextables.search.errors import CompanionError, CompanionSourceError, StaleCompanionError
 from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec, whole_second_dates
 from indextables.search.query.tantivyquery import fully_indexed_columns
@@ -196,7 +196,12 @@ class _FileRows:
         known = self.checked.get(number)
         if known is not None:
             return location, known
-        info = self.filesystem.get_file_info(location)
+        try:
+            info = self.filesystem.get_file_info(location)
+        except (OSError, pa.ArrowException) as exc:
+            raise CompanionSourceError(
+                f"source file {entry.relative_path!r} cannot be read: {exc}"
+            ) from None
         if info.type == pafs.FileType.NotFound:
             raise StaleCompanionError(entry.relative_path, "the file is gone")
         if info.size != entry.file_size_bytes:

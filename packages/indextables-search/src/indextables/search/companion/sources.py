@@ -202,7 +202,11 @@ def _parquet_listing(root: str, options: Mapping[str, str] | None) -> SourceList
     import pyarrow.dataset as ds
 
     filesystem, base = source_filesystem(root, options)
-    info = filesystem.get_file_info(base)
+    try:
+        info = filesystem.get_file_info(base)
+    except (OSError, pa.ArrowException) as exc:
+        text = redact_source_error(exc, options or {})
+        raise CompanionSourceError(f"Parquet source {root!r} cannot be listed: {text}") from None
     if info.type != pafs.FileType.Directory:
         raise CompanionSourceError(f"Parquet source {root!r} is not a directory")
     try:
@@ -218,7 +222,11 @@ def _parquet_listing(root: str, options: Mapping[str, str] | None) -> SourceList
         ) from None
     paths = list(dataset.files)
     partition_columns = _hive_columns(dataset, [posixpath.relpath(p, base) for p in paths])
-    sizes = {i.path: i.size for i in filesystem.get_file_info(paths)}
+    try:
+        sizes = {i.path: i.size for i in filesystem.get_file_info(paths)}
+    except (OSError, pa.ArrowException) as exc:
+        text = redact_source_error(exc, options or {})
+        raise CompanionSourceError(f"Parquet source {root!r} cannot be listed: {text}") from None
     files = []
     for path in sorted(paths):
         relative = normalise_path(posixpath.relpath(path, base))
