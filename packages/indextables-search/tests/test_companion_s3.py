@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from indextables.search import build_companion, open_table
+from indextables.search.companion.sources import source_signature
 from indextables.search.errors import CompanionSourceError, StaleCompanionError
 from indextables.storage.testing import moto_server, seaweedfs_server
 from indextables.storage.testing.s3servers import S3ServerInfo
@@ -123,9 +124,12 @@ def test_parquet_companion_on_s3_builds_searches_and_syncs(s3: S3ServerInfo) -> 
     _same(table.to_arrow(columns=columns).to_pylist(), _expected(first, None))
     assert table.count(where="day = '2024-01-02'") == 33
 
-    # A file appended to the source: the sync indexes that file alone.
+    # A file appended to the source: the sync indexes that file alone (and the
+    # streaming sync's cheap signature of the source sees the change).
+    before = source_signature(source, "parquet", options=options)
     appended = ("2024-01-02", _rows(73, 25))
     _put_parquet(s3, bucket, "logs/day=2024-01-02/part-1.parquet", appended[1])
+    assert source_signature(source, "parquet", options=options) != before
     again = build_companion(source, index, source_format="parquet", options=options)
     assert (again.status, again.parquet_files_indexed) == ("success", 1)
     both = [*first, appended]
@@ -236,3 +240,55 @@ def test_a_source_on_a_sigv4_server_needs_the_right_secret(tmp_path: Path) -> No
         text = "".join(traceback.format_exception(raised.value))
         assert wrong not in text
         assert server.secret_key not in text
+
+
+@pytest.mark.azure
+def test_companion_sources_on_azurite_parquet_and_delta(tmp_path: Path) -> None:
+    """The same on Azure Blob (Azurite): the account, key and endpoint only as options."""
+    from deltalake import write_deltalake
+
+    from indextables.storage.testing.azurite import azurite_server
+
+    with azurite_server() as server:
+        container = server.create_container()
+        uri, store_options = server.store_args(container)
+        options = {f"storage.{k}": str(v) for k, v in store_options.items()}
+        sink = io.BytesIO()
+        pq.write_table(_rows(0, 40), sink, write_page_index=True, data_page_size=256)
+        server.open_store(container).put("logs/day=2024-01-01/part-0.parquet", sink.getvalue())
+        source, index = f"{uri}/logs", f"{uri}/logs_index"
+        result = build_companion(
+            source, index, source_format="parquet", indexing_modes={"message": "text"},
+            options=options,
+        )  # fmt: skip
+        assert (result.status, result.parquet_files_indexed) == ("success", 1)
+        columns = ["id", "message", "score", "day"]
+        found = open_table(index, options=options).search("message:disk", columns=columns)
+        _same(found.to_pylist(), _expected([("2024-01-01", _rows(0, 40))], "disk"))
+
+        delta = f"{uri}/events"
+        write_deltalake(
+            delta, _rows(0, 25),
+            storage_options={
+                "AZURE_STORAGE_ACCOUNT_NAME": server.account_name,
+                "AZURE_STORAGE_ACCOUNT_KEY": server.account_key,
+                "AZURE_STORAGE_ENDPOINT": server.endpoint_url,
+                "AZURE_ALLOW_HTTP": "true",
+            },
+        )  # fmt: skip
+        local_index = str(tmp_path / "events_index")
+        built = build_companion(
+            delta, local_index, source_format="delta", indexing_modes={"message": "text"},
+            options=options,
+        )  # fmt: skip
+        assert (built.status, built.source_version, built.parquet_files_indexed) == (
+            "success", 0, 1,
+        )  # fmt: skip
+        expected = [
+            {k: v for k, v in r.items() if k != "day"}
+            for r in _expected([("", _rows(0, 25))], "disk")
+        ]
+        found = open_table(local_index, options=options).search(
+            "message:disk", columns=["id", "message", "score"]
+        )
+        _same(found.to_pylist(), expected)
