@@ -301,9 +301,14 @@ def _delta_listing(
     features = set(table.protocol().reader_features or ())
     rows = sorted(actions.to_pylist(), key=lambda r: str(r["path"]))
     paths = [normalise_path(str(row["path"])) for row in rows]
-    deletions = (
-        delta_deletions(table, set(paths), normalise_path) if "deletionVectors" in features else {}
-    )
+    try:
+        deletions = (
+            delta_deletions(table, set(paths), normalise_path)
+            if "deletionVectors" in features
+            else {}
+        )
+    except CompanionSourceError as exc:  # its message may quote deltalake's error
+        raise CompanionSourceError(redact_source_error(exc, storage, options or {})) from None
     files = []
     for row, path in zip(rows, paths, strict=True):
         deleted = deletions.get(path)
