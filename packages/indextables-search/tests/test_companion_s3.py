@@ -193,8 +193,10 @@ def test_delta_companion_on_s3_builds_searches_and_syncs(s3: S3ServerInfo) -> No
     ]
     _same(table.search("message:disk", columns=columns).to_pylist(), expected)
 
+    assert source_signature(source, "delta", options=options) == "delta:version=0"
     second = _rows(30, 20)
     write_deltalake(source, second, mode="append", storage_options=delta_options)
+    assert source_signature(source, "delta", options=options) == "delta:version=1"
     again = build_companion(source, index, source_format="delta", options=options)
     assert (again.status, again.source_version, again.parquet_files_indexed) == ("success", 1, 1)
     both = [("", first), ("", second)]
