@@ -53,14 +53,21 @@ def source_filesystem(
     Raises:
         CompanionSourceError: a root that cannot be opened (the message redacted).
     """
-    from indextables.storage.registry import registered_schemes
     from indextables.storage.uris import scheme_of
 
     scheme = scheme_of(root)
-    if scheme in _LOCAL or scheme not in registered_schemes():
+    if scheme in _LOCAL or scheme not in _store_schemes():
         return _pyarrow_filesystem(root)
     key = tuple(sorted((str(k), str(v)) for k, v in (options or {}).items()))
     return _store_filesystem(root, key)
+
+
+@functools.cache
+def _store_schemes() -> frozenset[str]:
+    """The schemes indextables-storage opens (read once: it scans the entry points)."""
+    from indextables.storage.registry import registered_schemes
+
+    return frozenset(registered_schemes())
 
 
 def _pyarrow_filesystem(root: str) -> tuple[pafs.FileSystem, str]:
