@@ -397,6 +397,7 @@ class SearchTable:
                     search=plan.search,
                     conditions=plan.conditions,
                     companion_root=self._companion_root,
+                    companion_options=options,
                     docstore_threads=self._read.docstore_threads,
                 )
                 batches = cache.batches(

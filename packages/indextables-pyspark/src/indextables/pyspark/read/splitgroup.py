@@ -92,6 +92,7 @@ def group_batches(
                     search=reader.search,
                     conditions=conditions,
                     companion_root=root,
+                    companion_options=reader.options,
                     docstore_threads=reader.read_options.docstore_threads,
                 ),
                 directory=directory(i),

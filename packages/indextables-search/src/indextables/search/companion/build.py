@@ -41,7 +41,8 @@ from indextables.search.companion.manifest import (
     manifest_to_bytes,
 )
 from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD, path_hash
-from indextables.search.companion.sources import SourceFile, source_filesystem
+from indextables.search.companion.sourceio import source_filesystem
+from indextables.search.companion.sources import SourceFile
 from indextables.search.companion.stringmodes import StripMode, strip_column
 from indextables.search.companion.stubstore import write_stub_stores
 from indextables.search.errors import CompanionSourceError
@@ -112,18 +113,20 @@ def build_split(
     heap_size: int,
     batch_size: int,
     string_modes: Mapping[str, StripMode] | None = None,
+    options: Mapping[str, str] | None = None,
 ) -> AddAction:
     """Index ``group``'s files into one split, upload it and return its AddAction.
 
     ``data_schema`` is the non-partition columns in Spark's Arrow types; a
     column a file lacks (added to the table later) is indexed as null.
     ``string_modes`` (column -> strip mode): those columns are indexed with
-    their pattern's matches removed (:mod:`.stringmodes`).
+    their pattern's matches removed (:mod:`.stringmodes`). ``options``: the index
+    table's options, whose storage options reach a source on object storage.
 
     Raises:
         CompanionSourceError: a file that cannot be read or does not fit the schema.
     """
-    filesystem, base = source_filesystem(root)
+    filesystem, base = source_filesystem(root, options)
     modes = {c.lower(): m for c, m in (string_modes or {}).items()}
     schema = companion_schema(specs)
     part = PartitionIndex.create(

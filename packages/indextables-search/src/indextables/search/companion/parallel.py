@@ -142,6 +142,7 @@ def _build(job: SplitJob, group: CompanionGroup, store: ObjectStore) -> AddActio
         heap_size=job.heap_size,
         batch_size=job.batch_size,
         string_modes=job.string_modes,
+        options=job.options,
     )
 
 

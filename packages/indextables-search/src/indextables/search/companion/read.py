@@ -40,8 +40,8 @@ from indextables.search.companion.parquetpages import (
     page_rows,
 )
 from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD
-from indextables.search.companion.sources import source_filesystem
-from indextables.search.errors import CompanionError, StaleCompanionError
+from indextables.search.companion.sourceio import source_filesystem
+from indextables.search.errors import CompanionError, CompanionSourceError, StaleCompanionError
 from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec, whole_second_dates
 from indextables.search.query.tantivyquery import fully_indexed_columns
@@ -77,10 +77,13 @@ def read_companion_split(
     search: SearchSpec,
     conditions: Sequence[Condition],
     root: str,
+    options: Mapping[str, str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The rows of one companion split that match, as batches of ``schema``.
 
-    ``root`` is the source table root the manifest's relative paths resolve against.
+    ``root`` is the source table root the manifest's relative paths resolve against;
+    ``options`` the table's options (their storage options reach a source on object
+    storage: :mod:`.sourceio`).
     """
     manifest = split_manifest(directory)
     hashed = {
@@ -104,7 +107,7 @@ def read_companion_split(
         index, fields, search, conditions, fully_indexed_columns(entry.split_tags), traits,
         whole_second_dates(schema),
     )  # fmt: skip
-    filesystem, base = source_filesystem(root)
+    filesystem, base = source_filesystem(root, options)
     reader = _FileRows(manifest, filesystem, base, schema, entry.partition_values)
     if query is None and searcher.num_docs < manifest.total_rows:
         # Rows deleted by a Delta deletion vector are not indexed: read the indexed ones.
@@ -193,7 +196,12 @@ class _FileRows:
         known = self.checked.get(number)
         if known is not None:
             return location, known
-        info = self.filesystem.get_file_info(location)
+        try:
+            info = self.filesystem.get_file_info(location)
+        except (OSError, pa.ArrowException) as exc:
+            raise CompanionSourceError(
+                f"source file {entry.relative_path!r} cannot be read: {exc}"
+            ) from None
         if info.type == pafs.FileType.NotFound:
             raise StaleCompanionError(entry.relative_path, "the file is gone")
         if info.size != entry.file_size_bytes:

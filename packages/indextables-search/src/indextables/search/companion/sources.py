@@ -20,6 +20,11 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from indextables.search.companion.deletions import DeletedRows, delta_deletions
+from indextables.search.companion.sourceio import (
+    delta_storage_options,
+    redact_source_error,
+    source_filesystem,
+)
 from indextables.search.errors import CompanionSourceError
 
 __all__ = [
@@ -93,28 +98,17 @@ def normalise_path(path: str) -> str:
     return clean
 
 
-def source_filesystem(root: str) -> tuple[pafs.FileSystem, str]:
-    """The pyarrow filesystem of a root and the root's path on it.
-
-    Raises:
-        CompanionSourceError: a root pyarrow cannot open.
-    """
-    try:
-        filesystem, path = pafs.FileSystem.from_uri(root)
-    except (pa.ArrowInvalid, ValueError):
-        filesystem, path = pafs.LocalFileSystem(), root
-    except (OSError, pa.ArrowException) as exc:
-        raise CompanionSourceError(f"source root {root!r} cannot be opened: {exc}") from None
-    return filesystem, path.rstrip("/") or path
-
-
 def list_source(
     root: str,
     source_format: str,
     *,
     version: int | None = None,
+    options: Mapping[str, str] | None = None,
 ) -> SourceListing:
     """List the source table's current data files (``version``: Delta time travel).
+
+    ``options``: the index table's options; a source on object storage is reached
+    with their storage options (endpoint, credentials: see :mod:`.sourceio`).
 
     Raises:
         CompanionSourceError: nothing readable at ``root``, or a format not supported.
@@ -122,9 +116,9 @@ def list_source(
     if source_format == "parquet":
         if version is not None:
             raise CompanionSourceError("FROM VERSION applies to Delta sources, not Parquet")
-        return _parquet_listing(root)
+        return _parquet_listing(root, options)
     if source_format == "delta":
-        return _delta_listing(root, version)
+        return _delta_listing(root, version, options)
     if source_format == "iceberg":
         return _iceberg_listing(root, version)
     raise CompanionSourceError(
@@ -132,7 +126,13 @@ def list_source(
     )
 
 
-def source_signature(root: str, source_format: str, *, version: int | None = None) -> str:
+def source_signature(
+    root: str,
+    source_format: str,
+    *,
+    version: int | None = None,
+    options: Mapping[str, str] | None = None,
+) -> str:
     """A short text that changes whenever the source's data may have changed, read
     more cheaply than :func:`list_source` (a streaming sync skips a cycle when equal).
 
@@ -147,9 +147,9 @@ def source_signature(root: str, source_format: str, *, version: int | None = Non
     if version is not None:
         return f"{source_format}:version={version}"
     if source_format == "delta":
-        return f"delta:version={_delta_head(root)}"
+        return f"delta:version={_delta_head(root, options)}"
     if source_format == "parquet":
-        return "parquet:" + _directory_digest(root)
+        return "parquet:" + _directory_digest(root, options)
     if source_format == "iceberg":
         return "iceberg:" + _iceberg_metadata_location(root)
     raise CompanionSourceError(
@@ -157,14 +157,16 @@ def source_signature(root: str, source_format: str, *, version: int | None = Non
     )
 
 
-def _delta_head(root: str) -> int:
-    filesystem, base = source_filesystem(root)
+def _delta_head(root: str, options: Mapping[str, str] | None) -> int:
+    filesystem, base = source_filesystem(root, options)
     try:
         infos = filesystem.get_file_info(pafs.FileSelector(f"{base}/_delta_log"))
     except FileNotFoundError:
         raise CompanionSourceError(f"no Delta table at {root!r} (no _delta_log)") from None
     except (OSError, pa.ArrowException) as exc:
-        raise CompanionSourceError(f"Delta table {root!r} cannot be listed: {exc}") from None
+        raise CompanionSourceError(
+            f"Delta table {root!r} cannot be listed: {redact_source_error(exc, options or {})}"
+        ) from None
     versions = [
         int(name[:-5])
         for name in (posixpath.basename(i.path) for i in infos)
@@ -175,14 +177,16 @@ def _delta_head(root: str) -> int:
     return max(versions)
 
 
-def _directory_digest(root: str) -> str:
-    filesystem, base = source_filesystem(root)
+def _directory_digest(root: str, options: Mapping[str, str] | None) -> str:
+    filesystem, base = source_filesystem(root, options)
     try:
         infos = filesystem.get_file_info(pafs.FileSelector(base, recursive=True))
     except FileNotFoundError:
         raise CompanionSourceError(f"Parquet source {root!r} is not a directory") from None
     except (OSError, pa.ArrowException) as exc:
-        raise CompanionSourceError(f"Parquet source {root!r} cannot be listed: {exc}") from None
+        raise CompanionSourceError(
+            f"Parquet source {root!r} cannot be listed: {redact_source_error(exc, options or {})}"
+        ) from None
     lines = sorted(
         f"{i.path}\t{i.size}\t{i.mtime_ns}" for i in infos if i.type == pafs.FileType.File
     )
@@ -194,11 +198,15 @@ def _iceberg_metadata_location(name: str) -> str:
     return str(table.metadata_location)
 
 
-def _parquet_listing(root: str) -> SourceListing:
+def _parquet_listing(root: str, options: Mapping[str, str] | None) -> SourceListing:
     import pyarrow.dataset as ds
 
-    filesystem, base = source_filesystem(root)
-    info = filesystem.get_file_info(base)
+    filesystem, base = source_filesystem(root, options)
+    try:
+        info = filesystem.get_file_info(base)
+    except (OSError, pa.ArrowException) as exc:
+        text = redact_source_error(exc, options or {})
+        raise CompanionSourceError(f"Parquet source {root!r} cannot be listed: {text}") from None
     if info.type != pafs.FileType.Directory:
         raise CompanionSourceError(f"Parquet source {root!r} is not a directory")
     try:
@@ -209,10 +217,16 @@ def _parquet_listing(root: str) -> SourceListing:
             partitioning=ds.HivePartitioning.discover(infer_dictionary=False),
         )
     except (pa.ArrowInvalid, OSError) as exc:
-        raise CompanionSourceError(f"Parquet source {root!r} cannot be read: {exc}") from None
+        raise CompanionSourceError(
+            f"Parquet source {root!r} cannot be read: {redact_source_error(exc, options or {})}"
+        ) from None
     paths = list(dataset.files)
     partition_columns = _hive_columns(dataset, [posixpath.relpath(p, base) for p in paths])
-    sizes = {i.path: i.size for i in filesystem.get_file_info(paths)}
+    try:
+        sizes = {i.path: i.size for i in filesystem.get_file_info(paths)}
+    except (OSError, pa.ArrowException) as exc:
+        text = redact_source_error(exc, options or {})
+        raise CompanionSourceError(f"Parquet source {root!r} cannot be listed: {text}") from None
     files = []
     for path in sorted(paths):
         relative = normalise_path(posixpath.relpath(path, base))
@@ -263,7 +277,9 @@ def _hive_values(relative: str, columns: Sequence[str]) -> dict[str, str | None]
     return {c: found.get(c) for c in columns}
 
 
-def _delta_listing(root: str, version: int | None) -> SourceListing:
+def _delta_listing(
+    root: str, version: int | None, options: Mapping[str, str] | None
+) -> SourceListing:
     try:
         from deltalake import DeltaTable
         from deltalake.exceptions import DeltaError, TableNotFoundError
@@ -271,21 +287,28 @@ def _delta_listing(root: str, version: int | None) -> SourceListing:
         raise CompanionSourceError(
             "Delta sources need the deltalake package: pip install 'indextables-search[companion]'"
         ) from None
+    storage = delta_storage_options(root, options)
     try:
-        table = DeltaTable(root, version=version)
+        table = DeltaTable(root, version=version, storage_options=storage or None)
     except TableNotFoundError:
         raise CompanionSourceError(f"no Delta table at {root!r}") from None
     except (DeltaError, OSError, ValueError) as exc:
-        raise CompanionSourceError(f"Delta table {root!r} cannot be read: {exc}") from None
+        text = redact_source_error(exc, storage, options or {})
+        raise CompanionSourceError(f"Delta table {root!r} cannot be read: {text}") from None
     partition_columns = tuple(table.metadata().partition_columns)
     schema = pa.schema(table.schema().to_arrow())
     actions = pa.table(table.get_add_actions(flatten=True))
     features = set(table.protocol().reader_features or ())
     rows = sorted(actions.to_pylist(), key=lambda r: str(r["path"]))
     paths = [normalise_path(str(row["path"])) for row in rows]
-    deletions = (
-        delta_deletions(table, set(paths), normalise_path) if "deletionVectors" in features else {}
-    )
+    try:
+        deletions = (
+            delta_deletions(table, set(paths), normalise_path)
+            if "deletionVectors" in features
+            else {}
+        )
+    except CompanionSourceError as exc:  # its message may quote deltalake's error
+        raise CompanionSourceError(redact_source_error(exc, storage, options or {})) from None
     files = []
     for row, path in zip(rows, paths, strict=True):
         deleted = deletions.get(path)

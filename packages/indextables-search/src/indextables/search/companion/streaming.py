@@ -123,7 +123,9 @@ def sync_companion_forever(
     last: CompanionResult | None = None
     while not event.is_set():
         cycles += 1
-        signature = source_signature(source, source_format.lower(), version=version)
+        signature = source_signature(
+            source, source_format.lower(), version=version, options=build_args.get("options")
+        )
         result = None
         if signature != synced:
             result = build_companion(source, location, source_format=source_format, **build_args)

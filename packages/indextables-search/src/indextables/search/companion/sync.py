@@ -148,7 +148,9 @@ def build_companion_index(
     if table is not None and stored is None:
         raise CompanionError(f"{index_uri!r} is an IndexTables table, not a companion index")
     settings = _effective(settings, stored)
-    listing = list_source(settings.source, settings.source_format, version=settings.from_version)
+    listing = list_source(
+        settings.source, settings.source_format, version=settings.from_version, options=opts
+    )
     schema = spark_arrow_schema(listing.schema)
     if table is not None:
         existing = tuple(table.snapshot().metadata.partition_columns)

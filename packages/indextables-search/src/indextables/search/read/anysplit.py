@@ -9,7 +9,7 @@ by :func:`indextables.search.read.splitreader.read_split`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -31,6 +31,7 @@ def read_any_split(
     search: SearchSpec,
     conditions: Sequence[Condition],
     companion_root: str | None,
+    companion_options: Mapping[str, str] | None = None,
     docstore_threads: DecoderThreads = "auto",
 ) -> Iterator[pa.RecordBatch]:
     """The matching rows of one unbundled split (see the module docstring).
@@ -54,5 +55,6 @@ def read_any_split(
             "does not say where the source is (indextables.companion.sourceTablePath)"
         )
     yield from read_companion_split(
-        directory, entry, schema, search=search, conditions=conditions, root=companion_root
-    )
+        directory, entry, schema, search=search, conditions=conditions, root=companion_root,
+        options=companion_options,
+    )  # fmt: skip
