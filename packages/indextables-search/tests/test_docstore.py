@@ -557,9 +557,9 @@ def test_the_kernels_ask_the_block_cache_once_per_part(tmp_path: Path, twin: str
         def lookup(self, block: Any) -> bytes | bool:
             raise AssertionError("asked block by block")
 
-        def lookup_many(self, key: Any, blocks: Any) -> list[bytes | bool]:
+        def lookup_many(self, key: Any, blocks: Any, **kwargs: Any) -> list[bytes | bool]:
             asked.append(len(blocks))
-            return super().lookup_many(key, blocks)
+            return super().lookup_many(key, blocks, **kwargs)
 
     cache = Counting(max_bytes=1 << 30)
     hits = [0, 1, 700, 2999, 5999]
