@@ -607,3 +607,57 @@ def test_the_decoder_threads_setting(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert submitted == [750]  # off: never
     with pytest.raises(DocStoreError, match="threads"):
         decode_parts([StorePart(store, hits)], fields, threads="maybe")  # type: ignore[arg-type]
+
+
+def test_a_decode_touching_more_blocks_than_the_cache_remembers_records_no_miss(
+    tmp_path: Path, twin: str
+) -> None:
+    # Recording each of its misses would only push the others out before a repeat
+    # could admit one (the 20M-row exact match touches ~32,000 blocks): none is kept.
+    directory = _write(tmp_path, [{"t": [f"row {k} " + "y" * (k % 300)]} for k in range(6000)])
+    store = read_store(next(directory.glob("*.store")).read_bytes())
+    fields = {0: FieldSpec("t", "text")}
+    every_block = list(store.doc_starts)
+    assert len(every_block) > 16
+    cache = BlockCache(max_bytes=1)  # remembers the last 16 misses
+    want = decode_docs(store, every_block, fields)
+    for _ in range(2):
+        assert decode_docs(store, every_block, fields, cache=cache).equals(want)
+        assert cache.remembered == 0 and len(cache) == 0
+    # A decode of few blocks is remembered, and its repeat admits them (the budget allowing).
+    roomy = BlockCache(max_bytes=1 << 20)
+    few = every_block[:5]
+    assert decode_docs(store, few, fields, cache=roomy).equals(decode_docs(store, few, fields))
+    assert roomy.remembered == 5 and len(roomy) == 0
+    decode_docs(store, few, fields, cache=roomy)
+    assert roomy.remembered == 0 and len(roomy) == 5
+
+
+def test_the_block_cache_hashes_a_store_key_once_per_lookup(tmp_path: Path) -> None:
+    # Blocks are held under ints: the (possibly nested, string-laden) store key is
+    # hashed once per call, not twice per block.
+    hashed: list[int] = []
+
+    class Key:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def __hash__(self) -> int:
+            hashed.append(1)
+            return hash(self.name)
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, Key) and other.name == self.name
+
+    cache = BlockCache(max_bytes=1 << 20)
+    one, two = Key("a"), Key("b")
+    assert cache.lookup_many(one, range(100)) == [False] * 100
+    assert len(hashed) == 1
+    assert cache.lookup_many(one, range(100)) == [True] * 100
+    cache.put((one, 7), b"seven")
+    assert cache.lookup_many(one, [7, 8]) == [b"seven", False]
+    assert cache.lookup_many(two, [7]) == [False]  # the same block number of another store
+    assert cache.get((two, 7)) is None and cache.get((one, 7)) == b"seven"
+    assert len(hashed) == 7
+    with pytest.raises(DocStoreError, match="block number"):
+        cache.put((one, 1 << 32), b"x")

@@ -108,10 +108,7 @@ class BlockCache:
 
     def _base(self, key: Hashable) -> int:
         # Under the lock: the slot number of block 0 of the store named ``key``.
-        number = self._stores.get(key)
-        if number is None:
-            number = self._stores[key] = len(self._stores)
-        return number << 32
+        return self._stores.setdefault(key, len(self._stores)) << 32
 
     def _slot(self, block: tuple[Hashable, int]) -> int:
         key, number = block
@@ -248,6 +245,11 @@ class BlockCache:
 
     def __len__(self) -> int:
         return len(self._blocks)
+
+    @property
+    def remembered(self) -> int:
+        """Recent first misses remembered (a second miss of one admits its block)."""
+        return len(self._seen)
 
     @property
     def nbytes(self) -> int:
