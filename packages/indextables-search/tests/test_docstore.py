@@ -661,3 +661,30 @@ def test_the_block_cache_hashes_a_store_key_once_per_lookup(tmp_path: Path) -> N
     assert len(hashed) == 7
     with pytest.raises(DocStoreError, match="block number"):
         cache.put((one, 1 << 32), b"x")
+
+
+def test_auto_threads_leave_out_this_process_s_own_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A read on two threads of an idle 2-core machine lifts the load average to ~2 by
+    # itself: that must not count as a busy machine for the next read.
+    from indextables.search.read.docstore import pool
+
+    clock = {"wall": 1000.0, "cpu": 50.0}
+    monkeypatch.setattr(pool.time, "monotonic", lambda: clock["wall"])
+    monkeypatch.setattr(pool.time, "process_time", lambda: clock["cpu"])
+    monkeypatch.setattr(pool, "_samples", [])
+    monkeypatch.setattr(pool, "_cores", lambda: 2)
+    monkeypatch.setattr(pool.os, "getloadavg", lambda: (2.1, 0.0, 0.0))
+    assert pool.others_load() == 2.1  # no span yet: the whole load counts
+    assert pool.workers("auto") == 1
+    clock["wall"] += 30.0
+    clock["cpu"] += 57.0  # 1.9 cores of this process over the last 30 s
+    assert pool.others_load() == pytest.approx(0.2)
+    assert pool.workers("auto") == 2
+    monkeypatch.setattr(pool.os, "getloadavg", lambda: (4.0, 0.0, 0.0))
+    assert pool.workers("auto") == 1  # others' 2.1 cores: busy
+    for _ in range(200):  # the span stays about a minute, the samples few
+        clock["wall"] += 0.5
+        clock["cpu"] += 0.1
+        pool.others_load()
+    assert len(pool._samples) <= 62
+    assert pool.others_load() == pytest.approx(4.0 - 0.2, abs=0.05)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import operator
 import os
 import threading
 from collections import OrderedDict
@@ -254,7 +255,10 @@ def _stored(fields: Mapping[str, FieldSpec], key: str) -> bool:
 
 def _search(searcher: tantivy.Searcher, query: tantivy.Query, total: int) -> list[Any]:
     # search(limit=0) panics in tantivy-py: callers guarantee total >= 1.
-    return [a for _, a in searcher.search(query, limit=total, count=False).hits]
+    return list(map(_ADDRESS, searcher.search(query, limit=total, count=False).hits))
+
+
+_ADDRESS = operator.itemgetter(1)  # a hit is (score, DocAddress)
 
 
 def _fields(index: tantivy.Index, entry: SplitEntry) -> dict[str, FieldSpec]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import ipaddress
+import itertools
 import struct
 import threading
 from collections import OrderedDict
@@ -99,7 +100,8 @@ class BlockCache:
         # ``(key, block)`` tuple (a nested tuple of strings) twice per block was ~40%
         # of a lookup.
         self._blocks: OrderedDict[int, bytes] = OrderedDict()
-        self._seen: OrderedDict[int, None] = OrderedDict()
+        # Recent first misses, oldest first (a plain dict: trimmed by rebuilding, below).
+        self._seen: dict[int, None] = {}
         self._stores: dict[Hashable, int] = {}
         self._remember = max(16, 2 * max_bytes // (16 << 10))
         self._lock = threading.Lock()
@@ -145,10 +147,17 @@ class BlockCache:
         at its end, and only when there are few enough of them to be remembered.
         """
         answers: list[bytes | bool] = []
-        kept, seen = self._blocks, self._seen
         with self._lock:
+            kept, seen = self._blocks, self._seen
             base = self._base(key)
             if missed is not None:
+                slots = [base | number for number in blocks]
+                if not any(map(kept.__contains__, slots)) and not any(
+                    map(seen.__contains__, slots)
+                ):  # the usual answer for a large scattered read, found without a loop
+                    missed.extend(slots)
+                    self.misses += len(slots)
+                    return [False] * len(slots)
                 hits = 0
                 for number in blocks:
                     slot = base | number
@@ -182,9 +191,8 @@ class BlockCache:
                     answers.append(True)
                 else:
                     seen[slot] = None
-                    if len(seen) > self._remember:
-                        seen.popitem(last=False)
                     answers.append(False)
+            self._trim()
         return answers
 
     def session(self) -> DecodeSession:
@@ -198,12 +206,16 @@ class BlockCache:
         admit one."""
         if self._max <= 0 or not missed or len(missed) > self._remember:
             return
-        seen = self._seen
         with self._lock:
-            for slot in missed:
-                seen[slot] = None
-            while len(seen) > self._remember:
-                seen.popitem(last=False)
+            self._seen.update(dict.fromkeys(missed))
+            self._trim()
+
+    def _trim(self) -> None:
+        # Under the lock. The oldest misses past the limit are dropped by rebuilding the
+        # dict in C once it holds a quarter more (popping them one by one cost ~0.2 us each).
+        seen = self._seen
+        if len(seen) > self._remember + self._remember // 4:
+            self._seen = dict.fromkeys(itertools.islice(seen, len(seen) - self._remember, None))
 
     def _lookup(self, slot: int) -> bytes | bool:
         found = self._blocks.get(slot)
@@ -218,8 +230,7 @@ class BlockCache:
             del self._seen[slot]
             return True
         self._seen[slot] = None
-        if len(self._seen) > self._remember:
-            self._seen.popitem(last=False)
+        self._trim()
         return False
 
     def put(self, block: tuple[Hashable, int], data: bytes) -> None:
@@ -411,7 +422,7 @@ def decode_parts(
     total = 0
     ordered_parts: list[tuple[StorePart, list[int]]] = []
     for part in parts:
-        ids = [int(d) for d in part.doc_ids]
+        ids = list(map(int, part.doc_ids))
         ordered = sorted(ids)
         if ordered != ids and inverse is None:
             inverse = list(range(total))
