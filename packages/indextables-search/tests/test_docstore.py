@@ -623,14 +623,17 @@ def test_a_decode_touching_more_blocks_than_the_cache_remembers_records_no_miss(
     want = decode_docs(store, every_block, fields)
     for _ in range(2):
         assert decode_docs(store, every_block, fields, cache=cache).equals(want)
-        assert cache.remembered == 0 and len(cache) == 0
+        assert cache.remembered == 0
+        assert len(cache) == 0
     # A decode of few blocks is remembered, and its repeat admits them (the budget allowing).
     roomy = BlockCache(max_bytes=1 << 20)
     few = every_block[:5]
     assert decode_docs(store, few, fields, cache=roomy).equals(decode_docs(store, few, fields))
-    assert roomy.remembered == 5 and len(roomy) == 0
+    assert roomy.remembered == 5
+    assert len(roomy) == 0
     decode_docs(store, few, fields, cache=roomy)
-    assert roomy.remembered == 0 and len(roomy) == 5
+    assert roomy.remembered == 0
+    assert len(roomy) == 5
 
 
 def test_the_block_cache_hashes_a_store_key_once_per_lookup(tmp_path: Path) -> None:
@@ -657,7 +660,8 @@ def test_the_block_cache_hashes_a_store_key_once_per_lookup(tmp_path: Path) -> N
     cache.put((one, 7), b"seven")
     assert cache.lookup_many(one, [7, 8]) == [b"seven", False]
     assert cache.lookup_many(two, [7]) == [False]  # the same block number of another store
-    assert cache.get((two, 7)) is None and cache.get((one, 7)) == b"seven"
+    assert cache.get((two, 7)) is None
+    assert cache.get((one, 7)) == b"seven"
     assert len(hashed) == 7
     with pytest.raises(DocStoreError, match="block number"):
         cache.put((one, 1 << 32), b"x")

@@ -11,6 +11,7 @@ with their decompressed-block caches for later reads.
 
 from __future__ import annotations
 
+import itertools
 import json
 import mmap
 import operator
@@ -249,7 +250,7 @@ def segment_runs(addresses: Sequence[Any]) -> list[tuple[int, list[int]]]:
     # The positions where the segment changes: compare each ordinal with the next one.
     changes = [i + 1 for i, same in enumerate(map(operator.eq, ordinals, ordinals[1:])) if not same]
     bounds = [0, *changes, len(ordinals)]
-    return [(ordinals[lo], docs[lo:hi]) for lo, hi in zip(bounds, bounds[1:], strict=False)]
+    return [(ordinals[lo], docs[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
 
 
 _SEGMENT_ORD = operator.attrgetter("segment_ord")

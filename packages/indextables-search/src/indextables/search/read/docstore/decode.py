@@ -35,7 +35,12 @@ from indextables.search.read.docstore.store import StoreIndex
 __all__ = [
     "BlockCache",
     "DecodeSession",
-    "FieldKind", "FieldSpec", "StorePart", "decode_docs", "decode_parts"]
+    "FieldKind",
+    "FieldSpec",
+    "StorePart",
+    "decode_docs",
+    "decode_parts",
+]
 
 FieldKind = Literal["text", "u64", "i64", "f64", "bool", "date", "bytes", "ip", "json"]
 
