@@ -692,3 +692,22 @@ def test_auto_threads_leave_out_this_process_s_own_load(monkeypatch: pytest.Monk
         pool.others_load()
     assert len(pool._samples) <= 62
     assert pool.others_load() == pytest.approx(4.0 - 0.2, abs=0.05)
+
+
+def test_a_decode_session_answers_as_the_cache_does() -> None:
+    # Cached bytes, True for a block missed recently (admit it), False for a first miss;
+    # the session's first misses are remembered when it closes.
+    for use_session in (True, False):
+        cache = BlockCache(max_bytes=1 << 20)
+        cache.put(("s", 1), b"one")
+        cache.lookup_many("s", [2])  # a first miss, remembered
+        asker = cache.session() if use_session else cache
+        assert asker.lookup_many("s", [1, 2, 3]) == [b"one", True, False]
+        assert asker.lookup_many("s", [1]) == [b"one"]
+        assert asker.lookup_many("t", [1]) == [False]
+        if isinstance(asker, decode_module.DecodeSession):
+            assert cache.remembered == 0  # the session's misses wait for its end
+            asker.close()
+        assert cache.remembered == 2  # 3 of "s" and 1 of "t"
+        assert cache.lookup_many("s", [3, 2]) == [True, False]
+        assert (cache.hits, cache.misses) == (2, 6)
