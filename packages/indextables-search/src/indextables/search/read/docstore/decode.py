@@ -160,18 +160,18 @@ class BlockCache:
                 # ~0.5 us): a large scattered read usually finds nothing, a repeated
                 # small one everything.
                 slots = [base | number for number in blocks]
-                found: list[Any] = list(map(kept.get, slots))
-                hits = len(found) - found.count(None)
+                cached: list[Any] = list(map(kept.get, slots))
+                hits = len(cached) - cached.count(None)
                 self.hits += hits
                 self.misses += len(slots) - hits
                 if hits == len(slots):
                     for slot in slots:
                         kept.move_to_end(slot)
-                    return found
+                    return cached
                 if not hits and not any(map(seen.__contains__, slots)):
                     missed.extend(slots)
                     return [False] * len(slots)
-                for slot, got in zip(slots, found, strict=True):
+                for slot, got in zip(slots, cached, strict=True):
                     if got is not None:
                         kept.move_to_end(slot)
                         answers.append(got)
