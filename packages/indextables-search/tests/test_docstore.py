@@ -692,6 +692,11 @@ def test_auto_threads_leave_out_this_process_s_own_load(monkeypatch: pytest.Monk
         pool.others_load()
     assert len(pool._samples) <= 62
     assert pool.others_load() == pytest.approx(4.0 - 0.2, abs=0.05)
+    # A forked child (another pid) starts its own samples: its CPU time starts afresh.
+    monkeypatch.setattr(pool, "_sampled_by", [-1])
+    clock["cpu"] = 0.0
+    assert pool.others_load() == 4.0
+    assert len(pool._samples) == 1
 
 
 def test_a_decode_session_answers_as_the_cache_does() -> None:

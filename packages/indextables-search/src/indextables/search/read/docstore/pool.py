@@ -70,6 +70,7 @@ def workers(threads: DecoderThreads = "auto") -> int:
 # (monotonic time, process CPU time) samples of this process, oldest first: the span
 # over which its own CPU use is averaged (about the load average's minute).
 _samples: list[tuple[float, float]] = []
+_sampled_by = [os.getpid()]
 _SPAN = 60.0
 
 
@@ -83,6 +84,9 @@ def others_load() -> float:
     load = os.getloadavg()[0]
     now, cpu = time.monotonic(), time.process_time()
     with _lock:
+        if _sampled_by[0] != os.getpid():  # a forked child: its CPU time starts afresh
+            _samples.clear()
+            _sampled_by[0] = os.getpid()
         if not _samples or now - _samples[-1][0] >= 1.0:
             _samples.append((now, cpu))  # at most one a second: ~60 kept
         while len(_samples) > 2 and now - _samples[1][0] >= _SPAN:
@@ -90,7 +94,7 @@ def others_load() -> float:
         then, cpu_then = _samples[0]
     if now - then < 1.0:
         return load  # too short a span to tell this process's share
-    return max(0.0, load - (cpu - cpu_then) / (now - then))
+    return max(0.0, load - max(0.0, cpu - cpu_then) / (now - then))
 
 
 def _cores() -> int:
