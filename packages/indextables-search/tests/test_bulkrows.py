@@ -183,3 +183,13 @@ def test_the_docstore_threads_option_reaches_the_decoder(
         assert set(asked) == {value.lower()}
     with pytest.raises(OptionError, match=r"spark\.indextables\.read\.docstorethreads"):
         open_table(uri, options={"spark.indextables.read.docStoreThreads": "sometimes"})
+
+
+def test_segment_runs_cut_hits_where_the_segment_changes() -> None:
+    import tantivy
+
+    pairs = [(0, 5), (0, 9), (2, 1), (2, 1), (2, 7), (1, 3), (2, 0), (2, 4)]
+    hits = [tantivy.DocAddress(s, d) for s, d in pairs]
+    assert bulkrows.segment_runs(hits) == [(0, [5, 9]), (2, [1, 1, 7]), (1, [3]), (2, [0, 4])]
+    assert bulkrows.segment_runs([tantivy.DocAddress(4, 2)]) == [(4, [2])]
+    assert bulkrows.segment_runs([]) == []

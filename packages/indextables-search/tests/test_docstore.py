@@ -557,9 +557,9 @@ def test_the_kernels_ask_the_block_cache_once_per_part(tmp_path: Path, twin: str
         def lookup(self, block: Any) -> bytes | bool:
             raise AssertionError("asked block by block")
 
-        def lookup_many(self, key: Any, blocks: Any) -> list[bytes | bool]:
+        def lookup_many(self, key: Any, blocks: Any, **kwargs: Any) -> list[bytes | bool]:
             asked.append(len(blocks))
-            return super().lookup_many(key, blocks)
+            return super().lookup_many(key, blocks, **kwargs)
 
     cache = Counting(max_bytes=1 << 30)
     hits = [0, 1, 700, 2999, 5999]
@@ -607,3 +607,112 @@ def test_the_decoder_threads_setting(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert submitted == [750]  # off: never
     with pytest.raises(DocStoreError, match="threads"):
         decode_parts([StorePart(store, hits)], fields, threads="maybe")  # type: ignore[arg-type]
+
+
+def test_a_decode_touching_more_blocks_than_the_cache_remembers_records_no_miss(
+    tmp_path: Path, twin: str
+) -> None:
+    # Recording each of its misses would only push the others out before a repeat
+    # could admit one (the 20M-row exact match touches ~32,000 blocks): none is kept.
+    directory = _write(tmp_path, [{"t": [f"row {k} " + "y" * (k % 300)]} for k in range(6000)])
+    store = read_store(next(directory.glob("*.store")).read_bytes())
+    fields = {0: FieldSpec("t", "text")}
+    every_block = list(store.doc_starts)
+    assert len(every_block) > 16
+    cache = BlockCache(max_bytes=1)  # remembers the last 16 misses
+    want = decode_docs(store, every_block, fields)
+    for _ in range(2):
+        assert decode_docs(store, every_block, fields, cache=cache).equals(want)
+        assert cache.remembered == 0
+        assert len(cache) == 0
+    # A decode of few blocks is remembered, and its repeat admits them (the budget allowing).
+    roomy = BlockCache(max_bytes=1 << 20)
+    few = every_block[:5]
+    assert decode_docs(store, few, fields, cache=roomy).equals(decode_docs(store, few, fields))
+    assert roomy.remembered == 5
+    assert len(roomy) == 0
+    decode_docs(store, few, fields, cache=roomy)
+    assert roomy.remembered == 0
+    assert len(roomy) == 5
+
+
+def test_the_block_cache_hashes_a_store_key_once_per_lookup(tmp_path: Path) -> None:
+    # Blocks are held under ints: the (possibly nested, string-laden) store key is
+    # hashed once per call, not twice per block.
+    hashed: list[int] = []
+
+    class Key:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def __hash__(self) -> int:
+            hashed.append(1)
+            return hash(self.name)
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, Key) and other.name == self.name
+
+    cache = BlockCache(max_bytes=1 << 20)
+    one, two = Key("a"), Key("b")
+    assert cache.lookup_many(one, range(100)) == [False] * 100
+    assert len(hashed) == 1
+    assert cache.lookup_many(one, range(100)) == [True] * 100
+    cache.put((one, 7), b"seven")
+    assert cache.lookup_many(one, [7, 8]) == [b"seven", False]
+    assert cache.lookup_many(two, [7]) == [False]  # the same block number of another store
+    assert cache.get((two, 7)) is None
+    assert cache.get((one, 7)) == b"seven"
+    assert len(hashed) == 7
+    with pytest.raises(DocStoreError, match="block number"):
+        cache.put((one, 1 << 32), b"x")
+
+
+def test_auto_threads_leave_out_this_process_s_own_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A read on two threads of an idle 2-core machine lifts the load average to ~2 by
+    # itself: that must not count as a busy machine for the next read.
+    from indextables.search.read.docstore import pool
+
+    clock = {"wall": 1000.0, "cpu": 50.0}
+    monkeypatch.setattr(pool.time, "monotonic", lambda: clock["wall"])
+    monkeypatch.setattr(pool.time, "process_time", lambda: clock["cpu"])
+    monkeypatch.setattr(pool, "_samples", [])
+    monkeypatch.setattr(pool, "_cores", lambda: 2)
+    monkeypatch.setattr(pool.os, "getloadavg", lambda: (2.1, 0.0, 0.0))
+    assert pool.others_load() == 2.1  # no span yet: the whole load counts
+    assert pool.workers("auto") == 1
+    clock["wall"] += 30.0
+    clock["cpu"] += 57.0  # 1.9 cores of this process over the last 30 s
+    assert pool.others_load() == pytest.approx(0.2)
+    assert pool.workers("auto") == 2
+    monkeypatch.setattr(pool.os, "getloadavg", lambda: (4.0, 0.0, 0.0))
+    assert pool.workers("auto") == 1  # others' 2.1 cores: busy
+    for _ in range(200):  # the span stays about a minute, the samples few
+        clock["wall"] += 0.5
+        clock["cpu"] += 0.1
+        pool.others_load()
+    assert len(pool._samples) <= 62
+    assert pool.others_load() == pytest.approx(4.0 - 0.2, abs=0.05)
+    # A forked child (another pid) starts its own samples: its CPU time starts afresh.
+    monkeypatch.setattr(pool, "_sampled_by", [-1])
+    clock["cpu"] = 0.0
+    assert pool.others_load() == 4.0
+    assert len(pool._samples) == 1
+
+
+def test_a_decode_session_answers_as_the_cache_does() -> None:
+    # Cached bytes, True for a block missed recently (admit it), False for a first miss;
+    # the session's first misses are remembered when it closes.
+    for use_session in (True, False):
+        cache = BlockCache(max_bytes=1 << 20)
+        cache.put(("s", 1), b"one")
+        cache.lookup_many("s", [2])  # a first miss, remembered
+        asker = cache.session() if use_session else cache
+        assert asker.lookup_many("s", [1, 2, 3]) == [b"one", True, False]
+        assert asker.lookup_many("s", [1]) == [b"one"]
+        assert asker.lookup_many("t", [1]) == [False]
+        if isinstance(asker, decode_module.DecodeSession):
+            assert cache.remembered == 0  # the session's misses wait for its end
+            asker.close()
+        assert cache.remembered == 2  # 3 of "s" and 1 of "t"
+        assert cache.lookup_many("s", [3, 2]) == [True, False]
+        assert (cache.hits, cache.misses) == (2, 6)

@@ -119,3 +119,44 @@ def test_content_identity_names_the_record_or_the_index_files(tmp_path: Path) ->
     bare = content_identity(str(copy))
     (copy / "meta.json").write_text((copy / "meta.json").read_text() + " ")
     assert content_identity(str(copy)) != bare
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/sys/fs/inotify"), reason="needs Linux inotify")
+def test_a_trusted_entry_s_identity_is_kept_while_the_kernel_reports_no_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from indextables.search.splits import entryid, entrywatch
+
+    entry = tmp_path / "entry"
+    entry.mkdir()
+    (entry / ENTRY_RECORD).write_text('{"split": "a"}')
+    entrywatch.arm(str(entry))
+    entrywatch.confirm(str(entry))
+    assert entrywatch.trust_token(str(entry)) is not None
+    reads: list[str] = []
+
+    def counting(path: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.append(str(path))
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(entryid, "open", counting, raising=False)
+    first = content_identity(str(entry))
+    assert content_identity(str(entry)) == first
+    assert content_identity(str(entry)) == first
+    assert len(reads) == 1  # the record read once while the entry stays trusted
+    (entry / ENTRY_RECORD).write_text('{"split": "b"}')  # ends the trust
+    second = content_identity(str(entry))
+    assert second != first
+    assert len(reads) == 2
+    # Trusted again (a new check): the identity is the record's now, never the one kept.
+    entrywatch.arm(str(entry))
+    entrywatch.confirm(str(entry))
+    assert content_identity(str(entry)) == second
+    (entry / ENTRY_RECORD).write_text('{"split": "c"}')
+    entrywatch.arm(str(entry))
+    entrywatch.confirm(str(entry))
+    third = content_identity(str(entry))
+    assert third not in (first, second)
+    assert content_identity(str(entry)) == third
+    assert len(reads) == 4
+    entrywatch.forget(str(entry))

@@ -196,3 +196,18 @@ def test_open_split_reopens_a_directory_recreated_with_other_contents(tmp_path: 
 def _docs(split: tuple[str, int], tmp_path: Path) -> int:
     probe = _unbundled(*split, tmp_path / f"probe-{split[0]}")
     return int(tantivy.Index.open(str(probe)).searcher().num_docs)
+
+
+def test_hits_are_read_in_segment_then_doc_order() -> None:
+    # DocAddress's own comparison is (segment ordinal, doc id): no key function per hit.
+    import random
+
+    rng = random.Random(7)
+    pairs = [(rng.randrange(12), rng.randrange(1 << 20)) for _ in range(5000)]
+    pairs += [(3, 0), (0, (1 << 32) - 1), (11, 0), (0, 0), (3, 0)]
+    hits = [tantivy.DocAddress(s, d) for s, d in pairs]
+    rng.shuffle(hits)
+    from indextables.search.read.splitreader import in_store_order
+
+    ordered = in_store_order(hits)
+    assert [(a.segment_ord, a.doc) for a in ordered] == sorted(pairs)

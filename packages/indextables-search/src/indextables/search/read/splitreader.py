@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import operator
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -125,11 +126,21 @@ def read_split(
         hits = _search(searcher, query or tantivy.Query.all_query(), total)
         if not hits and search.query:
             notice_case_mismatch(searcher, search.query, fields)
-        addresses = sorted(hits, key=lambda a: (a.segment_ord, a.doc))
+        addresses = in_store_order(hits)
     source = _DocSource(directory, entry, identity, docstore_threads)
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
         yield _batch(searcher, chunk, schema, entry, fields, rows, source)
+
+
+def in_store_order(hits: list[Any]) -> list[Any]:
+    """Hit addresses sorted by (segment ordinal, doc id), the order rows are read in.
+
+    ``tantivy.DocAddress`` compares as that pair: sorting by its own comparison
+    costs no Python call per hit (a key function cost ~0.5 us a hit, ~20 ms for
+    the 20M-row exact match's 39,729 hits).
+    """
+    return sorted(hits)
 
 
 def _every_address(directory: str, total: int, identity: str | None = None) -> list[Any] | None:
@@ -237,7 +248,10 @@ def _stored(fields: Mapping[str, FieldSpec], key: str) -> bool:
 
 def _search(searcher: tantivy.Searcher, query: tantivy.Query, total: int) -> list[Any]:
     # search(limit=0) panics in tantivy-py: callers guarantee total >= 1.
-    return [a for _, a in searcher.search(query, limit=total, count=False).hits]
+    return list(map(_ADDRESS, searcher.search(query, limit=total, count=False).hits))
+
+
+_ADDRESS = operator.itemgetter(1)  # a hit is (score, DocAddress)
 
 
 def _fields(index: tantivy.Index, entry: SplitEntry) -> dict[str, FieldSpec]:

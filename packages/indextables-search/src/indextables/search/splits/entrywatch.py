@@ -45,7 +45,7 @@ import sys
 import threading
 from typing import Final
 
-__all__ = ["arm", "confirm", "forget", "unchanged"]
+__all__ = ["arm", "confirm", "forget", "trust_token", "unchanged"]
 
 # <sys/inotify.h>
 _IN_MODIFY: Final = 0x00000002
@@ -90,6 +90,10 @@ class _Watches:
         self.broken = False
         self.by_wd: dict[int, str] = {}
         self.state: dict[str, int] = {}
+        # The number of each entry's current trust (set by confirm): a change ends a trust,
+        # and trusting it again takes a new number.
+        self.epochs: dict[str, int] = {}
+        self.confirmed = 0
 
 
 _lock = threading.Lock()
@@ -200,6 +204,8 @@ def confirm(target: str) -> None:
         _drain(fd)
         if _watches.state.get(target) == _ARMED:
             _watches.state[target] = _TRUSTED
+            _watches.confirmed += 1
+            _watches.epochs[target] = _watches.confirmed
 
 
 def unchanged(target: str) -> bool:
@@ -210,6 +216,22 @@ def unchanged(target: str) -> bool:
             return False
         _drain(fd)
         return _watches.state.get(target) == _TRUSTED
+
+
+def trust_token(target: str) -> int | None:
+    """A number naming ``target``'s current trust (as :func:`unchanged`), or None.
+
+    Equal numbers from two calls prove that nothing in ``target`` changed
+    between them: what was read from it in between is still what it holds.
+    """
+    with _lock:
+        fd = _instance()
+        if fd < 0:
+            return None
+        _drain(fd)
+        if _watches.state.get(target) != _TRUSTED:
+            return None
+        return _watches.epochs.get(target)
 
 
 def forget(target: str) -> None:

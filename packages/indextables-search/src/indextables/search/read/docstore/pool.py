@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Final, Literal
 
 from indextables.search.read.docstore.errors import DocStoreError
 
-__all__ = ["MAX_WORKERS", "THREAD_SETTINGS", "DecoderThreads", "executor", "workers"]
+__all__ = [
+    "MAX_WORKERS",
+    "THREAD_SETTINGS",
+    "DecoderThreads",
+    "executor",
+    "others_load",
+    "workers",
+]
 
 #: Whether a large decode may run in chunks on threads (see :func:`workers`).
 DecoderThreads = Literal["auto", "on", "off"]
@@ -34,9 +42,13 @@ def workers(threads: DecoderThreads = "auto") -> int:
     ``threads`` (the read option ``spark.indextables.read.docStoreThreads``):
     ``off`` never splits; ``on`` splits over the usable cores (at most
     :data:`MAX_WORKERS`) whatever the load; ``auto`` (the default) does so
-    unless the machine is busy (1-minute load average at or above the cores
-    usable here): measured at load 32 on 2 cores, chunks on threads were no
-    faster (5.2 vs 5.1 us a scattered row) and only add hand-overs.
+    unless the machine is busy with other work: the 1-minute load average,
+    less this process's own recent CPU use (:func:`others_load`), at or above
+    the cores usable here. Measured at load 32 on 2 cores, chunks on threads
+    were no faster (5.2 vs 5.1 us a scattered row) and only add hand-overs; the
+    process's own share is left out because a read on two threads of an idle
+    2-core machine lifts the load average to ~2 by itself, which turned the
+    threads off for the next read.
 
     Raises:
         DocStoreError: ``threads`` is none of ``auto``, ``on`` and ``off``.
@@ -48,11 +60,41 @@ def workers(threads: DecoderThreads = "auto") -> int:
     count = _cores()
     if threads == "auto":
         try:
-            if os.getloadavg()[0] >= count:
+            if others_load() >= count:
                 return 1
         except (AttributeError, OSError):  # no load average on this platform
             pass
     return max(1, min(MAX_WORKERS, count))
+
+
+# (monotonic time, process CPU time) samples of this process, oldest first: the span
+# over which its own CPU use is averaged (about the load average's minute).
+_samples: list[tuple[float, float]] = []
+_sampled_by = [os.getpid()]
+_SPAN = 60.0
+
+
+def others_load() -> float:
+    """The 1-minute load average less this process's own average CPU use (in cores)
+    over about the last minute: the load of other work.
+
+    Raises:
+        OSError, AttributeError: no load average on this platform.
+    """
+    load = os.getloadavg()[0]
+    now, cpu = time.monotonic(), time.process_time()
+    with _lock:
+        if _sampled_by[0] != os.getpid():  # a forked child: its CPU time starts afresh
+            _samples.clear()
+            _sampled_by[0] = os.getpid()
+        if not _samples or now - _samples[-1][0] >= 1.0:
+            _samples.append((now, cpu))  # at most one a second: ~60 kept
+        while len(_samples) > 2 and now - _samples[1][0] >= _SPAN:
+            del _samples[0]  # keep one sample at least a minute old, when there is one
+        then, cpu_then = _samples[0]
+    if now - then < 1.0:
+        return load  # too short a span to tell this process's share
+    return max(0.0, load - max(0.0, cpu - cpu_then) / (now - then))
 
 
 def _cores() -> int:
