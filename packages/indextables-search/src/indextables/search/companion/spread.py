@@ -24,13 +24,15 @@ MIN_SPREAD_BYTES = 8 << 20
 
 
 def spread_groups(
-    groups: Sequence[CompanionGroup], *, workers: int, min_bytes: int = MIN_SPREAD_BYTES
+    groups: Sequence[CompanionGroup], *, workers: int, min_bytes: int | None = None
 ) -> list[CompanionGroup]:
     """``groups``, the biggest cut into runs of files until there are ``workers`` of them.
 
     Order is kept (a cut group's runs take its place, in file order); with
-    ``workers`` groups or more, nothing changes.
+    ``workers`` groups or more, nothing changes. ``min_bytes``: the smallest run
+    (default :data:`MIN_SPREAD_BYTES`).
     """
+    least = MIN_SPREAD_BYTES if min_bytes is None else min_bytes
     result = list(groups)
     if workers <= 1 or len(result) >= workers or not result:
         return result
@@ -42,7 +44,7 @@ def spread_groups(
         pieces[index] = min(
             len(group.files),
             max(1, round(group.input_bytes / share)),
-            max(1, group.input_bytes // max(1, min_bytes)),
+            max(1, group.input_bytes // max(1, least)),
             1 + budget,
         )
         budget -= pieces[index] - 1
