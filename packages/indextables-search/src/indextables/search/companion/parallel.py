@@ -12,8 +12,8 @@ multiprocessing's spawn does: a script without a main guard would run again).
 At most ``spark.indextables.companion.buildParallelism`` run at a time
 (default: the usable cores), up to :data:`LOCAL_BUILDS` of them in threads of
 this process (the caller only waits and commits) and the others in worker
-processes. One group, or a parallelism of 1, builds in this process. Each build holds its own Tantivy writer heap (WRITER
-HEAP SIZE).
+processes. One group, or a parallelism of 1, builds in this process. Each build
+holds its own Tantivy writer heap (WRITER HEAP SIZE).
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ from indextables.protocol.actions import AddAction
 from indextables.protocol.errors import TableNotFoundError
 from indextables.search.companion.build import IDENTITY_TAG, CompanionGroup, identity_tag
 from indextables.search.companion.parallel import SplitJob, build_parallelism, build_splits
-from indextables.search.companion.spread import spread_groups
 from indextables.search.companion.sources import SourceFile, SourceListing, list_source
+from indextables.search.companion.spread import spread_groups
 from indextables.search.companion.stringmodes import field_type, strip_modes
 from indextables.search.errors import CompanionError, CompanionSourceError
 from indextables.search.options import DEFAULT_HEAP_SIZE as WRITE_HEAP_SIZE
