@@ -162,6 +162,7 @@ def test_groups_are_built_in_worker_processes_and_committed_in_order(
         return build_in_worker(job, group)
 
     monkeypatch.setattr(parallel, "_in_worker", spy)
+    monkeypatch.setattr(parallel, "LOCAL_BUILDS", 0)  # every group in a worker process
     answers = {}
     for workers in ("1", "2"):
         index = tmp_path / f"idx-{workers}"

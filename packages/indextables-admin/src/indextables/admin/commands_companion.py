@@ -82,7 +82,7 @@ def _size(text: str | None, option: str) -> int | None:
     show_default=True,
 )
 @click.option("--target-input-size", default=None, help="Most source bytes per split (2G).")
-@click.option("--writer-heap-size", default=None, help="Tantivy writer heap per split (256M).")
+@click.option("--writer-heap-size", default=None, help="Tantivy writer heap per split (64M).")
 @click.option(
     "--from-version",
     type=click.IntRange(min=0),
