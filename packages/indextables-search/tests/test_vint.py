@@ -8,7 +8,14 @@ import pytest
 
 from indextables.search.read.docstore import _kernels_py as docstore_py
 from indextables.search.read.docstore.errors import DocStoreError
-from indextables.search.splits.vint import MAX_VINT_BYTES, decode_vint, encode_vint, vint_bytes
+from indextables.search.splits.vint import (
+    MAX_VINT_BYTES,
+    decode_leb128,
+    decode_vint,
+    encode_leb128,
+    encode_vint,
+    vint_bytes,
+)
 
 
 class _Damaged(ValueError):
@@ -86,3 +93,25 @@ def test_docstore_twin_raises_its_own_error_type() -> None:
         docstore_py.read_vint(b"\x00\x00", 0)
     with pytest.raises(DocStoreError, match="longer than 10 bytes"):
         docstore_py.read_vint(b"\x00" * 11, 0)
+
+
+@pytest.mark.parametrize("value", [0, 1, 2**7 - 1, 2**7, 300, 2**32, 2**63 - 1, 2**64 - 1])
+def test_leb128_round_trip_and_known_bytes(value: int) -> None:
+    out = bytearray(b"x")
+    encode_leb128(value, out)
+    assert all(b & 0x80 for b in out[1:-1])
+    assert not out[-1] & 0x80  # LEB128: the high bit marks a continued byte
+    assert decode_leb128(out, 1, error=_Damaged, context="t") == (value, len(out))
+    assert len(out) - 1 <= MAX_VINT_BYTES
+
+
+def test_leb128_matches_the_standard_encoding_and_fails_as_damage() -> None:
+    out = bytearray()
+    encode_leb128(624485, out)
+    assert bytes(out) == b"\xe5\x8e\x26"  # the textbook LEB128 example
+    with pytest.raises(_Damaged, match=r"^t: truncated LEB128 varint$"):
+        decode_leb128(b"\xe5\x8e", 0, error=_Damaged, context="t")
+    with pytest.raises(_Damaged, match="truncated"):
+        decode_leb128(b"\xe5\x8e\x26", 0, 2, error=_Damaged, context="t")
+    with pytest.raises(_Damaged, match=r"^t: LEB128 varint longer than 10 bytes$"):
+        decode_leb128(b"\xff" * 11, 0, error=_Damaged, context="t")

@@ -30,6 +30,7 @@ from indextables.search.companion.thriftcompact import (
     encode_struct,
 )
 from indextables.search.errors import CompanionError
+from indextables.search.splits.vint import decode_leb128
 
 try:
     from indextables.search.companion._kernels import byte_array_starts
@@ -248,14 +249,8 @@ def _present(levels: memoryview, rows: Sequence[int], count: int) -> list[int | 
 
 
 def _varint(data: memoryview, position: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        byte = data[position]
-        position += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, position
-        shift += 7
+    """A run header of the RLE/bit-packed hybrid (LEB128)."""
+    return decode_leb128(data, position, error=CompanionError, context="a Parquet page run")
 
 
 def _hybrid_at(data: memoryview, width: int, wanted: Sequence[int]) -> list[int]:

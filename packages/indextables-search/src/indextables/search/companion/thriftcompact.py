@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from indextables.search.errors import CompanionError
+from indextables.search.splits.vint import decode_leb128, encode_leb128
 
 __all__ = ["I32", "I64", "LIST", "STRUCT", "TList", "TStruct", "decode_struct", "encode_struct"]
 
@@ -67,15 +68,10 @@ class _Reader:
         return value
 
     def varint(self) -> int:
-        shift = result = 0
-        while True:
-            value = self.byte()
-            result |= (value & 0x7F) << shift
-            if not value & 0x80:
-                return result
-            shift += 7
-            if shift > 70:
-                raise CompanionError("a Parquet footer holds a malformed varint")
+        value, self.pos = decode_leb128(
+            self.data, self.pos, error=CompanionError, context="a Parquet footer"
+        )
+        return value
 
     def zigzag(self) -> int:
         value = self.varint()
@@ -147,15 +143,8 @@ def decode_struct(data: bytes | memoryview) -> tuple[TStruct, int]:
         raise CompanionError("a Parquet footer is truncated") from None
 
 
-def _varint(out: bytearray, value: int) -> None:
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-
-
 def _zigzag(out: bytearray, value: int) -> None:
-    _varint(out, (value << 1) ^ (value >> 63) if value < 0 else value << 1)
+    encode_leb128((value << 1) ^ (value >> 63) if value < 0 else value << 1, out)
 
 
 def _value(out: bytearray, kind: int, value: Any) -> None:
@@ -168,7 +157,7 @@ def _value(out: bytearray, kind: int, value: Any) -> None:
     elif kind == DOUBLE:
         out += struct.pack("<d", value)
     elif kind == BINARY:
-        _varint(out, len(value))
+        encode_leb128(len(value), out)
         out += value
     elif kind in (LIST, SET):
         size = len(value.items)
@@ -176,11 +165,11 @@ def _value(out: bytearray, kind: int, value: Any) -> None:
             out.append(size << 4 | value.element_type)
         else:
             out.append(0xF0 | value.element_type)
-            _varint(out, size)
+            encode_leb128(size, out)
         for item in value.items:
             _value(out, value.element_type, item)
     elif kind == MAP:
-        _varint(out, len(value))
+        encode_leb128(len(value), out)
         if value:
             raise CompanionError("writing Thrift maps is not supported")
     elif kind == STRUCT:

@@ -1,9 +1,10 @@
 """Tantivy's VInt, the one variable-length integer of its file formats (pure Python).
 
 A u64 in little-endian groups of 7 bits; the high bit marks the *last* byte (the
-opposite of LEB128, whose high bit marks a continued byte: Parquet's Thrift and the
-sstable crate's keep/add lengths use that one, and do not come here). A u64 takes at
-most 10 bytes.
+opposite of LEB128, whose high bit marks a continued byte: Parquet's Thrift, its
+RLE/bit-packed run headers and the sstable crate's keep/add lengths use that one, also
+here as :func:`encode_leb128`/:func:`decode_leb128`). A u64 takes at most 10 bytes in
+either.
 
 The compiled kernels keep their own inline loops (hot paths); their pure-Python twins
 and every other pure reader and writer use this module. Decoding failures are raised
@@ -16,7 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final, TypeAlias
 
-__all__ = ["MAX_VINT_BYTES", "Bytes", "decode_vint", "encode_vint", "vint_bytes"]
+__all__ = [
+    "MAX_VINT_BYTES",
+    "Bytes",
+    "decode_leb128",
+    "decode_vint",
+    "encode_leb128",
+    "encode_vint",
+    "vint_bytes",
+]
 
 #: The longest VInt a u64 needs (10 x 7 bits >= 64 bits).
 MAX_VINT_BYTES: Final = 10
@@ -67,3 +76,40 @@ def decode_vint(
             raise error(f"{context}: VInt longer than {MAX_VINT_BYTES} bytes")
         shift += 7
     raise error(f"{context}: truncated VInt")
+
+
+def encode_leb128(value: int, out: bytearray) -> None:
+    """Append the unsigned LEB128 of ``value`` (high bit set on every byte but the last)."""
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def decode_leb128(
+    data: Bytes,
+    pos: int,
+    end: int | None = None,
+    *,
+    error: Callable[[str], Exception],
+    context: str,
+) -> tuple[int, int]:
+    """Decode the unsigned LEB128 at ``data[pos]``; returns ``(value, next position)``.
+
+    Failures as :func:`decode_vint`'s: past ``end`` or over :data:`MAX_VINT_BYTES` bytes
+    raises ``error(f"{context}: ...")``.
+    """
+    if end is None:
+        end = len(data)
+    result = 0
+    shift = 0
+    while pos < end:
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        if shift == _LAST_SHIFT:
+            raise error(f"{context}: LEB128 varint longer than {MAX_VINT_BYTES} bytes")
+        shift += 7
+    raise error(f"{context}: truncated LEB128 varint")

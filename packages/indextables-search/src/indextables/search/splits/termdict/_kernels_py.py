@@ -37,7 +37,7 @@ from indextables.search.splits.termdict._kernels_common import (
     Decompress,
     KernelError,
 )
-from indextables.search.splits.vint import decode_vint, encode_vint
+from indextables.search.splits.vint import decode_leb128, decode_vint, encode_leb128, encode_vint
 
 __all__ = [
     "Columns",
@@ -88,25 +88,9 @@ def _read_vint(data: bytes, pos: int, end: int) -> tuple[int, int]:
     return decode_vint(data, pos, end, error=KernelError, context="SSTable block")
 
 
-def _leb128(value: int, out: bytearray) -> None:
-    """The sstable crate's own varint: 0x80 marks a CONTINUED byte."""
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-
-
 def _read_leb128(data: bytes, pos: int, end: int) -> tuple[int, int]:
-    value = 0
-    shift = 0
-    while pos < end:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, pos
-        shift += 7
-    raise KernelError("truncated keep/add varint in an SSTable block")
+    """The sstable crate's own varint (LEB128: 0x80 marks a CONTINUED byte)."""
+    return decode_leb128(data, pos, end, error=KernelError, context="SSTable block keep/add")
 
 
 def _bits_at(data: bytes, addr: int, nbits: int) -> int:
@@ -633,8 +617,8 @@ def sst_encode(
             keybuf.append(keep | (add << 4))
         else:
             keybuf.append(_VINT_MODE)
-            _leb128(keep, keybuf)
-            _leb128(add, keybuf)
+            encode_leb128(keep, keybuf)
+            encode_leb128(add, keybuf)
         keybuf += key[keep:]
         previous = key
         if len(keybuf) > SST_BLOCK_LEN:
