@@ -34,6 +34,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import OPTIONS, logs, measure, session
+from sourcefloor import source_floor
 
 
 def report(label: str, ours: tuple[float, float, Any], base: tuple[float, float, Any]) -> None:
@@ -107,6 +108,14 @@ def search_suite(
         exact_parquet,
         repeat,
     )
+    for label, query, base in (
+        ("needle", {"query": NEEDLE}, needle_parquet),
+        ("exact", {"where": EXACT}, exact_parquet),
+    ):
+        answer = itp.search(spark, table_path, options=options, **query)
+        results["source floor, " + label] = source_floor(
+            spark, answer, label, base, measure, repeat
+        )
     return results
 
 
@@ -148,6 +157,12 @@ def targets(rows: int, results: dict[str, Any]) -> None:
             f"{'met' if base / ours >= wanted else 'NOT met'})  engine {mine * 1000:7.1f} ms, "
             f"hand-over {(ours - mine) * 1000:7.1f} ms  rows {found}"
         )
+        if "spark.read" in label:
+            source = results["source floor, " + query][0]
+            print(
+                f"  {'':<26} a no-work Python data source: {source * 1000:8.1f} ms, "
+                f"at most {base / source:5.2f}x for any Python data source"
+            )
 
 
 def floor(spark: Any, result: Any, label: str, base: tuple[float, float, Any], repeat: int) -> None:
