@@ -188,8 +188,28 @@ def run_suite(uri: str, parquet: str, repeat: int, options: dict[str, str]) -> N
         measure(lambda: exact().num_rows, repeat),
         measure(duck(f"SELECT * FROM {pq} WHERE {EXACT}"), repeat),
     )
+    exact_cpu(exact, repeat)
     polars_suite(table, exact, repeat)
     rss(uri, options)
+
+
+def exact_cpu(exact: Callable[..., Any], repeat: int) -> None:
+    """The exact match's process CPU (all threads) against its wall time, and how many
+    chunks ``read.docStoreThreads=auto`` splits a large decode into right now."""
+    from indextables.search.read.docstore.pool import workers
+
+    walls, cpus = [], []
+    for _ in range(repeat):
+        start, cpu = time.perf_counter(), time.process_time()
+        exact()
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu)
+    wall, cpu = statistics.median(walls), statistics.median(cpus)
+    print(
+        f"{'  exact, CPU':<30} process CPU {cpu * 1000:.1f} ms, wall {wall * 1000:.1f} ms "
+        f"({cpu / wall:.2f} cores busy); docStoreThreads=auto decodes in {workers('auto')} "
+        f"chunk(s) now (1-minute load {os.getloadavg()[0]:.1f})"
+    )
 
 
 def polars_suite(table: Any, exact: Callable[..., Any], repeat: int) -> None:

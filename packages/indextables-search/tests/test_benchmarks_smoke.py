@@ -76,6 +76,7 @@ def test_run_search_vs_duckdb(tmp_path: Path) -> None:
         rf"^  needle row fetch +{_FIGURE} us/row",
         r"^count, text query .* results (\d+) / \1$",
         r"^exact host-42 \(where\) .* results (\d+) / \1$",
+        rf"^  exact, CPU +process CPU {_FIGURE} ms, wall {_FIGURE} ms .* decodes in [1-4] chunk",
         rf"^polars, needle +scan_indextables +{_FIGURE} ms",
         rf"^full scan\(\) RSS +peak {_FIGURE} MB",
     )
