@@ -173,3 +173,19 @@ def test_a_bad_source_key_is_named_and_its_value_never_shown() -> None:
              "spark.indextables.companion.aws.secretKey": "two-secret-value"}
         )  # fmt: skip
     assert "secret-value" not in str(raised.value)
+
+
+def test_the_sources_keys_are_redacted_by_name_and_not_warned_about() -> None:
+    from indextables.search.refkeys import ignored_reason
+    from indextables.storage.redaction import redact_setting
+
+    for key in (
+        "spark.indextables.companion.parquet.aws.accessKey",
+        "spark.indextables.companion.parquet.aws.secretKey",
+        "spark.indextables.companion.aws.sessionToken",
+        "spark.indextables.companion.parquet.azure.accountKey",
+        "spark.indextables.companion.parquet.azure.connectionString",
+    ):
+        assert "hunter2" not in str(redact_setting(key, "hunter2-value")), key
+        assert ignored_reason(key) is None, key
+    assert ignored_reason("spark.indextables.companion.parquet.aws.endpoint") is None
