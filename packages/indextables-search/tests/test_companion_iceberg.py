@@ -99,7 +99,8 @@ def test_iceberg_companion_on_s3_builds_searches_reads_and_syncs(
     # A delete (pyiceberg rewrites the files holding deleted rows), then an overwrite.
     catalog.load_table("web.events").delete(delete_filter="id < 20")
     result = sync()
-    assert result.status == "success" and result.splits_invalidated >= 1
+    assert result.status == "success"
+    assert result.splits_invalidated >= 1
     check()
     catalog.load_table("web.events").overwrite(hostile(rng, 300, 7))
     result = sync()
@@ -132,7 +133,9 @@ def _delete_manifest_writer() -> type:
     return DeleteManifestWriter
 
 
-def _commit_delete_file(table: Any, rows: pa.Table, *, equality_ids: list[int] | None = None) -> str:
+def _commit_delete_file(
+    table: Any, rows: pa.Table, *, equality_ids: list[int] | None = None
+) -> str:
     """Write ``rows`` as a delete file of ``table`` and commit it in a new snapshot:
     position deletes (``file_path``, ``pos``), or equality deletes on ``equality_ids``."""
     import io
@@ -155,7 +158,9 @@ def _commit_delete_file(table: Any, rows: pa.Table, *, equality_ids: list[int] |
     with table.io.new_output(path).create(overwrite=True) as handle:
         handle.write(payload)
     content = (
-        DataFileContent.POSITION_DELETES if equality_ids is None else DataFileContent.EQUALITY_DELETES
+        DataFileContent.POSITION_DELETES
+        if equality_ids is None
+        else DataFileContent.EQUALITY_DELETES
     )
     delete_file = DataFile.from_args(
         content=content, file_path=path, file_format=FileFormat.PARQUET, partition=Record(),
@@ -174,12 +179,12 @@ def _commit_delete_file(table: Any, rows: pa.Table, *, equality_ids: list[int] |
                 producer.snapshot_id, producer._compression,
             )  # fmt: skip
             with writer:
-                writer.add(
-                    ManifestEntry.from_args(
-                        status=ManifestEntryStatus.ADDED, snapshot_id=producer.snapshot_id,
-                        data_file=delete_file,
-                    )  # fmt: skip
+                entry = ManifestEntry.from_args(
+                    status=ManifestEntryStatus.ADDED,
+                    snapshot_id=producer.snapshot_id,
+                    data_file=delete_file,
                 )
+                writer.add(entry)
             return [writer.to_manifest_file(), *current()]
 
         producer._manifests = manifests

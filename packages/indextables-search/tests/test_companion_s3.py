@@ -285,9 +285,7 @@ def test_a_source_with_its_own_credentials_on_another_sigv4_server(tmp_path: Pat
         _same(table.to_arrow(columns=columns).to_pylist(), _expected(first, None))
 
         appended = ("2024-01-02", _rows(30, 12))
-        _put_parquet(
-            source_server, source_bucket, "src/day=2024-01-02/part-0.parquet", appended[1]
-        )
+        _put_parquet(source_server, source_bucket, "src/day=2024-01-02/part-0.parquet", appended[1])
         again = build_companion(source, index, source_format="parquet", options=options)
         assert (again.status, again.parquet_files_indexed) == ("success", 1)
         both = [*first, appended]

@@ -4,7 +4,8 @@ Each file is named by its path relative to the source root, normalised (``/``
 separators, no ``./``, percent-decoded as it is on storage), so the anti-join of
 :mod:`.sync` compares the same file the same way whatever root it is reached by.
 A file's :attr:`SourceFile.identity` holds what must stay the same for its
-indexed rows to stay right: its size and the rows a Delta deletion vector or Iceberg position deletes delete.
+indexed rows to stay right: its size and the rows a Delta deletion vector or Iceberg
+position delete files delete.
 """
 
 from __future__ import annotations
