@@ -96,6 +96,14 @@ def test_iceberg_companion_on_s3_builds_searches_reads_and_syncs(
     assert (result.parquet_files_indexed, result.splits_invalidated) == (1, 0)
     check()
 
+    # A merge-on-read position delete: its delete file is read through the storage options.
+    files = sorted(
+        str(t.file.file_path) for t in catalog.load_table("web.events").scan().plan_files()
+    )
+    _commit_delete_file(catalog.load_table("web.events"), _position_deletes({files[0]: [1, 4]}))
+    result = sync()
+    assert (result.parquet_files_indexed, result.splits_invalidated) == (1, 1)
+    check()
     # A delete (pyiceberg rewrites the files holding deleted rows), then an overwrite.
     catalog.load_table("web.events").delete(delete_filter="id < 20")
     result = sync()
@@ -301,3 +309,60 @@ def test_iceberg_equality_deletes_are_refused_naming_the_file(
     with pytest.raises(CompanionSourceError, match="equality delete") as raised:
         build_companion("eqlake.web.events", index, source_format="iceberg")
     assert path in str(raised.value)
+
+
+def _task(path: str, *deletes: Any) -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(file=SimpleNamespace(file_path=path), delete_files=list(deletes))
+
+
+def _delete(path: str, *, content: Any = None, file_format: Any = None) -> Any:
+    from types import SimpleNamespace
+
+    from pyiceberg.manifest import DataFileContent, FileFormat
+
+    return SimpleNamespace(
+        file_path=path,
+        content=content or DataFileContent.POSITION_DELETES,
+        file_format=file_format or FileFormat.PARQUET,
+    )
+
+
+def test_position_deletions_group_each_delete_file_once_by_data_file() -> None:
+    from pyiceberg.manifest import DataFileContent, FileFormat
+
+    from indextables.search.companion.icebergdeletes import position_deletions
+    from indextables.search.errors import CompanionSourceError
+
+    files = {
+        "d1": pa.table(
+            {"file_path": ["a", "b", "a", "a", None], "pos": pa.array([5, 0, 2, 5, 9], pa.int64())}
+        ),
+        "d2": pa.table({"file_path": ["a", "c"], "pos": pa.array([None, 1], pa.int64())}),
+        "bad": pa.table({"path": ["a"]}),
+    }
+    reads: list[str] = []
+
+    def read(path: str, columns: list[str]) -> pa.Table:
+        reads.append(path)
+        return files[path]
+
+    found = position_deletions(
+        [
+            _task("a", _delete("d1"), _delete("d2")),
+            _task("b", _delete("d1")),
+            _task("e", _delete("d2")),
+        ],
+        read,
+    )
+    assert {k: list(v.rows) for k, v in found.items()} == {"a": [2, 5], "b": [0]}
+    assert reads == ["d1", "d2"]
+    with pytest.raises(CompanionSourceError, match="'bad' has no file_path/pos"):
+        position_deletions([_task("a", _delete("bad"))], read)
+    with pytest.raises(CompanionSourceError, match=r"'d\.puffin' is in .*PUFFIN"):
+        position_deletions([_task("a", _delete("d.puffin", file_format=FileFormat.PUFFIN))], read)
+    with pytest.raises(CompanionSourceError, match=r"equality delete file.*'eq'"):
+        position_deletions(
+            [_task("a", _delete("eq", content=DataFileContent.EQUALITY_DELETES))], read
+        )

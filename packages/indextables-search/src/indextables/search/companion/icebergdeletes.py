@@ -46,33 +46,41 @@ def position_deletions(
     """
     from pyiceberg.manifest import DataFileContent, FileFormat
 
-    read: dict[str, pa.Table] = {}
+    read: dict[str, dict[str, list[int]]] = {}
     found: dict[str, DeletedRows] = {}
     for task in tasks:
         data_path = str(task.file.file_path)
-        positions: list[pa.Array] = []
+        positions: list[int] = []
         for delete in task.delete_files:
             path = str(delete.file_path)
             if delete.content == DataFileContent.EQUALITY_DELETES:
                 raise equality_error([path])
             if delete.file_format != FileFormat.PARQUET:
+                kind = getattr(delete.file_format, "value", delete.file_format)
                 raise CompanionSourceError(
-                    f"Iceberg delete file {path!r} is in {delete.file_format} format: only "
+                    f"Iceberg delete file {path!r} is in {kind} format: only "
                     "Parquet position delete files are applied (Puffin deletion vectors and "
                     "ORC delete files are not read yet)"
                 )
             if path not in read:
-                read[path] = _read(path, read_parquet)
-            rows = read[path]
-            mask = pc.equal(rows.column("file_path"), pa.scalar(data_path, pa.string()))
-            positions.append(pc.filter(rows.column("pos"), mask).combine_chunks())
+                read[path] = _by_data_file(_read(path, read_parquet))
+            positions.extend(read[path].get(data_path, ()))
         if positions:
-            deleted = DeletedRows.from_rows(
-                value for chunk in positions for value in chunk.to_pylist() if value is not None
-            )
-            if deleted.cardinality:
-                found[data_path] = deleted
+            found[data_path] = DeletedRows.from_rows(positions)
     return found
+
+
+def _by_data_file(rows: pa.Table) -> dict[str, list[int]]:
+    """A position delete file's rows grouped by the data file they delete from."""
+    grouped = rows.filter(pc.is_valid(rows.column("pos"))).group_by("file_path")
+    lists = grouped.aggregate([("pos", "list")])
+    return dict(
+        zip(
+            lists.column("file_path").to_pylist(),
+            lists.column("pos_list").to_pylist(),
+            strict=True,
+        )
+    )
 
 
 def _read(path: str, read_parquet: Callable[[str, list[str]], pa.Table]) -> pa.Table:

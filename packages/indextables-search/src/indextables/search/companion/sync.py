@@ -239,11 +239,11 @@ def build_companion_index(
             if progress is not None:
                 progress(created, len(groups))
     if with_dv:
-        # Rows deleted by Iceberg delete files must never be returned: these files are
+        # Deleted rows must never be returned: files whose deletes were not decoded are
         # left out (their old splits are removed above).
         raise CompanionSourceError(
-            f"{len(with_dv)} source file(s) carry Iceberg delete files, which companion "
-            "indexes do not apply yet; they were not indexed: "
+            f"{len(with_dv)} source file(s) carry deletes that were not decoded; they "
+            "were not indexed: "
             f"{', '.join(with_dv[:5])}"
         )
     return result(
