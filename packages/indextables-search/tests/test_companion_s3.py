@@ -248,6 +248,73 @@ def test_a_source_on_a_sigv4_server_needs_the_right_secret(tmp_path: Path) -> No
         assert server.secret_key not in text
 
 
+def _source_keys(server: S3ServerInfo, *, secret: str | None = None) -> dict[str, str]:
+    """The reference's keys for a source in another account than its index."""
+    prefix = "spark.indextables.companion.parquet.aws."
+    return {
+        prefix + "endpoint": server.endpoint_url,
+        prefix + "region": server.region,
+        prefix + "accessKey": server.access_key,
+        prefix + "secretKey": secret or server.secret_key,
+    }
+
+
+def test_a_source_with_its_own_credentials_on_another_sigv4_server(tmp_path: Path) -> None:
+    """The index on one SeaweedFS, the source on another with other credentials (both
+    check SigV4 signatures): with the companion.parquet.aws.* keys the source is built,
+    searched and synced; without them, or with a wrong source secret, it is refused and
+    no secret is shown."""
+    with seaweedfs_server() as index_server, seaweedfs_server() as source_server:
+        assert index_server.secret_key != source_server.secret_key
+        index_bucket, source_bucket = index_server.create_bucket(), source_server.create_bucket()
+        first = [("2024-01-01", _rows(0, 30))]
+        _put_parquet(source_server, source_bucket, "src/day=2024-01-01/part-0.parquet", first[0][1])
+        source, index = f"s3://{source_bucket}/src", f"s3://{index_bucket}/src_index"
+        index_only = _options(index_server)
+        options = {**index_only, **_source_keys(source_server)}
+
+        result = build_companion(
+            source, index, source_format="parquet", indexing_modes={"message": "text"},
+            options=options,
+        )  # fmt: skip
+        assert (result.status, result.parquet_files_indexed) == ("success", 1)
+        assert index_server.open_store(index_bucket).list("src_index/_transaction_log/")
+        columns = ["id", "message", "score", "day"]
+        table = open_table(index, options=options)
+        _same(table.search("message:disk", columns=columns).to_pylist(), _expected(first, "disk"))
+        _same(table.to_arrow(columns=columns).to_pylist(), _expected(first, None))
+
+        appended = ("2024-01-02", _rows(30, 12))
+        _put_parquet(source_server, source_bucket, "src/day=2024-01-02/part-0.parquet", appended[1])
+        again = build_companion(source, index, source_format="parquet", options=options)
+        assert (again.status, again.parquet_files_indexed) == ("success", 1)
+        both = [*first, appended]
+        table = open_table(index, options=options)
+        _same(table.search("message:disk", columns=columns).to_pylist(), _expected(both, "disk"))
+        assert table.count() == 42
+
+        secrets = (index_server.secret_key, source_server.secret_key)
+        # Without the source's keys, its files are looked for with the index's.
+        with pytest.raises(CompanionSourceError) as raised:
+            build_companion(
+                source, f"s3://{index_bucket}/other_index", source_format="parquet",
+                options={**index_only, "storage.max_attempts": "1"},
+            )  # fmt: skip
+        assert source in str(raised.value)
+        with pytest.raises(CompanionSourceError):
+            open_table(index, options=index_only).search("message:disk", columns=columns)
+        # A wrong source secret: the source server refuses the signature.
+        wrong = "wrong-secret-" + source_server.secret_key[::-1]
+        bad = {**index_only, **_source_keys(source_server, secret=wrong),
+               "storage.max_attempts": "1"}  # fmt: skip
+        with pytest.raises(CompanionSourceError) as raised:
+            build_companion(source, str(tmp_path / "index"), source_format="parquet", options=bad)
+        text = "".join(traceback.format_exception(raised.value)) + repr(raised.value)
+        assert source in text
+        for secret in (*secrets, wrong):
+            assert secret not in text
+
+
 @pytest.mark.azure
 def test_companion_sources_on_azurite_parquet_and_delta(tmp_path: Path) -> None:
     """The same on Azure Blob (Azurite): the account, key and endpoint only as options."""

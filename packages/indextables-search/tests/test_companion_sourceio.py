@@ -6,6 +6,7 @@ from __future__ import annotations
 import pyarrow.fs as pafs
 import pytest
 
+from indextables.search.companion.sourcecreds import source_options
 from indextables.search.companion.sourceio import (
     StoreFileSystem,
     delta_storage_options,
@@ -113,3 +114,79 @@ def test_redaction_hides_credentials_by_name_in_either_spelling() -> None:
     assert "abc-123-secret" not in redacted
     assert "tok-456-token" not in redacted
     assert redacted.startswith("failed with")
+
+
+def test_the_sources_own_keys_replace_the_index_credentials_and_keep_the_rest() -> None:
+    index = {
+        "storage.access_key_id": "INDEXKEY",
+        "spark.indextables.aws.secretKey": "index-secret",
+        "spark.indextables.aws.sessionToken": "index-token",
+        "storage.profile": "index-profile",
+        "storage.endpoint_url": "http://index:9000",
+        "storage.path_style": "true",
+        "storage.read_timeout": "3",
+        "spark.indextables.search.mode": "local",
+    }
+    # Without source keys: the index's options, as they are.
+    assert source_options(index) == index
+    both = {
+        **index,
+        "spark.indextables.companion.parquet.aws.accessKey": "SOURCEKEY",
+        "spark.indextables.companion.parquet.aws.secretKey": "source-secret",
+        "spark.indextables.companion.parquet.aws.region": "eu-west-1",
+    }
+    assert source_options(both) == {
+        "storage.endpoint_url": "http://index:9000",  # not given for the source: kept
+        "storage.path_style": "true",
+        "storage.read_timeout": "3",
+        "spark.indextables.search.mode": "local",
+        "storage.access_key_id": "SOURCEKEY",
+        "storage.secret_access_key": "source-secret",
+        "storage.region": "eu-west-1",
+    }
+    # The reference's explicit companion credentials, lower-cased as Spark gives them,
+    # and deltalake's names derived from them (no index credential left over).
+    lowered = {**index, "spark.indextables.companion.aws.accesskey": "SOURCEKEY",
+               "spark.indextables.companion.aws.secretkey": "source-secret"}  # fmt: skip
+    derived = delta_storage_options("s3://bucket/t", lowered)
+    assert derived["AWS_ACCESS_KEY_ID"] == "SOURCEKEY"
+    assert derived["AWS_SECRET_ACCESS_KEY"] == "source-secret"
+    assert "AWS_SESSION_TOKEN" not in derived
+    assert "AWS_PROFILE" not in derived
+    azure = source_options(
+        {"spark.indextables.azure.accountName": "indexacct",
+         "spark.indextables.azure.accountKey": "aW5kZXg=",
+         "spark.indextables.companion.parquet.azure.accountName": "srcacct",
+         "spark.indextables.companion.parquet.azure.connectionString": "AccountKey=c3Jj"}
+    )  # fmt: skip
+    assert azure == {
+        "storage.account_name": "srcacct",
+        "storage.connection_string": "AccountKey=c3Jj",
+    }
+
+
+def test_a_bad_source_key_is_named_and_its_value_never_shown() -> None:
+    with pytest.raises(CompanionSourceError, match=r"companion\.parquet\.aws\.secretKee"):
+        source_options({"spark.indextables.companion.parquet.aws.secretKee": "hunter2-secret"})
+    with pytest.raises(CompanionSourceError, match="different values") as raised:
+        source_options(
+            {"spark.indextables.companion.parquet.aws.secretKey": "one-secret-value",
+             "spark.indextables.companion.aws.secretKey": "two-secret-value"}
+        )  # fmt: skip
+    assert "secret-value" not in str(raised.value)
+
+
+def test_the_sources_keys_are_redacted_by_name_and_not_warned_about() -> None:
+    from indextables.search.refkeys import ignored_reason
+    from indextables.storage.redaction import redact_setting
+
+    for key in (
+        "spark.indextables.companion.parquet.aws.accessKey",
+        "spark.indextables.companion.parquet.aws.secretKey",
+        "spark.indextables.companion.aws.sessionToken",
+        "spark.indextables.companion.parquet.azure.accountKey",
+        "spark.indextables.companion.parquet.azure.connectionString",
+    ):
+        assert "hunter2" not in str(redact_setting(key, "hunter2-value")), key
+        assert ignored_reason(key) is None, key
+    assert ignored_reason("spark.indextables.companion.parquet.aws.endpoint") is None

@@ -64,8 +64,9 @@ _NATIVE = "tantivy4java's native memory pool has no counterpart in tantivy-py"
 _COMPANION = (
     "companion indexes are built with BUILD INDEXTABLES COMPANION (Delta, Iceberg, Parquet); "
     "of the companion.* keys only companion.parquetTableRoot (reads), "
-    "companion.streaming.maxCycles (WITH STREAMING) and companion.buildParallelism "
-    "(builds) are read"
+    "companion.streaming.maxCycles (WITH STREAMING), companion.buildParallelism "
+    "(builds) and the source's own storage keys companion.parquet.aws.*, "
+    "companion.parquet.azure.* and companion.aws.accessKey/secretKey/sessionToken are read"
 )
 _UC = (
     "Unity Catalog credential vending is not built; use static keys, a profile or "
@@ -157,6 +158,10 @@ IGNORED_PREFIXES: Mapping[str, str] = {
     "cloud.": _CLOUD,
 }
 
+# The companion source's own storage keys (companion/sourcecreds.py).
+_SOURCE_AWS = ("accesskey", "secretkey", "sessiontoken", "region", "endpoint", "pathstyleaccess")
+_SOURCE_AZURE = ("accountname", "accountkey", "connectionstring", "sastoken", "endpoint")
+
 #: Keys (lowercase, without the prefix) honoured by this package or its engine.
 HONOURED = frozenset(
     {
@@ -168,6 +173,9 @@ HONOURED = frozenset(
         "companion.parquettableroot",
         "companion.streaming.maxcycles",
         "companion.buildparallelism",
+        *(f"companion.parquet.aws.{k}" for k in _SOURCE_AWS),
+        *(f"companion.aws.{k}" for k in ("accesskey", "secretkey", "sessiontoken")),
+        *(f"companion.parquet.azure.{k}" for k in _SOURCE_AZURE),
         "write.optimizewrite.enabled",
         "write.optimizewrite.distributionmode",
         "write.optimizewrite.maxsplitsize",

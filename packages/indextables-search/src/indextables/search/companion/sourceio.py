@@ -4,7 +4,9 @@ A source on object storage (``s3://``, ``abfss://``, ``az://``...) is read
 through an :class:`~indextables.protocol.store.ObjectStore` opened from the
 same storage options as the index table (``storage.<name>`` or the reference's
 ``spark.indextables.aws.*`` / ``spark.indextables.azure.*`` keys): its endpoint,
-credentials, timeouts and retries apply, and its errors are redacted. The
+credentials, timeouts and retries apply, and its errors are redacted. A source in
+another account gets its own keys, ``spark.indextables.companion.parquet.aws.*`` /
+``.azure.*`` (:mod:`.sourcecreds`). The
 store is wrapped as a read-only pyarrow filesystem (:class:`StoreFileSystem`),
 so listing (``list``), size checks (``head``) and every footer, page and row
 group read (``get_range``) of the build and read paths go through it.
@@ -29,6 +31,7 @@ import pyarrow.fs as pafs
 
 from indextables.protocol.errors import ObjectNotFoundError
 from indextables.protocol.store import ObjectInfo, ObjectStore
+from indextables.search.companion.sourcecreds import source_options
 from indextables.search.errors import CompanionSourceError
 
 __all__ = [
@@ -48,7 +51,9 @@ def source_filesystem(
 
     Args:
         root: the source table root (a local path or a URI).
-        options: the index table's options (storage options among them).
+        options: the build's or read's options: the index table's storage options,
+            or the source's own ``spark.indextables.companion.parquet.*`` keys
+            (:mod:`.sourcecreds`) when given.
 
     Raises:
         CompanionSourceError: a root that cannot be opened (the message redacted).
@@ -58,7 +63,7 @@ def source_filesystem(
     scheme = scheme_of(root)
     if scheme in _LOCAL or scheme not in _store_schemes():
         return _pyarrow_filesystem(root)
-    key = tuple(sorted((str(k), str(v)) for k, v in (options or {}).items()))
+    key = tuple(sorted((str(k), str(v)) for k, v in source_options(options).items()))
     return _store_filesystem(root, key)
 
 
@@ -286,8 +291,9 @@ def delta_storage_options(root: str, options: Mapping[str, str] | None) -> dict[
     scheme = scheme_of(root)
     if scheme not in _S3_SCHEMES + _AZURE_SCHEMES:
         return {}
+    options = source_options(options)
     try:
-        settings = _storage_settings(options or {})
+        settings = _storage_settings(options)
     except Exception as exc:
         raise CompanionSourceError(
             f"storage options of source {root!r}: {redact_source_error(exc, options or {})}"

@@ -4,14 +4,15 @@ Each file is named by its path relative to the source root, normalised (``/``
 separators, no ``./``, percent-decoded as it is on storage), so the anti-join of
 :mod:`.sync` compares the same file the same way whatever root it is reached by.
 A file's :attr:`SourceFile.identity` holds what must stay the same for its
-indexed rows to stay right: its size and, for Delta, its deletion vector.
+indexed rows to stay right: its size and the rows a Delta deletion vector or Iceberg
+position delete files delete.
 """
 
 from __future__ import annotations
 
 import hashlib
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -20,6 +21,11 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from indextables.search.companion.deletions import DeletedRows, delta_deletions
+from indextables.search.companion.icebergdeletes import (
+    equality_delete_files,
+    equality_error,
+    position_deletions,
+)
 from indextables.search.companion.sourceio import (
     delta_storage_options,
     redact_source_error,
@@ -48,10 +54,9 @@ class SourceFile:
         path: relative to the source root, normalised (:func:`normalise_path`).
         size: its size in bytes.
         partition_values: partition column -> value string (None for null).
-        deletion_vector: the identity of a Delta deletion vector (a digest of the rows
-            it deletes) or of Iceberg delete files; None without one.
-        deleted: the rows a Delta deletion vector deletes (never indexed); None
-            without one, or when they are not known (Iceberg delete files).
+        deletion_vector: the identity of the rows a Delta deletion vector or Iceberg
+            position delete files delete (a digest of them); None without any.
+        deleted: those rows (never indexed); None without any.
     """
 
     path: str
@@ -120,7 +125,7 @@ def list_source(
     if source_format == "delta":
         return _delta_listing(root, version, options)
     if source_format == "iceberg":
-        return _iceberg_listing(root, version)
+        return _iceberg_listing(root, version, options)
     raise CompanionSourceError(
         f"source format {source_format!r} is not one of {', '.join(SOURCE_FORMATS)}"
     )
@@ -333,13 +338,15 @@ def _delta_listing(
     )
 
 
-def _iceberg_listing(name: str, snapshot_id: int | None) -> SourceListing:
+def _iceberg_listing(
+    name: str, snapshot_id: int | None, options: Mapping[str, str] | None
+) -> SourceListing:
     """An Iceberg table named ``[catalog.]namespace.table``, its catalog configured the
     way pyiceberg reads it (``.pyiceberg.yaml`` or ``PYICEBERG_CATALOG__<NAME>__*``).
 
     Iceberg partition columns are stored in the data files, so the listing has no
-    partition columns. A data file with delete files gets them as its deletion
-    identity (such files are not indexed, see :mod:`.sync`).
+    partition columns. A data file with position delete files gets the rows they
+    delete (never indexed, see :mod:`.icebergdeletes`); equality deletes are refused.
     """
     table = _iceberg_table(name)
     snapshot = (
@@ -351,18 +358,17 @@ def _iceberg_listing(name: str, snapshot_id: int | None) -> SourceListing:
     schema = pa.schema([pa.field(f.name, f.type, f.nullable) for f in table.schema().as_arrow()])
     files = []
     if snapshot is not None:
-        for task in table.scan(snapshot_id=snapshot.snapshot_id).plan_files():
+        tasks = _iceberg_tasks(name, table, snapshot)
+        deletions = position_deletions(tasks, _delete_reader(location, options))
+        for task in tasks:
             path = str(task.file.file_path)
-            if not path.startswith(location + "/"):
-                raise CompanionSourceError(
-                    f"Iceberg data file {path!r} is outside the table location {location!r}"
-                )
-            deletes = sorted(str(d.file_path) for d in task.delete_files)
+            deleted = deletions.get(path)
             files.append(
                 SourceFile(
-                    path=normalise_path(path[len(location) + 1 :]),
+                    path=_under(location, path, "data file"),
                     size=int(task.file.file_size_in_bytes),
-                    deletion_vector=";".join(deletes) if deletes else None,
+                    deletion_vector=None if deleted is None else deleted.identity,
+                    deleted=deleted,
                 )
             )
     return SourceListing(
@@ -373,6 +379,46 @@ def _iceberg_listing(name: str, snapshot_id: int | None) -> SourceListing:
         partition_columns=(),
         files=tuple(sorted(files, key=lambda f: f.path)),
     )
+
+
+def _under(location: str, path: str, what: str) -> str:
+    """``path`` relative to the table ``location``, normalised."""
+    if not path.startswith(location + "/"):
+        raise CompanionSourceError(
+            f"Iceberg {what} {path!r} is outside the table location {location!r}"
+        )
+    return normalise_path(path[len(location) + 1 :])
+
+
+def _iceberg_tasks(name: str, table: Any, snapshot: Any) -> list[Any]:
+    """pyiceberg's scan tasks of ``snapshot``: each data file with its delete files."""
+    try:
+        return list(table.scan(snapshot_id=snapshot.snapshot_id).plan_files())
+    except ValueError as exc:
+        equality = equality_delete_files(table, snapshot)
+        if equality:
+            raise equality_error(equality) from None
+        raise CompanionSourceError(f"Iceberg table {name!r} cannot be planned: {exc}") from None
+
+
+def _delete_reader(
+    location: str, options: Mapping[str, str] | None
+) -> Callable[[str, list[str]], pa.Table]:
+    """Reads a delete file under the table location through the source's filesystem."""
+    import pyarrow.parquet as pq
+
+    def read(path: str, columns: list[str]) -> pa.Table:
+        filesystem, base = source_filesystem(location, options)
+        relative = _under(location, path, "delete file")
+        try:
+            return pq.read_table(f"{base}/{relative}", columns=columns, filesystem=filesystem)
+        except (OSError, pa.ArrowException) as exc:
+            text = redact_source_error(exc, options or {})
+            raise CompanionSourceError(
+                f"Iceberg position delete file {path!r} cannot be read: {text}"
+            ) from None
+
+    return read
 
 
 def _iceberg_table(name: str) -> Any:

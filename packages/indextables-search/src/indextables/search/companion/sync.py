@@ -166,8 +166,8 @@ def build_companion_index(
     wanted = _selected(listing, schema, settings.where)
     live = list(table.snapshot().files) if table is not None else []
     to_index, invalid = _anti_join(listing.files, wanted, live)
-    # Delta deletion vectors are applied at indexing (their rows are left out); Iceberg
-    # delete files are not decoded, so their data files are not indexed.
+    # Delta deletion vectors and Iceberg position deletes are applied at indexing (their
+    # rows are left out); a file whose deletes a listing could not decode is not indexed.
     with_dv = sorted(
         f.path for f in to_index if f.deletion_vector is not None and f.deleted is None
     )
@@ -239,11 +239,11 @@ def build_companion_index(
             if progress is not None:
                 progress(created, len(groups))
     if with_dv:
-        # Rows deleted by Iceberg delete files must never be returned: these files are
+        # Deleted rows must never be returned: files whose deletes were not decoded are
         # left out (their old splits are removed above).
         raise CompanionSourceError(
-            f"{len(with_dv)} source file(s) carry Iceberg delete files, which companion "
-            "indexes do not apply yet; they were not indexed: "
+            f"{len(with_dv)} source file(s) carry deletes that were not decoded; they "
+            "were not indexed: "
             f"{', '.join(with_dv[:5])}"
         )
     return result(
