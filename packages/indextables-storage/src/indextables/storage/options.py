@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 
 from indextables.storage.errors import ConfigurationError
 from indextables.storage.redaction import redact_name, redact_uri
-from indextables.storage.secrets import Secret
+from indextables.storage.secrets import Secret, reveal
 
 __all__ = [
     "ALIASES",
@@ -195,16 +195,12 @@ def canonical(options: Mapping[str, object]) -> dict[str, object]:
             )
         if value is None:
             continue
-        if target in result and _plain(result[target]) != _plain(value):
+        if target in result and reveal(result[target]) != reveal(value):
             raise ConfigurationError(
                 f"storage option {target!r} is given twice (as {redact_name(name)!r})"
             )
         result[target] = value
     return result
-
-
-def _plain(value: object) -> object:
-    return value.reveal() if isinstance(value, Secret) else value
 
 
 def _register_url_password(url: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 
-__all__ = ["Secret", "install_log_redaction"]
+__all__ = ["Secret", "install_log_redaction", "reveal"]
 
 _KNOWN: set[str] = set()
 _KNOWN_LOCK = threading.Lock()
@@ -45,6 +45,11 @@ class Secret:
 
     def __reduce__(self) -> tuple[type[Secret], tuple[str]]:
         return (Secret, (self._value,))
+
+
+def reveal(value: object) -> object:
+    """The credential held by a :class:`Secret`; any other value unchanged."""
+    return value.reveal() if isinstance(value, Secret) else value
 
 
 def redact(text: str) -> str:

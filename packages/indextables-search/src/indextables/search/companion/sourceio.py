@@ -33,6 +33,7 @@ from indextables.protocol.errors import ObjectNotFoundError
 from indextables.protocol.store import ObjectInfo, ObjectStore
 from indextables.search.companion.sourcecreds import source_options
 from indextables.search.errors import CompanionSourceError
+from indextables.storage.secrets import reveal
 
 __all__ = [
     "StoreFileSystem",
@@ -245,8 +246,7 @@ def _storage_settings(options: Mapping[str, str]) -> dict[str, object]:
 
 
 def _plain(value: object) -> str:
-    reveal = getattr(value, "reveal", None)
-    return str(reveal() if callable(reveal) else value)
+    return str(reveal(value))
 
 
 def _duration(seconds: object) -> str:
