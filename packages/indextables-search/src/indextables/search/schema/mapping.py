@@ -245,6 +245,12 @@ def field_specs(
         OptionError: an option names a column that does not exist or does not fit.
     """
     parts = {c.lower() for c in partition_columns}
+    if options.fast_only_fields:
+        raise OptionError(
+            "option spark.indextables.indexing.fastonlyfields applies to companion indexes "
+            "only (BUILD INDEXTABLES COMPANION, build_companion): a table's rows are read "
+            "back from its own splits; use spark.indextables.indexing.storeonlyfields there"
+        )
     if any(f.name.lower() == ROW_KEY_FIELD for f in schema):
         raise UnsupportedTypeError(
             f"column name {ROW_KEY_FIELD!r} is reserved by IndexTables; rename the column"
