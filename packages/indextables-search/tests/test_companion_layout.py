@@ -49,7 +49,9 @@ def _source(root: Path, rows: int) -> None:
             "id": pa.array(range(rows), pa.int64()),
             "n": pa.array([maybe(rng.choice(ints)) for _ in range(rows)], pa.int64()),
             "x": pa.array([maybe(rng.choice(floats)) for _ in range(rows)], pa.float64()),
-            "ts": pa.array([maybe(rng.choice(stamps)) for _ in range(rows)], pa.timestamp("us", "UTC")),
+            "ts": pa.array(
+                [maybe(rng.choice(stamps)) for _ in range(rows)], pa.timestamp("us", "UTC")
+            ),
             "flag": pa.array([maybe(rng.random() < 0.5) for _ in range(rows)], pa.bool_()),
             "message": pa.array(
                 [maybe(f"disk {rng.choice(['full', 'ok', 'café'])} {i}") for i in range(rows)]
@@ -81,12 +83,13 @@ def _source_sql(base: Path) -> str:
 
 
 def test_the_layout_is_in_the_splits_and_recorded_for_later_syncs(small: tuple[Path, Any]) -> None:
-    base, table = small
+    _, table = small
     (split,) = table._view.splits
     specs = specs_from_doc_mapping(split.entry.doc_mapping_json)
     for name in ("id", "n", "x", "ts"):
         assert (specs[name].indexed, specs[name].fast) == (False, True), name
-    assert specs["flag"].indexed and specs["message"].indexed
+    assert specs["flag"].indexed
+    assert specs["message"].indexed
     config = companion_config(table._view.configuration)
     assert config is not None
     assert config["recordOptions"] == '{"message": "basic"}'
@@ -210,7 +213,9 @@ def test_the_default_layout_is_the_references(tmp_path: Path) -> None:
     assert all(s.indexed for s in specs.values())
     assert table.count('message:"disk full"') > 0
     config = companion_config(table._view.configuration)
-    assert config is not None and "recordOptions" not in config and "fastOnlyColumns" not in config
+    assert config is not None
+    assert "recordOptions" not in config
+    assert "fastOnlyColumns" not in config
 
 
 @pytest.mark.parametrize(
@@ -261,7 +266,8 @@ def test_a_sync_keeps_the_recorded_layout_and_the_default_record_option_applies(
     table = open_table(index)
     for split in table._view.splits:
         specs = specs_from_doc_mapping(split.entry.doc_mapping_json)
-        assert not specs["id"].indexed and specs["id"].fast
+        assert not specs["id"].indexed
+        assert specs["id"].fast
     assert table.count(where="id = 10000") == 1
     with pytest.raises(FieldLayoutError, match="message"):
         table.count('message:"disk full"')
