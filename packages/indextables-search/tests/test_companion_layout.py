@@ -223,7 +223,7 @@ def test_the_default_layout_is_the_references(tmp_path: Path) -> None:
     [
         ({RECORD + "message": "fast"}, {"message": "text"}, r"not one of: basic, freq"),
         ({RECORD + "nope": "basic"}, {"message": "text"}, r"names 'nope'"),
-        ({RECORD + "message": "basic"}, {}, r"'message' is a string field.*tokenized text"),
+        ({RECORD + "n": "basic"}, {}, r"'n' is a i64 field.*text columns"),
         ({FAST_ONLY: "message"}, {}, r"fastonlyfields: column 'message' is a string"),
         ({FAST_ONLY: "flag"}, {}, r"column 'flag' is a bool field"),
         ({FAST_ONLY: "missing"}, {}, r"names 'missing'"),
@@ -277,3 +277,28 @@ def test_a_table_write_refuses_fastonlyfields() -> None:
     options = parse_indexing({FAST_ONLY: "id"})
     with pytest.raises(OptionError, match="companion indexes only"):
         field_specs(pa.schema([("id", pa.int64())]), options)
+
+
+def test_an_exact_string_column_without_positions_still_matches_exactly(tmp_path: Path) -> None:
+    """indexrecordoption.<string column>=basic: one token a value, so exact matches and a
+    quoted value (a term, not a phrase) answer as before."""
+    root = tmp_path / "src"
+    _source(root, 300)
+    build_companion(
+        str(root), str(tmp_path / "idx"), source_format="parquet",
+        options={RECORD + "message": "basic"},
+    )  # fmt: skip
+    table = open_table(str(tmp_path / "idx"))
+    con = duckdb.connect()
+    matched = 0
+    try:
+        for value in ("disk ok 5", "disk café 7", "disk full 12", "disk ok 12", ""):
+            rows = duck(con, f"SELECT id FROM {_source_sql(tmp_path)} WHERE message = '{value}'")
+            found = table.search(where=f"message = '{value}'", columns=["id"])
+            assert canonical(found) == canonical(rows), value
+            matched += rows.num_rows
+            if value:
+                assert table.count(f'message:"{value}"') == rows.num_rows, value
+    finally:
+        con.close()
+    assert matched > 0

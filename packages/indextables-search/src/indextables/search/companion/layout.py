@@ -10,7 +10,8 @@ options=...)``/session settings, or ``indextables companion build -S key=value``
   "a,b"``) and ``spark.indextables.indexing.text.indexRecordOption`` (every text
   field not named): the reference's keys for tables, which its companion build
   does not read. They apply to tokenized text columns (``INDEXING MODES
-  'c':'text'`` and the strip modes), as in a table write.
+  'c':'text'`` and the strip modes), as in a table write; the per-column key
+  also to exact string columns (one token a value: ``basic`` loses nothing).
 - ``spark.indextables.indexing.fastonlyfields`` = ``"id,ts"`` (this package's
   key; the reference has none): integer, float and date columns kept as fast
   fields only, not indexed. Filters on them run as Tantivy range queries over
@@ -135,10 +136,10 @@ def apply_layout(
                 f"option {key} names {column!r}, which the companion does not index "
                 f"(indexed columns: {', '.join(sorted(by_name))})"
             )
-        if found.kind is not FieldKind.TEXT:
+        if found.kind not in (FieldKind.TEXT, FieldKind.STRING):
             raise CompanionError(
                 f"option {key}: column {found.name!r} is a {found.kind.value} field; record "
-                f"options apply to tokenized text columns ({_TEXT_MODES})"
+                f"options apply to text columns ({_TEXT_MODES}) and exact string columns"
             )
     for column in layout.fast_only:
         found = by_name.get(column)
@@ -166,6 +167,9 @@ def apply_layout(
         if spec.kind is FieldKind.TEXT:
             option = layout.record_options.get(key, default or spec.record_option)
             spec = replace(spec, record_option=option)
+        elif spec.kind is FieldKind.STRING and key in layout.record_options:
+            # One token per value: a phrase on it is a term query, so basic costs nothing.
+            spec = replace(spec, record_option=layout.record_options[key])
         if key in fast_only:
             spec = replace(spec, indexed=False, fast=True)
         applied.append(spec)
