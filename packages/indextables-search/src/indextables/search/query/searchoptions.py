@@ -157,9 +157,14 @@ def _drop_validation_indexes() -> None:
 
 def _check_indexed(found: FieldSpec, helper: str) -> None:
     if not found.indexed:
+        kind = (
+            "fast-only (spark.indextables.indexing.fastonlyfields: filter it with a where "
+            "condition)"
+            if found.fast and not found.stored
+            else "store-only (spark.indextables.indexing.storeonlyfields)"
+        )
         raise FieldKindError(
-            f"{helper} on column {found.name!r}: the column is store-only "
-            "(spark.indextables.indexing.storeonlyfields), so it cannot be searched"
+            f"{helper} on column {found.name!r}: the column is {kind}, so it cannot be searched"
         )
 
 
