@@ -22,7 +22,12 @@ from test_companion import canonical, duck
 from indextables.search import build_companion, open_table
 from indextables.search.companion import read as companion_read
 from indextables.search.companion.sync import companion_config
-from indextables.search.errors import CompanionError, FieldLayoutError, OptionError
+from indextables.search.errors import (
+    CompanionError,
+    FieldKindError,
+    FieldLayoutError,
+    OptionError,
+)
 from indextables.search.options import parse_indexing
 from indextables.search.schema.mapping import field_specs, specs_from_doc_mapping
 
@@ -200,6 +205,8 @@ def test_a_phrase_without_positions_fails_naming_the_column_and_option(
     assert table.count("id:[5 TO 5]") == 1
     with pytest.raises(FieldLayoutError, match=r"column 'id' is not indexed.*fastonlyfields"):
         table.search("id:5")
+    with pytest.raises(FieldKindError, match=r"'id'.*fast-only.*fastonlyfields"):
+        table.search(fieldmatch={"id": "5"})
 
 
 def test_the_default_layout_is_the_references(tmp_path: Path) -> None:
