@@ -96,3 +96,26 @@ def test_poll_syncs_once_then_skips_an_unchanged_source(tmp_path: Path, cli_run:
     bad = cli_run(*args, "--poll", "0")
     assert bad.exit_code != 0
     assert "--poll" in bad.stderr + bad.stdout
+
+
+def test_layout_keys_reach_the_build_as_settings(tmp_path: Path, cli_run: Any) -> None:
+    """-S indexrecordoption / fastonlyfields: a smaller layout, its limits named."""
+    run_cli = cli_run
+    source, index = tmp_path / "logs", str(tmp_path / "index")
+    write_source(source, "a", 0)
+    built = run_cli(
+        "companion", "build", str(source), index, "--format", "parquet",
+        "--indexing-mode", "message=text",
+        "-S", "spark.indextables.indexing.fastonlyfields=id",
+        "-S", "spark.indextables.indexing.indexrecordoption.message=basic",
+        "--output", "json",
+    )  # fmt: skip
+    assert built.exit_code == 0, built.stderr
+    found = run_cli("search", index, "message:timeout", "--columns", "id", "--output", "json")
+    assert sorted(r["id"] for r in found.json()["rows"]) == [1, 3]
+    phrase = run_cli("search", index, 'message:"1 timeout"', "--output", "json")
+    assert phrase.exit_code != 0
+    assert "indexrecordoption.message" in phrase.stderr
+    term = run_cli("search", index, "id:1", "--output", "json")
+    assert term.exit_code != 0
+    assert "fastonlyfields" in term.stderr

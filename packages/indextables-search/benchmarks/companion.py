@@ -13,6 +13,10 @@ Delta table of ``--files`` Parquet files (deltalake, its default compression):
   DuckDB over the source's Parquet files (``LIKE`` / ``=``), median of
   ``--repeat`` warm runs, and the IndexTables copy for comparison;
 - with ``--spark``: the same two through Spark's Parquet read (``LIKE``);
+- the default layout (the reference's) and the small one (:data:`SMALL_LAYOUT`:
+  ``id`` fast-only, ``message`` basic postings) side by side: bytes vs Parquet,
+  build time, needle, exact match and ``id = n`` times (docs/companion.md, "Choosing
+  a smaller layout");
 - a sync after one appended file (files indexed must be 1) and a sync of an
   unchanged source (``no_action``).
 
@@ -38,6 +42,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import EXACT, NEEDLE, NEEDLE_SQL, duck_rows, measure, parser
 from logdata import OPTIONS, chunks, log_rows
+
+#: The small layout: ``id`` kept as a fast field only, ``message`` without frequencies
+#: and positions (no phrase queries on it).
+SMALL_LAYOUT = {
+    "spark.indextables.indexing.fastonlyfields": "id",
+    "spark.indextables.indexing.indexrecordoption.message": "basic",
+}
+ID_EXACT = "id = 123457"
 
 
 def cpu_seconds() -> float:
@@ -109,6 +121,41 @@ def spark_suite(files: Sequence[str], repeat: int) -> dict[str, tuple[float, flo
         }
     finally:
         spark.stop()
+
+
+def layouts(
+    source: str, root: str, options: dict[str, str], parquet_bytes: int, repeat: int
+) -> None:
+    """The default and the small layout side by side, each built here in turn (bytes,
+    build wall/CPU seconds, needle, exact and ``id =`` search times)."""
+    from indextables.search import build_companion, open_table
+
+    built: dict[str, tuple[float, float, str]] = {}
+    for name, layout in (("default", {}), ("small (id fast-only, message basic)", SMALL_LAYOUT)):
+        uri = os.path.join(root, "layout-" + name.split()[0])
+        shutil.rmtree(uri, ignore_errors=True)
+        wall, cpu, _ = timed(
+            lambda uri=uri, layout=layout: build_companion(
+                source, uri, source_format="delta", indexing_modes={"message": "text"},
+                fast_field_mode="HYBRID", options={**options, **layout},
+            )
+        )  # fmt: skip
+        built[name] = (wall, cpu, uri)
+    print(
+        f"{'layout':<36} {'bytes':>12} {'x Parquet':>9} {'build s':>8} {'cpu s':>7} "
+        f"{'needle ms':>10} {'exact ms':>9} {'id= ms':>8}"
+    )
+    for name, (build_s, cpu_s, uri) in built.items():
+        table = open_table(uri, options=options)
+        needle = measure(lambda t=table: t.search(NEEDLE).num_rows, repeat)
+        exact = measure(lambda t=table: t.search(where=EXACT).num_rows, repeat)
+        by_id = measure(lambda t=table: t.search(where=ID_EXACT).num_rows, repeat)
+        size = split_bytes(uri)
+        print(
+            f"{name:<36} {size:12,} {size / parquet_bytes:9.3f} {build_s:8.2f} {cpu_s:7.2f} "
+            f"{needle[0] * 1000:10.2f} {exact[0] * 1000:9.2f} {by_id[0] * 1000:8.2f}  "
+            f"(rows {needle[2]}/{exact[2]}/{by_id[2]})"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -212,6 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         found = spark_suite(files, args.repeat)
         line("needle, Spark Parquet LIKE", needle, found["needle"], "spark")
         line("exact host-42, Spark Parquet =", exact, found["exact"], "spark")
+
+    layouts(source, root, options, parquet_bytes, args.repeat)
 
     from deltalake import write_deltalake
 

@@ -6,7 +6,9 @@ given) and prints, summed over the splits: bytes and bytes per row of each
 segment file kind (``.idx`` postings, ``.pos`` positions, ``.term`` term
 dictionary, ``.fast``, ``.store``, ``.fieldnorm``), the manifest, the
 bundle's other files and its footer (file table and hotcache), and for the
-composite kinds the share of each field. Figures only (no timing).
+composite kinds the share of each field; then the same for the small layout
+(``companion.SMALL_LAYOUT``: ``id`` fast-only, ``message`` basic postings) and
+both totals side by side. Figures only (no timing).
 
 Usage: ``python benchmarks/companion_size.py [--rows 2000000] [--files 4]
 [--mode text|string] [--path DIR]``.
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from companion import source_files, write_source
+from companion import SMALL_LAYOUT, source_files, write_source
 
 _KINDS = (".idx", ".pos", ".term", ".fast", ".store", ".fieldnorm")
 
@@ -115,11 +117,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_source(source, args.rows, args.files)
     parquet_bytes = sum(os.path.getsize(f) for f in source_files(source))
     options = {"spark.indextables.cache.directoryPath": os.path.join(root, "split-cache")}
-    build_companion(
-        source, index, source_format="delta", indexing_modes={"message": args.mode},
-        fast_field_mode="HYBRID", options=options,
-    )  # fmt: skip
-    report(index, parquet_bytes)
+    totals = {}
+    for name, layout in (("default", {}), ("small", SMALL_LAYOUT)):
+        target = f"{index}-{name}"
+        shutil.rmtree(target, ignore_errors=True)
+        build_companion(
+            source, target, source_format="delta", indexing_modes={"message": args.mode},
+            fast_field_mode="HYBRID", options={**options, **layout},
+        )  # fmt: skip
+        shown = layout or "(the reference's)"
+        print(f"\n{name} layout {shown}")
+        totals[name] = report(target, parquet_bytes)
+    print()
+    for name, total in totals.items():
+        print(
+            f"{name + ' layout':<16} {total:12,} B = {total / parquet_bytes:.3f}x Parquet "
+            f"(target <= 0.5)"
+        )
     if args.path is None:
         shutil.rmtree(root, ignore_errors=True)
     return 0

@@ -38,6 +38,11 @@ class InexactDateBoundError(QuerySyntaxError):
     (a date field that is not fast at microsecond precision compares whole seconds)."""
 
 
+class FieldLayoutError(QuerySyntaxError):
+    """A query needs what a field's index was built without: positions for a phrase
+    (``indexrecordoption``), or an inverted index for a term (a fast-only column)."""
+
+
 class FieldKindError(IndexTablesSearchError, ValueError):
     """A search helper was used on a field of the wrong kind (e.g. textsearch on a string field)."""
 

@@ -26,6 +26,9 @@ TOKEN_LENGTH = INDEXING + "tokenlength."
 DEFAULT_RECORD_OPTION_KEY = INDEXING + "text.indexrecordoption"
 MAX_TOKEN_LENGTH_KEY = INDEXING + "text.maxtokenlength"
 JSON_MODE_KEY = INDEXING + "json.mode"
+#: Ours (the reference has no such key): companion columns kept as fast fields only, not
+#: indexed (numbers and dates in FASTFIELDS MODE HYBRID/DISABLED; see docs/companion.md).
+FAST_ONLY_KEY = INDEXING + "fastonlyfields"
 RECORD_OPTIONS = ("basic", "freq", "position")
 JSON_MODES = ("full", "minimal")
 # The reference's named token lengths (bytes); tokens longer than the limit are dropped.
@@ -38,6 +41,7 @@ _KNOWN_INDEXING = {
     INDEXING + "nonfastfields",
     INDEXING + "storeonlyfields",
     INDEXING + "indexonlyfields",
+    FAST_ONLY_KEY,
     JSON_MODE_KEY,
     DEFAULT_RECORD_OPTION_KEY,
     MAX_TOKEN_LENGTH_KEY,
@@ -97,6 +101,8 @@ class IndexingOptions:
             field indexes; longer tokens are dropped.
         default_token_length: the same for text fields not named there.
         json_mode: ``full`` gives JSON fields a fast field, ``minimal`` does not.
+        fast_only_fields: ``fastonlyfields``: columns kept as fast fields only, not
+            indexed (companion builds only; a table write refuses it).
     """
 
     typemap: Mapping[str, str] = field(default_factory=dict)
@@ -110,6 +116,7 @@ class IndexingOptions:
     token_lengths: Mapping[str, int] = field(default_factory=dict)
     default_token_length: int = DEFAULT_TOKEN_LENGTH
     json_mode: str = "full"
+    fast_only_fields: frozenset[str] = frozenset()
 
     def named_fields(self) -> dict[str, tuple[str, ...]]:
         """Every option that names columns, with the columns it names."""
@@ -118,6 +125,7 @@ class IndexingOptions:
             INDEXING + "nonfastfields": tuple(self.non_fast_fields),
             INDEXING + "storeonlyfields": tuple(self.store_only_fields),
             INDEXING + "indexonlyfields": tuple(self.index_only_fields),
+            FAST_ONLY_KEY: tuple(self.fast_only_fields),
         }
         named.update({TYPEMAP + c: (c,) for c in self.typemap})
         named.update({TOKENIZER + c: (c,) for c in self.tokenizers})
@@ -156,7 +164,7 @@ def parse_indexing(options: Mapping[str, str]) -> IndexingOptions:
                 f"unknown option {key!r}; known: typemap.<field>, tokenizer.<field>, "
                 "indexrecordoption.<field>, tokenLength.<field>, text.indexRecordOption, "
                 "text.maxTokenLength, fastfields, nonfastfields, storeonlyfields, "
-                "indexonlyfields, json.mode"
+                "indexonlyfields, fastonlyfields (companion builds), json.mode"
             )
     store_only = frozenset(split_names(opts.get(INDEXING + "storeonlyfields", "")))
     index_only = frozenset(split_names(opts.get(INDEXING + "indexonlyfields", "")))
@@ -190,6 +198,7 @@ def parse_indexing(options: Mapping[str, str]) -> IndexingOptions:
             else DEFAULT_TOKEN_LENGTH
         ),
         json_mode=_choice(JSON_MODE_KEY, opts.get(JSON_MODE_KEY, "full"), JSON_MODES),
+        fast_only_fields=frozenset(split_names(opts.get(FAST_ONLY_KEY, ""))),
     )
 
 

@@ -27,6 +27,12 @@ import pyarrow as pa
 from indextables.protocol.actions import AddAction
 from indextables.protocol.errors import TableNotFoundError
 from indextables.search.companion.build import IDENTITY_TAG, CompanionGroup, identity_tag
+from indextables.search.companion.layout import (
+    CompanionLayout,
+    apply_layout,
+    layout_from_config,
+    layout_from_options,
+)
 from indextables.search.companion.parallel import SplitJob, build_parallelism, build_splits
 from indextables.search.companion.sources import SourceFile, SourceListing, list_source
 from indextables.search.companion.spread import spread_groups
@@ -78,6 +84,7 @@ class CompanionSettings:
     from_version: int | None = None
     where: str | None = None
     batch_groups: int = DEFAULT_BATCH_GROUPS
+    layout: CompanionLayout = field(default_factory=CompanionLayout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +157,8 @@ def build_companion_index(
     stored = companion_config(table.snapshot().metadata.configuration) if table else None
     if table is not None and stored is None:
         raise CompanionError(f"{index_uri!r} is an IndexTables table, not a companion index")
+    if settings.layout.is_empty:
+        settings = replace(settings, layout=layout_from_options(opts))
     settings = _effective(settings, stored)
     listing = list_source(
         settings.source, settings.source_format, version=settings.from_version, options=opts
@@ -323,6 +332,8 @@ def _effective(settings: CompanionSettings, stored: Mapping[str, str] | None) ->
             updates["indexing_modes"] = json.loads(stored.get("indexingModes", "{}"))
         if settings.where is None and stored.get("whereClause"):
             updates["where"] = stored["whereClause"]
+        if settings.layout.is_empty:
+            updates["layout"] = layout_from_config(stored)
     return replace(settings, **updates)
 
 
@@ -348,6 +359,7 @@ def _configuration(settings: CompanionSettings, listing: SourceListing) -> dict[
         config[PREFIX + "whereClause"] = settings.where
     if settings.from_version is not None:
         config[PREFIX + "fromVersion"] = str(settings.from_version)
+    config.update(settings.layout.configuration(PREFIX))
     return config
 
 
@@ -393,7 +405,7 @@ def _specs(
         elif mode == "HYBRID" and spec.kind in (FieldKind.STRING, FieldKind.TEXT):
             fast = False  # strings come from Parquet in HYBRID mode
         fixed.append(replace(spec, stored=False, fast=fast))
-    return tuple(fixed)
+    return apply_layout(fixed, settings.layout, fast_field_mode=mode)
 
 
 def _selected(listing: SourceListing, schema: pa.Schema, where: str | None) -> set[str]:

@@ -34,7 +34,12 @@ from indextables.search.errors import InexactDateBoundError
 from indextables.search.query.conditions import Condition
 from indextables.search.query.partitionprune import condition_holds
 from indextables.search.query.searchoptions import SearchSpec, build_query
-from indextables.search.query.tantivyquery import FULLY_INDEXED_TAG, fully_indexed_columns, to_query
+from indextables.search.query.tantivyquery import (
+    FULLY_INDEXED_TAG,
+    fully_indexed_columns,
+    range_searchable,
+    to_query,
+)
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 from indextables.search.schema.partitionvalues import spark_value
 
@@ -162,7 +167,7 @@ def nan_free(
     index: tantivy.Index, searcher: tantivy.Searcher, spec: FieldSpec, query: tantivy.Query
 ) -> None:
     """Raise NotExact unless no document of ``query`` holds NaN in the double field ``spec``."""
-    if not spec.indexed:
+    if not range_searchable(spec):
         raise NotExact(f"column {spec.name!r} is not indexed: its NaN values cannot be counted")
     both = tantivy.Query.boolean_query(
         [(tantivy.Occur.Must, query), (tantivy.Occur.Must, nan_query(index.schema, spec.name))]
@@ -227,6 +232,8 @@ def _exact_kind(condition: Condition, spec: FieldSpec, fully_indexed: frozenset[
     op = condition.op
     if op in ("null", "notnull"):
         return spec.fast and spec.kind in _NULL_KINDS
+    if spec.kind in (FieldKind.I64, FieldKind.F64) and range_searchable(spec):
+        return op in ("=", "<", "<=", ">", ">=", "in") and _numbers(condition.values)
     if not spec.indexed:
         return False
     if spec.kind in (FieldKind.I64, FieldKind.F64):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import difflib
+import re
 import shutil
 import threading
 from collections import OrderedDict
@@ -31,6 +32,7 @@ import tantivy
 
 from indextables.search.errors import (
     FieldKindError,
+    FieldLayoutError,
     InexactDateBoundError,
     OptionError,
     QuerySyntaxError,
@@ -155,9 +157,14 @@ def _drop_validation_indexes() -> None:
 
 def _check_indexed(found: FieldSpec, helper: str) -> None:
     if not found.indexed:
+        kind = (
+            "fast-only (spark.indextables.indexing.fastonlyfields: filter it with a where "
+            "condition)"
+            if found.fast and not found.stored
+            else "store-only (spark.indextables.indexing.storeonlyfields)"
+        )
         raise FieldKindError(
-            f"{helper} on column {found.name!r}: the column is store-only "
-            "(spark.indextables.indexing.storeonlyfields), so it cannot be searched"
+            f"{helper} on column {found.name!r}: the column is {kind}, so it cannot be searched"
         )
 
 
@@ -318,6 +325,36 @@ def _parse(index: tantivy.Index, text: str, defaults: list[str], option: str) ->
     try:
         return index.parse_query(rewrite_negations(text, option), defaults)
     except ValueError as error:
+        layout = layout_error(str(error), option, text)
+        if layout is not None:
+            raise layout from None
         raise QuerySyntaxError(
             f"option {option}={text!r} is not a valid Tantivy query: {error}"
         ) from None
+
+
+_NO_POSITIONS = re.compile(r"The field '([^']+)' does not have positions indexed")
+_NOT_INDEXED = re.compile(r"The field '([^']+)' is not declared as indexed")
+
+
+def layout_error(message: str, option: str, text: str) -> FieldLayoutError | None:
+    """The clear error for Tantivy's refusal of a query the field's layout cannot answer
+    (a phrase without positions, a term on a fast-only field), or None for other errors."""
+    found = _NO_POSITIONS.search(message)
+    if found:
+        name = found.group(1)
+        return FieldLayoutError(
+            f"option {option}={text!r}: a phrase query on column {name!r}, whose index holds "
+            "no positions (it was built with spark.indextables.indexing.indexrecordoption."
+            f"{name}=basic or freq, or spark.indextables.indexing.text.indexRecordOption): "
+            f"search the words without quotes, or build with indexrecordoption.{name}=position"
+        )
+    found = _NOT_INDEXED.search(message)
+    if found:
+        name = found.group(1)
+        return FieldLayoutError(
+            f"option {option}={text!r}: column {name!r} is not indexed (a fast-only column, "
+            "spark.indextables.indexing.fastonlyfields, or store-only): filter it with a range "
+            f"({name}:[v TO v]) or a where condition instead of a term"
+        )
+    return None

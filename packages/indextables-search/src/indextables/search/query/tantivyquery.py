@@ -59,6 +59,7 @@ __all__ = [
     "date_bounds",
     "fully_indexed_columns",
     "fully_indexed_tag",
+    "range_searchable",
     "to_query",
     "zero_bound",
 ]
@@ -91,6 +92,15 @@ def fully_indexed_columns(split_tags: Iterable[str] | None) -> frozenset[str]:
             if isinstance(names, list):
                 found.update(n.lower() for n in names if isinstance(n, str))
     return frozenset(found)
+
+
+def range_searchable(spec: FieldSpec) -> bool:
+    """Whether range queries (every query of an integer, float or date condition) work
+    on ``spec``'s field: indexed, or a fast field of those kinds that is not indexed (a
+    companion's fast-only column), which Tantivy searches by reading the fast field."""
+    return spec.indexed or (
+        spec.fast and spec.kind in (FieldKind.I64, FieldKind.F64, FieldKind.DATE)
+    )
 
 
 def to_query(
@@ -137,7 +147,7 @@ def _to_query(
     exact_dates: Collection[str],
     readable_text_fast: bool,
 ) -> tantivy.Query | None:
-    if not spec.indexed and condition.op not in ("null", "notnull"):
+    if not range_searchable(spec) and condition.op not in ("null", "notnull"):
         return None
     if condition.op in ("null", "notnull"):
         return _null_query(condition, spec, readable_text_fast)

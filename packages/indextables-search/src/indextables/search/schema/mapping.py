@@ -204,7 +204,13 @@ def field_spec(name: str, data_type: pa.DataType, options: IndexingOptions) -> F
     fast = _is_fast(key, kind, options)
     stored = key not in options.index_only_fields
     indexed = key not in options.store_only_fields
-    record = options.record_options.get(key, options.default_record_option)
+    # As the reference: a table's record options apply to tokenized text fields; exact
+    # strings keep positions (a companion may choose otherwise: companion.layout).
+    record = (
+        options.record_options.get(key, options.default_record_option)
+        if kind is FieldKind.TEXT
+        else "position"
+    )
     length = options.token_lengths.get(key, options.default_token_length)
     if kind is not FieldKind.TEXT or tokenizer not in LIMITED_TOKENIZERS:
         # As the reference: only text fields take a limit; raw and en_stem none (see tokenizers).
@@ -245,6 +251,12 @@ def field_specs(
         OptionError: an option names a column that does not exist or does not fit.
     """
     parts = {c.lower() for c in partition_columns}
+    if options.fast_only_fields:
+        raise OptionError(
+            "option spark.indextables.indexing.fastonlyfields applies to companion indexes "
+            "only (BUILD INDEXTABLES COMPANION, build_companion): a table's rows are read "
+            "back from its own splits; use spark.indextables.indexing.storeonlyfields there"
+        )
     if any(f.name.lower() == ROW_KEY_FIELD for f in schema):
         raise UnsupportedTypeError(
             f"column name {ROW_KEY_FIELD!r} is reserved by IndexTables; rename the column"
@@ -397,9 +409,7 @@ def _adjust_entry(entry: dict[str, Any], spec: FieldSpec, *, fast_dates: bool) -
 
 def _add_field(builder: tantivy.SchemaBuilder, s: FieldSpec) -> None:
     if s.kind in (FieldKind.STRING, FieldKind.TEXT):
-        option = "basic" if not s.indexed else "position"
-        if s.kind is FieldKind.TEXT and s.indexed:
-            option = s.record_option
+        option = s.record_option if s.indexed else "basic"
         builder.add_text_field(
             s.name,
             stored=s.stored,
