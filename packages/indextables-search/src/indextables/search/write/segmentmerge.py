@@ -149,7 +149,7 @@ def _settings(meta: dict[str, Any]) -> dict[str, Any]:
     index may hold segments written with different block sizes (Tantivy's own merger
     stacks a segment's blocks unchanged into a store of another size:
     ``StoreWriter::stack``). ``indexWriter.docStoreBlockSize`` changed default
-    (16K -> see ``options.DEFAULT_DOCSTORE_BLOCK_SIZE``): older and newer splits merge
+    (16K -> 4K, ``options.DEFAULT_DOCSTORE_BLOCK_SIZE``): older and newer splits merge
     by segments. The merged ``meta.json`` keeps the first source's value.
     """
     settings = dict(meta.get("index_settings") or {})
