@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 OPTIONS = {"spark.indextables.indexing.typemap.message": "text"}
+BLOCK_SIZE_KEY = "spark.indextables.indexWriter.docStoreBlockSize"
 ROWS_PER_SPLIT = 2_000_000
 CHUNK = 500_000
 _M32 = np.uint64(0xFFFFFFFF)
@@ -78,6 +79,18 @@ def log_rows(start: int, stop: int) -> pa.RecordBatch:
     )
 
 
+def set_block_size(size: int | None) -> None:
+    """Write the benchmarks' splits with doc-store blocks of ``size`` bytes (None: default).
+
+    Sets ``indexWriter.docStoreBlockSize`` in :data:`OPTIONS`, which every benchmark
+    writes with (``--docstore-block-size``); forked pool workers inherit it.
+    """
+    if size is None:
+        OPTIONS.pop(BLOCK_SIZE_KEY, None)
+    else:
+        OPTIONS[BLOCK_SIZE_KEY] = str(size)
+
+
 def chunks(start: int, stop: int) -> Iterator[pa.RecordBatch]:
     for low in range(start, stop, CHUNK):
         yield log_rows(low, min(stop, low + CHUNK))
@@ -97,6 +110,7 @@ def _write_split(uri: str, start: int, stop: int) -> Any:
         (),
         heap_size=write.heap_size,
         batch_size=write.batch_size,
+        docstore_block_size=write.docstore_block_size,
     )
     writer.write(chunks(start, stop))
     return writer.finish()

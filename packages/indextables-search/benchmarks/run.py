@@ -17,8 +17,10 @@ without Spark) and its Parquet copy, in one run:
 Usage: python benchmarks/run.py [--rows 2000000] [--repeat 5] [--path DIR]
 (``--write``: the write benchmark, ``write.py``, instead; ``--companion``: the
 companion benchmark, ``companion.py``, 2,000,000 rows unless ``--rows``)
-(the issue's figures: ``--rows 20000000``). Tables are written once under
-``--path`` (default ~/.cache/indextables-bench-search) and reused.
+(the issue's figures: ``--rows 20000000``; ``--docstore-block-size N``: tables
+written with ``indexWriter.docStoreBlockSize=N``, named ``logs-<rows>-bs<N>``).
+Tables are written once under ``--path`` (default ~/.cache/indextables-bench-search)
+and reused.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import EXACT, NEEDLE, NEEDLE_SQL, duck_rows, measure, parser
+from logdata import set_block_size
 
 EXACT_FIELD = {"host": "host-42"}
 
@@ -50,11 +53,15 @@ def line(label: str, ours: tuple[float, float, Any], base: tuple[float, float, A
     )
 
 
-def tables(root: str, rows: int) -> tuple[str, str]:
-    """The IndexTables table and its Parquet copy, written on first use only."""
+def tables(root: str, rows: int, block_size: int | None = None) -> tuple[str, str]:
+    """The IndexTables table and its Parquet copy, written on first use only.
+
+    ``block_size``: the ``--docstore-block-size`` the table was written with (None: the
+    engine's default), part of its name so tables of different sizes never mix.
+    """
     from logdata import build_parquet, build_table
 
-    base = os.path.join(root, f"logs-{rows}")
+    base = os.path.join(root, f"logs-{rows}" + (f"-bs{block_size}" if block_size else ""))
     uri, parquet, marker = base + "-indextables", base + ".parquet", base + ".done"
     if os.path.exists(marker):
         print(f"tables: reusing {base}* ({rows:,} rows)")
@@ -301,6 +308,13 @@ def main() -> int:
         path=os.path.join(os.path.expanduser("~"), ".cache", "indextables-bench-search"),
         path_help="where the tables are written once and reused",
     )
+    arguments.add_argument(
+        "--docstore-block-size",
+        type=int,
+        default=None,
+        help="indexWriter.docStoreBlockSize of the written tables (default: the engine's); "
+        "its tables are kept apart under --path",
+    )
     arguments.add_argument("--rss-child", default=None, help=argparse.SUPPRESS)
     arguments.add_argument("--option", action="append", default=[], help=argparse.SUPPRESS)
     arguments.add_argument(
@@ -322,11 +336,15 @@ def main() -> int:
         import write
 
         rows = args.rows if "--rows" in sys.argv else 1_000_000
-        return write.main(["--rows", str(rows), "--repeat", str(min(args.repeat, 3))])
+        passed = ["--rows", str(rows), "--repeat", str(min(args.repeat, 3))]
+        if args.docstore_block_size is not None:
+            passed += ["--docstore-block-size", str(args.docstore_block_size)]
+        return write.main(passed)
     if args.rss_child:
         rss_child(args.rss_child, dict(o.split("=", 1) for o in args.option))
         return 0
-    uri, parquet = tables(args.path, args.rows)
+    set_block_size(args.docstore_block_size)
+    uri, parquet = tables(args.path, args.rows, args.docstore_block_size)
     options = {"spark.indextables.cache.directoryPath": os.path.join(args.path, "split-cache")}
     print(f"search, {args.rows:,} rows, median of {args.repeat} warm runs:")
     run_suite(uri, parquet, args.repeat, options)

@@ -30,6 +30,9 @@ and by re-indexing the rows (the path kept for splits without an Arrow copy),
 each in rows/s against the write rate, with where the segment merge's time
 goes, and a count and a search on each merged table (many segments vs one).
 
+``--docstore-block-size N`` writes every split (ours, the floor's index, the merges'
+sources) with ``indexWriter.docStoreBlockSize=N``.
+
 Usage: ``python benchmarks/write.py [--rows 1000000] [--repeat 3] [--merge-splits 20]``, or
 ``tox -e bench-search -- --write`` (``run.py --write`` hands over here).
 """
@@ -52,11 +55,11 @@ import tantivy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from logdata import OPTIONS, chunks
+from logdata import OPTIONS, chunks, set_block_size
 
 from indextables.protocol.splitbundle import parse_split_footer
 from indextables.search import open_table, write_table
-from indextables.search.options import DEFAULT_ARROW_COPY, parse_indexing
+from indextables.search.options import DEFAULT_ARROW_COPY, parse_indexing, parse_write
 from indextables.search.schema.mapping import (
     ROW_KEY_FIELD,
     FieldKind,
@@ -118,7 +121,8 @@ def floor(batches: Sequence[pa.RecordBatch]) -> Callable[[str], None]:
 
     def run(target: str) -> None:
         os.makedirs(target)
-        index = create_index(specs, target, row_key=True)
+        block = parse_write(OPTIONS).docstore_block_size
+        index = create_index(specs, target, row_key=True, docstore_block_size=block)
         writer = index.writer(64 << 20, 1)
         add_document, add_key = writer.add_document, document.add_unsigned
         # 10,000-row slices, as write_table's batchSize: converting 500,000-row columns
@@ -288,10 +292,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--merge-splits", type=int, default=20)
     parser.add_argument("--merge-only", action="store_true")
     parser.add_argument(
+        "--docstore-block-size",
+        type=int,
+        default=None,
+        help="indexWriter.docStoreBlockSize of every split written (default: the engine's)",
+    )
+    parser.add_argument(
         "--workers", type=int, default=0, help="write_table's workers line (0: every core)"
     )
     args = parser.parse_args(argv)
+    set_block_size(args.docstore_block_size)
     batches = list(chunks(0, args.rows))
+    print(f"doc-store block size: {parse_write(OPTIONS).docstore_block_size:,} bytes")
     if args.merge_only:
         with tempfile.TemporaryDirectory(prefix="indextables-bench-merge-") as root:
             merge_figures(batches, args.merge_splits, root)

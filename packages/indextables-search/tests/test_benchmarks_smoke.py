@@ -67,8 +67,11 @@ def test_run_search_vs_duckdb(tmp_path: Path) -> None:
         "1",
         "--path",
         str(tmp_path / "tables"),
+        "--docstore-block-size",
+        "2048",
         tmp_path=tmp_path,
     )
+    assert (tmp_path / "tables" / "logs-2000-bs2048-indextables").is_dir()
     _has(
         out,
         r"^search, 2,000 rows, median of 1 warm runs:$",
@@ -85,10 +88,11 @@ def test_run_search_vs_duckdb(tmp_path: Path) -> None:
 def test_write(tmp_path: Path) -> None:
     out = _run(
         "write.py", "--rows", ROWS, "--repeat", "1", "--merge-splits", "2", "--workers", "2",
-        tmp_path=tmp_path,
+        "--docstore-block-size", "8192", tmp_path=tmp_path,
     )  # fmt: skip
     _has(
         out,
+        r"^doc-store block size: 8,192 bytes$",
         rf"^  write_table +{_FIGURE} rows/s wall",
         rf"^  tantivy floor +{_FIGURE} rows/s wall",
         rf"^  wall: write_table / parquet = {_FIGURE}x",

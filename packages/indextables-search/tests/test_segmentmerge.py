@@ -260,3 +260,34 @@ def test_index_only_columns_stay_searchable(tmp_path: Path) -> None:
     table = open_table(uri)
     assert len(table.files) == 1
     assert sorted(table.search(fieldmatch={"secret": "s1"}).column("id").to_pylist()) == before
+
+
+def test_sources_of_different_block_sizes_merge_by_segments(tmp_path: Path) -> None:
+    """Splits written before and after the default block size changed (16K, 8K, the
+    default) merge segment by segment, and every row reads back from each store."""
+    from indextables.search.read.docstore import read_store
+
+    uri = str(tmp_path / "t")
+    key = "spark.indextables.indexWriter.docStoreBlockSize"
+    data = []
+    for number, size in enumerate(("16384", "8192", None)):
+        part = random_table(number + 11, 400)
+        part = part.set_column(0, "id", pa.array(range(number * 1000, number * 1000 + 400)))
+        part = part.append_column("p", pa.array([f"p{i % 2}" for i in range(400)]))
+        write_table(uri, part, options={**_OPTIONS, **({key: size} if size else {})})
+        data.append(part)
+    before = _answers(uri)
+    assert before["all"] == row_multiset(pa.concat_tables(data).to_pylist())
+    sizes = {
+        json.loads((d / "meta.json").read_text())["index_settings"]["docstore_blocksize"]
+        for d in _unbundled(uri, tmp_path / "sources")
+    }
+    assert len(sizes) == 3
+    result = merge_table(uri)
+    assert (result["merged_files"], result["new_files"]) == (3, 1)
+    (directory,) = _unbundled(uri, tmp_path / "merged")
+    meta = json.loads((directory / "meta.json").read_text())
+    assert len(meta["segments"]) >= 3  # merged by segments, not re-indexed into one
+    stores = [read_store(p.read_bytes()) for p in directory.glob("*.store")]
+    assert sum(s.num_docs for s in stores) == 1200
+    assert _answers(uri) == before

@@ -336,7 +336,7 @@ def test_the_docstore_block_size_option(tmp_path: Path) -> None:
     stores = {}
     for size in ("16384", "4K"):
         uri = tmp_path / size
-        write_table(str(uri), rows, options={key: size} if size != "16384" else {})
+        write_table(str(uri), rows, options={key: size})
         (split,) = uri.glob("*.split")
         unbundled = tmp_path / f"{size}-files"
         unbundle_split(split.read_bytes(), unbundled, path=str(split))

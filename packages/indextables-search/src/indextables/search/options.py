@@ -256,8 +256,12 @@ def _choice(key: str, value: str, allowed: tuple[str, ...]) -> str:
 
 DEFAULT_HEAP_SIZE = 64 << 20
 DEFAULT_BATCH_SIZE = 10_000
-#: Tantivy's own doc-store block size (uncompressed bytes), kept unless a writer asks.
-DEFAULT_DOCSTORE_BLOCK_SIZE = 16384
+#: The doc-store block size (uncompressed bytes) of written splits. 4K, not Tantivy's
+#: 16K: a scattered hit decompresses its block up to the hit, and on the benchmark's
+#: log rows 4K blocks cut that decode by ~45% for +5% split bytes (docs/performance.md,
+#: "Doc-store block size"). Any size is standard Tantivy (readers find blocks through
+#: the store's skip index), so splits of every size read and merge together.
+DEFAULT_DOCSTORE_BLOCK_SIZE = 4096
 ARROW_COPY_KEY = PREFIX + "indexwriter.arrowcopy"
 #: Which stored columns a split's Arrow copy holds (see :mod:`.read.rowcopy`):
 #: ``required`` only those the doc store cannot give back exactly (decimals,
@@ -280,7 +284,7 @@ class WriteOptions:
             this (optimized write in balanced mode), or None.
         arrow_copy: ``indexWriter.arrowCopy``, one of :data:`ARROW_COPY_MODES`.
         docstore_block_size: ``indexWriter.docStoreBlockSize``, the uncompressed
-            size of a doc-store block (Tantivy's 16K unless set).
+            size of a doc-store block (:data:`DEFAULT_DOCSTORE_BLOCK_SIZE`, 4K, unless set).
         threads: ``indexWriter.threads``: how many writers (threads, each with
             its own Tantivy writer) index one write task's rows, or None when
             not given (a Spark task: 1; ``write_table``: every core).

@@ -35,6 +35,7 @@ import pyarrow as pa
 from indextables.protocol.actions import AddAction, RemoveAction
 from indextables.search.errors import CompanionError, OptionError
 from indextables.search.options import (
+    DEFAULT_DOCSTORE_BLOCK_SIZE,
     PREFIX,
     lower_keys,
     parse_int,
@@ -236,6 +237,7 @@ def _reindex(
         tuple(partition_columns),
         heap_size=settings.heap_size,
         batch_size=settings.batch_size,
+        docstore_block_size=settings.docstore_block_size,
     )
     writer.write(_rows(store, uri, cache, group.splits, schema))
     (add,) = writer.finish()
@@ -257,11 +259,15 @@ class MergeSettings:
         batch_size: rows handed to Tantivy per step (``indexWriter.batchSize``).
         groups_per_job: ``merge.batchSize``: merge groups per Spark job, each
             job committed on its own (None = every group in one job and commit).
+        docstore_block_size: the doc-store block size of a re-indexed merged
+            split (``indexWriter.docStoreBlockSize``, else the writer's default;
+            a merge by segments keeps each source's blocks as they are).
     """
 
     heap_size: int
     batch_size: int
     groups_per_job: int | None
+    docstore_block_size: int = DEFAULT_DOCSTORE_BLOCK_SIZE
 
 
 def merge_settings(options: Mapping[str, str]) -> MergeSettings:
@@ -284,7 +290,7 @@ def merge_settings(options: Mapping[str, str]) -> MergeSettings:
         if MERGE_BATCH_KEY in opts
         else None
     )
-    return MergeSettings(heap, write.batch_size, groups)
+    return MergeSettings(heap, write.batch_size, groups, write.docstore_block_size)
 
 
 def _rows(

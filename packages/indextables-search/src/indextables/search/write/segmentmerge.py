@@ -127,7 +127,7 @@ def _check_alike(sources: Sequence[_Source]) -> None:
     for source in sources:
         if source.meta.get("schema") != first.meta.get("schema"):
             raise SegmentMergeRefused("the sources' Tantivy schemas differ")
-        if source.meta.get("index_settings") != first.meta.get("index_settings"):
+        if _settings(source.meta) != _settings(first.meta):
             raise SegmentMergeRefused("the sources' index settings differ")
         if (source.copy_schema is None) != (first.copy_schema is None):
             raise SegmentMergeRefused("some sources have an Arrow copy and others none")
@@ -138,6 +138,23 @@ def _check_alike(sources: Sequence[_Source]) -> None:
         if seen & set(source.segments):
             raise SegmentMergeRefused("two sources hold the same segment")
         seen.update(source.segments)
+
+
+def _settings(meta: dict[str, Any]) -> dict[str, Any]:
+    """A source's index settings that must agree, i.e. all but the doc-store block size.
+
+    The block size only tells a writer when to close a block: Tantivy's reader finds
+    every block through the store's own skip index (``StoreReader::block_checkpoint``),
+    and each block ends with its documents' offsets (``block_read_index``), so one
+    index may hold segments written with different block sizes (Tantivy's own merger
+    stacks a segment's blocks unchanged into a store of another size:
+    ``StoreWriter::stack``). ``indexWriter.docStoreBlockSize`` changed default
+    (16K -> 4K, ``options.DEFAULT_DOCSTORE_BLOCK_SIZE``): older and newer splits merge
+    by segments. The merged ``meta.json`` keeps the first source's value.
+    """
+    settings = dict(meta.get("index_settings") or {})
+    settings.pop("docstore_blocksize", None)
+    return settings
 
 
 def _write_copy(sources: Sequence[_Source], path: str) -> dict[str, int]:
