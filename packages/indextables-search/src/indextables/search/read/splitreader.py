@@ -131,6 +131,8 @@ def read_split(
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
         yield _batch(searcher, chunk, schema, entry, fields, rows, source)
+    if query is None:
+        bulkrows.release_pages(directory, identity=identity)
 
 
 def in_store_order(hits: list[Any]) -> list[Any]:
