@@ -409,3 +409,22 @@ def test_old_fst_format_version_is_refused(twin: ModuleType) -> None:
     assert twin.fst_entries(fst)[0] == b"ab"
     with pytest.raises(TermDictError, match="version 1 is not supported"):
         twin.fst_entries((1).to_bytes(8, "little") + fst[8:])
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[1, 2, 3], [0, 2, 3], [0, 1, 1], [0, 1, 2**64 - 1], [0, 2**64 - 1, 0], [0, 1, 0]],
+)
+def test_fst_values_other_than_the_term_ordinals_are_refused(
+    twin: ModuleType, values: list[int]
+) -> None:
+    # The check runs in Arrow over the ordinals' buffer (wrapping u64 steps): every
+    # sequence that is not exactly 0..n-1 fails it, wrap-arounds included.
+    keys = [b"a", b"b", b"c"]
+    columns = [[1, 1, 1], [0, 4, 8], [4, 4, 4], [0, 2, 4], [2, 2, 2]]
+    sound = encode_fst_dict(FieldTerms.from_keys(keys, columns))
+    fst = _fst(twin, keys)
+    assert decode_field(sound).key_ends == array("Q", [1, 2, 3])
+    changed = twin.fst_build(*pack_keys(keys), array("Q", values)) + sound[len(fst) :]
+    with pytest.raises(TermDictError, match="not the term ordinals"):
+        decode_field(changed)
