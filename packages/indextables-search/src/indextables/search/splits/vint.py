@@ -62,20 +62,7 @@ def decode_vint(
     ``end`` (default ``len(data)``) bounds the read. A VInt that runs past ``end`` or is
     longer than :data:`MAX_VINT_BYTES` raises ``error(f"{context}: ...")``.
     """
-    if end is None:
-        end = len(data)
-    result = 0
-    shift = 0
-    while pos < end:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte & 0x80:
-            return result, pos
-        if shift == _LAST_SHIFT:
-            raise error(f"{context}: VInt longer than {MAX_VINT_BYTES} bytes")
-        shift += 7
-    raise error(f"{context}: truncated VInt")
+    return _decode_7bit(data, pos, end, 0x80, "VInt", error, context)
 
 
 def encode_leb128(value: int, out: bytearray) -> None:
@@ -99,6 +86,20 @@ def decode_leb128(
     Failures as :func:`decode_vint`'s: past ``end`` or over :data:`MAX_VINT_BYTES` bytes
     raises ``error(f"{context}: ...")``.
     """
+    return _decode_7bit(data, pos, end, 0, "LEB128 varint", error, context)
+
+
+def _decode_7bit(
+    data: Bytes,
+    pos: int,
+    end: int | None,
+    last: int,
+    name: str,
+    error: Callable[[str], Exception],
+    context: str,
+) -> tuple[int, int]:
+    # Both encodings: 7-bit groups, little end first; the high bit of the last byte is
+    # ``last`` (0x80 for Tantivy's VInt, 0 for LEB128).
     if end is None:
         end = len(data)
     result = 0
@@ -107,9 +108,9 @@ def decode_leb128(
         byte = data[pos]
         pos += 1
         result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
+        if (byte & 0x80) == last:
             return result, pos
         if shift == _LAST_SHIFT:
-            raise error(f"{context}: LEB128 varint longer than {MAX_VINT_BYTES} bytes")
+            raise error(f"{context}: {name} longer than {MAX_VINT_BYTES} bytes")
         shift += 7
-    raise error(f"{context}: truncated LEB128 varint")
+    raise error(f"{context}: truncated {name}")
