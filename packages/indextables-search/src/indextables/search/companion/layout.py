@@ -35,6 +35,7 @@ from indextables.search.options import (
     lower_keys,
     parse_indexing,
 )
+from indextables.search.query.tantivyquery import FAST_RANGE_KINDS
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 
 __all__ = [
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 #: Kinds whose filters a Tantivy range query over the fast field answers exactly.
-FAST_ONLY_KINDS = (FieldKind.I64, FieldKind.F64, FieldKind.DATE)
+FAST_ONLY_KINDS = FAST_RANGE_KINDS
 _CONFIG_RECORDS = "recordOptions"
 _CONFIG_DEFAULT = "defaultRecordOption"
 _CONFIG_FAST_ONLY = "fastOnlyColumns"

@@ -333,28 +333,32 @@ def _parse(index: tantivy.Index, text: str, defaults: list[str], option: str) ->
         ) from None
 
 
-_NO_POSITIONS = re.compile(r"The field '([^']+)' does not have positions indexed")
-_NOT_INDEXED = re.compile(r"The field '([^']+)' is not declared as indexed")
+# Tantivy's refusals of a query the field's layout cannot answer, each with our explanation
+# of it ({name}: the column, {option}/{text}: the option given).
+_LAYOUT_REFUSALS = (
+    (
+        re.compile(r"The field '([^']+)' does not have positions indexed"),
+        "option {option}={text!r}: a phrase query on column {name!r}, whose index holds "
+        "no positions (it was built with spark.indextables.indexing.indexrecordoption."
+        "{name}=basic or freq, or spark.indextables.indexing.text.indexRecordOption): "
+        "search the words without quotes, or build with indexrecordoption.{name}=position",
+    ),
+    (
+        re.compile(r"The field '([^']+)' is not declared as indexed"),
+        "option {option}={text!r}: column {name!r} is not indexed (a fast-only column, "
+        "spark.indextables.indexing.fastonlyfields, or store-only): filter it with a range "
+        "({name}:[v TO v]) or a where condition instead of a term",
+    ),
+)
 
 
 def layout_error(message: str, option: str, text: str) -> FieldLayoutError | None:
     """The clear error for Tantivy's refusal of a query the field's layout cannot answer
     (a phrase without positions, a term on a fast-only field), or None for other errors."""
-    found = _NO_POSITIONS.search(message)
-    if found:
-        name = found.group(1)
-        return FieldLayoutError(
-            f"option {option}={text!r}: a phrase query on column {name!r}, whose index holds "
-            "no positions (it was built with spark.indextables.indexing.indexrecordoption."
-            f"{name}=basic or freq, or spark.indextables.indexing.text.indexRecordOption): "
-            f"search the words without quotes, or build with indexrecordoption.{name}=position"
-        )
-    found = _NOT_INDEXED.search(message)
-    if found:
-        name = found.group(1)
-        return FieldLayoutError(
-            f"option {option}={text!r}: column {name!r} is not indexed (a fast-only column, "
-            "spark.indextables.indexing.fastonlyfields, or store-only): filter it with a range "
-            f"({name}:[v TO v]) or a where condition instead of a term"
-        )
+    for pattern, explanation in _LAYOUT_REFUSALS:
+        found = pattern.search(message)
+        if found:
+            return FieldLayoutError(
+                explanation.format(option=option, text=text, name=found.group(1))
+            )
     return None

@@ -53,6 +53,7 @@ from indextables.search.schema.mapping import FieldKind, FieldSpec
 from indextables.search.temporal import micros_to_datetime, operand_micros
 
 __all__ = [
+    "FAST_RANGE_KINDS",
     "FULLY_INDEXED_TAG",
     "MAX_TERM_BYTES",
     "conjunction",
@@ -94,13 +95,16 @@ def fully_indexed_columns(split_tags: Iterable[str] | None) -> frozenset[str]:
     return frozenset(found)
 
 
+#: Kinds whose every condition Tantivy answers as a range query over the fast field alone
+#: (no index needed): a companion's fast-only columns are limited to these.
+FAST_RANGE_KINDS = (FieldKind.I64, FieldKind.F64, FieldKind.DATE)
+
+
 def range_searchable(spec: FieldSpec) -> bool:
     """Whether range queries (every query of an integer, float or date condition) work
     on ``spec``'s field: indexed, or a fast field of those kinds that is not indexed (a
     companion's fast-only column), which Tantivy searches by reading the fast field."""
-    return spec.indexed or (
-        spec.fast and spec.kind in (FieldKind.I64, FieldKind.F64, FieldKind.DATE)
-    )
+    return spec.indexed or (spec.fast and spec.kind in FAST_RANGE_KINDS)
 
 
 def to_query(
