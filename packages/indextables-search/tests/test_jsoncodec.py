@@ -106,6 +106,10 @@ def test_reference_forms_decode() -> None:
     )
     assert from_json(pa.binary(), "AP8=") == b"\x00\xff"
     assert from_json(pa.decimal128(5, 1), "12.25") == Decimal("12.2")
+    # Decimals of 29-38 digits, written as JSON doubles: their double's value, not null.
+    wide = from_json(pa.decimal128(38, 2), 1.25e32)
+    assert wide == Decimal("125000000000000000000000000000000.00")
+    assert from_json(pa.decimal128(38, 0), -(10**37)) == -(10**37)
 
 
 def test_binary_older_versions_wrote_as_python_literals_still_reads() -> None:

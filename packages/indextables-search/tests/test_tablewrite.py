@@ -207,6 +207,8 @@ def test_types_converted_as_spark_converts_them(tmp_path: Path) -> None:
         (pa.struct([("inner", pa.uint32())]), "c.inner"),
         (pa.list_(pa.uint16()), "c[]"),
         (pa.map_(pa.string(), pa.uint8()), "c.<value>"),
+        # Spark's decimals hold 38 digits: a table with this schema could not be opened.
+        (pa.struct([("amount", pa.decimal256(40, 2))]), "c.amount"),
     ],
 )
 def test_types_spark_has_none_for_are_refused(
@@ -216,6 +218,16 @@ def test_types_spark_has_none_for_are_refused(
     with pytest.raises(UnsupportedTypeError, match=re.escape(f"column '{path}'")):
         write_table(str(tmp_path), data)
     assert not any(tmp_path.iterdir())
+
+
+def test_a_narrow_decimal256_is_held_as_sparks_decimal(tmp_path: Path) -> None:
+    amounts = pa.array(
+        [{"amount": Decimal("-12.34")}, None], pa.struct([("amount", pa.decimal256(10, 2))])
+    )
+    write_table(str(tmp_path), pa.table({"id": pa.array([1, 2], pa.int64()), "c": amounts}))
+    got = open_table(str(tmp_path)).to_arrow().sort_by("id")
+    assert got.schema.field("c").type == pa.struct([("amount", pa.decimal128(10, 2))])
+    assert got.column("c").to_pylist() == [{"amount": Decimal("-12.34")}, None]
 
 
 def test_checks_at_planning(tmp_path: Path) -> None:

@@ -128,7 +128,7 @@ def _level(
 ) -> Level | None:
     if partition:
         return Level(group, data_type, True) if isinstance(group, Terms) else None
-    if spec is None:
+    if spec is None or _approximate(data_type):
         return None
     kind = spec.kind
     if isinstance(group, Terms):
@@ -158,9 +158,18 @@ def _metric_plan(plan: TablePlan, metric: Metric, partitions: set[str]) -> Metri
     spec = _fast_spec(plan.fields, metric.column, f"metric {metric.name!r}")
     if spec is None:
         return None
-    if metric.fn is MetricFn.COUNT or spec.kind in (FieldKind.I64, FieldKind.F64):
+    if metric.fn is MetricFn.COUNT or (
+        spec.kind in (FieldKind.I64, FieldKind.F64) and not _approximate(data_type)
+    ):
         return MetricPlan(metric, data_type, False, spec.kind)
-    return None  # min/max of strings, dates, booleans: from the rows
+    return None  # min/max of strings, dates, booleans and decimals: from the rows
+
+
+def _approximate(data_type: pa.DataType) -> bool:
+    """Whether a column's fast field holds approximations of its values: a companion's
+    decimal column is indexed as the nearest doubles (companion.decimals); its exact
+    values are the source's rows."""
+    return bool(ct.is_decimal(data_type))
 
 
 def output_schema(

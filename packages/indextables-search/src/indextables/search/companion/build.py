@@ -30,6 +30,7 @@ import tantivy
 
 from indextables.protocol.actions import AddAction
 from indextables.protocol.store import ObjectStore
+from indextables.search.companion.decimals import index_values
 from indextables.search.companion.manifest import (
     MANIFEST_FILE,
     ColumnChunk,
@@ -245,7 +246,7 @@ def _index_file(
             )
             for start, length in runs:
                 piece = batch if length == batch.num_rows else batch.slice(start, length)
-                indexed = _stripped(piece, modes) if modes else piece
+                indexed = index_values(_stripped(piece, modes) if modes else piece)
                 first = row + start
                 coordinates = (
                     (FILE_HASH_FIELD, [file_hash] * length),

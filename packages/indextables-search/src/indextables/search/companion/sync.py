@@ -27,6 +27,7 @@ import pyarrow as pa
 from indextables.protocol.actions import AddAction
 from indextables.protocol.errors import TableNotFoundError
 from indextables.search.companion.build import IDENTITY_TAG, CompanionGroup, identity_tag
+from indextables.search.companion.decimals import index_schema
 from indextables.search.companion.layout import (
     CompanionLayout,
     apply_layout,
@@ -394,7 +395,7 @@ def _specs(
         c.lower(): field_type(c, m) or ("ip" if m.lower() == "ipaddress" else m.lower())
         for c, m in settings.indexing_modes.items()
     }
-    indexed = pa.schema([f for f in schema if f.name.lower() in chosen])
+    indexed = index_schema(pa.schema([f for f in schema if f.name.lower() in chosen]))
     specs = field_specs(indexed, IndexingOptions(typemap=typemap))
     mode = settings.fast_field_mode
     fixed = []

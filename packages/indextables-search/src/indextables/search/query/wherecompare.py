@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import Context, Decimal
 from fractions import Fraction
 from typing import Any, Final
 
@@ -26,6 +26,8 @@ __all__ = [
     "decimal_as_double",
 ]
 
+# Decimal arithmetic wide enough for every decimal(38, s) value, exactly.
+_WIDE: Final = Context(prec=80)
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 _ARROW_OPS: Final = {
@@ -96,7 +98,8 @@ def compare_decimal(column: pa.Array, op: str, literal: Fraction) -> pa.Array:
     top = 10**t.precision - 1
 
     def as_value(unscaled: int) -> pa.Scalar:
-        return pa.scalar(Decimal(unscaled).scaleb(-t.scale), t)
+        # Exact at 38 digits (scaleb in the default context rounds to 28 digits).
+        return pa.scalar(Decimal(unscaled).scaleb(-t.scale, context=_WIDE), t)
 
     if op == "=":
         if scaled.denominator != 1 or not -top <= scaled <= top:

@@ -22,7 +22,7 @@ import base64
 import json
 import math
 from datetime import UTC, date, datetime, timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from typing import Any
 
 import pyarrow as pa
@@ -221,8 +221,12 @@ def _instant(value: Any) -> datetime:
     return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+# Room for every decimal(38, s) (the default context's 28 digits made a wider value None).
+_WIDE = Context(prec=80)
+
+
 def _decimal(data_type: pa.Decimal128Type, value: Any) -> Decimal | None:
     try:
-        return Decimal(str(value)).quantize(Decimal(1).scaleb(-data_type.scale))
+        return Decimal(str(value)).quantize(Decimal(1).scaleb(-data_type.scale), context=_WIDE)
     except InvalidOperation:
         return None

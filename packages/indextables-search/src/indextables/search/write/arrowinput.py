@@ -66,6 +66,9 @@ def as_reader(data: Any) -> pa.RecordBatchReader:
     )
 
 
+_SPARK_DECIMAL_DIGITS = 38
+
+
 def spark_arrow_schema(schema: pa.Schema) -> pa.Schema:
     """The Arrow schema Spark would hold ``schema``'s data in (names and nullability kept).
 
@@ -83,8 +86,16 @@ def spark_arrow_type(t: pa.DataType, path: str) -> pa.DataType:
     types = pa.types
     if types.is_dictionary(t):
         return spark_arrow_type(t.value_type, path)
-    if types.is_boolean(t) or types.is_signed_integer(t) or types.is_decimal(t):
+    if types.is_boolean(t) or types.is_signed_integer(t):
         return t
+    if types.is_decimal(t):
+        if t.precision > _SPARK_DECIMAL_DIGITS:
+            raise UnsupportedTypeError(
+                f"column {path!r} has type decimal({t.precision},{t.scale}), wider than "
+                f"Spark's decimals ({_SPARK_DECIMAL_DIGITS} digits at most); cast it first "
+                "(a companion build: leave the column out of the source or cast it there)"
+            )
+        return pa.decimal128(t.precision, t.scale)
     if types.is_float32(t) or types.is_float64(t) or types.is_date32(t) or types.is_null(t):
         return t
     if ct.is_string(t):
