@@ -739,7 +739,9 @@ def test_checkpoints_find_the_block_as_bisect_does(
         ends.append(doc)
     docs = sorted(first + p % (doc - first + 2) - 1 for p in picks)  # one below, one past
     for name in ("python", "cython"):
-        cp = impl.load(name).Checkpoints(b"\0" * 8, starts, ends, [0] * len(sizes), [8] * len(sizes))
+        cp = impl.load(name).Checkpoints(
+            b"\0" * 8, starts, ends, [0] * len(sizes), [8] * len(sizes)
+        )
         lo = 0
         for d in docs:
             want = max(lo, bisect.bisect_right(starts, d, lo) - 1)
@@ -762,7 +764,8 @@ def test_a_split_s_parts_are_one_kernel_call_and_one_cache_lookup(
     stores = []
     for n, base in ((3000, 0), (2500, 10_000)):
         directory = _write(
-            tmp_path / str(base), [{"t": [f"r{base + k} " + "x" * (k % 200)], "i": [base + k]} for k in range(n)]
+            tmp_path / str(base),
+            [{"t": [f"r{base + k} " + "x" * (k % 200)], "i": [base + k]} for k in range(n)],
         )
         stores.append(read_store(next(directory.glob("*.store")).read_bytes()))
     fields = {1: FieldSpec("i", "i64"), 0: FieldSpec("t", "text")}
@@ -779,9 +782,7 @@ def test_a_split_s_parts_are_one_kernel_call_and_one_cache_lookup(
 
     cache = Counting(max_bytes=1 << 30)
     hits = [[2999, 5, 1700, 1701], [0, 2499, 40], [7, 8, 2000], [1, 1]]
-    parts = [
-        StorePart(stores[k % 2], ids, cache, ("split", k % 2)) for k, ids in enumerate(hits)
-    ]
+    parts = [StorePart(stores[k % 2], ids, cache, ("split", k % 2)) for k, ids in enumerate(hits)]
     want = decode_parts([StorePart(p.store, p.doc_ids) for p in parts], fields)
     calls: list[int] = []
     builder_type = impl.kernels().ColumnBuilder
