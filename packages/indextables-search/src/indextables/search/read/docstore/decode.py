@@ -189,8 +189,7 @@ class BlockCache:
         with self._lock:
             slots: list[int] = []
             for key, blocks in asks:
-                base = self._base(key)
-                slots.extend([base | number for number in blocks])
+                slots.extend(map(self._base(key).__or__, blocks))
             return self._lookup_slots(slots, missed)
 
     def _lookup_slots(self, slots: list[int], missed: list[int]) -> list[bytes | bool]:
