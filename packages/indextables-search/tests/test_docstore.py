@@ -6,6 +6,7 @@ and hypothesis documents; the twins must agree exactly.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import json
 import math
@@ -716,3 +717,95 @@ def test_a_decode_session_answers_as_the_cache_does() -> None:
         assert cache.remembered == 2  # 3 of "s" and 1 of "t"
         assert cache.lookup_many("s", [3, 2]) == [True, False]
         assert (cache.hits, cache.misses) == (2, 6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sizes=st.lists(st.integers(min_value=1, max_value=5000), min_size=1, max_size=300),
+    picks=st.lists(st.integers(min_value=0, max_value=10**9), min_size=1, max_size=40),
+    first=st.integers(min_value=0, max_value=50),
+)
+@example(sizes=[4000, *[1] * 200], picks=[4000, 4100, 4199, 3999, 0], first=0)
+@example(sizes=[*[1] * 200, 4000], picks=[0, 199, 200, 4199, 100], first=0)
+def test_checkpoints_find_the_block_as_bisect_does(
+    sizes: list[int], picks: list[int], first: int
+) -> None:
+    # Blocks of very different document counts: the Cython kernel's guess from a doc's
+    # share of the store is far off and its steps must still land on bisect's block.
+    starts, ends, doc = [], [], first
+    for size in sizes:
+        starts.append(doc)
+        doc += size
+        ends.append(doc)
+    docs = sorted(first + p % (doc - first + 2) - 1 for p in picks)  # one below, one past
+    for name in ("python", "cython"):
+        cp = impl.load(name).Checkpoints(
+            b"\0" * 8, starts, ends, [0] * len(sizes), [8] * len(sizes)
+        )
+        lo = 0
+        for d in docs:
+            want = max(lo, bisect.bisect_right(starts, d, lo) - 1)
+            assert cp.block_of(d, lo) == want, (name, d, lo)
+            lo = want
+
+
+def test_checkpoints_of_blocks_not_contiguous_are_searched_too() -> None:
+    starts, ends = [0, 10, 30, 31], [10, 20, 31, 40]  # documents 20-29 in no block
+    for name in ("python", "cython"):
+        cp = impl.load(name).Checkpoints(b"\0" * 8, starts, ends, [0] * 4, [8] * 4)
+        assert [cp.block_of(d) for d in (0, 9, 10, 25, 30, 31, 39, 45)] == [0, 0, 1, 1, 2, 3, 3, 3]
+        with pytest.raises(ValueError, match="lo"):
+            cp.block_of(3, 5)
+
+
+def test_a_split_s_parts_are_one_kernel_call_and_one_cache_lookup(
+    tmp_path: Path, twin: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stores = []
+    for n, base in ((3000, 0), (2500, 10_000)):
+        directory = _write(
+            tmp_path / str(base),
+            [{"t": [f"r{base + k} " + "x" * (k % 200)], "i": [base + k]} for k in range(n)],
+        )
+        stores.append(read_store(next(directory.glob("*.store")).read_bytes()))
+    fields = {1: FieldSpec("i", "i64"), 0: FieldSpec("t", "text")}
+    asked: list[str] = []
+
+    class Counting(BlockCache):
+        def lookup_many(self, key: Any, blocks: Any, **kwargs: Any) -> list[bytes | bool]:
+            asked.append("many")
+            return super().lookup_many(key, blocks, **kwargs)
+
+        def lookup_parts(self, asks: Any, **kwargs: Any) -> list[bytes | bool]:
+            asked.append(f"parts of {len(asks)}")
+            return super().lookup_parts(asks, **kwargs)
+
+    cache = Counting(max_bytes=1 << 30)
+    hits = [[2999, 5, 1700, 1701], [0, 2499, 40], [7, 8, 2000], [1, 1]]
+    parts = [StorePart(stores[k % 2], ids, cache, ("split", k % 2)) for k, ids in enumerate(hits)]
+    want = decode_parts([StorePart(p.store, p.doc_ids) for p in parts], fields)
+    calls: list[int] = []
+    builder_type = impl.kernels().ColumnBuilder
+
+    class Recording(builder_type):  # type: ignore[misc, valid-type]
+        def add_lz4_parts(self, parts: Any, cache: Any = None) -> None:
+            calls.append(len(parts))
+            super().add_lz4_parts(parts, cache)
+
+    class Kernels:
+        ColumnBuilder = Recording
+        NOGIL = False
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(impl.kernels(), name)
+
+    kernels = Kernels()
+    kernels.__name__ = impl.kernels().__name__  # type: ignore[attr-defined]
+    monkeypatch.setattr(decode_module, "kernels", lambda: kernels)
+    for _ in range(3):  # miss, admitted on the second miss, served from the cache
+        assert _ipc(decode_parts(parts, fields)) == _ipc(want)
+    assert calls == [4, 4, 4]
+    assert asked == ["parts of 4"] * 3
+    touched = sum(len({p.store.block_of(d) for d in p.doc_ids}) for p in parts)
+    assert cache.hits == touched
+    assert decode_parts(parts, fields).column("i").to_pylist()[:5] == [2999, 5, 1700, 1701, 10_000]

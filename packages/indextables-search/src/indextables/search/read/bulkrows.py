@@ -256,8 +256,11 @@ def segment_runs(addresses: Sequence[Any]) -> list[tuple[int, list[int]]]:
         return []
     ordinals = list(map(_SEGMENT_ORD, addresses))
     docs = list(map(_DOC, addresses))
-    # The positions where the segment changes: compare each ordinal with the next one.
-    changes = [i + 1 for i, same in enumerate(map(operator.eq, ordinals, ordinals[1:])) if not same]
+    # The positions where the segment changes: compare each ordinal with the next one
+    # (compress: no Python frame per hit, as a comprehension over them had).
+    changes = list(
+        itertools.compress(range(1, len(ordinals)), map(operator.ne, ordinals, ordinals[1:]))
+    )
     bounds = [0, *changes, len(ordinals)]
     return [(ordinals[lo], docs[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
 

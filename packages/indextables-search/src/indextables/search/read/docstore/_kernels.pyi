@@ -9,6 +9,18 @@ NOGIL: bool
 def read_vint(data: bytes, pos: int) -> tuple[int, int]: ...
 def lz4_decompress(src: bytes | memoryview, size: int) -> bytes: ...
 
+class Checkpoints:
+    def __init__(
+        self,
+        data: Any,
+        doc_starts: Sequence[int],
+        doc_ends: Sequence[int],
+        byte_starts: Sequence[int],
+        byte_ends: Sequence[int],
+    ) -> None: ...
+    def __len__(self) -> int: ...
+    def block_of(self, doc: int, lo: int = 0) -> int: ...
+
 class ColumnBuilder:
     decompressed: int
     whole_blocks: int
@@ -31,5 +43,8 @@ class ColumnBuilder:
         doc_ids: list[int],
         cache: Any = None,
         cache_key: Any = None,
+    ) -> None: ...
+    def add_lz4_parts(
+        self, parts: list[tuple[Checkpoints, list[int], Any]], cache: Any = None
     ) -> None: ...
     def finish(self) -> list[SlotBuffers]: ...

@@ -24,6 +24,7 @@ from indextables.search.splits.vint import decode_vint
 
 __all__ = [
     "KIND_CODES",
+    "Checkpoints",
     "ColumnBuilder",
     "SlotBuffers",
     "lz4_decompress",
@@ -367,6 +368,41 @@ class _Column:
         )
 
 
+class Checkpoints:
+    """One LZ4 doc store's blocks for :meth:`ColumnBuilder.add_lz4_parts`: block ``b`` is
+    ``data[byte_starts[b]:byte_ends[b]]`` and holds documents ``doc_starts[b]`` to
+    ``doc_ends[b] - 1``. Built once per store and kept (the Cython twin copies the
+    checkpoints into C arrays)."""
+
+    __slots__ = ("byte_ends", "byte_starts", "doc_ends", "doc_starts", "view")
+
+    def __init__(
+        self,
+        data: Any,
+        doc_starts: Sequence[int],
+        doc_ends: Sequence[int],
+        byte_starts: Sequence[int],
+        byte_ends: Sequence[int],
+    ) -> None:
+        if not len(doc_starts) == len(doc_ends) == len(byte_starts) == len(byte_ends):
+            raise ValueError("doc_starts, doc_ends, byte_starts and byte_ends differ in length")
+        self.view = memoryview(data).cast("B")
+        self.doc_starts = doc_starts
+        self.doc_ends = doc_ends
+        self.byte_starts = byte_starts
+        self.byte_ends = byte_ends
+
+    def __len__(self) -> int:
+        return len(self.doc_starts)
+
+    def block_of(self, doc: int, lo: int = 0) -> int:
+        """The last block from ``lo`` on whose first document is at or before ``doc``
+        (``lo`` when there is none): the block holding ``doc`` when one does."""
+        if lo < 0 or lo > len(self.doc_starts):
+            raise ValueError("lo outside the blocks")
+        return max(lo, bisect.bisect_right(self.doc_starts, doc, lo) - 1)
+
+
 class ColumnBuilder:
     """Decodes documents of decompressed blocks into Arrow column buffers, one row each.
 
@@ -473,39 +509,58 @@ class ColumnBuilder:
     ) -> None:
         """Append one row per ``doc_ids`` (sorted) of an LZ4 doc store: block ``b`` is
         ``data[byte_starts[b]:byte_ends[b]]`` (``[u32 size][LZ4 block]``) and holds
-        documents ``doc_starts[b]`` to ``doc_ends[b] - 1``.
-
-        ``cache`` (a ``BlockCache``) is asked once, by ``lookup_many(cache_key, blocks)``
-        for every touched block (after the blocks are checked): each block's bytes,
-        True (decompress whole and ``put`` it under ``(cache_key, b)``) or False. The twin
-        decompresses every other block whole too; the Cython kernel stops at the
-        block's last wanted document. Same rows either way.
+        documents ``doc_starts[b]`` to ``doc_ends[b] - 1``. One part of
+        :meth:`add_lz4_parts`.
         """
-        view = memoryview(data).cast("B")
-        i, n, block = 0, len(doc_ids), 0
-        groups: list[tuple[int, int, int]] = []
-        while i < n:  # the touched blocks and each one's hits doc_ids[lo:hi], checked
-            doc = doc_ids[i]
-            block = bisect.bisect_right(doc_starts, doc, block) - 1
-            if block < 0 or doc >= doc_ends[block]:
-                raise DocStoreError(f"doc_ids: {doc} outside the store's blocks")
-            hi = bisect.bisect_left(doc_ids, doc_ends[block], i, n)
-            start, end = byte_starts[block], byte_ends[block]
-            if start < 0 or end > len(view) or end - start < 4:
-                raise DocStoreError(f"doc store: block {block} shorter than its size header")
-            groups.append((block, i, hi))
-            i = hi
+        self.add_lz4_parts(
+            [(Checkpoints(data, doc_starts, doc_ends, byte_starts, byte_ends), doc_ids, cache_key)],
+            cache,
+        )
+
+    def add_lz4_parts(
+        self, parts: Sequence[tuple[Checkpoints, Sequence[int], Any]], cache: Any = None
+    ) -> None:
+        """Append one row per doc id of each part ``(checkpoints, doc_ids (sorted),
+        cache_key)``, the parts one after the other.
+
+        ``cache`` (a ``BlockCache``) is asked once for every touched block of every part
+        (after all of them are checked): ``lookup_many(cache_key, blocks)`` for one part,
+        ``lookup_parts([(cache_key, blocks), ...])`` for several. Each answer is the
+        block's bytes, True (decompress whole and ``put`` it under ``(cache_key, b)``) or
+        False. The twin decompresses every other block whole too; the Cython kernel
+        stops at the block's last wanted document. Same rows either way.
+        """
+        groups: list[tuple[int, int, int, int]] = []
+        asks: list[tuple[Any, list[int]]] = []
+        for p, (cp, doc_ids, cache_key) in enumerate(parts):
+            i, n, block, start = 0, len(doc_ids), 0, len(groups)
+            while i < n:  # the touched blocks and each one's hits doc_ids[lo:hi], checked
+                doc = doc_ids[i]
+                block = cp.block_of(doc, block)
+                if not cp.doc_starts or doc < cp.doc_starts[block] or doc >= cp.doc_ends[block]:
+                    raise DocStoreError(f"doc_ids: {doc} outside the store's blocks")
+                hi = bisect.bisect_left(doc_ids, cp.doc_ends[block], i, n)
+                begin, end = cp.byte_starts[block], cp.byte_ends[block]
+                if begin < 0 or end > len(cp.view) or end - begin < 4:
+                    raise DocStoreError(f"doc store: block {block} shorter than its size header")
+                groups.append((p, block, i, hi))
+                i = hi
+            if cache is not None and len(groups) > start:
+                asks.append((cache_key, [g[1] for g in groups[start:]]))
         answers: list[Any] = [False] * len(groups)
-        if cache is not None and groups:
-            answers = cache.lookup_many(cache_key, [b for b, _, _ in groups])
-        for (block, lo, hi), found in zip(groups, answers, strict=True):
-            first = doc_starts[block]
+        if len(asks) == 1:
+            answers = cache.lookup_many(*asks[0])
+        elif asks:
+            answers = cache.lookup_parts(asks)
+        for (p, block, lo, hi), found in zip(groups, answers, strict=True):
+            cp, doc_ids, cache_key = parts[p]
+            first = cp.doc_starts[block]
             if isinstance(found, bytes):
                 self.add(found, doc_ids, lo, hi, first)
                 continue
-            start, end = byte_starts[block], byte_ends[block]
-            size = _U32.unpack_from(view, start)[0]
-            whole = lz4_decompress(bytes(view[start + 4 : end]), size)
+            begin, end = cp.byte_starts[block], cp.byte_ends[block]
+            size = _U32.unpack_from(cp.view, begin)[0]
+            whole = lz4_decompress(bytes(cp.view[begin + 4 : end]), size)
             if found:
                 cache.put((cache_key, block), whole)
             self.add(whole, doc_ids, lo, hi, first)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import bisect
 import mmap
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from indextables.search.read.docstore.errors import DocStoreError
 from indextables.search.splits.vint import decode_vint
@@ -33,6 +34,9 @@ class StoreIndex:
     doc_ends: tuple[int, ...]
     byte_starts: tuple[int, ...]
     byte_ends: tuple[int, ...]
+    #: The kernels' views of this store (``Checkpoints``), by kernel module name: built
+    #: once, for every later decode of the store (see ``decode.checkpoints``).
+    kernel_views: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def num_docs(self) -> int:
