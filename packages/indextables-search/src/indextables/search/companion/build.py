@@ -19,7 +19,8 @@ import hashlib
 import json
 import os
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,7 @@ from indextables.search.companion.manifest import (
 )
 from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD, path_hash
 from indextables.search.companion.sourceio import source_filesystem
+from indextables.search.companion.readahead import read_ahead
 from indextables.search.companion.sources import SourceFile
 from indextables.search.companion.stringmodes import StripMode, strip_column
 from indextables.search.companion.stubstore import write_stub_stores
@@ -132,13 +134,17 @@ def build_split(
     part = PartitionIndex.create(
         specs, schema, heap_size=heap_size, hidden_fast=(FILE_HASH_FIELD, ROW_IN_FILE_FIELD)
     )
+    # Only the indexed columns are read, conformed and turned into documents: a column
+    # the layout leaves out (EXCLUDE COLUMNS, INCLUDE COLUMNS) is never decoded.
+    indexed = {s.name for s in specs}
+    read_schema = pa.schema([f for f in data_schema if f.name in indexed])
     try:
         entries = []
         offset = 0
         for source in group.files:
             entry = _index_file(
                 part, schema, filesystem, f"{base}/{source.path}", source, offset, specs,
-                data_schema, batch_size, modes,
+                read_schema, batch_size, modes,
             )  # fmt: skip
             if entry.num_rows:
                 entries.append(entry)
@@ -233,28 +239,14 @@ def _index_file(
         present = set(parquet.schema_arrow.names)
         wanted = [f.name for f in data_schema if f.name in present]
         file_hash = path_hash(source.path)
-        add_document = part.writer.add_document
         row = 0
-        for batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
-            batch = _with_all_columns(batch, data_schema, source.path)
-            # Rows a Delta deletion vector deletes are never indexed (see .deletions).
-            runs = (
-                [(0, batch.num_rows)]
-                if source.deleted is None
-                else source.deleted.live_runs(row, batch.num_rows)
-            )
-            for start, length in runs:
-                piece = batch if length == batch.num_rows else batch.slice(start, length)
-                indexed = _stripped(piece, modes) if modes else piece
-                first = row + start
-                coordinates = (
-                    (FILE_HASH_FIELD, [file_hash] * length),
-                    (ROW_IN_FILE_FIELD, range(first, first + length)),
-                )
-                # Each document in one pass with its hidden coordinates, no loop here.
-                deque(map(add_document, documents(indexed, specs, schema, unsigned=coordinates)), 0)
-                part.stats.add(piece)
-            row += batch.num_rows
+        batches = read_ahead(parquet.iter_batches(batch_size=batch_size, columns=wanted))
+        with closing(batches):
+            for batch in _read(batches, source.path):
+                row = _index_batch(
+                    part, schema, _with_all_columns(batch, data_schema, source.path), source,
+                    row, file_hash, specs, modes,
+                )  # fmt: skip
         return ParquetFileEntry(
             relative_path=source.path,
             file_size_bytes=source.size,
@@ -263,6 +255,46 @@ def _index_file(
             has_offset_index=_has_offset_index(metadata),
             row_groups=_row_groups(metadata),
         )
+
+
+def _read(batches: Iterator[pa.RecordBatch], path: str) -> Iterator[pa.RecordBatch]:
+    """``batches``, a read or decoding failure raised as CompanionSourceError naming ``path``."""
+    try:
+        yield from batches
+    except (OSError, pa.ArrowException) as exc:
+        raise CompanionSourceError(f"source file {path!r} cannot be read: {exc}") from None
+
+
+def _index_batch(
+    part: PartitionIndex,
+    schema: Any,
+    batch: pa.RecordBatch,
+    source: SourceFile,
+    row: int,
+    file_hash: int,
+    specs: tuple[FieldSpec, ...],
+    modes: Mapping[str, StripMode],
+) -> int:
+    """Index one batch of a file whose first row is ``row``; the next batch's first row."""
+    add_document = part.writer.add_document
+    # Rows a Delta deletion vector deletes are never indexed (see .deletions).
+    runs = (
+        [(0, batch.num_rows)]
+        if source.deleted is None
+        else source.deleted.live_runs(row, batch.num_rows)
+    )
+    for start, length in runs:
+        piece = batch if length == batch.num_rows else batch.slice(start, length)
+        indexed = _stripped(piece, modes) if modes else piece
+        first = row + start
+        coordinates = (
+            (FILE_HASH_FIELD, [file_hash] * length),
+            (ROW_IN_FILE_FIELD, range(first, first + length)),
+        )
+        # Each document in one pass with its hidden coordinates, no loop here.
+        deque(map(add_document, documents(indexed, specs, schema, unsigned=coordinates)), 0)
+        part.stats.add(piece)
+    return row + batch.num_rows
 
 
 def _stripped(batch: pa.RecordBatch, modes: Mapping[str, StripMode]) -> pa.RecordBatch:
