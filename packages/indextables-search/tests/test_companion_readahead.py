@@ -41,9 +41,13 @@ def test_batches_come_out_in_order_and_the_reader_ends() -> None:
 
 def test_a_read_error_is_raised_at_its_batch() -> None:
     seen: list[int] = []
-    with pytest.raises(pa.ArrowInvalid, match="broken batch 7"):
+
+    def drain() -> None:
         for batch in read_ahead(_batches(20, fail_at=7)):
             seen.append(batch.column(0)[0].as_py())
+
+    with pytest.raises(pa.ArrowInvalid, match="broken batch 7"):
+        drain()
     assert seen == list(range(7))
     assert _readers() == []
 
@@ -93,7 +97,8 @@ def test_only_the_indexed_columns_are_read_and_reads_are_unchanged(
         options={PARALLELISM_OPTION: "1"},
     )  # fmt: skip
     assert result.parquet_files_indexed == 2
-    assert asked and all("x" not in columns and "s" in columns for columns in asked)
+    assert asked
+    assert all("x" not in columns and "s" in columns for columns in asked)
     table = open_table(str(index), options={CACHE: str(tmp_path / "cache")})
     # Every column still reads back from the Parquet files, the excluded one included.
     assert canonical(table.to_arrow()) == canonical(expected)

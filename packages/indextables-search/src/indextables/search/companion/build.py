@@ -42,8 +42,8 @@ from indextables.search.companion.manifest import (
     manifest_to_bytes,
 )
 from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD, path_hash
-from indextables.search.companion.sourceio import source_filesystem
 from indextables.search.companion.readahead import read_ahead
+from indextables.search.companion.sourceio import source_filesystem
 from indextables.search.companion.sources import SourceFile
 from indextables.search.companion.stringmodes import StripMode, strip_column
 from indextables.search.companion.stubstore import write_stub_stores
