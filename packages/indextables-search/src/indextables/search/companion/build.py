@@ -141,11 +141,14 @@ def build_split(
     try:
         entries = []
         offset = 0
+        physical: dict[str, tuple[int, str]] | None = None
         for source in group.files:
-            entry = _index_file(
+            entry, file_schema = _index_file(
                 part, schema, filesystem, f"{base}/{source.path}", source, offset, specs,
                 read_schema, batch_size, modes,
             )  # fmt: skip
+            if physical is None:  # the first file's, from the footer already read
+                physical = _physical_types(file_schema)
             if entry.num_rows:
                 entries.append(entry)
             offset += entry.num_rows
@@ -161,7 +164,7 @@ def build_split(
             ),
             parquet_files=tuple(entries),
             column_mapping=_column_mapping(
-                specs, data_schema, _physical_types(filesystem, f"{base}/{group.files[0].path}")
+                specs, data_schema, physical or {}
             ),
             total_rows=offset,
             table_root="",
@@ -229,7 +232,8 @@ def _index_file(
     data_schema: pa.Schema,
     batch_size: int,
     modes: Mapping[str, StripMode],
-) -> ParquetFileEntry:
+) -> tuple[ParquetFileEntry, pq.ParquetSchema]:
+    """Index one file's rows; its manifest entry and its Parquet schema."""
     try:
         parquet = pq.ParquetFile(location, filesystem=filesystem)
     except (OSError, pa.ArrowException) as exc:
@@ -247,7 +251,7 @@ def _index_file(
                     part, schema, _with_all_columns(batch, data_schema, source.path), source,
                     row, file_hash, specs, modes,
                 )  # fmt: skip
-        return ParquetFileEntry(
+        entry = ParquetFileEntry(
             relative_path=source.path,
             file_size_bytes=source.size,
             row_offset=offset,
@@ -255,6 +259,7 @@ def _index_file(
             has_offset_index=_has_offset_index(metadata),
             row_groups=_row_groups(metadata),
         )
+        return entry, metadata.schema
 
 
 def _read(batches: Iterator[pa.RecordBatch], path: str) -> Iterator[pa.RecordBatch]:
@@ -294,7 +299,7 @@ def _index_batch(
         # Each document in one pass with its hidden coordinates, no loop here.
         deque(map(add_document, documents(indexed, specs, schema, unsigned=coordinates)), 0)
         part.stats.add(piece)
-    return row + batch.num_rows
+    return row + int(batch.num_rows)
 
 
 def _stripped(batch: pa.RecordBatch, modes: Mapping[str, StripMode]) -> pa.RecordBatch:
@@ -408,9 +413,8 @@ def _segment_sizes(directory: str) -> list[int]:
     return [int(s["max_doc"]) for s in meta.get("segments", ())]
 
 
-def _physical_types(filesystem: Any, location: str) -> dict[str, tuple[int, str]]:
+def _physical_types(schema: pq.ParquetSchema) -> dict[str, tuple[int, str]]:
     """Top-level column -> (its leaf ordinal, its Parquet physical type) in one file."""
-    schema = pq.read_metadata(location, filesystem=filesystem).schema
     found: dict[str, tuple[int, str]] = {}
     for ordinal in range(len(schema)):
         column = schema.column(ordinal)
