@@ -163,9 +163,7 @@ def build_split(
                 else _segment_ranges(part, entries)
             ),
             parquet_files=tuple(entries),
-            column_mapping=_column_mapping(
-                specs, data_schema, physical or {}
-            ),
+            column_mapping=_column_mapping(specs, data_schema, physical or {}),
             total_rows=offset,
             table_root="",
             string_indexing_modes={
