@@ -19,7 +19,8 @@ import hashlib
 import json
 import os
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,7 @@ from indextables.search.companion.manifest import (
     manifest_to_bytes,
 )
 from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD, path_hash
+from indextables.search.companion.readahead import read_ahead
 from indextables.search.companion.sourceio import source_filesystem
 from indextables.search.companion.sources import SourceFile
 from indextables.search.companion.stringmodes import StripMode, strip_column
@@ -133,14 +135,21 @@ def build_split(
     part = PartitionIndex.create(
         specs, schema, heap_size=heap_size, hidden_fast=(FILE_HASH_FIELD, ROW_IN_FILE_FIELD)
     )
+    # Only the indexed columns are read, conformed and turned into documents: a column
+    # the layout leaves out (EXCLUDE COLUMNS, INCLUDE COLUMNS) is never decoded.
+    indexed = {s.name for s in specs}
+    read_schema = pa.schema([f for f in data_schema if f.name in indexed])
     try:
         entries = []
         offset = 0
+        physical: dict[str, tuple[int, str]] | None = None
         for source in group.files:
-            entry = _index_file(
+            entry, file_schema = _index_file(
                 part, schema, filesystem, f"{base}/{source.path}", source, offset, specs,
-                data_schema, batch_size, modes,
+                read_schema, batch_size, modes,
             )  # fmt: skip
+            if physical is None:  # the first file's, from the footer already read
+                physical = _physical_types(file_schema)
             if entry.num_rows:
                 entries.append(entry)
             offset += entry.num_rows
@@ -155,9 +164,7 @@ def build_split(
                 else _segment_ranges(part, entries)
             ),
             parquet_files=tuple(entries),
-            column_mapping=_column_mapping(
-                specs, data_schema, _physical_types(filesystem, f"{base}/{group.files[0].path}")
-            ),
+            column_mapping=_column_mapping(specs, data_schema, physical or {}),
             total_rows=offset,
             table_root="",
             string_indexing_modes={
@@ -224,7 +231,8 @@ def _index_file(
     data_schema: pa.Schema,
     batch_size: int,
     modes: Mapping[str, StripMode],
-) -> ParquetFileEntry:
+) -> tuple[ParquetFileEntry, pq.ParquetSchema]:
+    """Index one file's rows; its manifest entry and its Parquet schema."""
     try:
         parquet = pq.ParquetFile(location, filesystem=filesystem)
     except (OSError, pa.ArrowException) as exc:
@@ -234,29 +242,15 @@ def _index_file(
         present = set(parquet.schema_arrow.names)
         wanted = [f.name for f in data_schema if f.name in present]
         file_hash = path_hash(source.path)
-        add_document = part.writer.add_document
         row = 0
-        for batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
-            batch = _with_all_columns(batch, data_schema, source.path)
-            # Rows a Delta deletion vector deletes are never indexed (see .deletions).
-            runs = (
-                [(0, batch.num_rows)]
-                if source.deleted is None
-                else source.deleted.live_runs(row, batch.num_rows)
-            )
-            for start, length in runs:
-                piece = batch if length == batch.num_rows else batch.slice(start, length)
-                indexed = index_values(_stripped(piece, modes) if modes else piece)
-                first = row + start
-                coordinates = (
-                    (FILE_HASH_FIELD, [file_hash] * length),
-                    (ROW_IN_FILE_FIELD, range(first, first + length)),
-                )
-                # Each document in one pass with its hidden coordinates, no loop here.
-                deque(map(add_document, documents(indexed, specs, schema, unsigned=coordinates)), 0)
-                part.stats.add(piece)
-            row += batch.num_rows
-        return ParquetFileEntry(
+        batches = read_ahead(parquet.iter_batches(batch_size=batch_size, columns=wanted))
+        with closing(batches):
+            for batch in _read(batches, source.path):
+                row = _index_batch(
+                    part, schema, _with_all_columns(batch, data_schema, source.path), source,
+                    row, file_hash, specs, modes,
+                )  # fmt: skip
+        entry = ParquetFileEntry(
             relative_path=source.path,
             file_size_bytes=source.size,
             row_offset=offset,
@@ -264,6 +258,47 @@ def _index_file(
             has_offset_index=_has_offset_index(metadata),
             row_groups=_row_groups(metadata),
         )
+        return entry, metadata.schema
+
+
+def _read(batches: Iterator[pa.RecordBatch], path: str) -> Iterator[pa.RecordBatch]:
+    """``batches``, a read or decoding failure raised as CompanionSourceError naming ``path``."""
+    try:
+        yield from batches
+    except (OSError, pa.ArrowException) as exc:
+        raise CompanionSourceError(f"source file {path!r} cannot be read: {exc}") from None
+
+
+def _index_batch(
+    part: PartitionIndex,
+    schema: Any,
+    batch: pa.RecordBatch,
+    source: SourceFile,
+    row: int,
+    file_hash: int,
+    specs: tuple[FieldSpec, ...],
+    modes: Mapping[str, StripMode],
+) -> int:
+    """Index one batch of a file whose first row is ``row``; the next batch's first row."""
+    add_document = part.writer.add_document
+    # Rows a Delta deletion vector deletes are never indexed (see .deletions).
+    runs = (
+        [(0, batch.num_rows)]
+        if source.deleted is None
+        else source.deleted.live_runs(row, batch.num_rows)
+    )
+    for start, length in runs:
+        piece = batch if length == batch.num_rows else batch.slice(start, length)
+        indexed = index_values(_stripped(piece, modes) if modes else piece)
+        first = row + start
+        coordinates = (
+            (FILE_HASH_FIELD, [file_hash] * length),
+            (ROW_IN_FILE_FIELD, range(first, first + length)),
+        )
+        # Each document in one pass with its hidden coordinates, no loop here.
+        deque(map(add_document, documents(indexed, specs, schema, unsigned=coordinates)), 0)
+        part.stats.add(piece)
+    return row + int(batch.num_rows)
 
 
 def _stripped(batch: pa.RecordBatch, modes: Mapping[str, StripMode]) -> pa.RecordBatch:
@@ -377,9 +412,8 @@ def _segment_sizes(directory: str) -> list[int]:
     return [int(s["max_doc"]) for s in meta.get("segments", ())]
 
 
-def _physical_types(filesystem: Any, location: str) -> dict[str, tuple[int, str]]:
+def _physical_types(schema: pq.ParquetSchema) -> dict[str, tuple[int, str]]:
     """Top-level column -> (its leaf ordinal, its Parquet physical type) in one file."""
-    schema = pq.read_metadata(location, filesystem=filesystem).schema
     found: dict[str, tuple[int, str]] = {}
     for ordinal in range(len(schema)):
         column = schema.column(ordinal)

@@ -68,6 +68,8 @@ DEFAULT_TARGET_INPUT_SIZE = 2 * 1024**3
 # The same as write_table's (64M): measured cheaper per row than 256M (docs/performance.md).
 DEFAULT_HEAP_SIZE = WRITE_HEAP_SIZE
 DEFAULT_BATCH_GROUPS = 8
+#: Rows of a source file decoded and indexed per step of a companion build.
+BUILD_BATCH_ROWS = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +230,7 @@ def build_companion_index(
         fast_field_mode=settings.fast_field_mode.lower(),
         source_version=listing.version,
         heap_size=settings.writer_heap_size,
-        batch_size=8192,
+        batch_size=BUILD_BATCH_ROWS,
         string_modes=strip_modes(settings.indexing_modes),
     )
     # Splits are built ahead (in parallel) and committed in group order, a batch at a time.
