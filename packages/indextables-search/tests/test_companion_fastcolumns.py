@@ -38,7 +38,10 @@ def _source(root: Path) -> None:
             "i32": [maybe(rng.choice([0, -1, 2**31 - 1, -(2**31)])) for _ in range(count)],
             "i16": [maybe(rng.choice([0, -(2**15), 2**15 - 1])) for _ in range(count)],
             "i8": [maybe(rng.choice([0, -128, 127])) for _ in range(count)],
-            "f32": [maybe(rng.choice([0.0, -0.0, 1.5, float("nan"), float("inf")])) for _ in range(count)],
+            "f32": [
+                maybe(rng.choice([0.0, -0.0, 1.5, float("nan"), float("-inf")]))
+                for _ in range(count)
+            ],
         }  # fmt: skip
         for name, values in extra.items():
             table = table.append_column(name, pa.array(values, NARROW[name]))
@@ -91,7 +94,8 @@ def test_fast_columns_are_not_read_from_parquet_and_rows_stay_exact(
         found = table.search(f"msg:{word}")
         assert found.schema == table.schema
         expected = _expected(rows, lambda r, w=word: bool(r["msg"]) and w in r["msg"].split(" "))
-        assert expected and canonical(found) == expected, word
+        assert expected, word
+        assert canonical(found) == expected, word
     found = table.search(where="id BETWEEN 100 AND 320")
     assert canonical(found) == _expected(rows, lambda r: 100 <= r["id"] <= 320)
     # id, n, x, i32, i16, i8, f32 are fast numbers held exactly; strings, booleans,
@@ -110,5 +114,6 @@ def test_a_projection_of_fast_columns_reads_no_page(
         for r in rows.to_pylist()
         if r["msg"] and "hello" in r["msg"].split(" ")
     ]
-    assert wanted and canonical(found) == canonical(wanted)
+    assert wanted
+    assert canonical(found) == canonical(wanted)
     assert asked.columns == set()
