@@ -21,8 +21,12 @@ Delta table of ``--files`` Parquet files (deltalake, its default compression):
   unchanged source (``no_action``).
 
 Usage: ``python benchmarks/companion.py [--rows 2000000] [--files 4] [--repeat 3]
-[--spark]``, or ``tox -e bench-search -- --companion`` (``run.py --companion``
-hands over here). Everything is written to a fresh temporary directory.
+[--spark] [--search-only] [--path DIR]``, or ``tox -e bench-search -- --companion``
+(``run.py --companion`` hands over here). Everything is written to a fresh temporary
+directory, or ``--path``. ``--spark`` (pyspark env) adds ``itp.search`` on the
+companion beside Spark's Parquet read. ``--search-only`` (the issue's 20M scale:
+``--rows 20000000 --files 40 --path DIR``) writes the source and builds its companion
+once under ``--path`` (reused after), then times only the searches.
 """
 
 from __future__ import annotations
