@@ -317,10 +317,10 @@ def _plan(
     for group, row in placed:
         starts = firsts[group]
         page = bisect.bisect_right(starts, row) - 1
-        pages = wanted[group]
-        hits = pages.get(page)
+        in_group = wanted[group]
+        hits = in_group.get(page)
         if hits is None:
-            hits = pages[page] = set()
+            hits = in_group[page] = set()
         hits.add(row - starts[page])
     parts: list[_Group] = []
     pieces: set[tuple[int, int]] = set()
