@@ -21,8 +21,12 @@ Delta table of ``--files`` Parquet files (deltalake, its default compression):
   unchanged source (``no_action``).
 
 Usage: ``python benchmarks/companion.py [--rows 2000000] [--files 4] [--repeat 3]
-[--spark]``, or ``tox -e bench-search -- --companion`` (``run.py --companion``
-hands over here). Everything is written to a fresh temporary directory.
+[--spark] [--search-only] [--path DIR]``, or ``tox -e bench-search -- --companion``
+(``run.py --companion`` hands over here). Everything is written to a fresh temporary
+directory, or ``--path``. ``--spark`` (pyspark env) adds ``itp.search`` on the
+companion beside Spark's Parquet read. ``--search-only`` (the issue's 20M scale:
+``--rows 20000000 --files 40 --path DIR``) writes the source and builds its companion
+once under ``--path`` (reused after), then times only the searches.
 """
 
 from __future__ import annotations
@@ -104,20 +108,36 @@ def split_bytes(uri: str) -> int:
     return sum(os.path.getsize(os.path.join(uri, p)) for p in open_table(uri).files)
 
 
-def spark_suite(files: Sequence[str], repeat: int) -> dict[str, tuple[float, float, Any]]:
+def spark_suite(
+    files: Sequence[str], index: str, repeat: int, options: dict[str, str]
+) -> dict[str, tuple[float, float, Any]]:
+    """Spark's Parquet read of the source (``LIKE`` / ``=``) and ``itp.search`` on the
+    companion (needle / ``where=``), every answer collected, in one local[2] session."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
+
+    import indextables.pyspark as itp
 
     spark = (
         SparkSession.builder.master("local[2]")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .getOrCreate()
     )
+    spark.sparkContext.setLogLevel("ERROR")
     try:
         frame = spark.read.parquet(*files)
         return {
             "needle": measure(lambda: frame.where(NEEDLE_SQL).collect().__len__(), repeat),
             "exact": measure(lambda: frame.where(EXACT).collect().__len__(), repeat),
+            "itp needle": measure(
+                lambda: len(itp.search(spark, index, NEEDLE, options=options).collect()), repeat
+            ),
+            "itp exact": measure(
+                lambda: len(itp.search(spark, index, where=EXACT, options=options).collect()),
+                repeat,
+            ),
         }
     finally:
         spark.stop()
@@ -158,11 +178,108 @@ def layouts(
         )
 
 
+def searches(
+    companion: Any,
+    db: Any,
+    scan: str,
+    files: Sequence[str],
+    index: str,
+    options: dict[str, str],
+    repeat: int,
+    *,
+    spark: bool,
+) -> None:
+    """The needle and the exact match: ``SearchTable.search`` on the companion against
+    DuckDB over the source's files, the index-only count, and with ``spark`` Spark's
+    Parquet read of the source against the engine and against ``itp.search``."""
+    needle = measure(lambda: companion.search(NEEDLE).num_rows, repeat)
+    line(
+        "needle, search",
+        needle,
+        measure(duck_rows(db, f"SELECT * FROM {scan} WHERE {NEEDLE_SQL}"), repeat),
+        "duckdb",
+    )
+    exact = measure(lambda: companion.search(where=EXACT).num_rows, repeat)
+    line(
+        "exact host-42, search(where=)",
+        exact,
+        measure(duck_rows(db, f"SELECT * FROM {scan} WHERE {EXACT}"), repeat),
+        "duckdb",
+    )
+    count = measure(lambda: companion.count(NEEDLE), repeat)
+    print(f"{'  count of the needle (index only)':<34} {count[0] * 1000:9.2f} ms ({count[2]})")
+    if spark:
+        found = spark_suite(files, index, repeat, options)
+        line("needle, Spark Parquet LIKE", needle, found["needle"], "spark")
+        line("exact host-42, Spark Parquet =", exact, found["exact"], "spark")
+        line("needle, itp.search", found["itp needle"], found["needle"], "spark")
+        line("exact host-42, itp.search where=", found["itp exact"], found["exact"], "spark")
+
+
+def search_only(args: Any) -> int:
+    """``--search-only``: the Delta source and its companion (written once per rows and
+    files under ``--path``, reused after), their bytes, then :func:`searches`."""
+    import duckdb
+
+    from indextables.search import build_companion, open_table
+
+    root = args.path or tempfile.mkdtemp(prefix="indextables-bench-companion-")
+    base = os.path.join(root, f"companion-{args.rows}-{args.files}")
+    source, index, marker = base + "-delta", base + "-index", base + ".done"
+    options = {"spark.indextables.cache.directoryPath": os.path.join(root, "split-cache")}
+    print(f"companion, {args.rows:,} rows in {args.files} Delta files, load {os.getloadavg()}")
+    if os.path.exists(marker):
+        print(f"reusing {base}-*")
+    else:
+        for folder in (source, index):
+            shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(root, exist_ok=True)
+        wrote = timed(lambda: write_source(source, args.rows, args.files))
+        built = timed(
+            lambda: build_companion(
+                source, index, source_format="delta", indexing_modes={"message": "text"},
+                fast_field_mode="HYBRID", options=options,
+            )
+        )  # fmt: skip
+        print(
+            f"{'source written':<34} {wrote[0]:8.2f} s wall\n"
+            f"{'build companion (HYBRID)':<34} {built[0]:8.2f} s wall {built[1]:8.2f} s cpu  "
+            f"{args.rows / built[0]:12,.0f} rows/s  ({built[2].splits_created} splits)"
+        )
+        with open(marker, "w", encoding="utf-8") as done:
+            done.write("built\n")
+    files = source_files(source)
+    parquet_bytes = sum(os.path.getsize(f) for f in files)
+    index_bytes = split_bytes(index)
+    print(
+        f"{'size':<34} source Parquet {parquet_bytes / 1e6:8.1f} MB  companion "
+        f"{index_bytes / 1e6:8.1f} MB = {index_bytes / parquet_bytes:.3f}x (target <= 0.5)"
+    )
+    scan = "read_parquet([" + ", ".join(f"'{f}'" for f in files) + "])"
+    db = duckdb.connect()
+    companion = open_table(index, options=options)
+    searches(companion, db, scan, files, index, options, args.repeat, spark=args.spark)
+    print(f"load after: {os.getloadavg()}")
+    if args.path is None:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = parser(repeat=3, path=None, path_help="work directory (default: a fresh temp dir)")
     arguments.add_argument("--files", type=int, default=4, help="Parquet files in the Delta table")
-    arguments.add_argument("--spark", action="store_true", help="also time Spark's Parquet LIKE")
+    arguments.add_argument(
+        "--spark", action="store_true",
+        help="also time Spark's Parquet LIKE / = and itp.search on the companion (pyspark env)",
+    )  # fmt: skip
+    arguments.add_argument(
+        "--search-only", action="store_true",
+        help="only the source, its companion (both kept and reused under --path) and the "
+        "searches: no IndexTables copy, parallel build, layouts or sync (the 20M scale)",
+    )  # fmt: skip
     args = arguments.parse_args(argv)
+    if args.search_only:
+        return search_only(args)
 
     import duckdb
 
@@ -230,35 +347,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     db = duckdb.connect()
     scan = "read_parquet([" + ", ".join(f"'{f}'" for f in files) + "])"
 
-    def duck(sql: str) -> Callable[[], int]:
-        return duck_rows(db, sql)
-
-    needle = measure(lambda: companion.search(NEEDLE).num_rows, args.repeat)
-    line(
-        "needle, search",
-        needle,
-        measure(duck(f"SELECT * FROM {scan} WHERE {NEEDLE_SQL}"), args.repeat),
-        "duckdb",
-    )
-    exact = measure(lambda: companion.search(where=EXACT).num_rows, args.repeat)
-    line(
-        "exact host-42, search(where=)",
-        exact,
-        measure(duck(f"SELECT * FROM {scan} WHERE {EXACT}"), args.repeat),
-        "duckdb",
-    )
+    searches(companion, db, scan, files, index, options, args.repeat, spark=args.spark)
     copy_needle = measure(lambda: full.search(NEEDLE).num_rows, args.repeat)
     copy_exact = measure(lambda: full.search(where=EXACT).num_rows, args.repeat)
     print(
         f"{'  the IndexTables copy':<34} needle {copy_needle[0] * 1000:9.2f} ms, "
         f"exact {copy_exact[0] * 1000:9.2f} ms"
     )
-    count = measure(lambda: companion.count(NEEDLE), args.repeat)
-    print(f"{'  count of the needle (index only)':<34} {count[0] * 1000:9.2f} ms ({count[2]})")
-    if args.spark:
-        found = spark_suite(files, args.repeat)
-        line("needle, Spark Parquet LIKE", needle, found["needle"], "spark")
-        line("exact host-42, Spark Parquet =", exact, found["exact"], "spark")
 
     layouts(source, root, options, parquet_bytes, args.repeat)
 

@@ -163,9 +163,9 @@ class _Reads:
         rows_of = companion_read._FileRows.rows
         whole_of = companion_read._FileRows.whole_file
 
-        def rows(reader: Any, number: int, wanted: Any) -> Any:
+        def rows(reader: Any, number: int, wanted: Any, **given: Any) -> Any:
             self.rows += len(wanted)
-            return rows_of(reader, number, wanted)
+            return rows_of(reader, number, wanted, **given)
 
         def whole_file(reader: Any, number: int) -> Any:
             self.whole_files += 1

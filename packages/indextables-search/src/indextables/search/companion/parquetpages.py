@@ -310,11 +310,18 @@ def _plan(
         locations = footer.offsets[(group, leaf)]
         if not locations or locations[0][2] != 0:
             return None
-    wanted: dict[int, dict[int, set[int]]] = {}
+    # each page's first row, per row group: a plain bisect per hit (no key function:
+    # an exact match has hits by the ten thousand)
+    firsts = {group: [p[2] for p in footer.offsets[(group, leaf)]] for group in groups}
+    wanted: dict[int, dict[int, set[int]]] = {group: {} for group in groups}
     for group, row in placed:
-        locations = footer.offsets[(group, leaf)]
-        page = bisect.bisect_right(locations, row, key=lambda p: p[2]) - 1
-        wanted.setdefault(group, {}).setdefault(page, set()).add(row - locations[page][2])
+        starts = firsts[group]
+        page = bisect.bisect_right(starts, row) - 1
+        in_group = wanted[group]
+        hits = in_group.get(page)
+        if hits is None:
+            hits = in_group[page] = set()
+        hits.add(row - starts[page])
     parts: list[_Group] = []
     pieces: set[tuple[int, int]] = set()
     chosen = every = 0

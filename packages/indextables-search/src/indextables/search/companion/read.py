@@ -28,6 +28,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import tantivy
 
+from indextables.search.companion.fastcolumns import as_file_type, fast_columns, fast_values
 from indextables.search.companion.manifest import (
     MANIFEST_FILE,
     ParquetManifest,
@@ -119,13 +120,18 @@ def read_companion_split(
     hits = searcher.search(query, limit=searcher.num_docs, count=False).hits
     addresses = sorted((a for _, a in hits), key=lambda a: (a.segment_ord, a.doc))
     located = sorted(_locate(searcher, manifest, addresses, _row_mapping(directory, identity)))
+    # Integer and float columns come from the split's fast fields (no Parquet pages).
+    fast = fast_columns(directory, identity, schema, skip=list(entry.partition_values))
+    values = fast_values(searcher, addresses, fast)
     start = 0
     while start < len(located):
         number = located[start][0]
-        stop = bisect.bisect_left(located, (number + 1, -1), lo=start)
-        rows = [row for _, row in located[start:stop]]
-        for offset in range(0, len(rows), BATCH_ROWS):
-            yield reader.rows(number, rows[offset : offset + BATCH_ROWS])
+        stop = bisect.bisect_left(located, (number + 1, -1, -1), lo=start)
+        for offset in range(start, stop, BATCH_ROWS):
+            part = located[offset : min(stop, offset + BATCH_ROWS)]
+            take = pa.array([position for _, _, position in part], pa.int64())
+            given = {name: array.take(take) for name, array in values.items()}
+            yield reader.rows(number, [row for _, row, _ in part], given=given)
         start = stop
 
 
@@ -147,7 +153,8 @@ def _mapping_of(directory: str, identity: str) -> str:
 
 def _locate(
     searcher: tantivy.Searcher, manifest: ParquetManifest, addresses: list[Any], mapping: str
-) -> list[tuple[int, int]]:
+) -> list[tuple[int, int, int]]:
+    """``(file number, row in file, position in addresses)`` of each hit."""
     if not addresses:
         return []
     if mapping == "pq":
@@ -155,20 +162,27 @@ def _locate(
         hashes = searcher.fast_field_values(FILE_HASH_FIELD, addresses)
         rows = searcher.fast_field_values(ROW_IN_FILE_FIELD, addresses)
         found = []
-        for file_hash, row in zip(hashes, rows, strict=True):
+        for position, (file_hash, row) in enumerate(zip(hashes, rows, strict=True)):
             number = numbers.get(-1 if file_hash is None else int(file_hash))
             if number is None or row is None:
                 raise CompanionError(
                     f"a hit's {FILE_HASH_FIELD} ({file_hash}) names no file of the split's "
                     f"{MANIFEST_FILE}"
                 )
-            found.append((number, int(row)))
+            found.append((number, int(row), position))
         return found
     if mapping == "row_key":
         keys = searcher.fast_field_values(ROW_KEY_FIELD, addresses)
-        return [(int(k) >> 32, int(k) & 0xFFFFFFFF) for k in keys if k is not None]
+        return [
+            (int(k) >> 32, int(k) & 0xFFFFFFFF, position)
+            for position, k in enumerate(keys)
+            if k is not None
+        ]
     global_rows = [manifest.segment_offset(a.segment_ord) + a.doc for a in addresses]
-    return manifest.locate(global_rows)
+    return [
+        (number, row, position)
+        for position, (number, row) in enumerate(manifest.locate(global_rows))
+    ]
 
 
 class _FileRows:
@@ -233,20 +247,33 @@ class _FileRows:
                 for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns):
                     yield self._typed(pa.Table.from_batches([batch]), batch.num_rows)
 
-    def rows(self, number: int, rows: Sequence[int]) -> pa.RecordBatch:
+    def rows(
+        self, number: int, rows: Sequence[int], *, given: Mapping[str, pa.Array] | None = None
+    ) -> pa.RecordBatch:
+        """``rows`` of file ``number``; the columns in ``given`` (their values at those
+        rows, from the split's fast fields) are not read from the file."""
+        given = given or {}
         location, key = self._checked(number)
         with self.filesystem.open_input_file(location) as handle:
             footer = footer_of(handle, key)
-            columns = self._data_columns(footer.schema)
-            if not columns:
-                return self._typed(pa.table({}), len(rows))
-            served = page_rows(handle, footer, columns, rows)
-            arrays = dict(served.arrays)
-            if served.rest:
-                with pq.ParquetFile(handle, metadata=footer.metadata) as parquet:
-                    table = _row_group_rows(parquet, footer, list(served.rest), rows)
-                arrays.update(zip(table.column_names, table.columns, strict=True))
-        return self._typed(pa.table({c: arrays[c] for c in columns}), len(rows))
+            present = self._data_columns(footer.schema)
+            arrays: dict[str, pa.Array] = {}
+            for name in present:
+                if name in given:
+                    typed = as_file_type(given[name], footer.schema.field(name).type)
+                    if typed is not None:
+                        arrays[name] = typed
+            columns = [c for c in present if c not in arrays]
+            if columns:
+                served = page_rows(handle, footer, columns, rows)
+                arrays.update(served.arrays)
+                if served.rest:
+                    with pq.ParquetFile(handle, metadata=footer.metadata) as parquet:
+                        table = _row_group_rows(parquet, footer, list(served.rest), rows)
+                    arrays.update(zip(table.column_names, table.columns, strict=True))
+        if not present:
+            return self._typed(pa.table({}), len(rows))
+        return self._typed(pa.table({c: arrays[c] for c in present}), len(rows))
 
     def _typed(self, table: pa.Table, count: int) -> pa.RecordBatch:
         arrays = []
