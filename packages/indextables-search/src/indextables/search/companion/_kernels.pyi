@@ -1,1 +1,17 @@
+from collections.abc import Sequence
+
 def byte_array_starts(data: bytes | memoryview, count: int) -> bytes: ...
+def hybrid_at(data: bytes | bytearray | memoryview, width: int, wanted: Sequence[int]) -> bytes: ...
+def cut_page(
+    levels: bytes | bytearray | memoryview,
+    values: bytes | bytearray | memoryview,
+    rows: Sequence[int],
+    count: int,
+    *,
+    optional: bool,
+    dictionary_encoded: bool,
+    width: int,
+    dictionary: bytes | bytearray | memoryview | None = None,
+    starts: Sequence[int] | None = None,
+    dictionary_count: int = 0,
+) -> tuple[bytes, bytes, int]: ...

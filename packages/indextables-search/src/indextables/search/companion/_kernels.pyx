@@ -34,3 +34,340 @@ def byte_array_starts(const unsigned char[:] data, Py_ssize_t count):
     if short:
         raise ValueError("PLAIN byte-array values run past their page")
     return out
+
+
+# ---------------------------------------------------------------------------
+# Cutting a data page down to a few rows (see ``_kernels_py.cut_page``).
+
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
+
+cdef extern from *:
+    int __builtin_popcount(unsigned int) nogil
+
+# a run longer than this is damage (a page holds at most 2**31 values)
+cdef unsigned long long _MAX_RUN = 1ULL << 31
+
+cdef enum:
+    _OK = 0
+    _DAMAGED = 1
+    _TOO_WIDE = 2
+    _ROWS = 3
+    _INDEX = 4
+
+_MESSAGES = {
+    _DAMAGED: "a Parquet page's runs or values run past their page",
+    _TOO_WIDE: "a Parquet page's bit width is over 32",
+    _ROWS: "the page rows to cut are not sorted, unique and within the page",
+    _INDEX: "a Parquet page's dictionary index is past its dictionary",
+}
+
+
+cdef inline int _varint(const unsigned char *data, Py_ssize_t size, Py_ssize_t *position,
+                        unsigned long long *out) noexcept nogil:
+    cdef unsigned long long value = 0
+    cdef int shift = 0
+    cdef unsigned char byte
+    while True:
+        if position[0] >= size or shift > 63:
+            return _DAMAGED
+        byte = data[position[0]]
+        position[0] += 1
+        value |= (<unsigned long long> (byte & 0x7F)) << shift
+        if not byte & 0x80:
+            out[0] = value
+            return _OK
+        shift += 7
+
+
+cdef int _hybrid(const unsigned char *data, Py_ssize_t size, int width,
+                 const long long *wanted, Py_ssize_t count, long long *out) noexcept nogil:
+    """Values at the sorted positions ``wanted`` of an RLE/bit-packed hybrid."""
+    cdef Py_ssize_t index = 0, position = 0, span, byte, last, k
+    cdef long long start = 0, size_of_run, bit
+    cdef unsigned long long header, word, mask
+    cdef int value_bytes = (width + 7) // 8
+    cdef int status
+    if count == 0:
+        return _OK
+    if width > 32 or width < 0:
+        return _TOO_WIDE
+    mask = (1ULL << width) - 1
+    while index < count:
+        status = _varint(data, size, &position, &header)
+        if status:
+            return status
+        if header >> 1 >= _MAX_RUN:
+            return _DAMAGED
+        if header & 1:
+            size_of_run = <long long> (header >> 1) * 8
+            span = <Py_ssize_t> (header >> 1) * width
+            if position + span > size:
+                return _DAMAGED
+            while index < count and wanted[index] < start + size_of_run:
+                if width:
+                    bit = (wanted[index] - start) * width
+                    byte = <Py_ssize_t> (bit >> 3)
+                    last = <Py_ssize_t> ((bit + width - 1) >> 3)
+                    word = 0
+                    for k in range(last - byte + 1):
+                        word |= (<unsigned long long> data[position + byte + k]) << (8 * k)
+                    out[index] = <long long> ((word >> (bit & 7)) & mask)
+                else:
+                    out[index] = 0
+                index += 1
+            position += span
+        else:
+            size_of_run = <long long> (header >> 1)
+            if position + value_bytes > size:
+                return _DAMAGED
+            word = 0
+            for k in range(value_bytes):
+                word |= (<unsigned long long> data[position + k]) << (8 * k)
+            position += value_bytes
+            while index < count and wanted[index] < start + size_of_run:
+                out[index] = <long long> word
+                index += 1
+        start += size_of_run
+    return _OK
+
+
+cdef int _levels(const unsigned char *data, Py_ssize_t size, const long long *rows,
+                 Py_ssize_t count, long long *picks) noexcept nogil:
+    """Per row: -1 when null, else its index among the page's non-null values
+    (definition levels of bit width 1)."""
+    cdef Py_ssize_t index = 0, position = 0, groups, counted, byte
+    cdef long long start = 0, before = 0, size_of_run, offset, ones
+    cdef unsigned long long header
+    cdef unsigned char value
+    cdef int status
+    while index < count:
+        status = _varint(data, size, &position, &header)
+        if status:
+            return status
+        if header >> 1 >= _MAX_RUN:
+            return _DAMAGED
+        if header & 1:
+            groups = <Py_ssize_t> (header >> 1)
+            size_of_run = <long long> groups * 8
+            if position + groups > size:
+                return _DAMAGED
+            counted = 0
+            ones = 0
+            while index < count and rows[index] < start + size_of_run:
+                offset = rows[index] - start
+                byte = <Py_ssize_t> (offset >> 3)
+                while counted < byte:
+                    ones += __builtin_popcount(data[position + counted])
+                    counted += 1
+                value = data[position + byte]
+                if (value >> (offset & 7)) & 1:
+                    picks[index] = before + ones + __builtin_popcount(
+                        value & ((1u << (offset & 7)) - 1))
+                else:
+                    picks[index] = -1
+                index += 1
+            while counted < groups:
+                ones += __builtin_popcount(data[position + counted])
+                counted += 1
+            before += ones
+            position += groups
+        else:
+            size_of_run = <long long> (header >> 1)
+            if position >= size:
+                return _DAMAGED
+            value = data[position]
+            position += 1
+            while index < count and rows[index] < start + size_of_run:
+                picks[index] = before + rows[index] - start if value else -1
+                index += 1
+            if value:
+                before += size_of_run
+        start += size_of_run
+    return _OK
+
+
+cdef int _plain_starts(const unsigned char *data, Py_ssize_t size, const long long *wanted,
+                       Py_ssize_t count, long long *begin, long long *end) noexcept nogil:
+    """Where each wanted PLAIN BYTE_ARRAY value (length prefix included) starts and ends."""
+    cdef Py_ssize_t index = 0, position = 0
+    cdef long long value = 0
+    cdef unsigned long long length
+    while index < count:
+        if position + 4 > size:
+            return _DAMAGED
+        length = (<unsigned long long> data[position]
+                  | (<unsigned long long> data[position + 1] << 8)
+                  | (<unsigned long long> data[position + 2] << 16)
+                  | (<unsigned long long> data[position + 3] << 24))
+        if <unsigned long long> (size - position - 4) < length:
+            return _DAMAGED
+        while index < count and wanted[index] == value:
+            begin[index] = position
+            end[index] = position + 4 + <long long> length
+            index += 1
+        position += 4 + <Py_ssize_t> length
+        value += 1
+    return _OK
+
+
+cdef int _cut(const unsigned char *levels, Py_ssize_t levels_size,
+              const unsigned char *values, Py_ssize_t values_size,
+              const long long *rows, Py_ssize_t count, long long page_count, bint optional,
+              int dictionary_encoded, Py_ssize_t width,
+              const unsigned char *dictionary, Py_ssize_t dictionary_size,
+              const long long *starts, Py_ssize_t starts_count, Py_ssize_t dictionary_count,
+              long long *picks, long long *wanted, long long *begin, long long *end,
+              Py_ssize_t *chosen) noexcept nogil:
+    cdef Py_ssize_t index, used = 0
+    cdef long long previous = -1, item
+    cdef int status
+    for index in range(count):
+        if rows[index] <= previous or rows[index] >= page_count:
+            return _ROWS
+        previous = rows[index]
+    if optional:
+        status = _levels(levels, levels_size, rows, count, picks)
+        if status:
+            return status
+    else:
+        for index in range(count):
+            picks[index] = rows[index]
+    for index in range(count):
+        if picks[index] >= 0:
+            wanted[used] = picks[index]
+            used += 1
+    chosen[0] = used
+    if used == 0:
+        return _OK
+    if dictionary_encoded:
+        if values_size < 1:
+            return _DAMAGED
+        status = _hybrid(values + 1, values_size - 1, values[0], wanted, used, wanted)
+        if status:
+            return status
+        for index in range(used):
+            item = wanted[index]
+            if item < 0 or item >= dictionary_count:
+                return _INDEX
+            if width:
+                begin[index] = item * width
+                end[index] = begin[index] + width
+                if end[index] > dictionary_size:
+                    return _DAMAGED
+            else:
+                if item + 1 >= starts_count:
+                    return _INDEX
+                begin[index] = starts[item]
+                end[index] = starts[item + 1]
+                if begin[index] < 0 or end[index] > dictionary_size or end[index] < begin[index]:
+                    return _DAMAGED
+        return _OK
+    if width:
+        if (wanted[used - 1] + 1) * width > values_size:
+            return _DAMAGED
+        for index in range(used):
+            begin[index] = wanted[index] * width
+            end[index] = begin[index] + width
+        return _OK
+    return _plain_starts(values, values_size, wanted, used, begin, end)
+
+
+_NO_STARTS = memoryview(b"").cast("q")
+
+
+def cut_page(const unsigned char[:] levels, const unsigned char[:] values,
+             const long long[:] rows, long long count, *, bint optional,
+             bint dictionary_encoded, Py_ssize_t width,
+             const unsigned char[:] dictionary=None, const long long[:] starts=None,
+             Py_ssize_t dictionary_count=0):
+    """See ``_kernels_py.cut_page``: ``(levels, values, nulls)`` of the cut page."""
+    cdef Py_ssize_t n = rows.shape[0]
+    cdef Py_ssize_t chosen = 0, index, total = 0, written = 0, groups
+    cdef int status
+    cdef const unsigned char *dictionary_data = NULL
+    cdef Py_ssize_t dictionary_size = 0, starts_count = 0
+    cdef const long long *starts_data = NULL
+    cdef const unsigned char *source
+    cdef const unsigned char *levels_data = NULL
+    cdef const unsigned char *values_data = NULL
+    cdef Py_ssize_t levels_size = levels.shape[0], values_size = values.shape[0]
+    cdef unsigned long long header
+    cdef char *target
+    cdef unsigned char *bits
+    if levels_size:
+        levels_data = &levels[0]
+    if values_size:
+        values_data = &values[0]
+    if dictionary is not None and dictionary.shape[0]:
+        dictionary_data = &dictionary[0]
+        dictionary_size = dictionary.shape[0]
+    if starts is not None and starts.shape[0]:
+        starts_data = &starts[0]
+        starts_count = starts.shape[0]
+    if dictionary_encoded and dictionary is None:
+        raise ValueError("a dictionary-encoded page needs its dictionary")
+    cdef long long *work = <long long *> malloc(sizeof(long long) * (4 * n + 1))
+    if work == NULL:
+        raise MemoryError()
+    cdef long long *picks = work
+    cdef long long *wanted = work + n
+    cdef long long *begin = work + 2 * n
+    cdef long long *end = work + 3 * n
+    try:
+        with nogil:
+            status = _cut(levels_data, levels_size, values_data, values_size,
+                          &rows[0] if n else NULL, n, count, optional,
+                          dictionary_encoded, width, dictionary_data, dictionary_size,
+                          starts_data, starts_count, dictionary_count,
+                          picks, wanted, begin, end, &chosen)
+            if not status:
+                for index in range(chosen):
+                    total += end[index] - begin[index]
+        if status:
+            raise ValueError(_MESSAGES[status])
+        body = PyBytes_FromStringAndSize(NULL, total)
+        target = body
+        source = dictionary_data if dictionary_encoded else values_data
+        with nogil:
+            for index in range(chosen):
+                memcpy(target + written, source + begin[index],
+                       <size_t> (end[index] - begin[index]))
+                written += end[index] - begin[index]
+        level_bytes = b""
+        if optional:
+            groups = (n + 7) // 8
+            header = (<unsigned long long> groups) << 1 | 1
+            prefix = bytearray()
+            while header > 0x7F:
+                prefix.append(<unsigned char> ((header & 0x7F) | 0x80))
+                header >>= 7
+            prefix.append(<unsigned char> header)
+            level_bytes = PyBytes_FromStringAndSize(NULL, len(prefix) + groups)
+            target = level_bytes
+            for index in range(len(prefix)):
+                target[index] = prefix[index]
+            bits = <unsigned char *> target + len(prefix)
+            with nogil:
+                for index in range(groups):
+                    bits[index] = 0
+                for index in range(n):
+                    if picks[index] >= 0:
+                        bits[index >> 3] |= <unsigned char> (1 << (index & 7))
+        return level_bytes, body, n - chosen
+    finally:
+        free(work)
+
+
+def hybrid_at(const unsigned char[:] data, int width, const long long[:] wanted):
+    """See ``_kernels_py.hybrid_at``: little-endian int64 values at ``wanted``."""
+    cdef Py_ssize_t n = wanted.shape[0]
+    cdef int status
+    out = PyBytes_FromStringAndSize(NULL, n * 8)
+    cdef char *target = out
+    with nogil:
+        status = _hybrid(&data[0] if data.shape[0] else NULL, data.shape[0], width,
+                         &wanted[0] if n else NULL, n, <long long *> target)
+    if status:
+        raise ValueError(_MESSAGES[status])
+    return out

@@ -1,13 +1,27 @@
-"""Pure twin of ``_kernels``: where Parquet PLAIN byte-array values start."""
+"""Pure twin of ``_kernels``: Parquet PLAIN byte-array starts, and cutting a data page
+down to a few rows (definition levels, RLE/bit-packed hybrid, PLAIN values).
+
+Both twins must agree exactly, errors included: damage or anything unread raises
+ValueError (the caller then decodes the page whole).
+"""
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 
-__all__ = ["byte_array_starts"]
+__all__ = ["byte_array_starts", "cut_page", "hybrid_at"]
+
+_MAX_RUN = 1 << 31  # a longer run is damage (a page holds at most 2**31 values)
+_DAMAGED = "a Parquet page's runs or values run past their page"
+_TOO_WIDE = "a Parquet page's bit width is over 32"
+_ROWS = "the page rows to cut are not sorted, unique and within the page"
+_INDEX = "a Parquet page's dictionary index is past its dictionary"
+
+Bytes = bytes | bytearray | memoryview
 
 
-def byte_array_starts(data: bytes | memoryview, count: int) -> bytes:
+def byte_array_starts(data: Bytes, count: int) -> bytes:
     """``count + 1`` little-endian int64 positions: where each of the first ``count``
     PLAIN BYTE_ARRAY values (4-byte length, bytes) starts, then where the last ends.
 
@@ -27,3 +41,224 @@ def byte_array_starts(data: bytes | memoryview, count: int) -> bytes:
             raise ValueError("PLAIN byte-array values run past their page")
     starts.append(position)
     return struct.pack(f"<{count + 1}q", *starts)
+
+
+def _varint(data: Bytes, position: int) -> tuple[int, int]:
+    value = 0
+    shift = 0
+    while True:
+        if position >= len(data) or shift > 63:
+            raise ValueError(_DAMAGED)
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value & 0xFFFFFFFFFFFFFFFF, position
+        shift += 7
+
+
+def _hybrid(data: Bytes, width: int, wanted: Sequence[int]) -> list[int]:
+    if not wanted:
+        return []
+    if not 0 <= width <= 32:
+        raise ValueError(_TOO_WIDE)
+    found: list[int] = []
+    count = len(wanted)
+    index = start = position = 0
+    mask = (1 << width) - 1
+    value_bytes = (width + 7) // 8
+    while index < count:
+        header, position = _varint(data, position)
+        if header >> 1 >= _MAX_RUN:
+            raise ValueError(_DAMAGED)
+        if header & 1:
+            size = (header >> 1) * 8
+            span = (header >> 1) * width
+            if position + span > len(data):
+                raise ValueError(_DAMAGED)
+            while index < count and wanted[index] < start + size:
+                if width:
+                    bit = (wanted[index] - start) * width
+                    first, last = bit >> 3, (bit + width - 1) >> 3
+                    word = int.from_bytes(data[position + first : position + last + 1], "little")
+                    found.append(word >> (bit & 7) & mask)
+                else:
+                    found.append(0)
+                index += 1
+            position += span
+        else:
+            size = header >> 1
+            if position + value_bytes > len(data):
+                raise ValueError(_DAMAGED)
+            value = int.from_bytes(data[position : position + value_bytes], "little")
+            position += value_bytes
+            while index < count and wanted[index] < start + size:
+                found.append(value)
+                index += 1
+        start += size
+    return found
+
+
+def hybrid_at(data: Bytes, width: int, wanted: Sequence[int]) -> bytes:
+    """Little-endian int64 values at the sorted positions ``wanted`` of an
+    RLE/bit-packed hybrid of ``width`` bits (0..32).
+
+    Raises:
+        ValueError: the runs end before the last wanted value, or ``width`` is over 32.
+    """
+    found = _hybrid(data, width, wanted)
+    return struct.pack(f"<{len(found)}q", *found)
+
+
+def _levels(data: Bytes, rows: Sequence[int]) -> list[int]:
+    """Per row: -1 when null, else its index among the page's non-null values
+    (definition levels of bit width 1)."""
+    picks: list[int] = []
+    count = len(rows)
+    index = start = before = position = 0
+    while index < count:
+        header, position = _varint(data, position)
+        if header >> 1 >= _MAX_RUN:
+            raise ValueError(_DAMAGED)
+        if header & 1:
+            groups = header >> 1
+            size = groups * 8
+            if position + groups > len(data):
+                raise ValueError(_DAMAGED)
+            bits = int.from_bytes(data[position : position + groups], "little")
+            while index < count and rows[index] < start + size:
+                offset = rows[index] - start
+                if bits >> offset & 1:
+                    picks.append(before + (bits & ((1 << offset) - 1)).bit_count())
+                else:
+                    picks.append(-1)
+                index += 1
+            before += bits.bit_count()
+            position += groups
+        else:
+            size = header >> 1
+            if position >= len(data):
+                raise ValueError(_DAMAGED)
+            value = data[position]
+            position += 1
+            while index < count and rows[index] < start + size:
+                picks.append(before + rows[index] - start if value else -1)
+                index += 1
+            if value:
+                before += size
+        start += size
+    return picks
+
+
+def _spans(
+    values: Bytes,
+    wanted: list[int],
+    *,
+    dictionary_encoded: bool,
+    width: int,
+    starts: Sequence[int] | None,
+    dictionary_size: int,
+    dictionary_count: int,
+) -> list[tuple[int, int]]:
+    """Where each wanted value lies: in the dictionary, or in ``values`` (PLAIN)."""
+    if not wanted:
+        return []
+    if dictionary_encoded:
+        if len(values) < 1:
+            raise ValueError(_DAMAGED)
+        spans = []
+        for item in _hybrid(values[1:], values[0], wanted):
+            if not 0 <= item < dictionary_count:
+                raise ValueError(_INDEX)
+            if width:
+                if (item + 1) * width > dictionary_size:
+                    raise ValueError(_DAMAGED)
+                spans.append((item * width, (item + 1) * width))
+            else:
+                if starts is None or item + 1 >= len(starts):
+                    raise ValueError(_INDEX)
+                begin, end = starts[item], starts[item + 1]
+                if begin < 0 or end > dictionary_size or end < begin:
+                    raise ValueError(_DAMAGED)
+                spans.append((begin, end))
+        return spans
+    if width:
+        if (wanted[-1] + 1) * width > len(values):
+            raise ValueError(_DAMAGED)
+        return [(i * width, (i + 1) * width) for i in wanted]
+    spans = []
+    position = value = index = 0
+    size = len(values)
+    while index < len(wanted):
+        if position + 4 > size:
+            raise ValueError(_DAMAGED)
+        length = int.from_bytes(values[position : position + 4], "little")
+        if size - position - 4 < length:
+            raise ValueError(_DAMAGED)
+        while index < len(wanted) and wanted[index] == value:
+            spans.append((position, position + 4 + length))
+            index += 1
+        position += 4 + length
+        value += 1
+    return spans
+
+
+def cut_page(
+    levels: Bytes,
+    values: Bytes,
+    rows: Sequence[int],
+    count: int,
+    *,
+    optional: bool,
+    dictionary_encoded: bool,
+    width: int,
+    dictionary: Bytes | None = None,
+    starts: Sequence[int] | None = None,
+    dictionary_count: int = 0,
+) -> tuple[bytes, bytes, int]:
+    """A data page's ``rows`` (sorted, unique, below ``count``, its value count),
+    cut out: ``(levels, values, nulls)`` of a v2 page of those rows alone, PLAIN.
+
+    ``levels``: the page's definition levels (RLE/bit-packed hybrid of bit width 1,
+    no length prefix; read only when ``optional``). ``values``: its (decompressed)
+    values section, PLAIN or (``dictionary_encoded``) a bit width byte then the
+    hybrid of dictionary indices. ``width``: bytes of a fixed-width value, 0 for
+    BYTE_ARRAY (then ``starts``: ``dictionary_count + 1`` positions of the
+    dictionary's PLAIN values). The result's levels are one bit-packed run of the
+    rows' levels, its values the present rows' PLAIN values (length prefix kept).
+
+    Raises:
+        ValueError: damage, an index past the dictionary, or bad ``rows``.
+    """
+    previous = -1
+    for row in rows:
+        if row <= previous or row >= count:
+            raise ValueError(_ROWS)
+        previous = row
+    if dictionary_encoded and dictionary is None:
+        raise ValueError("a dictionary-encoded page needs its dictionary")
+    picks = _levels(levels, rows) if optional else list(rows)
+    wanted = [pick for pick in picks if pick >= 0]
+    source = dictionary if dictionary_encoded and dictionary is not None else values
+    spans = _spans(
+        values,
+        wanted,
+        dictionary_encoded=dictionary_encoded,
+        width=width,
+        starts=starts,
+        dictionary_size=len(dictionary) if dictionary is not None else 0,
+        dictionary_count=dictionary_count,
+    )
+    body = b"".join(bytes(source[begin:end]) for begin, end in spans)
+    level_bytes = b""
+    if optional:
+        groups = (len(rows) + 7) // 8
+        header = bytearray()
+        value = groups << 1 | 1
+        while value > 0x7F:
+            header.append(value & 0x7F | 0x80)
+            value >>= 7
+        header.append(value)
+        bits = sum(1 << number for number, pick in enumerate(picks) if pick >= 0)
+        level_bytes = bytes(header) + bits.to_bytes(groups, "little")
+    return level_bytes, body, len(rows) - len(wanted)

@@ -9,13 +9,16 @@ values as they were stored. Served: top-level flat columns of every physical
 type but BOOLEAN, PLAIN and dictionary (``PLAIN_DICTIONARY``/``RLE_DICTIONARY``)
 encodings, data pages v1 and v2, the codecs pyarrow reads (none, Snappy, gzip,
 Brotli, Zstandard, LZ4 raw). Anything else returns None: the page is then
-decoded whole. Where PLAIN byte-array values start is found by a compiled
-kernel (``_kernels``, with a pure twin).
+decoded whole. The per-page loops (definition levels, the RLE/bit-packed
+hybrid of dictionary indices, PLAIN values, the new page's levels and values)
+are one call of a compiled kernel (``_kernels.cut_page``, without the GIL
+held; the pure twin ``_kernels_py`` when not built).
 """
 
 from __future__ import annotations
 
 import zlib
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,12 +33,11 @@ from indextables.search.companion.thriftcompact import (
     encode_struct,
 )
 from indextables.search.errors import CompanionError
-from indextables.search.splits.vint import decode_leb128
 
 try:
-    from indextables.search.companion._kernels import byte_array_starts
+    from indextables.search.companion._kernels import byte_array_starts, cut_page
 except ImportError:  # not built: the pure twin
-    from indextables.search.companion._kernels_py import byte_array_starts
+    from indextables.search.companion._kernels_py import byte_array_starts, cut_page
 
 __all__ = ["Dictionary", "PageCodec", "read_dictionary", "slim_page"]
 
@@ -94,13 +96,6 @@ class Dictionary:
     count: int
     width: int  # bytes of a fixed-width value; 0: positions in ``starts``
     starts: memoryview | None = None  # int64 positions, count + 1 of them
-
-    def value(self, index: int) -> bytes:
-        if not 0 <= index < self.count:
-            raise _Unsupported
-        if self.starts is None:
-            return bytes(self.values[index * self.width : (index + 1) * self.width])
-        return bytes(self.values[self.starts[index] : self.starts[index + 1]])
 
 
 def read_dictionary(page: memoryview, codec: PageCodec) -> Dictionary | None:
@@ -185,146 +180,37 @@ def _slim(
             values = packed
     else:
         raise _Unsupported
-    present = _present(levels, rows, count) if levels is not None else None
-    # the value index of each present row
-    picks: list[int | None] = []
-    for number, row in enumerate(rows):
-        if row >= count:
-            raise _Unsupported
-        picks.append(row if present is None else present[number])
-    wanted = [p for p in picks if p is not None]
+    if encoding not in (_PLAIN, _PLAIN_DICTIONARY, _RLE_DICTIONARY):
+        raise _Unsupported
     if encoding == _PLAIN:
-        chosen = _plain_values(values, wanted, codec)
-    elif encoding in (_PLAIN_DICTIONARY, _RLE_DICTIONARY):
-        if dictionary is None or not len(values):
-            raise _Unsupported
-        width = values[0]
-        indices = _hybrid_at(values[1:], width, wanted)
-        chosen = [dictionary.value(i) for i in indices]
+        width, values_of, starts, known = codec.width, None, None, 0
+    elif dictionary is None:
+        raise _Unsupported
     else:
-        raise _Unsupported
-    return _encode(picks, chosen, codec.optional)
+        width, values_of, starts = dictionary.width, dictionary.values, dictionary.starts
+        known = dictionary.count
+    level_bytes, body_bytes, nulls = cut_page(
+        levels if levels is not None else b"",
+        values,
+        rows if isinstance(rows, array) else array("q", rows),
+        count,
+        optional=codec.optional,
+        dictionary_encoded=encoding != _PLAIN,
+        width=width,
+        dictionary=values_of,
+        starts=starts,
+        dictionary_count=known,
+    )
+    return _encode(len(rows), nulls, level_bytes, body_bytes)
 
 
-def _present(levels: memoryview, rows: Sequence[int], count: int) -> list[int | None]:
-    """Per row: None when null, else its index among the page's non-null values
-    (definition levels of bit width 1, RLE/bit-packed hybrid)."""
-    found: list[int | None] = []
-    wanted = iter(rows)
-    row = next(wanted, None)
-    start = 0  # first level of the current run
-    before = 0  # non-null values before the run
-    position = 0
-    while row is not None:
-        if position >= len(levels) or start >= count:
-            raise _Unsupported
-        header, position = _varint(levels, position)
-        if header & 1:  # bit-packed: groups of 8 levels, one bit each
-            size = (header >> 1) * 8
-            bits = int.from_bytes(levels[position : position + size // 8], "little")
-            position += size // 8
-            while row is not None and row < start + size:
-                offset = row - start
-                if bits >> offset & 1:
-                    found.append(before + (bits & ((1 << offset) - 1)).bit_count())
-                else:
-                    found.append(None)
-                row = next(wanted, None)
-            before += (
-                bits.bit_count()
-                if start + size <= count
-                else (bits & ((1 << (count - start)) - 1)).bit_count()
-            )
-        else:  # a run of one level
-            size = header >> 1
-            value = levels[position] if size else 0
-            position += 1
-            while row is not None and row < start + size:
-                found.append(before + row - start if value else None)
-                row = next(wanted, None)
-            if value:
-                before += size
-        start += size
-    return found
-
-
-def _varint(data: memoryview, position: int) -> tuple[int, int]:
-    """A run header of the RLE/bit-packed hybrid (LEB128)."""
-    return decode_leb128(data, position, error=CompanionError, context="a Parquet page run")
-
-
-def _hybrid_at(data: memoryview, width: int, wanted: Sequence[int]) -> list[int]:
-    """Values at the sorted positions ``wanted`` of an RLE/bit-packed hybrid of ``width`` bits."""
-    if not wanted:
-        return []
-    if width > 32:
-        raise _Unsupported
-    found: list[int] = []
-    index = 0
-    start = 0
-    position = 0
-    mask = (1 << width) - 1
-    value_bytes = (width + 7) // 8
-    while index < len(wanted):
-        if position >= len(data):
-            raise _Unsupported
-        header, position = _varint(data, position)
-        if header & 1:
-            size = (header >> 1) * 8
-            span = (header >> 1) * width
-            chunk = data[position : position + span]
-            position += span
-            while index < len(wanted) and wanted[index] < start + size:
-                bit = (wanted[index] - start) * width
-                word = int.from_bytes(chunk[bit // 8 : bit // 8 + value_bytes + 1], "little")
-                found.append(word >> (bit % 8) & mask)
-                index += 1
-        else:
-            size = header >> 1
-            value = int.from_bytes(data[position : position + value_bytes], "little")
-            position += value_bytes
-            while index < len(wanted) and wanted[index] < start + size:
-                found.append(value)
-                index += 1
-        start += size
-    return found
-
-
-def _plain_values(values: memoryview, wanted: Sequence[int], codec: PageCodec) -> list[bytes]:
-    if not wanted:
-        return []
-    if codec.width:
-        width = codec.width
-        if (wanted[-1] + 1) * width > len(values):
-            raise _Unsupported
-        return [bytes(values[i * width : (i + 1) * width]) for i in wanted]
-    starts = memoryview(byte_array_starts(values, max(wanted) + 1)).cast("q")
-    return [bytes(values[starts[i] : starts[i + 1]]) for i in wanted]
-
-
-def _encode(picks: Sequence[int | None], chosen: Sequence[bytes], optional: bool) -> bytes:
-    """A v2 data page of ``len(picks)`` rows, uncompressed, PLAIN values."""
-    count = len(picks)
-    levels = b""
-    if optional:
-        bits = 0
-        for number, pick in enumerate(picks):
-            if pick is not None:
-                bits |= 1 << number
-        groups = (count + 7) // 8
-        header = bytearray()
-        value = groups << 1 | 1
-        while value > 0x7F:
-            header.append(value & 0x7F | 0x80)
-            value >>= 7
-        header.append(value)
-        levels = bytes(header) + bits.to_bytes(groups, "little")
-    body = b"".join(chosen)
+def _encode(count: int, nulls: int, levels: bytes, body: bytes) -> bytes:
+    """A v2 data page of ``count`` rows, uncompressed, PLAIN values."""
     size = len(levels) + len(body)
     info = TStruct(
         {
             1: (I32, count),
-            2: (I32, count - len(chosen)),
+            2: (I32, nulls),
             3: (I32, count),
             4: (I32, _PLAIN),
             5: (I32, len(levels)),
