@@ -21,7 +21,7 @@ Delta table of ``--files`` Parquet files (deltalake, its default compression):
   unchanged source (``no_action``).
 
 Usage: ``python benchmarks/companion.py [--rows 2000000] [--files 4] [--repeat 3]
-[--spark] [--search-only] [--path DIR]``, or ``tox -e bench-search -- --companion``
+[--spark] [--search-only] [--path DIR] [--cache DIR]``, or ``tox -e bench-search -- --companion``
 (``run.py --companion`` hands over here). Everything is written to a fresh temporary
 directory, or ``--path``. ``--spark`` (pyspark env) adds ``itp.search`` on the
 companion beside Spark's Parquet read. ``--search-only`` (the issue's 20M scale:
@@ -226,7 +226,12 @@ def search_only(args: Any) -> int:
     root = args.path or tempfile.mkdtemp(prefix="indextables-bench-companion-")
     base = os.path.join(root, f"companion-{args.rows}-{args.files}")
     source, index, marker = base + "-delta", base + "-index", base + ".done"
-    options = {"spark.indextables.cache.directoryPath": os.path.join(root, "split-cache")}
+    # the source is read where it is now (the index records where it was built), and
+    # the split cache may live elsewhere (--cache: a read-only --path)
+    options = {
+        "spark.indextables.cache.directoryPath": args.cache or os.path.join(root, "split-cache"),
+        "spark.indextables.companion.parquetTableRoot": source,
+    }
     print(f"companion, {args.rows:,} rows in {args.files} Delta files, load {os.getloadavg()}")
     if os.path.exists(marker):
         print(f"reusing {base}-*")
@@ -277,6 +282,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only the source, its companion (both kept and reused under --path) and the "
         "searches: no IndexTables copy, parallel build, layouts or sync (the 20M scale)",
     )  # fmt: skip
+    arguments.add_argument(
+        "--cache", default=None, help="split cache directory (default: under --path)"
+    )
     args = arguments.parse_args(argv)
     if args.search_only:
         return search_only(args)
@@ -289,7 +297,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     source, index, copy = (os.path.join(root, n) for n in ("delta", "companion", "copy"))
     for folder in (source, index, copy):
         shutil.rmtree(folder, ignore_errors=True)
-    options = {"spark.indextables.cache.directoryPath": os.path.join(root, "split-cache")}
+    # the source is read where it is now (the index records where it was built), and
+    # the split cache may live elsewhere (--cache: a read-only --path)
+    options = {
+        "spark.indextables.cache.directoryPath": args.cache or os.path.join(root, "split-cache"),
+        "spark.indextables.companion.parquetTableRoot": source,
+    }
     print(f"companion, {args.rows:,} rows in {args.files} Delta files, load {os.getloadavg()}")
     batches = write_source(source, args.rows, args.files)
     files = source_files(source)

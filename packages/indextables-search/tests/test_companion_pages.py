@@ -370,6 +370,7 @@ def test_cut_pages_with_the_pure_twin(tmp_path: Path, monkeypatch: pytest.Monkey
     from indextables.search.companion import slimpages
 
     monkeypatch.setattr(slimpages, "byte_array_starts", _kernels_py.byte_array_starts)
+    monkeypatch.setattr(slimpages, "cut_page", _kernels_py.cut_page)
     rng = random.Random(42)
     table = hostile(rng, 600)
     path = tmp_path / "f.parquet"
