@@ -293,6 +293,29 @@ def test_hits_in_nearly_every_page_are_left_to_row_groups(tmp_path: Path) -> Non
         assert served.arrays["id"].to_pylist() == [4321]
 
 
+def test_a_few_hits_in_every_page_are_still_cut(tmp_path: Path) -> None:
+    """Pages cut down to their hits do not make a column dense (a needle at scale)."""
+    table = pa.table({"id": pa.array(range(5000), pa.int64()), "s": [f"v{i}" for i in range(5000)]})
+    path = tmp_path / "f.parquet"
+    pq.write_table(table, path, data_page_size=512, write_batch_size=128,
+                   write_page_index=True, use_dictionary=False)  # fmt: skip
+    handle, footer = open_footer(path)
+    with handle:
+        firsts = [p[2] for p in footer_offsets(handle, footer, path)]
+        rows = [first + 3 for first in firsts]  # one hit in every page
+        served = page_rows(handle, footer, ["id", "s"], rows)
+    assert len(firsts) > 20
+    assert served.rest == ()
+    assert served.arrays["id"].to_pylist() == rows
+    assert served.arrays["s"].to_pylist() == [f"v{i}" for i in rows]
+
+
+def footer_offsets(handle: Any, footer: Any, path: Path) -> list[tuple[int, int, int]]:
+    """The ``id`` column's page locations (offset, size, first row) in row group 0."""
+    page_rows(handle, footer, ["id"], [0])  # loads the offset index
+    return list(footer.offsets[(0, footer.leaves["id"][0])])
+
+
 @pytest.mark.parametrize("page_index", [True, False])
 @pytest.mark.usefixtures("every_page")
 def test_file_rows_mix_page_and_row_group_columns(tmp_path: Path, page_index: bool) -> None:

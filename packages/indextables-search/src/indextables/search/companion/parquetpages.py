@@ -56,8 +56,10 @@ _CACHED_FOOTERS = 256
 _REPEATED = 2
 #: A page is cut down to its hits when they are at most 1/SLIM_SHARE of its rows.
 SLIM_SHARE = 16
-#: A column whose hit pages hold more than this share of its row groups' page bytes
-#: is left to the row-group read (which decodes the same, with no page copies).
+#: A column whose pages decoded whole (too many hits to be cut) hold more than this
+#: share of its row groups' page bytes is left to the row-group read (which decodes
+#: the same, with no page copies). Pages cut down to their hits do not count: a
+#: needle with a hit in every page is still served page by page.
 DENSE_SHARE = 0.9
 
 
@@ -298,7 +300,7 @@ class _Group:
 class _Plan:
     groups: tuple[_Group, ...]
     pieces: frozenset[tuple[int, int]]
-    share: float  # of the row groups' page bytes, those of the pages read
+    share: float  # of the row groups' page bytes, those of the pages decoded whole
 
 
 def _plan(
@@ -342,7 +344,8 @@ def _plan(
             last = locations[page + 1][2] if page + 1 < len(locations) else footer.group_rows[group]
             pages.append(_Page(offset, size, first, last - first, tuple(sorted(hits))))
             pieces.add((offset, size))
-            chosen += size
+            if len(hits) * SLIM_SHARE > last - first:  # decoded whole, not cut
+                chosen += size
         parts.append(_Group(group, prefix, tuple(pages)))
     return _Plan(tuple(parts), frozenset(pieces), chosen / max(1, every))
 
