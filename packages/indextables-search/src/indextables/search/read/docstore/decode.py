@@ -591,7 +591,8 @@ def _check_range(store: StoreIndex, ids: list[int]) -> None:
 
 
 def checkpoints(store: StoreIndex, mod: Any) -> Any:
-    """The kernels' ``Checkpoints`` of an LZ4 ``store`` (built once per store and module)."""
+    """The kernels' ``Checkpoints`` of an LZ4 ``store`` (built once per store and module:
+    a view of the store's own checkpoint arrays, with what the kernels check of them)."""
     name = mod.__name__
     found = store.kernel_views.get(name)
     if found is None:
