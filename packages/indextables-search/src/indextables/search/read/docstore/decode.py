@@ -83,6 +83,12 @@ class FieldSpec:
         return pa.list_(base) if self.multi else base
 
 
+#: What a remembered miss of a store of unknown block size is charged (a lookup outside
+#: a decode session, for a store no session has described): Tantivy's block size as
+#: this project writes it (``options.DEFAULT_DOCSTORE_BLOCK_SIZE``).
+ASSUMED_BLOCK_BYTES: Final = 4096
+
+
 class BlockCache:
     """Decompressed blocks, least recently used dropped past ``max_bytes``.
 
@@ -91,11 +97,14 @@ class BlockCache:
     with a distinct ``cache_key`` (the default key, None, suits one store).
 
     Admission (:meth:`lookup`): a block enters the cache the second time it is
-    missed while its first miss is still remembered (the last ``2 * max_bytes /
-    16 KiB`` missed blocks are). A repeated search whose blocks fit is served
-    from the cache from its third run on; a search touching more blocks than
-    that (which would only churn the cache) decodes its blocks partly, never
-    whole for the cache.
+    missed while its first miss is still remembered. Misses are remembered by
+    the bytes of their blocks (each store's own block size, which a decode
+    tells the cache: ``StoreIndex.block_bytes``), the newest up to ``2 *
+    max_bytes``; a decode's misses are remembered only when their blocks
+    would fit in the cache. A repeated search whose blocks fit is served from
+    the cache from its third run on, whatever the block size; a search
+    touching more than that (which would only churn the cache) decodes its
+    blocks partly, never whole for the cache.
     """
 
     def __init__(self, *, max_bytes: int = 8 << 20) -> None:
@@ -105,17 +114,28 @@ class BlockCache:
         # ``(key, block)`` tuple (a nested tuple of strings) twice per block was ~40%
         # of a lookup.
         self._blocks: OrderedDict[int, bytes] = OrderedDict()
-        # Recent first misses, oldest first (a plain dict: trimmed by rebuilding, below).
-        self._seen: dict[int, None] = {}
+        # Recent first misses, oldest first, each with the bytes it is charged (a plain
+        # dict: trimmed by rebuilding, below).
+        self._seen: dict[int, int] = {}
+        self._seen_bytes = 0
         self._stores: dict[Hashable, int] = {}
-        self._remember = max(16, 2 * max_bytes // (16 << 10))
+        # Each store's block bytes, by store number (ASSUMED_BLOCK_BYTES until told).
+        self._block_bytes: list[int] = []
+        self._remember_bytes = 2 * max(max_bytes, 0)
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
     def _base(self, key: Hashable) -> int:
         # Under the lock: the slot number of block 0 of the store named ``key``.
-        return self._stores.setdefault(key, len(self._stores)) << 32
+        number = self._stores.setdefault(key, len(self._stores))
+        if number == len(self._block_bytes):
+            self._block_bytes.append(ASSUMED_BLOCK_BYTES)
+        return number << 32
+
+    def _charge(self, slot: int) -> int:
+        # Under the lock: the bytes a remembered miss of ``slot`` is charged.
+        return self._block_bytes[slot >> 32]
 
     def _slot(self, block: tuple[Hashable, int]) -> int:
         key, number = block
@@ -169,10 +189,12 @@ class BlockCache:
                 if self._max <= 0:
                     answers.append(False)
                 elif slot in seen:
-                    del seen[slot]
+                    self._seen_bytes -= seen.pop(slot)
                     answers.append(True)
                 else:
-                    seen[slot] = None
+                    charge = self._block_bytes[slot >> 32]
+                    seen[slot] = charge
+                    self._seen_bytes += charge
                     answers.append(False)
             self._trim()
         return answers
@@ -213,34 +235,68 @@ class BlockCache:
                 kept.move_to_end(slot)
                 answers.append(got)
             elif slot in seen:
-                del seen[slot]
+                self._seen_bytes -= seen.pop(slot)
                 answers.append(True)
             else:
                 missed.append(slot)
                 answers.append(False)
         return answers
 
-    def session(self) -> DecodeSession:
-        """A view of this cache for one decode (see :class:`DecodeSession`)."""
-        return DecodeSession(self)
+    def session(self, block_bytes: Mapping[Hashable, int] | None = None) -> DecodeSession:
+        """A view of this cache for one decode (see :class:`DecodeSession`);
+        ``block_bytes``: each store key's block size (``StoreIndex.block_bytes``)."""
+        return DecodeSession(self, block_bytes)
 
-    def remember(self, missed: Sequence[int]) -> None:
+    def describe(self, block_bytes: Mapping[Hashable, int]) -> None:
+        """Tell the cache each store key's block size (uncompressed bytes of a block),
+        what a remembered miss of that store is charged. A size below 1 is ignored."""
+        with self._lock:
+            self._describe(block_bytes)
+
+    def _describe(self, block_bytes: Mapping[Hashable, int]) -> None:
+        # Under the lock.
+        sizes = self._block_bytes
+        for key, size in block_bytes.items():
+            if size > 0:
+                sizes[self._base(key) >> 32] = size
+
+    def remember(
+        self, missed: Sequence[int], block_bytes: Mapping[Hashable, int] | None = None
+    ) -> None:
         """Remember the first misses ``missed`` (slots from :meth:`lookup_many`, in order),
-        unless there are more of them than the cache remembers: those would only push
-        each other out (and every earlier miss) before a repeat of the same read could
-        admit one."""
-        if self._max <= 0 or not missed or len(missed) > self._remember:
+        unless their blocks would not fit in the cache (``block_bytes``: as
+        :meth:`describe`'s): a repeat of the same read would admit them only to push
+        each other out (and every block before them)."""
+        if self._max <= 0 or not missed:
             return
         with self._lock:
-            self._seen.update(dict.fromkeys(missed))
+            if block_bytes:
+                self._describe(block_bytes)
+            if len(missed) * min(self._block_bytes) > self._max:
+                return  # too many at any of the sizes: not counted one by one
+            # Each slot's store number (slot >> 32) -> its block bytes, in C.
+            charges = list(map(self._block_bytes.__getitem__, map((32).__rrshift__, missed)))
+            if sum(charges) > self._max:
+                return
+            seen = self._seen
+            for slot, charge in zip(missed, charges, strict=True):
+                self._seen_bytes += charge - seen.pop(slot, 0)
+                seen[slot] = charge
             self._trim()
 
     def _trim(self) -> None:
-        # Under the lock. The oldest misses past the limit are dropped by rebuilding the
-        # dict in C once it holds a quarter more (popping them one by one cost ~0.2 us each).
+        # Under the lock. The oldest misses past the byte bound are dropped by rebuilding
+        # the dict in C once it holds a quarter more (popping them one by one cost ~0.2 us
+        # each). The newest entries within the bound are found by a running sum from the
+        # newest (in C too).
+        bound = self._remember_bytes
+        if self._seen_bytes <= bound + bound // 4:
+            return
         seen = self._seen
-        if len(seen) > self._remember + self._remember // 4:
-            self._seen = dict.fromkeys(itertools.islice(seen, len(seen) - self._remember, None))
+        from_newest = list(itertools.accumulate(reversed(seen.values())))
+        keep = bisect.bisect_right(from_newest, bound)
+        self._seen = dict(itertools.islice(seen.items(), len(seen) - keep, None))
+        self._seen_bytes = from_newest[keep - 1] if keep else 0
 
     def _lookup(self, slot: int) -> bytes | bool:
         found = self._blocks.get(slot)
@@ -252,9 +308,11 @@ class BlockCache:
         if self._max <= 0:
             return False
         if slot in self._seen:
-            del self._seen[slot]
+            self._seen_bytes -= self._seen.pop(slot)
             return True
-        self._seen[slot] = None
+        charge = self._charge(slot)
+        self._seen[slot] = charge
+        self._seen_bytes += charge
         self._trim()
         return False
 
@@ -276,7 +334,9 @@ class BlockCache:
         with self._lock:
             self._blocks.clear()
             self._seen.clear()
+            self._seen_bytes = 0
             self._stores.clear()
+            self._block_bytes.clear()
             self._size = 0
 
     def __len__(self) -> int:
@@ -286,6 +346,12 @@ class BlockCache:
     def remembered(self) -> int:
         """Recent first misses remembered (a second miss of one admits its block)."""
         return len(self._seen)
+
+    @property
+    def remembered_bytes(self) -> int:
+        """Bytes of the blocks whose first misses are remembered (at most ``2 * max_bytes``
+        once trimmed)."""
+        return self._seen_bytes
 
     @property
     def nbytes(self) -> int:
@@ -298,16 +364,20 @@ class DecodeSession:
 
     Lookups answer as the cache's own (cached bytes; True for a block missed
     recently; False), but first misses are collected and remembered by
-    :meth:`close`, all of them or, when one decode touches more blocks than the
-    cache remembers, none: recording each such miss only to push it out again
-    within the same decode cost ~0.6 us a block (the 20M-row exact match touches
-    ~32,000 blocks). Thread-safe (chunks of one decode share it).
+    :meth:`close`, all of them or, when their blocks would not fit in the cache,
+    none: recording each such miss only to push it out again within the same
+    decode cost ~0.6 us a block (the 20M-row exact match touches ~32,000
+    blocks). ``block_bytes``: each store key's block size, what its misses are
+    charged. Thread-safe (chunks of one decode share it).
     """
 
-    __slots__ = ("_cache", "_missed")
+    __slots__ = ("_block_bytes", "_cache", "_missed")
 
-    def __init__(self, cache: BlockCache) -> None:
+    def __init__(
+        self, cache: BlockCache, block_bytes: Mapping[Hashable, int] | None = None
+    ) -> None:
         self._cache = cache
+        self._block_bytes = block_bytes
         self._missed: list[int] = []
 
     def lookup_many(self, key: Hashable, blocks: Sequence[int]) -> list[bytes | bool]:
@@ -322,7 +392,7 @@ class DecodeSession:
     def close(self) -> None:
         """Remember this decode's first misses (see the class docstring)."""
         missed, self._missed = self._missed, []
-        self._cache.remember(missed)
+        self._cache.remember(missed, self._block_bytes)
 
 
 def _ip_text(value: int) -> str:
@@ -463,8 +533,12 @@ def decode_parts(
         ordered_parts.append((part, ordered))
         total += len(ids)
     chunks = _chunks(ordered_parts, total, mod, threads)
-    # One session per cache: the decode's first misses are remembered at its end.
-    sessions = {id(p.cache): p.cache.session() for p in parts if p.cache is not None}
+    # One session per cache: the decode's first misses are remembered at its end, each
+    # charged its store's block size.
+    sessions: dict[int, DecodeSession] = {}
+    for cache in {id(p.cache): p.cache for p in parts if p.cache is not None}.values():
+        sizes = {p.cache_key: p.store.block_bytes for p in parts if p.cache is cache}
+        sessions[id(cache)] = cache.session(sizes)
 
     def decode(chunk: list[tuple[StorePart, list[int]]]) -> list[pa.Array]:
         builder = mod.ColumnBuilder(
