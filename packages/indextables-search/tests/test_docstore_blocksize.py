@@ -197,7 +197,8 @@ def test_checkpoints_are_kept_once_in_int64_arrays(tmp_path: Path) -> None:
     assert blocks > 200
     for name in ("doc_starts", "doc_ends", "byte_starts", "byte_ends"):
         view = getattr(store, name)
-        assert isinstance(view, memoryview) and view.format == "q" and view.readonly, name
+        assert isinstance(view, memoryview), name
+        assert (view.format, view.readonly) == ("q", True), name
     assert store.doc_starts.obj is store.doc_ends.obj  # one array of bounds
     assert store.byte_starts.obj is store.byte_ends.obj
     assert list(store.doc_ends[:-1]) == list(store.doc_starts[1:])
@@ -205,5 +206,31 @@ def test_checkpoints_are_kept_once_in_int64_arrays(tmp_path: Path) -> None:
     # Views of the store's arrays, not copies (those were 32 bytes a checkpoint).
     assert views["cython bytes"] < 4 * blocks + 2048
     assert views["python bytes"] < 4 * blocks + 2048
-    assert store == read_store(raw) and hash(store) == hash(read_store(raw))
+    assert store == read_store(raw)
+    assert hash(store) == hash(read_store(raw))
     assert views["cython"].block_of(store.doc_starts[7] + 1) == 7
+
+
+def test_reads_cycling_through_more_blocks_than_fit_never_churn_the_cache(
+    tmp_path: Path,
+) -> None:
+    # The 20M-row exact match is one decode per split, each fitting the cache, all of
+    # them together not (~32,000 4K blocks, ~131 MB against 64 MB): its misses must be
+    # forgotten before its repeat reaches them, so no block is admitted only to push
+    # the others out. (Remembering misses up to twice the cache's bytes admitted them.)
+    uri = tmp_path / "t"
+    write_table(str(uri), _rows(6000))
+    stores, metas = _stores(uri, tmp_path / "files")
+    store = max(stores, key=lambda s: len(s.doc_starts))
+    firsts = list(store.doc_starts)
+    quarter = len(firsts) // 4
+    assert quarter > 8
+    cache = BlockCache(max_bytes=2 * quarter * store.block_bytes)  # half of the blocks
+    fields = {_id_field(metas): FieldSpec("id", "i64")}
+    for _ in range(3):
+        for k in range(4):
+            ids = firsts[k * quarter : (k + 1) * quarter]
+            got = decode_parts([StorePart(store, ids, cache, "s")], fields)
+            assert got.column("id").to_pylist() == ids
+    assert (len(cache), cache.hits) == (0, 0)
+    assert cache.remembered_bytes <= cache._max + cache._max // 4

@@ -99,8 +99,8 @@ class BlockCache:
     Admission (:meth:`lookup`): a block enters the cache the second time it is
     missed while its first miss is still remembered. Misses are remembered by
     the bytes of their blocks (each store's own block size, which a decode
-    tells the cache: ``StoreIndex.block_bytes``), the newest up to ``2 *
-    max_bytes``; a decode's misses are remembered only when their blocks
+    tells the cache: ``StoreIndex.block_bytes``), the newest up to
+    ``max_bytes``; a decode's misses are remembered only when their blocks
     would fit in the cache. A repeated search whose blocks fit is served from
     the cache from its third run on, whatever the block size; a search
     touching more than that (which would only churn the cache) decodes its
@@ -121,7 +121,10 @@ class BlockCache:
         self._stores: dict[Hashable, int] = {}
         # Each store's block bytes, by store number (ASSUMED_BLOCK_BYTES until told).
         self._block_bytes: list[int] = []
-        self._remember_bytes = 2 * max(max_bytes, 0)
+        # As many bytes of misses as the cache holds: a repeated read whose blocks fit
+        # is admitted, one cycling through more than that never (each first miss is
+        # forgotten before its repeat), so it decodes partly instead of churning.
+        self._remember_bytes = max(max_bytes, 0)
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -349,7 +352,7 @@ class BlockCache:
 
     @property
     def remembered_bytes(self) -> int:
-        """Bytes of the blocks whose first misses are remembered (at most ``2 * max_bytes``
+        """Bytes of the blocks whose first misses are remembered (at most ``max_bytes``
         once trimmed)."""
         return self._seen_bytes
 

@@ -42,7 +42,7 @@ def int64s(values: Sequence[int]) -> memoryview:
         raise DocStoreError(f"checkpoints: not 64-bit integers ({exc})") from exc
 
 
-def _bounds(values: array) -> tuple[memoryview, memoryview]:
+def _bounds(values: array[int]) -> tuple[memoryview, memoryview]:
     # Starts and ends of back-to-back ranges, both views of one array of n + 1 bounds.
     view = memoryview(values).toreadonly()
     return view[:-1], view[1:]
