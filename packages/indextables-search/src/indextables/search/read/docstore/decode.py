@@ -129,11 +129,13 @@ class BlockCache:
         self.hits = 0
         self.misses = 0
 
-    def _base(self, key: Hashable) -> int:
-        # Under the lock: the slot number of block 0 of the store named ``key``.
+    def _base(self, key: Hashable, sizes: Mapping[Hashable, int] | None = None) -> int:
+        # Under the lock: the slot number of block 0 of the store named ``key``; a store
+        # first met takes its block bytes from ``sizes`` (a session's), else the assumed.
         number = self._stores.setdefault(key, len(self._stores))
         if number == len(self._block_bytes):
-            self._block_bytes.append(ASSUMED_BLOCK_BYTES)
+            size = sizes.get(key, 0) if sizes else 0
+            self._block_bytes.append(size if size > 0 else ASSUMED_BLOCK_BYTES)
         return number << 32
 
     def _charge(self, slot: int) -> int:
@@ -166,20 +168,25 @@ class BlockCache:
         blocks: Sequence[int],
         *,
         missed: list[int] | None = None,
+        charges: list[int] | None = None,
+        sizes: Mapping[Hashable, int] | None = None,
     ) -> list[bytes | bool]:
         """:meth:`lookup` of ``(key, b)`` for each of ``blocks``, in order, under one lock
         (the kernels ask once per store part, not once per block).
 
-        With ``missed`` (a :class:`DecodeSession`'s), a first miss is appended
-        there instead of being remembered now: the session remembers its misses
-        at its end, and only when there are few enough of them to be remembered.
+        With ``missed`` and ``charges`` (a :class:`DecodeSession`'s), a first miss
+        and its block bytes are appended there instead of being remembered now: the
+        session remembers its misses at its end, and only when their blocks fit.
+        ``sizes``: block bytes by store key, for a store the cache meets first.
         """
         answers: list[bytes | bool] = []
         with self._lock:
             kept, seen = self._blocks, self._seen
-            base = self._base(key)
+            base = self._base(key, sizes)
             if missed is not None:
-                return self._lookup_slots([base | number for number in blocks], missed)
+                slots = [base | number for number in blocks]
+                runs = [(len(slots), self._block_bytes[base >> 32])]
+                return self._lookup_slots(slots, runs, missed, charges)
             for number in blocks:  # _lookup inlined: this runs once per touched block
                 slot = base | number
                 found = kept.get(slot)
@@ -203,21 +210,36 @@ class BlockCache:
         return answers
 
     def lookup_parts(
-        self, asks: Sequence[tuple[Hashable, Sequence[int]]], *, missed: list[int] | None = None
+        self,
+        asks: Sequence[tuple[Hashable, Sequence[int]]],
+        *,
+        missed: list[int] | None = None,
+        charges: list[int] | None = None,
+        sizes: Mapping[Hashable, int] | None = None,
     ) -> list[bytes | bool]:
         """:meth:`lookup_many` of several stores' blocks at once: ``asks`` is ``(key,
         blocks)`` per store part, the answers come in that order, flat (the kernels ask
-        once per split, not once per part). ``missed``: as :meth:`lookup_many`'s.
+        once per split, not once per part). ``missed``, ``charges``, ``sizes``: as
+        :meth:`lookup_many`'s.
         """
         if missed is None:
-            return [a for key, blocks in asks for a in self.lookup_many(key, blocks)]
+            return [a for key, blocks in asks for a in self.lookup_many(key, blocks, sizes=sizes)]
         with self._lock:
             slots: list[int] = []
+            runs: list[tuple[int, int]] = []
             for key, blocks in asks:
-                slots.extend(map(self._base(key).__or__, blocks))
-            return self._lookup_slots(slots, missed)
+                base = self._base(key, sizes)
+                slots.extend(map(base.__or__, blocks))
+                runs.append((len(blocks), self._block_bytes[base >> 32]))
+            return self._lookup_slots(slots, runs, missed, charges)
 
-    def _lookup_slots(self, slots: list[int], missed: list[int]) -> list[bytes | bool]:
+    def _lookup_slots(
+        self,
+        slots: list[int],
+        runs: list[tuple[int, int]],
+        missed: list[int],
+        charges: list[int] | None,
+    ) -> list[bytes | bool]:
         # Under the lock. Found in C passes over the blocks (a Python statement per block
         # cost ~0.5 us): a large scattered read usually finds nothing, a repeated small
         # one everything.
@@ -231,6 +253,9 @@ class BlockCache:
             return cached
         if not hits and not any(map(seen.__contains__, slots)):
             missed.extend(slots)
+            if charges is not None:  # per part, not per block: runs of one store's size
+                for count, charge in runs:
+                    charges.extend(itertools.repeat(charge, count))
             return [False] * len(slots)
         answers: list[bytes | bool] = []
         for slot, got in zip(slots, cached, strict=True):
@@ -242,6 +267,8 @@ class BlockCache:
                 answers.append(True)
             else:
                 missed.append(slot)
+                if charges is not None:
+                    charges.append(self._block_bytes[slot >> 32])
                 answers.append(False)
         return answers
 
@@ -250,41 +277,25 @@ class BlockCache:
         ``block_bytes``: each store key's block size (``StoreIndex.block_bytes``)."""
         return DecodeSession(self, block_bytes)
 
-    def describe(self, block_bytes: Mapping[Hashable, int]) -> None:
-        """Tell the cache each store key's block size (uncompressed bytes of a block),
-        what a remembered miss of that store is charged. A size below 1 is ignored."""
-        with self._lock:
-            self._describe(block_bytes)
-
-    def _describe(self, block_bytes: Mapping[Hashable, int]) -> None:
-        # Under the lock.
-        sizes = self._block_bytes
-        for key, size in block_bytes.items():
-            if size > 0:
-                sizes[self._base(key) >> 32] = size
-
-    def remember(
-        self, missed: Sequence[int], block_bytes: Mapping[Hashable, int] | None = None
-    ) -> None:
-        """Remember the first misses ``missed`` (slots from :meth:`lookup_many`, in order),
-        unless their blocks would not fit in the cache (``block_bytes``: as
-        :meth:`describe`'s): a repeat of the same read would admit them only to push
+    def remember(self, missed: Sequence[int], charges: Sequence[int] | None = None) -> None:
+        """Remember the first misses ``missed`` (slots from :meth:`lookup_many`, in order;
+        ``charges``: each one's block bytes, else its store's), unless their blocks would
+        not fit in the cache: a repeat of the same read would admit them only to push
         each other out (and every block before them)."""
         if self._max <= 0 or not missed:
             return
         with self._lock:
-            if block_bytes:
-                self._describe(block_bytes)
             if len(missed) * min(self._block_bytes) > self._max:
                 return  # too many at any of the sizes: not counted one by one
-            # Each slot's store number (slot >> 32) -> its block bytes, in C.
-            charges = list(map(self._block_bytes.__getitem__, map((32).__rrshift__, missed)))
-            if sum(charges) > self._max:
+            if charges is None:
+                # Each slot's store number (slot >> 32) -> its block bytes, in C.
+                charges = list(map(self._block_bytes.__getitem__, map((32).__rrshift__, missed)))
+            nbytes = sum(charges)
+            if nbytes > self._max:
                 return
-            seen = self._seen
-            for slot, charge in zip(missed, charges, strict=True):
-                self._seen_bytes += charge - seen.pop(slot, 0)
-                seen[slot] = charge
+            # In C. A slot remembered twice is counted twice until the next trim recounts.
+            self._seen.update(zip(missed, charges))
+            self._seen_bytes += nbytes
             self._trim()
 
     def _trim(self) -> None:
@@ -297,6 +308,9 @@ class BlockCache:
             return
         seen = self._seen
         from_newest = list(itertools.accumulate(reversed(seen.values())))
+        if from_newest[-1] <= bound:  # counted twice (see remember): all fit
+            self._seen_bytes = from_newest[-1]
+            return
         keep = bisect.bisect_right(from_newest, bound)
         self._seen = dict(itertools.islice(seen.items(), len(seen) - keep, None))
         self._seen_bytes = from_newest[keep - 1] if keep else 0
@@ -374,7 +388,7 @@ class DecodeSession:
     charged. Thread-safe (chunks of one decode share it).
     """
 
-    __slots__ = ("_block_bytes", "_cache", "_missed")
+    __slots__ = ("_block_bytes", "_cache", "_charges", "_missed")
 
     def __init__(
         self, cache: BlockCache, block_bytes: Mapping[Hashable, int] | None = None
@@ -382,12 +396,17 @@ class DecodeSession:
         self._cache = cache
         self._block_bytes = block_bytes
         self._missed: list[int] = []
+        self._charges: list[int] = []
 
     def lookup_many(self, key: Hashable, blocks: Sequence[int]) -> list[bytes | bool]:
-        return self._cache.lookup_many(key, blocks, missed=self._missed)
+        return self._cache.lookup_many(
+            key, blocks, missed=self._missed, charges=self._charges, sizes=self._block_bytes
+        )
 
     def lookup_parts(self, asks: Sequence[tuple[Hashable, Sequence[int]]]) -> list[bytes | bool]:
-        return self._cache.lookup_parts(asks, missed=self._missed)
+        return self._cache.lookup_parts(
+            asks, missed=self._missed, charges=self._charges, sizes=self._block_bytes
+        )
 
     def put(self, block: tuple[Hashable, int], data: bytes) -> None:
         self._cache.put(block, data)
@@ -395,7 +414,8 @@ class DecodeSession:
     def close(self) -> None:
         """Remember this decode's first misses (see the class docstring)."""
         missed, self._missed = self._missed, []
-        self._cache.remember(missed, self._block_bytes)
+        charges, self._charges = self._charges, []
+        self._cache.remember(missed, charges)
 
 
 def _ip_text(value: int) -> str:
