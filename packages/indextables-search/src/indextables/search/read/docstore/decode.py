@@ -114,9 +114,9 @@ class BlockCache:
         # ``(key, block)`` tuple (a nested tuple of strings) twice per block was ~40%
         # of a lookup.
         self._blocks: OrderedDict[int, bytes] = OrderedDict()
-        # Recent first misses, oldest first, each with the bytes it is charged (a plain
-        # dict: trimmed by rebuilding, below).
-        self._seen: dict[int, int] = {}
+        # Recent first misses, oldest first (a plain dict: trimmed by rebuilding, below),
+        # and the bytes of their blocks.
+        self._seen: dict[int, None] = {}
         self._seen_bytes = 0
         self._stores: dict[Hashable, int] = {}
         # Each store's block bytes, by store number (ASSUMED_BLOCK_BYTES until told).
@@ -199,12 +199,12 @@ class BlockCache:
                 if self._max <= 0:
                     answers.append(False)
                 elif slot in seen:
-                    self._seen_bytes -= seen.pop(slot)
+                    del seen[slot]
+                    self._seen_bytes -= self._block_bytes[slot >> 32]
                     answers.append(True)
                 else:
-                    charge = self._block_bytes[slot >> 32]
-                    seen[slot] = charge
-                    self._seen_bytes += charge
+                    seen[slot] = None
+                    self._seen_bytes += self._block_bytes[slot >> 32]
                     answers.append(False)
             self._trim()
         return answers
@@ -263,7 +263,8 @@ class BlockCache:
                 kept.move_to_end(slot)
                 answers.append(got)
             elif slot in seen:
-                self._seen_bytes -= seen.pop(slot)
+                del seen[slot]
+                self._seen_bytes -= self._block_bytes[slot >> 32]
                 answers.append(True)
             else:
                 missed.append(slot)
@@ -293,27 +294,24 @@ class BlockCache:
             nbytes = sum(charges)
             if nbytes > self._max:
                 return
-            # In C. A slot remembered twice is counted twice until the next trim recounts.
-            self._seen.update(zip(missed, charges))
+            # In C. A slot remembered twice is counted twice (the bound is approximate).
+            self._seen.update(dict.fromkeys(missed))
             self._seen_bytes += nbytes
             self._trim()
 
     def _trim(self) -> None:
         # Under the lock. The oldest misses past the byte bound are dropped by rebuilding
         # the dict in C once it holds a quarter more (popping them one by one cost ~0.2 us
-        # each). The newest entries within the bound are found by a running sum from the
-        # newest (in C too).
-        bound = self._remember_bytes
-        if self._seen_bytes <= bound + bound // 4:
+        # each; so did a running sum of each entry's bytes, so the newest are kept by
+        # their average size: exact for stores of one block size).
+        bound, total = self._remember_bytes, self._seen_bytes
+        if total <= bound + bound // 4:
             return
         seen = self._seen
-        from_newest = list(itertools.accumulate(reversed(seen.values())))
-        if from_newest[-1] <= bound:  # counted twice (see remember): all fit
-            self._seen_bytes = from_newest[-1]
-            return
-        keep = bisect.bisect_right(from_newest, bound)
-        self._seen = dict(itertools.islice(seen.items(), len(seen) - keep, None))
-        self._seen_bytes = from_newest[keep - 1] if keep else 0
+        count = len(seen)
+        keep = count * bound // total
+        self._seen = dict.fromkeys(itertools.islice(seen, count - keep, None))
+        self._seen_bytes = total * keep // count if count else 0
 
     def _lookup(self, slot: int) -> bytes | bool:
         found = self._blocks.get(slot)
@@ -325,11 +323,11 @@ class BlockCache:
         if self._max <= 0:
             return False
         if slot in self._seen:
-            self._seen_bytes -= self._seen.pop(slot)
+            del self._seen[slot]
+            self._seen_bytes -= self._charge(slot)
             return True
-        charge = self._charge(slot)
-        self._seen[slot] = charge
-        self._seen_bytes += charge
+        self._seen[slot] = None
+        self._seen_bytes += self._charge(slot)
         self._trim()
         return False
 
