@@ -389,10 +389,10 @@ def test_block_cache_admits_a_block_on_its_second_miss_and_keeps_its_bound(
     assert len(cache) == touched  # missed again while remembered: admitted
     assert decode_docs(store, hits, fields, cache=cache).equals(first)
     assert cache.hits == touched  # every block came from the cache
-    small = BlockCache(max_bytes=40_000)
-    spread = list(range(0, 1200, 7))  # fewer blocks than the 16 misses it remembers
-    for _ in range(2):
-        decode_docs(store, spread, fields, cache=small)
+    small = BlockCache(max_bytes=40_000)  # two of these 16K blocks
+    for start in range(0, 1200, 100):  # reads of one block each: each one fits, not all
+        for _ in range(2):
+            decode_docs(store, [start, start + 3], fields, cache=small)
     assert 0 < len(small) < len(store.doc_starts)
     assert 0 < small.nbytes <= 40_000
 
@@ -404,8 +404,8 @@ def test_block_cache_is_not_churned_by_more_blocks_than_it_remembers(
     store = read_store(next(directory.glob("*.store")).read_bytes())
     assert len(store.doc_starts) > 40
     fields = {0: FieldSpec("t", "text")}
-    cache = BlockCache(max_bytes=64 << 10)  # remembers 16 missed blocks
-    every_block = list(store.doc_starts) * 2  # > 16 distinct misses between two of one block
+    cache = BlockCache(max_bytes=64 << 10)  # four of these 16K blocks
+    every_block = list(store.doc_starts) * 2  # > 40 blocks: they would not fit
     want = decode_docs(store, every_block, fields)
     for _ in range(3):
         assert decode_docs(store, every_block, fields, cache=cache).equals(want)
@@ -620,7 +620,7 @@ def test_a_decode_touching_more_blocks_than_the_cache_remembers_records_no_miss(
     fields = {0: FieldSpec("t", "text")}
     every_block = list(store.doc_starts)
     assert len(every_block) > 16
-    cache = BlockCache(max_bytes=1)  # remembers the last 16 misses
+    cache = BlockCache(max_bytes=1)  # no block fits
     want = decode_docs(store, every_block, fields)
     for _ in range(2):
         assert decode_docs(store, every_block, fields, cache=cache).equals(want)

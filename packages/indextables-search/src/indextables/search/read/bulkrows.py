@@ -55,8 +55,9 @@ _KINDS: Final[dict[str, FieldKind]] = {
 }
 # Decompressed doc-store blocks kept per process, across splits and searches. A
 # block enters on its second recent miss, so a repeated search that fits is served
-# from here, while one touching more blocks than the cache remembers (the 20M-row
-# exact match: ~32,000) decodes each block only up to its last hit, never churning it.
+# from here, while one touching more blocks than fit (the 20M-row exact match:
+# ~32,000 4K blocks, ~131 MB) decodes each block only up to its last hit, never
+# churning it.
 _BLOCKS = BlockCache(max_bytes=64 << 20)
 _OPEN_STORES = 16
 _MICROS_PER_DAY = 86_400_000_000

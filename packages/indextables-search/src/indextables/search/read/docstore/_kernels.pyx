@@ -12,6 +12,8 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
+from array import array
+
 from indextables.search.read.docstore import _kernels_py as _py
 from indextables.search.read.docstore.errors import DocStoreError
 
@@ -563,38 +565,57 @@ cdef class _Column:
         )
 
 
-cdef class Checkpoints:
-    """Same contract as ``_kernels_py.Checkpoints``: one LZ4 store's blocks, kept as C arrays."""
+def _int64s(values):
+    # A C-contiguous int64 buffer of ``values``: the buffer itself when it is one.
+    try:
+        return memoryview(values).cast("B").cast("q") if _is_int64s(values) else array("q", values)
+    except (TypeError, OverflowError) as exc:
+        raise DocStoreError(f"checkpoints: not 64-bit integers ({exc})") from exc
 
-    cdef int64_t* doc_starts
-    cdef int64_t* doc_ends
-    cdef int64_t* byte_starts
-    cdef int64_t* byte_ends
+
+def _is_int64s(values):
+    if isinstance(values, memoryview):
+        return values.format in ("q", "l") and values.itemsize == 8 and values.ndim == 1 and values.c_contiguous
+    return isinstance(values, array) and values.typecode == "q"
+
+
+cdef class Checkpoints:
+    """Same contract as ``_kernels_py.Checkpoints``: one LZ4 store's blocks, read in place.
+
+    The checkpoints are read where they are when they are C ``int64`` buffers (a
+    ``StoreIndex``'s are, see ``store.int64s``), else copied into such arrays once.
+    """
+
+    cdef const int64_t* doc_starts
+    cdef const int64_t* doc_ends
+    cdef const int64_t* byte_starts
+    cdef const int64_t* byte_ends
     cdef Py_ssize_t n
+    cdef int64_t total  # one past the last document (the search's bound)
     cdef const uint8_t[::1] view
+    cdef const int64_t[::1] _ds, _de, _bs, _be  # hold the buffers the pointers read
     cdef bint contiguous  # each block starts where the one before ends
     cdef bint blocks_ok  # every block's byte range is inside the data and holds its header
 
     def __cinit__(self, data, doc_starts, doc_ends, byte_starts, byte_ends):
-        cdef Py_ssize_t i, n = len(doc_starts)
-        if not (len(doc_ends) == len(byte_starts) == len(byte_ends) == n):
+        cdef Py_ssize_t i, n
+        self._ds = _int64s(doc_starts)
+        self._de = _int64s(doc_ends)
+        self._bs = _int64s(byte_starts)
+        self._be = _int64s(byte_ends)
+        n = self._ds.shape[0]
+        if not (self._de.shape[0] == self._bs.shape[0] == self._be.shape[0] == n):
             raise ValueError("doc_starts, doc_ends, byte_starts and byte_ends differ in length")
         self.view = data
         self.n = n
-        self.doc_starts = <int64_t*>PyMem_Malloc(sizeof(int64_t) * (n + 1))
-        self.doc_ends = <int64_t*>PyMem_Malloc(sizeof(int64_t) * (n + 1))
-        self.byte_starts = <int64_t*>PyMem_Malloc(sizeof(int64_t) * (n + 1))
-        self.byte_ends = <int64_t*>PyMem_Malloc(sizeof(int64_t) * (n + 1))
-        if (self.doc_starts == NULL or self.doc_ends == NULL or self.byte_starts == NULL
-                or self.byte_ends == NULL):
-            raise MemoryError()
+        if n:
+            self.doc_starts = &self._ds[0]
+            self.doc_ends = &self._de[0]
+            self.byte_starts = &self._bs[0]
+            self.byte_ends = &self._be[0]
         self.contiguous = True
         self.blocks_ok = True
         for i in range(n):
-            self.doc_starts[i] = doc_starts[i]
-            self.doc_ends[i] = doc_ends[i]
-            self.byte_starts[i] = byte_starts[i]
-            self.byte_ends[i] = byte_ends[i]
             if self.doc_ends[i] <= self.doc_starts[i] or (
                 i and self.doc_starts[i] != self.doc_ends[i - 1]
             ):
@@ -602,8 +623,7 @@ cdef class Checkpoints:
             if (self.byte_starts[i] < 0 or self.byte_ends[i] > self.view.shape[0]
                     or self.byte_ends[i] - self.byte_starts[i] < 4):
                 self.blocks_ok = False
-        # doc_starts[n]: one past the last document (the search's sentinel).
-        self.doc_starts[n] = self.doc_ends[n - 1] if n else 0
+        self.total = self.doc_ends[n - 1] if n else 0
 
     cdef inline Py_ssize_t find(self, Py_ssize_t d, Py_ssize_t lo) noexcept nogil:
         # The block holding document d (or the last one starting at or before it), from
@@ -612,10 +632,10 @@ cdef class Checkpoints:
         # search between the last two steps. A plain binary search over a store of
         # ~7,000 blocks missed the CPU cache at most of its 13 probes (~75% of a warm
         # read's kernel time); the guess is usually the block or its neighbour.
-        cdef int64_t* starts = self.doc_starts
+        cdef const int64_t* starts = self.doc_starts
         cdef Py_ssize_t n = self.n, hi, g, step
-        cdef int64_t total = starts[n]
-        if n == 0 or d < starts[lo]:
+        cdef int64_t total = self.total
+        if lo >= n or d < starts[lo]:
             return lo
         hi = n
         if self.contiguous and total > 0 and d < total:
@@ -645,12 +665,6 @@ cdef class Checkpoints:
             else:
                 hi = g
         return lo
-
-    def __dealloc__(self):
-        PyMem_Free(self.doc_starts)
-        PyMem_Free(self.doc_ends)
-        PyMem_Free(self.byte_starts)
-        PyMem_Free(self.byte_ends)
 
     def __len__(self):
         return self.n
@@ -852,8 +866,8 @@ cdef class ColumnBuilder:
                 if cp.n == 0:
                     raise DocStoreError(f"doc_ids: {d} outside the store's blocks")
                 block = cp.find(d, block)
-                # Contiguous: a block ends where the next starts (one cache line, not two).
-                last_doc = starts[block + 1] if cp.contiguous else cp.doc_ends[block]
+                # A StoreIndex's doc_ends are its doc_starts one on: the same cache line.
+                last_doc = cp.doc_ends[block]
                 if d < starts[block] or d >= last_doc:
                     raise DocStoreError(f"doc_ids: {d} outside the store's blocks")
                 hi = i + 1

@@ -371,8 +371,9 @@ class _Column:
 class Checkpoints:
     """One LZ4 doc store's blocks for :meth:`ColumnBuilder.add_lz4_parts`: block ``b`` is
     ``data[byte_starts[b]:byte_ends[b]]`` and holds documents ``doc_starts[b]`` to
-    ``doc_ends[b] - 1``. Built once per store and kept (the Cython twin copies the
-    checkpoints into C arrays)."""
+    ``doc_ends[b] - 1``. Built once per store and kept; the sequences are read where
+    they are (a ``StoreIndex``'s are views of C ``int64`` arrays, which the Cython twin
+    reads in place too)."""
 
     __slots__ = ("byte_ends", "byte_starts", "doc_ends", "doc_starts", "view")
 

@@ -83,6 +83,12 @@ class FieldSpec:
         return pa.list_(base) if self.multi else base
 
 
+#: What a remembered miss of a store of unknown block size is charged (a lookup outside
+#: a decode session, for a store no session has described): Tantivy's block size as
+#: this project writes it (``options.DEFAULT_DOCSTORE_BLOCK_SIZE``).
+ASSUMED_BLOCK_BYTES: Final = 4096
+
+
 class BlockCache:
     """Decompressed blocks, least recently used dropped past ``max_bytes``.
 
@@ -91,11 +97,14 @@ class BlockCache:
     with a distinct ``cache_key`` (the default key, None, suits one store).
 
     Admission (:meth:`lookup`): a block enters the cache the second time it is
-    missed while its first miss is still remembered (the last ``2 * max_bytes /
-    16 KiB`` missed blocks are). A repeated search whose blocks fit is served
-    from the cache from its third run on; a search touching more blocks than
-    that (which would only churn the cache) decodes its blocks partly, never
-    whole for the cache.
+    missed while its first miss is still remembered. Misses are remembered by
+    the bytes of their blocks (each store's own block size, which a decode
+    tells the cache: ``StoreIndex.block_bytes``), the newest up to
+    ``max_bytes``; a decode's misses are remembered only when their blocks
+    would fit in the cache. A repeated search whose blocks fit is served from
+    the cache from its third run on, whatever the block size; a search
+    touching more than that (which would only churn the cache) decodes its
+    blocks partly, never whole for the cache.
     """
 
     def __init__(self, *, max_bytes: int = 8 << 20) -> None:
@@ -105,17 +114,33 @@ class BlockCache:
         # ``(key, block)`` tuple (a nested tuple of strings) twice per block was ~40%
         # of a lookup.
         self._blocks: OrderedDict[int, bytes] = OrderedDict()
-        # Recent first misses, oldest first (a plain dict: trimmed by rebuilding, below).
+        # Recent first misses, oldest first (a plain dict: trimmed by rebuilding, below),
+        # and the bytes of their blocks.
         self._seen: dict[int, None] = {}
+        self._seen_bytes = 0
         self._stores: dict[Hashable, int] = {}
-        self._remember = max(16, 2 * max_bytes // (16 << 10))
+        # Each store's block bytes, by store number (ASSUMED_BLOCK_BYTES until told).
+        self._block_bytes: list[int] = []
+        # As many bytes of misses as the cache holds: a repeated read whose blocks fit
+        # is admitted, one cycling through more than that never (each first miss is
+        # forgotten before its repeat), so it decodes partly instead of churning.
+        self._remember_bytes = max(max_bytes, 0)
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
-    def _base(self, key: Hashable) -> int:
-        # Under the lock: the slot number of block 0 of the store named ``key``.
-        return self._stores.setdefault(key, len(self._stores)) << 32
+    def _base(self, key: Hashable, sizes: Mapping[Hashable, int] | None = None) -> int:
+        # Under the lock: the slot number of block 0 of the store named ``key``; a store
+        # first met takes its block bytes from ``sizes`` (a session's), else the assumed.
+        number = self._stores.setdefault(key, len(self._stores))
+        if number == len(self._block_bytes):
+            size = sizes.get(key, 0) if sizes else 0
+            self._block_bytes.append(size if size > 0 else ASSUMED_BLOCK_BYTES)
+        return number << 32
+
+    def _charge(self, slot: int) -> int:
+        # Under the lock: the bytes a remembered miss of ``slot`` is charged.
+        return self._block_bytes[slot >> 32]
 
     def _slot(self, block: tuple[Hashable, int]) -> int:
         key, number = block
@@ -143,20 +168,25 @@ class BlockCache:
         blocks: Sequence[int],
         *,
         missed: list[int] | None = None,
+        charges: list[int] | None = None,
+        sizes: Mapping[Hashable, int] | None = None,
     ) -> list[bytes | bool]:
         """:meth:`lookup` of ``(key, b)`` for each of ``blocks``, in order, under one lock
         (the kernels ask once per store part, not once per block).
 
-        With ``missed`` (a :class:`DecodeSession`'s), a first miss is appended
-        there instead of being remembered now: the session remembers its misses
-        at its end, and only when there are few enough of them to be remembered.
+        With ``missed`` and ``charges`` (a :class:`DecodeSession`'s), a first miss
+        and its block bytes are appended there instead of being remembered now: the
+        session remembers its misses at its end, and only when their blocks fit.
+        ``sizes``: block bytes by store key, for a store the cache meets first.
         """
         answers: list[bytes | bool] = []
         with self._lock:
             kept, seen = self._blocks, self._seen
-            base = self._base(key)
+            base = self._base(key, sizes)
             if missed is not None:
-                return self._lookup_slots([base | number for number in blocks], missed)
+                slots = [base | number for number in blocks]
+                runs = [(len(slots), self._block_bytes[base >> 32])]
+                return self._lookup_slots(slots, runs, missed, charges)
             for number in blocks:  # _lookup inlined: this runs once per touched block
                 slot = base | number
                 found = kept.get(slot)
@@ -170,29 +200,46 @@ class BlockCache:
                     answers.append(False)
                 elif slot in seen:
                     del seen[slot]
+                    self._seen_bytes -= self._block_bytes[slot >> 32]
                     answers.append(True)
                 else:
                     seen[slot] = None
+                    self._seen_bytes += self._block_bytes[slot >> 32]
                     answers.append(False)
             self._trim()
         return answers
 
     def lookup_parts(
-        self, asks: Sequence[tuple[Hashable, Sequence[int]]], *, missed: list[int] | None = None
+        self,
+        asks: Sequence[tuple[Hashable, Sequence[int]]],
+        *,
+        missed: list[int] | None = None,
+        charges: list[int] | None = None,
+        sizes: Mapping[Hashable, int] | None = None,
     ) -> list[bytes | bool]:
         """:meth:`lookup_many` of several stores' blocks at once: ``asks`` is ``(key,
         blocks)`` per store part, the answers come in that order, flat (the kernels ask
-        once per split, not once per part). ``missed``: as :meth:`lookup_many`'s.
+        once per split, not once per part). ``missed``, ``charges``, ``sizes``: as
+        :meth:`lookup_many`'s.
         """
         if missed is None:
-            return [a for key, blocks in asks for a in self.lookup_many(key, blocks)]
+            return [a for key, blocks in asks for a in self.lookup_many(key, blocks, sizes=sizes)]
         with self._lock:
             slots: list[int] = []
+            runs: list[tuple[int, int]] = []
             for key, blocks in asks:
-                slots.extend(map(self._base(key).__or__, blocks))
-            return self._lookup_slots(slots, missed)
+                base = self._base(key, sizes)
+                slots.extend(map(base.__or__, blocks))
+                runs.append((len(blocks), self._block_bytes[base >> 32]))
+            return self._lookup_slots(slots, runs, missed, charges)
 
-    def _lookup_slots(self, slots: list[int], missed: list[int]) -> list[bytes | bool]:
+    def _lookup_slots(
+        self,
+        slots: list[int],
+        runs: list[tuple[int, int]],
+        missed: list[int],
+        charges: list[int] | None,
+    ) -> list[bytes | bool]:
         # Under the lock. Found in C passes over the blocks (a Python statement per block
         # cost ~0.5 us): a large scattered read usually finds nothing, a repeated small
         # one everything.
@@ -206,6 +253,9 @@ class BlockCache:
             return cached
         if not hits and not any(map(seen.__contains__, slots)):
             missed.extend(slots)
+            if charges is not None:  # per part, not per block: runs of one store's size
+                for count, charge in runs:
+                    charges.extend(itertools.repeat(charge, count))
             return [False] * len(slots)
         answers: list[bytes | bool] = []
         for slot, got in zip(slots, cached, strict=True):
@@ -214,33 +264,54 @@ class BlockCache:
                 answers.append(got)
             elif slot in seen:
                 del seen[slot]
+                self._seen_bytes -= self._block_bytes[slot >> 32]
                 answers.append(True)
             else:
                 missed.append(slot)
+                if charges is not None:
+                    charges.append(self._block_bytes[slot >> 32])
                 answers.append(False)
         return answers
 
-    def session(self) -> DecodeSession:
-        """A view of this cache for one decode (see :class:`DecodeSession`)."""
-        return DecodeSession(self)
+    def session(self, block_bytes: Mapping[Hashable, int] | None = None) -> DecodeSession:
+        """A view of this cache for one decode (see :class:`DecodeSession`);
+        ``block_bytes``: each store key's block size (``StoreIndex.block_bytes``)."""
+        return DecodeSession(self, block_bytes)
 
-    def remember(self, missed: Sequence[int]) -> None:
-        """Remember the first misses ``missed`` (slots from :meth:`lookup_many`, in order),
-        unless there are more of them than the cache remembers: those would only push
-        each other out (and every earlier miss) before a repeat of the same read could
-        admit one."""
-        if self._max <= 0 or not missed or len(missed) > self._remember:
+    def remember(self, missed: Sequence[int], charges: Sequence[int] | None = None) -> None:
+        """Remember the first misses ``missed`` (slots from :meth:`lookup_many`, in order;
+        ``charges``: each one's block bytes, else its store's), unless their blocks would
+        not fit in the cache: a repeat of the same read would admit them only to push
+        each other out (and every block before them)."""
+        if self._max <= 0 or not missed:
             return
         with self._lock:
+            if len(missed) * min(self._block_bytes) > self._max:
+                return  # too many at any of the sizes: not counted one by one
+            if charges is None:
+                # Each slot's store number (slot >> 32) -> its block bytes, in C.
+                charges = list(map(self._block_bytes.__getitem__, map((32).__rrshift__, missed)))
+            nbytes = sum(charges)
+            if nbytes > self._max:
+                return
+            # In C. A slot remembered twice is counted twice (the bound is approximate).
             self._seen.update(dict.fromkeys(missed))
+            self._seen_bytes += nbytes
             self._trim()
 
     def _trim(self) -> None:
-        # Under the lock. The oldest misses past the limit are dropped by rebuilding the
-        # dict in C once it holds a quarter more (popping them one by one cost ~0.2 us each).
+        # Under the lock. The oldest misses past the byte bound are dropped by rebuilding
+        # the dict in C once it holds a quarter more (popping them one by one cost ~0.2 us
+        # each; so did a running sum of each entry's bytes, so the newest are kept by
+        # their average size: exact for stores of one block size).
+        bound, total = self._remember_bytes, self._seen_bytes
+        if total <= bound + bound // 4:
+            return
         seen = self._seen
-        if len(seen) > self._remember + self._remember // 4:
-            self._seen = dict.fromkeys(itertools.islice(seen, len(seen) - self._remember, None))
+        count = len(seen)
+        keep = count * bound // total
+        self._seen = dict.fromkeys(itertools.islice(seen, count - keep, None))
+        self._seen_bytes = total * keep // count if count else 0
 
     def _lookup(self, slot: int) -> bytes | bool:
         found = self._blocks.get(slot)
@@ -253,8 +324,10 @@ class BlockCache:
             return False
         if slot in self._seen:
             del self._seen[slot]
+            self._seen_bytes -= self._charge(slot)
             return True
         self._seen[slot] = None
+        self._seen_bytes += self._charge(slot)
         self._trim()
         return False
 
@@ -276,7 +349,9 @@ class BlockCache:
         with self._lock:
             self._blocks.clear()
             self._seen.clear()
+            self._seen_bytes = 0
             self._stores.clear()
+            self._block_bytes.clear()
             self._size = 0
 
     def __len__(self) -> int:
@@ -286,6 +361,12 @@ class BlockCache:
     def remembered(self) -> int:
         """Recent first misses remembered (a second miss of one admits its block)."""
         return len(self._seen)
+
+    @property
+    def remembered_bytes(self) -> int:
+        """Bytes of the blocks whose first misses are remembered (at most ``max_bytes``
+        once trimmed)."""
+        return self._seen_bytes
 
     @property
     def nbytes(self) -> int:
@@ -298,23 +379,32 @@ class DecodeSession:
 
     Lookups answer as the cache's own (cached bytes; True for a block missed
     recently; False), but first misses are collected and remembered by
-    :meth:`close`, all of them or, when one decode touches more blocks than the
-    cache remembers, none: recording each such miss only to push it out again
-    within the same decode cost ~0.6 us a block (the 20M-row exact match touches
-    ~32,000 blocks). Thread-safe (chunks of one decode share it).
+    :meth:`close`, all of them or, when their blocks would not fit in the cache,
+    none: recording each such miss only to push it out again within the same
+    decode cost ~0.6 us a block (the 20M-row exact match touches ~32,000
+    blocks). ``block_bytes``: each store key's block size, what its misses are
+    charged. Thread-safe (chunks of one decode share it).
     """
 
-    __slots__ = ("_cache", "_missed")
+    __slots__ = ("_block_bytes", "_cache", "_charges", "_missed")
 
-    def __init__(self, cache: BlockCache) -> None:
+    def __init__(
+        self, cache: BlockCache, block_bytes: Mapping[Hashable, int] | None = None
+    ) -> None:
         self._cache = cache
+        self._block_bytes = block_bytes
         self._missed: list[int] = []
+        self._charges: list[int] = []
 
     def lookup_many(self, key: Hashable, blocks: Sequence[int]) -> list[bytes | bool]:
-        return self._cache.lookup_many(key, blocks, missed=self._missed)
+        return self._cache.lookup_many(
+            key, blocks, missed=self._missed, charges=self._charges, sizes=self._block_bytes
+        )
 
     def lookup_parts(self, asks: Sequence[tuple[Hashable, Sequence[int]]]) -> list[bytes | bool]:
-        return self._cache.lookup_parts(asks, missed=self._missed)
+        return self._cache.lookup_parts(
+            asks, missed=self._missed, charges=self._charges, sizes=self._block_bytes
+        )
 
     def put(self, block: tuple[Hashable, int], data: bytes) -> None:
         self._cache.put(block, data)
@@ -322,7 +412,8 @@ class DecodeSession:
     def close(self) -> None:
         """Remember this decode's first misses (see the class docstring)."""
         missed, self._missed = self._missed, []
-        self._cache.remember(missed)
+        charges, self._charges = self._charges, []
+        self._cache.remember(missed, charges)
 
 
 def _ip_text(value: int) -> str:
@@ -463,8 +554,12 @@ def decode_parts(
         ordered_parts.append((part, ordered))
         total += len(ids)
     chunks = _chunks(ordered_parts, total, mod, threads)
-    # One session per cache: the decode's first misses are remembered at its end.
-    sessions = {id(p.cache): p.cache.session() for p in parts if p.cache is not None}
+    # One session per cache: the decode's first misses are remembered at its end, each
+    # charged its store's block size.
+    sessions: dict[int, DecodeSession] = {}
+    for cache in {id(p.cache): p.cache for p in parts if p.cache is not None}.values():
+        sizes = {p.cache_key: p.store.block_bytes for p in parts if p.cache is cache}
+        sessions[id(cache)] = cache.session(sizes)
 
     def decode(chunk: list[tuple[StorePart, list[int]]]) -> list[pa.Array]:
         builder = mod.ColumnBuilder(
@@ -591,7 +686,8 @@ def _check_range(store: StoreIndex, ids: list[int]) -> None:
 
 
 def checkpoints(store: StoreIndex, mod: Any) -> Any:
-    """The kernels' ``Checkpoints`` of an LZ4 ``store`` (built once per store and module)."""
+    """The kernels' ``Checkpoints`` of an LZ4 ``store`` (built once per store and module:
+    a view of the store's own checkpoint arrays, with what the kernels check of them)."""
     name = mod.__name__
     found = store.kernel_views.get(name)
     if found is None:
