@@ -117,3 +117,39 @@ def test_a_projection_of_fast_columns_reads_no_page(
     assert wanted
     assert canonical(found) == canonical(wanted)
     assert asked.columns == set()
+
+
+@pytest.mark.parametrize(
+    ("data_type", "kind", "expected"),
+    [
+        (pa.int8(), "I64", pa.int64()),
+        (pa.uint32(), "I64", pa.int64()),
+        (pa.int64(), "I64", pa.int64()),
+        (pa.uint64(), "I64", None),  # past int64: not held exactly
+        (pa.float32(), "F64", pa.float64()),
+        (pa.float64(), "F64", pa.float64()),
+        (pa.decimal128(10, 2), "F64", None),  # a companion's decimal: nearest doubles
+        (pa.decimal128(38, 0), "I64", None),
+        (pa.int32(), "F64", None),
+        (pa.string(), "STRING", None),
+        (pa.timestamp("us"), "DATE", None),
+    ],
+)
+def test_one_rule_decides_what_fast_fields_hold_exactly(
+    data_type: pa.DataType, kind: str, expected: pa.DataType | None
+) -> None:
+    """Companion reads (fast_columns, as_file_type) and table aggregations ask the same rule."""
+    from indextables.search.aggregate.tableagg import _approximate
+    from indextables.search.companion.fastcolumns import as_file_type
+    from indextables.search.schema.mapping import FieldKind, fast_read_type
+
+    field_kind = FieldKind[kind]
+    assert fast_read_type(data_type, field_kind) == expected
+    if field_kind in (FieldKind.I64, FieldKind.F64):
+        assert _approximate(data_type, field_kind) is (expected is None)
+        read = pa.array([1, None], pa.int64() if field_kind is FieldKind.I64 else pa.float64())
+        converted = as_file_type(read, data_type)
+        assert (converted is None) is (expected is None)
+        if converted is not None:
+            assert converted.type == data_type
+            assert converted.to_pylist() == [1, None]

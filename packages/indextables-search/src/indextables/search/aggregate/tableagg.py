@@ -37,7 +37,7 @@ from indextables.search.aggregate.tableplan import SplitRunner, TablePlan, run_s
 from indextables.search.errors import OptionError
 from indextables.search.options import INDEXING
 from indextables.search.schema import columntypes as ct
-from indextables.search.schema.mapping import FieldKind, FieldSpec
+from indextables.search.schema.mapping import FieldKind, FieldSpec, fast_read_type
 
 __all__ = [
     "aggregate_plan",
@@ -128,7 +128,7 @@ def _level(
 ) -> Level | None:
     if partition:
         return Level(group, data_type, True) if isinstance(group, Terms) else None
-    if spec is None or _approximate(data_type):
+    if spec is None or _approximate(data_type, spec.kind):
         return None
     kind = spec.kind
     if isinstance(group, Terms):
@@ -159,17 +159,18 @@ def _metric_plan(plan: TablePlan, metric: Metric, partitions: set[str]) -> Metri
     if spec is None:
         return None
     if metric.fn is MetricFn.COUNT or (
-        spec.kind in (FieldKind.I64, FieldKind.F64) and not _approximate(data_type)
+        spec.kind in (FieldKind.I64, FieldKind.F64) and not _approximate(data_type, spec.kind)
     ):
         return MetricPlan(metric, data_type, False, spec.kind)
     return None  # min/max of strings, dates, booleans and decimals: from the rows
 
 
-def _approximate(data_type: pa.DataType) -> bool:
-    """Whether a column's fast field holds approximations of its values: a companion's
-    decimal column is indexed as the nearest doubles (companion.decimals); its exact
+def _approximate(data_type: pa.DataType, kind: FieldKind) -> bool:
+    """Whether a column's numeric fast field holds approximations of its values (a
+    companion's decimals, indexed as the nearest doubles: companion.decimals); its exact
     values are the source's rows."""
-    return bool(ct.is_decimal(data_type))
+    numeric = kind in (FieldKind.I64, FieldKind.F64)
+    return numeric and fast_read_type(data_type, kind) is None
 
 
 def output_schema(

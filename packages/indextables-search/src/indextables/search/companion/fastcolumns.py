@@ -25,12 +25,9 @@ from typing import Any
 import pyarrow as pa
 import tantivy
 
-__all__ = ["as_file_type", "fast_columns", "fast_values"]
+from indextables.search.schema.mapping import FieldKind, fast_read_type
 
-_EXACT_I64 = (
-    pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(),
-)  # fmt: skip
-_EXACT_F64 = (pa.float32(), pa.float64())
+__all__ = ["as_file_type", "fast_columns", "fast_values"]
 
 
 def fast_columns(
@@ -45,19 +42,17 @@ def fast_columns(
         if field.name.lower() in skipped:
             continue
         kind = fields.get(field.name)
-        if kind == "i64" and field.type in _EXACT_I64:
-            found[field.name] = pa.int64()
-        elif kind == "f64" and field.type in _EXACT_F64:
-            found[field.name] = pa.float64()
+        read_type = None if kind is None else fast_read_type(field.type, FieldKind(kind))
+        if read_type is not None:
+            found[field.name] = read_type
     return found
 
 
 def as_file_type(values: pa.Array, file_type: pa.DataType) -> pa.Array | None:
     """``values`` (read from a fast field) as the file's column type, the type a Parquet
     read gives (None: a type a fast field does not hold exactly: read the file)."""
-    if file_type in _EXACT_I64 and values.type == pa.int64():
-        return values.cast(file_type)
-    if file_type in _EXACT_F64 and values.type == pa.float64():
+    kinds = (FieldKind.I64, FieldKind.F64)
+    if any(fast_read_type(file_type, kind) == values.type for kind in kinds):
         return values.cast(file_type)
     return None
 

@@ -54,6 +54,27 @@ class FieldKind(Enum):
 # document's row in the split's Arrow copy (see convert.row_key). Not a column.
 ROW_KEY_FIELD = "__indextables_row"
 
+# The Arrow types a numeric fast field holds exactly, by the field's kind (its values read
+# back as int64 / float64). Anything else indexed as a number (a companion's decimals, held as
+# the nearest doubles) is an approximation there: exact values come from the rows.
+_FAST_EXACT: dict[FieldKind, tuple[pa.DataType, ...]] = {
+    FieldKind.I64: (
+        pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(),
+    ),
+    FieldKind.F64: (pa.float32(), pa.float64()),
+}  # fmt: skip
+_FAST_READ_TYPE: dict[FieldKind, pa.DataType] = {
+    FieldKind.I64: pa.int64(),
+    FieldKind.F64: pa.float64(),
+}
+
+
+def fast_read_type(data_type: pa.DataType, kind: FieldKind) -> pa.DataType | None:
+    """The type a numeric fast field of ``kind`` reads a ``data_type`` column's values as,
+    when it holds them exactly; None when it holds approximations or is not numeric."""
+    return _FAST_READ_TYPE[kind] if data_type in _FAST_EXACT.get(kind, ()) else None
+
+
 # The wire "type" each kind has in the doc mapping JSON.
 _WIRE_TYPE = {
     FieldKind.I64: "i64",
