@@ -17,7 +17,7 @@ from indextables.storage.testing.pytest_plugin import moto_server  # noqa: F401
 
 # A private split cache directory per session (shared with the engine's tests).
 sys.path.append(str(Path(__file__).resolve().parents[2] / "indextables-search/tests"))
-import privatecache  # noqa: E402
+import privatecache
 
 # The golden tables: the repository's own copy (testdata/golden, see its NOTICE).
 GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"
