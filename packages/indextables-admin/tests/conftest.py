@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,23 @@ from click.testing import CliRunner
 from indextables.admin.cli import cli
 from indextables.storage.testing.pytest_plugin import moto_server  # noqa: F401
 
+# A private split cache directory per session (shared with the engine's tests).
+sys.path.append(str(Path(__file__).resolve().parents[2] / "indextables-search/tests"))
+import privatecache
+
 # The golden tables: the repository's own copy (testdata/golden, see its NOTICE).
 GOLDEN = Path(__file__).resolve().parents[3] / "testdata/golden/indextables_spark_v0.5.4"
 
 GOLDEN_NAMES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()) if GOLDEN.is_dir() else []
+
+
+def pytest_configure(config: Any) -> None:
+    """A private split cache directory for the session (never the user's default)."""
+    privatecache.start()
+
+
+def pytest_unconfigure(config: Any) -> None:
+    privatecache.stop()
 
 
 @dataclass(frozen=True, slots=True)

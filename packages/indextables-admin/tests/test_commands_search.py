@@ -11,6 +11,8 @@ import csv
 import io
 import json
 import math
+import os
+import tempfile
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from indextables.search import SearchTable, open_table
 from indextables.search.options import parse_indexing, parse_write
 from indextables.search.schema.mapping import field_specs
 from indextables.search.schema.schemajson import spark_json
+from indextables.search.splits.splitcache import CACHE_DIR_ENV, default_cache_dir
 from indextables.search.table.tableaccess import commit_write, open_table_store
 from indextables.search.write.splitwriter import SplitWriter
 
@@ -163,6 +166,18 @@ def test_search_query_columns_and_limit(log_table: str, cli_run: Any) -> None:
     limited = cli_run("search", log_table, "message:needlezz", "--limit", "3", "-o", "json")
     assert limited.json()["num_rows"] == 3
     assert all(r["id"] % 10 == 0 for r in limited.json()["rows"])
+
+
+def test_search_fills_the_sessions_private_cache_not_the_users(
+    log_table: str, cli_run: Any
+) -> None:
+    # conftest.py gives the session its own cache directory (INDEXTABLES_CACHE_DIR).
+    private = os.environ[CACHE_DIR_ENV]
+    assert default_cache_dir() == private
+    assert private != os.path.join(tempfile.gettempdir(), f"indextables-split-cache-{os.getuid()}")
+    run = cli_run("search", log_table, "message:needlezz", "-o", "json")
+    assert run.exit_code == 0, run.stderr
+    assert [name for name in os.listdir(private) if not name.startswith(".")]
 
 
 def test_search_reads_only_the_columns_and_splits_the_answer_needs(

@@ -22,9 +22,20 @@ settings.load_profile("machine-independent")
 
 # The golden-table fixtures, shared with the engine's tests (its tests/goldenfixtures.py).
 sys.path.append(str(Path(__file__).resolve().parents[2] / "indextables-search/tests"))
+import privatecache  # noqa: E402
 from goldenfixtures import GOLDEN, GOLDEN_NAMES, expected, golden_copy, sort_rows  # noqa: E402
 
 __all__ = ["GOLDEN", "GOLDEN_NAMES", "expected", "golden_copy", "sort_rows"]
+
+
+def pytest_configure(config: Any) -> None:
+    """A private split cache directory for the session (never the user's default); Spark's
+    Python workers inherit it through the environment."""
+    privatecache.start()
+
+
+def pytest_unconfigure(config: Any) -> None:
+    privatecache.stop()
 
 
 @pytest.fixture(scope="session")

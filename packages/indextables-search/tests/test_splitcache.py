@@ -257,6 +257,7 @@ def test_default_cache_directory_is_private(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.delenv(splitcache.CACHE_DIR_ENV, raising=False)
     directory = default_cache_dir()
     assert directory.startswith(str(tmp_path))
     assert str(os.getuid()) in os.path.basename(directory)  # one per user
@@ -279,21 +280,43 @@ def test_a_new_configured_cache_directory_is_private(tmp_path: Path) -> None:
 def test_the_cache_is_walked_once_while_its_total_stays_under_the_cap(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from indextables.search.splits import splitcache
-
     store, refs = _store(tmp_path)
     cache = SplitCache(str(tmp_path / "cache"), 1 << 30)
     walks = []
-    original = SplitCache.evict
+    listdir = os.listdir
 
-    def counted(self: SplitCache, *, keep: str | None = None) -> int:
-        walks.append(keep)
-        return original(self, keep=keep)
+    def counted(path: Any = ".") -> list[str]:
+        if os.path.abspath(os.fspath(path)) == os.path.abspath(cache.directory):
+            walks.append(path)  # every walk lists the cache directory once
+        return listdir(path)
 
-    monkeypatch.setattr(SplitCache, "evict", counted)
+    monkeypatch.setattr(os, "listdir", counted)
     for ref in refs:
         cache.fetch(store, store.uri, ref)
     assert len(walks) == 1  # the first fetch walked; the others added to the running total
     monkeypatch.setattr(splitcache, "REWALK_SECONDS", 0.0)
+    monkeypatch.setattr(splitcache, "WALK_SHARE", 0.0)  # not 50 times the last walk either
     cache.fetch(store, "file:///elsewhere", refs[0])  # the total is stale now: walked again
     assert len(walks) == 2
+
+
+def test_the_environment_names_the_default_cache_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chosen = tmp_path / "mine"
+    monkeypatch.setenv(splitcache.CACHE_DIR_ENV, str(chosen))
+    assert default_cache_dir() == str(chosen)
+    assert parse_read({}).cache_dir == str(chosen)
+    store, refs = _store(tmp_path)
+    SplitCache(default_cache_dir(), 1 << 30).fetch(store, store.uri, refs[0])
+    assert stat.S_IMODE(os.stat(chosen).st_mode) == 0o700
+    assert len(os.listdir(chosen)) == 1
+
+
+def test_this_test_session_has_a_private_cache_directory() -> None:
+    # conftest.py (tests/privatecache.py) gives each session its own directory, so no test
+    # reads or fills the user's default cache.
+    users = os.path.join(tempfile.gettempdir(), f"indextables-split-cache-{os.getuid()}")
+    assert os.environ.get(splitcache.CACHE_DIR_ENV)
+    assert default_cache_dir() != users
+    assert parse_read({}).cache_dir == default_cache_dir()

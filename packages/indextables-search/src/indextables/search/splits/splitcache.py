@@ -37,12 +37,25 @@ own directory, named by a hash of (table URI, split path, size).
   :class:`~indextables.search.errors.CacheDirectoryError` naming the setting.
 
 Recency is the entry directory's mtime; eviction removes least recently used
-entries until the cache is under its cap again. Eviction walks the whole
-cache (a listing and a stat of every file), which costs ~1 s at 10,000
-entries, so a process keeps a running total of the cache per directory and
-walks only when its additions would pass the cap or its last walk is older
-than :data:`REWALK_SECONDS` (other processes add entries too: the cap holds
-to within what they add in that time, and leased entries stay).
+entries until the cache is at or under its low-water mark,
+:data:`LOW_WATER` (90 %) of its cap. A walk of the cache costs one listing of
+the cache directory and one ``stat`` per entry: an entry's record starts with
+its total size in bytes (the record included), read once per process and
+entry; an entry without it (written by an older version) is sized once per
+process the old way, a listing and a ``stat`` of each of its files. A process
+keeps a running total of the cache per directory and walks only when:
+
+- it has no total yet (its first addition);
+- its additions would pass the cap (after a walk that left the cache over
+  its cap, entries being leased, only once it grew a further tenth of the
+  cap), so a cache near its cap is walked once per tenth of its cap added,
+  not once per addition;
+- its last walk is older than :data:`REWALK_SECONDS` and than
+  :data:`WALK_SHARE` times that walk's duration (other processes add entries
+  too: the cap holds to within what they add in that time), so a huge cache
+  cannot take more than about 2 % of a process's time in time-driven walks.
+
+Leased entries stay whatever the cap.
 """
 
 from __future__ import annotations
@@ -64,7 +77,7 @@ import uuid
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final, NoReturn, TypeVar
 
 from indextables.protocol.errors import CorruptFileError
@@ -85,6 +98,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
+    "CACHE_DIR_ENV",
     "CACHE_DIR_SETTING",
     "ENTRY_RECORD",
     "SplitCache",
@@ -98,6 +112,8 @@ T = TypeVar("T")
 
 # The setting naming the cache directory (quoted in errors about it).
 CACHE_DIR_SETTING: Final = "spark.indextables.cache.directoryPath"
+# The environment variable naming the default cache directory (when the setting is absent).
+CACHE_DIR_ENV: Final = "INDEXTABLES_CACHE_DIR"
 # A staging directory nobody holds the lock of is removed once this old.
 STALE_AFTER_SECONDS: Final = 60.0
 _RECORD_VERSION: Final = 2
@@ -113,12 +129,21 @@ _FOOTER_MAGIC: Final = 1337
 FETCH_THREADS: Final = 4
 # A process walks the cache again after this long even when its own total is under the cap.
 REWALK_SECONDS: Final = 30.0
+# ... and no sooner than this many times the duration of its last walk (a walk's time share
+# of the process stays under about 1 / WALK_SHARE).
+WALK_SHARE: Final = 50.0
+# Eviction stops at this share of the cap, so the next walk waits for a tenth of it to be added.
+LOW_WATER: Final = 0.9
 # Times a read resolves its entry again when it vanished between fetch and lease.
 _LEASE_TRIES: Final = 5
-# Cache directory -> (bytes after the last walk plus this process's additions, monotonic time
-# of that walk).
-_totals: dict[str, tuple[int, float]] = {}
+_totals: dict[str, _Total] = {}
 _totals_lock = threading.RLock()
+# Cache directory -> entry name -> (inode, bytes) of the entries its last walk in this process
+# sized (an entry is never written after it is placed; a replaced one has another inode).
+_sizes_known: dict[str, dict[str, tuple[int, int]]] = {}
+# The start of an entry record holding the entry's size: ``{"bytes": <n>, ...``.
+_RECORD_HEAD: Final = re.compile(rb'\{"bytes": (\d{1,20}),')
+_RECORD_HEAD_BYTES: Final = 40
 # (name, mode, inode, size, mtime_ns, ctime_ns) of every file of an entry, by name.
 _Signature = tuple[tuple[str, int, int, int, int, int], ...]
 # Entry directory -> the stat signature of its files when this process last checked their digests.
@@ -126,8 +151,33 @@ _verified: dict[str, _Signature] = {}
 _verified_lock = threading.Lock()
 
 
+@dataclass(frozen=True, slots=True)
+class _Total:
+    """What a process knows of a cache directory's size.
+
+    Attributes:
+        bytes: the total after the last walk plus this process's additions since.
+        after_walk: the total the last walk left.
+        walked_at: monotonic time the last walk ended.
+        walk_seconds: how long the last walk took.
+    """
+
+    bytes: int
+    after_walk: int
+    walked_at: float
+    walk_seconds: float
+
+
 def default_cache_dir() -> str:
-    """The split cache directory used when none is configured (one per user, mode 0700)."""
+    """The split cache directory used when none is configured (one per user, mode 0700).
+
+    :data:`CACHE_DIR_ENV` names it when set (e.g. a test session's private
+    directory; Spark's Python workers inherit it), else
+    ``<tmp>/indextables-split-cache-<uid>``.
+    """
+    chosen = os.environ.get(CACHE_DIR_ENV, "")
+    if chosen:
+        return os.path.abspath(os.path.expanduser(chosen))
     return os.path.join(tempfile.gettempdir(), f"indextables-split-cache-{os.getuid()}")
 
 
@@ -199,11 +249,11 @@ class SplitCache:
         return self._download(store, table_uri, split)
 
     def _make_room(self, needed: int) -> bool:
-        """Evict least recently used entries to free ``2 * needed`` bytes; True if any went."""
-        used = SplitCache(self.directory, 1 << 62).evict()  # also removes abandoned downloads
-        after = SplitCache(self.directory, max(0, used - 2 * needed)).evict()
-        with _totals_lock:
-            _totals[self.directory] = (after, time.monotonic())
+        """Evict least recently used entries to free ``2 * needed`` bytes; True if any went.
+
+        One walk: it also removes abandoned downloads.
+        """
+        used, after = self._walk(keep=None, goal=lambda total: max(0, total - 2 * needed))
         return after < used
 
     def _download(self, store: ObjectStore, table_uri: str, split: SplitRef) -> tuple[str, int]:
@@ -211,7 +261,7 @@ class SplitCache:
         try:
             with _staging(self.directory) as (staging, handle):
                 sizes = download(store, split, staging, reserved=frozenset({ENTRY_RECORD}))
-                _write_record(staging, table_uri, split, sizes)
+                added = _write_record(staging, table_uri, split, sizes)
                 lease = self._place(staging, handle, target, table_uri, split)
         except LocalWriteError as error:
             _cache_failure(self.directory, f"cannot be written ({error.path})", error.error)
@@ -227,7 +277,7 @@ class SplitCache:
             _cache_failure(self.directory, "cannot be written", error)
         try:
             _remember(target)
-            self._account(target, sum(sizes.values()))
+            self._account(target, added)
         except BaseException:
             os.close(lease)
             raise
@@ -387,17 +437,28 @@ class SplitCache:
         )
 
     def _account(self, target: str, added: int) -> None:
-        """Add a new entry of ``added`` bytes to the running total; walk and evict when it
-        may pass the cap."""
+        """Add a new entry of ``added`` bytes to the running total; walk and evict when the
+        module docstring's rule says so."""
         # One walk at a time: threads fetching meanwhile wait for it, then just add.
         with _totals_lock:
             known = _totals.get(self.directory)
-            fresh = known is not None and time.monotonic() - known[1] < REWALK_SECONDS
-            if known is not None and fresh and known[0] + added <= self.max_bytes:
-                _totals[self.directory] = (known[0] + added, known[1])
+            if known is not None and not self._walk_due(known, added):
+                _totals[self.directory] = replace(known, bytes=known.bytes + added)
                 return
-            remaining = self.evict(keep=target)
-            _totals[self.directory] = (remaining, time.monotonic())
+            self._walk(keep=target, goal=lambda _: self._low_water())
+
+    def _low_water(self) -> int:
+        return int(self.max_bytes * LOW_WATER)
+
+    def _walk_due(self, known: _Total, added: int) -> bool:
+        """True when adding ``added`` bytes must walk the cache (see the module docstring)."""
+        since = time.monotonic() - known.walked_at
+        if since >= max(REWALK_SECONDS, WALK_SHARE * known.walk_seconds):
+            return True
+        # After a walk left the cache over its cap (leased entries), the next waits for as
+        # much to be added as a walk reaching the low-water mark would have.
+        limit = max(self.max_bytes, known.after_walk + self.max_bytes - self._low_water())
+        return known.bytes + added > limit
 
     @contextlib.contextmanager
     def directories(
@@ -429,34 +490,107 @@ class SplitCache:
                 pool.shutdown(wait=True, cancel_futures=True)
 
     def evict(self, *, keep: str | None = None) -> int:
-        """Remove abandoned downloads, then least recently used splits until under the cap.
+        """Remove abandoned downloads, then least recently used splits until the cache is at
+        or under its low-water mark (:data:`LOW_WATER` of the cap).
 
         Downloads in progress and entries being read (leased) count against the
-        cap but are never removed. Returns the bytes the cache holds afterwards.
+        cap but are never removed; nor is ``keep``. Returns the bytes the cache
+        holds afterwards.
         """
-        entries = []
-        total = 0
-        for name in os.listdir(self.directory):
-            path = os.path.join(self.directory, name)
-            if not os.path.isdir(path):
-                continue
-            if name.startswith(_STAGING):
-                if _abandoned(path):
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    total += _size(path)
-                continue
-            if name.startswith("."):
-                continue
-            size = _size(path)
-            total += size
-            entries.append((_mtime(path), size, path))
-        for _, size, path in sorted(entries):
-            if total <= self.max_bytes:
-                break
-            if path != keep and _discard(path, self.directory, unless_leased=True):
-                total -= size
-        return total
+        return self._walk(keep=keep, goal=lambda _: self._low_water())[1]
+
+    def _walk(self, *, keep: str | None, goal: Callable[[int], int]) -> tuple[int, int]:
+        """One walk: evict down to ``goal(total)`` bytes; (total before, total after).
+
+        Records the result (and the walk's duration) as this process's running total.
+        """
+        with _totals_lock:
+            started = time.monotonic()
+            before, after = _sweep(self.directory, keep=keep, goal=goal)
+            ended = time.monotonic()
+            _totals[self.directory] = _Total(after, after, ended, ended - started)
+        return before, after
+
+
+def _sweep(directory: str, *, keep: str | None, goal: Callable[[int], int]) -> tuple[int, int]:
+    """Size the cache (one listing, one ``stat`` per entry), remove abandoned downloads, then
+    unleased least recently used entries until at most ``goal(total)`` bytes remain.
+
+    Returns (total before eviction, total after).
+    """
+    known = _sizes_known.get(directory, {})
+    seen: dict[str, tuple[int, int]] = {}
+    entries = []
+    total = 0
+    for name in os.listdir(directory):
+        path = os.path.join(directory, name)
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue  # removed meanwhile
+        if not stat.S_ISDIR(info.st_mode):
+            continue
+        if name.startswith(_STAGING):
+            if _abandoned(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                total += _size(path)  # a download in progress: its files grow
+            continue
+        if name.startswith("."):
+            continue
+        size = _entry_bytes(path, info.st_ino, known.get(name))
+        seen[name] = (info.st_ino, size)
+        total += size
+        entries.append((info.st_mtime, size, name))
+    before = total
+    floor = goal(total)
+    for _, size, name in sorted(entries):
+        if total <= floor:
+            break
+        path = os.path.join(directory, name)
+        if path != keep and _discard(path, directory, unless_leased=True):
+            total -= size
+            seen.pop(name, None)
+    _sizes_known[directory] = seen
+    return before, total
+
+
+def _entry_bytes(path: str, inode: int, known: tuple[int, int] | None) -> int:
+    """An entry's size: known to this process, else from its record's head, else (an entry
+    written by an older version) the sum of its files' sizes."""
+    if known is not None and known[0] == inode:
+        return known[1]
+    recorded = _recorded_bytes(path)
+    return recorded if recorded is not None else _size(path)
+
+
+def _recorded_bytes(path: str) -> int | None:
+    """The total size an entry's record starts with; None without one (or no record)."""
+    try:
+        handle = os.open(
+            os.path.join(path, ENTRY_RECORD), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+        )
+    except OSError:
+        return None
+    try:
+        head = os.read(handle, _RECORD_HEAD_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
+    found = _RECORD_HEAD.match(head)
+    return int(found.group(1)) if found else None
+
+
+def _record_text(record: dict[str, object], files: int) -> str:
+    """``record`` as JSON starting with ``"bytes"``: ``files`` plus the text's own length."""
+    total = files
+    while True:
+        text = json.dumps({"bytes": total, **record})
+        size = files + len(text.encode())
+        if size == total:
+            return text
+        total = size  # grows to a fixed point within a few rounds (only its digits change)
 
 
 def fetch_pool() -> ThreadPoolExecutor:
@@ -681,13 +815,14 @@ def _checked_digest(path: str, name: str, split: SplitRef) -> str:
     return digest.hexdigest()
 
 
-def _write_record(staging: str, table_uri: str, split: SplitRef, sizes: dict[str, int]) -> None:
-    """Write the entry's record (split, sizes, digests): the last file of a complete download.
+def _write_record(staging: str, table_uri: str, split: SplitRef, sizes: dict[str, int]) -> int:
+    """Write the entry's record (size, split, file sizes, digests): the last file of a
+    complete download. Returns the entry's size in bytes, the record included.
 
     Raises:
         CorruptSplitError: a segment file of the split fails its footer CRC.
     """
-    record = {
+    record: dict[str, object] = {
         "version": _RECORD_VERSION,
         "table": table_uri.rstrip("/"),
         "split": split.path,
@@ -696,8 +831,10 @@ def _write_record(staging: str, table_uri: str, split: SplitRef, sizes: dict[str
         "sha256": {n: _checked_digest(os.path.join(staging, n), n, split) for n in sizes},
     }
     _check_checksums(staging, split, sizes)
+    text = _record_text(record, sum(sizes.values()))
     with open(os.path.join(staging, ENTRY_RECORD), "w", encoding="utf-8") as handle:
-        json.dump(record, handle)
+        handle.write(text)
+    return sum(sizes.values()) + len(text.encode())
 
 
 def write_checksums(directory: str, names: Sequence[str]) -> None:
@@ -808,6 +945,11 @@ def _trusted(target: str, table_uri: str, split: SplitRef, *, recheck: bool = Fa
             return False
         for name, mode, _, size, *_ in signature:
             if not stat.S_ISREG(mode) or (name != ENTRY_RECORD and size != int(sizes[name])):
+                return False
+        recorded = record.get("bytes")  # absent from entries of older versions
+        if recorded is not None:
+            own = next(entry[3] for entry in signature if entry[0] == ENTRY_RECORD)
+            if recorded != sum(int(size) for size in sizes.values()) + own:
                 return False
         if any(_digest(os.path.join(target, n)) != digests[n] for n in sizes):
             return False
