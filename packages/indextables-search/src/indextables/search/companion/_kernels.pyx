@@ -80,30 +80,60 @@ cdef inline int _varint(const unsigned char *data, Py_ssize_t size, Py_ssize_t *
         shift += 7
 
 
+cdef inline int _next_run(const unsigned char *data, Py_ssize_t size, int width,
+                          int value_bytes, Py_ssize_t *position, bint *packed,
+                          long long *rows, Py_ssize_t *payload,
+                          unsigned long long *value) noexcept nogil:
+    """One run of an RLE/bit-packed hybrid of bit width ``width`` at ``position``
+    (moved past it): a bit-packed run (``packed``; its ``rows`` and where its bits
+    start, ``payload``) or a repeated one (its ``rows`` and ``value``)."""
+    cdef unsigned long long header, word = 0
+    cdef Py_ssize_t span, k
+    cdef int status = _varint(data, size, position, &header)
+    if status:
+        return status
+    if header >> 1 >= _MAX_RUN:
+        return _DAMAGED
+    if header & 1:
+        span = <Py_ssize_t> (header >> 1) * width
+        if position[0] + span > size:
+            return _DAMAGED
+        packed[0] = True
+        rows[0] = <long long> (header >> 1) * 8
+        payload[0] = position[0]
+        position[0] += span
+        return _OK
+    if position[0] + value_bytes > size:
+        return _DAMAGED
+    for k in range(value_bytes):
+        word |= (<unsigned long long> data[position[0] + k]) << (8 * k)
+    position[0] += value_bytes
+    packed[0] = False
+    rows[0] = <long long> (header >> 1)
+    value[0] = word
+    return _OK
+
+
 cdef int _hybrid(const unsigned char *data, Py_ssize_t size, int width,
                  const long long *wanted, Py_ssize_t count, long long *out) noexcept nogil:
     """Values at the sorted positions ``wanted`` of an RLE/bit-packed hybrid."""
-    cdef Py_ssize_t index = 0, position = 0, span, byte, last, k
+    cdef Py_ssize_t index = 0, position = 0, payload = 0, byte, last, k
     cdef long long start = 0, size_of_run, bit
-    cdef unsigned long long header, word, mask
+    cdef unsigned long long word, mask, value = 0
     cdef int value_bytes = (width + 7) // 8
     cdef int status
+    cdef bint packed = False
     if count == 0:
         return _OK
     if width > 32 or width < 0:
         return _TOO_WIDE
     mask = (1ULL << width) - 1
     while index < count:
-        status = _varint(data, size, &position, &header)
+        status = _next_run(data, size, width, value_bytes, &position, &packed,
+                           &size_of_run, &payload, &value)
         if status:
             return status
-        if header >> 1 >= _MAX_RUN:
-            return _DAMAGED
-        if header & 1:
-            size_of_run = <long long> (header >> 1) * 8
-            span = <Py_ssize_t> (header >> 1) * width
-            if position + span > size:
-                return _DAMAGED
+        if packed:
             while index < count and wanted[index] < start + size_of_run:
                 if width:
                     bit = (wanted[index] - start) * width
@@ -111,22 +141,14 @@ cdef int _hybrid(const unsigned char *data, Py_ssize_t size, int width,
                     last = <Py_ssize_t> ((bit + width - 1) >> 3)
                     word = 0
                     for k in range(last - byte + 1):
-                        word |= (<unsigned long long> data[position + byte + k]) << (8 * k)
+                        word |= (<unsigned long long> data[payload + byte + k]) << (8 * k)
                     out[index] = <long long> ((word >> (bit & 7)) & mask)
                 else:
                     out[index] = 0
                 index += 1
-            position += span
         else:
-            size_of_run = <long long> (header >> 1)
-            if position + value_bytes > size:
-                return _DAMAGED
-            word = 0
-            for k in range(value_bytes):
-                word |= (<unsigned long long> data[position + k]) << (8 * k)
-            position += value_bytes
             while index < count and wanted[index] < start + size_of_run:
-                out[index] = <long long> word
+                out[index] = <long long> value
                 index += 1
         start += size_of_run
     return _OK
@@ -136,31 +158,28 @@ cdef int _levels(const unsigned char *data, Py_ssize_t size, const long long *ro
                  Py_ssize_t count, long long *picks) noexcept nogil:
     """Per row: -1 when null, else its index among the page's non-null values
     (definition levels of bit width 1)."""
-    cdef Py_ssize_t index = 0, position = 0, groups, counted, byte
+    cdef Py_ssize_t index = 0, position = 0, payload = 0, groups, counted, byte
     cdef long long start = 0, before = 0, size_of_run, offset, ones
-    cdef unsigned long long header
+    cdef unsigned long long repeated = 0
     cdef unsigned char value
     cdef int status
+    cdef bint packed = False
     while index < count:
-        status = _varint(data, size, &position, &header)
+        status = _next_run(data, size, 1, 1, &position, &packed, &size_of_run, &payload,
+                           &repeated)
         if status:
             return status
-        if header >> 1 >= _MAX_RUN:
-            return _DAMAGED
-        if header & 1:
-            groups = <Py_ssize_t> (header >> 1)
-            size_of_run = <long long> groups * 8
-            if position + groups > size:
-                return _DAMAGED
+        if packed:
+            groups = <Py_ssize_t> (size_of_run >> 3)
             counted = 0
             ones = 0
             while index < count and rows[index] < start + size_of_run:
                 offset = rows[index] - start
                 byte = <Py_ssize_t> (offset >> 3)
                 while counted < byte:
-                    ones += __builtin_popcount(data[position + counted])
+                    ones += __builtin_popcount(data[payload + counted])
                     counted += 1
-                value = data[position + byte]
+                value = data[payload + byte]
                 if (value >> (offset & 7)) & 1:
                     picks[index] = before + ones + __builtin_popcount(
                         value & ((1u << (offset & 7)) - 1))
@@ -168,20 +187,14 @@ cdef int _levels(const unsigned char *data, Py_ssize_t size, const long long *ro
                     picks[index] = -1
                 index += 1
             while counted < groups:
-                ones += __builtin_popcount(data[position + counted])
+                ones += __builtin_popcount(data[payload + counted])
                 counted += 1
             before += ones
-            position += groups
         else:
-            size_of_run = <long long> (header >> 1)
-            if position >= size:
-                return _DAMAGED
-            value = data[position]
-            position += 1
             while index < count and rows[index] < start + size_of_run:
-                picks[index] = before + rows[index] - start if value else -1
+                picks[index] = before + rows[index] - start if repeated else -1
                 index += 1
-            if value:
+            if repeated:
                 before += size_of_run
         start += size_of_run
     return _OK

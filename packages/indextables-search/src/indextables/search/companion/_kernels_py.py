@@ -57,6 +57,25 @@ def _varint(data: Bytes, position: int) -> tuple[int, int]:
         shift += 7
 
 
+def _next_run(data: Bytes, width: int, position: int) -> tuple[bool, int, int, int]:
+    """One run of an RLE/bit-packed hybrid of ``width`` bits at ``position``:
+    ``(packed, rows, payload, position after it)``: a bit-packed run's bits start at
+    ``payload``; a repeated run's value is ``payload``."""
+    header, position = _varint(data, position)
+    if header >> 1 >= _MAX_RUN:
+        raise ValueError(_DAMAGED)
+    if header & 1:
+        span = (header >> 1) * width
+        if position + span > len(data):
+            raise ValueError(_DAMAGED)
+        return True, (header >> 1) * 8, position, position + span
+    value_bytes = (width + 7) // 8
+    if position + value_bytes > len(data):
+        raise ValueError(_DAMAGED)
+    value = int.from_bytes(data[position : position + value_bytes], "little")
+    return False, header >> 1, value, position + value_bytes
+
+
 def _hybrid(data: Bytes, width: int, wanted: Sequence[int]) -> list[int]:
     if not wanted:
         return []
@@ -66,34 +85,21 @@ def _hybrid(data: Bytes, width: int, wanted: Sequence[int]) -> list[int]:
     count = len(wanted)
     index = start = position = 0
     mask = (1 << width) - 1
-    value_bytes = (width + 7) // 8
     while index < count:
-        header, position = _varint(data, position)
-        if header >> 1 >= _MAX_RUN:
-            raise ValueError(_DAMAGED)
-        if header & 1:
-            size = (header >> 1) * 8
-            span = (header >> 1) * width
-            if position + span > len(data):
-                raise ValueError(_DAMAGED)
+        packed, size, payload, position = _next_run(data, width, position)
+        if packed:
             while index < count and wanted[index] < start + size:
                 if width:
                     bit = (wanted[index] - start) * width
                     first, last = bit >> 3, (bit + width - 1) >> 3
-                    word = int.from_bytes(data[position + first : position + last + 1], "little")
+                    word = int.from_bytes(data[payload + first : payload + last + 1], "little")
                     found.append(word >> (bit & 7) & mask)
                 else:
                     found.append(0)
                 index += 1
-            position += span
         else:
-            size = header >> 1
-            if position + value_bytes > len(data):
-                raise ValueError(_DAMAGED)
-            value = int.from_bytes(data[position : position + value_bytes], "little")
-            position += value_bytes
             while index < count and wanted[index] < start + size:
-                found.append(value)
+                found.append(payload)
                 index += 1
         start += size
     return found
@@ -117,15 +123,9 @@ def _levels(data: Bytes, rows: Sequence[int]) -> list[int]:
     count = len(rows)
     index = start = before = position = 0
     while index < count:
-        header, position = _varint(data, position)
-        if header >> 1 >= _MAX_RUN:
-            raise ValueError(_DAMAGED)
-        if header & 1:
-            groups = header >> 1
-            size = groups * 8
-            if position + groups > len(data):
-                raise ValueError(_DAMAGED)
-            bits = int.from_bytes(data[position : position + groups], "little")
+        packed, size, payload, position = _next_run(data, 1, position)
+        if packed:
+            bits = int.from_bytes(data[payload : payload + size // 8], "little")
             while index < count and rows[index] < start + size:
                 offset = rows[index] - start
                 if bits >> offset & 1:
@@ -134,17 +134,11 @@ def _levels(data: Bytes, rows: Sequence[int]) -> list[int]:
                     picks.append(-1)
                 index += 1
             before += bits.bit_count()
-            position += groups
         else:
-            size = header >> 1
-            if position >= len(data):
-                raise ValueError(_DAMAGED)
-            value = data[position]
-            position += 1
             while index < count and rows[index] < start + size:
-                picks.append(before + rows[index] - start if value else -1)
+                picks.append(before + rows[index] - start if payload else -1)
                 index += 1
-            if value:
+            if payload:
                 before += size
         start += size
     return picks
