@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["byte_array_starts", "cut_page", "hybrid_at"]
+__all__ = ["PageHeaderFields", "byte_array_starts", "cut_page", "hybrid_at", "page_header"]
 
 _MAX_RUN = 1 << 31  # a longer run is damage (a page holds at most 2**31 values)
 _DAMAGED = "a Parquet page's runs or values run past their page"
@@ -256,3 +257,70 @@ def cut_page(
         bits = sum(1 << number for number, pick in enumerate(picks) if pick >= 0)
         level_bytes = bytes(header) + bits.to_bytes(groups, "little")
     return level_bytes, body, len(rows) - len(wanted)
+
+
+#: What :func:`page_header` returns: ``(used, kind, uncompressed_size, compressed_size,
+#: num_values, encoding, definition_level_encoding, definition_levels_byte_length,
+#: repetition_levels_byte_length, is_compressed)``; None where the header has no such field.
+PageHeaderFields = tuple[
+    int, int, int | None, int | None, int | None, int | None, int | None, int | None,
+    int | None, bool,
+]  # fmt: skip
+
+_DATA_PAGE, _DICTIONARY_PAGE, _DATA_PAGE_V2 = 0, 2, 3
+_HEADER_DAMAGED = "a Parquet page header is damaged"
+
+
+def page_header(data: Bytes) -> PageHeaderFields:
+    """The fields of the Parquet ``PageHeader`` at the start of ``data`` (thrift compact
+    protocol) that cutting a page needs, and the bytes the header took. The data page
+    header (v1 or v2) or dictionary page header read is the one the page's type names.
+
+    Raises:
+        ValueError: the header is truncated or damaged, or lacks its type's header.
+    """
+    from indextables.search.companion.thriftcompact import decode_struct
+    from indextables.search.errors import CompanionError
+
+    try:
+        header, used = decode_struct(data)
+    except CompanionError:
+        raise ValueError(_HEADER_DAMAGED) from None
+    kind = _int(header, 1)
+    if kind is None:
+        raise ValueError(_HEADER_DAMAGED)
+    sizes = (_int(header, 2), _int(header, 3))
+    if kind == _DATA_PAGE:
+        info = _sub(header, 5)
+        return (
+            used, kind, *sizes, _int(info, 1), _int(info, 2), _int(info, 3), None, None, True,
+        )  # fmt: skip
+    if kind == _DICTIONARY_PAGE:
+        info = _sub(header, 7)
+        return used, kind, *sizes, _int(info, 1), _int(info, 2), None, None, None, True
+    if kind == _DATA_PAGE_V2:
+        info = _sub(header, 8)
+        found = info.fields.get(7)
+        compressed = True if found is None or found[0] != 1 else bool(found[1])
+        return (
+            used, kind, *sizes, _int(info, 1), _int(info, 4), None, _int(info, 5),
+            _int(info, 6), compressed,
+        )  # fmt: skip
+    return used, kind, *sizes, None, None, None, None, None, True
+
+
+def _int(struct_: Any, fid: int) -> int | None:
+    """The field when it is an integer (None: absent); ValueError: out of the i32 range."""
+    found = struct_.fields.get(fid)
+    if found is None or found[0] not in (4, 5, 6):  # I16, I32, I64
+        return None
+    if not -(2**31) <= found[1] < 2**31:
+        raise ValueError(_HEADER_DAMAGED)
+    return int(found[1])
+
+
+def _sub(header: Any, fid: int) -> Any:
+    found = header.fields.get(fid)
+    if found is None or found[0] != 12:  # STRUCT
+        raise ValueError(_HEADER_DAMAGED)
+    return found[1]
