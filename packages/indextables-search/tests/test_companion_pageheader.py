@@ -121,7 +121,11 @@ def outcome(module: Any, data: bytes) -> Any:
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=written(), cut=st.integers(0, 200), flips=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 255)), max_size=4))
+@given(
+    data=written(),
+    cut=st.integers(0, 200),
+    flips=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 255)), max_size=4),
+)
 def test_damaged_headers_behave_alike_in_both_twins(
     data: bytes, cut: int, flips: list[tuple[int, int]]
 ) -> None:
@@ -165,10 +169,23 @@ def test_unknown_fields_and_page_types_are_passed_over() -> None:
     )
     data = encode_struct(header) + b"tail"
     for module in (kernel(), _kernels_py):
-        assert module.page_header(data) == (len(data) - 4, 1, 7, 5, None, None, None, None, None, True)
+        assert module.page_header(data) == (
+            len(data) - 4,
+            1,
+            7,
+            5,
+            None,
+            None,
+            None,
+            None,
+            None,
+            True,
+        )
 
 
-@pytest.mark.parametrize("count,nulls,levels", [(0, 0, 0), (1, 0, 2), (3000, 2999, 376), (2**31 - 1, 5, 2**20)])
+@pytest.mark.parametrize(
+    ("count", "nulls", "levels"), [(0, 0, 0), (1, 0, 2), (3000, 2999, 376), (2**31 - 1, 5, 2**20)]
+)
 def test_the_cut_page_header_is_the_thrift_encoding(count: int, nulls: int, levels: int) -> None:
     level_bytes, body = b"\x01" * levels, b"xyz"
     info = TStruct(

@@ -73,7 +73,9 @@ def test_threaded_and_unthreaded_reads_give_identical_arrays(
     assert any(name.startswith("indextables-companion") for name in seen), seen
 
 
-def page_rows_of(handle: Any, footer: Any, columns: list[str], rows: list[int], workers: int) -> Any:
+def page_rows_of(
+    handle: Any, footer: Any, columns: list[str], rows: list[int], workers: int
+) -> Any:
     return parquetpages.page_rows(handle, footer, columns, rows, workers=workers)
 
 
@@ -88,7 +90,8 @@ def test_batches_are_contiguous_and_balanced_by_weight() -> None:
         for count in (1, 2, 3):
             found = batches(weights, count)
             assert [i for span in found for i in span] == list(range(len(weights)))
-            assert 1 <= len(found) <= count and all(found)
+            assert 1 <= len(found) <= count
+            assert all(found)
 
 
 def test_run_ordered_keeps_unit_order_on_two_threads() -> None:
@@ -173,12 +176,11 @@ def test_the_companion_threads_option_reaches_the_page_reader(
         found = open_table(str(tmp_path / "idx"), options={**cache, key: value}).search(
             query="id:[0 TO 39] OR id:[2900 TO 2999]"
         )
-        assert asked and set(asked) == {workers}
+        assert asked
+        assert set(asked) == {workers}
         results[value] = found.sort_by("id")
     assert results["off"].equals(results["ON"])
-    expected = table.filter(pc.or_(
-        pc.greater_equal(table["id"], 2900), pc.less(table["id"], 40)
-    ))
+    expected = table.filter(pc.or_(pc.greater_equal(table["id"], 2900), pc.less(table["id"], 40)))
     assert results["off"].select(["id", "text"]).equals(expected)
     with pytest.raises(OptionError, match=r"spark\.indextables\.read\.companionthreads"):
         open_table(str(tmp_path / "idx"), options={key: "sometimes"})

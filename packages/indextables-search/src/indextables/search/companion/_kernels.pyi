@@ -18,6 +18,14 @@ def cut_page(
 def page_header(
     data: bytes | bytearray | memoryview,
 ) -> tuple[
-    int, int, int | None, int | None, int | None, int | None, int | None, int | None,
-    int | None, bool,
+    int,
+    int,
+    int | None,
+    int | None,
+    int | None,
+    int | None,
+    int | None,
+    int | None,
+    int | None,
+    bool,
 ]: ...

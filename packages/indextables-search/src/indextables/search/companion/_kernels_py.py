@@ -283,7 +283,7 @@ def page_header(data: Bytes) -> PageHeaderFields:
     from indextables.search.errors import CompanionError
 
     try:
-        header, used = decode_struct(data)
+        header, used = decode_struct(memoryview(data))
     except CompanionError:
         raise ValueError(_HEADER_DAMAGED) from None
     kind = _int(header, 1)

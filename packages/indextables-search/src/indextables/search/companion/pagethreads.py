@@ -58,9 +58,7 @@ def page_workers(threads: PageThreads = "auto") -> int:
         CompanionError: ``threads`` is none of ``auto``, ``on`` and ``off``.
     """
     if threads not in PAGE_THREAD_SETTINGS:
-        raise CompanionError(
-            f"companion threads: expected one of auto, on, off, not {threads!r}"
-        )
+        raise CompanionError(f"companion threads: expected one of auto, on, off, not {threads!r}")
     if threads == "off":
         return 1
     count = _cores()
@@ -141,12 +139,12 @@ def run_ordered(
     failure: BaseException | None = None
     try:
         results.append(run(ranges[0]))
-    except BaseException as exc:  # noqa: BLE001 - re-raised below, after the others finish
+    except BaseException as exc:
         failure = exc
     for future in futures:
         try:
             outcome = future.result()
-        except BaseException as exc:  # noqa: BLE001 - the first in unit order wins
+        except BaseException as exc:
             failure = failure or exc
         else:
             if failure is None:

@@ -269,10 +269,15 @@ def _cut_pages(
 ) -> _Cuts:
     """Every page of ``plans`` with few enough hits cut down to them (the work that
     runs without the GIL: decompression and the kernel), in ``workers`` batches."""
+    codecs = {
+        (name, part.group): _codec(footer, name, part.group)
+        for name, plan in plans.items()
+        for part in plan.groups
+    }
     wanted_dictionaries: list[tuple[str, _Group]] = []
     for name, plan in plans.items():
         for part in plan.groups:
-            if _codec(footer, name, part.group) is None:
+            if codecs[(name, part.group)] is None:
                 continue
             if part.prefix is not None and any(
                 len(page.hits) * SLIM_SHARE <= page.rows for page in part.pages
@@ -281,8 +286,9 @@ def _cut_pages(
 
     def dictionary_of(unit: tuple[str, _Group]) -> Dictionary | None:
         name, part = unit
-        codec = _codec(footer, name, part.group)
-        assert part.prefix is not None and codec is not None
+        codec = codecs[(name, part.group)]
+        assert part.prefix is not None
+        assert codec is not None
         return read_dictionary(data[part.prefix], codec)
 
     found = run_ordered(
@@ -298,7 +304,7 @@ def _cut_pages(
     wanted_pages: list[tuple[str, int, _Page]] = []
     for name, plan in plans.items():
         for part in plan.groups:
-            if _codec(footer, name, part.group) is None:
+            if codecs[(name, part.group)] is None:
                 continue
             for page in part.pages:
                 if len(page.hits) * SLIM_SHARE <= page.rows:
@@ -306,7 +312,7 @@ def _cut_pages(
 
     def cut(unit: tuple[str, int, _Page]) -> bytes | None:
         name, group, page = unit
-        codec = _codec(footer, name, group)
+        codec = codecs[(name, group)]
         assert codec is not None
         return slim_page(
             data[(page.offset, page.size)], page.hits, codec, dictionaries.get((name, group))

@@ -34,13 +34,13 @@ from indextables.search.companion.manifest import (
     ParquetManifest,
     manifest_from_bytes,
 )
+from indextables.search.companion.pagethreads import PageThreads, page_workers
 from indextables.search.companion.parquetpages import (
     FileKey,
     ParquetFooter,
     footer_of,
     page_rows,
 )
-from indextables.search.companion.pagethreads import PageThreads, page_workers
 from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD
 from indextables.search.companion.sourceio import source_filesystem
 from indextables.search.errors import CompanionError, CompanionSourceError, StaleCompanionError
@@ -113,9 +113,7 @@ def read_companion_split(
         whole_second_dates(schema),
     )  # fmt: skip
     filesystem, base = source_filesystem(root, options)
-    reader = _FileRows(
-        manifest, filesystem, base, schema, entry.partition_values, workers=workers
-    )
+    reader = _FileRows(manifest, filesystem, base, schema, entry.partition_values, workers=workers)
     if query is None and searcher.num_docs < manifest.total_rows:
         # Rows deleted by a Delta deletion vector are not indexed: read the indexed ones.
         query = tantivy.Query.all_query()
