@@ -12,7 +12,9 @@ Brotli, Zstandard, LZ4 raw). Anything else returns None: the page is then
 decoded whole. The per-page loops (definition levels, the RLE/bit-packed
 hybrid of dictionary indices, PLAIN values, the new page's levels and values)
 are one call of a compiled kernel (``_kernels.cut_page``, without the GIL
-held; the pure twin ``_kernels_py`` when not built).
+held; the pure twin ``_kernels_py`` when not built), and so is reading the
+page's Thrift header (``_kernels.page_header``); the cut page's header is
+written directly.
 """
 
 from __future__ import annotations
