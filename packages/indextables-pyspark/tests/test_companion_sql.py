@@ -347,3 +347,28 @@ def test_decimal_columns_read_and_filter_as_spark_does(spark: Any, tmp_path: Pat
         assert sorted(got.collect()) == sorted(want.collect()), where
         if where:
             assert itp.count(spark, index, where=where) == want.count(), where
+
+
+def test_the_companion_threads_read_option_through_spark(spark: Any, tmp_path: Path) -> None:
+    import indextables.pyspark as itp
+
+    source, index = str(tmp_path / "src"), str(tmp_path / "idx")
+    spark.range(4000).selectExpr(
+        "id",
+        "concat('request ', id, case when id % 37 = 0 then ' timed out' else ' ok' end) as message",
+        "case when id % 9 = 0 then null else concat('host-', id % 50) end as host",
+    ).coalesce(1).write.option("parquet.page.size", "1024").parquet(source)
+    itp.sql(
+        spark,
+        f"BUILD INDEXTABLES COMPANION FOR PARQUET '{source}' "
+        f"INDEXING MODES ('message':'text') AT LOCATION '{index}'",
+    )
+    expected = rows(
+        spark.read.parquet(source).where("message like '%timed%'").select("id", "message", "host")
+    )
+    key = "spark.indextables.read.companionThreads"
+    for value in ("on", "off", "auto"):
+        found = spark.read.format("indextables").option(key, value).option("query", "message:timed")
+        assert rows(found.load(index).select("id", "message", "host")) == expected, value
+    with pytest.raises(Exception, match=r"(?i)read\.companionthreads"):
+        spark.read.format("indextables").option(key, "sometimes").load(index).collect()

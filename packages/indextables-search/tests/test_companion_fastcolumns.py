@@ -74,9 +74,9 @@ class _Asked:
         self.columns: set[str] = set()
         page_rows = companion_read.page_rows
 
-        def asked(handle: Any, footer: Any, columns: Any, rows: Any) -> Any:
+        def asked(handle: Any, footer: Any, columns: Any, rows: Any, **kwargs: Any) -> Any:
             self.columns.update(columns)
-            return page_rows(handle, footer, columns, rows)
+            return page_rows(handle, footer, columns, rows, **kwargs)
 
         monkeypatch.setattr(companion_read, "page_rows", asked)
 

@@ -436,6 +436,10 @@ class ReadOptions:
             one split) runs in chunks on the doc-store decoder's threads:
             ``auto`` (unless the 1-minute load average is at or above the
             cores), ``on`` or ``off`` (``read.docStoreThreads``).
+        companion_threads: whether a companion read cuts and decodes the Parquet
+            pages of its hits on two threads: ``auto`` (unless the 1-minute load
+            average of other work is at or above the cores), ``on`` or ``off``
+            (``read.companionThreads``).
     """
 
     version_as_of: int | None = None
@@ -448,6 +452,7 @@ class ReadOptions:
     splits_per_task: int = 4
     selective_splits_per_task: int = 16
     docstore_threads: DecoderThreads = "auto"
+    companion_threads: DecoderThreads = "auto"
 
 
 def default_cache_dir() -> str:
@@ -483,15 +488,22 @@ def parse_read(options: Mapping[str, str]) -> ReadOptions:
         splits_per_task=per_task,
         selective_splits_per_task=selective,
         docstore_threads=_docstore_threads(opts),
+        companion_threads=_threads_choice(opts, COMPANION_THREADS_KEY),
     )
 
 
 DOCSTORE_THREADS_KEY = PREFIX + "read.docstorethreads"
 
 
+COMPANION_THREADS_KEY = PREFIX + "read.companionthreads"
+
+
 def _docstore_threads(opts: Mapping[str, str]) -> DecoderThreads:
-    value = opts.get(DOCSTORE_THREADS_KEY, "auto")
-    choice = _choice(DOCSTORE_THREADS_KEY, value, ("auto", "on", "off"))
+    return _threads_choice(opts, DOCSTORE_THREADS_KEY)
+
+
+def _threads_choice(opts: Mapping[str, str], key: str) -> DecoderThreads:
+    choice = _choice(key, opts.get(key, "auto"), ("auto", "on", "off"))
     return "on" if choice == "on" else "off" if choice == "off" else "auto"
 
 
@@ -719,6 +731,7 @@ _DOCUMENTED_SPELLING = {
     "spark.indextables.cache.maxsize": "spark.indextables.cache.maxSize",
     "spark.indextables.cache.directorypath": "spark.indextables.cache.directoryPath",
     "spark.indextables.read.docstorethreads": "spark.indextables.read.docStoreThreads",
+    "spark.indextables.read.companionthreads": "spark.indextables.read.companionThreads",
     "spark.indextables.indexwriter.docstoreblocksize": (
         "spark.indextables.indexWriter.docStoreBlockSize"
     ),

@@ -182,6 +182,7 @@ HONOURED = frozenset(
         "read.splitspertask",
         "read.maxsplitspertask",
         "read.docstorethreads",
+        "read.companionthreads",
         "cache.directorypath",
         "cache.maxsize",
         "merge.heapsize",

@@ -399,6 +399,7 @@ class SearchTable:
                     companion_root=self._companion_root,
                     companion_options=options,
                     docstore_threads=self._read.docstore_threads,
+                    companion_threads=self._read.companion_threads,
                 )
                 batches = cache.batches(
                     uri, entry.ref, open_store, read, directory=directory(number)

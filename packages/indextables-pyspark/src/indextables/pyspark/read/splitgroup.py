@@ -94,6 +94,7 @@ def group_batches(
                     companion_root=root,
                     companion_options=reader.options,
                     docstore_threads=reader.read_options.docstore_threads,
+                    companion_threads=reader.read_options.companion_threads,
                 ),
                 directory=directory(i),
             )

@@ -15,3 +15,17 @@ def cut_page(
     starts: Sequence[int] | None = None,
     dictionary_count: int = 0,
 ) -> tuple[bytes, bytes, int]: ...
+def page_header(
+    data: bytes | bytearray | memoryview,
+) -> tuple[
+    int,
+    int,
+    int | None,
+    int | None,
+    int | None,
+    int | None,
+    int | None,
+    int | None,
+    int | None,
+    bool,
+]: ...

@@ -80,30 +80,60 @@ cdef inline int _varint(const unsigned char *data, Py_ssize_t size, Py_ssize_t *
         shift += 7
 
 
+cdef inline int _next_run(const unsigned char *data, Py_ssize_t size, int width,
+                          int value_bytes, Py_ssize_t *position, bint *packed,
+                          long long *rows, Py_ssize_t *payload,
+                          unsigned long long *value) noexcept nogil:
+    """One run of an RLE/bit-packed hybrid of bit width ``width`` at ``position``
+    (moved past it): a bit-packed run (``packed``; its ``rows`` and where its bits
+    start, ``payload``) or a repeated one (its ``rows`` and ``value``)."""
+    cdef unsigned long long header, word = 0
+    cdef Py_ssize_t span, k
+    cdef int status = _varint(data, size, position, &header)
+    if status:
+        return status
+    if header >> 1 >= _MAX_RUN:
+        return _DAMAGED
+    if header & 1:
+        span = <Py_ssize_t> (header >> 1) * width
+        if position[0] + span > size:
+            return _DAMAGED
+        packed[0] = True
+        rows[0] = <long long> (header >> 1) * 8
+        payload[0] = position[0]
+        position[0] += span
+        return _OK
+    if position[0] + value_bytes > size:
+        return _DAMAGED
+    for k in range(value_bytes):
+        word |= (<unsigned long long> data[position[0] + k]) << (8 * k)
+    position[0] += value_bytes
+    packed[0] = False
+    rows[0] = <long long> (header >> 1)
+    value[0] = word
+    return _OK
+
+
 cdef int _hybrid(const unsigned char *data, Py_ssize_t size, int width,
                  const long long *wanted, Py_ssize_t count, long long *out) noexcept nogil:
     """Values at the sorted positions ``wanted`` of an RLE/bit-packed hybrid."""
-    cdef Py_ssize_t index = 0, position = 0, span, byte, last, k
+    cdef Py_ssize_t index = 0, position = 0, payload = 0, byte, last, k
     cdef long long start = 0, size_of_run, bit
-    cdef unsigned long long header, word, mask
+    cdef unsigned long long word, mask, value = 0
     cdef int value_bytes = (width + 7) // 8
     cdef int status
+    cdef bint packed = False
     if count == 0:
         return _OK
     if width > 32 or width < 0:
         return _TOO_WIDE
     mask = (1ULL << width) - 1
     while index < count:
-        status = _varint(data, size, &position, &header)
+        status = _next_run(data, size, width, value_bytes, &position, &packed,
+                           &size_of_run, &payload, &value)
         if status:
             return status
-        if header >> 1 >= _MAX_RUN:
-            return _DAMAGED
-        if header & 1:
-            size_of_run = <long long> (header >> 1) * 8
-            span = <Py_ssize_t> (header >> 1) * width
-            if position + span > size:
-                return _DAMAGED
+        if packed:
             while index < count and wanted[index] < start + size_of_run:
                 if width:
                     bit = (wanted[index] - start) * width
@@ -111,22 +141,14 @@ cdef int _hybrid(const unsigned char *data, Py_ssize_t size, int width,
                     last = <Py_ssize_t> ((bit + width - 1) >> 3)
                     word = 0
                     for k in range(last - byte + 1):
-                        word |= (<unsigned long long> data[position + byte + k]) << (8 * k)
+                        word |= (<unsigned long long> data[payload + byte + k]) << (8 * k)
                     out[index] = <long long> ((word >> (bit & 7)) & mask)
                 else:
                     out[index] = 0
                 index += 1
-            position += span
         else:
-            size_of_run = <long long> (header >> 1)
-            if position + value_bytes > size:
-                return _DAMAGED
-            word = 0
-            for k in range(value_bytes):
-                word |= (<unsigned long long> data[position + k]) << (8 * k)
-            position += value_bytes
             while index < count and wanted[index] < start + size_of_run:
-                out[index] = <long long> word
+                out[index] = <long long> value
                 index += 1
         start += size_of_run
     return _OK
@@ -136,31 +158,28 @@ cdef int _levels(const unsigned char *data, Py_ssize_t size, const long long *ro
                  Py_ssize_t count, long long *picks) noexcept nogil:
     """Per row: -1 when null, else its index among the page's non-null values
     (definition levels of bit width 1)."""
-    cdef Py_ssize_t index = 0, position = 0, groups, counted, byte
+    cdef Py_ssize_t index = 0, position = 0, payload = 0, groups, counted, byte
     cdef long long start = 0, before = 0, size_of_run, offset, ones
-    cdef unsigned long long header
+    cdef unsigned long long repeated = 0
     cdef unsigned char value
     cdef int status
+    cdef bint packed = False
     while index < count:
-        status = _varint(data, size, &position, &header)
+        status = _next_run(data, size, 1, 1, &position, &packed, &size_of_run, &payload,
+                           &repeated)
         if status:
             return status
-        if header >> 1 >= _MAX_RUN:
-            return _DAMAGED
-        if header & 1:
-            groups = <Py_ssize_t> (header >> 1)
-            size_of_run = <long long> groups * 8
-            if position + groups > size:
-                return _DAMAGED
+        if packed:
+            groups = <Py_ssize_t> (size_of_run >> 3)
             counted = 0
             ones = 0
             while index < count and rows[index] < start + size_of_run:
                 offset = rows[index] - start
                 byte = <Py_ssize_t> (offset >> 3)
                 while counted < byte:
-                    ones += __builtin_popcount(data[position + counted])
+                    ones += __builtin_popcount(data[payload + counted])
                     counted += 1
-                value = data[position + byte]
+                value = data[payload + byte]
                 if (value >> (offset & 7)) & 1:
                     picks[index] = before + ones + __builtin_popcount(
                         value & ((1u << (offset & 7)) - 1))
@@ -168,20 +187,14 @@ cdef int _levels(const unsigned char *data, Py_ssize_t size, const long long *ro
                     picks[index] = -1
                 index += 1
             while counted < groups:
-                ones += __builtin_popcount(data[position + counted])
+                ones += __builtin_popcount(data[payload + counted])
                 counted += 1
             before += ones
-            position += groups
         else:
-            size_of_run = <long long> (header >> 1)
-            if position >= size:
-                return _DAMAGED
-            value = data[position]
-            position += 1
             while index < count and rows[index] < start + size_of_run:
-                picks[index] = before + rows[index] - start if value else -1
+                picks[index] = before + rows[index] - start if repeated else -1
                 index += 1
-            if value:
+            if repeated:
                 before += size_of_run
         start += size_of_run
     return _OK
@@ -371,3 +384,260 @@ def hybrid_at(const unsigned char[:] data, int width, const long long[:] wanted)
     if status:
         raise ValueError(_MESSAGES[status])
     return out
+
+
+# ---------------------------------------------------------------------------
+# Parquet page headers (thrift compact protocol; see ``_kernels_py.page_header``).
+
+cdef enum:
+    _NO_FIELDS = 10  # struct field ids 0..9 are kept
+    _I16 = 4
+    _I32 = 5
+    _I64 = 6
+    _STRUCT = 12
+
+cdef long long _I32_MIN = -2147483648LL
+cdef long long _I32_MAX = 2147483647LL
+
+
+cdef inline int _tvarint(const unsigned char *data, Py_ssize_t size, Py_ssize_t *position,
+                         unsigned long long *out, bint *huge) noexcept nogil:
+    """An unsigned LEB128 of at most 10 bytes (Thrift's); ``huge``: over 64 bits."""
+    cdef unsigned long long value = 0
+    cdef int shift = 0, count = 0
+    cdef unsigned char byte
+    huge[0] = False
+    while True:
+        if position[0] >= size:
+            return _DAMAGED
+        byte = data[position[0]]
+        position[0] += 1
+        if shift < 64:
+            value |= (<unsigned long long> (byte & 0x7F)) << shift
+            if shift == 63 and byte & 0x7E:
+                huge[0] = True
+        elif byte & 0x7F:
+            huge[0] = True
+        if not byte & 0x80:
+            out[0] = value
+            return _OK
+        count += 1
+        if count == 10:
+            return _DAMAGED
+        shift += 7
+
+
+cdef inline long long _unzigzag(unsigned long long value) noexcept nogil:
+    return <long long> (value >> 1) ^ -(<long long> (value & 1))
+
+
+cdef int _skip(const unsigned char *data, Py_ssize_t size, Py_ssize_t *position, int kind,
+               int depth, bint element) noexcept nogil:
+    """Move past one value of compact type ``kind`` (``element``: inside a list, where a
+    boolean takes a byte)."""
+    cdef unsigned long long length
+    cdef bint huge
+    cdef int status, inner, key_kind, value_kind
+    cdef unsigned char header
+    cdef unsigned long long index
+    if depth > 1000:
+        return _DAMAGED
+    if kind == 1 or kind == 2:
+        if element:
+            if position[0] >= size:
+                return _DAMAGED
+            position[0] += 1
+        return _OK
+    if kind == 3:
+        if position[0] + 1 > size:
+            return _DAMAGED
+        position[0] += 1
+        return _OK
+    if kind == _I16 or kind == _I32 or kind == _I64:
+        return _tvarint(data, size, position, &length, &huge)
+    if kind == 7:
+        if position[0] + 8 > size:
+            return _DAMAGED
+        position[0] += 8
+        return _OK
+    if kind == 8:
+        status = _tvarint(data, size, position, &length, &huge)
+        if status:
+            return status
+        if huge or length > <unsigned long long> (size - position[0]):
+            return _DAMAGED
+        position[0] += <Py_ssize_t> length
+        return _OK
+    if kind == 9 or kind == 10:
+        if position[0] >= size:
+            return _DAMAGED
+        header = data[position[0]]
+        position[0] += 1
+        length = header >> 4
+        inner = header & 0x0F
+        if length == 15:
+            status = _tvarint(data, size, position, &length, &huge)
+            if status:
+                return status
+            if huge:
+                return _DAMAGED
+        index = 0
+        while index < length:
+            status = _skip(data, size, position, inner, depth + 1, True)
+            if status:
+                return status
+            index += 1
+        return _OK
+    if kind == 11:
+        status = _tvarint(data, size, position, &length, &huge)
+        if status:
+            return status
+        if huge:
+            return _DAMAGED
+        if length == 0:
+            return _OK
+        if position[0] >= size:
+            return _DAMAGED
+        header = data[position[0]]
+        position[0] += 1
+        key_kind = header >> 4
+        value_kind = header & 0x0F
+        index = 0
+        while index < length:
+            status = _skip(data, size, position, key_kind, depth + 1, True)
+            if status:
+                return status
+            status = _skip(data, size, position, value_kind, depth + 1, True)
+            if status:
+                return status
+            index += 1
+        return _OK
+    if kind == _STRUCT:
+        return _struct_ints(data, size, position, depth + 1, NULL, NULL, NULL, NULL)
+    return _DAMAGED
+
+
+cdef int _struct_ints(const unsigned char *data, Py_ssize_t size, Py_ssize_t *position,
+                      int depth, long long *values, char *present, int *kinds,
+                      Py_ssize_t *nested_at) noexcept nogil:
+    """Walk one struct: its integer and boolean fields 0..9 into ``values``/``present``
+    (``kinds``: their compact type; the last occurrence wins); where each field 0..9
+    that is a struct starts (``nested_at``: the struct is skipped here), else -1."""
+    cdef unsigned char header
+    cdef int kind, delta, status
+    cdef long long fid = 0, last = 0
+    cdef bint last_huge = False, huge
+    cdef unsigned long long raw
+    if depth > 64:
+        return _DAMAGED
+    while True:
+        if position[0] >= size:
+            return _DAMAGED
+        header = data[position[0]]
+        position[0] += 1
+        if header == 0:
+            return _OK
+        kind = header & 0x0F
+        delta = header >> 4
+        if delta:
+            fid = last + delta
+        else:
+            status = _tvarint(data, size, position, &raw, &huge)
+            if status:
+                return status
+            last_huge = huge
+            fid = _unzigzag(raw)
+        if kind == 0 or kind > 12:
+            return _DAMAGED
+        if values != NULL and not last_huge and 0 <= fid < _NO_FIELDS:
+            kinds[fid] = kind
+            nested_at[fid] = -1
+            if kind == 1 or kind == 2:
+                values[fid] = kind == 1
+                present[fid] = 1
+            elif kind == _I16 or kind == _I32 or kind == _I64:
+                status = _tvarint(data, size, position, &raw, &huge)
+                if status:
+                    return status
+                values[fid] = _unzigzag(raw)
+                present[fid] = 2 if huge else 1  # 2: over 64 bits
+                last = fid
+                continue
+            elif kind == _STRUCT:
+                nested_at[fid] = position[0]
+                present[fid] = 0
+            else:
+                present[fid] = 0
+        if kind != 1 and kind != 2:
+            status = _skip(data, size, position, kind, depth, False)
+            if status:
+                return status
+        last = fid
+
+
+cdef class _Fields:
+    cdef long long values[_NO_FIELDS]
+    cdef char present[_NO_FIELDS]
+    cdef int kinds[_NO_FIELDS]
+    cdef Py_ssize_t nested_at[_NO_FIELDS]
+
+    cdef int read(self, const unsigned char *data, Py_ssize_t size, Py_ssize_t *position,
+                  int depth) noexcept nogil:
+        cdef int index
+        for index in range(_NO_FIELDS):
+            self.present[index] = 0
+            self.kinds[index] = 0
+            self.nested_at[index] = -1
+        return _struct_ints(data, size, position, depth, self.values, self.present,
+                            self.kinds, self.nested_at)
+
+    cdef object integer(self, int fid):
+        """The field's value when it is an integer in the i32 range (None: absent);
+        ValueError when it is out of that range."""
+        if self.kinds[fid] != _I16 and self.kinds[fid] != _I32 and self.kinds[fid] != _I64:
+            return None
+        if not self.present[fid]:
+            return None
+        if self.present[fid] == 2 or not _I32_MIN <= self.values[fid] <= _I32_MAX:
+            raise ValueError(_HEADER_DAMAGED)
+        return self.values[fid]
+
+
+_HEADER_DAMAGED = "a Parquet page header is damaged"
+
+
+def page_header(const unsigned char[:] data):
+    """See ``_kernels_py.page_header``."""
+    cdef Py_ssize_t size = data.shape[0], position = 0, inner
+    cdef const unsigned char *start = &data[0] if size else NULL
+    cdef _Fields top = _Fields(), sub = _Fields()
+    cdef int status, which
+    with nogil:
+        status = top.read(start, size, &position, 0)
+    if status:
+        raise ValueError(_HEADER_DAMAGED)
+    kind = top.integer(1)
+    if kind is None:
+        raise ValueError(_HEADER_DAMAGED)
+    uncompressed, compressed = top.integer(2), top.integer(3)
+    which = {0: 5, 2: 7, 3: 8}.get(kind, 0)
+    if not which:
+        return position, kind, uncompressed, compressed, None, None, None, None, None, True
+    if top.kinds[which] != _STRUCT:
+        raise ValueError(_HEADER_DAMAGED)
+    inner = top.nested_at[which]
+    with nogil:
+        status = sub.read(start, size, &inner, 1)
+    if status:
+        raise ValueError(_HEADER_DAMAGED)
+    if kind == 0:
+        return (position, kind, uncompressed, compressed, sub.integer(1), sub.integer(2),
+                sub.integer(3), None, None, True)
+    if kind == 2:
+        return (position, kind, uncompressed, compressed, sub.integer(1), sub.integer(2),
+                None, None, None, True)
+    flag = True
+    if sub.kinds[7] == 1 or sub.kinds[7] == 2:
+        flag = sub.values[7] != 0
+    return (position, kind, uncompressed, compressed, sub.integer(1), sub.integer(4), None,
+            sub.integer(5), sub.integer(6), flag)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["byte_array_starts", "cut_page", "hybrid_at"]
+__all__ = ["PageHeaderFields", "byte_array_starts", "cut_page", "hybrid_at", "page_header"]
 
 _MAX_RUN = 1 << 31  # a longer run is damage (a page holds at most 2**31 values)
 _DAMAGED = "a Parquet page's runs or values run past their page"
@@ -57,6 +58,25 @@ def _varint(data: Bytes, position: int) -> tuple[int, int]:
         shift += 7
 
 
+def _next_run(data: Bytes, width: int, position: int) -> tuple[bool, int, int, int]:
+    """One run of an RLE/bit-packed hybrid of ``width`` bits at ``position``:
+    ``(packed, rows, payload, position after it)``: a bit-packed run's bits start at
+    ``payload``; a repeated run's value is ``payload``."""
+    header, position = _varint(data, position)
+    if header >> 1 >= _MAX_RUN:
+        raise ValueError(_DAMAGED)
+    if header & 1:
+        span = (header >> 1) * width
+        if position + span > len(data):
+            raise ValueError(_DAMAGED)
+        return True, (header >> 1) * 8, position, position + span
+    value_bytes = (width + 7) // 8
+    if position + value_bytes > len(data):
+        raise ValueError(_DAMAGED)
+    value = int.from_bytes(data[position : position + value_bytes], "little")
+    return False, header >> 1, value, position + value_bytes
+
+
 def _hybrid(data: Bytes, width: int, wanted: Sequence[int]) -> list[int]:
     if not wanted:
         return []
@@ -66,34 +86,21 @@ def _hybrid(data: Bytes, width: int, wanted: Sequence[int]) -> list[int]:
     count = len(wanted)
     index = start = position = 0
     mask = (1 << width) - 1
-    value_bytes = (width + 7) // 8
     while index < count:
-        header, position = _varint(data, position)
-        if header >> 1 >= _MAX_RUN:
-            raise ValueError(_DAMAGED)
-        if header & 1:
-            size = (header >> 1) * 8
-            span = (header >> 1) * width
-            if position + span > len(data):
-                raise ValueError(_DAMAGED)
+        packed, size, payload, position = _next_run(data, width, position)
+        if packed:
             while index < count and wanted[index] < start + size:
                 if width:
                     bit = (wanted[index] - start) * width
                     first, last = bit >> 3, (bit + width - 1) >> 3
-                    word = int.from_bytes(data[position + first : position + last + 1], "little")
+                    word = int.from_bytes(data[payload + first : payload + last + 1], "little")
                     found.append(word >> (bit & 7) & mask)
                 else:
                     found.append(0)
                 index += 1
-            position += span
         else:
-            size = header >> 1
-            if position + value_bytes > len(data):
-                raise ValueError(_DAMAGED)
-            value = int.from_bytes(data[position : position + value_bytes], "little")
-            position += value_bytes
             while index < count and wanted[index] < start + size:
-                found.append(value)
+                found.append(payload)
                 index += 1
         start += size
     return found
@@ -117,15 +124,9 @@ def _levels(data: Bytes, rows: Sequence[int]) -> list[int]:
     count = len(rows)
     index = start = before = position = 0
     while index < count:
-        header, position = _varint(data, position)
-        if header >> 1 >= _MAX_RUN:
-            raise ValueError(_DAMAGED)
-        if header & 1:
-            groups = header >> 1
-            size = groups * 8
-            if position + groups > len(data):
-                raise ValueError(_DAMAGED)
-            bits = int.from_bytes(data[position : position + groups], "little")
+        packed, size, payload, position = _next_run(data, 1, position)
+        if packed:
+            bits = int.from_bytes(data[payload : payload + size // 8], "little")
             while index < count and rows[index] < start + size:
                 offset = rows[index] - start
                 if bits >> offset & 1:
@@ -134,17 +135,11 @@ def _levels(data: Bytes, rows: Sequence[int]) -> list[int]:
                     picks.append(-1)
                 index += 1
             before += bits.bit_count()
-            position += groups
         else:
-            size = header >> 1
-            if position >= len(data):
-                raise ValueError(_DAMAGED)
-            value = data[position]
-            position += 1
             while index < count and rows[index] < start + size:
-                picks.append(before + rows[index] - start if value else -1)
+                picks.append(before + rows[index] - start if payload else -1)
                 index += 1
-            if value:
+            if payload:
                 before += size
         start += size
     return picks
@@ -262,3 +257,70 @@ def cut_page(
         bits = sum(1 << number for number, pick in enumerate(picks) if pick >= 0)
         level_bytes = bytes(header) + bits.to_bytes(groups, "little")
     return level_bytes, body, len(rows) - len(wanted)
+
+
+#: What :func:`page_header` returns: ``(used, kind, uncompressed_size, compressed_size,
+#: num_values, encoding, definition_level_encoding, definition_levels_byte_length,
+#: repetition_levels_byte_length, is_compressed)``; None where the header has no such field.
+PageHeaderFields = tuple[
+    int, int, int | None, int | None, int | None, int | None, int | None, int | None,
+    int | None, bool,
+]  # fmt: skip
+
+_DATA_PAGE, _DICTIONARY_PAGE, _DATA_PAGE_V2 = 0, 2, 3
+_HEADER_DAMAGED = "a Parquet page header is damaged"
+
+
+def page_header(data: Bytes) -> PageHeaderFields:
+    """The fields of the Parquet ``PageHeader`` at the start of ``data`` (thrift compact
+    protocol) that cutting a page needs, and the bytes the header took. The data page
+    header (v1 or v2) or dictionary page header read is the one the page's type names.
+
+    Raises:
+        ValueError: the header is truncated or damaged, or lacks its type's header.
+    """
+    from indextables.search.companion.thriftcompact import decode_struct
+    from indextables.search.errors import CompanionError
+
+    try:
+        header, used = decode_struct(memoryview(data))
+    except CompanionError:
+        raise ValueError(_HEADER_DAMAGED) from None
+    kind = _int(header, 1)
+    if kind is None:
+        raise ValueError(_HEADER_DAMAGED)
+    sizes = (_int(header, 2), _int(header, 3))
+    if kind == _DATA_PAGE:
+        info = _sub(header, 5)
+        return (
+            used, kind, *sizes, _int(info, 1), _int(info, 2), _int(info, 3), None, None, True,
+        )  # fmt: skip
+    if kind == _DICTIONARY_PAGE:
+        info = _sub(header, 7)
+        return used, kind, *sizes, _int(info, 1), _int(info, 2), None, None, None, True
+    if kind == _DATA_PAGE_V2:
+        info = _sub(header, 8)
+        found = info.fields.get(7)
+        compressed = True if found is None or found[0] != 1 else bool(found[1])
+        return (
+            used, kind, *sizes, _int(info, 1), _int(info, 4), None, _int(info, 5),
+            _int(info, 6), compressed,
+        )  # fmt: skip
+    return used, kind, *sizes, None, None, None, None, None, True
+
+
+def _int(struct_: Any, fid: int) -> int | None:
+    """The field when it is an integer (None: absent); ValueError: out of the i32 range."""
+    found = struct_.fields.get(fid)
+    if found is None or found[0] not in (4, 5, 6):  # I16, I32, I64
+        return None
+    if not -(2**31) <= found[1] < 2**31:
+        raise ValueError(_HEADER_DAMAGED)
+    return int(found[1])
+
+
+def _sub(header: Any, fid: int) -> Any:
+    found = header.fields.get(fid)
+    if found is None or found[0] != 12:  # STRUCT
+        raise ValueError(_HEADER_DAMAGED)
+    return found[1]

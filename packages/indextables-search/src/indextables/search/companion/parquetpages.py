@@ -28,7 +28,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from indextables.search.boundedcache import BoundedCache
+from indextables.search.companion.pagethreads import run_ordered
 from indextables.search.companion.slimpages import (
+    Dictionary,
     PageCodec,
     read_dictionary,
     slim_page,
@@ -209,12 +211,19 @@ def _flat_leaves(meta: TStruct) -> dict[str, tuple[int, TStruct]]:
 
 
 def page_rows(
-    handle: pa.NativeFile, footer: ParquetFooter, columns: Sequence[str], rows: Sequence[int]
+    handle: pa.NativeFile,
+    footer: ParquetFooter,
+    columns: Sequence[str],
+    rows: Sequence[int],
+    *,
+    workers: int = 1,
 ) -> PageRows:
     """The values of ``rows`` (rows of the file, in this order) in ``columns``.
 
     Columns not served page by page (nested ones, files without an offset index,
     hits in nearly every page: :data:`DENSE_SHARE`) are left in :attr:`PageRows.rest`.
+    ``workers`` > 1: dictionaries, page cuts and the columns' decoding run in that
+    many batches on threads (:mod:`.pagethreads`); the result is the same.
     """
     placed = [_place(footer, row) for row in rows]
     groups = sorted({group for group, _ in placed})
@@ -225,16 +234,104 @@ def page_rows(
     plans = {n: p for n, p in planned.items() if p is not None and p.share <= DENSE_SHARE}
     ranges = sorted({piece for plan in plans.values() for piece in plan.pieces})
     data = _read_ranges(handle, ranges)
+    cuts = _cut_pages(footer, plans, data, workers)
     arrays: dict[str, pa.Array] = {}
     rest = [c for c in columns if c not in plans]
-    for name, plan in plans.items():
-        decoded = _decode(footer, name, plan, data)
+    names = list(plans)
+    decoded_all = run_ordered(
+        names,
+        lambda name: _decode(footer, name, plans[name], data, cuts),
+        weights=[sum(size for _, size in plans[name].pieces) for name in names],
+        workers=workers,
+    )
+    for name, decoded in zip(names, decoded_all, strict=True):
         if decoded is None:
             rest.append(name)
         else:
             array, positions = decoded
             arrays[name] = array.take(pa.array([positions[p] for p in placed], pa.int64()))
     return PageRows(arrays=arrays, rest=tuple(c for c in columns if c in rest))
+
+
+@dataclass(frozen=True, slots=True)
+class _Cuts:
+    """The pages cut down to their hits: (column, row group, page offset) -> the cut
+    page (None: decode it whole); a page absent was never to be cut."""
+
+    pages: Mapping[tuple[str, int, int], bytes | None]
+
+
+def _cut_pages(
+    footer: ParquetFooter,
+    plans: Mapping[str, _Plan],
+    data: Mapping[tuple[int, int], memoryview],
+    workers: int,
+) -> _Cuts:
+    """Every page of ``plans`` with few enough hits cut down to them (the work that
+    runs without the GIL: decompression and the kernel), in ``workers`` batches."""
+    codecs = {
+        (name, part.group): _codec(footer, name, part.group)
+        for name, plan in plans.items()
+        for part in plan.groups
+    }
+    wanted_dictionaries: list[tuple[str, _Group]] = []
+    for name, plan in plans.items():
+        for part in plan.groups:
+            if codecs[(name, part.group)] is None:
+                continue
+            if part.prefix is not None and any(
+                len(page.hits) * SLIM_SHARE <= page.rows for page in part.pages
+            ):
+                wanted_dictionaries.append((name, part))
+
+    def dictionary_of(unit: tuple[str, _Group]) -> Dictionary | None:
+        name, part = unit
+        codec = codecs[(name, part.group)]
+        assert part.prefix is not None
+        assert codec is not None
+        return read_dictionary(data[part.prefix], codec)
+
+    found = run_ordered(
+        wanted_dictionaries,
+        dictionary_of,
+        weights=[part.prefix[1] if part.prefix else 0 for _, part in wanted_dictionaries],
+        workers=workers,
+    )
+    dictionaries = {
+        (name, part.group): dictionary
+        for (name, part), dictionary in zip(wanted_dictionaries, found, strict=True)
+    }
+    wanted_pages: list[tuple[str, int, _Page]] = []
+    for name, plan in plans.items():
+        for part in plan.groups:
+            if codecs[(name, part.group)] is None:
+                continue
+            for page in part.pages:
+                if len(page.hits) * SLIM_SHARE <= page.rows:
+                    wanted_pages.append((name, part.group, page))
+
+    def cut(unit: tuple[str, int, _Page]) -> bytes | None:
+        name, group, page = unit
+        codec = codecs[(name, group)]
+        assert codec is not None
+        return slim_page(
+            data[(page.offset, page.size)], page.hits, codec, dictionaries.get((name, group))
+        )
+
+    slims = run_ordered(
+        wanted_pages, cut, weights=[page.size for _, _, page in wanted_pages], workers=workers
+    )
+    return _Cuts(
+        {
+            (name, group, page.offset): slim
+            for (name, group, page), slim in zip(wanted_pages, slims, strict=True)
+        }
+    )
+
+
+def _codec(footer: ParquetFooter, name: str, group: int) -> PageCodec | None:
+    leaf, element = footer.leaves[name]
+    return PageCodec.of(_chunk(footer, group, leaf).get(3), element)
 
 
 def _place(footer: ParquetFooter, row: int) -> tuple[int, int]:
@@ -381,10 +478,12 @@ def _decode(
     name: str,
     plan: _Plan,
     data: Mapping[tuple[int, int], memoryview],
+    cuts: _Cuts,
 ) -> tuple[pa.Array, dict[tuple[int, int], int]] | None:
     """The plan's pages of column ``name`` decoded by pyarrow, and each hit's position
-    in the result (None: leave the column to row groups). A page with few hits is cut
-    down to them (:mod:`.slimpages`); the others are decoded whole."""
+    in the result (None: leave the column to row groups). A page with few hits is
+    cut down to them (:mod:`.slimpages`, done before: ``cuts``); the others are
+    decoded whole."""
     leaf, element = footer.leaves[name]
     body: list[bytes | memoryview] = [_MAGIC]
     length = len(_MAGIC)
@@ -393,17 +492,11 @@ def _decode(
     positions: dict[tuple[int, int], int] = {}
     for part in plan.groups:
         meta = _chunk(footer, part.group, leaf).get(3).copy()
-        codec = PageCodec.of(meta, element)
-        dictionary = None
-        if codec is not None and part.prefix is not None:
-            dictionary = read_dictionary(data[part.prefix], codec)
         pieces: list[bytes | memoryview] = []
         raw = False
         rows = 0
         for page in part.pages:
-            slim = None
-            if codec is not None and len(page.hits) * SLIM_SHARE <= page.rows:
-                slim = slim_page(data[(page.offset, page.size)], page.hits, codec, dictionary)
+            slim = cuts.pages.get((name, part.group, page.offset))
             if slim is not None:
                 pieces.append(slim)
                 for number, hit in enumerate(page.hits):

@@ -34,6 +34,7 @@ from indextables.search.companion.manifest import (
     ParquetManifest,
     manifest_from_bytes,
 )
+from indextables.search.companion.pagethreads import PageThreads, page_workers
 from indextables.search.companion.parquetpages import (
     FileKey,
     ParquetFooter,
@@ -79,13 +80,16 @@ def read_companion_split(
     conditions: Sequence[Condition],
     root: str,
     options: Mapping[str, str] | None = None,
+    threads: PageThreads = "auto",
 ) -> Iterator[pa.RecordBatch]:
     """The rows of one companion split that match, as batches of ``schema``.
 
     ``root`` is the source table root the manifest's relative paths resolve against;
     ``options`` the table's options (their storage options reach a source on object
-    storage: :mod:`.sourceio`).
+    storage: :mod:`.sourceio`); ``threads`` the ``read.companionThreads`` option
+    (:mod:`.pagethreads`).
     """
+    workers = page_workers(threads)
     manifest = split_manifest(directory)
     hashed = {
         k: v.get("mode", "?")
@@ -109,7 +113,7 @@ def read_companion_split(
         whole_second_dates(schema),
     )  # fmt: skip
     filesystem, base = source_filesystem(root, options)
-    reader = _FileRows(manifest, filesystem, base, schema, entry.partition_values)
+    reader = _FileRows(manifest, filesystem, base, schema, entry.partition_values, workers=workers)
     if query is None and searcher.num_docs < manifest.total_rows:
         # Rows deleted by a Delta deletion vector are not indexed: read the indexed ones.
         query = tantivy.Query.all_query()
@@ -195,6 +199,8 @@ class _FileRows:
         base: str,
         schema: pa.Schema,
         partition_values: Mapping[str, str | None],
+        *,
+        workers: int = 1,
     ) -> None:
         self.manifest = manifest
         self.filesystem = filesystem
@@ -202,6 +208,7 @@ class _FileRows:
         self.schema = schema
         self.partitions = {k.lower(): v for k, v in partition_values.items()}
         self.checked: dict[int, FileKey] = {}
+        self.workers = workers
 
     def _checked(self, number: int) -> tuple[str, FileKey]:
         """The file's location and version, once its size is checked against the manifest."""
@@ -265,7 +272,7 @@ class _FileRows:
                         arrays[name] = typed
             columns = [c for c in present if c not in arrays]
             if columns:
-                served = page_rows(handle, footer, columns, rows)
+                served = page_rows(handle, footer, columns, rows, workers=self.workers)
                 arrays.update(served.arrays)
                 if served.rest:
                     with pq.ParquetFile(handle, metadata=footer.metadata) as parquet:

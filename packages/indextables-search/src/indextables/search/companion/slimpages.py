@@ -12,11 +12,14 @@ Brotli, Zstandard, LZ4 raw). Anything else returns None: the page is then
 decoded whole. The per-page loops (definition levels, the RLE/bit-packed
 hybrid of dictionary indices, PLAIN values, the new page's levels and values)
 are one call of a compiled kernel (``_kernels.cut_page``, without the GIL
-held; the pure twin ``_kernels_py`` when not built).
+held; the pure twin ``_kernels_py`` when not built), and so is reading the
+page's Thrift header (``_kernels.page_header``); the cut page's header is
+written directly.
 """
 
 from __future__ import annotations
 
+import threading
 import zlib
 from array import array
 from collections.abc import Sequence
@@ -24,20 +27,17 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from indextables.search.companion.thriftcompact import (
-    BOOL_TRUE,
-    I32,
-    STRUCT,
-    TStruct,
-    decode_struct,
-    encode_struct,
-)
+from indextables.search.companion.thriftcompact import TStruct
 from indextables.search.errors import CompanionError
 
 try:
-    from indextables.search.companion._kernels import byte_array_starts, cut_page
+    from indextables.search.companion._kernels import byte_array_starts, cut_page, page_header
 except ImportError:  # not built: the pure twin
-    from indextables.search.companion._kernels_py import byte_array_starts, cut_page
+    from indextables.search.companion._kernels_py import (
+        byte_array_starts,
+        cut_page,
+        page_header,
+    )
 
 __all__ = ["Dictionary", "PageCodec", "read_dictionary", "slim_page"]
 
@@ -101,14 +101,15 @@ class Dictionary:
 def read_dictionary(page: memoryview, codec: PageCodec) -> Dictionary | None:
     """The dictionary page at the start of ``page`` (None: not one this module reads)."""
     try:
-        header, used = decode_struct(page)
-        if header.get(1) != _DICTIONARY_PAGE:
+        used, kind, uncompressed, compressed, values, encoding, *_ = page_header(page)
+        if kind != _DICTIONARY_PAGE:
             return None
-        info = header.get(7)
-        if info is None or info.get(2, _PLAIN) not in (_PLAIN, _PLAIN_DICTIONARY):
+        if encoding is None:
+            encoding = _PLAIN
+        if encoding not in (_PLAIN, _PLAIN_DICTIONARY) or values is None:
             return None
-        count = int(info.get(1))
-        body = _decompress(page[used : used + header.get(3)], header.get(2), codec.codec)
+        count = values
+        body = _decompress(_stored(page, used, compressed), uncompressed, codec.codec)
         if codec.width:
             if count * codec.width > len(body):
                 return None
@@ -119,12 +120,35 @@ def read_dictionary(page: memoryview, codec: PageCodec) -> Dictionary | None:
         return None
 
 
-def _decompress(data: memoryview, size: int, codec: str | None) -> memoryview:
+def _stored(page: memoryview, used: int, compressed: int | None) -> memoryview:
+    if compressed is None or compressed < 0:
+        raise _Unsupported
+    return page[used : used + compressed]
+
+
+def _decompress(data: memoryview, size: int | None, codec: str | None) -> memoryview:
     if codec is None:
         return data
+    if size is None or size < 0:
+        raise _Unsupported
     if codec == "gzip":
         return memoryview(zlib.decompress(data, 31))
-    return memoryview(pa.decompress(data, int(size), codec=codec)).cast("B")
+    return memoryview(_codec(codec).decompress(data, int(size))).cast("B")
+
+
+_local = threading.local()
+
+
+def _codec(name: str) -> pa.Codec:
+    """This thread's pyarrow codec ``name``: made once (``pa.decompress`` makes one per
+    call, ~15 us of a ~35 us small-page Snappy decompression)."""
+    codecs: dict[str, pa.Codec] | None = getattr(_local, "codecs", None)
+    if codecs is None:
+        codecs = _local.codecs = {}
+    found = codecs.get(name)
+    if found is None:
+        found = codecs[name] = pa.Codec(name)
+    return found
 
 
 def slim_page(
@@ -146,17 +170,19 @@ def slim_page(
 def _slim(
     page: memoryview, rows: Sequence[int], codec: PageCodec, dictionary: Dictionary | None
 ) -> bytes:
-    header, used = decode_struct(page)
-    kind = header.get(1)
-    stored = page[used : used + header.get(3)]
+    (
+        used, kind, uncompressed, compressed, values_count, encoding, level_encoding,
+        def_length, rep_length, is_compressed,
+    ) = page_header(page)  # fmt: skip
+    stored = _stored(page, used, compressed)
+    if values_count is None:
+        raise _Unsupported
+    count = values_count
     if kind == _DATA_PAGE:
-        info = header.get(5)
-        count = int(info.get(1))
-        encoding = info.get(2)
-        body = _decompress(stored, header.get(2), codec.codec)
+        body = _decompress(stored, uncompressed, codec.codec)
         position = 0
         if codec.optional:
-            if info.get(3) != _RLE:
+            if level_encoding != _RLE:
                 raise _Unsupported
             length = int.from_bytes(body[:4], "little")
             levels = body[4 : 4 + length]
@@ -165,17 +191,14 @@ def _slim(
             levels = None
         values = body[position:]
     elif kind == _DATA_PAGE_V2:
-        info = header.get(8)
-        count = int(info.get(1))
-        encoding = info.get(4)
-        def_length, rep_length = int(info.get(5)), int(info.get(6))
+        if def_length is None or rep_length is None or def_length < 0 or uncompressed is None:
+            raise _Unsupported
         if rep_length:
             raise _Unsupported
         levels = stored[:def_length] if codec.optional else None
         packed = stored[def_length:]
-        compressed = info.get(7, True)
-        if compressed and codec.codec is not None:
-            values = _decompress(packed, header.get(2) - def_length, codec.codec)
+        if is_compressed and codec.codec is not None:
+            values = _decompress(packed, uncompressed - def_length, codec.codec)
         else:
             values = packed
     else:
@@ -205,20 +228,29 @@ def _slim(
 
 
 def _encode(count: int, nulls: int, levels: bytes, body: bytes) -> bytes:
-    """A v2 data page of ``count`` rows, uncompressed, PLAIN values."""
+    """A v2 data page of ``count`` rows, uncompressed, PLAIN values.
+
+    Its ``PageHeader`` is written directly in the compact protocol (every field an
+    i32 but ``is_compressed``, ids ascending by one: one byte ``delta << 4 | type``
+    then the zigzag varint), byte for byte what ``thriftcompact.encode_struct`` writes.
+    """
     size = len(levels) + len(body)
-    info = TStruct(
-        {
-            1: (I32, count),
-            2: (I32, nulls),
-            3: (I32, count),
-            4: (I32, _PLAIN),
-            5: (I32, len(levels)),
-            6: (I32, 0),
-            7: (BOOL_TRUE, False),
-        }
-    )
-    header_struct = TStruct(
-        {1: (I32, _DATA_PAGE_V2), 2: (I32, size), 3: (I32, size), 8: (STRUCT, info)}
-    )
-    return encode_struct(header_struct) + levels + body
+    out = bytearray(b"\x15")  # field 1, i32: type
+    _zigzag_i32(out, _DATA_PAGE_V2)
+    for value in (size, size):  # fields 2 and 3: uncompressed and compressed sizes
+        out.append(0x15)
+        _zigzag_i32(out, value)
+    out.append(0x5C)  # field 8 (delta 5), struct: data_page_header_v2
+    for value in (count, nulls, count, _PLAIN, len(levels), 0):  # its fields 1..6
+        out.append(0x15)
+        _zigzag_i32(out, value)
+    out += b"\x12\x00\x00"  # field 7 is_compressed false; end of both structs
+    return bytes(out) + levels + body
+
+
+def _zigzag_i32(out: bytearray, value: int) -> None:
+    value = (value << 1) ^ (value >> 31)
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)

@@ -33,6 +33,7 @@ def read_any_split(
     companion_root: str | None,
     companion_options: Mapping[str, str] | None = None,
     docstore_threads: DecoderThreads = "auto",
+    companion_threads: DecoderThreads = "auto",
 ) -> Iterator[pa.RecordBatch]:
     """The matching rows of one unbundled split (see the module docstring).
 
@@ -56,5 +57,5 @@ def read_any_split(
         )
     yield from read_companion_split(
         directory, entry, schema, search=search, conditions=conditions, root=companion_root,
-        options=companion_options,
+        options=companion_options, threads=companion_threads,
     )  # fmt: skip
