@@ -15,7 +15,9 @@ the ``slow`` run 10 more (140 more seeds passed once by hand, 2026-11-27).
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -40,10 +42,14 @@ pytestmark = pytest.mark.filterwarnings(
 
 def _source(root: Path, data: pa.Table) -> None:
     half = data.num_rows // 2
+    parquet = ds.ParquetFileFormat()
     for number, part in enumerate((data.slice(0, half), data.slice(half))):
+        # The first half's files carry an offset index, so their hit rows are read page by
+        # page (pages cut down to their hits when sparse); the second half's by row group.
+        options = parquet.make_write_options(write_page_index=number == 0)
         ds.write_dataset(
             part, root, format="parquet", partitioning=["p"], partitioning_flavor="hive",
-            basename_template=f"part-{number}-{{i}}.parquet",
+            basename_template=f"part-{number}-{{i}}.parquet", file_options=options,
             existing_data_behavior="overwrite_or_ignore", max_rows_per_group=17,
             min_rows_per_group=1,
         )  # fmt: skip
@@ -90,3 +96,28 @@ def test_companion_matches_oracles(tmp_path: Path, seed: int) -> None:
 @pytest.mark.parametrize("seed", SLOW_SEEDS)
 def test_companion_matches_oracles_more_seeds(tmp_path: Path, seed: int) -> None:
     _run(tmp_path, seed, 40)
+
+
+def test_companion_matches_oracles_on_the_pure_kernel_twin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same differential with the page-cut kernels' pure twin (the compiled one runs in
+    every other test here): compared with the oracles, and it must really have cut pages."""
+    from indextables.search.companion import _kernels_py, slimpages
+
+    calls: Counter[str] = Counter()
+
+    def counted(name: str) -> Any:
+        function = getattr(_kernels_py, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return function(*args, **kwargs)
+
+        return call
+
+    for name in ("byte_array_starts", "cut_page", "page_header"):
+        monkeypatch.setattr(slimpages, name, counted(name))
+    _run(tmp_path, 5, 24)
+    assert calls["cut_page"] > 0, calls
+    assert calls["page_header"] > 0, calls
