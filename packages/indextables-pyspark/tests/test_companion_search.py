@@ -8,8 +8,6 @@ whichever path runs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,7 +28,7 @@ SEARCHES: list[tuple[str | None, str | None, str]] = [
 
 
 @pytest.fixture(scope="module")
-def companion(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+def companion(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     root = tmp_path_factory.mktemp("companion-search")
     source, index = str(root / "src"), str(root / "idx")
     spark.range(400).selectExpr(
@@ -48,7 +46,7 @@ def companion(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         f"INDEXING MODES ('message':'text') AT LOCATION '{index}'",
     ).first()
     assert built.status == "success"
-    yield source, index
+    return source, index
 
 
 def rows(frame: Any) -> list[tuple[Any, ...]]:
@@ -87,7 +85,8 @@ def test_the_distributed_companion_search_answers_the_same(
     columns = spark.read.parquet(source).columns
     found = itp.search(spark, index, query, where=where, options={MODE: "distributed"})
     assert "LocalRelation" not in found._jdf.queryExecution().optimizedPlan().toString()
-    assert rows(found.select(*columns)) == rows(spark.read.parquet(source).where(sql).select(*columns))
+    expected = spark.read.parquet(source).where(sql).select(*columns)
+    assert rows(found.select(*columns)) == rows(expected)
 
 
 def test_the_search_never_builds_a_spark_reader_in_the_driver(
@@ -117,5 +116,5 @@ def test_a_non_session_is_still_refused() -> None:
         conf = None
         read = None  # no dataSource
 
-    with pytest.raises(ArgumentError, match="spark=.* must be a SparkSession"):
+    with pytest.raises(ArgumentError, match=r"spark=.* must be a SparkSession"):
         itp.search(HalfSession(), "/nowhere", "x")  # type: ignore[arg-type]

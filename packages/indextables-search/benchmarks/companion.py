@@ -12,7 +12,9 @@ Delta table of ``--files`` Parquet files (deltalake, its default compression):
   (``host = 'host-42'``, 0.2%): ``SearchTable.search`` on the companion vs
   DuckDB over the source's Parquet files (``LIKE`` / ``=``), median of
   ``--repeat`` warm runs, and the IndexTables copy for comparison;
-- with ``--spark``: the same two through Spark's Parquet read (``LIKE``);
+- with ``--spark``: the same two through Spark's Parquet read (``LIKE``), against
+  ``itp.search`` and ``spark.read.format("indextables")`` (``query`` option / ``where``,
+  filter pushdown on) on the companion, and ``itp.search``'s time without its collect;
 - the default layout (the reference's) and the small one (:data:`SMALL_LAYOUT`:
   ``id`` fast-only, ``message`` basic postings) side by side: bytes vs Parquet,
   build time, needle, exact match and ``id = n`` times (docs/companion.md, "Choosing
@@ -126,8 +128,10 @@ def spark_suite(
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
+    itp.register(spark)  # filter pushdown: spark.read's where reaches the index
     try:
         frame = spark.read.parquet(*files)
+        read = spark.read.format("indextables").options(**options)
         return {
             "needle": measure(lambda: frame.where(NEEDLE_SQL).collect().__len__(), repeat),
             "exact": measure(lambda: frame.where(EXACT).collect().__len__(), repeat),
@@ -138,6 +142,18 @@ def spark_suite(
                 lambda: len(itp.search(spark, index, where=EXACT, options=options).collect()),
                 repeat,
             ),
+            # the same searches without the collect: search + hand-over to Spark only
+            "itp needle frame": measure(
+                lambda: itp.search(spark, index, NEEDLE, options=options).schema and 0, repeat
+            ),
+            "itp exact frame": measure(
+                lambda: itp.search(spark, index, where=EXACT, options=options).schema and 0,
+                repeat,
+            ),
+            "read needle": measure(
+                lambda: len(read.option("query", NEEDLE).load(index).collect()), repeat
+            ),
+            "read exact": measure(lambda: len(read.load(index).where(EXACT).collect()), repeat),
         }
     finally:
         spark.stop()
@@ -214,6 +230,16 @@ def searches(
         line("exact host-42, Spark Parquet =", exact, found["exact"], "spark")
         line("needle, itp.search", found["itp needle"], found["needle"], "spark")
         line("exact host-42, itp.search where=", found["itp exact"], found["exact"], "spark")
+        line("needle, spark.read query", found["read needle"], found["needle"], "spark")
+        line("exact host-42, spark.read where", found["read exact"], found["exact"], "spark")
+        for label, key, engine in (("needle", "itp needle", needle), ("exact", "itp exact", exact)):
+            whole, built = found[key][0], found[key + " frame"][0]
+            print(
+                f"  itp.search {label}: engine search {engine[0] * 1000:.1f} ms (before Spark "
+                f"started), DataFrame built {built * 1000:.1f} ms, collected {whole * 1000:.1f} "
+                f"ms (the collect's own {(whole - built) * 1000:.1f} ms: Spark's rows to Python)",
+                flush=True,
+            )
 
 
 def search_only(args: Any) -> int:
