@@ -131,7 +131,10 @@ def spark_suite(
     itp.register(spark)  # filter pushdown: spark.read's where reaches the index
     try:
         frame = spark.read.parquet(*files)
-        read = spark.read.format("indextables").options(**options)
+
+        def read() -> Any:  # a fresh reader each time: .option() changes the reader it is on
+            return spark.read.format("indextables").options(**options)
+
         return {
             "needle": measure(lambda: frame.where(NEEDLE_SQL).collect().__len__(), repeat),
             "exact": measure(lambda: frame.where(EXACT).collect().__len__(), repeat),
@@ -151,9 +154,9 @@ def spark_suite(
                 repeat,
             ),
             "read needle": measure(
-                lambda: len(read.option("query", NEEDLE).load(index).collect()), repeat
+                lambda: len(read().option("query", NEEDLE).load(index).collect()), repeat
             ),
-            "read exact": measure(lambda: len(read.load(index).where(EXACT).collect()), repeat),
+            "read exact": measure(lambda: len(read().load(index).where(EXACT).collect()), repeat),
         }
     finally:
         spark.stop()
