@@ -12,7 +12,9 @@ Delta table of ``--files`` Parquet files (deltalake, its default compression):
   (``host = 'host-42'``, 0.2%): ``SearchTable.search`` on the companion vs
   DuckDB over the source's Parquet files (``LIKE`` / ``=``), median of
   ``--repeat`` warm runs, and the IndexTables copy for comparison;
-- with ``--spark``: the same two through Spark's Parquet read (``LIKE``);
+- with ``--spark``: the same two through Spark's Parquet read (``LIKE``), against
+  ``itp.search`` and ``spark.read.format("indextables")`` (``query`` option / ``where``,
+  filter pushdown on) on the companion, and ``itp.search``'s time without its collect;
 - the default layout (the reference's) and the small one (:data:`SMALL_LAYOUT`:
   ``id`` fast-only, ``message`` basic postings) side by side: bytes vs Parquet,
   build time, needle, exact match and ``id = n`` times (docs/companion.md, "Choosing
@@ -34,6 +36,7 @@ from __future__ import annotations
 import os
 import resource
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -126,8 +129,13 @@ def spark_suite(
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
+    itp.register(spark)  # filter pushdown: spark.read's where reaches the index
     try:
         frame = spark.read.parquet(*files)
+
+        def read() -> Any:  # a fresh reader each time: .option() changes the reader it is on
+            return spark.read.format("indextables").options(**options)
+
         return {
             "needle": measure(lambda: frame.where(NEEDLE_SQL).collect().__len__(), repeat),
             "exact": measure(lambda: frame.where(EXACT).collect().__len__(), repeat),
@@ -138,9 +146,47 @@ def spark_suite(
                 lambda: len(itp.search(spark, index, where=EXACT, options=options).collect()),
                 repeat,
             ),
+            "read needle": measure(
+                lambda: len(read().option("query", NEEDLE).load(index).collect()), repeat
+            ),
+            "read exact": measure(lambda: len(read().load(index).where(EXACT).collect()), repeat),
+            "itp needle phases": phases(spark, index, options, repeat, query=NEEDLE),
+            "itp exact phases": phases(spark, index, options, repeat, where=EXACT),
         }
     finally:
         spark.stop()
+
+
+def phases(
+    spark: Any,
+    index: str,
+    options: dict[str, str],
+    repeat: int,
+    *,
+    query: str | None = None,
+    where: str | None = None,
+) -> tuple[float, float, Any]:
+    """Interleaved in the Spark session, one untimed round first: the engine's search, then
+    ``itp.search`` split into building its DataFrame (search + hand-over) and collecting it.
+    Medians in seconds as (engine, built, collected); the result's third item is the rows."""
+    import indextables.pyspark as itp
+    from indextables.search import open_table
+
+    table = open_table(index, options=options)
+    runs: list[tuple[float, float, float]] = []
+    rows = None
+    for _ in range(repeat + 1):
+        start = time.perf_counter()
+        engine_rows = table.search(query, where=where).num_rows
+        searched = time.perf_counter()
+        frame = itp.search(spark, index, query, where=where, options=options)
+        built = time.perf_counter()
+        rows = len(frame.collect())
+        collected = time.perf_counter()
+        assert rows == engine_rows, (rows, engine_rows)
+        runs.append((searched - start, built - searched, collected - built))
+    medians = [statistics.median(run[i] for run in runs[1:]) for i in range(3)]
+    return medians[0], medians[1], (medians[2], rows)
 
 
 def layouts(
@@ -214,6 +260,16 @@ def searches(
         line("exact host-42, Spark Parquet =", exact, found["exact"], "spark")
         line("needle, itp.search", found["itp needle"], found["needle"], "spark")
         line("exact host-42, itp.search where=", found["itp exact"], found["exact"], "spark")
+        line("needle, spark.read query", found["read needle"], found["needle"], "spark")
+        line("exact host-42, spark.read where", found["read exact"], found["exact"], "spark")
+        for label in ("needle", "exact"):
+            engine, built, (collect, rows) = found[f"itp {label} phases"]
+            print(
+                f"  itp.search {label}, interleaved with the engine in the session (medians): "
+                f"engine search {engine * 1000:.1f} ms; itp.search DataFrame built "
+                f"{built * 1000:.1f} ms, its collect {collect * 1000:.1f} ms ({rows} rows)",
+                flush=True,
+            )
 
 
 def search_only(args: Any) -> int:

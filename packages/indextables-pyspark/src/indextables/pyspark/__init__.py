@@ -72,9 +72,17 @@ def _check_args(**args: tuple[Any, tuple[type, ...]]) -> None:
             raise ArgumentError(f"{name}={value!r} must be {wanted}, not {type(value).__name__}")
 
 
+_SESSION_ATTRIBUTES = ("conf", "read", "dataSource")
+
+
 def _check_spark(spark: Any) -> None:
-    """``spark`` is a SparkSession (classic or Spark Connect: checked by its attributes)."""
-    if not all(hasattr(spark, a) for a in ("conf", "read", "dataSource")):
+    """``spark`` is a SparkSession (classic or Spark Connect: checked by its attributes).
+
+    The attributes are looked up on the class first: on a session they are properties,
+    and ``spark.read`` builds a JVM ``DataFrameReader`` over Py4J (~0.3 s on a session's
+    first call, a round trip after), which a driver-local search never uses.
+    """
+    if not all(hasattr(type(spark), a) or hasattr(spark, a) for a in _SESSION_ATTRIBUTES):
         raise ArgumentError(f"spark={spark!r} must be a SparkSession, not {type(spark).__name__}")
 
 
