@@ -817,7 +817,9 @@ def test_one_kernel_call_mixing_cached_admitted_and_partly_decoded_blocks_keeps_
     # The Cython kernel locates every partly decompressed block first (without the
     # GIL), then builds the rows block by block: the rows must still come out in hit
     # order, between rows of cached blocks and of blocks decoded whole for the cache.
-    directory = _write(tmp_path, [{"t": [f"row {k} " + "y" * (k % 300)], "i": [k]} for k in range(6000)])
+    directory = _write(
+        tmp_path, [{"t": [f"row {k} " + "y" * (k % 300)], "i": [k]} for k in range(6000)]
+    )
     store = read_store(next(directory.glob("*.store")).read_bytes())
     fields = {1: FieldSpec("i", "i64"), 0: FieldSpec("t", "text")}
     blocks = len(store.doc_starts)
@@ -832,7 +834,13 @@ def test_one_kernel_call_mixing_cached_admitted_and_partly_decoded_blocks_keeps_
         cache = BlockCache(max_bytes=1 << 30)
         cache.lookup_many("k", [2, 6])  # first misses: asked again, decoded whole and kept
         cache.put(("k", 4), decode_module._decompress(store, 4, mod))  # served from the cache
-        builder = mod.ColumnBuilder([_kernels_py.K_I64, _kernels_py.K_TEXT], [False, False], [1, 0], ["i", "t"], store.version)
+        builder = mod.ColumnBuilder(
+            [_kernels_py.K_I64, _kernels_py.K_TEXT],
+            [False, False],
+            [1, 0],
+            ["i", "t"],
+            store.version,
+        )
         builder.add_lz4_parts([(decode_module.checkpoints(store, mod), hits, "k")], cache)
         out[mod.__name__] = builder.finish()
         assert len(cache) == 3  # blocks 2 and 6 admitted beside block 4
