@@ -809,3 +809,92 @@ def test_a_split_s_parts_are_one_kernel_call_and_one_cache_lookup(
     touched = sum(len({p.store.block_of(d) for d in p.doc_ids}) for p in parts)
     assert cache.hits == touched
     assert decode_parts(parts, fields).column("i").to_pylist()[:5] == [2999, 5, 1700, 1701, 10_000]
+
+
+def test_one_kernel_call_mixing_cached_admitted_and_partly_decoded_blocks_keeps_hit_order(
+    tmp_path: Path,
+) -> None:
+    # The Cython kernel locates every partly decompressed block first (without the
+    # GIL), then builds the rows block by block: the rows must still come out in hit
+    # order, between rows of cached blocks and of blocks decoded whole for the cache.
+    directory = _write(
+        tmp_path, [{"t": [f"row {k} " + "y" * (k % 300)], "i": [k]} for k in range(6000)]
+    )
+    store = read_store(next(directory.glob("*.store")).read_bytes())
+    fields = {1: FieldSpec("i", "i64"), 0: FieldSpec("t", "text")}
+    blocks = len(store.doc_starts)
+    assert blocks > 12
+    hits = sorted(
+        [store.doc_starts[b] + d for b in range(0, blocks, 2) for d in (0, 3)]
+        + [store.doc_starts[5] + 1] * 2  # a duplicate hit
+    )
+    kinds = [impl.load(name) for name in ("python", "cython")]
+    out = {}
+    for mod in kinds:
+        cache = BlockCache(max_bytes=1 << 30)
+        cache.lookup_many("k", [2, 6])  # first misses: asked again, decoded whole and kept
+        cache.put(("k", 4), decode_module._decompress(store, 4, mod))  # served from the cache
+        builder = mod.ColumnBuilder(
+            [_kernels_py.K_I64, _kernels_py.K_TEXT],
+            [False, False],
+            [1, 0],
+            ["i", "t"],
+            store.version,
+        )
+        builder.add_lz4_parts([(decode_module.checkpoints(store, mod), hits, "k")], cache)
+        out[mod.__name__] = builder.finish()
+        assert len(cache) == 3  # blocks 2 and 6 admitted beside block 4
+        if mod.__name__.endswith("_kernels"):
+            assert builder.whole_blocks == 2  # the others were decoded partly
+    python, cython = out.values()
+    assert python == cython
+    want = decode_docs(store, hits, fields)
+    assert want.column("i").to_pylist() == hits
+    batch = decode_parts([StorePart(store, hits, BlockCache(max_bytes=1 << 30), "k")], fields)
+    assert batch.equals(want)
+
+
+def test_a_search_s_decodes_sharing_a_session_remember_their_misses_together(
+    tmp_path: Path, twin: str
+) -> None:
+    # A search reads its splits one decode each: each decode's blocks fit the cache,
+    # all of them together do not. Remembered per decode, each decode's misses were
+    # forgotten before the repeat came back to them (a dict insert and a trim per
+    # block for nothing: ~12 ms of the 20M-row exact match); remembered per search,
+    # they are not remembered at all, and a search whose blocks all fit is admitted.
+    directory = _write(tmp_path, [{"t": [f"row {k} " + "y" * (k % 300)]} for k in range(6000)])
+    store = read_store(next(directory.glob("*.store")).read_bytes())
+    fields = {0: FieldSpec("t", "text")}
+    starts = list(store.doc_starts)
+    assert len(starts) > 8
+    cache = BlockCache(max_bytes=5 * store.block_bytes)  # four blocks, not six
+    decodes = [starts[0:2], starts[2:4], starts[4:6]]  # two blocks each, six in all
+
+    def search(plan: list[list[int]]) -> None:
+        session = cache.session()
+        remembered = cache.remembered
+        try:
+            for hits in plan:
+                part = StorePart(store, hits, cache, "s")
+                got = decode_parts([part], fields, session=session)
+                assert got.equals(decode_docs(store, hits, fields))
+                assert cache.remembered <= remembered  # none added before the search ends
+        finally:
+            session.close()
+
+    for _ in range(3):
+        search(decodes)
+        assert cache.remembered == 0
+        assert len(cache) == 0
+    # Each decode alone (its own session) remembers its two misses.
+    decode_parts([StorePart(store, decodes[0], cache, "s")], fields)
+    assert cache.remembered == 2
+    # A search whose blocks all fit: remembered at its end, admitted by its repeat.
+    cache.clear()
+    search(decodes[:2])
+    assert cache.remembered == 4
+    search(decodes[:2])
+    assert len(cache) == 4
+    hits = cache.hits
+    search(decodes[:2])
+    assert cache.hits == hits + 4

@@ -41,6 +41,7 @@ from indextables.search.query.conditions import translate_predicate
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
 from indextables.search.query.whereeval import WhereFilter, compile_where
 from indextables.search.read.anysplit import read_any_split
+from indextables.search.read.bulkrows import search_session
 from indextables.search.read.plan import plan_splits, view_fields
 from indextables.search.read.splitreader import SplitEntry
 from indextables.search.schema.schemajson import arrow_schema
@@ -388,7 +389,8 @@ class SearchTable:
             return open_table_store(uri, options)
 
         refs = [entry.ref for entry in plan.entries]
-        with cache.directories(uri, refs, open_store) as directory:
+        # The read's doc-store misses are remembered together, only when they all fit.
+        with search_session() as session, cache.directories(uri, refs, open_store) as directory:
             for number, entry in enumerate(plan.entries):
                 read = functools.partial(
                     read_any_split,
@@ -400,6 +402,7 @@ class SearchTable:
                     companion_options=options,
                     docstore_threads=self._read.docstore_threads,
                     companion_threads=self._read.companion_threads,
+                    cache_session=session,
                 )
                 batches = cache.batches(
                     uri, entry.ref, open_store, read, directory=directory(number)

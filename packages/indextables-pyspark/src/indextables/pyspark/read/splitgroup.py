@@ -27,6 +27,7 @@ from indextables.search.options import ReadOptions
 from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.anysplit import read_any_split
+from indextables.search.read.bulkrows import search_session
 from indextables.search.read.splitreader import SplitEntry
 from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.tableaccess import TableView
@@ -78,7 +79,9 @@ def group_batches(
     refs = [e.ref for e in entries]
     schema = arrow_schema(reader.schema)
     root = companion_root(reader.view.configuration, reader.options)
-    with cache.directories(uri, refs, open_store) as directory:
+    # One view of the doc-store block cache for the whole group: its misses are
+    # remembered together at the end, only when they all fit in the cache.
+    with search_session() as session, cache.directories(uri, refs, open_store) as directory:
 
         def batches(i: int) -> Iterator[pa.RecordBatch]:
             return cache.batches(
@@ -95,6 +98,7 @@ def group_batches(
                     companion_options=reader.options,
                     docstore_threads=reader.read_options.docstore_threads,
                     companion_threads=reader.read_options.companion_threads,
+                    cache_session=session,
                 ),
                 directory=directory(i),
             )

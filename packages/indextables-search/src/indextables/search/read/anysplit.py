@@ -17,6 +17,7 @@ from indextables.search.companion.read import read_companion_split
 from indextables.search.errors import CompanionError
 from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec
+from indextables.search.read.docstore import DecodeSession
 from indextables.search.read.docstore.pool import DecoderThreads
 from indextables.search.read.splitreader import COMPANION_MANIFEST, SplitEntry, read_split
 
@@ -34,8 +35,10 @@ def read_any_split(
     companion_options: Mapping[str, str] | None = None,
     docstore_threads: DecoderThreads = "auto",
     companion_threads: DecoderThreads = "auto",
+    cache_session: DecodeSession | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """The matching rows of one unbundled split (see the module docstring).
+    """The matching rows of one unbundled split (see the module docstring);
+    ``docstore_threads`` and ``cache_session`` as :func:`read_split`'s.
 
     Raises:
         CompanionError: a companion split of a table that is not a companion index.
@@ -48,6 +51,7 @@ def read_any_split(
             search=search,
             conditions=conditions,
             docstore_threads=docstore_threads,
+            cache_session=cache_session,
         )
         return
     if companion_root is None:

@@ -11,12 +11,13 @@ with their decompressed-block caches for later reads.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import mmap
 import operator
 import os
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -27,6 +28,7 @@ from indextables.search.boundedcache import BoundedCache
 from indextables.search.read.convert import TANTIVY_MAX_MICROS, TANTIVY_MIN_MICROS
 from indextables.search.read.docstore import (
     BlockCache,
+    DecodeSession,
     DocStoreError,
     FieldKind,
     FieldSpec,
@@ -40,7 +42,14 @@ from indextables.search.read.docstore.pool import DecoderThreads
 from indextables.search.schema import columntypes as ct
 from indextables.search.splits.entryid import content_identity, on_forget
 
-__all__ = ["BulkColumns", "SplitStores", "bulk_columns", "enabled", "split_stores"]
+__all__ = [
+    "BulkColumns",
+    "SplitStores",
+    "bulk_columns",
+    "enabled",
+    "search_session",
+    "split_stores",
+]
 
 # meta.json field type -> the decoder's kind.
 _KINDS: Final[dict[str, FieldKind]] = {
@@ -110,6 +119,20 @@ def split_stores(directory: str, *, identity: str | None = None) -> SplitStores:
     opened = _open_stores(directory, key)
     _open.put(key, opened)
     return opened
+
+
+@contextlib.contextmanager
+def search_session() -> Iterator[DecodeSession]:
+    """A view of the process's block cache shared by every bulk decode of one search
+    (pass it to :func:`bulk_columns`), whose first misses are remembered when the
+    search ends, and only when all of them fit in the cache (see
+    :func:`~indextables.search.read.docstore.decode_parts`). Thread-safe: a search
+    reading several splits at once shares one."""
+    session = _BLOCKS.session()
+    try:
+        yield session
+    finally:
+        session.close()
 
 
 def release_pages(directory: str, *, identity: str | None = None) -> None:
@@ -198,12 +221,14 @@ def bulk_columns(
     columns: Sequence[pa.Field],
     *,
     threads: DecoderThreads = "auto",
+    session: DecodeSession | None = None,
 ) -> BulkColumns:
     """The ``columns`` this decoder can serve exactly, at ``addresses`` (in that order).
 
     Columns not stored in the split, and (stored type, column type) pairs not
     served in bulk, are left out of the result. ``threads``: see
-    :func:`~indextables.search.read.docstore.decode_parts`.
+    :func:`~indextables.search.read.docstore.decode_parts`; ``session``: the
+    search's (:func:`search_session`), else this decode's own.
 
     Raises:
         DocStoreError: a store that cannot be decoded (the caller falls back).
@@ -227,7 +252,7 @@ def bulk_columns(
         if not 0 <= ordinal < len(stores.stores):
             raise DocStoreError(f"segment ordinal {ordinal} outside the split's doc stores")
         parts.append(StorePart(stores.stores[ordinal], docs, _BLOCKS, (stores.key, ordinal)))
-    batch = decode_parts(parts, specs, threads=threads)
+    batch = decode_parts(parts, specs, threads=threads, session=session)
     arrays: dict[str, pa.Array] = {}
     clamped: set[str] = set()
     for field_id, spec in specs.items():

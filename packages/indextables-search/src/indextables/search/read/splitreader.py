@@ -31,7 +31,7 @@ from indextables.search.query.tantivyquery import conjunction, fully_indexed_col
 from indextables.search.read import bulkrows
 from indextables.search.read.bulkrows import BulkColumns
 from indextables.search.read.convert import column_from_docs, has_clamped_dates
-from indextables.search.read.docstore import DocStoreError
+from indextables.search.read.docstore import DecodeSession, DocStoreError
 from indextables.search.read.docstore.pool import DecoderThreads
 from indextables.search.read.rowcopy import RowCopy, exact_in_docs
 from indextables.search.schema.mapping import (
@@ -79,12 +79,15 @@ def read_split(
     search: SearchSpec,
     conditions: Sequence[Condition],
     docstore_threads: DecoderThreads = "auto",
+    cache_session: DecodeSession | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Search one unbundled split and yield its matching rows as Arrow batches of ``schema``
     (the table's columns to read, partition columns included).
 
     ``docstore_threads`` (the ``read.docStoreThreads`` option): whether a large
     stored-row decode may run on the doc-store decoder's threads (:mod:`.docstore.pool`).
+    ``cache_session``: the search's view of the doc-store block cache, shared by
+    the splits it reads (:func:`.bulkrows.search_session`), else one per decode.
 
     ``directory`` is a split cache entry (:mod:`.splitcache`): its term
     dictionaries are in tantivy-py's FST form whatever form the split carries.
@@ -127,7 +130,7 @@ def read_split(
         if not hits and search.query:
             notice_case_mismatch(searcher, search.query, fields)
         addresses = in_store_order(hits)
-    source = _DocSource(directory, entry, identity, docstore_threads)
+    source = _DocSource(directory, entry, identity, docstore_threads, cache_session)
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
         yield _batch(searcher, chunk, schema, entry, fields, rows, source)
@@ -449,11 +452,13 @@ class _DocSource:
         entry: SplitEntry,
         identity: str | None = None,
         threads: DecoderThreads = "auto",
+        session: DecodeSession | None = None,
     ) -> None:
         self._directory = directory
         self._entry = entry
         self._identity = identity
         self._threads = threads
+        self._session = session
         self._failed = not bulkrows.enabled()
 
     def columns(self, addresses: Sequence[Any], columns: Sequence[pa.Field]) -> BulkColumns:
@@ -462,7 +467,9 @@ class _DocSource:
             return BulkColumns({}, frozenset())
         try:
             stores = bulkrows.split_stores(self._directory, identity=self._identity)
-            return bulkrows.bulk_columns(stores, addresses, columns, threads=self._threads)
+            return bulkrows.bulk_columns(
+                stores, addresses, columns, threads=self._threads, session=self._session
+            )
         except (DocStoreError, pa.ArrowException, OSError) as exc:
             self._failed = True
             _log.warning(

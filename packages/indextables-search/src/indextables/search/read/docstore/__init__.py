@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from indextables.search.read.docstore.decode import (
     BlockCache,
+    DecodeSession,
     FieldKind,
     FieldSpec,
     StorePart,
@@ -21,6 +22,7 @@ from indextables.search.read.docstore.store import StoreIndex, read_store
 
 __all__ = [
     "BlockCache",
+    "DecodeSession",
     "DocStoreError",
     "FieldKind",
     "FieldSpec",

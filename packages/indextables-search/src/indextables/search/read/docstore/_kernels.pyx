@@ -10,6 +10,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
 
 from array import array
@@ -383,6 +384,50 @@ cdef Py_ssize_t _locate(
     return st.op
 
 
+cdef struct _Job:
+    # One block whose wanted documents are located without the GIL (add_lz4_parts).
+    const uint8_t* src  # the LZ4 body (past its size header)
+    Py_ssize_t length   # its bytes
+    Py_ssize_t size     # the declared uncompressed size
+    Py_ssize_t hit0     # its first hit's index in the hit bounds
+    Py_ssize_t m        # its hits
+    Py_ssize_t decoded  # bytes decompressed, or -1 (the whole-block path)
+
+
+cdef Py_ssize_t _locate_jobs(
+    _Job* jobs, Py_ssize_t njobs, uint8_t* scratch, Py_ssize_t* hits,
+    uint8_t** arena, Py_ssize_t* arena_cap
+) noexcept nogil:
+    # Locate the wanted documents of every job's block (hits[2 * k] holds a hit's
+    # position in its block), copying each one's bytes into the growing arena and
+    # replacing its bound by its [start, end) there. The arena bytes used, or -1
+    # when the arena cannot grow.
+    cdef Py_ssize_t j, i, k, s, e, used = 0, cap
+    cdef uint8_t* grown
+    cdef _Job* job
+    for j in range(njobs):
+        job = &jobs[j]
+        job.decoded = _locate(job.src, job.length, job.size, scratch, &hits[2 * job.hit0], job.m)
+        if job.decoded < 0:
+            continue
+        for i in range(job.m):
+            k = 2 * (job.hit0 + i)
+            s = hits[k]
+            e = hits[k + 1]
+            if used + (e - s) + SLACK > arena_cap[0]:
+                cap = 2 * arena_cap[0] + (e - s) + SLACK + 65536
+                grown = <uint8_t*>realloc(arena[0], cap)
+                if grown == NULL:
+                    return -1
+                arena[0] = grown
+                arena_cap[0] = cap
+            memcpy(arena[0] + used, scratch + s, e - s)
+            hits[k] = used
+            hits[k + 1] = used + (e - s)
+            used += e - s
+    return used
+
+
 cdef class _Buf:
     cdef uint8_t* ptr
     cdef Py_ssize_t size
@@ -692,6 +737,10 @@ cdef class ColumnBuilder:
     cdef Py_ssize_t _bounds_cap
     cdef Py_ssize_t* _groups
     cdef Py_ssize_t _groups_cap
+    cdef _Job* _jobs
+    cdef Py_ssize_t _jobs_cap
+    cdef uint8_t* _arena
+    cdef Py_ssize_t _arena_cap
     cdef readonly Py_ssize_t decompressed
     cdef readonly Py_ssize_t whole_blocks
 
@@ -727,6 +776,8 @@ cdef class ColumnBuilder:
         PyMem_Free(self._scratch)
         PyMem_Free(self._bounds)
         PyMem_Free(self._groups)
+        PyMem_Free(self._jobs)
+        free(self._arena)
 
     def add(self, bytes block, list doc_ids, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t first_doc):
         """Append one row per ``doc_ids[lo:hi]``: documents ``doc - first_doc`` of ``block``."""
@@ -830,10 +881,17 @@ cdef class ColumnBuilder:
         once for every touched block of every part, not once per block or part.
         The blocks are found by binary search over the checkpoints' C arrays (a
         tuple of Python ints cost a cache miss per probe: ~80% of a warm read).
+        Every block decompressed partly is decompressed, and its wanted documents
+        copied out, in one stretch without the GIL; their rows are then built.
         """
         cdef Py_ssize_t nparts = PyList_GET_SIZE(parts), total = 0, p, n, i, hi, block
         cdef Py_ssize_t d, last_doc, bs, be, first, g, ngroups = 0, start
+        cdef Py_ssize_t j, k, njobs, nhits, largest, used
         cdef Py_ssize_t* groups
+        cdef Py_ssize_t* hits
+        cdef _Job* jobs
+        cdef _Job* job
+        cdef uint8_t* scratch
         cdef const int64_t* starts
         cdef Checkpoints cp
         cdef list doc_ids, answers = None, asks, blocks
@@ -893,7 +951,69 @@ cdef class ColumnBuilder:
                 answers = cache.lookup_many(asks[0][0], asks[0][1])
             else:
                 answers = cache.lookup_parts(asks)
-        # Pass 2: each block from the cache, partly decompressed, or whole.
+        # Pass 2 (GIL held): the blocks to decompress partly, as jobs, their hits' positions.
+        if ngroups > self._jobs_cap:
+            jobs = <_Job*>PyMem_Realloc(self._jobs, sizeof(_Job) * ngroups)
+            if jobs == NULL:
+                raise MemoryError()
+            self._jobs = jobs
+            self._jobs_cap = ngroups
+        jobs = self._jobs
+        if 2 * total > self._bounds_cap:
+            hits = <Py_ssize_t*>PyMem_Realloc(self._bounds, sizeof(Py_ssize_t) * 2 * total)
+            if hits == NULL:
+                raise MemoryError()
+            self._bounds = hits
+            self._bounds_cap = 2 * total
+        hits = self._bounds
+        njobs = 0
+        nhits = 0
+        largest = 0
+        for g in range(ngroups):
+            found = answers[g] if answers is not None else False
+            if self._whole_only or type(found) is bytes or found:
+                continue
+            part = <object>PyList_GET_ITEM(parts, groups[4 * g])
+            cp = <Checkpoints>part[0]
+            doc_ids = <list>part[1]
+            block = groups[4 * g + 1]
+            i = groups[4 * g + 2]
+            hi = groups[4 * g + 3]
+            first = cp.doc_starts[block]
+            bs = cp.byte_starts[block]
+            be = cp.byte_ends[block]
+            size = _u32(&cp.view[bs])
+            jobs[njobs].src = &cp.view[bs + 4]
+            jobs[njobs].length = be - bs - 4
+            jobs[njobs].size = size
+            jobs[njobs].hit0 = nhits
+            jobs[njobs].m = hi - i
+            jobs[njobs].decoded = -1
+            njobs += 1
+            while i < hi:
+                hits[2 * nhits] = <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, i)) - first
+                nhits += 1
+                i += 1
+            if size > largest:
+                largest = size
+        # Pass 3 (no GIL): every job's block decompressed only as far as its last wanted
+        # document, the documents copied out; one GIL hand-over per call, not per block
+        # (threads decoding splits at once ran one at a time, swapping the GIL per block).
+        if njobs:
+            if largest + SLACK > self._scratch_cap:
+                scratch = <uint8_t*>PyMem_Realloc(self._scratch, largest + SLACK)
+                if scratch == NULL:
+                    raise MemoryError()
+                self._scratch = scratch
+                self._scratch_cap = largest + SLACK
+            scratch = self._scratch
+            with nogil:
+                used = _locate_jobs(jobs, njobs, scratch, hits, &self._arena, &self._arena_cap)
+            if used < 0:
+                raise MemoryError()
+        # Pass 4 (GIL held): the rows, in order: from the cache, the located documents,
+        # or whole blocks (a block admitted to the cache, or one the partial path gave up).
+        j = 0
         for g in range(ngroups):
             part = <object>PyList_GET_ITEM(parts, groups[4 * g])
             cp = <Checkpoints>part[0]
@@ -906,53 +1026,23 @@ cdef class ColumnBuilder:
             if type(found) is bytes:
                 self._add_block(<bytes>found, doc_ids, i, hi, first)
                 continue
+            if not (self._whole_only or found):
+                job = &jobs[j]
+                j += 1
+                if job.decoded >= 0:
+                    self.decompressed += job.decoded
+                    for k in range(job.hit0, job.hit0 + job.m):
+                        self._doc(None, self._arena, hits[2 * k], hits[2 * k + 1])
+                    continue
             bs = cp.byte_starts[block]
             be = cp.byte_ends[block]
             size = _u32(&cp.view[bs])
-            if found or not self._partial(&cp.view[bs + 4], be - bs - 4, size, doc_ids, i, hi, first):
-                whole = lz4_decompress(cp.view[bs + 4 : be], size)
-                if found:
-                    cache.put((part[2], block), whole)
-                self._add_block(whole, doc_ids, i, hi, first)
-                self.decompressed += size
-                self.whole_blocks += 1
-
-    cdef bint _partial(
-        self, const uint8_t* src, Py_ssize_t length, Py_ssize_t size,
-        list doc_ids, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t first_doc,
-    ) except -1:
-        # Append the rows of doc_ids[lo:hi] (sorted) from the first bytes of one LZ4 block;
-        # False (nothing appended) leaves the block to the whole-block path, which also
-        # gives the errors of a malformed block. The decoding runs without the GIL.
-        cdef Py_ssize_t i, m = hi - lo, decoded
-        cdef uint8_t* p
-        cdef Py_ssize_t* bounds
-        if self._whole_only:
-            return False
-        if size + SLACK > self._scratch_cap:
-            p = <uint8_t*>PyMem_Realloc(self._scratch, size + SLACK)
-            if p == NULL:
-                raise MemoryError()
-            self._scratch = p
-            self._scratch_cap = size + SLACK
-        if 2 * m > self._bounds_cap:
-            bounds = <Py_ssize_t*>PyMem_Realloc(self._bounds, sizeof(Py_ssize_t) * 2 * m)
-            if bounds == NULL:
-                raise MemoryError()
-            self._bounds = bounds
-            self._bounds_cap = 2 * m
-        p = self._scratch
-        bounds = self._bounds
-        for i in range(m):
-            bounds[2 * i] = <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, lo + i)) - first_doc
-        with nogil:
-            decoded = _locate(src, length, size, p, bounds, m)
-        if decoded < 0:
-            return False
-        self.decompressed += decoded
-        for i in range(m):
-            self._doc(None, p, bounds[2 * i], bounds[2 * i + 1])
-        return True
+            whole = lz4_decompress(cp.view[bs + 4 : be], size)
+            if found:
+                cache.put((part[2], block), whole)
+            self._add_block(whole, doc_ids, i, hi, first)
+            self.decompressed += size
+            self.whole_blocks += 1
 
     def finish(self):
         """The buffers of every column, in slot order."""
