@@ -21,7 +21,7 @@ import pytest
 from test_companion_pages import FLAT, hostile, open_footer, same, write
 
 from indextables.search import build_companion, open_table
-from indextables.search.companion import _kernels_py, pagethreads, parquetpages, read, slimpages
+from indextables.search.companion import _kernels_py, parquetpages, read, slimpages
 from indextables.search.companion.pagethreads import batches, page_workers, run_ordered
 from indextables.search.errors import CompanionError, OptionError
 
@@ -130,16 +130,16 @@ def test_run_ordered_raises_the_first_failing_unit_after_every_batch(
 
 
 def test_page_workers_follow_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pagethreads, "_cores", lambda: 8)
-    assert page_workers("off") == 1
-    assert page_workers("on") == 2
     from indextables.search.read.docstore import pool
 
+    monkeypatch.setattr(pool, "_cores", lambda: 8)
+    assert page_workers("off") == 1
+    assert page_workers("on") == 2
     monkeypatch.setattr(pool, "others_load", lambda: 9.0)
     assert page_workers("auto") == 1
     monkeypatch.setattr(pool, "others_load", lambda: 0.5)
     assert page_workers("auto") == 2
-    monkeypatch.setattr(pagethreads, "_cores", lambda: 1)
+    monkeypatch.setattr(pool, "_cores", lambda: 1)
     assert page_workers("on") == 1
     with pytest.raises(CompanionError, match="sometimes"):
         page_workers("sometimes")  # type: ignore[arg-type]
@@ -167,7 +167,9 @@ def test_the_companion_threads_option_reaches_the_page_reader(
         return original(*args, workers=workers, **kwargs)
 
     monkeypatch.setattr(read, "page_rows", recording)
-    monkeypatch.setattr(pagethreads, "_cores", lambda: 2)
+    from indextables.search.read.docstore import pool
+
+    monkeypatch.setattr(pool, "_cores", lambda: 2)
     cache = {"spark.indextables.cache.directoryPath": str(tmp_path / "cache")}
     key = "spark.indextables.read.companionThreads"
     results = {}

@@ -18,13 +18,12 @@ The pool is created on first use and keyed by process id (a forked worker makes 
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Final, Literal, TypeVar
 
 from indextables.search.errors import CompanionError
+from indextables.search.read.docstore.pool import ProcessPool, thread_count
 
 __all__ = [
     "MAX_PAGE_THREADS",
@@ -44,9 +43,6 @@ MAX_PAGE_THREADS: Final = 2
 _Unit = TypeVar("_Unit")
 _Result = TypeVar("_Result")
 
-_lock = threading.Lock()
-_pools: dict[int, ThreadPoolExecutor] = {}
-
 
 def page_workers(threads: PageThreads = "auto") -> int:
     """How many batches a file's pages are cut in (1: no threads).
@@ -59,38 +55,11 @@ def page_workers(threads: PageThreads = "auto") -> int:
     """
     if threads not in PAGE_THREAD_SETTINGS:
         raise CompanionError(f"companion threads: expected one of auto, on, off, not {threads!r}")
-    if threads == "off":
-        return 1
-    count = _cores()
-    if threads == "auto":
-        from indextables.search.read.docstore.pool import others_load
-
-        try:
-            if others_load() >= count:
-                return 1
-        except (AttributeError, OSError):  # no load average on this platform
-            pass
-    return max(1, min(MAX_PAGE_THREADS, count))
+    return thread_count(threads, MAX_PAGE_THREADS)
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        return os.cpu_count() or 1
-
-
-def _executor() -> ThreadPoolExecutor:
-    pid = os.getpid()
-    with _lock:
-        found = _pools.get(pid)
-        if found is None:
-            _pools.clear()  # a forked child's copy of its parent's pool has no threads
-            found = ThreadPoolExecutor(
-                max_workers=MAX_PAGE_THREADS - 1, thread_name_prefix="indextables-companion"
-            )
-            _pools[pid] = found
-        return found
+# One thread: the caller cuts the other batch.
+_pages = ProcessPool(workers=lambda: MAX_PAGE_THREADS - 1, prefix="indextables-companion")
 
 
 def batches(weights: Sequence[int], count: int) -> list[range]:
@@ -133,7 +102,7 @@ def run_ordered(
     def run(span: range) -> list[_Result]:
         return [work(units[index]) for index in span]
 
-    pool = _executor()
+    pool = _pages.get()
     futures: list[Future[list[_Result]]] = [pool.submit(run, span) for span in ranges[1:]]
     results: list[list[_Result]] = []
     failure: BaseException | None = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Final, Literal
 
@@ -20,8 +21,10 @@ __all__ = [
     "MAX_WORKERS",
     "THREAD_SETTINGS",
     "DecoderThreads",
+    "ProcessPool",
     "executor",
     "others_load",
+    "thread_count",
     "workers",
 ]
 
@@ -33,7 +36,6 @@ THREAD_SETTINGS: Final[tuple[DecoderThreads, ...]] = ("auto", "on", "off")
 MAX_WORKERS: Final = 4
 
 _lock = threading.Lock()
-_pools: dict[int, ThreadPoolExecutor] = {}
 
 
 def workers(threads: DecoderThreads = "auto") -> int:
@@ -55,6 +57,12 @@ def workers(threads: DecoderThreads = "auto") -> int:
     """
     if threads not in THREAD_SETTINGS:
         raise DocStoreError(f"threads: expected one of auto, on, off, not {threads!r}")
+    return thread_count(threads, MAX_WORKERS)
+
+
+def thread_count(threads: DecoderThreads, limit: int) -> int:
+    """Workers a valid ``auto``/``on``/``off`` setting allows, at most ``limit`` (see
+    :func:`workers`; the companion's page cutting follows the same rule)."""
     if threads == "off":
         return 1
     count = _cores()
@@ -64,7 +72,7 @@ def workers(threads: DecoderThreads = "auto") -> int:
                 return 1
         except (AttributeError, OSError):  # no load average on this platform
             pass
-    return max(1, min(MAX_WORKERS, count))
+    return max(1, min(limit, count))
 
 
 # (monotonic time, process CPU time) samples of this process, oldest first: the span
@@ -104,16 +112,36 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+class ProcessPool:
+    """A thread pool made on first use, one per process: a forked child's copy of its
+    parent's pool has no threads, so a child makes its own."""
+
+    def __init__(self, *, workers: Callable[[], int], prefix: str) -> None:
+        self._workers = workers
+        self._prefix = prefix
+        self._lock = threading.Lock()
+        self._pools: dict[int, ThreadPoolExecutor] = {}
+
+    def get(self) -> ThreadPoolExecutor:
+        """This process's pool."""
+        pid = os.getpid()
+        with self._lock:
+            found = self._pools.get(pid)
+            if found is None:
+                self._pools.clear()
+                found = ThreadPoolExecutor(
+                    max_workers=self._workers(), thread_name_prefix=self._prefix
+                )
+                self._pools[pid] = found
+            return found
+
+
+# One thread fewer than the chunks: the caller decodes one.
+_decoders = ProcessPool(
+    workers=lambda: max(1, min(MAX_WORKERS, _cores()) - 1), prefix="indextables-docstore"
+)
+
+
 def executor() -> ThreadPoolExecutor:
-    """This process's pool (one thread fewer than the chunks: the caller decodes one)."""
-    pid = os.getpid()
-    with _lock:
-        found = _pools.get(pid)
-        if found is None:
-            _pools.clear()  # a forked child's copy of its parent's pool has no threads
-            found = ThreadPoolExecutor(
-                max_workers=max(1, min(MAX_WORKERS, _cores()) - 1),
-                thread_name_prefix="indextables-docstore",
-            )
-            _pools[pid] = found
-        return found
+    """This process's decoder pool (one thread fewer than the chunks: the caller decodes one)."""
+    return _decoders.get()
