@@ -45,6 +45,18 @@ cdef uint8_t[9] KIND_CODE
 KIND_CODE[:] = [0, 1, 2, 6, 9, 5, 4, 10, 13]
 
 
+cdef void* _grown(void* buffer, Py_ssize_t* capacity, Py_ssize_t wanted) except NULL:
+    """``buffer`` of at least ``wanted`` bytes (reallocated, ``capacity`` updated, when short)."""
+    cdef void* bigger
+    if wanted <= capacity[0] and buffer != NULL:
+        return buffer
+    bigger = PyMem_Realloc(buffer, wanted if wanted > 0 else 1)
+    if bigger == NULL:
+        raise MemoryError()
+    capacity[0] = wanted
+    return bigger
+
+
 cdef inline uint32_t _u32(const uint8_t* p) noexcept nogil:
     return p[0] | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
 
@@ -900,12 +912,9 @@ cdef class ColumnBuilder:
         cdef bytes whole
         for p in range(nparts):
             total += PyList_GET_SIZE((<tuple>PyList_GET_ITEM(parts, p))[1])
-        if 4 * total > self._groups_cap:
-            groups = <Py_ssize_t*>PyMem_Realloc(self._groups, sizeof(Py_ssize_t) * 4 * total)
-            if groups == NULL:
-                raise MemoryError()
-            self._groups = groups
-            self._groups_cap = 4 * total
+        self._groups = <Py_ssize_t*>_grown(
+            self._groups, &self._groups_cap, <Py_ssize_t>sizeof(Py_ssize_t) * 4 * total
+        )
         groups = self._groups
         asks = []
         # Pass 1: each part's touched blocks and each one's hits doc_ids[lo:hi], checked.
@@ -952,19 +961,11 @@ cdef class ColumnBuilder:
             else:
                 answers = cache.lookup_parts(asks)
         # Pass 2 (GIL held): the blocks to decompress partly, as jobs, their hits' positions.
-        if ngroups > self._jobs_cap:
-            jobs = <_Job*>PyMem_Realloc(self._jobs, sizeof(_Job) * ngroups)
-            if jobs == NULL:
-                raise MemoryError()
-            self._jobs = jobs
-            self._jobs_cap = ngroups
+        self._jobs = <_Job*>_grown(self._jobs, &self._jobs_cap, <Py_ssize_t>sizeof(_Job) * ngroups)
         jobs = self._jobs
-        if 2 * total > self._bounds_cap:
-            hits = <Py_ssize_t*>PyMem_Realloc(self._bounds, sizeof(Py_ssize_t) * 2 * total)
-            if hits == NULL:
-                raise MemoryError()
-            self._bounds = hits
-            self._bounds_cap = 2 * total
+        self._bounds = <Py_ssize_t*>_grown(
+            self._bounds, &self._bounds_cap, <Py_ssize_t>sizeof(Py_ssize_t) * 2 * total
+        )
         hits = self._bounds
         njobs = 0
         nhits = 0
@@ -1000,12 +1001,7 @@ cdef class ColumnBuilder:
         # document, the documents copied out; one GIL hand-over per call, not per block
         # (threads decoding splits at once ran one at a time, swapping the GIL per block).
         if njobs:
-            if largest + SLACK > self._scratch_cap:
-                scratch = <uint8_t*>PyMem_Realloc(self._scratch, largest + SLACK)
-                if scratch == NULL:
-                    raise MemoryError()
-                self._scratch = scratch
-                self._scratch_cap = largest + SLACK
+            self._scratch = <uint8_t*>_grown(self._scratch, &self._scratch_cap, largest + SLACK)
             scratch = self._scratch
             with nogil:
                 used = _locate_jobs(jobs, njobs, scratch, hits, &self._arena, &self._arena_cap)
