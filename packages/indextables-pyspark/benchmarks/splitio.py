@@ -83,7 +83,7 @@ def write_split(
 ) -> tuple[LocalStore, Any, float, float]:
     """One split of ``rows`` rows; returns the store, its AddAction, write and rewrite seconds."""
     store = LocalStore(str(root))
-    specs = field_specs(schema, parse_indexing(indexing))
+    specs = field_specs(arrow_schema(schema), parse_indexing(indexing))
     rewrite = [0.0]
     original = splitwriter.to_reference_form
 
