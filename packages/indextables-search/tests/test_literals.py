@@ -112,3 +112,43 @@ def test_decimal_precision_follows_java_big_decimal(text: str, precision: int) -
 
 def test_no_table_needed_for_the_check(tmp_path: Path) -> None:
     assert translate_predicate("d < 1", SCHEMA)
+
+
+BEYOND_LONG = "100000000000000000000"  # 10**20: Spark reads it as DECIMAL(21, 0)
+
+
+@pytest.mark.parametrize(
+    ("where", "keeps_all"),
+    [
+        (f"p <= {BEYOND_LONG}", True),
+        (f"p < {BEYOND_LONG}.5", True),
+        (f"p > -{BEYOND_LONG}", True),
+        (f"p >= {BEYOND_LONG}", False),
+        (f"p < -{BEYOND_LONG}", False),
+        (f"n <= {BEYOND_LONG}", True),
+        (f"n > {BEYOND_LONG}", False),
+        (f"n >= -{BEYOND_LONG} AND p <= {BEYOND_LONG}", True),
+    ],
+)
+def test_integer_order_beyond_long_folds_like_spark_null_rows_included(
+    tmp_path: Path, where: str, keeps_all: bool
+) -> None:
+    """Spark (DecimalPrecision) folds ``int_column <op> decimal beyond long`` into TRUE or
+    FALSE before any filter runs, so null rows pass a TRUE fold: neither partition pruning
+    nor the index may drop them (a null partition was pruned here once)."""
+    root = str(tmp_path / "t")
+    data = pa.table(
+        {
+            "id": pa.array([0, 1, 2, 3], pa.int64()),
+            "n": pa.array([5, None, -(2**63), 2**63 - 1], pa.int64()),
+            "p": pa.array([1, None, -5, None], pa.int16()),
+        }
+    )
+    write_table(root, data.slice(0, 2), partition_by=["p"])
+    write_table(root, data.slice(2), partition_by=["p"])
+    schema = pa.schema([("id", pa.int64()), ("n", pa.int64()), ("p", pa.int16())])
+    assert translate_predicate(where, schema) == ()
+    table = open_table(root)
+    expected = [0, 1, 2, 3] if keeps_all else []
+    assert sorted(table.search(where=where).column("id").to_pylist()) == expected
+    assert table.count(where=where) == len(expected)

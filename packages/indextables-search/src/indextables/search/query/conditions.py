@@ -223,7 +223,11 @@ def _typed_literal(text: Any, data_type: pa.DataType) -> Any:
         if ct.is_string(data_type):
             return None if _NUMERIC_TEXT.match(text) else text
         if ct.is_integral(data_type):
-            return int(text)
+            # Spark reads a literal beyond the long range as a DECIMAL and folds an order
+            # comparison of an integer column with it into TRUE or FALSE, null rows
+            # included (DecimalPrecision): such a conjunct must never prune.
+            value = int(text)
+            return value if _INT64_MIN <= value <= _INT64_MAX else None
         if ct.is_floating(data_type):
             value = float(text)
             return value if math.isfinite(value) else None
@@ -242,5 +246,7 @@ def _typed_literal(text: Any, data_type: pa.DataType) -> Any:
 
 
 _DECIMAL_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)")
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
 # Beyond this precision a string or double operand compared as a double may round.
 _EXACT_DECIMAL_DIGITS = 15
