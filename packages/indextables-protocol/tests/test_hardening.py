@@ -13,8 +13,8 @@ import pytest
 from indextables.protocol import AddAction, create_table, open_table
 from indextables.protocol.compression import MAX_LOG_RATIO, decompress_log_bytes, log_limit
 from indextables.protocol.errors import CorruptFileError, UnsafePathError
-from indextables.protocol.logreplay import version_key
-from indextables.protocol.versionfile import decode_version_file
+from indextables.protocol.logreplay import EMPTY_REREAD_PAUSES, read_version, version_key
+from indextables.protocol.versionfile import decode_version_file, encode_version_file
 
 BAD_PATHS = ["", "/abs/part.split", "../x.split", "a/../../x.split", "s3://other/x.split", "C:x"]
 
@@ -450,3 +450,46 @@ def test_changes_since_a_version_beyond_the_latest_is_version_not_found(table: A
     assert table.changes_since(0).adds == ()
     with pytest.raises(VersionNotFoundError, match="latest version is 0"):
         table.changes_since(5)
+
+
+class _ShowsEmptyFirst:
+    """A store that reads one key as 0 bytes ``times`` times before its bytes (a server
+    that listed an object before its body was readable)."""
+
+    def __init__(self, inner: Any, key: str, times: int) -> None:
+        self.inner, self.key, self.times, self.reads = inner, key, times, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def get(self, key: str) -> bytes:
+        if key == self.key:
+            self.reads += 1
+            if self.reads <= self.times:
+                return b""
+        data: bytes = self.inner.get(key)
+        return data
+
+
+@pytest.mark.parametrize("times", [1, len(EMPTY_REREAD_PAUSES)])
+def test_a_version_file_read_empty_is_read_again(
+    store: Any, monkeypatch: pytest.MonkeyPatch, times: int
+) -> None:
+    """No writer writes an empty version file, so an empty read is read again (once seen on
+    SeaweedFS right after a writer was killed) and the table opens with its actions."""
+    pauses: list[float] = []
+    monkeypatch.setattr("indextables.protocol.logreplay.time.sleep", pauses.append)
+    store.put_if_absent(version_key(0), encode_version_file([AddAction("a.split", {}, 1, 1, True)]))
+    flaky = _ShowsEmptyFirst(store, version_key(0), times)
+    assert [a.path for a in read_version(flaky, 0)] == ["a.split"]  # type: ignore[attr-defined]
+    assert flaky.reads == times + 1
+    assert pauses == list(EMPTY_REREAD_PAUSES[:times])
+
+
+def test_a_version_file_that_stays_empty_is_corrupt(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("indextables.protocol.logreplay.time.sleep", lambda _: None)
+    store.put(version_key(0), b"")
+    with pytest.raises(CorruptFileError, match="empty"):
+        read_version(store, 0)

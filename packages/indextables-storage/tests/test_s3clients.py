@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import multiprocessing
 import uuid
+from typing import Any
 
 import pytest
 
-from indextables.storage import open_store
+from indextables.storage import StorageError, StorageNotFoundError, open_store
 from indextables.storage.testing import S3ServerInfo
 
 pytestmark = pytest.mark.integration
@@ -61,3 +64,39 @@ def test_stores_sharing_a_client_work_on_a_real_server(moto_server: S3ServerInfo
     one.put("k", b"1")
     two.put("k", b"2")
     assert (one.get("k"), two.get("k")) == (b"1", b"2")
+
+
+@pytest.mark.integration
+@pytest.mark.s3
+def test_a_create_whose_body_is_lost_stores_nothing(seaweedfs_server: S3ServerInfo) -> None:
+    """A conditional create carries Content-MD5, so a server that received less than the
+    body refuses it. Without it, SeaweedFS stored a 0-byte object for an unsigned payload
+    (botocore's default over HTTPS) that lost its body: an empty version file, which no
+    reader can replay. The body is dropped after signing, as a dead writer would drop it."""
+    store = seaweedfs_server.open_store(seaweedfs_server.create_bucket(), prefix="t")
+    client = store._client  # type: ignore[attr-defined]
+    shared_s3_config = client.meta.config.s3  # the client is shared: restored below
+    client.meta.config.s3 = {**(shared_s3_config or {}), "payload_signing_enabled": False}
+    sent: list[dict[str, str]] = []
+
+    def lose_body(request: Any, **_: Any) -> None:
+        sent.append(
+            {k: v.decode() if isinstance(v, bytes) else v for k, v in request.headers.items()}
+        )
+        request.body = b""
+        request.headers["Content-Length"] = "0"
+
+    client.meta.events.register("before-send.s3.PutObject", lose_body)
+    try:
+        with pytest.raises(StorageError, match="BadDigest"):
+            store.put_if_absent("_transaction_log/00000000000000000001.json", b"x" * 300)
+    finally:
+        client.meta.events.unregister("before-send.s3.PutObject", lose_body)
+        client.meta.config.s3 = shared_s3_config
+    assert len(sent) == 1
+    assert sent[0]["X-Amz-Content-SHA256"] == "UNSIGNED-PAYLOAD"
+    assert sent[0]["Content-MD5"] == base64.b64encode(hashlib.md5(b"x" * 300).digest()).decode()
+    with pytest.raises(StorageNotFoundError):
+        store.get("_transaction_log/00000000000000000001.json")
+    store.put_if_absent("_transaction_log/00000000000000000001.json", b"y" * 10)
+    assert store.get("_transaction_log/00000000000000000001.json") == b"y" * 10

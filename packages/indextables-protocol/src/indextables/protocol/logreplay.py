@@ -7,7 +7,9 @@ walking ``manifests/``.
 
 from __future__ import annotations
 
+import logging
 import re
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -30,6 +32,8 @@ from indextables.protocol.lastcheckpoint import (
 from indextables.protocol.state import FileEntry
 from indextables.protocol.store import ObjectInfo, ObjectStore
 from indextables.protocol.versionfile import decode_version_file, version_file_name
+
+_LOG = logging.getLogger(__name__)
 
 __all__ = [
     "LOG_DIR",
@@ -93,9 +97,22 @@ def read_version(store: ObjectStore, version: int) -> list[Action]:
     key = version_key(version)
     try:
         data = store.get(key)
+        for pause in EMPTY_REREAD_PAUSES if not data else ():
+            # No writer ever writes an empty version file: an empty read is a server
+            # that showed the object before its bytes (seen once on SeaweedFS right after
+            # a writer was killed mid-commit). Objects are immutable: read it again.
+            _LOG.warning("%s/%s read as 0 bytes; reading it again in %.1f s", store.uri, key, pause)
+            time.sleep(pause)
+            data = store.get(key)
+            if data:
+                break
     except ObjectNotFoundError:
         raise VersionNotFoundError(f"{store.uri}: version file {key} does not exist") from None
     return decode_version_file(data, path=f"{store.uri}/{key}")
+
+
+# Pauses before each re-read of a version file that read as 0 bytes (then it is damaged).
+EMPTY_REREAD_PAUSES: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0)
 
 
 def version_has_action(store: ObjectStore, version: int, wire_key: str) -> bool:

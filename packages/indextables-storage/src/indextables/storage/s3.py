@@ -8,8 +8,10 @@ ambiguous put-if-absent by reading the key back.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
+import hashlib
 import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -216,7 +218,12 @@ class S3Store(RemoteStore):
         return parts
 
     def _create(self, name: str, data: bytes) -> None:
-        self._client.put_object(Bucket=self._bucket, Key=name, Body=data, IfNoneMatch="*")
+        # Content-MD5: a server that lost part of the body refuses the create (BadDigest)
+        # instead of storing a short or empty log file.
+        digest = base64.b64encode(hashlib.md5(data, usedforsecurity=False).digest()).decode()
+        self._client.put_object(
+            Bucket=self._bucket, Key=name, Body=data, IfNoneMatch="*", ContentMD5=digest
+        )
 
     def list(self, prefix: str = "") -> Iterator[ObjectInfo]:
         """Yield every object whose key starts with ``prefix``, in key order (paged)."""

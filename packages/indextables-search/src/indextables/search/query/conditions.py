@@ -226,8 +226,8 @@ def _typed_literal(text: Any, data_type: pa.DataType) -> Any:
             # Spark reads a literal beyond the long range as a DECIMAL and folds an order
             # comparison of an integer column with it into TRUE or FALSE, null rows
             # included (DecimalPrecision): such a conjunct must never prune.
-            value = int(text)
-            return value if _INT64_MIN <= value <= _INT64_MAX else None
+            integer = int(text)
+            return integer if _INT64_MIN <= integer <= _INT64_MAX else None
         if ct.is_floating(data_type):
             value = float(text)
             return value if math.isfinite(value) else None
