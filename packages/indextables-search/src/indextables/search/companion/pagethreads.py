@@ -20,10 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Final, Literal, TypeVar
+from typing import Final, TypeVar
 
 from indextables.search.errors import CompanionError
-from indextables.search.read.docstore.pool import ProcessPool, thread_count
+from indextables.search.read.docstore.pool import (
+    THREAD_SETTINGS,
+    DecoderThreads,
+    ProcessPool,
+    thread_count,
+)
 
 __all__ = [
     "MAX_PAGE_THREADS",
@@ -33,9 +38,10 @@ __all__ = [
     "run_ordered",
 ]
 
-#: Whether a companion read cuts its pages on threads (see :func:`page_workers`).
-PageThreads = Literal["auto", "on", "off"]
-PAGE_THREAD_SETTINGS: Final[tuple[PageThreads, ...]] = ("auto", "on", "off")
+#: Whether a companion read cuts its pages on threads (see :func:`page_workers`): the
+#: settings of the doc-store decoder's threads, under the same rule.
+PageThreads = DecoderThreads
+PAGE_THREAD_SETTINGS: Final = THREAD_SETTINGS
 
 #: Threads cutting one file's pages, the caller's included.
 MAX_PAGE_THREADS: Final = 2
