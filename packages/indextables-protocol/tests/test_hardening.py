@@ -13,7 +13,7 @@ import pytest
 from indextables.protocol import AddAction, create_table, open_table
 from indextables.protocol.compression import MAX_LOG_RATIO, decompress_log_bytes, log_limit
 from indextables.protocol.errors import CorruptFileError, UnsafePathError
-from indextables.protocol.logreplay import EMPTY_REREAD_PAUSES, read_version, version_key
+from indextables.protocol.logreplay import REREAD_PAUSES, read_version, version_key
 from indextables.protocol.versionfile import decode_version_file, encode_version_file
 
 BAD_PATHS = ["", "/abs/part.split", "../x.split", "a/../../x.split", "s3://other/x.split", "C:x"]
@@ -452,44 +452,58 @@ def test_changes_since_a_version_beyond_the_latest_is_version_not_found(table: A
         table.changes_since(5)
 
 
-class _ShowsEmptyFirst:
-    """A store that reads one key as 0 bytes ``times`` times before its bytes (a server
-    that listed an object before its body was readable)."""
+class _CutFirst:
+    """A store that serves one key cut to ``keep`` bytes ``times`` times before all of it
+    (a server that listed an object before its body was readable, or cut a response)."""
 
-    def __init__(self, inner: Any, key: str, times: int) -> None:
-        self.inner, self.key, self.times, self.reads = inner, key, times, 0
+    def __init__(self, inner: Any, key: str, times: int, keep: int = 0) -> None:
+        self.inner, self.key, self.times, self.keep, self.reads = inner, key, times, keep, 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
     def get(self, key: str) -> bytes:
+        data: bytes = self.inner.get(key)
         if key == self.key:
             self.reads += 1
             if self.reads <= self.times:
-                return b""
-        data: bytes = self.inner.get(key)
+                return data[: self.keep]
         return data
 
 
-@pytest.mark.parametrize("times", [1, len(EMPTY_REREAD_PAUSES)])
-def test_a_version_file_read_empty_is_read_again(
-    store: Any, monkeypatch: pytest.MonkeyPatch, times: int
+@pytest.mark.parametrize(("times", "keep"), [(1, 0), (len(REREAD_PAUSES), 0), (1, 12)])
+def test_a_version_file_read_cut_short_is_read_again(
+    store: Any, monkeypatch: pytest.MonkeyPatch, times: int, keep: int
 ) -> None:
-    """No writer writes an empty version file, so an empty read is read again (once seen on
-    SeaweedFS right after a writer was killed) and the table opens with its actions."""
+    """No writer writes an empty or cut version file, so such a read is read again (an
+    empty one was seen on SeaweedFS right after a writer was killed) and the version
+    replays with its actions."""
     pauses: list[float] = []
     monkeypatch.setattr("indextables.protocol.logreplay.time.sleep", pauses.append)
     store.put_if_absent(version_key(0), encode_version_file([AddAction("a.split", {}, 1, 1, True)]))
-    flaky = _ShowsEmptyFirst(store, version_key(0), times)
+    flaky = _CutFirst(store, version_key(0), times, keep)
     assert [a.path for a in read_version(flaky, 0)] == ["a.split"]  # type: ignore[attr-defined]
     assert flaky.reads == times + 1
-    assert pauses == list(EMPTY_REREAD_PAUSES[:times])
+    assert pauses == list(REREAD_PAUSES[:times])
 
 
 def test_a_version_file_that_stays_empty_is_corrupt(
     store: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("indextables.protocol.logreplay.time.sleep", lambda _: None)
+    pauses: list[float] = []
+    monkeypatch.setattr("indextables.protocol.logreplay.time.sleep", pauses.append)
     store.put(version_key(0), b"")
     with pytest.raises(CorruptFileError, match="empty"):
         read_version(store, 0)
+    assert pauses == list(REREAD_PAUSES)
+
+
+def test_the_same_damaged_bytes_twice_are_corrupt_at_once(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pauses: list[float] = []
+    monkeypatch.setattr("indextables.protocol.logreplay.time.sleep", pauses.append)
+    store.put(version_key(0), b'{"add": {"path"\n')
+    with pytest.raises(CorruptFileError):
+        read_version(store, 0)
+    assert pauses == [REREAD_PAUSES[0]]
