@@ -471,15 +471,21 @@ class _CutFirst:
         return data
 
 
+@pytest.fixture
+def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The pauses a re-read of a version file waited (recorded, not slept)."""
+    waited: list[float] = []
+    monkeypatch.setattr("indextables.protocol.logreplay.time.sleep", waited.append)
+    return waited
+
+
 @pytest.mark.parametrize(("times", "keep"), [(1, 0), (len(REREAD_PAUSES), 0), (1, 12)])
 def test_a_version_file_read_cut_short_is_read_again(
-    store: Any, monkeypatch: pytest.MonkeyPatch, times: int, keep: int
+    store: Any, pauses: list[float], times: int, keep: int
 ) -> None:
     """No writer writes an empty or cut version file, so such a read is read again (an
     empty one was seen on SeaweedFS right after a writer was killed) and the version
     replays with its actions."""
-    pauses: list[float] = []
-    monkeypatch.setattr("indextables.protocol.logreplay.time.sleep", pauses.append)
     store.put_if_absent(version_key(0), encode_version_file([AddAction("a.split", {}, 1, 1, True)]))
     flaky = _CutFirst(store, version_key(0), times, keep)
     assert [a.path for a in read_version(flaky, 0)] == ["a.split"]  # type: ignore[attr-defined]
@@ -487,22 +493,14 @@ def test_a_version_file_read_cut_short_is_read_again(
     assert pauses == list(REREAD_PAUSES[:times])
 
 
-def test_a_version_file_that_stays_empty_is_corrupt(
-    store: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    pauses: list[float] = []
-    monkeypatch.setattr("indextables.protocol.logreplay.time.sleep", pauses.append)
+def test_a_version_file_that_stays_empty_is_corrupt(store: Any, pauses: list[float]) -> None:
     store.put(version_key(0), b"")
     with pytest.raises(CorruptFileError, match="empty"):
         read_version(store, 0)
     assert pauses == list(REREAD_PAUSES)
 
 
-def test_the_same_damaged_bytes_twice_are_corrupt_at_once(
-    store: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    pauses: list[float] = []
-    monkeypatch.setattr("indextables.protocol.logreplay.time.sleep", pauses.append)
+def test_the_same_damaged_bytes_twice_are_corrupt_at_once(store: Any, pauses: list[float]) -> None:
     store.put(version_key(0), b'{"add": {"path"\n')
     with pytest.raises(CorruptFileError):
         read_version(store, 0)
