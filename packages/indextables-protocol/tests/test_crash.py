@@ -118,6 +118,7 @@ def _trial(
     seed: int,
     rng: random.Random,
     delay: tuple[float, float],
+    server: Any = None,
 ) -> None:
     committed_before = _commits(journal)
     child = subprocess.Popen(
@@ -135,7 +136,14 @@ def _trial(
     child.wait()
     assert child.stderr is not None
     child.stderr.close()
-    _check(uri, options, journal)
+    try:
+        _check(uri, options, journal)
+    except Exception as failure:
+        if server is None or not server.log_tail():
+            raise
+        raise AssertionError(
+            f"{failure!r}\nthe server's log ends:\n{server.log_tail()}"
+        ) from failure
 
 
 # Trials of each slow test: 50 by default (`make test-slow`); CI runs fewer (Makefile).
@@ -146,12 +154,17 @@ S3_DELAY = (0.0, 5.0)  # round trips to SeaweedFS are slower
 
 
 def _run_trials(
-    uri: str, options: dict[str, Any], journal: Path, trials: int, delay: tuple[float, float]
+    uri: str,
+    options: dict[str, Any],
+    journal: Path,
+    trials: int,
+    delay: tuple[float, float],
+    server: Any = None,
 ) -> None:
     create_table(uri, schema={"type": "struct", "fields": []}, storage_options=options)
     rng = random.Random(20240101)
     for seed in range(trials):
-        _trial(uri, options, journal, seed, rng, delay)
+        _trial(uri, options, journal, seed, rng, delay, server)
     commits = _commits(journal)
     assert commits >= trials, f"only {commits} commits in {trials} trials"
     # the next writer proceeds after all those crashes
@@ -185,7 +198,7 @@ def seaweedfs() -> Iterator[Any]:
 @pytest.mark.s3
 def test_sigkill_trials_on_seaweedfs(seaweedfs: Any, tmp_path: Path) -> None:
     uri, options = seaweedfs.store_args(seaweedfs.create_bucket(), prefix="crash")
-    _run_trials(uri, dict(options), tmp_path / "journal.jsonl", 3, S3_DELAY)
+    _run_trials(uri, dict(options), tmp_path / "journal.jsonl", 3, S3_DELAY, seaweedfs)
 
 
 @pytest.mark.integration
@@ -193,4 +206,4 @@ def test_sigkill_trials_on_seaweedfs(seaweedfs: Any, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_many_sigkill_trials_on_seaweedfs(seaweedfs: Any, tmp_path: Path) -> None:
     uri, options = seaweedfs.store_args(seaweedfs.create_bucket(), prefix="crash-many")
-    _run_trials(uri, dict(options), tmp_path / "journal.jsonl", SLOW_TRIALS, S3_DELAY)
+    _run_trials(uri, dict(options), tmp_path / "journal.jsonl", SLOW_TRIALS, S3_DELAY, seaweedfs)

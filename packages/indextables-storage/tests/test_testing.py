@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from indextables.storage.testing import ServerStartError, azurite_cache_dir, moto_server
+from indextables.storage.testing import (
+    S3ServerInfo,
+    ServerStartError,
+    azurite_cache_dir,
+    moto_server,
+)
 from indextables.storage.testing.process import managed_process, port_open, wait_until
 
 
@@ -125,3 +130,14 @@ def test_azurite_cache_dir_follows_the_environment(
     assert azurite_cache_dir() == tmp_path / "azurite"
     monkeypatch.delenv("INDEXTABLES_TEST_CACHE")
     assert azurite_cache_dir().parts[-2:] == (".cache", "azurite")
+
+
+@pytest.mark.s3
+@pytest.mark.integration
+def test_seaweedfs_log_tail_shows_what_the_server_wrote(seaweedfs_server: S3ServerInfo) -> None:
+    """The crash trials print it when a trial fails: it must hold the server's own lines."""
+    assert seaweedfs_server.log_file is not None
+    written = seaweedfs_server.log_file.read_text(encoding="utf-8", errors="replace")
+    assert written.strip()
+    assert seaweedfs_server.log_tail(3) == "\n".join(written.splitlines()[-3:])
+    assert S3ServerInfo("moto", "http://127.0.0.1:9", "k", "s").log_tail() == ""

@@ -38,6 +38,7 @@ class S3ServerInfo:
         access_key: the access key id the server accepts.
         secret_key: its secret (kept out of ``repr``).
         region: the region to sign requests for.
+        log_file: the server's log, where it writes one (SeaweedFS).
     """
 
     name: str
@@ -45,6 +46,18 @@ class S3ServerInfo:
     access_key: str
     secret_key: str = field(repr=False)
     region: str = "us-east-1"
+    log_file: Path | None = field(default=None, repr=False)
+
+    def log_tail(self, lines: int = 60) -> str:
+        """The last ``lines`` lines of the server's log (empty without one), for a failure
+        message: what the server saw when a test met something it cannot explain."""
+        if self.log_file is None:
+            return ""
+        try:
+            text = self.log_file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
 
     def store_options(self, **overrides: object) -> dict[str, object]:
         """``open_store`` options for this server (path-style, static credentials)."""
@@ -211,7 +224,9 @@ def seaweedfs_server(*, timeout: float = 60.0) -> Iterator[S3ServerInfo]:
             TMPDIR=str(directory / "tmp"),
         )
         log = directory / "weed.log"
-        info = S3ServerInfo("seaweedfs", f"http://127.0.0.1:{s3_port}", access_key, secret_key)
+        info = S3ServerInfo(
+            "seaweedfs", f"http://127.0.0.1:{s3_port}", access_key, secret_key, log_file=log
+        )
         with managed_process(command, log=log, env=env, cwd=directory) as process:
             wait_until(
                 lambda: _s3_works(info, "indextables-probe"),
