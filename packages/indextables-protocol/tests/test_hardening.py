@@ -13,7 +13,8 @@ import pytest
 from indextables.protocol import AddAction, create_table, open_table
 from indextables.protocol.compression import MAX_LOG_RATIO, decompress_log_bytes, log_limit
 from indextables.protocol.errors import CorruptFileError, UnsafePathError
-from indextables.protocol.logreplay import REREAD_PAUSES, read_version, version_key
+from indextables.protocol.logreplay import read_version, version_key
+from indextables.protocol.reread import REREAD_PAUSES
 from indextables.protocol.versionfile import decode_version_file, encode_version_file
 
 BAD_PATHS = ["", "/abs/part.split", "../x.split", "a/../../x.split", "s3://other/x.split", "C:x"]
@@ -475,7 +476,7 @@ class _CutFirst:
 def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """The pauses a re-read of a version file waited (recorded, not slept)."""
     waited: list[float] = []
-    monkeypatch.setattr("indextables.protocol.logreplay.time.sleep", waited.append)
+    monkeypatch.setattr("indextables.protocol.reread.time.sleep", waited.append)
     return waited
 
 

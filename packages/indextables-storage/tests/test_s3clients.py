@@ -66,16 +66,29 @@ def test_stores_sharing_a_client_work_on_a_real_server(moto_server: S3ServerInfo
     assert (one.get("k"), two.get("k")) == (b"1", b"2")
 
 
+# (how the upload is made, the operation whose body is dropped, the bytes)
+UPLOADS = [
+    ("put_if_absent", "PutObject", b"x" * 300),
+    ("put", "PutObject", b"x" * 300),
+    ("put", "UploadPart", b"x" * (5 * 1024 * 1024 + 10)),  # multipart from 5 MiB here
+]
+
+
 @pytest.mark.integration
 @pytest.mark.s3
-def test_a_create_whose_body_is_lost_stores_nothing(seaweedfs_server: S3ServerInfo) -> None:
-    """A conditional create carries Content-MD5, so a server that received less than the
-    body refuses it. Without it, SeaweedFS stored a 0-byte object for an unsigned payload
+@pytest.mark.parametrize(("method", "operation", "data"), UPLOADS, ids=["create", "put", "part"])
+def test_an_upload_whose_body_is_lost_stores_nothing(
+    seaweedfs_server: S3ServerInfo, method: str, operation: str, data: bytes
+) -> None:
+    """Every upload carries Content-MD5, so a server that received less than the body
+    refuses it. Without it, SeaweedFS stored a 0-byte object for an unsigned payload
     (botocore's default over HTTPS) that lost its body: an empty version file, which no
     reader can replay. The body is dropped after signing, as a dead writer would drop it."""
-    store = seaweedfs_server.open_store(seaweedfs_server.create_bucket(), prefix="t")
+    uri, options = seaweedfs_server.store_args(seaweedfs_server.create_bucket(), prefix="t")
+    part = 5 * 1024 * 1024
+    store = open_store(uri, **{**options, "multipart_threshold": part, "multipart_part_size": part})
     client = store._client  # type: ignore[attr-defined]
-    shared_s3_config = client.meta.config.s3  # the client is shared: restored below
+    shared_s3_config = client.meta.config.s3  # the client may be shared: restored below
     client.meta.config.s3 = {**(shared_s3_config or {}), "payload_signing_enabled": False}
     sent: list[dict[str, str]] = []
 
@@ -86,17 +99,19 @@ def test_a_create_whose_body_is_lost_stores_nothing(seaweedfs_server: S3ServerIn
         request.body = b""
         request.headers["Content-Length"] = "0"
 
-    client.meta.events.register("before-send.s3.PutObject", lose_body)
+    key = "_transaction_log/00000000000000000001.json"
+    client.meta.events.register(f"before-send.s3.{operation}", lose_body)
     try:
         with pytest.raises(StorageError, match="BadDigest"):
-            store.put_if_absent("_transaction_log/00000000000000000001.json", b"x" * 300)
+            getattr(store, method)(key, data)
     finally:
-        client.meta.events.unregister("before-send.s3.PutObject", lose_body)
+        client.meta.events.unregister(f"before-send.s3.{operation}", lose_body)
         client.meta.config.s3 = shared_s3_config
-    assert len(sent) == 1
+    assert sent
     assert sent[0]["X-Amz-Content-SHA256"] == "UNSIGNED-PAYLOAD"
-    assert sent[0]["Content-MD5"] == base64.b64encode(hashlib.md5(b"x" * 300).digest()).decode()
+    body = data[:part] if operation == "UploadPart" else data
+    assert sent[0]["Content-MD5"] == base64.b64encode(hashlib.md5(body).digest()).decode()
     with pytest.raises(StorageNotFoundError):
-        store.get("_transaction_log/00000000000000000001.json")
-    store.put_if_absent("_transaction_log/00000000000000000001.json", b"y" * 10)
-    assert store.get("_transaction_log/00000000000000000001.json") == b"y" * 10
+        store.get(key)
+    getattr(store, method)(key, b"y" * 10)
+    assert store.get(key) == b"y" * 10

@@ -32,6 +32,7 @@ from indextables.avrostate.manifest_reader import (
 )
 from indextables.avrostate.state_file import decode_state, decode_state_json
 from indextables.protocol.errors import ObjectNotFoundError
+from indextables.protocol.reread import read_decoded
 from indextables.protocol.state import ManifestInfo, StateManifest
 from indextables.protocol.stateformat import LoadedState
 from indextables.protocol.store import ObjectStore
@@ -65,17 +66,21 @@ def state_versions(store: ObjectStore) -> list[int]:
 def load_state_manifest(store: ObjectStore, version: int) -> StateManifest:
     """Read the root record of state ``version`` (Avro form, else the older JSON form).
 
+    A root is written once and never changes: one whose bytes do not decode is
+    read again (:func:`~indextables.protocol.reread.read_decoded`).
+
     Raises:
         StateNotFoundError: neither form exists.
+        CorruptAvroFileError: the root does not decode, the same on two reads.
     """
     key = state_key(version)
     try:
-        return decode_state(store.get(key), path=key)
+        return read_decoded(store, key, lambda data: decode_state(data, path=key))
     except ObjectNotFoundError:
         pass
     json_key = state_json_key(version)
     try:
-        return decode_state_json(store.get(json_key), path=json_key)
+        return read_decoded(store, json_key, lambda data: decode_state_json(data, path=json_key))
     except ObjectNotFoundError:
         raise StateNotFoundError(f"no state for version {version}: {key} does not exist") from None
 

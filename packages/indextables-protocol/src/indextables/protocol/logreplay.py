@@ -7,9 +7,7 @@ walking ``manifests/``.
 
 from __future__ import annotations
 
-import logging
 import re
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -23,21 +21,16 @@ from indextables.protocol.actions import (
     SkipAction,
 )
 from indextables.protocol.compression import decompress_log_bytes
-from indextables.protocol.errors import (
-    CorruptFileError,
-    ObjectNotFoundError,
-    VersionNotFoundError,
-)
+from indextables.protocol.errors import ObjectNotFoundError, VersionNotFoundError
 from indextables.protocol.lastcheckpoint import (
     LAST_CHECKPOINT_NAME,
     LastCheckpoint,
     decode_last_checkpoint,
 )
+from indextables.protocol.reread import read_decoded
 from indextables.protocol.state import FileEntry
 from indextables.protocol.store import ObjectInfo, ObjectStore
 from indextables.protocol.versionfile import decode_version_file, version_file_name
-
-_LOG = logging.getLogger(__name__)
 
 __all__ = [
     "LOG_DIR",
@@ -92,14 +85,8 @@ def list_log(store: ObjectStore) -> LogListing:
 
 
 def read_version(store: ObjectStore, version: int) -> list[Action]:
-    """Read and decode one version file.
-
-    A read that does not decode (0 bytes, a cut gzip stream, a cut line) is
-    read again, up to :data:`REREAD_PAUSES` times, until it decodes or the
-    same bytes come back twice: no writer writes such a file, and version
-    files never change, so different bytes on a second read mean the first
-    read was cut short by the server (an empty version file was once served
-    by SeaweedFS right after a writer was killed mid-commit).
+    """Read and decode one version file (read again while it does not decode:
+    :func:`~indextables.protocol.reread.read_decoded`).
 
     Raises:
         VersionNotFoundError: the file does not exist (never written or purged).
@@ -108,37 +95,9 @@ def read_version(store: ObjectStore, version: int) -> list[Action]:
     key = version_key(version)
     path = f"{store.uri}/{key}"
     try:
-        data = store.get(key)
-        try:
-            return decode_version_file(data, path=path)
-        except CorruptFileError as damaged:
-            if type(damaged) is not CorruptFileError:
-                raise  # a whole file naming an unknown action or missing a field
-            return _read_again(store, key, data, damaged)
+        return read_decoded(store, key, lambda data: decode_version_file(data, path=path))
     except ObjectNotFoundError:
         raise VersionNotFoundError(f"{store.uri}: version file {key} does not exist") from None
-
-
-def _read_again(store: ObjectStore, key: str, data: bytes, error: CorruptFileError) -> list[Action]:
-    """Re-read a version file whose bytes did not decode (see :func:`read_version`)."""
-    path = f"{store.uri}/{key}"
-    for pause in REREAD_PAUSES:
-        _LOG.warning("%s: %s; reading it again in %.1f s", path, error, pause)
-        time.sleep(pause)
-        again = store.get(key)
-        if again == data and data:
-            break  # the same bytes twice: damaged for good
-        try:
-            return decode_version_file(again, path=path)
-        except CorruptFileError as exc:
-            if type(exc) is not CorruptFileError:
-                raise
-            data, error = again, exc
-    raise error
-
-
-# Pauses before each re-read of a version file whose bytes did not decode.
-REREAD_PAUSES: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0)
 
 
 def version_has_action(store: ObjectStore, version: int, wire_key: str) -> bool:

@@ -168,8 +168,13 @@ class S3Store(RemoteStore):
         if len(data) >= self._options.multipart_threshold:
             self._put_multipart(key, name, data)
             return
+        digest = _content_md5(data)
         self._call(
-            key, "put", lambda: self._client.put_object(Bucket=self._bucket, Key=name, Body=data)
+            key,
+            "put",
+            lambda: self._client.put_object(
+                Bucket=self._bucket, Key=name, Body=data, ContentMD5=digest
+            ),
         )
 
     def _put_multipart(self, key: str, name: str, data: bytes) -> None:
@@ -212,17 +217,15 @@ class S3Store(RemoteStore):
                 UploadId=upload_id,
                 PartNumber=number,
                 Body=chunk,
+                ContentMD5=_content_md5(chunk),
             )
             response = self._call(key, f"upload_part {number}", upload)
             parts.append({"PartNumber": number, "ETag": response["ETag"]})
         return parts
 
     def _create(self, name: str, data: bytes) -> None:
-        # Content-MD5: a server that lost part of the body refuses the create (BadDigest)
-        # instead of storing a short or empty log file.
-        digest = base64.b64encode(hashlib.md5(data, usedforsecurity=False).digest()).decode()
         self._client.put_object(
-            Bucket=self._bucket, Key=name, Body=data, IfNoneMatch="*", ContentMD5=digest
+            Bucket=self._bucket, Key=name, Body=data, IfNoneMatch="*", ContentMD5=_content_md5(data)
         )
 
     def list(self, prefix: str = "") -> Iterator[ObjectInfo]:
@@ -287,3 +290,10 @@ def _as_client_error(entry: dict[str, Any]) -> Exception:
         {"Error": {"Code": entry.get("Code"), "Message": entry.get("Message")}}, "DeleteObjects"
     )
     return error
+
+
+def _content_md5(data: bytes) -> str:
+    """The ``Content-MD5`` of a request body. Every upload carries one, so a server that
+    received less than the body refuses it (``BadDigest``) instead of storing a short or
+    empty object (SeaweedFS stored 0 bytes for an unsigned payload that lost its body)."""
+    return base64.b64encode(hashlib.md5(data, usedforsecurity=False).digest()).decode()
