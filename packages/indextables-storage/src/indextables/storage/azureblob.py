@@ -187,10 +187,16 @@ class AzureBlobStore(RemoteStore):
     def put(self, key: str, data: bytes) -> None:
         """Create or replace the blob (block uploads for large data, committed at once)."""
         name = self._name(key)
-        self._call(key, "put", lambda: self._container.upload_blob(name, data, overwrite=True))
+        self._call(
+            key,
+            "put",
+            lambda: self._container.upload_blob(name, data, overwrite=True, validate_content=True),
+        )
 
     def _create(self, name: str, data: bytes) -> None:
-        self._container.upload_blob(name, data, overwrite=False)
+        # validate_content: every request carries Content-MD5, so a service that received
+        # less than the body refuses it (Azurite stored 0 bytes for a body lost on the way).
+        self._container.upload_blob(name, data, overwrite=False, validate_content=True)
 
     def list(self, prefix: str = "") -> Iterator[ObjectInfo]:
         """Yield every blob whose key starts with ``prefix``, in key order."""
