@@ -25,6 +25,7 @@ import itertools
 import json
 import math
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -56,6 +57,7 @@ from indextables.search.splits.entryid import content_identity
 __all__ = ["AggPlan", "Level", "MetricPlan", "aggregate_split"]
 
 _EXACT_F64 = float(1 << 53)
+_MAX_F64 = sys.float_info.max  # Tantivy: f64::MAX, the start of a min
 _EPOCH = datetime(1970, 1, 1)
 _NAN = float("nan")
 # Dates at (or within a second of) the ends of Tantivy's span may be clamped values.
@@ -497,6 +499,10 @@ def _partial(
             raise NotExact(f"sum of {metric.column!r} may pass 2**53")
         return Partial(values, int(total), int(low), int(high))
     low, high = float(low), float(high)
+    if high == -_MAX_F64 or low == _MAX_F64:
+        # Tantivy starts a max at f64::MIN (the most negative finite double) and a min at
+        # f64::MAX: a max of -1.797e308 may stand for values that are all -inf.
+        raise NotExact(f"{metric.column!r} holds the largest finite doubles or infinities")
     if low == -math.inf or high == math.inf:
         # Tantivy's compensated sum turns an infinity followed by another value into
         # NaN. The values hold no NaN (checked), so the sum is the infinity min/max
