@@ -499,10 +499,13 @@ def _partial(
             raise NotExact(f"sum of {metric.column!r} may pass 2**53")
         return Partial(values, int(total), int(low), int(high))
     low, high = float(low), float(high)
-    if high == -_MAX_F64 or low == _MAX_F64:
-        # Tantivy starts a max at f64::MIN (the most negative finite double) and a min at
-        # f64::MAX: a max of -1.797e308 may stand for values that are all -inf.
-        raise NotExact(f"{metric.column!r} holds the largest finite doubles or infinities")
+    # Tantivy starts a max at f64::MIN (the most negative finite double) and a min at
+    # f64::MAX: over values of -inf (and maybe -1.797e308) only, the max shows -1.797e308
+    # whatever they are; the sum and count stay exact.
+    if (metric.fn is MetricFn.MAX and high == -_MAX_F64 and low == -math.inf) or (
+        metric.fn is MetricFn.MIN and low == _MAX_F64 and high == math.inf
+    ):
+        raise NotExact(f"{metric.column!r}: Tantivy's {metric.fn.value} over infinities")
     if low == -math.inf or high == math.inf:
         # Tantivy's compensated sum turns an infinity followed by another value into
         # NaN. The values hold no NaN (checked), so the sum is the infinity min/max
