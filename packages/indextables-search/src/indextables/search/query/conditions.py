@@ -227,7 +227,7 @@ def _typed_literal(text: Any, data_type: pa.DataType) -> Any:
             # comparison of an integer column with it into TRUE or FALSE, null rows
             # included (DecimalPrecision): such a conjunct must never prune.
             integer = int(text)
-            return integer if _INT64_MIN <= integer <= _INT64_MAX else None
+            return integer if ct.LONG_MIN <= integer <= ct.LONG_MAX else None
         if ct.is_floating(data_type):
             value = float(text)
             return value if math.isfinite(value) else None
@@ -246,7 +246,5 @@ def _typed_literal(text: Any, data_type: pa.DataType) -> Any:
 
 
 _DECIMAL_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)")
-_INT64_MIN = -(2**63)
-_INT64_MAX = 2**63 - 1
 # Beyond this precision a string or double operand compared as a double may round.
 _EXACT_DECIMAL_DIGITS = 15

@@ -49,6 +49,7 @@ import tantivy
 
 from indextables.search.query.conditions import Condition
 from indextables.search.read.convert import TANTIVY_MAX_MICROS, TANTIVY_MIN_MICROS
+from indextables.search.schema import columntypes as ct
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 from indextables.search.temporal import micros_to_datetime, operand_micros
 
@@ -71,9 +72,6 @@ MAX_TERM_BYTES: Final = 65_530
 # A split tag our writer sets: the exact string columns (JSON list) whose every
 # value is at most MAX_TERM_BYTES long, hence in the term dictionary.
 FULLY_INDEXED_TAG: Final = "indextables.python.fullyIndexed="
-# The span of Tantivy's (and Spark's bigint) integer values.
-I64_MIN: Final = -(2**63)
-I64_MAX: Final = 2**63 - 1
 
 
 def fully_indexed_tag(columns: Iterable[str]) -> str:
@@ -322,13 +320,13 @@ def _integer_query(
     def between(low: int | None, high: int | None, inc_low: bool, inc_high: bool) -> tantivy.Query:
         # An integer column holds i64 values only: an operand beyond that span (a 21-digit
         # literal) decides the comparison alone. Tantivy itself refuses such bounds.
-        if (low is not None and (low > I64_MAX or (low == I64_MAX and not inc_low))) or (
-            high is not None and (high < I64_MIN or (high == I64_MIN and not inc_high))
+        if (low is not None and (low > ct.LONG_MAX or (low == ct.LONG_MAX and not inc_low))) or (
+            high is not None and (high < ct.LONG_MIN or (high == ct.LONG_MIN and not inc_high))
         ):
             return tantivy.Query.empty_query()
-        if low is not None and low < I64_MIN:
+        if low is not None and low < ct.LONG_MIN:
             low, inc_low = None, True
-        if high is not None and high > I64_MAX:
+        if high is not None and high > ct.LONG_MAX:
             high, inc_high = None, True
         return tantivy.Query.range_query(
             schema, spec.name, integer, low, high, include_lower=inc_low, include_upper=inc_high

@@ -17,6 +17,8 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from indextables.search.schema import columntypes as ct
+
 __all__ = [
     "compare_decimal",
     "compare_floats",
@@ -28,8 +30,6 @@ __all__ = [
 
 # Decimal arithmetic wide enough for every decimal(38, s) value, exactly.
 _WIDE: Final = Context(prec=80)
-_INT64_MIN: Final = -(2**63)
-_INT64_MAX: Final = 2**63 - 1
 _ARROW_OPS: Final = {
     "=": pc.equal,
     "<": pc.less,
@@ -59,15 +59,15 @@ def compare_integers(column: pa.Array, op: str, literal: Fraction) -> pa.Array:
         if literal.denominator != 1:
             return constant(values, False)
         n = int(literal)
-        if not _INT64_MIN <= n <= _INT64_MAX:
+        if not ct.LONG_MIN <= n <= ct.LONG_MAX:
             return constant(values, False)
         return pc.equal(values, pa.scalar(n, pa.int64()))
     return _at_most(
         values,
         op,
         literal,
-        low=_INT64_MIN,
-        high=_INT64_MAX,
+        low=ct.LONG_MIN,
+        high=ct.LONG_MAX,
         bound=lambda t: pa.scalar(t, pa.int64()),
     )
 

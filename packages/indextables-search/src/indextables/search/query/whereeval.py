@@ -75,8 +75,6 @@ def compile_where(where: str, schema: pa.Schema) -> WhereFilter:
 _FLIPPED: Final = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _INT_DIGITS: Final = {8: 3, 16: 5, 32: 10, 64: 20}  # Spark's DecimalType.forType
 _MAX_PRECISION: Final = 38
-_INT64_MIN: Final = -(2**63)
-_INT64_MAX: Final = 2**63 - 1
 _EXACT_DOUBLE: Final = 2**53
 _DATE: Final = re.compile(r"(\d{4})-(\d\d)-(\d\d)")
 _TIMESTAMP: Final = re.compile(
@@ -168,7 +166,7 @@ class _Compiler:
         if _long_out_of_range(f, op, right):
             # Spark (DecimalPrecision) folds an integer column against a decimal beyond the
             # long range into TRUE or FALSE, null rows included.
-            value = (right.value > _INT64_MAX) == (op in ("<", "<="))
+            value = (right.value > ct.LONG_MAX) == (op in ("<", "<="))
             return lambda batch: pa.array([value] * batch.num_rows, pa.bool_())
         comparer = self.comparer(part, f, right, (right,))
         name = f.name
@@ -390,7 +388,7 @@ def _long_out_of_range(f: pa.Field, op: str, literal: g.Literal) -> bool:
         ct.is_integral(f.type)
         and op in ("<", "<=", ">", ">=")
         and literal.kind in ("integer", "decimal")
-        and not _INT64_MIN <= literal.value <= _INT64_MAX
+        and not ct.LONG_MIN <= literal.value <= ct.LONG_MAX
     )
 
 

@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import Any, Final
 
 from indextables.search.errors import QuerySyntaxError
+from indextables.search.schema import columntypes as ct
 
 __all__ = [
     "And",
@@ -330,7 +331,7 @@ class _Parser:
             raise self.fail(f"the literal {written} is not supported; write it without the suffix")
         if suffix == "L":
             value_int = int(body)
-            if not -(2**63) <= value_int < 2**63:
+            if not ct.LONG_MIN <= value_int <= ct.LONG_MAX:
                 raise self.fail(
                     f"the bigint literal {written} is out of range (Spark refuses it too)"
                 )

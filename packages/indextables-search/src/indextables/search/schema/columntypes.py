@@ -11,9 +11,13 @@ are Arrow lists, maps and structs. These predicates name those kinds.
 
 from __future__ import annotations
 
+from typing import Final
+
 import pyarrow as pa
 
 __all__ = [
+    "LONG_MAX",
+    "LONG_MIN",
     "fields_of",
     "is_binary",
     "is_boolean",
@@ -33,6 +37,10 @@ __all__ = [
     "is_timestamp_ntz",
     "type_name",
 ]
+
+#: Spark's ``long`` (Arrow ``int64``, Tantivy ``i64``) range.
+LONG_MIN: Final = -(2**63)
+LONG_MAX: Final = 2**63 - 1
 
 
 def is_string(t: pa.DataType) -> bool:
