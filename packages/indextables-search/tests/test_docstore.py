@@ -11,7 +11,6 @@ import datetime as dt
 import json
 import math
 import struct
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -208,6 +207,17 @@ _ADDERS = {
 }
 
 
+def _scratch(factory: pytest.TempPathFactory) -> Path:
+    """A directory for one example, left to pytest's clean-up of its temporary directories.
+
+    Not removed at the example's end: after a commit, Tantivy's reader may take the index's
+    meta lock (creating ``.tantivy-meta.lock``) on a thread of its own a moment after the
+    Python objects are gone, and removing the directory then failed under load ("Directory
+    not empty").
+    """
+    return factory.mktemp("docs")
+
+
 def _write(directory: Path, docs: list[dict[str, list[Any]]]) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     index = tantivy.Index(_every_kind_schema(), path=str(directory))
@@ -245,17 +255,18 @@ def _ipc(batch: pa.RecordBatch) -> bytes:
 
 @settings(max_examples=30)
 @given(docs=st.lists(_DOC, min_size=1, max_size=30))
-def test_random_documents_of_every_kind(docs: list[dict[str, list[Any]]]) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        directory = _write(Path(tmp), docs)
-        for name in ("python", "cython"):
-            with pytest.MonkeyPatch.context() as mp:
-                mp.setenv(impl.IMPL_ENV, name)
-                assert compare_index(directory) == len(docs)
-        python, cython = _decode_all(directory, "python"), _decode_all(directory, "cython")
-        assert len(python) == len(cython)
-        for a, b in zip(python, cython, strict=True):
-            assert _ipc(a) == _ipc(b)  # byte for byte: NaN payloads and -0.0 included
+def test_random_documents_of_every_kind(
+    docs: list[dict[str, list[Any]]], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    directory = _write(_scratch(tmp_path_factory), docs)
+    for name in ("python", "cython"):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv(impl.IMPL_ENV, name)
+            assert compare_index(directory) == len(docs)
+    python, cython = _decode_all(directory, "python"), _decode_all(directory, "cython")
+    assert len(python) == len(cython)
+    for a, b in zip(python, cython, strict=True):
+        assert _ipc(a) == _ipc(b)  # byte for byte: NaN payloads and -0.0 included
 
 
 def test_many_blocks_scattered_hits_in_any_order(tmp_path: Path, twin: str) -> None:
@@ -342,18 +353,19 @@ def test_unknown_impl_name_is_our_error(monkeypatch: pytest.MonkeyPatch) -> None
 @example(payload=b"ab" * 300)
 @example(payload=b"abcdefghij" * 50 + bytes(range(256)))
 @example(payload=b"0123456789abcdefXYZ" * 40)
-def test_lz4_twins_roundtrip_tantivy_compressed_blocks(payload: bytes) -> None:
+def test_lz4_twins_roundtrip_tantivy_compressed_blocks(
+    payload: bytes, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     # Stored as one text value, the payload goes through Tantivy's own LZ4 compressor.
-    with tempfile.TemporaryDirectory() as tmp:
-        _write(Path(tmp), [{"by": [payload]}])
-        raw = next(Path(tmp).glob("*.store")).read_bytes()
-        store = read_store(raw)
-        body = store.data[4 : store.byte_ends[0]]
-        size = struct.unpack_from("<I", store.data)[0]
-        a = _kernels_py.lz4_decompress(body, size)
-        b = impl.load("cython").lz4_decompress(body, size)
-        assert a == b
-        assert payload in a
+    directory = _write(_scratch(tmp_path_factory), [{"by": [payload]}])
+    raw = next(directory.glob("*.store")).read_bytes()
+    store = read_store(raw)
+    body = store.data[4 : store.byte_ends[0]]
+    size = struct.unpack_from("<I", store.data)[0]
+    a = _kernels_py.lz4_decompress(body, size)
+    b = impl.load("cython").lz4_decompress(body, size)
+    assert a == b
+    assert payload in a
 
 
 def test_parts_of_several_stores_come_out_in_part_then_hit_order(tmp_path: Path, twin: str) -> None:
@@ -450,41 +462,43 @@ _LONG_DOC = _DOC | st.fixed_dictionaries(
     fields=st.sets(st.sampled_from(sorted(_PARTIAL_FIELDS)), min_size=1),
 )
 def test_partly_decoded_blocks_give_the_twins_rows(
-    docs: list[dict[str, list[Any]]], picks: list[int], fields: set[int]
+    docs: list[dict[str, list[Any]]],
+    picks: list[int],
+    fields: set[int],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     # Hits anywhere in blocks of every size (texts up to 10,000 UTF-8 bytes, so documents
     # span the kernel's decode steps and blocks pass 16 KiB); the fields not asked for
     # (JSON objects among them) are skipped while searching a wanted document's start.
     specs = {fid: _PARTIAL_FIELDS[fid] for fid in sorted(fields)}
-    with tempfile.TemporaryDirectory() as tmp:
-        directory = _write(Path(tmp), docs)
-        raw = next(directory.glob("*.store")).read_bytes()
-        store = read_store(raw)
-        assert store.compressor == "lz4"
-        hits = [p % store.num_docs for p in picks] or [store.num_docs - 1]
-        out = {}
-        for name in ("python", "cython"):
-            with pytest.MonkeyPatch.context() as mp:
-                mp.setenv(impl.IMPL_ENV, name)
-                out[name] = _ipc(decode_docs(store, hits, specs))
-        assert out["python"] == out["cython"]
-        # Every block was decoded partly: none fell back to whole-block decoding.
-        builder = impl.load("cython").ColumnBuilder(
-            [decode_module._SLOT_KIND[s.kind] for s in specs.values()],
-            [s.multi for s in specs.values()],
-            list(specs),
-            [s.name for s in specs.values()],
-            store.version,
-        )
-        builder.add_lz4(
-            store.data,
-            store.doc_starts,
-            store.doc_ends,
-            store.byte_starts,
-            store.byte_ends,
-            sorted(hits),
-        )
-        assert builder.whole_blocks == 0
+    directory = _write(_scratch(tmp_path_factory), docs)
+    raw = next(directory.glob("*.store")).read_bytes()
+    store = read_store(raw)
+    assert store.compressor == "lz4"
+    hits = [p % store.num_docs for p in picks] or [store.num_docs - 1]
+    out = {}
+    for name in ("python", "cython"):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv(impl.IMPL_ENV, name)
+            out[name] = _ipc(decode_docs(store, hits, specs))
+    assert out["python"] == out["cython"]
+    # Every block was decoded partly: none fell back to whole-block decoding.
+    builder = impl.load("cython").ColumnBuilder(
+        [decode_module._SLOT_KIND[s.kind] for s in specs.values()],
+        [s.multi for s in specs.values()],
+        list(specs),
+        [s.name for s in specs.values()],
+        store.version,
+    )
+    builder.add_lz4(
+        store.data,
+        store.doc_starts,
+        store.doc_ends,
+        store.byte_starts,
+        store.byte_ends,
+        sorted(hits),
+    )
+    assert builder.whole_blocks == 0
 
 
 def test_a_hit_early_in_a_block_decompresses_only_that_far(tmp_path: Path) -> None:
