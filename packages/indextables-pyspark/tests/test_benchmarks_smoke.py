@@ -1,21 +1,21 @@
 """Every Spark benchmark script runs at a tiny size and prints the figures it is for.
 
-Figures only: nothing here looks at a time. Each script runs in its own process (as
-``tox -e bench-pyspark`` runs them), with ResourceWarning as an error and its work
-directories under the test's ``tmp_path``; a script that no longer matches the code it
-measures (a renamed function it patches, a changed signature) fails here, not on the
-day someone needs its figures. ``sourcefloor.py`` is a library of ``run.py``, run with it.
+Figures only: nothing here looks at a time. The scripts run one after another in one
+process of their own, each as ``__main__`` (as ``run.py <script>`` runs them), so that they
+share one JVM instead of starting five; ResourceWarning is an error and the work
+directories are under the test's ``tmp_path``. A script that no longer matches the code it
+measures (a renamed function it patches, a changed signature) fails here, not on the day
+someone needs its figures. ``sourcefloor.py`` is a library of ``run.py``, run with it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 _FIGURE = r"[0-9][0-9,.]*"
@@ -56,24 +56,63 @@ def test_every_script_is_covered() -> None:
     assert scripts == set(SCRIPTS)
 
 
-@pytest.mark.parametrize("script", sorted(SCRIPTS))
-def test_benchmark_script_prints_its_figures(script: str, tmp_path: Path) -> None:
-    arguments, expected = SCRIPTS[script]
+# Runs each script as __main__ in this one process and records its exit and its stdout.
+_DRIVER = """
+import contextlib, io, json, runpy, sys, traceback
+runs, report = json.loads(sys.argv[1]), sys.argv[2]
+sys.path.insert(0, ".")
+results = {}
+for script, argv in runs:
+    out = io.StringIO()
+    outcome = "exit 0"
+    sys.argv = [script, *argv]
+    with contextlib.redirect_stdout(out):
+        try:
+            runpy.run_path(script, run_name="__main__")
+        except SystemExit as stop:
+            if stop.code not in (None, 0):
+                outcome = f"exit {stop.code}"
+        except BaseException:
+            outcome = traceback.format_exc()
+    results[script] = [outcome, out.getvalue()]
+with open(report, "w") as f:
+    json.dump(results, f)
+"""
+
+
+def test_every_benchmark_script_prints_its_figures(tmp_path: Path) -> None:
+    runs = []
+    for script, (arguments, _) in sorted(SCRIPTS.items()):
+        work = tmp_path / script.removesuffix(".py")
+        work.mkdir()
+        runs.append((str(BENCHMARKS / script), [a.format(tmp=work) for a in arguments]))
+    report = tmp_path / "report.json"
     env = {**os.environ, "TMPDIR": str(tmp_path), "PYSPARK_PYTHON": sys.executable}
     done = subprocess.run(
         [
             sys.executable,
             "-W",
             "error::ResourceWarning",
-            str(BENCHMARKS / script),
-            *(a.format(tmp=tmp_path) for a in arguments),
+            "-c",
+            _DRIVER,
+            json.dumps(runs),
+            str(report),
         ],
         cwd=BENCHMARKS,
         env=env,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1800,
         check=False,
     )
-    assert done.returncode == 0, f"{script} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
-    assert re.search(expected, done.stdout), done.stdout
+    assert done.returncode == 0, f"the driver exited {done.returncode}:\n{done.stderr[-5000:]}"
+    results = json.loads(report.read_text())
+    assert sorted(results) == sorted(str(BENCHMARKS / s) for s in SCRIPTS)
+    failures = []
+    for script, (_, expected) in sorted(SCRIPTS.items()):
+        outcome, stdout = results[str(BENCHMARKS / script)]
+        if outcome != "exit 0":
+            failures.append(f"{script}: {outcome}\n{stdout}")
+        elif not re.search(expected, stdout):
+            failures.append(f"{script}: no line matching {expected!r} in:\n{stdout}")
+    assert not failures, "\n\n".join(failures)
