@@ -490,15 +490,15 @@ def test_partly_decoded_blocks_give_the_twins_rows(
         [s.name for s in specs.values()],
         store.version,
     )
-    builder.add_lz4(
-        store.data,
-        store.doc_starts,
-        store.doc_ends,
-        store.byte_starts,
-        store.byte_ends,
-        sorted(hits),
-    )
+    _add_hits(builder, store, sorted(hits))
     assert builder.whole_blocks == 0
+
+
+def _add_hits(builder: Any, store: Any, hits: list[int]) -> None:
+    """Feed ``hits`` of an LZ4 ``store`` to a kernel's column builder."""
+    builder.add_lz4(
+        store.data, store.doc_starts, store.doc_ends, store.byte_starts, store.byte_ends, hits
+    )
 
 
 def test_a_hit_early_in_a_block_decompresses_only_that_far(tmp_path: Path) -> None:
@@ -511,14 +511,7 @@ def test_a_hit_early_in_a_block_decompresses_only_that_far(tmp_path: Path) -> No
     decoded = {}
     for name in ("python", "cython"):
         builder = impl.load(name).ColumnBuilder([_kernels_py.K_I64], [False], [1], ["i"], 2)
-        builder.add_lz4(
-            store.data,
-            store.doc_starts,
-            store.doc_ends,
-            store.byte_starts,
-            store.byte_ends,
-            [first_of_block, first_of_block + 1],
-        )
+        _add_hits(builder, store, [first_of_block, first_of_block + 1])
         rows = builder.finish()[0]
         assert struct.unpack_from("<2q", rows[5]) == (first_of_block, first_of_block + 1)
         decoded[name] = builder.decompressed
