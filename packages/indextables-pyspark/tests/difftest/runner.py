@@ -523,16 +523,22 @@ DATE_SPAN = (
 )
 _INSTANT = r"(\d{4}-\d\d-\d\dT[\d:.]+Z)"
 _QUERY_DATE = re.compile(rf"(\w+):\[{_INSTANT} TO {_INSTANT}\]")
+# A string term of a drawn query (its values hold no quote or backslash).
+_QUERY_STRING = re.compile(r'c_str:"([^"]*)"')
 
 
 def _documented_refusal(case: Case, exc: Exception, plan: TablePlan) -> bool:
     """Refusals docs/pyspark.md documents, each naming the column: ``fieldmatch`` with a value
-    Tantivy cannot index, a ``query`` date bound at or beyond an end of Tantivy's date span, a
-    ``query`` timestamp range with an inclusive upper bound on a column that is not fast (its
-    index compares whole seconds)."""
+    or a ``query`` string term Tantivy cannot index, a ``query`` date bound at or beyond an
+    end of Tantivy's date span, a ``query`` timestamp range with an inclusive upper bound on a
+    column that is not fast (its index compares whole seconds)."""
     text = str(exc)
     if any(
         len(value.encode()) > TERM_LIMIT and column in text for column, value in case.fieldmatch
+    ):
+        return True
+    if "option query: a term on column 'c_str'" in text and any(
+        len(value.encode()) > TERM_LIMIT for value in _QUERY_STRING.findall(case.query or "")
     ):
         return True
     match = _QUERY_DATE.fullmatch(case.query or "")

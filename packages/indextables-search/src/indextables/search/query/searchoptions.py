@@ -88,7 +88,8 @@ def validate(
     Raises:
         FieldKindError: textsearch on a non-tokenized field, fieldmatch on a field neither
             exact nor ip, or a column the table does not have (the closest one is named).
-        OptionError: a fieldmatch value longer than Tantivy indexes (it could find nothing).
+        OptionError: a fieldmatch value, or a ``query``/``textsearch`` term on an exact or
+            JSON field, longer than Tantivy indexes (it could find nothing).
         QuerySyntaxError: a query that Tantivy cannot parse, or a fieldmatch value on an ip
             field that is no address, CIDR or trailing-wildcard form.
         InexactDateBoundError: a date bound on a date field that is not fast (see
@@ -112,8 +113,10 @@ def validate(
             )
         _check_indexable(column, spec.field_match[column])
     if not spec.is_empty:
-        with _validation_index(tuple(fields.values())) as index:
+        specs = tuple(fields.values())
+        with _validation_index(specs) as index:
             build_query(index, spec, fields, whole_dates=whole_dates)
+            _check_query_terms(index, spec, specs)
 
 
 # Empty indexes that parse queries for validate(), one per set of fields, kept open: making
@@ -178,6 +181,59 @@ def _check_indexable(column: str, value: str) -> None:
             f"indexes values of at most {MAX_TERM_BYTES:,} bytes, so the index cannot find it; "
             f'filter with DataFrame.where("{column} = ...") instead'
         )
+
+
+# A string term in the Debug form of a parsed query: exact fields print
+# ``Term(field=N, type=Str, "...")``, JSON fields
+# ``Term(field=N, type=Json, path=p, type=Str, "...")``.
+_STR_TERM = re.compile(
+    r'Term\(field=(\d+), type=(?:Str|Json, path=.*?, type=Str), "([^"\\]*(?:\\.[^"\\]*)*)"'
+)
+_DEBUG_ESCAPE = re.compile(r"\\(u\{[0-9a-fA-F]+\}|.)", re.DOTALL)
+_DEBUG_CHARS = {"n": "\n", "r": "\r", "t": "\t", "0": "\0"}
+
+
+def _debug_text(escaped: str) -> str:
+    """The string a Rust ``{:?}`` rendering of a ``str`` spells (quotes removed)."""
+
+    def one(found: re.Match[str]) -> str:
+        code = found.group(1)
+        if code.startswith("u{"):
+            return chr(int(code[2:-1], 16))
+        return _DEBUG_CHARS.get(code, code)
+
+    return _DEBUG_ESCAPE.sub(one, escaped)
+
+
+def _check_query_terms(
+    index: tantivy.Index, spec: SearchSpec, specs: tuple[FieldSpec, ...]
+) -> None:
+    """Refuse a ``query``/``textsearch`` term longer than Tantivy indexes.
+
+    Tokenized fields drop long tokens on both sides, but an exact (raw) or JSON field's
+    term is the whole value: a longer one is never in the index, so the query would
+    silently find nothing where Spark's ``=`` finds the row. Only option text longer than
+    the limit can hold such a term, so shorter text costs one length check.
+    """
+    from indextables.search.query.tantivyquery import MAX_TERM_BYTES
+
+    texts = [("query", spec.query)] if spec.query else []
+    texts += [(f"textsearch.{c}", t) for c, t in spec.text_search.items()]
+    for option, text in texts:
+        if len(text.encode("utf-8", "surrogatepass")) <= MAX_TERM_BYTES:
+            continue
+        names = [s.name for s in specs]
+        parsed = build_query(index, SearchSpec(query=text), {s.name.lower(): s for s in specs})
+        for found in _STR_TERM.finditer(repr(parsed)):
+            size = len(_debug_text(found.group(2)).encode("utf-8", "surrogatepass"))
+            if size > MAX_TERM_BYTES:
+                column = names[int(found.group(1))]
+                raise OptionError(
+                    f"option {option}: a term on column {column!r} is {size:,} UTF-8 bytes, "
+                    f"but Tantivy indexes values of at most {MAX_TERM_BYTES:,} bytes, so the "
+                    f'index cannot find it; filter with DataFrame.where("{column} = ...") '
+                    "instead"
+                )
 
 
 def _field(fields: Mapping[str, FieldSpec], column: str, helper: str) -> FieldSpec:
