@@ -114,6 +114,13 @@ CASES: list[tuple[str, Callable[[float | None], bool]]] = [
     ("d:NaN OR d:1", lambda v: _cmp("=", NAN)(v) or _cmp("=", 1.0)(v)),
     ("id:[0 TO 99] AND -d:NaN", lambda v: not _cmp("=", NAN)(v)),
     ("+d:[0 TO *] -d:NaN", lambda v: _cmp(">=", 0.0)(v) and not _cmp("=", NAN)(v)),
+    # Term sets are Spark's IN: each member compares as `=` does.
+    ("d: IN [0]", _cmp("=", 0.0)),
+    ("d:IN [-0.0 1]", lambda v: _cmp("=", 0.0)(v) or _cmp("=", 1.0)(v)),
+    ("d: IN [NaN]", _cmp("=", NAN)),
+    ('d: IN ["-nan" inf]', lambda v: _cmp("=", NAN)(v) or _cmp("=", INF)(v)),
+    ("d: IN [-inf 0.5]", lambda v: _cmp("=", -INF)(v) or _cmp("=", 0.5)(v)),
+    ("id:[0 TO 99] AND -d: IN [0 NaN]", lambda v: not (_cmp("=", 0.0)(v) or _cmp("=", NAN)(v))),
 ]
 
 
@@ -165,6 +172,8 @@ def test_query_clauses_compare_as_spark(
         ("d:>NaN", "d:{inf TO inf}"),
         ("d:[a TO 2]", "d:[a TO 2]"),  # left for Tantivy to refuse
         ('s:"d:NaN"', 's:"d:NaN"'),  # inside a quoted phrase
+        ("d: IN [0 1.5]", "(d:[-0.0 TO 0.0] OR d:1.5)"),
+        ("d: IN [a 1]", "d: IN [a 1]"),  # left for Tantivy to refuse
     ],
 )
 def test_rewrites(text: str, expected: str) -> None:

@@ -300,6 +300,7 @@ def _query_cases(plan: TablePlan, rng: random.Random, count: int) -> list[Case]:
         options.append((text, oracle))
     options += _numeric_queries(plan, rng, count)
     options += _negated_queries(plan, options, count)
+    options += _term_set_queries(plan, count)
     cases: list[Case] = []
     for text, oracle in options:
         cases.append(Case("query.read", oracle=oracle, query=text))
@@ -320,6 +321,40 @@ def _negated_queries(
     rng = random.Random(plan.seed * 104_729 + 11)
     drawn = [negated_query(rng, *rng.sample(usable, 2)) for _ in range(count)]
     return list(dict.fromkeys(drawn))
+
+
+def _term_set_queries(plan: TablePlan, count: int) -> list[tuple[str, str]]:
+    """``c: IN [a b ...]`` on numeric fields (live values, signed zeros, NaN, infinities) with
+    Spark's ``c IN (...)``, whose members compare as ``=`` does. Drawn from a generator of
+    their own, so every other draw of a seed stays as it was."""
+    store_only = set(plan.options.get(STOREONLY, "").split(","))
+    numeric = [
+        c
+        for c in ("c_double", "c_float", "c_int", "c_long")
+        if c in plan.columns and c not in store_only
+    ]
+    rng = random.Random(plan.seed * 7_919 + 5)
+    out: list[tuple[str, str]] = []
+    for _ in range(count // 2 if numeric else 0):
+        column = rng.choice(numeric)
+        floating = isinstance(plan.type_of(column), FloatType | DoubleType)
+        pool = [v for v in _live_values(plan, column) if not floating or _plain(v)]
+        members: list[tuple[str, str]] = [(str(v), f"{v!r}D" if floating else str(v)) for v in pool]
+        if floating:
+            members += list(_SPECIAL_OPERANDS.items())
+        else:
+            members.append(("0", "0"))
+        drawn = rng.sample(members, min(len(members), rng.randint(1, 3)))
+        texts = [t for t, _ in drawn if "e" not in t]
+        if texts:
+            sqls = [sql for t, sql in drawn if "e" not in t]
+            out.append((f"{column}: IN [{' '.join(texts)}]", f"{column} IN ({', '.join(sqls)})"))
+    return out
+
+
+def _plain(value: float) -> bool:
+    """A finite double a query spells without an exponent."""
+    return value == value and abs(value) != float("inf") and abs(value) < 1e15
 
 
 def _shortest_text(value: float, single: bool) -> str:

@@ -22,7 +22,9 @@ float/double field so that Tantivy matches what the equal Spark filter keeps:
   ``>= NaN``), the clause also takes ``NAN_RANGES``: everything below ``-inf``
   and above ``+inf``, which are exactly the NaNs of either sign and any payload.
 
-Terms other than zero, NaN and the infinities are exact already and stay as written.
+Terms other than zero, NaN and the infinities are exact already and stay as written. A
+term set (``d: IN [0 1.5 NaN]``) is Spark's ``d IN (...)``: it becomes the disjunction of
+its members' terms, each rewritten as above.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ _LITERAL_TEXT = re.compile(_LITERAL)
 # A number term on a field: ``d:0``, ``d:-0.0``, ``d:NaN``, ``d:"-inf"``.
 _NUMBER_TERM = re.compile(rf'([A-Za-z_][\w.\-]*):\s*("?)({_LITERAL})\2(?=[\s()]|$)')
 
+# A term set: ``d: IN [0 -0.0 "NaN"]`` (members separated by whitespace, maybe quoted).
+_TERM_SET = re.compile(r"([A-Za-z_][\w.\-]*):\s*IN\s*\[([^\]]*)\]")
+
 # Where Tantivy keeps the NaNs: below -inf (sign bit set) and above +inf (sign bit clear).
 _NAN_RANGES = ("[* TO -inf}", "{inf TO *]")
 
@@ -58,7 +63,7 @@ def spark_float_clauses(text: str, fields: Collection[str]) -> str:
         return text
     out: list[str] = []
     position = 0
-    for match in clauses(text, (BRACKETS, COMPARISON, _NUMBER_TERM)):
+    for match in clauses(text, (_TERM_SET, BRACKETS, COMPARISON, _NUMBER_TERM)):
         field = match.group(1)
         if field not in fields:
             continue
@@ -78,10 +83,13 @@ _Bound = tuple[float, bool] | None  # (value, inclusive), or None for no bound
 def _rewritten(match: re.Match[str], field: str) -> str | None:
     """The Spark-equal clause for one matched clause, or None to leave it as written."""
     if match.re is _NUMBER_TERM:
-        value = float(match.group(3))
-        if value == 0 or not math.isfinite(value):
-            return _between(field, (value, True), (value, True))
-        return None
+        return _term(field, match.group(3))
+    if match.re is _TERM_SET:
+        members = [m.strip('"') for m in match.group(2).split()]
+        if not members or not all(_LITERAL_TEXT.fullmatch(m) for m in members):
+            return None  # left to Tantivy (which refuses a non-number on a float field)
+        terms = [_term(field, m) or f"{field}:{m}" for m in members]
+        return "(" + " OR ".join(terms) + ")"
     if match.re is BRACKETS:
         opening, inner, closing = match.group(2, 3, 4)
         low_text, sep, high_text = inner.partition(" TO ")
@@ -97,6 +105,14 @@ def _rewritten(match: re.Match[str], field: str) -> str | None:
     return (
         _between(field, bound, None) if operator.startswith(">") else _between(field, None, bound)
     )
+
+
+def _term(field: str, literal: str) -> str | None:
+    """The Spark-equal clause for ``field = literal``, or None when the term is exact."""
+    value = float(literal)
+    if value == 0 or not math.isfinite(value):
+        return _between(field, (value, True), (value, True))
+    return None
 
 
 def _bound(text: str, inclusive: bool) -> tuple[bool, _Bound]:

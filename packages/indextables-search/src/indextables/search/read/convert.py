@@ -24,8 +24,8 @@ from indextables.search.schema import columntypes as ct
 from indextables.search.schema.mapping import ROW_KEY_FIELD, FieldKind, FieldSpec
 
 # Tantivy dates are i64 nanoseconds: the span it can index, at microsecond precision.
-TANTIVY_MIN_MICROS = -(2**63) // 1000 + 1
-TANTIVY_MAX_MICROS = (2**63 - 1) // 1000
+TANTIVY_MIN_MICROS = ct.LONG_MIN // 1000 + 1
+TANTIVY_MAX_MICROS = ct.LONG_MAX // 1000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 TANTIVY_MIN_DATE = _EPOCH + timedelta(microseconds=TANTIVY_MIN_MICROS)
 TANTIVY_MAX_DATE = _EPOCH + timedelta(microseconds=TANTIVY_MAX_MICROS)
