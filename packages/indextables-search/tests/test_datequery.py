@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+import pyarrow as pa
 import pytest
 
+from indextables.search import open_table, write_table
 from indextables.search.query.datequery import (
     edge_date_literals,
     exact_date_terms,
@@ -28,6 +32,13 @@ T = "2020-01-01T00:00:00.3Z"
         ('ts:"yesterday"', 'ts:"yesterday"'),
         (f'xts:"{T}"', f'xts:"{T}"'),
         (f"ts:[{T} TO *]", f"ts:[{T} TO *]"),
+        (f'ts: IN ["{T}"]', f"(ts:[{T} TO {T}])"),
+        (
+            f'-ts:IN ["{T}" "1969-12-31T23:59:59.5Z"]',
+            f"-(ts:[{T} TO {T}] OR ts:[1969-12-31T23:59:59.5Z TO 1969-12-31T23:59:59.5Z])",
+        ),
+        (f'ts: IN ["{T}" "x"]', f'ts: IN ["{T}" "x"]'),  # not all dates: left to Tantivy
+        (f'other: IN ["{T}"]', f'other: IN ["{T}"]'),
     ],
 )
 def test_exact_date_terms(text: str, expected: str) -> None:
@@ -95,3 +106,45 @@ def test_inexact_date_literals(text: str, expected: list[tuple[str, str]]) -> No
 
 def test_no_coarse_fields_no_inexact_literals() -> None:
     assert inexact_date_literals(f"ts:[{W} TO {W}]", set()) == []
+
+
+@pytest.fixture(scope="module")
+def dated(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = str(tmp_path_factory.mktemp("dated") / "t")
+    instants = [
+        datetime(2024, 1, 1, tzinfo=UTC),
+        datetime(2024, 1, 1, 0, 0, 0, 500_000, tzinfo=UTC),  # the same second
+        None,
+        datetime(1969, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC),  # indexed as the epoch
+        datetime(1970, 1, 1, tzinfo=UTC),
+    ]
+    data = pa.table(
+        {
+            "id": pa.array(range(len(instants)), pa.int64()),
+            "ts": pa.array(instants, pa.timestamp("us", tz="UTC")),
+        }
+    )
+    write_table(path, data)
+    return path
+
+
+@pytest.mark.parametrize(
+    "members",
+    [
+        ["2024-01-01T00:00:00Z"],
+        ["2024-01-01T00:00:00.5Z"],
+        ["1969-12-31T23:59:59.999999Z", "2024-01-01T01:00:00.5+01:00"],
+        ["1970-01-01T00:00:00Z"],
+    ],
+)
+def test_a_date_term_set_matches_as_sparks_in(dated: str, members: list[str]) -> None:
+    # Tantivy's terms hold whole seconds: a term set read them as is, so `IN ["...00Z"]`
+    # also matched 00:00:00.5, and a sub-second instant nothing.
+    table = open_table(dated)
+    wanted = {datetime.fromisoformat(m.replace("Z", "+00:00")) for m in members}
+    rows = table.search(columns=["id", "ts"]).to_pylist()
+    expected = sorted(r["id"] for r in rows if r["ts"] in wanted)
+    text = "ts: IN [" + " ".join(f'"{m}"' for m in members) + "]"
+    assert sorted(table.search(text, columns=["id"]).column("id").to_pylist()) == expected
+    assert table.count(text) == len(expected)
+    assert expected  # each set names a stored instant

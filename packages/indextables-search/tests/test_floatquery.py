@@ -114,6 +114,9 @@ CASES: list[tuple[str, Callable[[float | None], bool]]] = [
     ("d:NaN OR d:1", lambda v: _cmp("=", NAN)(v) or _cmp("=", 1.0)(v)),
     ("id:[0 TO 99] AND -d:NaN", lambda v: not _cmp("=", NAN)(v)),
     ("+d:[0 TO *] -d:NaN", lambda v: _cmp(">=", 0.0)(v) and not _cmp("=", NAN)(v)),
+    # A boost changes no match (nothing here scores).
+    ("d:0^2", _cmp("=", 0.0)),
+    ("d:NaN^2 OR d:1", lambda v: _cmp("=", NAN)(v) or _cmp("=", 1.0)(v)),
     # Term sets are Spark's IN: each member compares as `=` does.
     ("d: IN [0]", _cmp("=", 0.0)),
     ("d:IN [-0.0 1]", lambda v: _cmp("=", 0.0)(v) or _cmp("=", 1.0)(v)),

@@ -5,7 +5,8 @@ precision, while range queries on a fast date field compare its fast values
 (microseconds in splits this package writes). A term such as
 ``ts:"2024-01-01T00:00:00.5Z"`` would therefore match every row of that
 second. :func:`exact_date_terms` rewrites each such term on a date field into
-the one-instant range ``ts:[v TO v]``, which matches exactly.
+the one-instant range ``ts:[v TO v]``, which matches exactly, and a term set
+(``ts: IN ["a" "b"]``) into the disjunction of such ranges.
 
 Tantivy dates span 1677-09-21 .. 2262-04-11; values beyond are indexed at the
 nearest end of that span (their exact value stays in the split's row copy).
@@ -34,6 +35,9 @@ from datetime import datetime
 from indextables.search.read.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
 
 _TERM = re.compile(r'([A-Za-z_][\w.\-]*):"([^"\\]*)"')
+# A term set: ``ts: IN ["2024-01-01T00:00:00Z" "2024-01-02T00:00:00.5Z"]``.
+_TERM_SET = re.compile(r"([A-Za-z_][\w.\-]*):\s*IN\s*\[([^\]]*)\]")
+_SET_MEMBER = re.compile(r'"([^"\\]*)"|(\S+)')
 _WORD = re.compile(r"[\w.\-]")
 _RFC3339 = re.compile(r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)")
 # A field's range clause: ``f:[a TO b]`` (any bracket mix) or ``f:>a``, ``f:>=a``, ``f:<a``...
@@ -52,6 +56,14 @@ def exact_date_terms(text: str, date_fields: Collection[str]) -> str:
             out.append(text[position : position + 2])
             position += 2
             continue
+        found = None if quoted else _TERM_SET.match(text, position)
+        if found and _starts_word(text, position) and found.group(1) in date_fields:
+            members = _date_members(found.group(2))
+            if members:
+                field = found.group(1)
+                out.append("(" + " OR ".join(f"{field}:[{v} TO {v}]" for v in members) + ")")
+                position = found.end()
+                continue
         match = None if quoted else _TERM.match(text, position)
         if match and _starts_word(text, position) and _is_date_term(match, date_fields):
             field, value = match.group(1), match.group(2)
@@ -63,6 +75,13 @@ def exact_date_terms(text: str, date_fields: Collection[str]) -> str:
         out.append(char)
         position += 1
     return "".join(out)
+
+
+def _date_members(inner: str) -> list[str]:
+    """The instants of a term set whose members are all quoted RFC 3339 dates, else []."""
+    members = [m.group(1) for m in _SET_MEMBER.finditer(inner)]
+    dates = [m for m in members if m is not None and _RFC3339.fullmatch(m)]
+    return dates if len(dates) == len(members) else []
 
 
 def _starts_word(text: str, position: int) -> bool:

@@ -42,8 +42,8 @@ __all__ = ["spark_float_clauses"]
 # NaN or infinity in any case. Other bound texts are left for Tantivy to parse or refuse.
 _LITERAL = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
 _LITERAL_TEXT = re.compile(_LITERAL)
-# A number term on a field: ``d:0``, ``d:-0.0``, ``d:NaN``, ``d:"-inf"``.
-_NUMBER_TERM = re.compile(rf'([A-Za-z_][\w.\-]*):\s*("?)({_LITERAL})\2(?=[\s()]|$)')
+# A number term on a field: ``d:0``, ``d:-0.0``, ``d:NaN``, ``d:"-inf"``, ``d:0^2`` (boosted).
+_NUMBER_TERM = re.compile(rf'([A-Za-z_][\w.\-]*):\s*("?)({_LITERAL})\2(?=[\s()^]|$)')
 
 # A term set: ``d: IN [0 -0.0 "NaN"]`` (members separated by whitespace, maybe quoted).
 _TERM_SET = re.compile(r"([A-Za-z_][\w.\-]*):\s*IN\s*\[([^\]]*)\]")

@@ -289,7 +289,7 @@ def build_query(
 
         ip_dated = _date_safe(rewrite_ip_forms(spec.query, fields), dates, coarse, "query")
         safe = spark_float_clauses(ip_dated, doubles)
-        parts.append(_parse(index, safe, defaults, "query"))
+        parts.append(_parse(index, safe, defaults, "query", spec.query))
     for column in (*spec.text_search, *spec.field_match):
         if column.lower() not in fields:
             # A column added to the table after this split was written: null in every
@@ -299,7 +299,7 @@ def build_query(
         name = fields[column.lower()].name
         option = f"textsearch.{column}"
         safe = spark_float_clauses(_date_safe(text, dates, coarse, option), doubles)
-        parts.append(_parse(index, safe, [name], option))
+        parts.append(_parse(index, safe, [name], option, text))
     for column, value in spec.field_match.items():
         found = fields[column.lower()]
         if found.kind is FieldKind.IP:
@@ -375,17 +375,22 @@ def _iso(value: datetime) -> str:
     return value.isoformat().replace("+00:00", "Z")
 
 
-def _parse(index: tantivy.Index, text: str, defaults: list[str], option: str) -> tantivy.Query:
+def _parse(
+    index: tantivy.Index, text: str, defaults: list[str], option: str, given: str | None = None
+) -> tantivy.Query:
+    """Parse ``text`` (the option's text as rewritten); errors quote ``given``, the text
+    the user wrote, when there is one."""
     from indextables.search.query.negation import rewrite_negations
 
+    shown = text if given is None else given
     try:
         return index.parse_query(rewrite_negations(text, option), defaults)
     except ValueError as error:
-        layout = layout_error(str(error), option, text)
+        layout = layout_error(str(error), option, shown)
         if layout is not None:
             raise layout from None
         raise QuerySyntaxError(
-            f"option {option}={text!r} is not a valid Tantivy query: {error}"
+            f"option {option}={shown!r} is not a valid Tantivy query: {error}"
         ) from None
 
 
