@@ -356,9 +356,19 @@ def _search_part(rng: random.Random) -> dict[str, Any]:
     return {"fieldmatch": {"s": value}, "match": lambda r: r["s"] == value}
 
 
-# How a query clause is excluded: Tantivy's ``-x`` (must not) in its forms, and ``AND NOT``
-# (rewritten by the engine to ``AND -``; ``OR NOT`` is refused).
-NEGATIONS = ("{k} AND NOT {e}", "{k} && NOT {e}", "{k} AND -{e}", "{k} -{e}")
+# How a query clause is excluded: Tantivy's ``-x`` (must not) in its forms, and ``NOT``
+# wherever it stands (rewritten by the engine, module negation), each with whether the
+# rows kept are ``k AND NOT e`` (True) or ``k OR NOT e`` (False).
+NEGATIONS = (
+    ("{k} AND NOT {e}", True),
+    ("{k} && NOT {e}", True),
+    ("{k} AND -{e}", True),
+    ("{k} -{e}", True),
+    ("NOT {e} AND {k}", True),
+    ("(NOT {e}) && {k}", True),
+    ("{k} OR NOT {e}", False),
+    ("NOT {e} || {k}", False),
+)
 
 
 def _negated(rng: random.Random, search: dict[str, Any]) -> dict[str, Any]:
@@ -375,9 +385,12 @@ def _negated(rng: random.Random, search: dict[str, Any]) -> dict[str, Any]:
     if rng.random() < 0.5 and " " not in excluded["query"]:
         excluded_text = excluded["query"]  # a bare clause: ``-t:alpha``
     keep, drop = search["match"], excluded["match"]
+    form, conjunction = rng.choice(NEGATIONS)
     return {
-        "query": rng.choice(NEGATIONS).format(k=kept_text, e=excluded_text),
-        "match": lambda r: keep(r) and not drop(r),
+        "query": form.format(k=kept_text, e=excluded_text),
+        "match": (lambda r: keep(r) and not drop(r))
+        if conjunction
+        else (lambda r: keep(r) or not drop(r)),
     }
 
 

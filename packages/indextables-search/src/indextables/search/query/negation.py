@@ -1,12 +1,25 @@
-"""``AND NOT`` in query text, as a reader of the query means it.
+"""``NOT`` in query text, as a reader of the query means it.
 
 Tantivy's parser (tantivy-py 0.27) reads ``a AND NOT b`` as ``+a +(-b)``: the
 inner group holds only an exclusion, which matches no document, so the whole
-query silently matched nothing. ``a AND -b`` is the same question in the form
-Tantivy answers (every ``a`` without ``b``), so :func:`rewrite_negations`
-rewrites the one into the other outside quoted phrases. ``a OR NOT b`` (``a``,
-or anything without ``b``) has no such form in Tantivy's grammar and is
-refused naming the option, rather than answered as ``a`` alone.
+query silently matched nothing; so did ``NOT b AND a``, ``(NOT b) AND a`` and
+``a OR NOT b``. :func:`rewrite_negations` rewrites each ``NOT x`` outside quoted
+phrases into a form Tantivy answers as meant:
+
+- after ``AND`` (and ``&&``): ``-x``, Tantivy's exclusion (``a AND -b`` is every
+  ``a`` without ``b``);
+- after ``OR``, after ``-``/``+``, or opening the query or a group and followed
+  by an operator, ``)`` or the end: ``(* AND -x)``, every document without ``x``;
+- elsewhere (``a NOT b``, ``NOT b a``, juxtaposed clauses): ``-x``, as Tantivy
+  reads ``NOT`` there already.
+
+``&&`` and ``||`` become ``AND`` and ``OR``: Tantivy's grammar has only the words
+and read the symbols as search terms, so ``a && b`` silently meant ``a OR b``.
+
+Each ``x`` is rewritten first (``NOT NOT b`` is ``b``). Groups a user writes with
+Tantivy's ``-`` alone (``a AND (-b)``, ``a OR -b``) still match nothing in Tantivy:
+:func:`exclusion_only_groups` finds them in the parsed query so the caller can
+refuse them.
 """
 
 from __future__ import annotations
@@ -14,31 +27,204 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from indextables.search.errors import QuerySyntaxError
+__all__ = ["exclusion_only_groups", "rewrite_negations"]
 
-__all__ = ["rewrite_negations"]
-
-# Quoted phrases (with backslash escapes) are kept as they are.
-_QUOTED: Final = re.compile(r'("(?:\\.|[^"\\])*")')
-_AND_NOT: Final = re.compile(r"(?<![\w\\])(AND|&&)(\s+)NOT\s+")
-_OR_NOT: Final = re.compile(r"(?<![\w\\])(OR|\|\|)\s+NOT\s+")
+_SPACE: Final = " \t\r\n"
+_AND: Final = frozenset({"AND", "&&"})
+_OR: Final = frozenset({"OR", "||"})
+_SPELLED: Final = {"&&": "AND", "||": "OR"}
 
 
-def rewrite_negations(text: str, option: str) -> str:
-    """``text`` with each ``AND NOT x`` written ``AND -x``.
+def rewrite_negations(text: str, option: str = "query") -> str:
+    """``text`` with every ``NOT x`` in a form Tantivy answers as meant (module doc).
 
-    Raises:
-        QuerySyntaxError: the text holds ``OR NOT``, which Tantivy cannot answer.
+    ``option`` names the option the text came from (kept for callers' messages).
     """
-    if "NOT" not in text:
+    if "NOT" not in text and "&&" not in text and "||" not in text:
         return text
-    parts = _QUOTED.split(text)
-    for i in range(0, len(parts), 2):  # the unquoted parts
-        if _OR_NOT.search(parts[i]):
-            raise QuerySyntaxError(
-                f"option {option}={text!r}: 'OR NOT' cannot be answered by the index "
-                "(Tantivy matches nothing for a group that only excludes); write the "
-                "exclusion with AND (a AND -b) or use a where condition"
+    return _rewrite(text)
+
+
+def _rewrite(text: str) -> str:
+    out: list[str] = []
+    position = 0
+    previous = ""  # the token before the current one: "", "(", an operator or a clause
+    while position < len(text):
+        char = text[position]
+        if char in _SPACE:
+            out.append(char)
+            position += 1
+            continue
+        if char == "(":
+            end = _group_end(text, position)
+            out.append("(" + _rewrite(text[position + 1 : end - 1]) + text[end - 1 : end])
+            position, previous = end, "clause"
+            continue
+        end = _token_end(text, position)
+        token = text[position:end]
+        if token == "NOT" and end < len(text) and (text[end] in _SPACE or text[end] == "("):
+            operand_start = _skip_space(text, end)
+            operand_end = _operand_end(text, operand_start)
+            operand = _rewrite(text[operand_start:operand_end])
+            if operand[:1] in ("-", "+"):
+                operand = f"({operand})"  # ``NOT -x``: one exclusion of another
+            after = _next_token(text, operand_end)
+            alone = (
+                previous in _OR
+                or previous in ("-", "+")
+                or (previous == "" and (after in _AND or after in _OR or after in ("", ")")))
             )
-        parts[i] = _AND_NOT.sub(r"\1\2-", parts[i])
-    return "".join(parts)
+            out.append(f"(* AND -{operand})" if alone else f"-{operand}")
+            position, previous = operand_end, "clause"
+            continue
+        if token in ("-", "+"):
+            out.append(token)
+            position, previous = end, token
+            continue
+        # Tantivy has no ``&&``/``||``: it read them as words (``a && b`` was ``a OR b``).
+        out.append(_SPELLED.get(token, token))
+        position = end
+        previous = token if token in _AND or token in _OR else "clause"
+    return "".join(out)
+
+
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position] in _SPACE:
+        position += 1
+    return position
+
+
+def _next_token(text: str, position: int) -> str:
+    """The token at ``position`` after spaces ("" at the end, ")" for a closing one)."""
+    position = _skip_space(text, position)
+    if position >= len(text):
+        return ""
+    if text[position] in "()":
+        return text[position]
+    return text[position : _token_end(text, position)]
+
+
+def _group_end(text: str, position: int) -> int:
+    """The index after the ``)`` closing the group opened at ``position`` (or the end)."""
+    depth = 0
+    while position < len(text):
+        char = text[position]
+        if char == "\\":
+            position += 2
+            continue
+        if char == '"':
+            position = _quote_end(text, position)
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return position + 1
+        position += 1
+    return len(text)
+
+
+def _quote_end(text: str, position: int) -> int:
+    """The index after the quoted phrase opened at ``position``."""
+    position += 1
+    while position < len(text):
+        if text[position] == "\\":
+            position += 2
+            continue
+        if text[position] == '"':
+            return position + 1
+        position += 1
+    return len(text)
+
+
+def _token_end(text: str, position: int) -> int:
+    """The end of one clause or operator: up to a space or parenthesis outside quotes and
+    brackets; ``f:[a TO b]``, ``f: IN [a b]`` and ``f:"a b"^2`` are one token each."""
+    if text[position] in "-+" and (position + 1 >= len(text) or text[position + 1] in _SPACE):
+        return position + 1
+    if text[position] in "-+" and (
+        text[position + 1] == "(" or re.match(r"NOT[ \t\r\n(]", text[position + 1 :])
+    ):
+        return position + 1
+    while position < len(text):
+        char = text[position]
+        if char == "\\":
+            position += 2
+        elif char == '"':
+            position = _quote_end(text, position)
+        elif char in "[{":
+            position = _bracket_end(text, position)
+        elif char == ":" and position + 1 < len(text) and text[position + 1] in _SPACE:
+            # ``f: IN [a b]`` or ``f: value``: the field's value follows the spaces.
+            position = _skip_space(text, position + 1)
+            if text.startswith("IN", position) and text[position + 2 : position + 3] in _SPACE:
+                position = _skip_space(text, position + 2)
+        elif char in _SPACE or char in "()":
+            return position
+        else:
+            position += 1
+    return len(text)
+
+
+def _bracket_end(text: str, position: int) -> int:
+    closers = "]}"
+    while position < len(text) and text[position] not in closers:
+        position += 2 if text[position] == "\\" else 1
+    return min(position + 1, len(text))
+
+
+def _operand_end(text: str, position: int) -> int:
+    """The end of ``NOT``'s operand starting at ``position``: a group, a clause with its
+    ``-``/``+``, or another ``NOT`` and its operand."""
+    if position >= len(text):
+        return position
+    if text[position] in "-+":
+        if position + 1 < len(text) and text[position + 1] == "(":
+            return _group_end(text, position + 1)
+        return _token_end(text, position + 1) if position + 1 < len(text) else position + 1
+    if text[position] == "(":
+        return _group_end(text, position)
+    end = _token_end(text, position)
+    if text[position:end] == "NOT":
+        return _operand_end(text, _skip_space(text, end))
+    return end
+
+
+# Rust string literals in a parsed query's Debug form (their text may hold any character).
+_DEBUG_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BOOLEAN: Final = "BooleanQuery { subqueries: ["
+
+
+def exclusion_only_groups(shape: str) -> int:
+    """How many boolean groups of a parsed query (its ``repr``) hold only exclusions.
+
+    Tantivy matches no document for such a group (``a AND (-b)`` is ``+a +(-b)``),
+    where a reader means "everything without ``b``".
+    """
+    text = _DEBUG_STRING.sub('""', shape)
+    found = 0
+    start = text.find(_BOOLEAN)
+    while start >= 0:
+        occurs = _top_level_occurs(text, start + len(_BOOLEAN))
+        if occurs and all(o == "MustNot" for o in occurs):
+            found += 1
+        start = text.find(_BOOLEAN, start + 1)
+    return found
+
+
+def _top_level_occurs(text: str, position: int) -> list[str]:
+    """The occur (Must, Should, MustNot) of each element of the list opening at ``position``."""
+    occurs: list[str] = []
+    depth = 0
+    for index in range(position, len(text)):
+        char = text[index]
+        if char in "([{":
+            if depth == 0 and char == "(":
+                occurs.append(text[index + 1 : text.find(",", index)].strip())
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                return occurs
+            depth -= 1
+    return occurs

@@ -375,16 +375,27 @@ def _iso(value: datetime) -> str:
     return value.isoformat().replace("+00:00", "Z")
 
 
+# Tantivy's refusal of a query whose clauses all exclude.
+_ONLY_EXCLUSIONS = "Only excluding terms given"
+
+
 def _parse(
     index: tantivy.Index, text: str, defaults: list[str], option: str, given: str | None = None
 ) -> tantivy.Query:
     """Parse ``text`` (the option's text as rewritten); errors quote ``given``, the text
     the user wrote, when there is one."""
-    from indextables.search.query.negation import rewrite_negations
+    from indextables.search.query.negation import exclusion_only_groups, rewrite_negations
 
     shown = text if given is None else given
+    rewritten = rewrite_negations(text, option)
     try:
-        return index.parse_query(rewrite_negations(text, option), defaults)
+        try:
+            parsed = index.parse_query(rewritten, defaults)
+        except ValueError as error:
+            if _ONLY_EXCLUSIONS not in str(error):
+                raise
+            # Only exclusions (NOT b, -b -c): every document without them.
+            parsed = index.parse_query(f"* AND {rewritten}", defaults)
     except ValueError as error:
         layout = layout_error(str(error), option, shown)
         if layout is not None:
@@ -392,6 +403,13 @@ def _parse(
         raise QuerySyntaxError(
             f"option {option}={shown!r} is not a valid Tantivy query: {error}"
         ) from None
+    if exclusion_only_groups(repr(parsed)):
+        raise QuerySyntaxError(
+            f"option {option}={shown!r}: an exclusion (NOT x, -x) stands alone in a group "
+            "or after OR, where the index matches nothing for it; write it next to what it "
+            "excludes from (a AND -b, a AND NOT (b OR c)) or use a where condition"
+        )
+    return parsed
 
 
 # Tantivy's refusals of a query the field's layout cannot answer, each with our explanation
