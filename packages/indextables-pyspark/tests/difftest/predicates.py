@@ -356,14 +356,25 @@ def column_pools(plan: TablePlan) -> dict[str, list[Any]]:
 # -- negations in query text -------------------------------------------------
 
 # How ``kept`` and ``excluded`` are joined: Tantivy's ``-x`` (must not) in its forms, and
-# ``AND NOT`` (rewritten by the engine to ``AND -``). ``OR NOT`` is refused by the engine.
-_NEGATIONS = ("{k} AND NOT {e}", "{k} && NOT {e}", "{k} AND -{e}", "{k} -{e}")
+# ``NOT`` wherever it stands (rewritten by the engine), each with the Spark operator joining
+# the two filters: ``k AND NOT e`` or ``k OR NOT e``.
+_NEGATIONS = (
+    ("{k} AND NOT {e}", "AND"),
+    ("{k} && NOT {e}", "AND"),
+    ("{k} AND -{e}", "AND"),
+    ("{k} -{e}", "AND"),
+    ("NOT {e} AND {k}", "AND"),
+    ("(NOT {e}) AND {k}", "AND"),
+    ("{k} OR NOT {e}", "OR"),
+    ("NOT {e} || {k}", "OR"),
+)
 
 
 def negated_query(
     rng: random.Random, kept: tuple[str, str], excluded: tuple[str, str]
 ) -> tuple[str, str]:
-    """``kept`` without ``excluded`` as ``query`` text, and the equal Spark filter.
+    """``kept`` without ``excluded`` (or ``kept`` or not ``excluded``) as ``query`` text,
+    and the equal Spark filter.
 
     ``kept`` and ``excluded`` are (query clause, Spark filter) pairs. A query
     exclusion drops the rows its clause matches and keeps every other row, those
@@ -374,5 +385,6 @@ def negated_query(
     (k_text, k_sql), (e_text, e_sql) = kept, excluded
     if rng.random() < 0.5:
         k_text, e_text = f"({k_text})", f"({e_text})"
-    text = rng.choice(_NEGATIONS).format(k=k_text, e=e_text)
-    return text, f"({k_sql}) AND NOT coalesce(({e_sql}), false)"
+    form, joined = rng.choice(_NEGATIONS)
+    text = form.format(k=k_text, e=e_text)
+    return text, f"({k_sql}) {joined} NOT coalesce(({e_sql}), false)"
