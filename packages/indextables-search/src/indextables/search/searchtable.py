@@ -329,7 +329,12 @@ class SearchTable:
         field_match = _check_mapping("fieldmatch", fieldmatch)
         spec = SearchSpec(query or None, text_search, field_match)
         if not spec.is_empty:
-            validate(spec, view_fields(self._view), whole_dates=whole_second_dates(self._schema))
+            validate(
+                spec,
+                view_fields(self._view),
+                whole_dates=whole_second_dates(self._schema),
+                partition_columns=self._view.partition_columns,
+            )
         return spec
 
     def _plan(

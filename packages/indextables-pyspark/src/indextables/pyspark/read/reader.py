@@ -129,7 +129,10 @@ class IndexTablesReader(DataSourceReader):
         self.conditions: tuple[Condition, ...] = ()
         if not search.is_empty:
             validate(
-                search, view_fields(view), whole_dates=whole_second_dates(arrow_schema(schema))
+                search,
+                view_fields(view),
+                whole_dates=whole_second_dates(arrow_schema(schema)),
+                partition_columns=view.partition_columns,
             )
 
     def __getstate__(self) -> dict[str, Any]:

@@ -80,10 +80,12 @@ def validate(
     fields: Mapping[str, FieldSpec],
     *,
     whole_dates: Collection[str] = frozenset(),
+    partition_columns: Collection[str] = (),
 ) -> None:
     """Check field kinds and query syntax against the table's fields.
 
-    ``whole_dates``: :func:`whole_second_dates` of the table's schema.
+    ``whole_dates``: :func:`whole_second_dates` of the table's schema;
+    ``partition_columns``: the table's, named in the error for a query clause on one.
 
     Raises:
         FieldKindError: textsearch on a non-tokenized field, fieldmatch on a field neither
@@ -115,8 +117,36 @@ def validate(
     if not spec.is_empty:
         specs = tuple(fields.values())
         with _validation_index(specs) as index:
-            build_query(index, spec, fields, whole_dates=whole_dates)
+            try:
+                build_query(index, spec, fields, whole_dates=whole_dates)
+            except QuerySyntaxError as error:
+                raise _with_field_hint(error, fields, partition_columns) from None
             _check_query_terms(index, spec, specs)
+
+
+_MISSING_FIELD = re.compile(r"Field does not exist: '([^']*)'")
+
+
+def _with_field_hint(
+    error: QuerySyntaxError, fields: Mapping[str, FieldSpec], partition_columns: Collection[str]
+) -> QuerySyntaxError:
+    """``error`` with a hint when it names a field the index does not have: a partition
+    column (splits do not index them) or a misspelling of an indexed one."""
+    found = _MISSING_FIELD.search(str(error))
+    if found is None:
+        return error
+    name = found.group(1)
+    if name.lower() in {c.lower() for c in partition_columns}:
+        hint = (
+            f"column {name!r} is a partition column, which the splits do not index: filter "
+            "it with a where condition (it prunes whole partitions)"
+        )
+    else:
+        close = difflib.get_close_matches(name.lower(), list(fields), n=1)
+        if not close:
+            return error
+        hint = f"did you mean {fields[close[0]].name!r}?"
+    return QuerySyntaxError(f"{error}; {hint}")
 
 
 # Empty indexes that parse queries for validate(), one per set of fields, kept open: making
