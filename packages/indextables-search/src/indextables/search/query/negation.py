@@ -27,9 +27,15 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from indextables.search.query.querytext import (
+    SPACE,
+    group_end,
+    skip_space,
+    token_end,
+)
+
 __all__ = ["exclusion_only_groups", "rewrite_negations"]
 
-_SPACE: Final = " \t\r\n"
 _AND: Final = frozenset({"AND", "&&"})
 _OR: Final = frozenset({"OR", "||"})
 _SPELLED: Final = {"&&": "AND", "||": "OR"}
@@ -51,19 +57,19 @@ def _rewrite(text: str) -> str:
     previous = ""  # the token before the current one: "", "(", an operator or a clause
     while position < len(text):
         char = text[position]
-        if char in _SPACE:
+        if char in SPACE:
             out.append(char)
             position += 1
             continue
         if char == "(":
-            end = _group_end(text, position)
+            end = group_end(text, position)
             out.append("(" + _rewrite(text[position + 1 : end - 1]) + text[end - 1 : end])
             position, previous = end, "clause"
             continue
-        end = _token_end(text, position)
+        end = token_end(text, position)
         token = text[position:end]
-        if token == "NOT" and end < len(text) and (text[end] in _SPACE or text[end] == "("):
-            operand_start = _skip_space(text, end)
+        if token == "NOT" and end < len(text) and (text[end] in SPACE or text[end] == "("):
+            operand_start = skip_space(text, end)
             operand_end = _operand_end(text, operand_start)
             operand = _rewrite(text[operand_start:operand_end])
             if operand[:1] in ("-", "+"):
@@ -88,90 +94,14 @@ def _rewrite(text: str) -> str:
     return "".join(out)
 
 
-def _skip_space(text: str, position: int) -> int:
-    while position < len(text) and text[position] in _SPACE:
-        position += 1
-    return position
-
-
 def _next_token(text: str, position: int) -> str:
     """The token at ``position`` after spaces ("" at the end, ")" for a closing one)."""
-    position = _skip_space(text, position)
+    position = skip_space(text, position)
     if position >= len(text):
         return ""
     if text[position] in "()":
         return text[position]
-    return text[position : _token_end(text, position)]
-
-
-def _group_end(text: str, position: int) -> int:
-    """The index after the ``)`` closing the group opened at ``position`` (or the end)."""
-    depth = 0
-    while position < len(text):
-        char = text[position]
-        if char == "\\":
-            position += 2
-            continue
-        if char == '"':
-            position = _quote_end(text, position)
-            continue
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return position + 1
-        position += 1
-    return len(text)
-
-
-def _quote_end(text: str, position: int) -> int:
-    """The index after the quoted phrase opened at ``position``."""
-    position += 1
-    while position < len(text):
-        if text[position] == "\\":
-            position += 2
-            continue
-        if text[position] == '"':
-            return position + 1
-        position += 1
-    return len(text)
-
-
-def _token_end(text: str, position: int) -> int:
-    """The end of one clause or operator: up to a space or parenthesis outside quotes and
-    brackets; ``f:[a TO b]``, ``f: IN [a b]`` and ``f:"a b"^2`` are one token each."""
-    if text[position] in "-+" and (position + 1 >= len(text) or text[position + 1] in _SPACE):
-        return position + 1
-    if text[position] in "-+" and (
-        text[position + 1] == "(" or re.match(r"NOT[ \t\r\n(]", text[position + 1 :])
-    ):
-        return position + 1
-    while position < len(text):
-        char = text[position]
-        if char == "\\":
-            position += 2
-        elif char == '"':
-            position = _quote_end(text, position)
-        elif char in "[{":
-            position = _bracket_end(text, position)
-        elif char == ":" and position + 1 < len(text) and text[position + 1] in _SPACE:
-            # ``f: IN [a b]`` or ``f: value``: the field's value follows the spaces.
-            position = _skip_space(text, position + 1)
-            if text.startswith("IN", position) and text[position + 2 : position + 3] in _SPACE:
-                position = _skip_space(text, position + 2)
-        elif char in _SPACE or char in "()":
-            return position
-        else:
-            position += 1
-    return len(text)
-
-
-def _bracket_end(text: str, position: int) -> int:
-    closers = "]}"
-    while position < len(text) and text[position] not in closers:
-        position += 2 if text[position] == "\\" else 1
-    return min(position + 1, len(text))
+    return text[position : token_end(text, position)]
 
 
 def _operand_end(text: str, position: int) -> int:
@@ -181,13 +111,13 @@ def _operand_end(text: str, position: int) -> int:
         return position
     if text[position] in "-+":
         if position + 1 < len(text) and text[position + 1] == "(":
-            return _group_end(text, position + 1)
-        return _token_end(text, position + 1) if position + 1 < len(text) else position + 1
+            return group_end(text, position + 1)
+        return token_end(text, position + 1) if position + 1 < len(text) else position + 1
     if text[position] == "(":
-        return _group_end(text, position)
-    end = _token_end(text, position)
+        return group_end(text, position)
+    end = token_end(text, position)
     if text[position:end] == "NOT":
-        return _operand_end(text, _skip_space(text, end))
+        return _operand_end(text, skip_space(text, end))
     return end
 
 

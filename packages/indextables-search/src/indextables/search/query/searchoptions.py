@@ -415,8 +415,10 @@ def _parse(
     """Parse ``text`` (the option's text as rewritten); errors quote ``given``, the text
     the user wrote, when there is one."""
     from indextables.search.query.negation import exclusion_only_groups, rewrite_negations
+    from indextables.search.query.termforms import check_term_forms
 
     shown = text if given is None else given
+    check_term_forms(text, option, shown)
     rewritten = rewrite_negations(text, option)
     try:
         try:
