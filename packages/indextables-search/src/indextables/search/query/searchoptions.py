@@ -118,10 +118,30 @@ def validate(
         specs = tuple(fields.values())
         with _validation_index(specs) as index:
             try:
-                build_query(index, spec, fields, whole_dates=whole_dates)
+                built = build_query(index, spec, fields, whole_dates=whole_dates)
             except QuerySyntaxError as error:
                 raise _with_field_hint(error, fields, partition_columns) from None
             _check_query_terms(index, spec, specs)
+        _check_exists(repr(built), fields)
+
+
+# ``f:*`` parsed: Tantivy answers it from the field's fast column only.
+_EXISTS = re.compile(r'ExistsQuery \{ field_name: "((?:[^"\\]|\\.)*)"')
+
+
+def _check_exists(shape: str, fields: Mapping[str, FieldSpec]) -> None:
+    """Refuse ``f:*`` on a field that is not fast: every split would fail to read."""
+    for found in _EXISTS.finditer(shape):
+        name = found.group(1).split(".")[0]
+        spec = fields.get(name.lower())
+        if spec is not None and not spec.fast:
+            raise FieldLayoutError(
+                f"the search clause {spec.name}:* (or {spec.name}:[* TO *]) asks whether "
+                f"column {spec.name!r} "
+                "has a value, which the index answers from fast fields only, and it is not "
+                f'fast: filter with a where condition ("{spec.name} IS NOT NULL") or add it '
+                "to spark.indextables.indexing.fastfields when writing"
+            )
 
 
 _MISSING_FIELD = re.compile(r"Field does not exist: '([^']*)'")
@@ -318,7 +338,7 @@ def build_query(
         from indextables.search.query.ipforms import rewrite_ip_forms
 
         ip_dated = _date_safe(rewrite_ip_forms(spec.query, fields), dates, coarse, "query")
-        safe = spark_float_clauses(ip_dated, doubles)
+        safe = spark_float_clauses(_open_ranges(ip_dated, doubles), doubles)
         parts.append(_parse(index, safe, defaults, "query", spec.query))
     for column in (*spec.text_search, *spec.field_match):
         if column.lower() not in fields:
@@ -328,7 +348,8 @@ def build_query(
     for column, text in spec.text_search.items():
         name = fields[column.lower()].name
         option = f"textsearch.{column}"
-        safe = spark_float_clauses(_date_safe(text, dates, coarse, option), doubles)
+        safe = _date_safe(text, dates, coarse, option)
+        safe = spark_float_clauses(_open_ranges(safe, doubles), doubles)
         parts.append(_parse(index, safe, [name], option, text))
     for column, value in spec.field_match.items():
         found = fields[column.lower()]
@@ -341,6 +362,30 @@ def build_query(
     if len(parts) == 1:
         return parts[0]
     return tantivy.Query.boolean_query([(tantivy.Occur.Must, p) for p in parts])
+
+
+# A range open at both ends: ``f:[* TO *]``, any brackets.
+_OPEN_RANGE = re.compile(r"([A-Za-z_][\w.\-]*):\s*[\[{]\s*\*\s+TO\s+\*\s*[\]}]")
+
+
+def _open_ranges(text: str, floats: Collection[str]) -> str:
+    """``f:[* TO *]`` written ``f:*`` (the field has a value): Tantivy parses a range open
+    at both ends as a query matching nothing. Float fields are left to
+    :func:`~indextables.search.query.floatquery.spark_float_clauses` (NaN rules)."""
+    if "*" not in text:
+        return text
+    from indextables.search.query.datequery import clauses
+
+    out: list[str] = []
+    position = 0
+    for match in clauses(text, (_OPEN_RANGE,)):
+        if match.group(1) in floats:
+            continue
+        out.append(text[position : match.start()])
+        out.append(f"{match.group(1)}:*")
+        position = match.end()
+    out.append(text[position:])
+    return "".join(out)
 
 
 def _ip_match(index: tantivy.Index, name: str, column: str, value: str) -> tantivy.Query:
