@@ -137,10 +137,9 @@ def _check_exists(shape: str, fields: Mapping[str, FieldSpec]) -> None:
         if spec is not None and not spec.fast:
             raise FieldLayoutError(
                 f"the search clause {spec.name}:* (or {spec.name}:[* TO *]) asks whether "
-                f"column {spec.name!r} "
-                "has a value, which the index answers from fast fields only, and it is not "
-                f'fast: filter with a where condition ("{spec.name} IS NOT NULL") or add it '
-                "to spark.indextables.indexing.fastfields when writing"
+                f"column {spec.name!r} has a value, which the index answers from fast fields "
+                f'only, and it is not fast: filter with a where condition ("{spec.name} IS '
+                'NOT NULL") or add it to spark.indextables.indexing.fastfields when writing'
             )
 
 
