@@ -27,7 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -356,6 +356,38 @@ def _search_part(rng: random.Random) -> dict[str, Any]:
     return {"fieldmatch": {"s": value}, "match": lambda r: r["s"] == value}
 
 
+def _spark_equal(value: Any, operand: Any) -> bool:
+    """Spark's ``=`` on doubles: every NaN equals every NaN, ``-0.0`` equals ``0.0``."""
+    if value is None:
+        return False
+    if isinstance(operand, float) and math.isnan(operand):
+        return isinstance(value, float) and math.isnan(value)
+    return bool(value == operand)
+
+
+def _special_part(rng: random.Random, valued: Sequence[str]) -> dict[str, Any]:
+    """A ``query`` clause Tantivy's parser alone answered wrongly, and its oracle: a term
+    set on a float or timestamp field (Spark's IN), a range open at both ends (has a
+    value) on one of the ``valued`` (fast) columns."""
+    form = rng.choice(["floats", "instants", "valued"] if valued else ["floats", "instants"])
+    if form == "floats":
+        members = rng.sample(DOUBLES, rng.randint(1, 3))
+        texts = [repr(m).replace("nan", "NaN") for m in members]
+        if any("e" in t.lower() for t in texts):
+            members, texts = [0.0], ["0"]
+        return {
+            "query": f"f64: IN [{' '.join(texts)}]",
+            "match": lambda r: any(_spark_equal(r["f64"], m) for m in members),
+        }
+    if form == "instants":
+        chosen = rng.sample(INSTANTS, rng.randint(1, 2))
+        texts = [m.isoformat().replace("+00:00", "Z") for m in chosen]
+        quoted = " ".join(f'"{t}"' for t in texts)
+        return {"query": f"ts: IN [{quoted}]", "match": lambda r: r["ts"] in chosen}
+    column = rng.choice(list(valued))
+    return {"query": f"{column}:[* TO *]", "match": lambda r: r[column] is not None}
+
+
 # How a query clause is excluded: Tantivy's ``-x`` (must not) in its forms, and ``NOT``
 # wherever it stands (rewritten by the engine, module negation), each with whether the
 # rows kept are ``k AND NOT e`` (True) or ``k OR NOT e`` (False).
@@ -397,16 +429,22 @@ def _negated(rng: random.Random, search: dict[str, Any]) -> dict[str, Any]:
 ALL_COLUMNS = list(rows(0, 1).column_names)
 
 
-def cases(seed: int, count: int) -> list[Case]:
-    """``count`` random cases: searches, conditions, both, with columns and limits."""
+def cases(seed: int, count: int, *, valued: Sequence[str] = ("i32", "s", "f64", "b")) -> list[Case]:
+    """``count`` random cases: searches, conditions, both, with columns and limits.
+
+    ``valued``: fast columns a "has a value" clause (``c:[* TO *]``) may name.
+    """
     rng = random.Random(seed * 7919 + 1)
     # Negations come from a generator of their own: every other draw of a seed stays as it was.
     negations = random.Random(seed * 104_729 + 11)
+    specials = random.Random(seed * 15_485_863 + 17)
     out: list[Case] = []
     for _ in range(count):
         # Mostly what the index answers (searches, simple conjunctions), some of everything.
         shape = rng.choice(["search"] * 3 + ["simple", "simple", "both", "where", "where+"])
         search: dict[str, Any] = _search_part(rng) if shape in ("search", "both", "where+") else {}
+        if "query" in search and specials.random() < 0.2:
+            search = _special_part(specials, valued)
         if "query" in search and negations.random() < 0.3:
             search = _negated(negations, search)
         where = duck = None

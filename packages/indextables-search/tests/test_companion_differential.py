@@ -78,7 +78,8 @@ def _run(tmp_path: Path, seed: int, count: int) -> None:
     duck.execute("SET TimeZone = 'UTC'")
     duck.register("data", data)
     try:
-        for case in cases(seed, count):
+        # The companion's columns are not fast: "has a value" is refused there (test_queryhints).
+        for case in cases(seed, count, valued=()):
             try:
                 check_case(table, data, case, oracle_ids(duck, data, case))
             except AssertionError as exc:
