@@ -24,6 +24,7 @@ refuse them.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
@@ -48,6 +49,12 @@ def rewrite_negations(text: str, option: str = "query") -> str:
     """
     if "NOT" not in text and "&&" not in text and "||" not in text:
         return text
+    return _rewritten(text)
+
+
+@functools.lru_cache(maxsize=512)
+def _rewritten(text: str) -> str:
+    """:func:`_rewrite`, kept per text: every split of a search rewrites the same query."""
     return _rewrite(text)
 
 
@@ -132,6 +139,8 @@ def exclusion_only_groups(shape: str) -> int:
     Tantivy matches no document for such a group (``a AND (-b)`` is ``+a +(-b)``),
     where a reader means "everything without ``b``".
     """
+    if "[(MustNot, " not in shape:
+        return 0  # no group opens with an exclusion, so none holds only exclusions
     text = _DEBUG_STRING.sub('""', shape)
     found = 0
     start = text.find(_BOOLEAN)
@@ -143,18 +152,22 @@ def exclusion_only_groups(shape: str) -> int:
     return found
 
 
+_BRACKET: Final = re.compile(r"[()\[\]{}]")
+
+
 def _top_level_occurs(text: str, position: int) -> list[str]:
     """The occur (Must, Should, MustNot) of each element of the list opening at ``position``."""
     occurs: list[str] = []
     depth = 0
-    for index in range(position, len(text)):
-        char = text[index]
+    for bracket in _BRACKET.finditer(text, position):
+        char = bracket.group()
         if char in "([{":
             if depth == 0 and char == "(":
+                index = bracket.start()
                 occurs.append(text[index + 1 : text.find(",", index)].strip())
             depth += 1
-        elif char in ")]}":
-            if depth == 0:
-                return occurs
+        elif depth == 0:
+            return occurs
+        else:
             depth -= 1
     return occurs
