@@ -3,12 +3,16 @@ for ``a AND NOT b``, ``NOT b AND a`` and groups of exclusions)."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import random
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from indextables.search import open_table, write_table
 from indextables.search.errors import QuerySyntaxError
@@ -139,3 +143,51 @@ def test_random_negations_are_answered_exactly_or_refused(table: str, seed: int)
         assert got == want, query
         answered += 1
     assert answered == 40  # NOT is always answered; only groups of bare `-x` are refused
+
+
+_FRAGMENTS = [
+    "NOT",
+    "AND",
+    "OR",
+    "&&",
+    "||",
+    "(",
+    ")",
+    "-",
+    "+",
+    '"',
+    "\\",
+    "a",
+    "f:",
+    "*",
+    "[",
+    "]",
+]
+_FRAGMENTS += ["{", "}", " ", "IN", "~", "?", "^2", ":", "msg:alpha"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_FRAGMENTS), max_size=14).map("".join))
+def test_any_text_is_rewritten_and_checked_in_bounded_time(text: str) -> None:
+    """Stray parentheses, quotes and operators end the scans (a stray ')' once looped
+    forever), and rewriting twice changes nothing more."""
+    from indextables.search.query.termforms import check_term_forms
+
+    results: list[str] = []
+
+    def scan() -> None:
+        rewritten = rewrite_negations(text, "query")
+        with contextlib.suppress(QuerySyntaxError):
+            check_term_forms(text, "query")
+        results.extend([rewritten, rewrite_negations(rewritten, "query")])
+
+    worker = threading.Thread(target=scan, daemon=True)
+    worker.start()
+    worker.join(timeout=20)  # microseconds when it ends at all; generous for a loaded box
+    assert not worker.is_alive(), f"the scan of {text!r} did not end"
+    assert results[0] == results[1]
+
+
+def test_a_stray_parenthesis_is_refused_by_tantivy(table: str) -> None:
+    with pytest.raises(QuerySyntaxError, match="option query="):
+        open_table(table).search("msg:alpha) AND NOT msg:beta")

@@ -61,7 +61,7 @@ def _rewritten(text: str) -> str:
 def _rewrite(text: str) -> str:
     out: list[str] = []
     position = 0
-    previous = ""  # the token before the current one: "", "(", an operator or a clause
+    previous = ""  # the token before: "" (none in this group), "-", "+", an operator, a clause
     while position < len(text):
         char = text[position]
         if char in SPACE:
@@ -74,6 +74,10 @@ def _rewrite(text: str) -> str:
             position, previous = end, "clause"
             continue
         end = token_end(text, position)
+        if end == position:  # a stray ")": Tantivy refuses it, the text stays as written
+            out.append(char)
+            position += 1
+            continue
         token = text[position:end]
         if token == "NOT" and end < len(text) and (text[end] in SPACE or text[end] == "("):
             operand_start = skip_space(text, end)
