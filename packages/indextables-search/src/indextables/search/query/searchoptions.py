@@ -236,7 +236,7 @@ def _check_indexable(column: str, value: str) -> None:
 # ``Term(field=N, type=Str, "...")``, JSON fields
 # ``Term(field=N, type=Json, path=p, type=Str, "...")``.
 _STR_TERM = re.compile(
-    r'Term\(field=(\d+), type=(?:Str|Json, path=.*?, type=Str), "([^"\\]*(?:\\.[^"\\]*)*)"'
+    r'Term\(field=(\d+), type=(?:Str|Json, path=[^,]*, type=Str), "([^"\\]*(?:\\.[^"\\]*)*)"'
 )
 _DEBUG_ESCAPE = re.compile(r"\\(u\{[0-9a-fA-F]+\}|.)", re.DOTALL)
 _DEBUG_CHARS = {"n": "\n", "r": "\r", "t": "\t", "0": "\0"}
