@@ -301,6 +301,7 @@ def _query_cases(plan: TablePlan, rng: random.Random, count: int) -> list[Case]:
     options += _numeric_queries(plan, rng, count)
     options += _negated_queries(plan, options, count)
     options += _term_set_queries(plan, count)
+    options += _valued_queries(plan, count)
     cases: list[Case] = []
     for text, oracle in options:
         cases.append(Case("query.read", oracle=oracle, query=text))
@@ -350,6 +351,21 @@ def _term_set_queries(plan: TablePlan, count: int) -> list[tuple[str, str]]:
             sqls = [sql for t, sql in drawn if "e" not in t]
             out.append((f"{column}: IN [{' '.join(texts)}]", f"{column} IN ({', '.join(sqls)})"))
     return out
+
+
+def _valued_queries(plan: TablePlan, count: int) -> list[tuple[str, str]]:
+    """``c:[* TO *]`` (has a value) with Spark's ``c IS NOT NULL``; on a column that is not
+    fast the engine refuses it (:func:`_documented_refusal`). Drawn from a generator of
+    their own, so every other draw of a seed stays as it was."""
+    store_only = set(plan.options.get(STOREONLY, "").split(","))
+    columns = [
+        c
+        for c in ("c_long", "c_int", "c_double", "c_str", "c_ts", "c_bool", "c_date")
+        if c in plan.columns and c not in store_only
+    ]
+    rng = random.Random(plan.seed * 6_007 + 3)
+    drawn = [rng.choice(columns) for _ in range(min(count, 2))] if columns else []
+    return [(f"{c}:[* TO *]", f"{c} IS NOT NULL") for c in dict.fromkeys(drawn)]
 
 
 def _plain(value: float) -> bool:
@@ -558,13 +574,16 @@ DATE_SPAN = (
 )
 _INSTANT = r"(\d{4}-\d\d-\d\dT[\d:.]+Z)"
 _QUERY_DATE = re.compile(rf"(\w+):\[{_INSTANT} TO {_INSTANT}\]")
+# A has-a-value query: ``c:[* TO *]``.
+_QUERY_VALUED = re.compile(r"(\w+):\[\* TO \*\]")
 # A string term of a drawn query (its values hold no quote or backslash).
 _QUERY_STRING = re.compile(r'c_str:"([^"]*)"')
 
 
 def _documented_refusal(case: Case, exc: Exception, plan: TablePlan) -> bool:
     """Refusals docs/pyspark.md documents, each naming the column: ``fieldmatch`` with a value
-    or a ``query`` string term Tantivy cannot index, a ``query`` date bound at or beyond an
+    or a ``query`` string term Tantivy cannot index, ``c:[* TO *]`` on a column that is not
+    fast, a ``query`` date bound at or beyond an
     end of Tantivy's date span, a ``query`` timestamp range with an inclusive upper bound on a
     column that is not fast (its index compares whole seconds)."""
     text = str(exc)
@@ -576,6 +595,10 @@ def _documented_refusal(case: Case, exc: Exception, plan: TablePlan) -> bool:
         len(value.encode()) > TERM_LIMIT for value in _QUERY_STRING.findall(case.query or "")
     ):
         return True
+    valued = _QUERY_VALUED.fullmatch(case.query or "")
+    if valued is not None:
+        column = valued.group(1)
+        return "is not fast" in text and f"column {column!r}" in text and _not_fast(plan, column)
     match = _QUERY_DATE.fullmatch(case.query or "")
     if match is None:
         return False
@@ -586,6 +609,16 @@ def _documented_refusal(case: Case, exc: Exception, plan: TablePlan) -> bool:
     if any(b <= DATE_SPAN[0] or b >= DATE_SPAN[1] for b in bounds):
         return True
     return "cannot be matched exactly" in text and _coarse_timestamps(plan, column)
+
+
+def _not_fast(plan: TablePlan, column: str) -> bool:
+    """A column the table's options leave out of the fast fields (a text column is never
+    fast unless listed)."""
+    options = {k.lower(): v for k, v in plan.options.items()}
+    fast = options.get(FASTFIELDS.lower())
+    if fast is not None:
+        return column not in fast.split(",")
+    return options.get((TYPEMAP + column).lower(), "string") == "text"
 
 
 def _coarse_timestamps(plan: TablePlan, column: str) -> bool:

@@ -38,6 +38,7 @@ from indextables.search.errors import (
     QuerySyntaxError,
 )
 from indextables.search.query.datequery import (
+    clauses,
     edge_date_literals,
     exact_date_terms,
     inexact_date_literals,
@@ -373,8 +374,6 @@ def _open_ranges(text: str, floats: Collection[str]) -> str:
     :func:`~indextables.search.query.floatquery.spark_float_clauses` (NaN rules)."""
     if "*" not in text:
         return text
-    from indextables.search.query.datequery import clauses
-
     out: list[str] = []
     position = 0
     for match in clauses(text, (_OPEN_RANGE,)):
