@@ -250,18 +250,18 @@ def test_a_selective_task_searches_its_splits_at_once_and_keeps_their_order(
     """
     import dataclasses
 
-    from indextables.pyspark.read import splitgroup
     from indextables.pyspark.read.datasource import IndexTablesDataSource
+    from indextables.search.read import splitorder
 
     pools: list[int] = []
 
-    class CountedPool(splitgroup.ThreadPoolExecutor):
+    class CountedPool(splitorder.ThreadPoolExecutor):
         def __init__(self, max_workers: int) -> None:
             pools.append(max_workers)
             super().__init__(max_workers=max_workers)
 
-    monkeypatch.setattr(splitgroup, "ThreadPoolExecutor", CountedPool)
-    monkeypatch.setattr(splitgroup, "READ_THREADS", 3)
+    monkeypatch.setattr(splitorder, "ThreadPoolExecutor", CountedPool)
+    monkeypatch.setattr(splitorder, "READ_THREADS", 3)
     source = IndexTablesDataSource({"path": logs, **options})
     reader = source.reader(source.schema())
     (task,) = reader.partitions() if options else reader.partitions()[:1]

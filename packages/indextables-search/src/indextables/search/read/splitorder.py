@@ -1,0 +1,124 @@
+"""The batches of several splits, read at once and handed back in split order.
+
+A search reads few rows from each of many splits: Tantivy's search, the
+doc-store kernels and a companion's page cuts release the GIL, so reading
+up to :data:`READ_THREADS` splits at once keeps the machine's cores busy.
+The batches still come back split by split, in order. A split read ahead of
+its turn holds at most :data:`HELD_BYTES` of batches (or, with a row cap, just
+past that many rows); the rest of it is read when its turn comes, so memory
+stays bounded however many rows a split matches.
+
+Used by the Spark adapter's interactive search and selective read tasks.
+:class:`~indextables.search.searchtable.SearchTable` reads its splits one after
+the other: on 2 cores, reading two at once measured no faster for an exact
+match and slower for a needle (docs/performance.md, "Splits at once in the
+engine").
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import pyarrow as pa
+
+__all__ = ["HELD_BYTES", "READ_THREADS", "RowCapExceeded", "ahead", "in_order", "ordered_batches"]
+
+#: Splits read at once (the machine's cores, at most 4).
+READ_THREADS = min(4, os.cpu_count() or 1)
+#: Batches held per split read ahead of its turn.
+HELD_BYTES = 32 << 20
+
+
+class RowCapExceeded(Exception):
+    """The rows read passed the row cap (a control-flow signal, not a user error)."""
+
+
+def ordered_batches(
+    batches: Callable[[int], Iterator[pa.RecordBatch]],
+    count: int,
+    *,
+    parallel: bool,
+    row_cap: int | None = None,
+    stop_at: int | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """Every batch of splits ``0 .. count - 1`` (``batches(i)`` reads split ``i``), in order.
+
+    With ``parallel`` (and two splits or more), up to :data:`READ_THREADS`
+    splits are read at once. A ``stop_at`` read goes split by split and stops
+    once that many rows are out (mid-split).
+
+    Raises:
+        RowCapExceeded: more than ``row_cap`` rows (at most ``row_cap`` rows
+            past it per split in flight are read).
+    """
+    if not parallel or stop_at is not None or count < 2 or READ_THREADS < 2:
+        yield from in_order(map(batches, range(count)), row_cap, stop_at)
+        return
+    with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
+        splits = ahead(pool, batches, count, row_cap)
+        try:
+            yield from in_order(splits, row_cap, None)
+        finally:
+            splits.close()  # cancels the reads not started yet
+
+
+def in_order(
+    splits: Iterable[Iterable[pa.RecordBatch]], row_cap: int | None, stop_at: int | None
+) -> Iterator[pa.RecordBatch]:
+    """The batches of ``splits`` in order, raising RowCapExceeded past ``row_cap`` rows."""
+    rows = 0
+    for split in splits:
+        for batch in split:
+            rows += batch.num_rows
+            if row_cap is not None and rows > row_cap:
+                raise RowCapExceeded
+            yield batch
+            if stop_at is not None and rows >= stop_at:
+                return
+
+
+def ahead(
+    pool: ThreadPoolExecutor,
+    batches: Callable[[int], Iterator[pa.RecordBatch]],
+    count: int,
+    row_cap: int | None,
+) -> Generator[Iterator[pa.RecordBatch], None, None]:
+    """Each split's batches in order, read by ``pool`` up to one split per thread ahead.
+
+    A split's read ahead stops past :data:`HELD_BYTES` or ``row_cap`` rows (one
+    split alone passing the cap makes the whole read pass it); the rest of the
+    split is read on the consuming thread when its turn comes.
+    """
+
+    def head(i: int) -> tuple[list[pa.RecordBatch], Iterator[pa.RecordBatch] | None]:
+        split = batches(i)
+        held: list[pa.RecordBatch] = []
+        rows = size = 0
+        for batch in split:
+            held.append(batch)
+            rows += batch.num_rows
+            size += batch.nbytes
+            if size > HELD_BYTES or (row_cap is not None and rows > row_cap):
+                return held, split
+        return held, None
+
+    window: deque[Future[tuple[list[pa.RecordBatch], Iterator[pa.RecordBatch] | None]]] = deque()
+    submitted = 0
+    try:
+        while window or submitted < count:
+            while submitted < count and len(window) < READ_THREADS:
+                window.append(pool.submit(head, submitted))
+                submitted += 1
+            held, rest = window.popleft().result()
+            try:
+                yield itertools.chain(held, rest or ())
+            finally:
+                if rest is not None and hasattr(rest, "close"):
+                    rest.close()  # a split given up half-way releases its lease now
+    finally:
+        for future in window:
+            future.cancel()
