@@ -623,10 +623,8 @@ def _not_fast(plan: TablePlan, column: str) -> bool:
 
 def _coarse_timestamps(plan: TablePlan, column: str) -> bool:
     """A timestamp column that the table's options leave out of the fast fields."""
-    if not isinstance(plan.type_of(column), TimestampType | TimestampNTZType):
-        return False
-    fast = {k.lower(): v for k, v in plan.options.items()}.get(FASTFIELDS.lower())
-    return fast is not None and column not in fast.split(",")
+    timestamp = isinstance(plan.type_of(column), TimestampType | TimestampNTZType)
+    return timestamp and _not_fast(plan, column)
 
 
 def _refused_by_spark(parquet: Any, wheres: Sequence[str]) -> dict[str, str]:
