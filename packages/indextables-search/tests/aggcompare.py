@@ -1,7 +1,8 @@
 """Comparing aggregation answers, shared by the engine's and the adapter's aggregation tests.
 
 - :func:`same_rows`: two answers equal, NaN equal to NaN, ``-0.0`` to ``0.0``,
-  floats to 1e-9 (sums added in another order), instants as UTC micros;
+  floats to 1e-9 (sums added in another order) or a given rounding bound, instants
+  as UTC micros;
 - :func:`answer_paths`: which path (log, index or rows) answered each
   ``SearchTable`` call, from the engine's debug log.
 """
@@ -48,15 +49,25 @@ def norm(value: Any) -> Any:
     return value
 
 
-def same_rows(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> bool:
-    """Whether two answers hold the same rows in the same order (see the module's rules)."""
+def same_rows(
+    got: list[tuple[Any, ...]],
+    want: list[tuple[Any, ...]],
+    slack: list[tuple[float, ...]] | None = None,
+) -> bool:
+    """Whether two answers hold the same rows in the same order (see the module's rules).
+
+    ``slack`` gives, per row of ``want`` and column, an absolute tolerance beyond
+    the module's 1e-9 (0 for none): the rounding bound of a sum or average of
+    doubles, which any summation order (Spark's included) may use up.
+    """
     if len(got) != len(want):
         return False
-    for a_row, b_row in zip(got, want, strict=True):
-        for a, b in zip(a_row, b_row, strict=True):
+    for k, (a_row, b_row) in enumerate(zip(got, want, strict=True)):
+        for j, (a, b) in enumerate(zip(a_row, b_row, strict=True)):
             a, b = norm(a), norm(b)
             if isinstance(a, float) and isinstance(b, float):
-                if not (a == b or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)):
+                loose = slack[k][j] if slack else 0.0
+                if not (a == b or math.isclose(a, b, rel_tol=1e-9, abs_tol=max(1e-9, loose))):
                     return False
             elif a != b:
                 return False
