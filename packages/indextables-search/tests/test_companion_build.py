@@ -92,7 +92,14 @@ def _by_search(
 ENTRIES = (_entry("a.parquet", 0, 30), _entry("b.parquet", 30, 12))
 
 
-def test_segment_ranges_of_runs_are_exact_in_any_segment_order() -> None:
+@pytest.fixture(params=[build.READBACK_CHUNK, 4, 1], ids=["whole", "chunks-of-4", "one-by-one"])
+def readback_chunk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The read-back's chunk size: each segment read whole, or across chunk boundaries."""
+    monkeypatch.setattr(build, "READBACK_CHUNK", request.param)
+    return int(request.param)
+
+
+def test_segment_ranges_of_runs_are_exact_in_any_segment_order(readback_chunk: int) -> None:
     rows = [("a.parquet", r) for r in range(30)] + [("b.parquet", r) for r in range(12)]
     part = _index([rows[:10], rows[10:25], rows[25:]])  # the third segment spans both files
     try:
@@ -112,7 +119,9 @@ def test_segment_ranges_of_runs_are_exact_in_any_segment_order() -> None:
         part.discard()
 
 
-def test_segment_ranges_fall_back_to_sizes_when_a_segment_is_not_one_run() -> None:
+def test_segment_ranges_fall_back_to_sizes_when_a_segment_is_not_one_run(
+    readback_chunk: int,
+) -> None:
     rows = [("a.parquet", r) for r in range(30)] + [("b.parquet", r) for r in range(12)]
     shuffled = rows[10:25]
     shuffled[3], shuffled[7] = shuffled[7], shuffled[3]
@@ -123,6 +132,24 @@ def test_segment_ranges_fall_back_to_sizes_when_a_segment_is_not_one_run() -> No
         # the segments' sizes in segment order, numbered from 0
         sizes = [r.num_rows for r in found]
         assert sorted(sizes) == [10, 15, 17]
+        assert [r.row_offset for r in found] == [sum(sizes[:i]) for i in range(3)]
+    finally:
+        part.discard()
+
+
+def test_runs_out_of_order_only_between_read_back_chunks_are_not_one_run(
+    readback_chunk: int,
+) -> None:
+    """Rows 10-17, 22-25, 18-21 in one segment: read 4 at a time, every chunk is a run
+    of its own, and only the third chunk's start (22, not 18) shows the segment is not."""
+    rows = [("a.parquet", r) for r in range(30)] + [("b.parquet", r) for r in range(12)]
+    middle = rows[10:18] + rows[22:26] + rows[18:22]
+    part = _index([rows[:10], middle, rows[26:]])
+    try:
+        found = build._segment_ranges(part, ENTRIES)
+        assert found == _by_search(part, ENTRIES)
+        sizes = [r.num_rows for r in found]  # the segments' sizes in segment order
+        assert sorted(sizes) == [10, 16, 16]
         assert [r.row_offset for r in found] == [sum(sizes[:i]) for i in range(3)]
     finally:
         part.discard()
