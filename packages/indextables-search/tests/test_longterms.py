@@ -9,7 +9,7 @@ import pytest
 
 from indextables.search import open_table, write_table
 from indextables.search.errors import OptionError
-from indextables.search.query.searchoptions import _STR_TERM, _debug_text
+from indextables.search.query.parsedform import debug_text, string_terms
 from indextables.search.query.tantivyquery import MAX_TERM_BYTES
 
 # Over the limit in bytes though not in characters: 'é' is two UTF-8 bytes.
@@ -67,7 +67,7 @@ def test_string_terms_are_read_from_a_parsed_querys_debug_form() -> None:
         '(Must, TermSetQuery { terms_map: {Field(0): [Term(field=0, type=Str, "x")]} }), '
         "(Must, TermQuery(Term(field=3, type=I64, 5)))] })"
     )
-    found = [(int(m.group(1)), _debug_text(m.group(2))) for m in _STR_TERM.finditer(shape)]
+    found = list(string_terms(shape))
     assert found == [(0, 'a"b'), (2, "zz"), (0, "x")]
 
 
@@ -97,4 +97,4 @@ def test_a_long_token_in_a_text_field_is_not_refused(table_path: str) -> None:
     ],
 )
 def test_debug_text_reverses_rusts_string_escapes(escaped: str, text: str) -> None:
-    assert _debug_text(escaped) == text
+    assert debug_text(escaped) == text

@@ -16,14 +16,9 @@ syntax) runs while Spark plans the read, before any task.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import difflib
 import re
-import shutil
-import threading
-from collections import OrderedDict
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -44,6 +39,8 @@ from indextables.search.query.datequery import (
     inexact_date_literals,
 )
 from indextables.search.query.floatquery import spark_float_clauses
+from indextables.search.query.parsedform import exists_fields, string_terms
+from indextables.search.query.validationindex import validation_index
 from indextables.search.read.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
 from indextables.search.schema import columntypes as ct
 from indextables.search.schema.mapping import FieldKind, FieldSpec
@@ -117,7 +114,7 @@ def validate(
         _check_indexable(column, spec.field_match[column])
     if not spec.is_empty:
         specs = tuple(fields.values())
-        with _validation_index(specs) as index:
+        with validation_index(specs) as index:
             try:
                 built = build_query(index, spec, fields, whole_dates=whole_dates)
             except QuerySyntaxError as error:
@@ -126,14 +123,10 @@ def validate(
         _check_exists(repr(built), fields)
 
 
-# ``f:*`` parsed: Tantivy answers it from the field's fast column only.
-_EXISTS = re.compile(r'ExistsQuery \{ field_name: "((?:[^"\\]|\\.)*)"')
-
-
 def _check_exists(shape: str, fields: Mapping[str, FieldSpec]) -> None:
     """Refuse ``f:*`` on a field that is not fast: every split would fail to read."""
-    for found in _EXISTS.finditer(shape):
-        name = found.group(1).split(".")[0]
+    for printed in exists_fields(shape):
+        name = printed.split(".")[0]
         spec = fields.get(name.lower())
         if spec is not None and not spec.fast:
             raise FieldLayoutError(
@@ -169,45 +162,6 @@ def _with_field_hint(
     return QuerySyntaxError(f"{error}; {hint}")
 
 
-# Empty indexes that parse queries for validate(), one per set of fields, kept open: making
-# one costs ~30 ms, a large share of an interactive search. Each lives in a temporary
-# directory removed when it leaves the cache, or when the process exits.
-_VALIDATION_INDEXES: OrderedDict[tuple[FieldSpec, ...], tuple[str, tantivy.Index]] = OrderedDict()
-_VALIDATION_LOCK = threading.Lock()
-_VALIDATION_KEPT = 8
-
-
-@contextlib.contextmanager
-def _validation_index(specs: tuple[FieldSpec, ...]) -> Iterator[tantivy.Index]:
-    """An empty index with ``specs``' fields, used by one caller at a time."""
-    import tempfile
-
-    from indextables.search.schema.mapping import create_index
-
-    with _VALIDATION_LOCK:
-        found = _VALIDATION_INDEXES.get(specs)
-        if found is None:
-            if not _VALIDATION_INDEXES:
-                atexit.register(_drop_validation_indexes)
-            # An index on disk: only there do store-only fields lose their inverted index.
-            directory = tempfile.mkdtemp(prefix="indextables-validate-")
-            found = (directory, create_index(specs, directory))
-            _VALIDATION_INDEXES[specs] = found
-            while len(_VALIDATION_INDEXES) > _VALIDATION_KEPT:
-                _, (old, _index) = _VALIDATION_INDEXES.popitem(last=False)
-                # Tantivy's threads may still touch the directory: never fail on cleanup.
-                shutil.rmtree(old, ignore_errors=True)
-        _VALIDATION_INDEXES.move_to_end(specs)
-        yield found[1]
-
-
-def _drop_validation_indexes() -> None:
-    with _VALIDATION_LOCK:
-        while _VALIDATION_INDEXES:
-            _, (directory, _index) = _VALIDATION_INDEXES.popitem()
-            shutil.rmtree(directory, ignore_errors=True)
-
-
 def _check_indexed(found: FieldSpec, helper: str) -> None:
     if not found.indexed:
         kind = (
@@ -233,28 +187,6 @@ def _check_indexable(column: str, value: str) -> None:
         )
 
 
-# A string term in the Debug form of a parsed query: exact fields print
-# ``Term(field=N, type=Str, "...")``, JSON fields
-# ``Term(field=N, type=Json, path=p, type=Str, "...")``.
-_STR_TERM = re.compile(
-    r'Term\(field=(\d+), type=(?:Str|Json, path=[^,]*, type=Str), "([^"\\]*(?:\\.[^"\\]*)*)"'
-)
-_DEBUG_ESCAPE = re.compile(r"\\(u\{[0-9a-fA-F]+\}|.)", re.DOTALL)
-_DEBUG_CHARS = {"n": "\n", "r": "\r", "t": "\t", "0": "\0"}
-
-
-def _debug_text(escaped: str) -> str:
-    """The string a Rust ``{:?}`` rendering of a ``str`` spells (quotes removed)."""
-
-    def one(found: re.Match[str]) -> str:
-        code = found.group(1)
-        if code.startswith("u{"):
-            return chr(int(code[2:-1], 16))
-        return _DEBUG_CHARS.get(code, code)
-
-    return _DEBUG_ESCAPE.sub(one, escaped)
-
-
 def _check_query_terms(
     index: tantivy.Index, spec: SearchSpec, specs: tuple[FieldSpec, ...]
 ) -> None:
@@ -274,10 +206,10 @@ def _check_query_terms(
             continue
         names = [s.name for s in specs]
         parsed = build_query(index, SearchSpec(query=text), {s.name.lower(): s for s in specs})
-        for found in _STR_TERM.finditer(repr(parsed)):
-            size = len(_debug_text(found.group(2)).encode("utf-8", "surrogatepass"))
+        for ordinal, term in string_terms(repr(parsed)):
+            size = len(term.encode("utf-8", "surrogatepass"))
             if size > MAX_TERM_BYTES:
-                column = names[int(found.group(1))]
+                column = names[ordinal]
                 raise OptionError(
                     f"option {option}: a term on column {column!r} is {size:,} UTF-8 bytes, "
                     f"but Tantivy indexes values of at most {MAX_TERM_BYTES:,} bytes, so the "

@@ -1,0 +1,54 @@
+"""Empty indexes that parse queries for validation, one per set of fields, kept open.
+
+Making one costs ~30 ms, a large share of an interactive search, so the last
+:data:`KEPT` are kept. Each lives in a temporary directory (only an index on disk
+drops the inverted index of store-only fields, as a split's does), removed when
+it leaves the cache or when the process exits.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import shutil
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+
+import tantivy
+
+from indextables.search.schema.mapping import FieldSpec, create_index
+
+__all__ = ["KEPT", "validation_index"]
+
+#: Indexes kept open (the least recently used is dropped past this).
+KEPT = 8
+_INDEXES: OrderedDict[tuple[FieldSpec, ...], tuple[str, tantivy.Index]] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def validation_index(specs: tuple[FieldSpec, ...]) -> Iterator[tantivy.Index]:
+    """An empty index with ``specs``' fields, used by one caller at a time."""
+    with _LOCK:
+        found = _INDEXES.get(specs)
+        if found is None:
+            if not _INDEXES:
+                atexit.register(_drop_all)
+            directory = tempfile.mkdtemp(prefix="indextables-validate-")
+            found = (directory, create_index(specs, directory))
+            _INDEXES[specs] = found
+            while len(_INDEXES) > KEPT:
+                _, (old, _index) = _INDEXES.popitem(last=False)
+                # Tantivy's threads may still touch the directory: never fail on cleanup.
+                shutil.rmtree(old, ignore_errors=True)
+        _INDEXES.move_to_end(specs)
+        yield found[1]
+
+
+def _drop_all() -> None:
+    with _LOCK:
+        while _INDEXES:
+            _, (directory, _index) = _INDEXES.popitem()
+            shutil.rmtree(directory, ignore_errors=True)
