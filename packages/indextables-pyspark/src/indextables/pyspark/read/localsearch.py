@@ -33,9 +33,10 @@ from indextables.pyspark.read.datasource import (
 )
 from indextables.pyspark.read.searchargs import SearchArgs
 from indextables.pyspark.read.sparktypes import arrow_schema
-from indextables.pyspark.read.splitgroup import TooLarge, group_batches
+from indextables.pyspark.read.splitgroup import group_batches
 from indextables.search.options import PREFIX, lower_keys, parse_int, parse_read
 from indextables.search.query.conditions import translate_predicate
+from indextables.search.read.splitorder import RowCapExceeded
 from indextables.search.table.tableaccess import TableView, load_head, open_table_store
 
 if TYPE_CHECKING:
@@ -176,6 +177,6 @@ def _local(
                 stop_at=stop_at,
             )
         )
-    except TooLarge:
+    except RowCapExceeded:
         return None
     return arrow_dataframe(spark, batches, schema)

@@ -20,14 +20,11 @@ from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.anysplit import read_any_split
 from indextables.search.read.bulkrows import search_session
-from indextables.search.read.splitorder import RowCapExceeded, ordered_batches
+from indextables.search.read.splitorder import ordered_batches
 from indextables.search.read.splitreader import SplitEntry
 from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.tableaccess import TableView
 from pyspark.sql.types import StructType
-
-#: The rows read passed the row cap (the engine's signal, under this package's name).
-TooLarge = RowCapExceeded
 
 
 class SplitSearch(Protocol):
@@ -57,7 +54,7 @@ def group_batches(
     (a limit without a where clause) goes split by split and stops mid-split.
 
     Raises:
-        TooLarge: more than ``row_cap`` rows (at most ``row_cap`` rows past
+        RowCapExceeded: more than ``row_cap`` rows (at most ``row_cap`` rows past
             it per split in flight are read).
     """
     read = reader.read_options
