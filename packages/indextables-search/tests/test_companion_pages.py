@@ -407,3 +407,33 @@ def test_cut_pages_with_the_pure_twin(tmp_path: Path, monkeypatch: pytest.Monkey
     assert set(served.arrays) == set(FLAT)
     for name, array in served.arrays.items():
         assert same(array, whole.column(name).take(indices)), name
+
+
+@pytest.mark.usefixtures("every_page")
+def test_the_dictionary_is_read_only_for_a_cut_page_of_indices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from indextables.search.companion import slimpages
+
+    # distinct strings overflow a small dictionary: the chunk's first pages hold
+    # dictionary indices, the rest PLAIN values
+    table = pa.table({"s": [f"value {i:06d} " + "x" * (i % 50) for i in range(20000)]})
+    path = tmp_path / "f.parquet"
+    pq.write_table(table, path, dictionary_pagesize_limit=16 * 1024, data_page_size=8 * 1024,
+                   write_page_index=True)  # fmt: skip
+    read: list[int] = []
+    real = slimpages.read_dictionary
+
+    def counting(*args: Any) -> Any:
+        read.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(parquetpages, "read_dictionary", counting)
+    handle, footer = open_footer(path)
+    with handle:
+        pages = footer.offsets
+        for rows, dictionary in (([19990], False), ([3, 19990], True)):
+            read.clear()
+            served = page_rows(handle, footer, ["s"], rows)
+            assert served.arrays["s"].to_pylist() == table.column("s").take(rows).to_pylist()
+            assert bool(read) == dictionary, (rows, pages)

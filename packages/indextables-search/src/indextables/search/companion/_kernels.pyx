@@ -641,3 +641,179 @@ def page_header(const unsigned char[:] data):
         flag = sub.values[7] != 0
     return (position, kind, uncompressed, compressed, sub.integer(1), sub.integer(4), None,
             sub.integer(5), sub.integer(6), flag)
+
+
+# ---------------------------------------------------------------------------
+# Definition levels at given rows, Snappy blocks and the values starting in them
+# (see ``_kernels_py.level_picks``, ``snappy_blocks`` and ``block_value_starts``).
+
+SNAPPY_BLOCK = 1 << 16
+cdef enum:
+    _BLOCK = 65536
+    _BLOCK_MASK = 65535
+    _BLOCK_BITS = 16
+
+
+def level_picks(const unsigned char[:] levels, const long long[:] rows):
+    """See ``_kernels_py.level_picks``."""
+    cdef Py_ssize_t n = rows.shape[0]
+    cdef int status
+    out = PyBytes_FromStringAndSize(NULL, n * 8)
+    cdef char *target = out
+    if n == 0:
+        return out
+    with nogil:
+        status = _levels(&levels[0] if levels.shape[0] else NULL, levels.shape[0], &rows[0],
+                         n, <long long *> target)
+    if status:
+        raise ValueError(_MESSAGES[status])
+    return out
+
+
+cdef int _snappy_size(const unsigned char *data, Py_ssize_t size, Py_ssize_t *position,
+                      unsigned long long *total) noexcept nogil:
+    """The stream's preamble (its uncompressed size, a varint of at most 5 bytes)."""
+    cdef int shift = 0
+    cdef unsigned char byte
+    total[0] = 0
+    while True:
+        if position[0] >= size or shift > 28:
+            return 1
+        byte = data[position[0]]
+        position[0] += 1
+        total[0] |= (<unsigned long long> (byte & 0x7F)) << shift
+        shift += 7
+        if not byte & 0x80:
+            return 0
+
+
+cdef int _snappy_walk(const unsigned char *data, Py_ssize_t size, Py_ssize_t position,
+                      unsigned long long total, long long *offsets, Py_ssize_t capacity,
+                      Py_ssize_t *count) noexcept nogil:
+    """0: independent blocks (``offsets`` filled, ``count`` of them); 1: not."""
+    cdef unsigned long long extra_value
+    cdef Py_ssize_t extra, k
+    cdef unsigned char tag
+    cdef long long out = 0, length, back, block_start
+    cdef Py_ssize_t found = 0
+    while position < size:
+        if (out & _BLOCK_MASK) == 0 and (out >> _BLOCK_BITS) == found:
+            if found >= capacity:
+                return 1
+            offsets[found] = position
+            found += 1
+        tag = data[position]
+        if (tag & 3) == 0:
+            length = tag >> 2
+            if length < 60:
+                position += 1
+            else:
+                extra = <Py_ssize_t> (length - 59)
+                if position + 1 + extra > size:
+                    return 1
+                extra_value = 0
+                for k in range(extra):
+                    extra_value |= (<unsigned long long> data[position + 1 + k]) << (8 * k)
+                length = <long long> extra_value
+                position += 1 + extra
+            length += 1
+            if length > size - position:
+                return 1
+            position += <Py_ssize_t> length
+            back = 0
+        elif (tag & 3) == 1:
+            if position + 2 > size:
+                return 1
+            length = ((tag >> 2) & 7) + 4
+            back = ((<long long> (tag >> 5)) << 8) | data[position + 1]
+            position += 2
+        else:
+            extra = 2 if (tag & 3) == 2 else 4
+            if position + 1 + extra > size:
+                return 1
+            length = (tag >> 2) + 1
+            back = 0
+            for k in range(extra):
+                back |= (<long long> data[position + 1 + k]) << (8 * k)
+            position += 1 + extra
+        block_start = out & ~(<long long> _BLOCK_MASK)
+        if (tag & 3) and (back == 0 or out - back < block_start):
+            return 1
+        out += length
+        if <unsigned long long> out > total or out - block_start > _BLOCK:
+            return 1
+    if <unsigned long long> out != total:
+        return 1
+    count[0] = found
+    return 0
+
+
+def snappy_blocks(const unsigned char[:] data):
+    """See ``_kernels_py.snappy_blocks``."""
+    cdef Py_ssize_t size = data.shape[0], count = 0, capacity, position = 0
+    cdef unsigned long long total = 0
+    cdef int status
+    cdef const unsigned char *source = &data[0] if size else NULL
+    if _snappy_size(source, size, &position, &total):
+        return None
+    # an element of at most 5 bytes writes at most 64: a larger stated size is damage
+    if total > <unsigned long long> size * 64:
+        return None
+    capacity = <Py_ssize_t> (total >> _BLOCK_BITS) + 1
+    cdef long long *offsets = <long long *> malloc(sizeof(long long) * capacity)
+    if offsets == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            status = _snappy_walk(source, size, position, total, offsets, capacity, &count)
+        if status:
+            return None
+        out = PyBytes_FromStringAndSize(<char *> offsets, count * 8)
+        return total, out
+    finally:
+        free(offsets)
+
+
+def block_value_starts(const unsigned char[:] values, long long at, Py_ssize_t blocks):
+    """See ``_kernels_py.block_value_starts``."""
+    cdef Py_ssize_t size = values.shape[0], block
+    cdef long long position = 0, index = 0, boundary
+    cdef unsigned long long length
+    cdef bint damaged = False
+    cdef const unsigned char *data = &values[0] if size else NULL
+    out = PyBytes_FromStringAndSize(NULL, blocks * 16)
+    cdef long long *pairs = <long long *> (<char *> out)
+    with nogil:
+        for block in range(blocks):
+            boundary = (<long long> block << _BLOCK_BITS) - at
+            if boundary < 0:
+                boundary = 0
+            while position < boundary and position < size:
+                if position + 4 > size:
+                    damaged = True
+                    break
+                length = (<unsigned long long> data[position]
+                          | (<unsigned long long> data[position + 1] << 8)
+                          | (<unsigned long long> data[position + 2] << 16)
+                          | (<unsigned long long> data[position + 3] << 24))
+                position += 4 + <long long> length
+                index += 1
+            if damaged or position > size:
+                damaged = True
+                break
+            pairs[2 * block] = index
+            pairs[2 * block + 1] = position + at
+        while not damaged and position < size:
+            if position + 4 > size:
+                damaged = True
+                break
+            length = (<unsigned long long> data[position]
+                      | (<unsigned long long> data[position + 1] << 8)
+                      | (<unsigned long long> data[position + 2] << 16)
+                      | (<unsigned long long> data[position + 3] << 24))
+            position += 4 + <long long> length
+        if position != size:
+            damaged = True
+    if damaged:
+        raise ValueError(_MESSAGES[_DAMAGED])
+    return out

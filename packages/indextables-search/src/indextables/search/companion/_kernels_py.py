@@ -1,5 +1,6 @@
-"""Pure twin of ``_kernels``: Parquet PLAIN byte-array starts, and cutting a data page
-down to a few rows (definition levels, RLE/bit-packed hybrid, PLAIN values).
+"""Pure twin of ``_kernels``: Parquet PLAIN byte-array starts, cutting a data page
+down to a few rows (definition levels, RLE/bit-packed hybrid, PLAIN values), and the
+64 KiB blocks of a Snappy stream with the values starting in each.
 
 Both twins must agree exactly, errors included: damage or anything unread raises
 ValueError (the caller then decodes the page whole).
@@ -11,7 +12,10 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["PageHeaderFields", "byte_array_starts", "cut_page", "hybrid_at", "page_header"]
+__all__ = [
+    "SNAPPY_BLOCK", "PageHeaderFields", "block_value_starts", "byte_array_starts", "cut_page",
+    "hybrid_at", "level_picks", "page_header", "snappy_blocks",
+]  # fmt: skip
 
 _MAX_RUN = 1 << 31  # a longer run is damage (a page holds at most 2**31 values)
 _DAMAGED = "a Parquet page's runs or values run past their page"
@@ -143,6 +147,18 @@ def _levels(data: Bytes, rows: Sequence[int]) -> list[int]:
                 before += size
         start += size
     return picks
+
+
+def level_picks(levels: Bytes, rows: Sequence[int]) -> bytes:
+    """Little-endian int64 per row of ``rows`` (sorted, unique): -1 when the row is
+    null, else its index among the page's non-null values; ``levels`` are the page's
+    definition levels (hybrid of bit width 1, no length prefix).
+
+    Raises:
+        ValueError: the levels run out before the rows.
+    """
+    found = _levels(levels, rows)
+    return struct.pack(f"<{len(found)}q", *found)
 
 
 def _spans(
@@ -324,3 +340,104 @@ def _sub(header: Any, fid: int) -> Any:
     if found is None or found[0] != 12:  # STRUCT
         raise ValueError(_HEADER_DAMAGED)
     return found[1]
+
+
+#: Bytes of output each block of a Snappy stream covers (the reference compressor's
+#: fragment: every Snappy writer in use compresses 64 KiB fragments independently).
+SNAPPY_BLOCK = 1 << 16
+
+
+def snappy_blocks(data: Bytes) -> tuple[int, bytes] | None:
+    """Where each 64 KiB block of a raw Snappy stream's output starts in ``data``.
+
+    Returns ``(uncompressed size, offsets)``, the offsets little-endian int64, one per
+    block (its first element's position in ``data``), when every element (literal or
+    copy) lies inside one block and every copy reads only its own block: then each
+    block decompresses alone. None otherwise, and for a damaged stream.
+    """
+    size = len(data)
+    total = shift = position = 0
+    while True:
+        if position >= size or shift > 28:
+            return None
+        byte = data[position]
+        position += 1
+        total |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            break
+    offsets: list[int] = []
+    out = 0
+    while position < size:
+        if out % SNAPPY_BLOCK == 0 and out // SNAPPY_BLOCK == len(offsets):
+            offsets.append(position)
+        tag = data[position]
+        kind = tag & 3
+        if kind == 0:
+            length = tag >> 2
+            if length < 60:
+                position += 1
+            else:
+                extra = length - 59
+                if position + 1 + extra > size:
+                    return None
+                length = int.from_bytes(data[position + 1 : position + 1 + extra], "little")
+                position += 1 + extra
+            length += 1
+            if position + length > size:
+                return None
+            position += length
+            back = 0
+        elif kind == 1:
+            if position + 2 > size:
+                return None
+            length = (tag >> 2 & 7) + 4
+            back = (tag >> 5) << 8 | data[position + 1]
+            position += 2
+        else:
+            extra = 2 if kind == 2 else 4
+            if position + 1 + extra > size:
+                return None
+            length = (tag >> 2) + 1
+            back = int.from_bytes(data[position + 1 : position + 1 + extra], "little")
+            position += 1 + extra
+        block_start = out - out % SNAPPY_BLOCK
+        if kind and (back == 0 or out - back < block_start):
+            return None  # a copy reaching before its block (or a damaged offset)
+        out += length
+        if out > total or out - block_start > SNAPPY_BLOCK:
+            return None  # past the stated size, or across a block's end
+    if out != total:
+        return None
+    return total, struct.pack(f"<{len(offsets)}q", *offsets)
+
+
+def block_value_starts(values: Bytes, at: int, blocks: int) -> bytes:
+    """Per 64 KiB block of a page body whose PLAIN BYTE_ARRAY values (``values``, the
+    rest of the body) start at body offset ``at``: the index of the first value
+    starting in or after the block, and that value's body offset (the values' count
+    and end when none does). Little-endian int64 pairs, ``blocks`` of them.
+
+    Raises:
+        ValueError: the values do not end exactly at the end of ``values``.
+    """
+    size = len(values)
+    out: list[int] = []
+    position = index = 0
+    for block in range(blocks):
+        boundary = max(block * SNAPPY_BLOCK - at, 0)
+        while position < boundary and position < size:
+            if position + 4 > size:
+                raise ValueError(_DAMAGED)
+            position += 4 + int.from_bytes(values[position : position + 4], "little")
+            index += 1
+        if position > size:
+            raise ValueError(_DAMAGED)
+        out += (index, position + at)
+    while position < size:
+        if position + 4 > size:
+            raise ValueError(_DAMAGED)
+        position += 4 + int.from_bytes(values[position : position + 4], "little")
+    if position != size:
+        raise ValueError(_DAMAGED)
+    return struct.pack(f"<{len(out)}q", *out)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -32,6 +33,8 @@ from indextables.search.companion.pagethreads import run_ordered
 from indextables.search.companion.slimpages import (
     Dictionary,
     PageCodec,
+    PageMaps,
+    dictionary_encoded,
     read_dictionary,
     slim_page,
 )
@@ -87,6 +90,8 @@ class ParquetFooter:
         leaves: top-level flat column name -> (its leaf index, its schema element).
         encrypted: the file or a column is encrypted (never served page by page).
         offsets: (row group, leaf) -> its pages' (offset, size, first row), filled on use.
+        page_maps: page offset -> the page's block map (:mod:`.blockmap`), filled on use;
+            None for a footer not kept (a map pays off on the page's next read).
     """
 
     meta: TStruct
@@ -99,6 +104,7 @@ class ParquetFooter:
     offsets: dict[tuple[int, int], tuple[tuple[int, int, int], ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    page_maps: PageMaps | None = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +134,7 @@ def footer_of(handle: pa.NativeFile, key: FileKey) -> ParquetFooter:
         return found
     footer = _read_footer(handle, key)
     if key.mtime_ns is None:  # no version to key it by: never kept
-        return footer
+        return dataclasses.replace(footer, page_maps=None)
     _footers.put(key, footer)
     return footer
 
@@ -279,8 +285,12 @@ def _cut_pages(
         for part in plan.groups:
             if codecs[(name, part.group)] is None:
                 continue
+            # the dictionary (often ~1 MB of strings) only for a cut page of its indices:
+            # a writer falls back to PLAIN pages once its dictionary is full
             if part.prefix is not None and any(
-                len(page.hits) * SLIM_SHARE <= page.rows for page in part.pages
+                len(page.hits) * SLIM_SHARE <= page.rows
+                and dictionary_encoded(data[(page.offset, page.size)])
+                for page in part.pages
             ):
                 wanted_dictionaries.append((name, part))
 
@@ -315,8 +325,9 @@ def _cut_pages(
         codec = codecs[(name, group)]
         assert codec is not None
         return slim_page(
-            data[(page.offset, page.size)], page.hits, codec, dictionaries.get((name, group))
-        )
+            data[(page.offset, page.size)], page.hits, codec, dictionaries.get((name, group)),
+            footer.page_maps, page.offset,
+        )  # fmt: skip
 
     slims = run_ordered(
         wanted_pages, cut, weights=[page.size for _, _, page in wanted_pages], workers=workers

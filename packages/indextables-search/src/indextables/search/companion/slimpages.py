@@ -14,7 +14,9 @@ hybrid of dictionary indices, PLAIN values, the new page's levels and values)
 are one call of a compiled kernel (``_kernels.cut_page``, without the GIL
 held; the pure twin ``_kernels_py`` when not built), and so is reading the
 page's Thrift header (``_kernels.page_header``); the cut page's header is
-written directly.
+written directly. A Snappy page of PLAIN strings read before is not decompressed
+whole again: its map (:mod:`.blockmap`, kept per page in ``maps``) names the
+64 KiB blocks holding the hits, and only those are decompressed.
 """
 
 from __future__ import annotations
@@ -22,24 +24,38 @@ from __future__ import annotations
 import threading
 import zlib
 from array import array
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
 
+from indextables.search.companion import blockmap
+from indextables.search.companion.blockmap import BlockMap, hit_values, map_page
 from indextables.search.companion.thriftcompact import TStruct
 from indextables.search.errors import CompanionError
+from indextables.search.splits.vint import encode_leb128
 
 try:
-    from indextables.search.companion._kernels import byte_array_starts, cut_page, page_header
+    from indextables.search.companion._kernels import (
+        byte_array_starts,
+        cut_page,
+        level_picks,
+        page_header,
+    )
 except ImportError:  # not built: the pure twin
     from indextables.search.companion._kernels_py import (
         byte_array_starts,
         cut_page,
+        level_picks,
         page_header,
     )
 
-__all__ = ["Dictionary", "PageCodec", "read_dictionary", "slim_page"]
+__all__ = [
+    "Dictionary", "PageCodec", "PageMaps", "dictionary_encoded", "read_dictionary", "slim_page",
+]  # fmt: skip
+
+#: A file's page maps: page offset -> its map (None: the page cannot be mapped).
+PageMaps = MutableMapping[int, BlockMap | None]
 
 _CODECS = {0: None, 1: "snappy", 2: "gzip", 4: "brotli", 6: "zstd", 7: "lz4_raw"}
 _WIDTHS = {1: 4, 2: 8, 3: 12, 4: 4, 5: 8}  # INT32, INT64, INT96, FLOAT, DOUBLE
@@ -50,6 +66,10 @@ _DATA_PAGE, _DICTIONARY_PAGE, _DATA_PAGE_V2 = 0, 2, 3
 
 class _Unsupported(Exception):
     """This page is decoded whole instead."""
+
+
+class _Whole(Exception):
+    """This mapped page's hits lie in most of its blocks: it is decompressed whole."""
 
 
 # what reading a page this module does not understand (or a damaged one) raises:
@@ -120,6 +140,16 @@ def read_dictionary(page: memoryview, codec: PageCodec) -> Dictionary | None:
         return None
 
 
+def dictionary_encoded(page: memoryview) -> bool:
+    """Whether the data page at the start of ``page`` holds dictionary indices (True too
+    when its header cannot be read: the dictionary is then read as before)."""
+    try:
+        encoding = page_header(page)[5]
+    except ValueError:
+        return True
+    return encoding in (_PLAIN_DICTIONARY, _RLE_DICTIONARY)
+
+
 def _stored(page: memoryview, used: int, compressed: int | None) -> memoryview:
     if compressed is None or compressed < 0:
         raise _Unsupported
@@ -156,19 +186,31 @@ def slim_page(
     rows: Sequence[int],
     codec: PageCodec,
     dictionary: Dictionary | None,
+    maps: PageMaps | None = None,
+    at: int = 0,
 ) -> bytes | None:
     """A ``DATA_PAGE_V2`` holding only ``rows`` (sorted, unique, rows within the page).
 
+    ``maps``: the file's page maps, ``at`` the page's offset in the file; a Snappy
+    page of PLAIN strings is mapped the first time and read by its map later.
     None: the page uses something this module does not read (decode it whole).
     """
     try:
-        return _slim(page, rows, codec, dictionary)
+        return _slim(page, rows, codec, dictionary, maps, at)
     except _FAILURES:
         return None
 
 
+_UNKNOWN = object()
+
+
 def _slim(
-    page: memoryview, rows: Sequence[int], codec: PageCodec, dictionary: Dictionary | None
+    page: memoryview,
+    rows: Sequence[int],
+    codec: PageCodec,
+    dictionary: Dictionary | None,
+    maps: PageMaps | None,
+    at: int,
 ) -> bytes:
     (
         used, kind, uncompressed, compressed, values_count, encoding, level_encoding,
@@ -178,6 +220,20 @@ def _slim(
     if values_count is None:
         raise _Unsupported
     count = values_count
+    # a Snappy page of PLAIN strings: read by its map when it has one, mapped when not
+    known: object = None
+    if (
+        maps is not None and blockmap.COMPILED and codec.codec == "snappy" and codec.width == 0
+        and encoding == _PLAIN and (kind == _DATA_PAGE or (kind == _DATA_PAGE_V2 and is_compressed))
+    ):  # fmt: skip
+        known = maps.get(at, _UNKNOWN)
+        if isinstance(known, BlockMap):
+            try:
+                return _by_map(stored, rows, codec, known, kind, count, def_length)
+            except _Whole:
+                known = None
+            except _FAILURES:
+                known = None  # read the page whole below, which reports real damage
     if kind == _DATA_PAGE:
         body = _decompress(stored, uncompressed, codec.codec)
         position = 0
@@ -190,6 +246,8 @@ def _slim(
         else:
             levels = None
         values = body[position:]
+        if known is _UNKNOWN and maps is not None:
+            maps[at] = map_page(stored, body, position, levels)
     elif kind == _DATA_PAGE_V2:
         if def_length is None or rep_length is None or def_length < 0 or uncompressed is None:
             raise _Unsupported
@@ -199,6 +257,8 @@ def _slim(
         packed = stored[def_length:]
         if is_compressed and codec.codec is not None:
             values = _decompress(packed, uncompressed - def_length, codec.codec)
+            if known is _UNKNOWN and maps is not None:
+                maps[at] = map_page(packed, values, 0, None)
         else:
             values = packed
     else:
@@ -227,6 +287,53 @@ def _slim(
     return _encode(len(rows), nulls, level_bytes, body_bytes)
 
 
+def _by_map(
+    stored: memoryview,
+    rows: Sequence[int],
+    codec: PageCodec,
+    known: BlockMap,
+    kind: int,
+    count: int,
+    def_length: int | None,
+) -> bytes:
+    """The cut page of ``rows`` from the blocks of a mapped page that hold them."""
+    previous = -1
+    for row in rows:
+        if row <= previous or row >= count:
+            raise _Unsupported
+        previous = row
+    levels: bytes | memoryview | None
+    if kind == _DATA_PAGE:
+        levels, compressed = known.levels, stored
+    else:
+        if def_length is None or def_length < 0:
+            raise _Unsupported
+        levels, compressed = stored[:def_length], stored[def_length:]
+    if codec.optional:
+        if levels is None:
+            raise _Unsupported
+        rows_array = rows if isinstance(rows, array) else array("q", rows)
+        picks: Sequence[int] = memoryview(level_picks(levels, rows_array)).cast("q")
+    else:
+        picks = rows
+    wanted = [pick for pick in picks if pick >= 0]
+    values = hit_values(compressed, known, wanted, _codec("snappy"))
+    if values is None:
+        raise _Whole
+    body = b"".join(values)
+    level_bytes = _level_bits(picks) if codec.optional else b""
+    return _encode(len(rows), len(rows) - len(wanted), level_bytes, body)
+
+
+def _level_bits(picks: Sequence[int]) -> bytes:
+    """One bit-packed run of definition levels: 1 where ``picks`` names a value."""
+    groups = (len(picks) + 7) // 8
+    header = bytearray()
+    encode_leb128(groups << 1 | 1, header)
+    bits = sum(1 << number for number, pick in enumerate(picks) if pick >= 0)
+    return bytes(header) + bits.to_bytes(groups, "little")
+
+
 def _encode(count: int, nulls: int, levels: bytes, body: bytes) -> bytes:
     """A v2 data page of ``count`` rows, uncompressed, PLAIN values.
 
@@ -249,8 +356,4 @@ def _encode(count: int, nulls: int, levels: bytes, body: bytes) -> bytes:
 
 
 def _zigzag_i32(out: bytearray, value: int) -> None:
-    value = (value << 1) ^ (value >> 31)
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
+    encode_leb128((value << 1) ^ (value >> 31), out)

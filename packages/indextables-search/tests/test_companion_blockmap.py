@@ -1,0 +1,299 @@
+"""Reading a mapped Snappy page by its 64 KiB blocks (``companion.blockmap``).
+
+The kernels (``snappy_blocks``, ``block_value_starts``, ``level_picks``) run in both
+twins against plain references; whole reads of large pages (several blocks each:
+long, empty and block-straddling strings, nulls, data pages v1 and v2) are read
+twice, the second time by the maps, and compared with pyarrow's own decoding.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from array import array
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indextables.search.companion import _kernels_py, blockmap, parquetpages, slimpages
+from indextables.search.companion.parquetpages import FileKey, clear_footer_cache, footer_of
+
+TWINS = pytest.mark.parametrize("name", ["python", "cython"])
+BLOCK = 1 << 16
+SNAPPY = pa.Codec("snappy")
+
+
+def load(name: str) -> ModuleType:
+    """The pure twin, or the compiled one (which must be built: a failure otherwise)."""
+    if name == "python":
+        return _kernels_py
+    from indextables.search.companion import _kernels  # type: ignore[attr-defined]
+
+    return _kernels
+
+
+def varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def offsets_of(found: tuple[int, bytes]) -> list[int]:
+    return list(struct.unpack(f"<{len(found[1]) // 8}q", found[1]))
+
+
+@st.composite
+def payloads(draw: st.DrawFn) -> bytes:
+    """Compressible and incompressible runs, from empty to several blocks."""
+    pieces = draw(
+        st.lists(
+            st.one_of(
+                st.binary(max_size=300),
+                st.tuples(st.binary(min_size=1, max_size=12), st.integers(1, 20000)).map(
+                    lambda t: t[0] * t[1]
+                ),
+            ),
+            max_size=30,
+        )
+    )
+    return b"".join(pieces)
+
+
+@TWINS
+@settings(max_examples=150, deadline=None)
+@given(raw=payloads())
+def test_snappy_blocks_decompress_alone(name: str, raw: bytes) -> None:
+    twin = load(name)
+    stream = SNAPPY.compress(raw).to_pybytes()
+    found = twin.snappy_blocks(stream)
+    assert found is not None  # pyarrow's (Google's) compressor keeps blocks independent
+    assert found == _kernels_py.snappy_blocks(stream)
+    total, _ = found
+    assert total == len(raw)
+    offsets = offsets_of(found)
+    assert len(offsets) == -(-len(raw) // BLOCK)
+    for block, begin in enumerate(offsets):
+        end = offsets[block + 1] if block + 1 < len(offsets) else len(stream)
+        size = min((block + 1) * BLOCK, len(raw)) - block * BLOCK
+        alone = SNAPPY.decompress(varint(size) + stream[begin:end], size).to_pybytes()
+        assert alone == raw[block * BLOCK : block * BLOCK + size]
+
+
+def literal(data: bytes) -> bytes:
+    length = len(data) - 1
+    if length < 60:
+        return bytes([length << 2]) + data
+    size = (length.bit_length() + 7) // 8
+    return bytes([(59 + size) << 2]) + length.to_bytes(size, "little") + data
+
+
+def copy2(offset: int, length: int) -> bytes:
+    return bytes([(length - 1) << 2 | 2]) + offset.to_bytes(2, "little")
+
+
+@TWINS
+def test_streams_whose_blocks_do_not_stand_alone_are_not_mapped(name: str) -> None:
+    twin = load(name)
+    head = literal(b"a" * BLOCK)  # exactly the first block
+    # a copy in the second block reaching back into the first: valid Snappy, not mappable
+    back = varint(BLOCK + 10) + head + copy2(20, 10)
+    assert SNAPPY.decompress(back, BLOCK + 10).to_pybytes() == b"a" * (BLOCK + 10)
+    assert twin.snappy_blocks(back) is None
+    # a literal across the first block's end
+    across = varint(BLOCK + 10) + literal(b"b" * (BLOCK + 10))
+    assert twin.snappy_blocks(across) is None
+    # a copy inside its own block is fine; so is a copy overlapping its output
+    inside = varint(BLOCK + 30) + head + literal(b"xy") + copy2(2, 28)
+    assert SNAPPY.decompress(inside, BLOCK + 30).to_pybytes() == b"a" * BLOCK + b"xy" * 15
+    preamble = len(varint(BLOCK + 30))
+    assert offsets_of(twin.snappy_blocks(inside)) == [preamble, preamble + len(head)]
+    # damage: a stated size that differs, a copy of offset 0, truncation, no preamble end
+    assert twin.snappy_blocks(varint(BLOCK + 31) + head + literal(b"xy") + copy2(2, 28)) is None
+    assert twin.snappy_blocks(varint(12) + literal(b"ab") + copy2(0, 10)) is None
+    assert twin.snappy_blocks(inside[:-1]) is None
+    assert twin.snappy_blocks(b"\xff\xff") is None
+    assert twin.snappy_blocks(varint(0)) == (0, b"")
+
+
+def plain(values: list[bytes]) -> bytes:
+    return b"".join(len(v).to_bytes(4, "little") + v for v in values)
+
+
+@TWINS
+@settings(max_examples=150, deadline=None)
+@given(
+    sizes=st.lists(st.one_of(st.integers(0, 40), st.integers(0, 70000)), max_size=60),
+    at=st.integers(0, 70000),
+)
+def test_block_value_starts_name_each_blocks_first_value(
+    name: str, sizes: list[int], at: int
+) -> None:
+    twin = load(name)
+    values = plain([b"v" * size for size in sizes])
+    starts, position = [], at
+    for size in sizes:
+        starts.append(position)
+        position += 4 + size
+    blocks = -(-position // BLOCK) if position else 0
+    pairs = struct.unpack(f"<{2 * blocks}q", twin.block_value_starts(values, at, blocks))
+    for block in range(blocks):
+        boundary = max(block * BLOCK, at)
+        index = next((i for i, start in enumerate(starts) if start >= boundary), len(sizes))
+        expected = starts[index] if index < len(sizes) else position
+        assert pairs[2 * block : 2 * block + 2] == (index, expected)
+    if values:
+        with pytest.raises(ValueError):
+            twin.block_value_starts(values[:-1], at, blocks)  # the last value runs past
+    with pytest.raises(ValueError):
+        twin.block_value_starts(values + b"\x00", at, blocks)  # bytes after the last value
+
+
+@TWINS
+@settings(max_examples=100, deadline=None)
+@given(bits=st.lists(st.booleans(), min_size=1, max_size=300), data=st.data())
+def test_level_picks_index_the_present_values(name: str, bits: list[bool], data: Any) -> None:
+    twin = load(name)
+    padded = bits + [False] * (-len(bits) % 8)
+    levels = varint(len(padded) // 8 << 1 | 1) + sum(
+        1 << i for i, bit in enumerate(padded) if bit
+    ).to_bytes(len(padded) // 8, "little")
+    rows = sorted(data.draw(st.sets(st.integers(0, len(bits) - 1), max_size=20)))
+    picks = struct.unpack(f"<{len(rows)}q", twin.level_picks(levels, array("q", rows)))
+    assert list(picks) == [sum(bits[:row]) if bits[row] else -1 for row in rows]
+
+
+def long_strings(rng: random.Random, rows: int, nulls: bool) -> pa.Table:
+    def cell(row: int) -> str | None:
+        if nulls and rng.random() < 0.2:
+            return None
+        roll = rng.random()
+        if roll < 0.01:
+            return "L" * rng.randint(60000, 140000)  # straddles one or two block ends
+        if roll < 0.05:
+            return ""
+        return f"row {row} " + "é日" * rng.randint(0, 40) + str(rng.random())
+
+    schema = pa.schema([pa.field("s", pa.string(), nullable=nulls)])
+    return pa.table({"s": pa.array([cell(r) for r in range(rows)], pa.string())}, schema=schema)
+
+
+@pytest.mark.parametrize(
+    ("seed", "version", "nulls"),
+    [(1, "1.0", True), (2, "2.0", True), (3, "1.0", False), (4, "2.0", False)],
+)
+def test_mapped_pages_read_like_whole_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, version: str, nulls: bool
+) -> None:
+    rng = random.Random(seed)
+    table = long_strings(rng, 6000, nulls)
+    path = tmp_path / "f.parquet"
+    pq.write_table(
+        table, path, use_dictionary=False, compression="snappy", data_page_version=version,
+        data_page_size=1 << 20, write_page_index=True, row_group_size=4000,
+    )  # fmt: skip
+    monkeypatch.setattr(parquetpages, "DENSE_SHARE", 1.0)
+    by_map: list[bool] = []
+    real = blockmap.hit_values
+
+    def counting(*args: Any) -> Any:
+        found = real(*args)
+        by_map.append(found is not None)
+        return found
+
+    monkeypatch.setattr(slimpages, "hit_values", counting)
+    whole = pq.read_table(path).column("s")
+    clear_footer_cache()
+    stat = path.stat()
+    key = FileKey(str(path), stat.st_size, stat.st_mtime_ns)
+    with pafs.LocalFileSystem().open_input_file(str(path)) as handle:
+        footer = footer_of(handle, key)
+        for attempt in range(12):
+            rows = sorted(rng.sample(range(table.num_rows), rng.choice([1, 2, 5, 30])))
+            if attempt == 0:
+                rows = sorted(set(range(0, table.num_rows, 97)))  # map every page first
+            served = parquetpages.page_rows(handle, footer_of(handle, key), ["s"], rows)
+            assert served.arrays["s"].to_pylist() == whole.take(rows).to_pylist(), attempt
+        # each page's first, second and last rows alone (value 0, the first block)
+        groups = footer.group_starts
+        for (group, _), pages in list(footer.offsets.items()):
+            for number, (_, _, first) in enumerate(pages):
+                end = pages[number + 1][2] if number + 1 < len(pages) else None
+                end = end if end is not None else footer.group_rows[group]
+                for row in {first, min(first + 1, end - 1), end - 1}:
+                    at = [groups[group] + row]
+                    served = parquetpages.page_rows(handle, footer, ["s"], at)
+                    assert served.arrays["s"].to_pylist() == whole.take(at).to_pylist(), at
+    maps = [m for m in footer.page_maps.values() if m is not None]
+    assert any(len(m.offsets) >= 3 for m in maps)  # large pages, mapped
+    assert any(by_map)  # later reads took the hits from their blocks
+
+
+def test_pages_whose_hits_fill_most_blocks_are_decompressed_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = pa.table({"s": [f"value {i} " + "x" * 100 for i in range(4000)]})
+    path = tmp_path / "f.parquet"
+    pq.write_table(table, path, use_dictionary=False, compression="snappy",
+                   data_page_size=1 << 20, write_page_index=True)  # fmt: skip
+    monkeypatch.setattr(parquetpages, "DENSE_SHARE", 1.0)
+    monkeypatch.setattr(parquetpages, "SLIM_SHARE", 1)
+    outcomes: list[bool] = []
+    real = blockmap.hit_values
+
+    def counting(*args: Any) -> Any:
+        found = real(*args)
+        outcomes.append(found is not None)
+        return found
+
+    monkeypatch.setattr(slimpages, "hit_values", counting)
+    clear_footer_cache()
+    stat = path.stat()
+    key = FileKey(str(path), stat.st_size, stat.st_mtime_ns)
+    with pafs.LocalFileSystem().open_input_file(str(path)) as handle:
+        for rows in ([5], list(range(0, 4000, 200)), [3999]):
+            served = parquetpages.page_rows(handle, footer_of(handle, key), ["s"], rows)
+            assert served.arrays["s"].to_pylist() == table.column("s").take(rows).to_pylist()
+    assert outcomes == [False, True]  # spread hits: whole page; a lone hit: by its block
+
+
+def test_maps_with_the_pure_twins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("block_value_starts", "byte_array_starts", "snappy_blocks"):
+        monkeypatch.setattr(blockmap, name, getattr(_kernels_py, name))
+    monkeypatch.setattr(slimpages, "level_picks", _kernels_py.level_picks)
+    monkeypatch.setattr(blockmap, "COMPILED", True)
+    monkeypatch.setattr(parquetpages, "DENSE_SHARE", 1.0)
+    rng = random.Random(7)
+    table = long_strings(rng, 3000, True)
+    path = tmp_path / "f.parquet"
+    pq.write_table(table, path, use_dictionary=False, compression="snappy",
+                   data_page_size=1 << 20, write_page_index=True)  # fmt: skip
+    clear_footer_cache()
+    stat = path.stat()
+    key = FileKey(str(path), stat.st_size, stat.st_mtime_ns)
+    with pafs.LocalFileSystem().open_input_file(str(path)) as handle:
+        footer = footer_of(handle, key)
+        for rows in ([0, 1500, 2999], [7], [2000, 2001], [2998]):
+            served = parquetpages.page_rows(handle, footer, ["s"], rows)
+            assert served.arrays["s"].to_pylist() == table.column("s").take(rows).to_pylist()
+    assert any(m is not None for m in footer.page_maps.values())
+
+
+def test_a_footer_not_kept_maps_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "f.parquet"
+    pq.write_table(pa.table({"s": ["a" * 200] * 2000}), path, compression="snappy",
+                   use_dictionary=False, write_page_index=True)  # fmt: skip
+    with pafs.LocalFileSystem().open_input_file(str(path)) as handle:
+        footer = footer_of(handle, FileKey(str(path), path.stat().st_size, None))
+        served = parquetpages.page_rows(handle, footer, ["s"], [3])
+    assert served.arrays["s"].to_pylist() == ["a" * 200]
+    assert footer.page_maps is None
