@@ -1,9 +1,9 @@
 """Reading a mapped Snappy page by its 64 KiB blocks (``companion.blockmap``).
 
-The kernels (``snappy_blocks``, ``block_value_starts``, ``level_picks``) run in both
+The kernels (``snappy_blocks``, ``block_value_starts``, ``mapped_cut``) run in both
 twins against plain references; whole reads of large pages (several blocks each:
 long, empty and block-straddling strings, nulls, data pages v1 and v2) are read
-twice, the second time by the maps, and compared with pyarrow's own decoding.
+again by the maps, with each twin, and compared with pyarrow's own decoding.
 """
 
 from __future__ import annotations
@@ -159,17 +159,46 @@ def test_block_value_starts_name_each_blocks_first_value(
 
 
 @TWINS
-@settings(max_examples=100, deadline=None)
-@given(bits=st.lists(st.booleans(), min_size=1, max_size=300), data=st.data())
-def test_level_picks_index_the_present_values(name: str, bits: list[bool], data: Any) -> None:
+@settings(max_examples=120, deadline=None)
+@given(
+    sizes=st.lists(st.one_of(st.integers(0, 60), st.integers(0, 90000)), min_size=1, max_size=80),
+    data=st.data(),
+)
+def test_mapped_cut_takes_the_wanted_values(name: str, sizes: list[int], data: Any) -> None:
     twin = load(name)
-    padded = bits + [False] * (-len(bits) % 8)
-    levels = varint(len(padded) // 8 << 1 | 1) + sum(
-        1 << i for i, bit in enumerate(padded) if bit
-    ).to_bytes(len(padded) // 8, "little")
-    rows = sorted(data.draw(st.sets(st.integers(0, len(bits) - 1), max_size=20)))
-    picks = struct.unpack(f"<{len(rows)}q", twin.level_picks(levels, array("q", rows)))
-    assert list(picks) == [sum(bits[:row]) if bits[row] else -1 for row in rows]
+    values = [bytes([65 + i % 26]) * size for i, size in enumerate(sizes)]
+    body = plain(values)
+    stream = SNAPPY.compress(body).to_pybytes()
+    found = twin.snappy_blocks(stream)
+    assert found is not None
+    total, offsets = found
+    blocks = len(offsets) // 8
+    pairs = struct.unpack(f"<{2 * blocks}q", twin.block_value_starts(body, 0, blocks))
+    arrays = (
+        array("q", struct.unpack(f"<{blocks}q", offsets)),
+        array("q", pairs[0::2]),
+        array("q", pairs[1::2]),
+    )
+    rows = array("q", sorted(data.draw(st.sets(st.integers(0, len(sizes) - 1), min_size=1))))
+    cut = twin.mapped_cut(stream, *arrays, total, b"", rows, len(sizes), False)
+    assert cut == _kernels_py.mapped_cut(stream, *arrays, total, b"", rows, len(sizes), False)
+    homes = {max(i for i in range(blocks) if pairs[2 * i] <= row) for row in rows}
+    if 2 * len(homes) > blocks:
+        assert cut is None
+        return
+    assert cut is not None
+    assert cut == (b"", plain([values[row] for row in rows]), 0)
+    # damage: the stream cut short before a wanted value, a row past the page
+    last = max(rows)
+    end = sum(4 + size for size in sizes[: last + 1])
+    if end > 0 and end < len(body):
+        shortened = SNAPPY.compress(body[:end - 1]).to_pybytes()
+        short_blocks = twin.snappy_blocks(shortened)
+        if short_blocks is not None and short_blocks[1] == offsets[: len(short_blocks[1])]:
+            with pytest.raises(ValueError):
+                twin.mapped_cut(shortened, *arrays, total, b"", rows, len(sizes), False)
+    with pytest.raises(ValueError):
+        twin.mapped_cut(stream, *arrays, total, b"", array("q", [len(sizes)]), len(sizes), False)
 
 
 def long_strings(rng: random.Random, rows: int, nulls: bool) -> pa.Table:
@@ -187,12 +216,36 @@ def long_strings(rng: random.Random, rows: int, nulls: bool) -> pa.Table:
     return pa.table({"s": pa.array([cell(r) for r in range(rows)], pa.string())}, schema=schema)
 
 
+def use_twin(monkeypatch: pytest.MonkeyPatch, name: str) -> list[bool]:
+    """Read mapped pages with twin ``name``; the list records each mapped read (True:
+    by its blocks, False: decompressed whole)."""
+    twin = load(name)
+    for kernel in ("block_value_starts", "snappy_blocks"):
+        monkeypatch.setattr(blockmap, kernel, getattr(twin, kernel))
+    monkeypatch.setattr(blockmap, "COMPILED", True)
+    outcomes: list[bool] = []
+
+    def counting(*args: Any) -> Any:
+        found = twin.mapped_cut(*args)
+        outcomes.append(found is not None)
+        return found
+
+    monkeypatch.setattr(slimpages, "mapped_cut", counting)
+    return outcomes
+
+
+@TWINS
 @pytest.mark.parametrize(
     ("seed", "version", "nulls"),
     [(1, "1.0", True), (2, "2.0", True), (3, "1.0", False), (4, "2.0", False)],
 )
 def test_mapped_pages_read_like_whole_pages(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, version: str, nulls: bool
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    seed: int,
+    version: str,
+    nulls: bool,
 ) -> None:
     rng = random.Random(seed)
     table = long_strings(rng, 6000, nulls)
@@ -202,15 +255,7 @@ def test_mapped_pages_read_like_whole_pages(
         data_page_size=1 << 20, write_page_index=True, row_group_size=4000,
     )  # fmt: skip
     monkeypatch.setattr(parquetpages, "DENSE_SHARE", 1.0)
-    by_map: list[bool] = []
-    real = blockmap.hit_values
-
-    def counting(*args: Any) -> Any:
-        found = real(*args)
-        by_map.append(found is not None)
-        return found
-
-    monkeypatch.setattr(slimpages, "hit_values", counting)
+    by_map = use_twin(monkeypatch, name)
     whole = pq.read_table(path).column("s")
     clear_footer_cache()
     stat = path.stat()
@@ -238,8 +283,9 @@ def test_mapped_pages_read_like_whole_pages(
     assert any(by_map)  # later reads took the hits from their blocks
 
 
+@TWINS
 def test_pages_whose_hits_fill_most_blocks_are_decompressed_whole(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     table = pa.table({"s": [f"value {i} " + "x" * 100 for i in range(4000)]})
     path = tmp_path / "f.parquet"
@@ -247,15 +293,7 @@ def test_pages_whose_hits_fill_most_blocks_are_decompressed_whole(
                    data_page_size=1 << 20, write_page_index=True)  # fmt: skip
     monkeypatch.setattr(parquetpages, "DENSE_SHARE", 1.0)
     monkeypatch.setattr(parquetpages, "SLIM_SHARE", 1)
-    outcomes: list[bool] = []
-    real = blockmap.hit_values
-
-    def counting(*args: Any) -> Any:
-        found = real(*args)
-        outcomes.append(found is not None)
-        return found
-
-    monkeypatch.setattr(slimpages, "hit_values", counting)
+    outcomes = use_twin(monkeypatch, name)
     clear_footer_cache()
     stat = path.stat()
     key = FileKey(str(path), stat.st_size, stat.st_mtime_ns)
@@ -264,28 +302,6 @@ def test_pages_whose_hits_fill_most_blocks_are_decompressed_whole(
             served = parquetpages.page_rows(handle, footer_of(handle, key), ["s"], rows)
             assert served.arrays["s"].to_pylist() == table.column("s").take(rows).to_pylist()
     assert outcomes == [False, True]  # spread hits: whole page; a lone hit: by its block
-
-
-def test_maps_with_the_pure_twins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("block_value_starts", "byte_array_starts", "snappy_blocks"):
-        monkeypatch.setattr(blockmap, name, getattr(_kernels_py, name))
-    monkeypatch.setattr(slimpages, "level_picks", _kernels_py.level_picks)
-    monkeypatch.setattr(blockmap, "COMPILED", True)
-    monkeypatch.setattr(parquetpages, "DENSE_SHARE", 1.0)
-    rng = random.Random(7)
-    table = long_strings(rng, 3000, True)
-    path = tmp_path / "f.parquet"
-    pq.write_table(table, path, use_dictionary=False, compression="snappy",
-                   data_page_size=1 << 20, write_page_index=True)  # fmt: skip
-    clear_footer_cache()
-    stat = path.stat()
-    key = FileKey(str(path), stat.st_size, stat.st_mtime_ns)
-    with pafs.LocalFileSystem().open_input_file(str(path)) as handle:
-        footer = footer_of(handle, key)
-        for rows in ([0, 1500, 2999], [7], [2000, 2001], [2998]):
-            served = parquetpages.page_rows(handle, footer, ["s"], rows)
-            assert served.arrays["s"].to_pylist() == table.column("s").take(rows).to_pylist()
-    assert any(m is not None for m in footer.page_maps.values())
 
 
 def test_a_footer_not_kept_maps_nothing(tmp_path: Path) -> None:

@@ -32,6 +32,16 @@ def page_header(
 
 SNAPPY_BLOCK: int
 
-def level_picks(levels: bytes | bytearray | memoryview, rows: Sequence[int]) -> bytes: ...
 def snappy_blocks(data: bytes | bytearray | memoryview) -> tuple[int, bytes] | None: ...
 def block_value_starts(values: bytes | bytearray | memoryview, at: int, blocks: int) -> bytes: ...
+def mapped_cut(
+    compressed: bytes | bytearray | memoryview,
+    offsets: Sequence[int],
+    first_value: Sequence[int],
+    first_offset: Sequence[int],
+    total: int,
+    levels: bytes | bytearray | memoryview,
+    rows: Sequence[int],
+    count: int,
+    optional: bool,
+) -> tuple[bytes, bytes, int] | None: ...

@@ -644,30 +644,14 @@ def page_header(const unsigned char[:] data):
 
 
 # ---------------------------------------------------------------------------
-# Definition levels at given rows, Snappy blocks and the values starting in them
-# (see ``_kernels_py.level_picks``, ``snappy_blocks`` and ``block_value_starts``).
+# Snappy blocks and the values starting in them (see ``_kernels_py.snappy_blocks``
+# and ``block_value_starts``).
 
 SNAPPY_BLOCK = 1 << 16
 cdef enum:
     _BLOCK = 65536
     _BLOCK_MASK = 65535
     _BLOCK_BITS = 16
-
-
-def level_picks(const unsigned char[:] levels, const long long[:] rows):
-    """See ``_kernels_py.level_picks``."""
-    cdef Py_ssize_t n = rows.shape[0]
-    cdef int status
-    out = PyBytes_FromStringAndSize(NULL, n * 8)
-    cdef char *target = out
-    if n == 0:
-        return out
-    with nogil:
-        status = _levels(&levels[0] if levels.shape[0] else NULL, levels.shape[0], &rows[0],
-                         n, <long long *> target)
-    if status:
-        raise ValueError(_MESSAGES[status])
-    return out
 
 
 cdef int _snappy_size(const unsigned char *data, Py_ssize_t size, Py_ssize_t *position,
@@ -817,3 +801,243 @@ def block_value_starts(const unsigned char[:] values, long long at, Py_ssize_t b
     if damaged:
         raise ValueError(_MESSAGES[_DAMAGED])
     return out
+
+
+# ---------------------------------------------------------------------------
+# A mapped page's hits read from the blocks holding them (see ``_kernels_py.mapped_cut``).
+
+from libc.stdlib cimport realloc
+
+
+cdef struct _Inflater:
+    const unsigned char *src
+    Py_ssize_t pos
+    Py_ssize_t end
+    unsigned char *dst
+    Py_ssize_t out
+    Py_ssize_t cap
+
+
+cdef int _inflate(_Inflater *s, Py_ssize_t upto) noexcept nogil:
+    """Decode Snappy elements until ``upto`` bytes are out; 1: the stream ends first,
+    is damaged, or a copy reaches before the output's start."""
+    cdef unsigned char tag
+    cdef Py_ssize_t length, back, extra, k, i
+    cdef unsigned long long value
+    if upto > s.cap:
+        return 1
+    while s.out < upto:
+        if s.pos >= s.end:
+            return 1
+        tag = s.src[s.pos]
+        if (tag & 3) == 0:
+            length = tag >> 2
+            if length < 60:
+                s.pos += 1
+            else:
+                extra = length - 59
+                if s.pos + 1 + extra > s.end:
+                    return 1
+                value = 0
+                for k in range(extra):
+                    value |= (<unsigned long long> s.src[s.pos + 1 + k]) << (8 * k)
+                length = <Py_ssize_t> value
+                s.pos += 1 + extra
+            length += 1
+            if length > s.end - s.pos or length > s.cap - s.out:
+                return 1
+            memcpy(s.dst + s.out, s.src + s.pos, <size_t> length)
+            s.pos += length
+            s.out += length
+            continue
+        if (tag & 3) == 1:
+            if s.pos + 2 > s.end:
+                return 1
+            length = ((tag >> 2) & 7) + 4
+            back = ((<Py_ssize_t> (tag >> 5)) << 8) | s.src[s.pos + 1]
+            s.pos += 2
+        elif (tag & 3) == 2:
+            if s.pos + 3 > s.end:
+                return 1
+            length = (tag >> 2) + 1
+            back = s.src[s.pos + 1] | (<Py_ssize_t> s.src[s.pos + 2] << 8)
+            s.pos += 3
+        else:
+            if s.pos + 5 > s.end:
+                return 1
+            length = (tag >> 2) + 1
+            back = (s.src[s.pos + 1] | (<Py_ssize_t> s.src[s.pos + 2] << 8)
+                    | (<Py_ssize_t> s.src[s.pos + 3] << 16)
+                    | (<Py_ssize_t> s.src[s.pos + 4] << 24))
+            s.pos += 5
+        if back == 0 or back > s.out or length > s.cap - s.out:
+            return 1
+        if back >= length:
+            memcpy(s.dst + s.out, s.dst + s.out - back, <size_t> length)
+        else:
+            for i in range(length):
+                s.dst[s.out + i] = s.dst[s.out - back + i]
+        s.out += length
+    return 0
+
+
+cdef inline long long _le32(const unsigned char *p) noexcept nogil:
+    return <long long> (<unsigned long long> p[0] | (<unsigned long long> p[1] << 8)
+                        | (<unsigned long long> p[2] << 16) | (<unsigned long long> p[3] << 24))
+
+
+cdef int _mapped(const unsigned char *compressed, Py_ssize_t size, const long long *offsets,
+                 Py_ssize_t blocks, const long long *first_value, const long long *first_offset,
+                 long long total, const long long *wanted, Py_ssize_t used,
+                 long long *homes, unsigned char **body, Py_ssize_t *body_size,
+                 Py_ssize_t *body_cap) noexcept nogil:
+    """The wanted values appended to ``body``: 0, 1 damage, 5 too many blocks, 6 memory."""
+    cdef Py_ssize_t index, low, high, middle, distinct = 0, start, stop, first, last
+    cdef long long position, value, length
+    cdef _Inflater s
+    cdef unsigned char *grown
+    for index in range(used):
+        low = 0
+        high = blocks
+        while low < high:  # the last block whose first value is at or before it
+            middle = (low + high) >> 1
+            if first_value[middle] <= wanted[index]:
+                low = middle + 1
+            else:
+                high = middle
+        if low == 0:
+            return 1
+        homes[index] = low - 1
+        if index == 0 or homes[index] != homes[index - 1]:
+            distinct += 1
+    if 2 * distinct > blocks:
+        return 5
+    s.src = compressed
+    s.end = size
+    s.dst = <unsigned char *> malloc(<size_t> (total + 1))
+    if s.dst == NULL:
+        return 6
+    start = 0
+    while start < used:
+        first = last = homes[start]
+        stop = start + 1
+        while stop < used and homes[stop] <= last + 1:
+            last = homes[stop]
+            stop += 1
+        if offsets[first] < 0 or offsets[first] > size:
+            free(s.dst)
+            return 1
+        s.pos = <Py_ssize_t> offsets[first]
+        s.out = 0
+        s.cap = <Py_ssize_t> (total - (<long long> first << _BLOCK_BITS))
+        position = first_offset[first] - (<long long> first << _BLOCK_BITS)
+        value = first_value[first]
+        if position < 0:
+            free(s.dst)
+            return 1
+        for index in range(start, stop):
+            while True:
+                if _inflate(&s, <Py_ssize_t> (position + 4)):
+                    free(s.dst)
+                    return 1
+                length = _le32(s.dst + position)
+                if position + 4 + length > s.cap or _inflate(
+                        &s, <Py_ssize_t> (position + 4 + length)):
+                    free(s.dst)
+                    return 1
+                if value == wanted[index]:
+                    break
+                position += 4 + length
+                value += 1
+            if body_size[0] + 4 + length > body_cap[0]:
+                body_cap[0] = 2 * (body_size[0] + 4 + length)
+                grown = <unsigned char *> realloc(body[0], <size_t> body_cap[0])
+                if grown == NULL:
+                    free(s.dst)
+                    return 6
+                body[0] = grown
+            memcpy(body[0] + body_size[0], s.dst + position, <size_t> (4 + length))
+            body_size[0] += 4 + length
+            position += 4 + length
+            value += 1
+        start = stop
+    free(s.dst)
+    return 0
+
+
+def mapped_cut(const unsigned char[::1] compressed, const long long[::1] offsets,
+               const long long[::1] first_value, const long long[::1] first_offset,
+               long long total, const unsigned char[::1] levels, const long long[::1] rows,
+               long long count, bint optional):
+    """See ``_kernels_py.mapped_cut``."""
+    cdef Py_ssize_t n = rows.shape[0], blocks = offsets.shape[0], index, used = 0, groups
+    cdef Py_ssize_t body_size = 0, body_cap = 4096
+    cdef long long previous = -1
+    cdef int status = 0
+    cdef unsigned long long header
+    cdef char *target
+    cdef unsigned char *bits
+    if first_value.shape[0] != blocks or first_offset.shape[0] != blocks:
+        raise ValueError(_MESSAGES[_DAMAGED])
+    for index in range(n):
+        if rows[index] <= previous or rows[index] >= count:
+            raise ValueError(_MESSAGES[_ROWS])
+        previous = rows[index]
+    cdef long long *work = <long long *> malloc(sizeof(long long) * (3 * n + 1))
+    cdef unsigned char *body = <unsigned char *> malloc(<size_t> body_cap)
+    if work == NULL or body == NULL:
+        free(work)
+        free(body)
+        raise MemoryError()
+    cdef long long *picks = work
+    cdef long long *wanted = work + n
+    cdef long long *homes = work + 2 * n
+    try:
+        with nogil:
+            if optional:
+                status = _levels(&levels[0] if levels.shape[0] else NULL, levels.shape[0],
+                                 &rows[0] if n else NULL, n, picks)
+            else:
+                for index in range(n):
+                    picks[index] = rows[index]
+            if not status:
+                for index in range(n):
+                    if picks[index] >= 0:
+                        wanted[used] = picks[index]
+                        used += 1
+                if used:
+                    status = _mapped(&compressed[0] if compressed.shape[0] else NULL,
+                                     compressed.shape[0], &offsets[0] if blocks else NULL,
+                                     blocks, &first_value[0] if blocks else NULL,
+                                     &first_offset[0] if blocks else NULL, total, wanted,
+                                     used, homes, &body, &body_size, &body_cap)
+        if status == 5:
+            return None
+        if status == 6:
+            raise MemoryError()
+        if status:
+            raise ValueError(_MESSAGES.get(status, _MESSAGES[_DAMAGED]))
+        body_bytes = PyBytes_FromStringAndSize(<char *> body, body_size)
+        level_bytes = b""
+        if optional:
+            groups = (n + 7) // 8
+            header = (<unsigned long long> groups) << 1 | 1
+            prefix = bytearray()
+            while header > 0x7F:
+                prefix.append(<unsigned char> ((header & 0x7F) | 0x80))
+                header >>= 7
+            prefix.append(<unsigned char> header)
+            level_bytes = PyBytes_FromStringAndSize(NULL, len(prefix) + groups)
+            target = level_bytes
+            for index in range(len(prefix)):
+                target[index] = prefix[index]
+            bits = <unsigned char *> target + len(prefix)
+            for index in range(groups):
+                bits[index] = 0
+            for index in range(n):
+                if picks[index] >= 0:
+                    bits[index >> 3] |= <unsigned char> (1 << (index & 7))
+        return level_bytes, body_bytes, n - used
+    finally:
+        free(work)
+        free(body)

@@ -8,13 +8,14 @@ ValueError (the caller then decodes the page whole).
 
 from __future__ import annotations
 
+import bisect
 import struct
 from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
     "SNAPPY_BLOCK", "PageHeaderFields", "block_value_starts", "byte_array_starts", "cut_page",
-    "hybrid_at", "level_picks", "page_header", "snappy_blocks",
+    "hybrid_at", "mapped_cut", "page_header", "snappy_blocks",
 ]  # fmt: skip
 
 _MAX_RUN = 1 << 31  # a longer run is damage (a page holds at most 2**31 values)
@@ -149,18 +150,6 @@ def _levels(data: Bytes, rows: Sequence[int]) -> list[int]:
     return picks
 
 
-def level_picks(levels: Bytes, rows: Sequence[int]) -> bytes:
-    """Little-endian int64 per row of ``rows`` (sorted, unique): -1 when the row is
-    null, else its index among the page's non-null values; ``levels`` are the page's
-    definition levels (hybrid of bit width 1, no length prefix).
-
-    Raises:
-        ValueError: the levels run out before the rows.
-    """
-    found = _levels(levels, rows)
-    return struct.pack(f"<{len(found)}q", *found)
-
-
 def _spans(
     values: Bytes,
     wanted: list[int],
@@ -261,18 +250,21 @@ def cut_page(
         dictionary_count=dictionary_count,
     )
     body = b"".join(bytes(source[begin:end]) for begin, end in spans)
-    level_bytes = b""
-    if optional:
-        groups = (len(rows) + 7) // 8
-        header = bytearray()
-        value = groups << 1 | 1
-        while value > 0x7F:
-            header.append(value & 0x7F | 0x80)
-            value >>= 7
-        header.append(value)
-        bits = sum(1 << number for number, pick in enumerate(picks) if pick >= 0)
-        level_bytes = bytes(header) + bits.to_bytes(groups, "little")
+    level_bytes = _level_run(picks) if optional else b""
     return level_bytes, body, len(rows) - len(wanted)
+
+
+def _level_run(picks: Sequence[int]) -> bytes:
+    """One bit-packed run of definition levels: 1 where ``picks`` names a value."""
+    groups = (len(picks) + 7) // 8
+    header = bytearray()
+    value = groups << 1 | 1
+    while value > 0x7F:
+        header.append(value & 0x7F | 0x80)
+        value >>= 7
+    header.append(value)
+    bits = sum(1 << number for number, pick in enumerate(picks) if pick >= 0)
+    return bytes(header) + bits.to_bytes(groups, "little")
 
 
 #: What :func:`page_header` returns: ``(used, kind, uncompressed_size, compressed_size,
@@ -441,3 +433,128 @@ def block_value_starts(values: Bytes, at: int, blocks: int) -> bytes:
     if position != size:
         raise ValueError(_DAMAGED)
     return struct.pack(f"<{len(out)}q", *out)
+
+
+class _Inflater:
+    """A Snappy stream's elements decoded on demand, from ``position`` of ``source``
+    (no preamble), into an output of at most ``capacity`` bytes."""
+
+    def __init__(self, source: Bytes, position: int, capacity: int) -> None:
+        self.source = source
+        self.position = position
+        self.capacity = capacity
+        self.out = bytearray()
+
+    def need(self, upto: int) -> None:
+        """Decode until ``upto`` bytes are out (ValueError: the stream ends first, is
+        damaged, or a copy reaches before the output's start)."""
+        source, out = self.source, self.out
+        if upto > self.capacity:
+            raise ValueError(_DAMAGED)
+        while len(out) < upto:
+            position = self.position
+            if position >= len(source):
+                raise ValueError(_DAMAGED)
+            tag = source[position]
+            kind = tag & 3
+            if kind == 0:
+                length = tag >> 2
+                if length < 60:
+                    position += 1
+                else:
+                    extra = length - 59
+                    if position + 1 + extra > len(source):
+                        raise ValueError(_DAMAGED)
+                    length = int.from_bytes(source[position + 1 : position + 1 + extra], "little")
+                    position += 1 + extra
+                length += 1
+                if length > len(source) - position or length > self.capacity - len(out):
+                    raise ValueError(_DAMAGED)
+                out += source[position : position + length]
+                self.position = position + length
+                continue
+            extra = (1, 2, 4)[kind - 1]
+            if position + 1 + extra > len(source):
+                raise ValueError(_DAMAGED)
+            if kind == 1:
+                length = (tag >> 2 & 7) + 4
+                back = (tag >> 5) << 8 | source[position + 1]
+            else:
+                length = (tag >> 2) + 1
+                back = int.from_bytes(source[position + 1 : position + 1 + extra], "little")
+            self.position = position + 1 + extra
+            if back == 0 or back > len(out) or length > self.capacity - len(out):
+                raise ValueError(_DAMAGED)
+            for _ in range(length):
+                out.append(out[-back])
+
+
+def mapped_cut(
+    compressed: Bytes,
+    offsets: Sequence[int],
+    first_value: Sequence[int],
+    first_offset: Sequence[int],
+    total: int,
+    levels: Bytes,
+    rows: Sequence[int],
+    count: int,
+    optional: bool,
+) -> tuple[bytes, bytes, int] | None:
+    """:func:`cut_page`'s ``(levels, values, nulls)`` for a page of PLAIN BYTE_ARRAY
+    values whose Snappy-compressed part ``compressed`` (its decompressed size ``total``)
+    decompresses by 64 KiB blocks: ``offsets`` (where each block starts in
+    ``compressed``), ``first_value`` and ``first_offset`` (each block's first value
+    starting in it or after, and where) as :func:`snappy_blocks` and
+    :func:`block_value_starts` give them. Only the blocks holding the rows' values are
+    decompressed, each only as far as its last wanted value. None: those blocks are more
+    than half the page's (decompress it whole instead).
+
+    Raises:
+        ValueError: damage, or bad ``rows``.
+    """
+    previous = -1
+    for row in rows:
+        if row <= previous or row >= count:
+            raise ValueError(_ROWS)
+        previous = row
+    if len(first_value) != len(offsets) or len(first_offset) != len(offsets):
+        raise ValueError(_DAMAGED)
+    picks = _levels(levels, rows) if optional else list(rows)
+    wanted = [pick for pick in picks if pick >= 0]
+    homes = []
+    for value in wanted:
+        home = bisect.bisect_right(first_value, value) - 1
+        if home < 0:
+            raise ValueError(_DAMAGED)
+        homes.append(home)
+    if 2 * len(set(homes)) > len(offsets):
+        return None
+    body = bytearray()
+    start = 0
+    while start < len(wanted):
+        first = last = homes[start]
+        stop = start + 1
+        while stop < len(wanted) and homes[stop] <= last + 1:
+            last = homes[stop]
+            stop += 1
+        if not 0 <= offsets[first] <= len(compressed):
+            raise ValueError(_DAMAGED)
+        inflater = _Inflater(compressed, offsets[first], total - (first << 16))
+        position = first_offset[first] - (first << 16)
+        value = first_value[first]
+        if position < 0:
+            raise ValueError(_DAMAGED)
+        for index in range(start, stop):
+            while True:
+                inflater.need(position + 4)
+                length = int.from_bytes(inflater.out[position : position + 4], "little")
+                inflater.need(position + 4 + length)
+                if value == wanted[index]:
+                    break
+                position += 4 + length
+                value += 1
+            body += inflater.out[position : position + 4 + length]
+            position += 4 + length
+            value += 1
+        start = stop
+    return _level_run(picks) if optional else b"", bytes(body), len(rows) - len(wanted)

@@ -14,46 +14,35 @@ property on the stream itself (:func:`snappy_blocks`: a stream that breaks it
 is never mapped) and notes where each block's compressed bytes start and which
 PLAIN value first starts in each block (:func:`block_value_starts`), plus the
 page's definition levels when they are compressed with the values (data page
-v1). Later reads of the page (:func:`hit_values`) decompress the block where a
-wanted value starts (and the next ones only while the value runs on), and walk
-the values from that block's first one. Maps are kept on the file's cached
+v1). Later reads of the page decompress the block where a wanted value starts
+(and the next ones only while the value runs on), and walk the values from that
+block's first one. Maps are kept on the file's cached
 footer (:class:`~.parquetpages.ParquetFooter`), so they live and die with the
 file version they describe (location, size, modification time).
+
+Reading by a map is one call of a compiled kernel (``_kernels.mapped_cut``, without
+the GIL held: a Snappy decoder of its own that stops at the last wanted value, the
+values walk and the cut page's levels), so it is done only where that kernel is
+built (:data:`COMPILED`; its pure twin serves the tests).
 """
 
 from __future__ import annotations
 
-import bisect
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import pyarrow as pa
-
-from indextables.search.splits.vint import encode_leb128
-
 try:
-    from indextables.search.companion._kernels import (
-        SNAPPY_BLOCK,
-        block_value_starts,
-        byte_array_starts,
-        snappy_blocks,
-    )
+    from indextables.search.companion._kernels import block_value_starts, snappy_blocks
 
     #: Whether pages are mapped: the pure twins' walks cost more than they save.
     COMPILED = True
 except ImportError:  # not built: the pure twin
-    from indextables.search.companion._kernels_py import (
-        SNAPPY_BLOCK,
-        block_value_starts,
-        byte_array_starts,
-        snappy_blocks,
-    )
+    from indextables.search.companion._kernels_py import block_value_starts, snappy_blocks
 
     COMPILED = False
 
-__all__ = ["COMPILED", "BlockMap", "hit_values", "map_page"]
-
-_BITS = SNAPPY_BLOCK.bit_length() - 1
+__all__ = ["COMPILED", "BlockMap", "map_page"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,69 +86,7 @@ def map_page(
     return BlockMap(
         total=total,
         offsets=memoryview(offsets).cast("q"),
-        first_value=pairs[0::2].tolist(),
-        first_offset=pairs[1::2].tolist(),
+        first_value=array("q", pairs[0::2].tolist()),
+        first_offset=array("q", pairs[1::2].tolist()),
         levels=bytes(levels) if levels is not None else None,
     )
-
-
-def hit_values(
-    compressed: memoryview, known: BlockMap, wanted: Sequence[int], codec: pa.Codec
-) -> list[memoryview] | None:
-    """The PLAIN values (length prefix kept) at the value indices ``wanted`` (sorted,
-    unique), from the blocks of ``compressed`` that hold them; None when those are
-    more than half the page's blocks (decompressing it whole is then cheaper).
-
-    Raises:
-        ValueError: a value runs past the page (damage: decode the page whole).
-    """
-    blocks = len(known.offsets)
-    first_value = known.first_value
-    # the last block whose first value is at or before a wanted one: that value starts
-    # in this block (a block where no value starts is never chosen)
-    homes = [bisect.bisect_right(first_value, value) - 1 for value in wanted]
-    needed = sorted(set(homes))
-    if 2 * len(needed) > blocks:
-        return None
-    found: list[memoryview] = []
-    index = 0
-    while index < len(wanted):
-        # one run of consecutive blocks holding wanted values, decompressed at once
-        first = last = homes[index]
-        stop = index + 1
-        while stop < len(wanted) and homes[stop] <= last + 1:
-            last = homes[stop]
-            stop += 1
-        group = wanted[index:stop]
-        base = first_value[first]
-        end = last + 1
-        while True:
-            data = _blocks(compressed, known, first, end, codec)
-            start = known.first_offset[first] - (first << _BITS)
-            try:
-                starts = memoryview(byte_array_starts(data[start:], group[-1] - base + 1))
-            except ValueError:
-                if end >= blocks:
-                    raise
-                end += 1  # the last wanted value runs on into the next block
-                continue
-            break
-        positions = starts.cast("q")
-        for value in group:
-            begin = start + positions[value - base]
-            found.append(data[begin : start + positions[value - base + 1]])
-        index = stop
-    return found
-
-
-def _blocks(
-    compressed: memoryview, known: BlockMap, first: int, stop: int, codec: pa.Codec
-) -> memoryview:
-    """Blocks ``first`` to ``stop`` (exclusive) decompressed."""
-    begin = known.offsets[first]
-    end = known.offsets[stop] if stop < len(known.offsets) else len(compressed)
-    size = min(stop << _BITS, known.total) - (first << _BITS)
-    preamble = bytearray()
-    encode_leb128(size, preamble)
-    stream = bytes(preamble) + bytes(compressed[begin:end])
-    return memoryview(codec.decompress(stream, size)).cast("B")

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from indextables.search.companion import blockmap
-from indextables.search.companion.blockmap import BlockMap, hit_values, map_page
+from indextables.search.companion.blockmap import BlockMap, map_page
 from indextables.search.companion.thriftcompact import TStruct
 from indextables.search.errors import CompanionError
 from indextables.search.splits.vint import encode_leb128
@@ -39,14 +39,14 @@ try:
     from indextables.search.companion._kernels import (
         byte_array_starts,
         cut_page,
-        level_picks,
+        mapped_cut,
         page_header,
     )
 except ImportError:  # not built: the pure twin
     from indextables.search.companion._kernels_py import (
         byte_array_starts,
         cut_page,
-        level_picks,
+        mapped_cut,
         page_header,
     )
 
@@ -297,11 +297,6 @@ def _by_map(
     def_length: int | None,
 ) -> bytes:
     """The cut page of ``rows`` from the blocks of a mapped page that hold them."""
-    previous = -1
-    for row in rows:
-        if row <= previous or row >= count:
-            raise _Unsupported
-        previous = row
     levels: bytes | memoryview | None
     if kind == _DATA_PAGE:
         levels, compressed = known.levels, stored
@@ -309,29 +304,17 @@ def _by_map(
         if def_length is None or def_length < 0:
             raise _Unsupported
         levels, compressed = stored[:def_length], stored[def_length:]
-    if codec.optional:
-        if levels is None:
-            raise _Unsupported
-        rows_array = rows if isinstance(rows, array) else array("q", rows)
-        picks: Sequence[int] = memoryview(level_picks(levels, rows_array)).cast("q")
-    else:
-        picks = rows
-    wanted = [pick for pick in picks if pick >= 0]
-    values = hit_values(compressed, known, wanted, _codec("snappy"))
-    if values is None:
+    if codec.optional and levels is None:
+        raise _Unsupported
+    wanted = rows if isinstance(rows, array) else array("q", rows)
+    found = mapped_cut(
+        compressed, known.offsets, known.first_value, known.first_offset, known.total,
+        levels if levels is not None else b"", wanted, count, codec.optional,
+    )  # fmt: skip
+    if found is None:
         raise _Whole
-    body = b"".join(values)
-    level_bytes = _level_bits(picks) if codec.optional else b""
-    return _encode(len(rows), len(rows) - len(wanted), level_bytes, body)
-
-
-def _level_bits(picks: Sequence[int]) -> bytes:
-    """One bit-packed run of definition levels: 1 where ``picks`` names a value."""
-    groups = (len(picks) + 7) // 8
-    header = bytearray()
-    encode_leb128(groups << 1 | 1, header)
-    bits = sum(1 << number for number, pick in enumerate(picks) if pick >= 0)
-    return bytes(header) + bits.to_bytes(groups, "little")
+    level_bytes, body, nulls = found
+    return _encode(len(rows), nulls, level_bytes, body)
 
 
 def _encode(count: int, nulls: int, levels: bytes, body: bytes) -> bytes:
@@ -341,19 +324,37 @@ def _encode(count: int, nulls: int, levels: bytes, body: bytes) -> bytes:
     i32 but ``is_compressed``, ids ascending by one: one byte ``delta << 4 | type``
     then the zigzag varint), byte for byte what ``thriftcompact.encode_struct`` writes.
     """
-    size = len(levels) + len(body)
-    out = bytearray(b"\x15")  # field 1, i32: type
-    _zigzag_i32(out, _DATA_PAGE_V2)
-    for value in (size, size):  # fields 2 and 3: uncompressed and compressed sizes
-        out.append(0x15)
-        _zigzag_i32(out, value)
-    out.append(0x5C)  # field 8 (delta 5), struct: data_page_header_v2
-    for value in (count, nulls, count, _PLAIN, len(levels), 0):  # its fields 1..6
-        out.append(0x15)
-        _zigzag_i32(out, value)
-    out += b"\x12\x00\x00"  # field 7 is_compressed false; end of both structs
-    return bytes(out) + levels + body
+    size = _i32(len(levels) + len(body))
+    rows = _i32(count)
+    return b"".join(
+        (
+            b"\x15\x06\x15",  # field 1, i32: type (3, v2); field 2, i32: uncompressed size
+            size,
+            b"\x15",  # field 3: compressed size
+            size,
+            b"\x5c\x15",  # field 8 (delta 5), struct: data_page_header_v2; its field 1
+            rows,
+            b"\x15",  # 2: nulls
+            _i32(nulls),
+            b"\x15",  # 3: rows
+            rows,
+            b"\x15\x00\x15",  # 4: encoding PLAIN; 5: definition levels' bytes
+            _i32(len(levels)),
+            b"\x15\x00\x12\x00\x00",  # 6: no repetition levels; 7 is_compressed false; ends
+            levels,
+            body,
+        )
+    )
 
 
-def _zigzag_i32(out: bytearray, value: int) -> None:
-    encode_leb128((value << 1) ^ (value >> 31), out)
+#: The zigzag varints of 0..63 (one byte each).
+_SMALL_I32 = [bytes((value << 1,)) for value in range(64)]
+
+
+def _i32(value: int) -> bytes:
+    """The compact protocol's zigzag varint of a non-negative i32."""
+    if value < 64:
+        return _SMALL_I32[value]
+    out = bytearray()
+    encode_leb128(value << 1, out)
+    return bytes(out)
