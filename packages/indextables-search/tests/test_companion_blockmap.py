@@ -192,7 +192,7 @@ def test_mapped_cut_takes_the_wanted_values(name: str, sizes: list[int], data: A
     last = max(rows)
     end = sum(4 + size for size in sizes[: last + 1])
     if end > 0 and end < len(body):
-        shortened = SNAPPY.compress(body[:end - 1]).to_pybytes()
+        shortened = SNAPPY.compress(body[: end - 1]).to_pybytes()
         short_blocks = twin.snappy_blocks(shortened)
         if short_blocks is not None and short_blocks[1] == offsets[: len(short_blocks[1])]:
             with pytest.raises(ValueError):
@@ -313,3 +313,43 @@ def test_a_footer_not_kept_maps_nothing(tmp_path: Path) -> None:
         served = parquetpages.page_rows(handle, footer, ["s"], [3])
     assert served.arrays["s"].to_pylist() == ["a" * 200]
     assert footer.page_maps is None
+
+
+@TWINS
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+def test_a_mapped_dictionary_serves_pages_of_indices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, version: str
+) -> None:
+    rng = random.Random(11)
+    words = [f"entry {i:05d} " + "é" * rng.randint(0, 90) for i in range(8000)]
+    # the first rows name every word in order (word i gets dictionary index i), then
+    # random words; rows 20001-20003 name entries out of the dictionary's order
+    cells: list[str | None] = list(words)
+    cells += [None if rng.random() < 0.1 else rng.choice(words) for _ in range(22000)]
+    cells[20001:20004] = [words[7000], words[100], words[5000]]
+    table = pa.table({"s": pa.array(cells, pa.string())})
+    path = tmp_path / "f.parquet"
+    pq.write_table(table, path, compression="snappy", data_page_version=version,
+                   data_page_size=16 * 1024, write_page_index=True)  # fmt: skip
+    monkeypatch.setattr(parquetpages, "DENSE_SHARE", 1.0)
+    outcomes = use_twin(monkeypatch, name)
+    whole = table.column("s")
+    clear_footer_cache()
+    stat = path.stat()
+    key = FileKey(str(path), stat.st_size, stat.st_mtime_ns)
+    with pafs.LocalFileSystem().open_input_file(str(path)) as handle:
+        footer = footer_of(handle, key)
+        for rows in (
+            [5],
+            [17, 29000],
+            [20001, 20002, 20003, 20005, 20008],
+            list(range(0, 30000, 150)),
+            [12345],
+        ):
+            served = parquetpages.page_rows(handle, footer, ["s"], rows)
+            assert served.arrays["s"].to_pylist() == whole.take(rows).to_pylist(), rows
+    # the dictionary (~830 KB: 13 blocks) was mapped on the first read; later reads
+    # took few entries from their blocks, the spread read fell back to the whole page
+    assert any(m is not None and len(m.offsets) >= 3 for m in footer.page_maps.values())
+    assert True in outcomes, outcomes
+    assert False in outcomes, outcomes

@@ -32,6 +32,7 @@ from indextables.search.boundedcache import BoundedCache
 from indextables.search.companion.pagethreads import run_ordered
 from indextables.search.companion.slimpages import (
     Dictionary,
+    MappedDictionary,
     PageCodec,
     PageMaps,
     dictionary_encoded,
@@ -294,12 +295,12 @@ def _cut_pages(
             ):
                 wanted_dictionaries.append((name, part))
 
-    def dictionary_of(unit: tuple[str, _Group]) -> Dictionary | None:
+    def dictionary_of(unit: tuple[str, _Group]) -> Dictionary | MappedDictionary | None:
         name, part = unit
         codec = codecs[(name, part.group)]
         assert part.prefix is not None
         assert codec is not None
-        return read_dictionary(data[part.prefix], codec)
+        return read_dictionary(data[part.prefix], codec, footer.page_maps, part.prefix[0])
 
     found = run_ordered(
         wanted_dictionaries,

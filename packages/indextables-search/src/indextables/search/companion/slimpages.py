@@ -51,7 +51,8 @@ except ImportError:  # not built: the pure twin
     )
 
 __all__ = [
-    "Dictionary", "PageCodec", "PageMaps", "dictionary_encoded", "read_dictionary", "slim_page",
+    "Dictionary", "MappedDictionary", "PageCodec", "PageMaps", "dictionary_encoded",
+    "read_dictionary", "slim_page",
 ]  # fmt: skip
 
 #: A file's page maps: page offset -> its map (None: the page cannot be mapped).
@@ -118,8 +119,24 @@ class Dictionary:
     starts: memoryview | None = None  # int64 positions, count + 1 of them
 
 
-def read_dictionary(page: memoryview, codec: PageCodec) -> Dictionary | None:
-    """The dictionary page at the start of ``page`` (None: not one this module reads)."""
+@dataclass(frozen=True, slots=True)
+class MappedDictionary:
+    """A chunk's Snappy dictionary page of strings, read by its block map: only the
+    entries a cut page names are decompressed (:func:`_by_dictionary_map`)."""
+
+    compressed: memoryview
+    known: BlockMap
+    count: int
+
+
+def read_dictionary(
+    page: memoryview, codec: PageCodec, maps: PageMaps | None = None, at: int = 0
+) -> Dictionary | MappedDictionary | None:
+    """The dictionary page at the start of ``page`` (None: not one this module reads).
+
+    ``maps``: the file's page maps, ``at`` the page's offset in the file; a Snappy
+    dictionary of strings is mapped the first time and not decompressed whole later.
+    """
     try:
         used, kind, uncompressed, compressed, values, encoding, *_ = page_header(page)
         if kind != _DICTIONARY_PAGE:
@@ -129,12 +146,21 @@ def read_dictionary(page: memoryview, codec: PageCodec) -> Dictionary | None:
         if encoding not in (_PLAIN, _PLAIN_DICTIONARY) or values is None:
             return None
         count = values
-        body = _decompress(_stored(page, used, compressed), uncompressed, codec.codec)
+        stored = _stored(page, used, compressed)
+        mappable = (
+            maps is not None and blockmap.COMPILED and codec.codec == "snappy" and not codec.width
+        )
+        known = maps.get(at, _UNKNOWN) if maps is not None and mappable else None
+        if isinstance(known, BlockMap):
+            return MappedDictionary(stored, known, count)
+        body = _decompress(stored, uncompressed, codec.codec)
         if codec.width:
             if count * codec.width > len(body):
                 return None
             return Dictionary(body, count, codec.width)
         starts = memoryview(byte_array_starts(body, count)).cast("q")
+        if known is _UNKNOWN and maps is not None:
+            maps[at] = map_page(stored, body, 0, None)
         return Dictionary(body, count, 0, starts)
     except _FAILURES:
         return None
@@ -185,7 +211,7 @@ def slim_page(
     page: memoryview,
     rows: Sequence[int],
     codec: PageCodec,
-    dictionary: Dictionary | None,
+    dictionary: Dictionary | MappedDictionary | None,
     maps: PageMaps | None = None,
     at: int = 0,
 ) -> bytes | None:
@@ -208,7 +234,7 @@ def _slim(
     page: memoryview,
     rows: Sequence[int],
     codec: PageCodec,
-    dictionary: Dictionary | None,
+    dictionary: Dictionary | MappedDictionary | None,
     maps: PageMaps | None,
     at: int,
 ) -> bytes:
@@ -265,26 +291,88 @@ def _slim(
         raise _Unsupported
     if encoding not in (_PLAIN, _PLAIN_DICTIONARY, _RLE_DICTIONARY):
         raise _Unsupported
+    wanted = rows if isinstance(rows, array) else array("q", rows)
+    if encoding != _PLAIN and isinstance(dictionary, MappedDictionary):
+        try:
+            return _by_dictionary_map(levels, values, wanted, count, codec, dictionary)
+        except _Whole:  # its entries lie in most of its blocks
+            dictionary = _whole(dictionary)
     if encoding == _PLAIN:
-        width, values_of, starts, known = codec.width, None, None, 0
-    elif dictionary is None:
+        width, values_of, starts, entries = codec.width, None, None, 0
+    elif dictionary is None or isinstance(dictionary, MappedDictionary):
         raise _Unsupported
     else:
         width, values_of, starts = dictionary.width, dictionary.values, dictionary.starts
-        known = dictionary.count
+        entries = dictionary.count
     level_bytes, body_bytes, nulls = cut_page(
         levels if levels is not None else b"",
         values,
-        rows if isinstance(rows, array) else array("q", rows),
+        wanted,
         count,
         optional=codec.optional,
         dictionary_encoded=encoding != _PLAIN,
         width=width,
         dictionary=values_of,
         starts=starts,
-        dictionary_count=known,
+        dictionary_count=entries,
     )
     return _encode(len(rows), nulls, level_bytes, body_bytes)
+
+
+def _by_dictionary_map(
+    levels: memoryview | None,
+    values: memoryview,
+    rows: array[int],
+    count: int,
+    codec: PageCodec,
+    dictionary: MappedDictionary,
+) -> bytes:
+    """The cut page of ``rows`` of a page of dictionary indices, the entries they name
+    taken from the blocks of the mapped dictionary that hold them."""
+    # the kernel's fixed-width path over the identity dictionary 0..n-1 yields each
+    # present row's index (checked against the dictionary's size), levels and nulls
+    level_bytes, picked, nulls = cut_page(
+        levels if levels is not None else b"", values, rows, count, optional=codec.optional,
+        dictionary_encoded=True, width=8, dictionary=_identity(dictionary.count),
+        dictionary_count=dictionary.count,
+    )  # fmt: skip
+    indices = memoryview(picked).cast("q")
+    unique = sorted(set(indices))
+    known = dictionary.known
+    found = mapped_cut(
+        dictionary.compressed, known.offsets, known.first_value, known.first_offset,
+        known.total, b"", array("q", unique), dictionary.count, False,
+    )  # fmt: skip
+    if found is None:
+        raise _Whole
+    entries = found[1]
+    starts = memoryview(byte_array_starts(entries, len(unique))).cast("q")
+    where = {index: number for number, index in enumerate(unique)}
+    body = b"".join(
+        entries[starts[where[index]] : starts[where[index] + 1]] for index in indices
+    )
+    return _encode(len(rows), nulls, level_bytes, body)
+
+
+def _whole(dictionary: MappedDictionary) -> Dictionary:
+    """A mapped dictionary decompressed whole."""
+    body = _decompress(dictionary.compressed, dictionary.known.total, "snappy")
+    starts = memoryview(byte_array_starts(body, dictionary.count)).cast("q")
+    return Dictionary(body, dictionary.count, 0, starts)
+
+
+_identities = [b""]
+
+
+def _identity(count: int) -> bytes:
+    """Little-endian int64 0, 1, ..., at least ``count`` of them (kept, grown on need:
+    each caller holds its own reference, so threads never see one change)."""
+    found = _identities[-1]
+    if len(found) < 8 * count:
+        found = array("q", range(max(count, len(found) // 4))).tobytes()
+        _identities.append(found)
+        del _identities[:-1]
+    return found
 
 
 def _by_map(
