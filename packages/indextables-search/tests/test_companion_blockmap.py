@@ -353,3 +353,20 @@ def test_a_mapped_dictionary_serves_pages_of_indices(
     assert any(m is not None and len(m.offsets) >= 3 for m in footer.page_maps.values())
     assert True in outcomes, outcomes
     assert False in outcomes, outcomes
+
+
+def test_a_page_of_one_block_is_not_mapped(tmp_path: Path) -> None:
+    path = tmp_path / "f.parquet"
+    table = pa.table({"s": [f"short {i}" for i in range(3000)]})  # ~30 KB: one block
+    pq.write_table(table, path, compression="snappy", use_dictionary=False,
+                   write_page_index=True)  # fmt: skip
+    clear_footer_cache()
+    stat = path.stat()
+    key = FileKey(str(path), stat.st_size, stat.st_mtime_ns)
+    with pafs.LocalFileSystem().open_input_file(str(path)) as handle:
+        footer = footer_of(handle, key)
+        for rows in ([4], [2999]):
+            served = parquetpages.page_rows(handle, footer, ["s"], rows)
+            assert served.arrays["s"].to_pylist() == table.column("s").take(rows).to_pylist()
+    assert footer.page_maps
+    assert all(m is None for m in footer.page_maps.values())

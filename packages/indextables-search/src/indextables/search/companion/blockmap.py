@@ -70,15 +70,15 @@ def map_page(
     compressed: memoryview, body: memoryview, at: int, levels: memoryview | None
 ) -> BlockMap | None:
     """The map of a page's Snappy-compressed part ``compressed``, decompressed as
-    ``body``, whose PLAIN BYTE_ARRAY values start at ``at`` (None: its blocks do not
-    decompress alone, or its values do not fill the rest of ``body``)."""
+    ``body``, whose PLAIN BYTE_ARRAY values start at ``at`` (None: a single block, its
+    blocks do not decompress alone, or its values do not fill the rest of ``body``)."""
     found = snappy_blocks(compressed)
     if found is None:
         return None
     total, offsets = found
-    if total != len(body):
-        return None
     blocks = len(offsets) // 8
+    if total != len(body) or blocks < 2:  # one block: nothing to leave out
+        return None
     try:
         pairs = memoryview(block_value_starts(body[at:], at, blocks)).cast("q")
     except ValueError:

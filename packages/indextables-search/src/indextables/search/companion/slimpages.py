@@ -119,14 +119,16 @@ class Dictionary:
     starts: memoryview | None = None  # int64 positions, count + 1 of them
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MappedDictionary:
     """A chunk's Snappy dictionary page of strings, read by its block map: only the
-    entries a cut page names are decompressed (:func:`_by_dictionary_map`)."""
+    entries a cut page names are decompressed (:func:`_by_dictionary_map`). ``whole``
+    keeps it decompressed once a page named entries in most of its blocks."""
 
     compressed: memoryview
     known: BlockMap
     count: int
+    whole: Dictionary | None = None
 
 
 def read_dictionary(
@@ -293,10 +295,12 @@ def _slim(
         raise _Unsupported
     wanted = rows if isinstance(rows, array) else array("q", rows)
     if encoding != _PLAIN and isinstance(dictionary, MappedDictionary):
-        try:
-            return _by_dictionary_map(levels, values, wanted, count, codec, dictionary)
-        except _Whole:  # its entries lie in most of its blocks
-            dictionary = _whole(dictionary)
+        if dictionary.whole is None:
+            try:
+                return _by_dictionary_map(levels, values, wanted, count, codec, dictionary)
+            except _Whole:  # its entries lie in most of its blocks
+                pass
+        dictionary = _whole(dictionary)
     if encoding == _PLAIN:
         width, values_of, starts, entries = codec.width, None, None, 0
     elif dictionary is None or isinstance(dictionary, MappedDictionary):
@@ -348,17 +352,17 @@ def _by_dictionary_map(
     entries = found[1]
     starts = memoryview(byte_array_starts(entries, len(unique))).cast("q")
     where = {index: number for number, index in enumerate(unique)}
-    body = b"".join(
-        entries[starts[where[index]] : starts[where[index] + 1]] for index in indices
-    )
+    body = b"".join(entries[starts[where[index]] : starts[where[index] + 1]] for index in indices)
     return _encode(len(rows), nulls, level_bytes, body)
 
 
 def _whole(dictionary: MappedDictionary) -> Dictionary:
-    """A mapped dictionary decompressed whole."""
-    body = _decompress(dictionary.compressed, dictionary.known.total, "snappy")
-    starts = memoryview(byte_array_starts(body, dictionary.count)).cast("q")
-    return Dictionary(body, dictionary.count, 0, starts)
+    """A mapped dictionary decompressed whole (once: kept on it for its other pages)."""
+    if dictionary.whole is None:
+        body = _decompress(dictionary.compressed, dictionary.known.total, "snappy")
+        starts = memoryview(byte_array_starts(body, dictionary.count)).cast("q")
+        dictionary.whole = Dictionary(body, dictionary.count, 0, starts)
+    return dictionary.whole
 
 
 _identities = [b""]
