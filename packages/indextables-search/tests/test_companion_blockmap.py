@@ -12,40 +12,21 @@ import random
 import struct
 from array import array
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
+from companiontwins import TWINS, load, varint
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indextables.search.companion import _kernels_py, blockmap, parquetpages, slimpages
 from indextables.search.companion.parquetpages import FileKey, clear_footer_cache, footer_of
 
-TWINS = pytest.mark.parametrize("name", ["python", "cython"])
 BLOCK = 1 << 16
 SNAPPY = pa.Codec("snappy")
-
-
-def load(name: str) -> ModuleType:
-    """The pure twin, or the compiled one (which must be built: a failure otherwise)."""
-    if name == "python":
-        return _kernels_py
-    from indextables.search.companion import _kernels  # type: ignore[attr-defined]
-
-    return _kernels
-
-
-def varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def offsets_of(found: tuple[int, bytes]) -> list[int]:

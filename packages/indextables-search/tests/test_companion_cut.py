@@ -10,37 +10,17 @@ from __future__ import annotations
 import math
 import struct
 from array import array
-from types import ModuleType
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from companiontwins import TWINS, load, varint
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from indextables.search.companion import _kernels_py, parquetpages, slimpages
+from indextables.search.companion import parquetpages, slimpages
 from indextables.search.companion.parquetpages import FileKey, clear_footer_cache, footer_of
-
-TWINS = pytest.mark.parametrize("name", ["python", "cython"])
-
-
-def load(name: str) -> ModuleType:
-    """The pure twin, or the compiled one (which must be built: a failure otherwise)."""
-    if name == "python":
-        return _kernels_py
-    from indextables.search.companion import _kernels  # type: ignore[attr-defined]
-
-    return _kernels
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def encode_hybrid(runs: list[tuple[bool, list[int]]], width: int) -> tuple[bytes, list[int]]:
@@ -54,11 +34,11 @@ def encode_hybrid(runs: list[tuple[bool, list[int]]], width: int) -> tuple[bytes
             bits = 0
             for number, value in enumerate(padded):
                 bits |= value << (number * width)
-            out += _varint(len(padded) // 8 << 1 | 1)
+            out += varint(len(padded) // 8 << 1 | 1)
             out += bits.to_bytes(len(padded) * width // 8, "little")
             seen += padded
         else:
-            out += _varint(len(values) << 1)
+            out += varint(len(values) << 1)
             out += values[0].to_bytes((width + 7) // 8, "little") if values else b""
             if not values and width:
                 out += bytes((width + 7) // 8)

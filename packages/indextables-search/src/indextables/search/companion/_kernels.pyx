@@ -286,6 +286,32 @@ cdef int _cut(const unsigned char *levels, Py_ssize_t levels_size,
     return _plain_starts(values, values_size, wanted, used, begin, end)
 
 
+cdef bytes _level_run(const long long *picks, Py_ssize_t n):
+    """One bit-packed run of definition levels (bit width 1): 1 where ``picks`` names
+    a value, 0 where it is -1."""
+    cdef Py_ssize_t groups = (n + 7) // 8, index
+    cdef unsigned long long header = (<unsigned long long> groups) << 1 | 1
+    cdef char *target
+    cdef unsigned char *bits
+    prefix = bytearray()
+    while header > 0x7F:
+        prefix.append(<unsigned char> ((header & 0x7F) | 0x80))
+        header >>= 7
+    prefix.append(<unsigned char> header)
+    out = PyBytes_FromStringAndSize(NULL, len(prefix) + groups)
+    target = out
+    for index in range(len(prefix)):
+        target[index] = prefix[index]
+    bits = <unsigned char *> target + len(prefix)
+    with nogil:
+        for index in range(groups):
+            bits[index] = 0
+        for index in range(n):
+            if picks[index] >= 0:
+                bits[index >> 3] |= <unsigned char> (1 << (index & 7))
+    return out
+
+
 _NO_STARTS = memoryview(b"").cast("q")
 
 
@@ -296,7 +322,7 @@ def cut_page(const unsigned char[:] levels, const unsigned char[:] values,
              Py_ssize_t dictionary_count=0):
     """See ``_kernels_py.cut_page``: ``(levels, values, nulls)`` of the cut page."""
     cdef Py_ssize_t n = rows.shape[0]
-    cdef Py_ssize_t chosen = 0, index, total = 0, written = 0, groups
+    cdef Py_ssize_t chosen = 0, index, total = 0, written = 0
     cdef int status
     cdef const unsigned char *dictionary_data = NULL
     cdef Py_ssize_t dictionary_size = 0, starts_count = 0
@@ -305,9 +331,7 @@ def cut_page(const unsigned char[:] levels, const unsigned char[:] values,
     cdef const unsigned char *levels_data = NULL
     cdef const unsigned char *values_data = NULL
     cdef Py_ssize_t levels_size = levels.shape[0], values_size = values.shape[0]
-    cdef unsigned long long header
     cdef char *target
-    cdef unsigned char *bits
     if levels_size:
         levels_data = &levels[0]
     if values_size:
@@ -347,26 +371,7 @@ def cut_page(const unsigned char[:] levels, const unsigned char[:] values,
                 memcpy(target + written, source + begin[index],
                        <size_t> (end[index] - begin[index]))
                 written += end[index] - begin[index]
-        level_bytes = b""
-        if optional:
-            groups = (n + 7) // 8
-            header = (<unsigned long long> groups) << 1 | 1
-            prefix = bytearray()
-            while header > 0x7F:
-                prefix.append(<unsigned char> ((header & 0x7F) | 0x80))
-                header >>= 7
-            prefix.append(<unsigned char> header)
-            level_bytes = PyBytes_FromStringAndSize(NULL, len(prefix) + groups)
-            target = level_bytes
-            for index in range(len(prefix)):
-                target[index] = prefix[index]
-            bits = <unsigned char *> target + len(prefix)
-            with nogil:
-                for index in range(groups):
-                    bits[index] = 0
-                for index in range(n):
-                    if picks[index] >= 0:
-                        bits[index >> 3] |= <unsigned char> (1 << (index & 7))
+        level_bytes = _level_run(picks, n) if optional else b""
         return level_bytes, body, n - chosen
     finally:
         free(work)
@@ -671,57 +676,89 @@ cdef int _snappy_size(const unsigned char *data, Py_ssize_t size, Py_ssize_t *po
             return 0
 
 
+cdef inline long long _le32(const unsigned char *p) noexcept nogil:
+    return <long long> (<unsigned long long> p[0] | (<unsigned long long> p[1] << 8)
+                        | (<unsigned long long> p[2] << 16) | (<unsigned long long> p[3] << 24))
+
+
+cdef inline bint _skip_value(const unsigned char *data, long long size,
+                             long long *position) noexcept nogil:
+    """Move past the PLAIN BYTE_ARRAY value at ``position``; True: its length runs out."""
+    if position[0] + 4 > size:
+        return True
+    position[0] += 4 + _le32(data + position[0])
+    return False
+
+
+cdef inline int _element(const unsigned char *src, Py_ssize_t end, Py_ssize_t *pos,
+                         Py_ssize_t *length, Py_ssize_t *back) noexcept nogil:
+    """The Snappy element whose tag is at ``pos`` (below ``end``): 0 a literal of
+    ``length`` bytes, which then start at ``pos``; 1 a copy of ``length`` bytes from
+    ``back`` bytes before; -1 truncated. ``pos`` moves past the tag."""
+    cdef unsigned char tag = src[pos[0]]
+    cdef Py_ssize_t p = pos[0], extra, k
+    cdef unsigned long long value
+    if (tag & 3) == 0:
+        length[0] = tag >> 2
+        if length[0] < 60:
+            p += 1
+        else:
+            extra = length[0] - 59
+            if p + 1 + extra > end:
+                return -1
+            value = 0
+            for k in range(extra):
+                value |= (<unsigned long long> src[p + 1 + k]) << (8 * k)
+            length[0] = <Py_ssize_t> value
+            p += 1 + extra
+        length[0] += 1
+        back[0] = 0
+        if length[0] > end - p:
+            return -1
+        pos[0] = p
+        return 0
+    if (tag & 3) == 1:
+        if p + 2 > end:
+            return -1
+        length[0] = ((tag >> 2) & 7) + 4
+        back[0] = ((<Py_ssize_t> (tag >> 5)) << 8) | src[p + 1]
+        pos[0] = p + 2
+        return 1
+    length[0] = (tag >> 2) + 1
+    if (tag & 3) == 2:
+        if p + 3 > end:
+            return -1
+        back[0] = src[p + 1] | (<Py_ssize_t> src[p + 2] << 8)
+        pos[0] = p + 3
+        return 1
+    if p + 5 > end:
+        return -1
+    back[0] = (src[p + 1] | (<Py_ssize_t> src[p + 2] << 8) | (<Py_ssize_t> src[p + 3] << 16)
+               | (<Py_ssize_t> src[p + 4] << 24))
+    pos[0] = p + 5
+    return 1
+
+
 cdef int _snappy_walk(const unsigned char *data, Py_ssize_t size, Py_ssize_t position,
                       unsigned long long total, long long *offsets, Py_ssize_t capacity,
                       Py_ssize_t *count) noexcept nogil:
     """0: independent blocks (``offsets`` filled, ``count`` of them); 1: not."""
-    cdef unsigned long long extra_value
-    cdef Py_ssize_t extra, k
-    cdef unsigned char tag
-    cdef long long out = 0, length, back, block_start
-    cdef Py_ssize_t found = 0
+    cdef Py_ssize_t length, back, found = 0
+    cdef long long out = 0, block_start
+    cdef int kind
     while position < size:
         if (out & _BLOCK_MASK) == 0 and (out >> _BLOCK_BITS) == found:
             if found >= capacity:
                 return 1
             offsets[found] = position
             found += 1
-        tag = data[position]
-        if (tag & 3) == 0:
-            length = tag >> 2
-            if length < 60:
-                position += 1
-            else:
-                extra = <Py_ssize_t> (length - 59)
-                if position + 1 + extra > size:
-                    return 1
-                extra_value = 0
-                for k in range(extra):
-                    extra_value |= (<unsigned long long> data[position + 1 + k]) << (8 * k)
-                length = <long long> extra_value
-                position += 1 + extra
-            length += 1
-            if length > size - position:
-                return 1
-            position += <Py_ssize_t> length
-            back = 0
-        elif (tag & 3) == 1:
-            if position + 2 > size:
-                return 1
-            length = ((tag >> 2) & 7) + 4
-            back = ((<long long> (tag >> 5)) << 8) | data[position + 1]
-            position += 2
-        else:
-            extra = 2 if (tag & 3) == 2 else 4
-            if position + 1 + extra > size:
-                return 1
-            length = (tag >> 2) + 1
-            back = 0
-            for k in range(extra):
-                back |= (<long long> data[position + 1 + k]) << (8 * k)
-            position += 1 + extra
+        kind = _element(data, size, &position, &length, &back)
+        if kind < 0:
+            return 1
+        if kind == 0:
+            position += length
         block_start = out & ~(<long long> _BLOCK_MASK)
-        if (tag & 3) and (back == 0 or out - back < block_start):
+        if kind == 1 and (back == 0 or out - back < block_start):
             return 1
         out += length
         if <unsigned long long> out > total or out - block_start > _BLOCK:
@@ -762,7 +799,6 @@ def block_value_starts(const unsigned char[:] values, long long at, Py_ssize_t b
     """See ``_kernels_py.block_value_starts``."""
     cdef Py_ssize_t size = values.shape[0], block
     cdef long long position = 0, index = 0, boundary
-    cdef unsigned long long length
     cdef bint damaged = False
     cdef const unsigned char *data = &values[0] if size else NULL
     out = PyBytes_FromStringAndSize(NULL, blocks * 16)
@@ -773,14 +809,9 @@ def block_value_starts(const unsigned char[:] values, long long at, Py_ssize_t b
             if boundary < 0:
                 boundary = 0
             while position < boundary and position < size:
-                if position + 4 > size:
+                if _skip_value(data, size, &position):
                     damaged = True
                     break
-                length = (<unsigned long long> data[position]
-                          | (<unsigned long long> data[position + 1] << 8)
-                          | (<unsigned long long> data[position + 2] << 16)
-                          | (<unsigned long long> data[position + 3] << 24))
-                position += 4 + <long long> length
                 index += 1
             if damaged or position > size:
                 damaged = True
@@ -788,14 +819,8 @@ def block_value_starts(const unsigned char[:] values, long long at, Py_ssize_t b
             pairs[2 * block] = index
             pairs[2 * block + 1] = position + at
         while not damaged and position < size:
-            if position + 4 > size:
+            if _skip_value(data, size, &position):
                 damaged = True
-                break
-            length = (<unsigned long long> data[position]
-                      | (<unsigned long long> data[position + 1] << 8)
-                      | (<unsigned long long> data[position + 2] << 16)
-                      | (<unsigned long long> data[position + 3] << 24))
-            position += 4 + <long long> length
         if position != size:
             damaged = True
     if damaged:
@@ -821,69 +846,28 @@ cdef struct _Inflater:
 cdef int _inflate(_Inflater *s, Py_ssize_t upto) noexcept nogil:
     """Decode Snappy elements until ``upto`` bytes are out; 1: the stream ends first,
     is damaged, or a copy reaches before the output's start."""
-    cdef unsigned char tag
-    cdef Py_ssize_t length, back, extra, k, i
-    cdef unsigned long long value
+    cdef Py_ssize_t length, back, i
+    cdef int kind
     if upto > s.cap:
         return 1
     while s.out < upto:
         if s.pos >= s.end:
             return 1
-        tag = s.src[s.pos]
-        if (tag & 3) == 0:
-            length = tag >> 2
-            if length < 60:
-                s.pos += 1
-            else:
-                extra = length - 59
-                if s.pos + 1 + extra > s.end:
-                    return 1
-                value = 0
-                for k in range(extra):
-                    value |= (<unsigned long long> s.src[s.pos + 1 + k]) << (8 * k)
-                length = <Py_ssize_t> value
-                s.pos += 1 + extra
-            length += 1
-            if length > s.end - s.pos or length > s.cap - s.out:
-                return 1
+        kind = _element(s.src, s.end, &s.pos, &length, &back)
+        if kind < 0 or length > s.cap - s.out:
+            return 1
+        if kind == 0:
             memcpy(s.dst + s.out, s.src + s.pos, <size_t> length)
             s.pos += length
-            s.out += length
-            continue
-        if (tag & 3) == 1:
-            if s.pos + 2 > s.end:
-                return 1
-            length = ((tag >> 2) & 7) + 4
-            back = ((<Py_ssize_t> (tag >> 5)) << 8) | s.src[s.pos + 1]
-            s.pos += 2
-        elif (tag & 3) == 2:
-            if s.pos + 3 > s.end:
-                return 1
-            length = (tag >> 2) + 1
-            back = s.src[s.pos + 1] | (<Py_ssize_t> s.src[s.pos + 2] << 8)
-            s.pos += 3
-        else:
-            if s.pos + 5 > s.end:
-                return 1
-            length = (tag >> 2) + 1
-            back = (s.src[s.pos + 1] | (<Py_ssize_t> s.src[s.pos + 2] << 8)
-                    | (<Py_ssize_t> s.src[s.pos + 3] << 16)
-                    | (<Py_ssize_t> s.src[s.pos + 4] << 24))
-            s.pos += 5
-        if back == 0 or back > s.out or length > s.cap - s.out:
+        elif back == 0 or back > s.out:
             return 1
-        if back >= length:
+        elif back >= length:
             memcpy(s.dst + s.out, s.dst + s.out - back, <size_t> length)
         else:
             for i in range(length):
                 s.dst[s.out + i] = s.dst[s.out - back + i]
         s.out += length
     return 0
-
-
-cdef inline long long _le32(const unsigned char *p) noexcept nogil:
-    return <long long> (<unsigned long long> p[0] | (<unsigned long long> p[1] << 8)
-                        | (<unsigned long long> p[2] << 16) | (<unsigned long long> p[3] << 24))
 
 
 cdef int _mapped(const unsigned char *compressed, Py_ssize_t size, const long long *offsets,
@@ -970,13 +954,10 @@ def mapped_cut(const unsigned char[::1] compressed, const long long[::1] offsets
                long long total, const unsigned char[::1] levels, const long long[::1] rows,
                long long count, bint optional):
     """See ``_kernels_py.mapped_cut``."""
-    cdef Py_ssize_t n = rows.shape[0], blocks = offsets.shape[0], index, used = 0, groups
+    cdef Py_ssize_t n = rows.shape[0], blocks = offsets.shape[0], index, used = 0
     cdef Py_ssize_t body_size = 0, body_cap = 4096
     cdef long long previous = -1
     cdef int status = 0
-    cdef unsigned long long header
-    cdef char *target
-    cdef unsigned char *bits
     if first_value.shape[0] != blocks or first_offset.shape[0] != blocks:
         raise ValueError(_MESSAGES[_DAMAGED])
     for index in range(n):
@@ -1018,25 +999,7 @@ def mapped_cut(const unsigned char[::1] compressed, const long long[::1] offsets
         if status:
             raise ValueError(_MESSAGES.get(status, _MESSAGES[_DAMAGED]))
         body_bytes = PyBytes_FromStringAndSize(<char *> body, body_size)
-        level_bytes = b""
-        if optional:
-            groups = (n + 7) // 8
-            header = (<unsigned long long> groups) << 1 | 1
-            prefix = bytearray()
-            while header > 0x7F:
-                prefix.append(<unsigned char> ((header & 0x7F) | 0x80))
-                header >>= 7
-            prefix.append(<unsigned char> header)
-            level_bytes = PyBytes_FromStringAndSize(NULL, len(prefix) + groups)
-            target = level_bytes
-            for index in range(len(prefix)):
-                target[index] = prefix[index]
-            bits = <unsigned char *> target + len(prefix)
-            for index in range(groups):
-                bits[index] = 0
-            for index in range(n):
-                if picks[index] >= 0:
-                    bits[index >> 3] |= <unsigned char> (1 << (index & 7))
+        level_bytes = _level_run(picks, n) if optional else b""
         return level_bytes, body_bytes, n - used
     finally:
         free(work)

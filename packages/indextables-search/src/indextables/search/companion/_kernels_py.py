@@ -339,6 +339,38 @@ def _sub(header: Any, fid: int) -> Any:
 SNAPPY_BLOCK = 1 << 16
 
 
+def _element(data: Bytes, position: int) -> tuple[bool, int, int, int] | None:
+    """The Snappy element whose tag is at ``position``: ``(literal, length, back, next)``,
+    ``next`` past its tag (a literal's bytes start there); None: truncated."""
+    size = len(data)
+    tag = data[position]
+    kind = tag & 3
+    if kind == 0:
+        length = tag >> 2
+        if length < 60:
+            position += 1
+        else:
+            extra = length - 59
+            if position + 1 + extra > size:
+                return None
+            length = int.from_bytes(data[position + 1 : position + 1 + extra], "little")
+            position += 1 + extra
+        length += 1
+        if length > size - position:
+            return None
+        return True, length, 0, position
+    extra = (1, 2, 4)[kind - 1]
+    if position + 1 + extra > size:
+        return None
+    if kind == 1:
+        length = (tag >> 2 & 7) + 4
+        back = (tag >> 5) << 8 | data[position + 1]
+    else:
+        length = (tag >> 2) + 1
+        back = int.from_bytes(data[position + 1 : position + 1 + extra], "little")
+    return False, length, back, position + 1 + extra
+
+
 def snappy_blocks(data: Bytes) -> tuple[int, bytes] | None:
     """Where each 64 KiB block of a raw Snappy stream's output starts in ``data``.
 
@@ -363,38 +395,14 @@ def snappy_blocks(data: Bytes) -> tuple[int, bytes] | None:
     while position < size:
         if out % SNAPPY_BLOCK == 0 and out // SNAPPY_BLOCK == len(offsets):
             offsets.append(position)
-        tag = data[position]
-        kind = tag & 3
-        if kind == 0:
-            length = tag >> 2
-            if length < 60:
-                position += 1
-            else:
-                extra = length - 59
-                if position + 1 + extra > size:
-                    return None
-                length = int.from_bytes(data[position + 1 : position + 1 + extra], "little")
-                position += 1 + extra
-            length += 1
-            if position + length > size:
-                return None
+        found = _element(data, position)
+        if found is None:
+            return None
+        literal, length, back, position = found
+        if literal:
             position += length
-            back = 0
-        elif kind == 1:
-            if position + 2 > size:
-                return None
-            length = (tag >> 2 & 7) + 4
-            back = (tag >> 5) << 8 | data[position + 1]
-            position += 2
-        else:
-            extra = 2 if kind == 2 else 4
-            if position + 1 + extra > size:
-                return None
-            length = (tag >> 2) + 1
-            back = int.from_bytes(data[position + 1 : position + 1 + extra], "little")
-            position += 1 + extra
         block_start = out - out % SNAPPY_BLOCK
-        if kind and (back == 0 or out - back < block_start):
+        if not literal and (back == 0 or out - back < block_start):
             return None  # a copy reaching before its block (or a damaged offset)
         out += length
         if out > total or out - block_start > SNAPPY_BLOCK:
@@ -452,38 +460,20 @@ class _Inflater:
         if upto > self.capacity:
             raise ValueError(_DAMAGED)
         while len(out) < upto:
-            position = self.position
-            if position >= len(source):
+            if self.position >= len(source):
                 raise ValueError(_DAMAGED)
-            tag = source[position]
-            kind = tag & 3
-            if kind == 0:
-                length = tag >> 2
-                if length < 60:
-                    position += 1
-                else:
-                    extra = length - 59
-                    if position + 1 + extra > len(source):
-                        raise ValueError(_DAMAGED)
-                    length = int.from_bytes(source[position + 1 : position + 1 + extra], "little")
-                    position += 1 + extra
-                length += 1
-                if length > len(source) - position or length > self.capacity - len(out):
-                    raise ValueError(_DAMAGED)
+            found = _element(source, self.position)
+            if found is None:
+                raise ValueError(_DAMAGED)
+            literal, length, back, position = found
+            if length > self.capacity - len(out):
+                raise ValueError(_DAMAGED)
+            if literal:
                 out += source[position : position + length]
                 self.position = position + length
                 continue
-            extra = (1, 2, 4)[kind - 1]
-            if position + 1 + extra > len(source):
-                raise ValueError(_DAMAGED)
-            if kind == 1:
-                length = (tag >> 2 & 7) + 4
-                back = (tag >> 5) << 8 | source[position + 1]
-            else:
-                length = (tag >> 2) + 1
-                back = int.from_bytes(source[position + 1 : position + 1 + extra], "little")
-            self.position = position + 1 + extra
-            if back == 0 or back > len(out) or length > self.capacity - len(out):
+            self.position = position
+            if back == 0 or back > len(out):
                 raise ValueError(_DAMAGED)
             for _ in range(length):
                 out.append(out[-back])
