@@ -19,7 +19,7 @@ from companiontwins import TWINS, load, varint
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from indextables.search.companion import parquetpages, slimpages
+from indextables.search.companion import cutarrays, parquetpages, slimpages
 from indextables.search.companion.parquetpages import FileKey, clear_footer_cache, footer_of
 
 
@@ -114,6 +114,8 @@ TYPES: dict[str, tuple[pa.DataType, st.SearchStrategy[Any]]] = {
     "double": (pa.float64(), st.floats()),
     "string": (pa.string(), st.text(max_size=12)),
     "binary": (pa.binary(), st.binary(max_size=12)),
+    "large_string": (pa.large_string(), st.text(max_size=12)),
+    "date": (pa.date32(), st.dates()),
     "fixed": (pa.binary(3), st.binary(min_size=3, max_size=3)),
     "int96": (pa.timestamp("ns"), st.integers(-(2**62), 2**62)),
 }
@@ -173,17 +175,18 @@ def test_cut_pages_equal_pyarrows_decoding(
     )  # fmt: skip
     whole = pq.read_table(path).column("c")
     cut: list[bool] = []
-    real = parquetpages.slim_page
+    real = parquetpages.cut_parts
 
     def counting(*args: Any) -> bytes | None:
         found = real(*args)
         cut.append(found is not None)
         return found
 
-    saved = (slimpages.cut_page, parquetpages.slim_page, parquetpages.SLIM_SHARE,
-             parquetpages.DENSE_SHARE)  # fmt: skip
+    saved = (slimpages.cut_page, parquetpages.cut_parts, parquetpages.SLIM_SHARE,
+             parquetpages.DENSE_SHARE, cutarrays.arrow_parts)  # fmt: skip
     slimpages.cut_page = twin.cut_page
-    parquetpages.slim_page = counting
+    cutarrays.arrow_parts = twin.arrow_parts
+    parquetpages.cut_parts = counting
     parquetpages.SLIM_SHARE = 1  # cut every page, whatever its share of hits
     parquetpages.DENSE_SHARE = 1.0  # and serve the column by pages however many hold hits
     try:
@@ -192,8 +195,8 @@ def test_cut_pages_equal_pyarrows_decoding(
             footer = footer_of(handle, FileKey(str(path), path.stat().st_size, None))
             served = parquetpages.page_rows(handle, footer, ["c"], case["rows"])
     finally:
-        (slimpages.cut_page, parquetpages.slim_page, parquetpages.SLIM_SHARE,
-         parquetpages.DENSE_SHARE) = saved  # fmt: skip
+        (slimpages.cut_page, parquetpages.cut_parts, parquetpages.SLIM_SHARE,
+         parquetpages.DENSE_SHARE, cutarrays.arrow_parts) = saved  # fmt: skip
     expected = whole.take(pa.array(case["rows"], pa.int64()))
     column = served.arrays.get("c")
     assert column is not None, served.rest

@@ -20,7 +20,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
-from indextables.search.companion import _kernels_py, parquetpages
+from indextables.search.companion import _kernels_py, cutarrays, parquetpages
 from indextables.search.companion.manifest import ParquetFileEntry, ParquetManifest
 from indextables.search.companion.parquetpages import (
     FileKey,
@@ -196,14 +196,24 @@ def test_page_rows_equal_a_whole_file_read(
     path = tmp_path / "f.parquet"
     write(path, table, rng, seed=seed)
     cut: list[bool] = []
-    cut_page = parquetpages.slim_page
+    cut_page = parquetpages.cut_parts
 
     def counting(*args: Any) -> bytes | None:
         found = cut_page(*args)
         cut.append(found is not None)
         return found
 
-    monkeypatch.setattr(parquetpages, "slim_page", counting)
+    monkeypatch.setattr(parquetpages, "cut_parts", counting)
+    direct: set[pa.DataType] = set()
+    laid_out = parquetpages.cut_array
+
+    def recording(pages: Any, arrow_type: pa.DataType, codec: Any) -> pa.Array | None:
+        found = laid_out(pages, arrow_type, codec)
+        if found is not None:
+            direct.add(arrow_type)
+        return found
+
+    monkeypatch.setattr(parquetpages, "cut_array", recording)
     whole = pq.read_table(path)
     columns = whole.column_names
     handle, footer = open_footer(path)
@@ -226,6 +236,11 @@ def test_page_rows_equal_a_whole_file_read(
     # in PLAIN and dictionary encodings; others are decoded whole).
     assert any(cut)
     assert all(cut) == (seed % 2 == 0), cut
+    # Columns whose every hit page was cut and whose Arrow layout is their PLAIN bytes
+    # came straight from the cut pages (cutarrays); the comparisons above cover them.
+    assert {pa.int64(), pa.float64(), pa.string(), pa.large_string()} <= direct, direct
+    if seed % 2 == 0:  # no BYTE_STREAM_SPLIT floats, no DELTA_BYTE_ARRAY binaries
+        assert {pa.float32(), pa.binary()} <= direct, direct
 
 
 class CountingFile:
@@ -394,6 +409,7 @@ def test_cut_pages_with_the_pure_twin(tmp_path: Path, monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(slimpages, "byte_array_starts", _kernels_py.byte_array_starts)
     monkeypatch.setattr(slimpages, "cut_page", _kernels_py.cut_page)
+    monkeypatch.setattr(cutarrays, "arrow_parts", _kernels_py.arrow_parts)
     rng = random.Random(42)
     table = hostile(rng, 600)
     path = tmp_path / "f.parquet"

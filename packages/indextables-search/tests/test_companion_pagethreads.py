@@ -49,13 +49,13 @@ def test_threaded_and_unthreaded_reads_give_identical_arrays(
     path = tmp_path / "f.parquet"
     write(path, table, rng, seed=seed)
     seen: set[str] = set()
-    original = parquetpages.slim_page
+    original = parquetpages.cut_parts
 
     def recording(*args: Any) -> bytes | None:
         seen.add(threading.current_thread().name)
         return original(*args)
 
-    monkeypatch.setattr(parquetpages, "slim_page", recording)
+    monkeypatch.setattr(parquetpages, "cut_parts", recording)
     whole = pq.read_table(path)
     handle, footer = open_footer(path)
     with handle:

@@ -45,3 +45,9 @@ def mapped_cut(
     count: int,
     optional: bool,
 ) -> tuple[bytes, bytes, int] | None: ...
+
+CutParts = tuple[int, int, bytes | bytearray | memoryview, bytes | bytearray | memoryview]
+
+def arrow_parts(
+    pages: list[CutParts], optional: bool, width: int, large: bool
+) -> tuple[bytes | None, bytes, bytes | None, int]: ...

@@ -40,7 +40,7 @@ def byte_array_starts(const unsigned char[:] data, Py_ssize_t count):
 # Cutting a data page down to a few rows (see ``_kernels_py.cut_page``).
 
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 cdef extern from *:
     int __builtin_popcount(unsigned int) nogil
@@ -1004,3 +1004,130 @@ def mapped_cut(const unsigned char[::1] compressed, const long long[::1] offsets
     finally:
         free(work)
         free(body)
+
+
+# ---------------------------------------------------------------------------
+# Cut pages laid out as one Arrow array's buffers (see ``_kernels_py.arrow_parts``).
+
+cdef enum:
+    _OFFSETS = 7
+
+_MESSAGES[_OFFSETS] = "cut values over 2 GiB do not fit int32 offsets"
+
+
+cdef int _lay_out(const unsigned char *body, Py_ssize_t size, const long long *picks,
+                  Py_ssize_t rows, Py_ssize_t width, bint large, Py_ssize_t first,
+                  unsigned char *bitmap, unsigned char *fixed, unsigned char *data,
+                  Py_ssize_t *data_at, void *offsets, Py_ssize_t *present) noexcept nogil:
+    """One page's rows from ``first`` on (``picks[i]`` < 0: null): 0, or damage."""
+    cdef Py_ssize_t index, position = 0, row
+    cdef long long length
+    for index in range(rows):
+        row = first + index
+        if picks[index] >= 0:
+            present[0] += 1
+            if bitmap != NULL:
+                bitmap[row >> 3] |= <unsigned char> (1 << (row & 7))
+            if width:
+                if position + width > size:
+                    return _DAMAGED
+                memcpy(fixed + row * width, body + position, <size_t> width)
+                position += width
+            else:
+                if position + 4 > size:
+                    return _DAMAGED
+                length = _le32(body + position)
+                if length > size - position - 4:
+                    return _DAMAGED
+                memcpy(data + data_at[0], body + position + 4, <size_t> length)
+                data_at[0] += length
+                position += 4 + length
+        elif width:
+            memset(fixed + row * width, 0, <size_t> width)
+        if not width:
+            if large:
+                (<long long *> offsets)[row + 1] = data_at[0]
+            else:
+                (<int *> offsets)[row + 1] = <int> data_at[0]
+    if position != size:
+        return _DAMAGED
+    return _OK
+
+
+def arrow_parts(list pages, bint optional, Py_ssize_t width, bint large):
+    """See ``_kernels_py.arrow_parts``."""
+    cdef Py_ssize_t total = 0, bytes_total = 0, rows, nulls, index, first = 0
+    cdef Py_ssize_t present = 0, before, data_at = 0, most = 0
+    cdef int status = _OK
+    cdef const unsigned char[:] levels
+    cdef const unsigned char[:] body
+    for page in pages:
+        rows, nulls = page[0], page[1]
+        if rows < 0 or nulls < 0 or nulls > rows:
+            raise ValueError(_MESSAGES[_DAMAGED])
+        total += rows
+        most = max(most, rows)
+        bytes_total += len(page[3])
+    if not width and not large and bytes_total > 0x7FFFFFFF:
+        raise ValueError(_MESSAGES[_OFFSETS])
+    bitmap_bytes = PyBytes_FromStringAndSize(NULL, (total + 7) // 8) if optional else None
+    cdef unsigned char *bitmap = NULL
+    if optional:
+        bitmap = <unsigned char *> (<char *> bitmap_bytes)
+        memset(bitmap, 0, <size_t> ((total + 7) // 8))
+    cdef unsigned char *fixed = NULL
+    cdef unsigned char *data = NULL
+    cdef void *offsets = NULL
+    if width:
+        values_bytes = PyBytes_FromStringAndSize(NULL, total * width)
+        fixed = <unsigned char *> (<char *> values_bytes)
+        data_bytes = None
+    else:
+        # the data holds at most the values' bytes (less their length prefixes)
+        values_bytes = PyBytes_FromStringAndSize(NULL, (total + 1) * (8 if large else 4))
+        offsets = <void *> (<char *> values_bytes)
+        if large:
+            (<long long *> offsets)[0] = 0
+        else:
+            (<int *> offsets)[0] = 0
+        data = <unsigned char *> malloc(<size_t> (bytes_total + 1))
+        if data == NULL:
+            raise MemoryError()
+    cdef long long *work = <long long *> malloc(sizeof(long long) * (2 * most + 1))
+    if work == NULL:
+        free(data)
+        raise MemoryError()
+    cdef long long *iota = work
+    cdef long long *picks = work + most
+    try:
+        for index in range(most):
+            iota[index] = index
+        for page in pages:
+            rows, nulls = page[0], page[1]
+            levels = page[2]
+            body = page[3]
+            before = present
+            with nogil:
+                if optional:
+                    status = _levels(&levels[0] if levels.shape[0] else NULL, levels.shape[0],
+                                     iota, rows, picks)
+                else:
+                    for index in range(rows):
+                        picks[index] = index
+                if not status:
+                    status = _lay_out(&body[0] if body.shape[0] else NULL, body.shape[0],
+                                      picks, rows, width, large, first, bitmap, fixed, data,
+                                      &data_at, offsets, &present)
+            if status:
+                raise ValueError(_MESSAGES[status])
+            if rows - (present - before) != nulls:
+                raise ValueError(_MESSAGES[_DAMAGED])
+            first += rows
+        if width:
+            data_out = None
+        else:
+            data_out = PyBytes_FromStringAndSize(<char *> data, data_at)
+        return (bitmap_bytes if total - present else None), values_bytes, data_out, total - present
+    finally:
+        free(work)
+        free(data)

@@ -1,6 +1,7 @@
 """Pure twin of ``_kernels``: Parquet PLAIN byte-array starts, cutting a data page
-down to a few rows (definition levels, RLE/bit-packed hybrid, PLAIN values), and the
-64 KiB blocks of a Snappy stream with the values starting in each.
+down to a few rows (definition levels, RLE/bit-packed hybrid, PLAIN values), the
+64 KiB blocks of a Snappy stream with the values starting in each, and cut pages laid
+out as Arrow buffers.
 
 Both twins must agree exactly, errors included: damage or anything unread raises
 ValueError (the caller then decodes the page whole).
@@ -14,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
-    "SNAPPY_BLOCK", "PageHeaderFields", "block_value_starts", "byte_array_starts", "cut_page",
-    "hybrid_at", "mapped_cut", "page_header", "snappy_blocks",
+    "SNAPPY_BLOCK", "CutParts", "PageHeaderFields", "arrow_parts", "block_value_starts",
+    "byte_array_starts", "cut_page", "hybrid_at", "mapped_cut", "page_header", "snappy_blocks",
 ]  # fmt: skip
 
 _MAX_RUN = 1 << 31  # a longer run is damage (a page holds at most 2**31 values)
@@ -23,6 +24,7 @@ _DAMAGED = "a Parquet page's runs or values run past their page"
 _TOO_WIDE = "a Parquet page's bit width is over 32"
 _ROWS = "the page rows to cut are not sorted, unique and within the page"
 _INDEX = "a Parquet page's dictionary index is past its dictionary"
+_OFFSETS = "cut values over 2 GiB do not fit int32 offsets"
 
 Bytes = bytes | bytearray | memoryview
 
@@ -548,3 +550,74 @@ def mapped_cut(
             value += 1
         start = stop
     return _level_run(picks) if optional else b"", bytes(body), len(rows) - len(wanted)
+
+
+#: A cut page as the cut kernels give it: ``(rows, nulls, levels, values)``.
+CutParts = tuple[int, int, Bytes, Bytes]
+
+
+def arrow_parts(
+    pages: Sequence[CutParts], optional: bool, width: int, large: bool
+) -> tuple[bytes | None, bytes, bytes | None, int]:
+    """Cut pages laid end to end as the buffers of one Arrow array.
+
+    Each page is ``(rows, nulls, levels, values)`` as :func:`cut_page` and
+    :func:`mapped_cut` give them: ``levels`` an RLE/bit-packed hybrid of bit width 1
+    (one level a row; read only when ``optional``), ``values`` the PLAIN values of the
+    rows that are not null. Returns ``(validity, values, data, nulls)``: the validity
+    bitmap (None when no row is null); for ``width`` > 0 the fixed-width values (a
+    null's slot zeroed) and data None; for byte arrays (``width`` 0) the offsets (int32,
+    int64 when ``large``) and the bytes.
+
+    Raises:
+        ValueError: a page's levels or values disagree with its counts, or int32
+            offsets would overflow.
+    """
+    for rows, nulls, _, _ in pages:
+        if rows < 0 or not 0 <= nulls <= rows:
+            raise ValueError(_DAMAGED)
+    if not width and not large and sum(len(page[3]) for page in pages) > 0x7FFFFFFF:
+        raise ValueError(_OFFSETS)
+    valid: list[bool] = []
+    fixed = bytearray()
+    data = bytearray()
+    ends = [0]
+    for rows, nulls, levels, body in pages:
+        if optional:
+            present = [pick >= 0 for pick in _levels(levels, range(rows))]
+        else:
+            present = [True] * rows
+        if rows - present.count(True) != nulls:
+            raise ValueError(_DAMAGED)
+        position = 0
+        for flag in present:
+            if width:
+                if flag:
+                    if position + width > len(body):
+                        raise ValueError(_DAMAGED)
+                    fixed += body[position : position + width]
+                    position += width
+                else:
+                    fixed += bytes(width)
+                continue
+            if flag:
+                if position + 4 > len(body):
+                    raise ValueError(_DAMAGED)
+                length = int.from_bytes(body[position : position + 4], "little")
+                if len(body) - position - 4 < length:
+                    raise ValueError(_DAMAGED)
+                data += body[position + 4 : position + 4 + length]
+                position += 4 + length
+            ends.append(len(data))
+        if position != len(body):
+            raise ValueError(_DAMAGED)
+        valid += present
+    missing = valid.count(False)
+    bitmap = None
+    if missing:
+        bits = sum(1 << number for number, flag in enumerate(valid) if flag)
+        bitmap = bits.to_bytes((len(valid) + 7) // 8, "little")
+    if width:
+        return bitmap, bytes(fixed), None, missing
+    offsets = struct.pack(f"<{len(ends)}{'q' if large else 'i'}", *ends)
+    return bitmap, offsets, bytes(data), missing

@@ -29,15 +29,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from indextables.search.boundedcache import BoundedCache
+from indextables.search.companion.cutarrays import cut_array, laid_out_raw
 from indextables.search.companion.pagethreads import run_ordered
 from indextables.search.companion.slimpages import (
+    CutParts,
     Dictionary,
     MappedDictionary,
     PageCodec,
     PageMaps,
+    cut_parts,
     dictionary_encoded,
+    encode_cut,
     read_dictionary,
-    slim_page,
 )
 from indextables.search.companion.thriftcompact import (
     BINARY,
@@ -247,7 +250,10 @@ def page_rows(
     names = list(plans)
     decoded_all = run_ordered(
         names,
-        lambda name: _decode(footer, name, plans[name], data, cuts),
+        lambda name: (
+            _direct(footer, name, plans[name], cuts)
+            or _decode(footer, name, plans[name], data, cuts)
+        ),
         weights=[sum(size for _, size in plans[name].pieces) for name in names],
         workers=workers,
     )
@@ -263,9 +269,9 @@ def page_rows(
 @dataclass(frozen=True, slots=True)
 class _Cuts:
     """The pages cut down to their hits: (column, row group, page offset) -> the cut
-    page (None: decode it whole); a page absent was never to be cut."""
+    page's parts (None: decode it whole); a page absent was never to be cut."""
 
-    pages: Mapping[tuple[str, int, int], bytes | None]
+    pages: Mapping[tuple[str, int, int], CutParts | None]
 
 
 def _cut_pages(
@@ -321,11 +327,11 @@ def _cut_pages(
                 if len(page.hits) * SLIM_SHARE <= page.rows:
                     wanted_pages.append((name, part.group, page))
 
-    def cut(unit: tuple[str, int, _Page]) -> bytes | None:
+    def cut(unit: tuple[str, int, _Page]) -> CutParts | None:
         name, group, page = unit
         codec = codecs[(name, group)]
         assert codec is not None
-        return slim_page(
+        return cut_parts(
             data[(page.offset, page.size)], page.hits, codec, dictionaries.get((name, group)),
             footer.page_maps, page.offset,
         )  # fmt: skip
@@ -485,6 +491,37 @@ def _read_ranges(
     return found
 
 
+def _direct(
+    footer: ParquetFooter, name: str, plan: _Plan, cuts: _Cuts
+) -> tuple[pa.Array, dict[tuple[int, int], int]] | None:
+    """The plan's pages of column ``name`` as one array straight from their cut parts
+    (:mod:`.cutarrays`), and each hit's position in it (None: a page was not cut, or
+    the column's type is not laid out as its PLAIN bytes)."""
+    arrow_type = footer.schema.field(name).type
+    element = footer.leaves[name][1]
+    pages: list[CutParts] = []
+    positions: dict[tuple[int, int], int] = {}
+    codec = None
+    total = 0
+    for part in plan.groups:
+        found = _codec(footer, name, part.group)
+        if found is None or (codec is not None and found != codec):
+            return None
+        codec = found
+        for page in part.pages:
+            slim = cuts.pages.get((name, part.group, page.offset))
+            if slim is None:
+                return None
+            for number, hit in enumerate(page.hits):
+                positions[(part.group, page.first + hit)] = total + number
+            total += len(page.hits)
+            pages.append(slim)
+    if codec is None or not laid_out_raw(arrow_type, element, codec):
+        return None
+    array = cut_array(pages, arrow_type, codec)
+    return None if array is None else (array, positions)
+
+
 def _decode(
     footer: ParquetFooter,
     name: str,
@@ -510,7 +547,7 @@ def _decode(
         for page in part.pages:
             slim = cuts.pages.get((name, part.group, page.offset))
             if slim is not None:
-                pieces.append(slim)
+                pieces.append(encode_cut(slim))
                 for number, hit in enumerate(page.hits):
                     positions[(part.group, page.first + hit)] = total + rows + number
                 rows += len(page.hits)

@@ -51,12 +51,17 @@ except ImportError:  # not built: the pure twin
     )
 
 __all__ = [
-    "Dictionary", "MappedDictionary", "PageCodec", "PageMaps", "dictionary_encoded",
-    "read_dictionary", "slim_page",
+    "CutParts", "Dictionary", "MappedDictionary", "PageCodec", "PageMaps", "cut_parts",
+    "dictionary_encoded", "encode_cut", "read_dictionary", "slim_page",
 ]  # fmt: skip
 
 #: A file's page maps: page offset -> its map (None: the page cannot be mapped).
 PageMaps = MutableMapping[int, BlockMap | None]
+
+#: A page cut down to its rows: ``(rows, nulls, levels, values)``, the definition levels
+#: of those rows (an RLE/bit-packed hybrid of bit width 1; empty for a required column)
+#: and the PLAIN values of the ones not null.
+CutParts = tuple[int, int, bytes, bytes]
 
 _CODECS = {0: None, 1: "snappy", 2: "gzip", 4: "brotli", 6: "zstd", 7: "lz4_raw"}
 _WIDTHS = {1: 4, 2: 8, 3: 12, 4: 4, 5: 8}  # INT32, INT64, INT96, FLOAT, DOUBLE
@@ -223,10 +228,28 @@ def slim_page(
     page of PLAIN strings is mapped the first time and read by its map later.
     None: the page uses something this module does not read (decode it whole).
     """
+    parts = cut_parts(page, rows, codec, dictionary, maps, at)
+    return None if parts is None else encode_cut(parts)
+
+
+def cut_parts(
+    page: memoryview,
+    rows: Sequence[int],
+    codec: PageCodec,
+    dictionary: Dictionary | MappedDictionary | None,
+    maps: PageMaps | None = None,
+    at: int = 0,
+) -> CutParts | None:
+    """:func:`slim_page`'s cut page before it is written as a page (None as there)."""
     try:
         return _slim(page, rows, codec, dictionary, maps, at)
     except _FAILURES:
         return None
+
+
+def encode_cut(parts: CutParts) -> bytes:
+    """The uncompressed ``DATA_PAGE_V2`` of a cut page."""
+    return _encode(*parts)
 
 
 _UNKNOWN = object()
@@ -239,7 +262,7 @@ def _slim(
     dictionary: Dictionary | MappedDictionary | None,
     maps: PageMaps | None,
     at: int,
-) -> bytes:
+) -> CutParts:
     (
         used, kind, uncompressed, compressed, values_count, encoding, level_encoding,
         def_length, rep_length, is_compressed,
@@ -320,7 +343,7 @@ def _slim(
         starts=starts,
         dictionary_count=entries,
     )
-    return _encode(len(rows), nulls, level_bytes, body_bytes)
+    return len(rows), nulls, level_bytes, body_bytes
 
 
 def _by_dictionary_map(
@@ -330,7 +353,7 @@ def _by_dictionary_map(
     count: int,
     codec: PageCodec,
     dictionary: MappedDictionary,
-) -> bytes:
+) -> CutParts:
     """The cut page of ``rows`` of a page of dictionary indices, the entries they name
     taken from the blocks of the mapped dictionary that hold them."""
     # the kernel's fixed-width path over the identity dictionary 0..n-1 yields each
@@ -353,7 +376,7 @@ def _by_dictionary_map(
     starts = memoryview(byte_array_starts(entries, len(unique))).cast("q")
     where = {index: number for number, index in enumerate(unique)}
     body = b"".join(entries[starts[where[index]] : starts[where[index] + 1]] for index in indices)
-    return _encode(len(rows), nulls, level_bytes, body)
+    return len(rows), nulls, level_bytes, body
 
 
 def _whole(dictionary: MappedDictionary) -> Dictionary:
@@ -387,7 +410,7 @@ def _by_map(
     kind: int,
     count: int,
     def_length: int | None,
-) -> bytes:
+) -> CutParts:
     """The cut page of ``rows`` from the blocks of a mapped page that hold them."""
     levels: bytes | memoryview | None
     if kind == _DATA_PAGE:
@@ -406,7 +429,7 @@ def _by_map(
     if found is None:
         raise _Whole
     level_bytes, body, nulls = found
-    return _encode(len(rows), nulls, level_bytes, body)
+    return len(rows), nulls, level_bytes, body
 
 
 def _encode(count: int, nulls: int, levels: bytes, body: bytes) -> bytes:
