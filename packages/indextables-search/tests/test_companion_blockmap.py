@@ -182,6 +182,36 @@ def test_mapped_cut_takes_the_wanted_values(name: str, sizes: list[int], data: A
         twin.mapped_cut(stream, *arrays, total, b"", array("q", [len(sizes)]), len(sizes), False)
 
 
+@TWINS
+@pytest.mark.parametrize("seed", range(4))
+def test_mapped_cut_copies_repeated_patterns_of_every_period(name: str, seed: int) -> None:
+    """Copies shorter, equal to and longer than their distance (periods 1 to 40, the
+    compiled twin's 8-byte moves), short literals up to the stream's last byte."""
+    twin = load(name)
+    rng = random.Random(seed)
+    values = []
+    for _ in range(400):
+        period = rng.randint(1, 40)
+        pattern = rng.randbytes(period)
+        values.append(pattern * rng.randint(1, 3000 // period) + rng.randbytes(rng.randint(0, 20)))
+    body = plain(values)
+    stream = SNAPPY.compress(body).to_pybytes()
+    found = twin.snappy_blocks(stream)
+    assert found is not None
+    total, offsets = found
+    blocks = len(offsets) // 8
+    assert blocks > 4
+    pairs = struct.unpack(f"<{2 * blocks}q", twin.block_value_starts(body, 0, blocks))
+    arrays = (
+        array("q", struct.unpack(f"<{blocks}q", offsets)),
+        array("q", pairs[0::2]),
+        array("q", pairs[1::2]),
+    )
+    for row in range(len(values)):
+        cut = twin.mapped_cut(stream, *arrays, total, b"", array("q", [row]), len(values), False)
+        assert cut == (b"", plain([values[row]]), 0), row
+
+
 def long_strings(rng: random.Random, rows: int, nulls: bool) -> pa.Table:
     def cell(row: int) -> str | None:
         if nulls and rng.random() < 0.2:

@@ -834,6 +834,10 @@ def block_value_starts(const unsigned char[:] values, long long at, Py_ssize_t b
 from libc.stdlib cimport realloc
 
 
+cdef enum:
+    _SLACK = 32  # bytes past an inflater's output that wide copies may write
+
+
 cdef struct _Inflater:
     const unsigned char *src
     Py_ssize_t pos
@@ -857,12 +861,20 @@ cdef int _inflate(_Inflater *s, Py_ssize_t upto) noexcept nogil:
         if kind < 0 or length > s.cap - s.out:
             return 1
         if kind == 0:
-            memcpy(s.dst + s.out, s.src + s.pos, <size_t> length)
+            # a short literal moves as 16 bytes (the output has _SLACK bytes past its
+            # end; the input must have them too)
+            if length <= 16 and s.end - s.pos >= 16:
+                memcpy(s.dst + s.out, s.src + s.pos, 16)
+            else:
+                memcpy(s.dst + s.out, s.src + s.pos, <size_t> length)
             s.pos += length
         elif back == 0 or back > s.out:
             return 1
-        elif back >= length:
-            memcpy(s.dst + s.out, s.dst + s.out - back, <size_t> length)
+        elif back >= 8:
+            # 8 bytes at a time: each reads only bytes already written, so an
+            # overlapping copy (a repeated pattern) comes out right
+            for i in range(0, length, 8):
+                memcpy(s.dst + s.out + i, s.dst + s.out - back + i, 8)
         else:
             for i in range(length):
                 s.dst[s.out + i] = s.dst[s.out - back + i]
@@ -898,7 +910,7 @@ cdef int _mapped(const unsigned char *compressed, Py_ssize_t size, const long lo
         return 5
     s.src = compressed
     s.end = size
-    s.dst = <unsigned char *> malloc(<size_t> (total + 1))
+    s.dst = <unsigned char *> malloc(<size_t> (total + _SLACK))
     if s.dst == NULL:
         return 6
     start = 0
