@@ -8,7 +8,10 @@ coalesced into one ranged read) and laid out as a small Parquet file of their
 own: the same page bytes, a footer listing one row group per row group read,
 the column's schema element and its Arrow type (``ARROW:schema``). pyarrow
 decodes that file; the hit rows are then taken from it. Decoding stays
-pyarrow's, so every type comes back exactly as a whole-file read gives it.
+pyarrow's, so every type comes back exactly as a whole-file read gives it. A
+column whose hit pages were all cut down to their hits, of a type stored as its
+Arrow layout (:mod:`.cutarrays`), skips the small file: its cut pages are laid
+out as the array directly.
 
 Served this way: top-level columns that are one Parquet leaf and not repeated
 (every flat column), in files with an offset index and no encryption. The

@@ -16,7 +16,9 @@ held; the pure twin ``_kernels_py`` when not built), and so is reading the
 page's Thrift header (``_kernels.page_header``); the cut page's header is
 written directly. A Snappy page of PLAIN strings read before is not decompressed
 whole again: its map (:mod:`.blockmap`, kept per page in ``maps``) names the
-64 KiB blocks holding the hits, and only those are decompressed.
+64 KiB blocks holding the hits, and only those are decompressed. :func:`cut_parts`
+gives a cut page before it is written as a page (its levels and values), for
+:mod:`.cutarrays` to lay out as Arrow buffers directly.
 """
 
 from __future__ import annotations
