@@ -238,12 +238,22 @@ def page_rows(
     ``workers`` > 1: dictionaries, page cuts and the columns' decoding run in that
     many batches on threads (:mod:`.pagethreads`); the result is the same.
     """
-    placed = [_place(footer, row) for row in rows]
-    groups = sorted({group for group, _ in placed})
+    # per distinct row once; per column only per page (an exact match has hits by the
+    # ten thousand): each column's array comes back in the order of ``unique``
+    unique = sorted(set(rows))
+    by_group: dict[int, list[int]] = {}
+    for row in unique:
+        group, within = _place(footer, row)
+        found = by_group.get(group)
+        if found is None:
+            by_group[group] = [within]
+        else:
+            found.append(within)
+    groups = sorted(by_group)
     served = [c for c in columns if c in footer.leaves and not footer.encrypted]
     served = [c for c in served if _has_offset_index(footer, footer.leaves[c][0], groups)]
     _load_offset_indexes(handle, footer, [footer.leaves[c][0] for c in served], groups)
-    planned = {name: _plan(footer, footer.leaves[name][0], groups, placed) for name in served}
+    planned = {name: _plan(footer, footer.leaves[name][0], by_group) for name in served}
     plans = {n: p for n, p in planned.items() if p is not None and p.share <= DENSE_SHARE}
     ranges = sorted({piece for plan in plans.values() for piece in plan.pieces})
     data = _read_ranges(handle, ranges)
@@ -260,12 +270,15 @@ def page_rows(
         weights=[sum(size for _, size in plans[name].pieces) for name in names],
         workers=workers,
     )
+    rank = {row: number for number, row in enumerate(unique)}
+    take = pa.array([rank[row] for row in rows], pa.int64())
     for name, decoded in zip(names, decoded_all, strict=True):
         if decoded is None:
             rest.append(name)
         else:
-            array, positions = decoded
-            arrays[name] = array.take(pa.array([positions[p] for p in placed], pa.int64()))
+            array, order = decoded
+            indices = take if order is None else pa.array(order, pa.int64()).take(take)
+            arrays[name] = array.take(indices)
     return PageRows(arrays=arrays, rest=tuple(c for c in columns if c in rest))
 
 
@@ -421,32 +434,21 @@ class _Plan:
     share: float  # of the row groups' page bytes, those of the pages decoded whole
 
 
-def _plan(
-    footer: ParquetFooter, leaf: int, groups: Sequence[int], placed: Sequence[tuple[int, int]]
-) -> _Plan | None:
-    """Which pages of ``leaf`` hold the rows (None: an offset index that does not
-    cover its row group from row 0)."""
+def _plan(footer: ParquetFooter, leaf: int, by_group: Mapping[int, Sequence[int]]) -> _Plan | None:
+    """Which pages of ``leaf`` hold the rows (``by_group``: row group -> its rows,
+    sorted, unique); None: an offset index that does not cover its row group from row 0."""
+    groups = sorted(by_group)
     for group in groups:
         locations = footer.offsets[(group, leaf)]
         if not locations or locations[0][2] != 0:
             return None
-    # each page's first row, per row group: a plain bisect per hit (no key function:
-    # an exact match has hits by the ten thousand)
-    firsts = {group: [p[2] for p in footer.offsets[(group, leaf)]] for group in groups}
-    wanted: dict[int, dict[int, set[int]]] = {group: {} for group in groups}
-    for group, row in placed:
-        starts = firsts[group]
-        page = bisect.bisect_right(starts, row) - 1
-        in_group = wanted[group]
-        hits = in_group.get(page)
-        if hits is None:
-            hits = in_group[page] = set()
-        hits.add(row - starts[page])
     parts: list[_Group] = []
     pieces: set[tuple[int, int]] = set()
     chosen = every = 0
     for group in groups:
         locations = footer.offsets[(group, leaf)]
+        firsts = [first for _, _, first in locations]
+        rows = by_group[group]
         every += sum(size for _, size, _ in locations)
         meta = _chunk(footer, group, leaf).get(3)
         chunk_start = int(meta.get(9))
@@ -457,10 +459,15 @@ def _plan(
             prefix = (chunk_start, locations[0][0] - chunk_start)
             pieces.add(prefix)
         pages = []
-        for page, hits in sorted(wanted[group].items()):
+        index = 0
+        while index < len(rows):  # page by page: a bisect for each page holding hits
+            page = bisect.bisect_right(firsts, rows[index]) - 1
             offset, size, first = locations[page]
-            last = locations[page + 1][2] if page + 1 < len(locations) else footer.group_rows[group]
-            pages.append(_Page(offset, size, first, last - first, tuple(sorted(hits))))
+            last = firsts[page + 1] if page + 1 < len(firsts) else footer.group_rows[group]
+            stop = bisect.bisect_left(rows, last, index)
+            hits = tuple([row - first for row in rows[index:stop]])
+            index = stop
+            pages.append(_Page(offset, size, first, last - first, hits))
             pieces.add((offset, size))
             if len(hits) * SLIM_SHARE > last - first:  # decoded whole, not cut
                 chosen += size
@@ -496,16 +503,14 @@ def _read_ranges(
 
 def _direct(
     footer: ParquetFooter, name: str, plan: _Plan, cuts: _Cuts
-) -> tuple[pa.Array, dict[tuple[int, int], int]] | None:
+) -> tuple[pa.Array, None] | None:
     """The plan's pages of column ``name`` as one array straight from their cut parts
-    (:mod:`.cutarrays`), and each hit's position in it (None: a page was not cut, or
+    (:mod:`.cutarrays`), a row a hit in the plan's order (None: a page was not cut, or
     the column's type is not laid out as its PLAIN bytes)."""
     arrow_type = footer.schema.field(name).type
     element = footer.leaves[name][1]
     pages: list[CutParts] = []
-    positions: dict[tuple[int, int], int] = {}
     codec = None
-    total = 0
     for part in plan.groups:
         found = _codec(footer, name, part.group)
         if found is None or (codec is not None and found != codec):
@@ -515,14 +520,11 @@ def _direct(
             slim = cuts.pages.get((name, part.group, page.offset))
             if slim is None:
                 return None
-            for number, hit in enumerate(page.hits):
-                positions[(part.group, page.first + hit)] = total + number
-            total += len(page.hits)
             pages.append(slim)
     if codec is None or not laid_out_raw(arrow_type, element, codec):
         return None
     array = cut_array(pages, arrow_type, codec)
-    return None if array is None else (array, positions)
+    return None if array is None else (array, None)
 
 
 def _decode(
@@ -531,17 +533,19 @@ def _decode(
     plan: _Plan,
     data: Mapping[tuple[int, int], memoryview],
     cuts: _Cuts,
-) -> tuple[pa.Array, dict[tuple[int, int], int]] | None:
-    """The plan's pages of column ``name`` decoded by pyarrow, and each hit's position
-    in the result (None: leave the column to row groups). A page with few hits is
-    cut down to them (:mod:`.slimpages`, done before: ``cuts``); the others are
-    decoded whole."""
+) -> tuple[pa.Array, list[int] | None] | None:
+    """The plan's pages of column ``name`` decoded by pyarrow, and the position in the
+    result of each hit in the plan's order (None: the result holds the hits alone, in
+    that order); None: leave the column to row groups. A page with few hits is cut
+    down to them (:mod:`.slimpages`, done before: ``cuts``); the others are decoded
+    whole."""
     leaf, element = footer.leaves[name]
     body: list[bytes | memoryview] = [_MAGIC]
     length = len(_MAGIC)
     row_groups = []
     total = 0
-    positions: dict[tuple[int, int], int] = {}
+    order: list[int] = []
+    whole = False
     for part in plan.groups:
         meta = _chunk(footer, part.group, leaf).get(3).copy()
         pieces: list[bytes | memoryview] = []
@@ -551,14 +555,13 @@ def _decode(
             slim = cuts.pages.get((name, part.group, page.offset))
             if slim is not None:
                 pieces.append(encode_cut(slim))
-                for number, hit in enumerate(page.hits):
-                    positions[(part.group, page.first + hit)] = total + rows + number
+                order.extend(range(total + rows, total + rows + len(page.hits)))
                 rows += len(page.hits)
             else:
-                raw = True
+                raw = whole = True
                 pieces.append(data[(page.offset, page.size)])
-                for hit in page.hits:
-                    positions[(part.group, page.first + hit)] = total + rows + hit
+                at = total + rows
+                order.extend([at + hit for hit in page.hits])
                 rows += page.rows
         start = length
         if raw and part.prefix is not None:
@@ -623,4 +626,4 @@ def _decode(
     column = table.column(0)
     if column.type != footer.schema.field(name).type:
         return None
-    return column.combine_chunks(), positions
+    return column.combine_chunks(), order if whole else None
