@@ -429,20 +429,24 @@ def block_value_starts(values: Bytes, at: int, blocks: int) -> bytes:
     for block in range(blocks):
         boundary = max(block * SNAPPY_BLOCK - at, 0)
         while position < boundary and position < size:
-            if position + 4 > size:
-                raise ValueError(_DAMAGED)
-            position += 4 + int.from_bytes(values[position : position + 4], "little")
+            position = _skip_value(values, position)
             index += 1
         if position > size:
             raise ValueError(_DAMAGED)
         out += (index, position + at)
     while position < size:
-        if position + 4 > size:
-            raise ValueError(_DAMAGED)
-        position += 4 + int.from_bytes(values[position : position + 4], "little")
+        position = _skip_value(values, position)
     if position != size:
         raise ValueError(_DAMAGED)
     return struct.pack(f"<{len(out)}q", *out)
+
+
+def _skip_value(values: Bytes, position: int) -> int:
+    """Where the PLAIN BYTE_ARRAY value at ``position`` ends (ValueError: its length
+    runs out)."""
+    if position + 4 > len(values):
+        raise ValueError(_DAMAGED)
+    return position + 4 + int.from_bytes(values[position : position + 4], "little")
 
 
 class _Inflater:

@@ -390,17 +390,16 @@ def _whole(dictionary: MappedDictionary) -> Dictionary:
     return dictionary.whole
 
 
-_identities = [b""]
+_identities = b""
 
 
 def _identity(count: int) -> bytes:
     """Little-endian int64 0, 1, ..., at least ``count`` of them (kept, grown on need:
-    each caller holds its own reference, so threads never see one change)."""
-    found = _identities[-1]
+    the module name is rebound to a new bytes object, so a thread keeps its own)."""
+    global _identities
+    found = _identities
     if len(found) < 8 * count:
-        found = array("q", range(max(count, len(found) // 4))).tobytes()
-        _identities.append(found)
-        del _identities[:-1]
+        found = _identities = array("q", range(max(count, len(found) // 4))).tobytes()
     return found
 
 
