@@ -118,3 +118,44 @@ def test_a_non_session_is_still_refused() -> None:
 
     with pytest.raises(ArgumentError, match=r"spark=.* must be a SparkSession"):
         itp.search(HalfSession(), "/nowhere", "x")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("setting", "expected"), [(None, "off"), ("on", "on"), ("off", "off")])
+def test_page_threads_stand_down_while_splits_are_read_at_once(
+    spark: Any,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    setting: str | None,
+    expected: str,
+) -> None:
+    """Two or more splits searched on threads keep the cores busy: ``auto`` page threads
+    are then off for each split (``on`` and ``off`` stand), and the answer is Spark's."""
+    import indextables.search.companion.read as companion_read
+    import indextables.search.read.splitorder as splitorder
+
+    root = tmp_path_factory.mktemp("companion-splits")
+    source, index = str(root / "src"), str(root / "idx")
+    spark.range(300).selectExpr("id", "concat('word', id % 4) as message").repartition(
+        3
+    ).write.parquet(source)
+    built = itp.sql(
+        spark,
+        f"BUILD INDEXTABLES COMPANION FOR PARQUET '{source}' INDEXING MODES ('message':'text') "
+        f"TARGET INPUT SIZE 1 AT LOCATION '{index}'",
+    ).first()
+    assert built.splits_created >= 2
+    monkeypatch.setattr(splitorder, "READ_THREADS", 2)
+    seen: list[str] = []
+    real = companion_read.page_workers
+
+    def recording(threads: Any = "auto") -> int:
+        seen.append(threads)
+        return real(threads)
+
+    monkeypatch.setattr(companion_read, "page_workers", recording)
+    options = {} if setting is None else {"spark.indextables.read.companionThreads": setting}
+    found = itp.search(spark, index, "message:word1", options=options)
+    expected_rows = rows(spark.read.parquet(source).where("message = 'word1'"))
+    assert rows(found.select("id", "message")) == expected_rows
+    assert len(seen) >= 2, seen
+    assert set(seen) == {expected}, seen

@@ -186,3 +186,19 @@ def test_the_companion_threads_option_reaches_the_page_reader(
     assert results["off"].select(["id", "text"]).equals(expected)
     with pytest.raises(OptionError, match=r"spark\.indextables\.read\.companionthreads"):
         open_table(str(tmp_path / "idx"), options={key: "sometimes"})
+
+
+def test_page_threads_beside_splits_read_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from indextables.search.companion.pagethreads import beside_splits
+    from indextables.search.read import splitorder
+
+    monkeypatch.setattr(splitorder, "READ_THREADS", 4)
+    assert splitorder.splits_at_once(5, parallel=True) == 4
+    assert splitorder.splits_at_once(3, parallel=True) == 3
+    assert splitorder.splits_at_once(1, parallel=True) == 1
+    assert splitorder.splits_at_once(5, parallel=False) == 1
+    assert splitorder.splits_at_once(5, parallel=True, stop_at=10) == 1
+    monkeypatch.setattr(splitorder, "READ_THREADS", 1)
+    assert splitorder.splits_at_once(5, parallel=True) == 1
+    assert [beside_splits(t, 1) for t in ("auto", "on", "off")] == ["auto", "on", "off"]
+    assert [beside_splits(t, 2) for t in ("auto", "on", "off")] == ["off", "on", "off"]

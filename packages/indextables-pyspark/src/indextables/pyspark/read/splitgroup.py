@@ -14,13 +14,14 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from indextables.pyspark.read.sparktypes import arrow_schema
+from indextables.search.companion.pagethreads import beside_splits
 from indextables.search.companion.sync import companion_root
 from indextables.search.options import ReadOptions
 from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.anysplit import read_any_split
 from indextables.search.read.bulkrows import search_session
-from indextables.search.read.splitorder import ordered_batches
+from indextables.search.read.splitorder import ordered_batches, splits_at_once
 from indextables.search.read.splitreader import SplitEntry
 from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.tableaccess import TableView
@@ -63,6 +64,9 @@ def group_batches(
     refs = [e.ref for e in entries]
     schema = arrow_schema(reader.schema)
     root = companion_root(reader.view.configuration, reader.options)
+    companion_threads = beside_splits(
+        read.companion_threads, splits_at_once(len(entries), parallel=parallel, stop_at=stop_at)
+    )
     # One view of the doc-store block cache for the whole group: its misses are
     # remembered together at the end, only when they all fit in the cache.
     with search_session() as session, cache.directories(uri, refs, open_store) as directory:
@@ -81,7 +85,7 @@ def group_batches(
                     companion_root=root,
                     companion_options=reader.options,
                     docstore_threads=reader.read_options.docstore_threads,
-                    companion_threads=reader.read_options.companion_threads,
+                    companion_threads=companion_threads,
                     cache_session=session,
                 ),
                 directory=directory(i),

@@ -25,7 +25,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import pyarrow as pa
 
-__all__ = ["HELD_BYTES", "READ_THREADS", "RowCapExceeded", "ahead", "in_order", "ordered_batches"]
+__all__ = [
+    "HELD_BYTES", "READ_THREADS", "RowCapExceeded", "ahead", "in_order", "ordered_batches",
+    "splits_at_once",
+]  # fmt: skip
 
 #: Splits read at once (the machine's cores, at most 4).
 READ_THREADS = min(4, os.cpu_count() or 1)
@@ -35,6 +38,13 @@ HELD_BYTES = 32 << 20
 
 class RowCapExceeded(Exception):
     """The rows read passed the row cap (a control-flow signal, not a user error)."""
+
+
+def splits_at_once(count: int, *, parallel: bool, stop_at: int | None = None) -> int:
+    """How many of ``count`` splits :func:`ordered_batches` reads at once."""
+    if not parallel or stop_at is not None or count < 2:
+        return 1
+    return max(1, min(count, READ_THREADS))
 
 
 def ordered_batches(
@@ -55,7 +65,7 @@ def ordered_batches(
         RowCapExceeded: more than ``row_cap`` rows (at most ``row_cap`` rows
             past it per split in flight are read).
     """
-    if not parallel or stop_at is not None or count < 2 or READ_THREADS < 2:
+    if splits_at_once(count, parallel=parallel, stop_at=stop_at) < 2:
         yield from in_order(map(batches, range(count)), row_cap, stop_at)
         return
     with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
