@@ -202,3 +202,56 @@ def test_page_threads_beside_splits_read_at_once(monkeypatch: pytest.MonkeyPatch
     assert splitorder.splits_at_once(5, parallel=True) == 1
     assert [beside_splits(t, 1) for t in ("auto", "on", "off")] == ["auto", "on", "off"]
     assert [beside_splits(t, 2) for t in ("auto", "on", "off")] == ["off", "on", "off"]
+
+
+def test_a_companions_splits_are_searched_at_once_without_page_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``SearchTable.search`` reads a companion's splits several at once (without a limit),
+    each with page threads off under ``auto``; with a limit, one after the other as
+    before. Rows come back in split order either way, equal to the source's."""
+    from indextables.search import searchtable
+    from indextables.search.read import splitorder
+
+    source = tmp_path / "src"
+    source.mkdir()
+    for part in range(3):
+        ids = range(part * 1000, (part + 1) * 1000)
+        pq.write_table(
+            pa.table({"id": pa.array(ids, pa.int64()), "text": [f"w{i % 7}" for i in ids]}),
+            source / f"part-{part}.parquet", data_page_size=512, write_page_index=True,
+        )  # fmt: skip
+    built = build_companion(
+        str(source), str(tmp_path / "idx"), source_format="parquet", target_input_size=1
+    )
+    assert built.splits_created >= 2
+    monkeypatch.setattr(splitorder, "READ_THREADS", 2)
+    settings: list[str] = []
+    original = read.page_workers
+
+    def recording(threads: Any = "auto") -> int:
+        settings.append(threads)
+        return original(threads)
+
+    monkeypatch.setattr(read, "page_workers", recording)
+    parallel: list[bool] = []
+    ordered = searchtable.ordered_batches
+
+    def watching(*args: Any, **kwargs: Any) -> Any:
+        parallel.append(kwargs["parallel"])
+        return ordered(*args, **kwargs)
+
+    monkeypatch.setattr(searchtable, "ordered_batches", watching)
+    cache = {"spark.indextables.cache.directoryPath": str(tmp_path / "cache")}
+    table = open_table(str(tmp_path / "idx"), options=cache)
+    expected = [i for i in range(3000) if i % 7 == 3]
+    found = table.search(query="text:w3")
+    assert sorted(found.column("id").to_pylist()) == expected
+    assert parallel == [True]
+    assert len(settings) >= 2
+    assert set(settings) == {"off"}
+    settings.clear()
+    limited = table.search(query="text:w3", limit=5)
+    assert limited.num_rows == 5
+    assert parallel == [True, False]
+    assert set(settings) == {"auto"}
