@@ -139,16 +139,9 @@ def test_block_value_starts_name_each_blocks_first_value(
         twin.block_value_starts(values + b"\x00", at, blocks)  # bytes after the last value
 
 
-@TWINS
-@settings(max_examples=120, deadline=None)
-@given(
-    sizes=st.lists(st.one_of(st.integers(0, 60), st.integers(0, 90000)), min_size=1, max_size=80),
-    data=st.data(),
-)
-def test_mapped_cut_takes_the_wanted_values(name: str, sizes: list[int], data: Any) -> None:
-    twin = load(name)
-    values = [bytes([65 + i % 26]) * size for i, size in enumerate(sizes)]
-    body = plain(values)
+def mapped(twin: Any, body: bytes) -> tuple[bytes, int, tuple[array[int], ...]]:
+    """``body`` Snappy-compressed (pyarrow's compressor) and its map as ``mapped_cut``
+    takes it: the stream, its size, and the blocks' offsets, first values, first offsets."""
     stream = SNAPPY.compress(body).to_pybytes()
     found = twin.snappy_blocks(stream)
     assert found is not None
@@ -160,10 +153,25 @@ def test_mapped_cut_takes_the_wanted_values(name: str, sizes: list[int], data: A
         array("q", pairs[0::2]),
         array("q", pairs[1::2]),
     )
+    return stream, total, arrays
+
+
+@TWINS
+@settings(max_examples=120, deadline=None)
+@given(
+    sizes=st.lists(st.one_of(st.integers(0, 60), st.integers(0, 90000)), min_size=1, max_size=80),
+    data=st.data(),
+)
+def test_mapped_cut_takes_the_wanted_values(name: str, sizes: list[int], data: Any) -> None:
+    twin = load(name)
+    values = [bytes([65 + i % 26]) * size for i, size in enumerate(sizes)]
+    body = plain(values)
+    stream, total, arrays = mapped(twin, body)
+    blocks, offsets = len(arrays[0]), arrays[0].tobytes()
     rows = array("q", sorted(data.draw(st.sets(st.integers(0, len(sizes) - 1), min_size=1))))
     cut = twin.mapped_cut(stream, *arrays, total, b"", rows, len(sizes), False)
     assert cut == _kernels_py.mapped_cut(stream, *arrays, total, b"", rows, len(sizes), False)
-    homes = {max(i for i in range(blocks) if pairs[2 * i] <= row) for row in rows}
+    homes = {max(i for i in range(blocks) if arrays[1][i] <= row) for row in rows}
     if 2 * len(homes) > blocks:
         assert cut is None
         return
@@ -194,19 +202,8 @@ def test_mapped_cut_copies_repeated_patterns_of_every_period(name: str, seed: in
         period = rng.randint(1, 40)
         pattern = rng.randbytes(period)
         values.append(pattern * rng.randint(1, 3000 // period) + rng.randbytes(rng.randint(0, 20)))
-    body = plain(values)
-    stream = SNAPPY.compress(body).to_pybytes()
-    found = twin.snappy_blocks(stream)
-    assert found is not None
-    total, offsets = found
-    blocks = len(offsets) // 8
-    assert blocks > 4
-    pairs = struct.unpack(f"<{2 * blocks}q", twin.block_value_starts(body, 0, blocks))
-    arrays = (
-        array("q", struct.unpack(f"<{blocks}q", offsets)),
-        array("q", pairs[0::2]),
-        array("q", pairs[1::2]),
-    )
+    stream, total, arrays = mapped(twin, plain(values))
+    assert len(arrays[0]) > 4
     for row in range(len(values)):
         cut = twin.mapped_cut(stream, *arrays, total, b"", array("q", [row]), len(values), False)
         assert cut == (b"", plain([values[row]]), 0), row

@@ -54,7 +54,7 @@ except ImportError:  # not built: the pure twin
 
 __all__ = [
     "CutParts", "Dictionary", "MappedDictionary", "PageCodec", "PageMaps", "cut_parts",
-    "dictionary_encoded", "encode_cut", "read_dictionary", "slim_page",
+    "dictionary_encoded", "encode_cut", "read_dictionary",
 ]  # fmt: skip
 
 #: A file's page maps: page offset -> its map (None: the page cannot be mapped).
@@ -216,24 +216,6 @@ def _codec(name: str) -> pa.Codec:
     return found
 
 
-def slim_page(
-    page: memoryview,
-    rows: Sequence[int],
-    codec: PageCodec,
-    dictionary: Dictionary | MappedDictionary | None,
-    maps: PageMaps | None = None,
-    at: int = 0,
-) -> bytes | None:
-    """A ``DATA_PAGE_V2`` holding only ``rows`` (sorted, unique, rows within the page).
-
-    ``maps``: the file's page maps, ``at`` the page's offset in the file; a Snappy
-    page of PLAIN strings is mapped the first time and read by its map later.
-    None: the page uses something this module does not read (decode it whole).
-    """
-    parts = cut_parts(page, rows, codec, dictionary, maps, at)
-    return None if parts is None else encode_cut(parts)
-
-
 def cut_parts(
     page: memoryview,
     rows: Sequence[int],
@@ -242,7 +224,14 @@ def cut_parts(
     maps: PageMaps | None = None,
     at: int = 0,
 ) -> CutParts | None:
-    """:func:`slim_page`'s cut page before it is written as a page (None as there)."""
+    """Page ``page`` cut down to ``rows`` (sorted, unique, rows within the page): the
+    levels and PLAIN values of those rows alone (:func:`encode_cut` writes them as an
+    uncompressed ``DATA_PAGE_V2``).
+
+    ``maps``: the file's page maps, ``at`` the page's offset in the file; a Snappy
+    page of PLAIN strings is mapped the first time and read by its map later.
+    None: the page uses something this module does not read (decode it whole).
+    """
     try:
         return _slim(page, rows, codec, dictionary, maps, at)
     except _FAILURES:
