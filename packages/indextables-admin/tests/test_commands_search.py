@@ -183,16 +183,16 @@ def test_search_fills_the_sessions_private_cache_not_the_users(
 def test_search_reads_only_the_columns_and_splits_the_answer_needs(
     log_table: str, cli_run: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import indextables.search.searchtable as searchtable
+    import indextables.search.read.splitbatches as splitbatches
 
     reads: list[list[str]] = []
-    original = searchtable.read_any_split
+    original = splitbatches.read_any_split
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         reads.append(list(kwargs["schema"].names))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(searchtable, "read_any_split", counted)
+    monkeypatch.setattr(splitbatches, "read_any_split", counted)
     run = cli_run("search", log_table, "--columns", "host", "--limit", "5", "-o", "csv")
     assert run.exit_code == 0, run.stderr
     assert len(run.stdout.splitlines()) == 6
@@ -204,17 +204,17 @@ def test_search_text_shows_at_most_the_first_rows_and_stops_reading(
     log_table: str, cli_run: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import indextables.admin.rowsout as rowsout
-    import indextables.search.searchtable as searchtable
+    import indextables.search.read.splitbatches as splitbatches
 
     monkeypatch.setattr(rowsout, "TEXT_MAX_ROWS", 30)
     reads: list[int] = []
-    original = searchtable.read_any_split
+    original = splitbatches.read_any_split
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         reads.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(searchtable, "read_any_split", counted)
+    monkeypatch.setattr(splitbatches, "read_any_split", counted)
     run = cli_run("search", log_table, "--columns", "id,level")
     assert run.exit_code == 0, run.stderr
     assert "(30+ rows)" in run.stdout
@@ -330,16 +330,16 @@ def test_count_in_every_form(log_table: str, cli_run: Any) -> None:
 def test_count_reads_no_column_it_does_not_need(
     log_table: str, cli_run: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import indextables.search.searchtable as searchtable
+    import indextables.search.read.splitbatches as splitbatches
 
     reads: list[list[str]] = []
-    original = searchtable.read_any_split
+    original = splitbatches.read_any_split
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         reads.append(list(kwargs["schema"].names))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(searchtable, "read_any_split", counted)
+    monkeypatch.setattr(splitbatches, "read_any_split", counted)
     assert cli_run("count", log_table, "message:needlezz", "-o", "json").json()["count"] == 12
     assert all(len(names) <= 1 for names in reads)
 

@@ -210,8 +210,7 @@ def test_a_companions_splits_are_searched_at_once_without_page_threads(
     """``SearchTable.search`` reads a companion's splits several at once (without a limit),
     each with page threads off under ``auto``; with a limit, one after the other as
     before. Rows come back in split order either way, equal to the source's."""
-    from indextables.search import searchtable
-    from indextables.search.read import splitorder
+    from indextables.search.read import splitbatches, splitorder
 
     source = tmp_path / "src"
     source.mkdir()
@@ -235,13 +234,13 @@ def test_a_companions_splits_are_searched_at_once_without_page_threads(
 
     monkeypatch.setattr(read, "page_workers", recording)
     parallel: list[bool] = []
-    ordered = searchtable.ordered_batches
+    ordered = splitbatches.ordered_batches
 
     def watching(*args: Any, **kwargs: Any) -> Any:
         parallel.append(kwargs["parallel"])
         return ordered(*args, **kwargs)
 
-    monkeypatch.setattr(searchtable, "ordered_batches", watching)
+    monkeypatch.setattr(splitbatches, "ordered_batches", watching)
     cache = {"spark.indextables.cache.directoryPath": str(tmp_path / "cache")}
     table = open_table(str(tmp_path / "idx"), options=cache)
     expected = [i for i in range(3000) if i % 7 == 3]

@@ -11,6 +11,7 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
+import indextables.search.read.splitbatches as splitbatches
 import indextables.search.searchtable as searchtable
 from indextables.search import open_table
 from indextables.search.errors import ArgumentError
@@ -69,13 +70,13 @@ def table_uri(tmp_path: Path) -> str:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """The columns of every split read."""
     seen: list[list[str]] = []
-    original = searchtable.read_any_split
+    original = splitbatches.read_any_split
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         seen.append(list(kwargs["schema"].names))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(searchtable, "read_any_split", counted)
+    monkeypatch.setattr(splitbatches, "read_any_split", counted)
     return seen
 
 

@@ -14,8 +14,8 @@ the same keys, checked the same way (a typo names the closest key).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import functools
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
@@ -34,20 +34,16 @@ from indextables.search.aggregate.tableagg import aggregate_table
 from indextables.search.aggregate.tablecount import count_table
 from indextables.search.aggregate.tableplan import TablePlan, plan_table
 from indextables.search.boundedcache import BoundedCache
-from indextables.search.companion.pagethreads import beside_splits
 from indextables.search.companion.sync import companion_root
 from indextables.search.errors import ArgumentError
 from indextables.search.options import parse_read
 from indextables.search.query.conditions import translate_predicate
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
 from indextables.search.query.whereeval import WhereFilter, compile_where
-from indextables.search.read.anysplit import read_any_split
-from indextables.search.read.bulkrows import search_session
 from indextables.search.read.plan import plan_splits, view_fields
-from indextables.search.read.splitorder import ordered_batches, splits_at_once
+from indextables.search.read.splitbatches import split_batches
 from indextables.search.read.splitreader import SplitEntry
 from indextables.search.schema.schemajson import arrow_schema
-from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.tableaccess import TableView, load_view, open_table_store
 
 __all__ = ["SearchTable", "open_table"]
@@ -386,47 +382,33 @@ class SearchTable:
         after the other on this thread: measured on warm splits, reading two at once
         was slower (the stored-row decoding holds the GIL most of the time). A
         companion's splits without a limit are read several at once
-        (:func:`~indextables.search.read.splitorder.ordered_batches`), their page
+        (:func:`~indextables.search.read.splitbatches.split_batches`), their page
         threads standing down (``auto`` -> ``off``): their Parquet reads and page cuts
-        run mostly without the GIL (20M companion, alternating: needle 207 -> 169 ms,
-        exact match 726 -> 626 ms in the benchmark's interleaved rounds).
+        run mostly without the GIL (20M companion, one process alternating: needle
+        177 -> 139 ms, exact match 631 -> 543 ms, the same CPU).
         """
         left = plan.limit
         if left == 0:
             return
-        cache = SplitCache(self._read.cache_dir, self._read.cache_max_bytes)
         uri, options = self._view.uri, self._options
 
         def open_store() -> Any:
             return open_table_store(uri, options)
 
-        entries = plan.entries
-        refs = [entry.ref for entry in entries]
-        parallel = self._companion_root is not None and left is None
-        threads = beside_splits(
-            self._read.companion_threads, splits_at_once(len(entries), parallel=parallel)
+        batches = split_batches(
+            uri,
+            plan.entries,
+            open_store=open_store,
+            read=self._read,
+            schema=plan.read_schema,
+            search=plan.search,
+            conditions=plan.conditions,
+            companion_root=self._companion_root,
+            options=options,
+            parallel=self._companion_root is not None and left is None,
         )
-        # The read's doc-store misses are remembered together, only when they all fit.
-        with search_session() as session, cache.directories(uri, refs, open_store) as directory:
-
-            def batches(number: int) -> Iterator[pa.RecordBatch]:
-                read = functools.partial(
-                    read_any_split,
-                    entry=entries[number],
-                    schema=plan.read_schema,
-                    search=plan.search,
-                    conditions=plan.conditions,
-                    companion_root=self._companion_root,
-                    companion_options=options,
-                    docstore_threads=self._read.docstore_threads,
-                    companion_threads=threads,
-                    cache_session=session,
-                )
-                return cache.batches(
-                    uri, refs[number], open_store, read, directory=directory(number)
-                )
-
-            for batch in ordered_batches(batches, len(entries), parallel=parallel):
+        with contextlib.closing(batches):
+            for batch in batches:
                 if plan.where is not None:
                     batch = batch.filter(plan.where.mask(batch))
                 if left is not None:
