@@ -224,6 +224,64 @@ def test_a_fetched_entry_is_leased_from_its_download_on(
     assert cache.cached(store.uri, refs[0]) is None
 
 
+def test_an_entry_is_leased_before_it_is_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another process evicting everything it can while this one checks an entry's digests
+    # (its first use here) must not remove it: the entry would look damaged, and the path,
+    # by then another process's fresh copy, be discarded under that process's read.
+    store, refs = _store(tmp_path)
+    cache_dir = str(tmp_path / "cache")
+    cache = SplitCache(cache_dir, 1 << 30)
+    entry = cache.fetch(store, store.uri, refs[0])
+    splitcache._verified.clear()  # as in a process that has not used the entry yet
+    splitcache.entrywatch.forget(entry)
+    digest = splitcache._digest
+    evicted: list[int] = []
+
+    def evict_then_digest(path: str) -> str:
+        if not evicted:
+            evicted.append(SplitCache(cache_dir, 0).evict())
+        return digest(path)
+
+    monkeypatch.setattr(splitcache, "_digest", evict_then_digest)
+    assert cache.cached(store.uri, refs[0]) == entry
+    assert len(evicted) == 1
+    assert evicted[0] > 0  # the eviction ran and had to keep the checked entry
+    assert tantivy.Index.open(entry).searcher().num_docs == 2
+
+
+def test_placing_outlasts_a_path_other_processes_keep_filling_and_emptying(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A tiny cache shared by busy processes: each time this download finds the entry's path
+    # taken, the copy there is evicted before it can be leased, and another process places
+    # a new one. The download keeps going until it adopts a copy (or places its own).
+    store, refs = _store(tmp_path)
+    cache_dir = str(tmp_path / "cache")
+    cache = SplitCache(cache_dir, 1 << 30)
+    entry = cache.fetch(store, store.uri, refs[0])  # another process's copy, in place
+    take_lease = splitcache._take_lease
+    rounds: list[str] = []
+
+    def evicted_first(path: str) -> int | None:
+        if len(rounds) < 12:
+            rounds.append(path)
+            return None  # gone before the lock (and replaced: the path stays taken)
+        return take_lease(path)
+
+    monkeypatch.setattr(splitcache, "_take_lease", evicted_first)
+    got, lease = cache._download(store, store.uri, refs[0])
+    try:
+        assert got == entry
+        assert rounds == [entry] * 12
+        assert os.fstat(lease).st_ino == os.stat(entry).st_ino  # the lease is on the entry
+    finally:
+        os.close(lease)
+    assert [n for n in os.listdir(cache_dir) if n.startswith(".tmp-")] == []
+    assert tantivy.Index.open(entry).searcher().num_docs == 2
+
+
 @pytest.mark.parametrize("damage", ["truncate", "drop_record", "drop_file"])
 def test_a_damaged_entry_is_fetched_again(tmp_path: Path, damage: str) -> None:
     store, refs = _store(tmp_path)

@@ -66,6 +66,7 @@ import fcntl
 import hashlib
 import json
 import os
+import random
 import re
 import shutil
 import stat
@@ -134,8 +135,12 @@ REWALK_SECONDS: Final = 30.0
 WALK_SHARE: Final = 50.0
 # Eviction stops at this share of the cap, so the next walk waits for a tenth of it to be added.
 LOW_WATER: Final = 0.9
-# Times a read resolves its entry again when it vanished between fetch and lease.
-_LEASE_TRIES: Final = 5
+# Rounds placing a downloaded entry whose path other processes keep filling and evicting,
+# and the pause (at random, up to this many seconds times the round) between them.
+_PLACE_TRIES: Final = 64
+_PLACE_PAUSE: Final = 0.002
+# What rename(2) reports when the entry's path is taken (a directory, a file or a link).
+_OCCUPIED: Final = frozenset({errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR})
 _totals: dict[str, _Total] = {}
 _totals_lock = threading.RLock()
 # Cache directory -> entry name -> (inode, bytes) of the entries its last walk in this process
@@ -205,16 +210,18 @@ class SplitCache:
         Raises:
             CacheDirectoryError: the cache directory is not a directory or others can write it.
         """
+        found = self._leased_hit(table_uri, split)
+        if found is None:
+            return None
+        entry, lease = found
+        os.close(lease)
+        return entry
+
+    def _leased_hit(self, table_uri: str, split: SplitRef) -> tuple[str, int] | None:
+        """The split's verified entry and a descriptor leasing it; None on a miss."""
         if not _check_directory(self.directory, create=False):
             return None
-        target = os.path.join(self.directory, _cache_key(table_uri, split))
-        if not os.path.isdir(target):
-            return None
-        if not _trusted(target, table_uri, split):
-            _discard(target, self.directory)
-            return None
-        _touch(target)
-        return target
+        return _adopt(os.path.join(self.directory, _cache_key(table_uri, split)), table_uri, split)
 
     def fetch(self, store: ObjectStore, table_uri: str, split: SplitRef) -> str:
         """The local directory holding ``split`` unbundled, fetching it on a miss.
@@ -290,27 +297,31 @@ class SplitCache:
 
         Returns a descriptor holding a lease on the placed entry: a duplicate of
         the staging directory's (the rename keeps its inode and lock), or, when
-        another task placed an identical entry first, a new lease on that one.
+        another task placed an identical entry first, a lease on that one. In a
+        small cache shared by busy processes the entry can be placed and evicted
+        by others many times while this runs: each round either places ours,
+        adopts theirs, or finds the path cleared meanwhile and tries again,
+        waiting a little longer (at random) each time.
         """
-        for _ in range(4):
+        for attempt in range(_PLACE_TRIES):
             try:
                 os.rename(staging, target)
                 return os.dup(handle)
-            except OSError:
-                if os.path.isdir(target) and not os.path.islink(target):
-                    if _trusted(target, table_uri, split):
-                        lease = _take_lease(target)  # another task won the race: identical copy
-                        if lease is not None:
-                            return lease
-                        continue  # evicted since: place ours
-                    _discard(target, self.directory)  # an untrusted directory: replaced
-                elif os.path.lexists(target):
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(target)  # a file (or link) where the entry belongs
-                else:
+            except OSError as error:
+                if error.errno not in _OCCUPIED:
                     raise
-        os.rename(staging, target)
-        return os.dup(handle)
+            found = _adopt(target, table_uri, split)
+            if found is not None:
+                return found[1]  # another task won the race: an identical, verified copy
+            with contextlib.suppress(OSError):
+                if not stat.S_ISDIR(os.lstat(target).st_mode):
+                    os.unlink(target)  # a file (or link) where the entry belongs
+            time.sleep(random.uniform(0.0, _PLACE_PAUSE * attempt))
+        raise _cache_error(
+            self.directory,
+            f"cannot be written: entry {target} was replaced by other processes "
+            f"{_PLACE_TRIES} times while this one placed it",
+        )
 
     def use(
         self,
@@ -409,32 +420,23 @@ class SplitCache:
     ) -> Iterator[str]:
         """The split's entry, share-locked for the block so that no eviction removes it.
 
-        A cached entry can be evicted between its lookup and its lock (the
-        lookup is tried again); a fetched one is leased from its download on, so
-        the second try holds a lease.
+        A cached entry is leased before it is checked; a fetched one is
+        leased from its download on. ``directory`` (fetched by the caller) is
+        leased if it is still in place, else fetched again.
         """
-        look = True
-        for _ in range(_LEASE_TRIES):
-            entry = directory or (self.cached(table_uri, split) if look else None)
-            directory = None
-            if entry is None:
-                entry, lease = self._fetch_leased(open_store(), table_uri, split)
-            else:
-                held = _take_lease(entry)
-                if held is None:
-                    look = False  # evicted meanwhile: download it, leased from the start
-                    continue
-                lease = held
-            try:
-                yield entry
-                return
-            finally:
-                os.close(lease)
-        raise SplitReadError(
-            f"split {split.path} of {table_uri}: its cache entry in {self.directory} was "
-            f"removed {_LEASE_TRIES} times before it could be read (the cache "
-            f"{CACHE_DIR_SETTING} is shared and far too small?)"
-        )
+        found = None
+        if directory is not None:
+            held = _take_lease(directory)
+            found = None if held is None else (directory, held)
+        else:
+            found = self._leased_hit(table_uri, split)
+        if found is None:  # a miss, or evicted since the caller fetched it: leased from the start
+            found = self._fetch_leased(open_store(), table_uri, split)
+        entry, lease = found
+        try:
+            yield entry
+        finally:
+            os.close(lease)
 
     def _account(self, target: str, added: int) -> None:
         """Add a new entry of ``added`` bytes to the running total; walk and evict when the
@@ -656,11 +658,13 @@ def _drop_entries(directory: str) -> None:
             _discard(os.path.join(directory, name), directory)
 
 
+def _cache_error(directory: str, problem: str) -> CacheDirectoryError:
+    return CacheDirectoryError(f"split cache directory {directory} ({CACHE_DIR_SETTING}) {problem}")
+
+
 def _cache_failure(directory: str, problem: str, error: OSError | None = None) -> NoReturn:
     detail = f": {error.strerror or error}" if error is not None else ""
-    failure = CacheDirectoryError(
-        f"split cache directory {directory} ({CACHE_DIR_SETTING}) {problem}{detail}"
-    )
+    failure = _cache_error(directory, f"{problem}{detail}")
     if error is not None:
         failure.errno = error.errno
         raise failure from error
@@ -711,18 +715,38 @@ def _staging(directory: str) -> Iterator[tuple[str, int]]:
 
 
 def _take_lease(entry: str) -> int | None:
-    """A descriptor share-locking ``entry``; None when it was removed or replaced meanwhile."""
+    """A descriptor share-locking ``entry``; None when it was removed or replaced meanwhile
+    (or is not a directory: a link is never followed)."""
     try:
-        handle = os.open(entry, os.O_RDONLY | os.O_DIRECTORY)
+        handle = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
         return None
     try:
         fcntl.flock(handle, fcntl.LOCK_SH)
-        if os.stat(entry).st_ino == os.fstat(handle).st_ino:
+        if os.lstat(entry).st_ino == os.fstat(handle).st_ino:
             return handle
     except OSError:
         pass
     os.close(handle)  # evicted (renamed away) before the lock was taken
+    return None
+
+
+def _adopt(target: str, table_uri: str, split: SplitRef) -> tuple[str, int] | None:
+    """``target`` and a descriptor leasing it when it is a verified entry of ``split``
+    (marked as used); None when absent, and a damaged entry is removed.
+
+    The lease is taken before the check: an eviction cannot remove the entry
+    while it is checked, so a live entry is never mistaken for a damaged one
+    (and the path, by then another process's fresh entry, discarded).
+    """
+    lease = _take_lease(target)
+    if lease is None:
+        return None
+    if _trusted(target, table_uri, split):
+        _touch(target)
+        return target, lease
+    os.close(lease)
+    _discard(target, os.path.dirname(target))
     return None
 
 
