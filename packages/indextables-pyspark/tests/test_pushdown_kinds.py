@@ -10,6 +10,7 @@ session time zone other than UTC.
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 from pyspark.sql.types import (
+    BooleanType,
     DateType,
     LongType,
     StringType,
@@ -257,5 +259,78 @@ def test_struct_field_filters_left_to_spark_still_equal_parquet(
 ) -> None:
     path, parquet = nested_tables
     expected = _ids(spark.read.parquet(parquet).where(where))
+    with pushdown(spark, True):
+        assert _ids(spark.read.format("indextables").load(path).where(where)) == expected
+
+
+# Booleans, null tests and `!=` are answered exactly by the index, fast fields or not: the
+# table's `fastfields` names only `s`, so `i`, `b` and `d` are indexed but not fast.
+EXACT_SCHEMA = StructType(
+    [
+        StructField("id", LongType()),
+        StructField("i", LongType()),
+        StructField("b", BooleanType()),
+        StructField("d", DateType()),
+        StructField("s", StringType()),
+    ]
+)
+EXACT_FILTERS = [
+    "b <= true",
+    "b < true",
+    "b <= false",
+    "b > false",
+    "b >= true",
+    "b >= false",
+    "b > true",
+    "b < false",
+    "b IN (true)",
+    "b IN (false, true)",
+    "b != true",
+    "b IS NOT NULL",
+    "b IS NULL",
+    "i IS NOT NULL",
+    "i IS NULL",
+    "i != 3",
+    "d IS NOT NULL",
+    "d IS NULL",
+    "d >= DATE'0001-01-01'",
+    "d <= DATE'9999-12-31'",
+    "i != 3 AND b IS NOT NULL",
+]
+
+
+@pytest.fixture(scope="module", params=["not_fast", "fast"])
+def exact_tables(
+    request: pytest.FixtureRequest, spark: Any, tmp_path_factory: Any
+) -> tuple[str, str]:
+    root = tmp_path_factory.mktemp(f"exact-{request.param}")
+    path, parquet = str(root / "table"), str(root / "parquet")
+    values_i = [None, 3, -(2**63), 2**63 - 1, 0]
+    values_b = [None, True, False]
+    values_d = [None, date(1, 1, 1), date(9999, 12, 31), date(1677, 9, 21), date(2024, 2, 29)]
+    rows = [
+        (n, values_i[n % 5], values_b[(n // 5) % 3], values_d[(n // 3) % 5], f"s{n % 4}")
+        for n in range(60)
+    ]
+    options = {"spark.indextables.indexing.fastfields": "s"} if request.param == "not_fast" else {}
+    for half in (rows[:30], rows[30:]):
+        frame = spark.createDataFrame(half, EXACT_SCHEMA).coalesce(1)
+        frame.write.format("indextables").mode("append").options(**options).save(path)
+        frame.write.mode("append").parquet(parquet)
+    for split in load_view(path, {}).splits:
+        fast = {f["name"]: f["fast"] for f in json.loads(split.entry.doc_mapping_json)}
+        assert {fast["i"], fast["b"], fast["d"]} == {request.param == "fast"}
+    return path, parquet
+
+
+@pytest.mark.parametrize("where", EXACT_FILTERS)
+def test_booleans_null_tests_and_not_equal_are_answered_by_the_index(
+    spark: Any, exact_tables: tuple[str, str], where: str
+) -> None:
+    path, parquet = exact_tables
+    expected = _ids(spark.read.parquet(parquet).where(where))
+    scanned, kept = scanned_rows(spark, path, where, pushed=True)
+    assert kept == len(expected)
+    assert scanned == kept, f"{where}: the scan returned {scanned} rows for {kept} kept"
     with pushdown(spark, True):
         assert _ids(spark.read.format("indextables").load(path).where(where)) == expected

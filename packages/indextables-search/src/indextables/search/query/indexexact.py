@@ -4,7 +4,8 @@ A read may over-fetch (Spark re-applies every filter); a count or aggregate
 from the index may not. A translated condition is exact on a split when the
 Tantivy query of :mod:`.tantivyquery` matches precisely the rows Spark keeps:
 
-- integer columns: comparisons and IN;
+- integer columns: comparisons and IN, and ``!=`` where nulls are known
+  exactly (IS NOT NULL below);
 - double columns: comparisons and IN (``-0.0`` and ``0.0`` are matched
   together, as Spark compares them) on splits where the column holds no NaN
   (a NaN's sign decides where Tantivy sorts it; Spark puts every NaN above
@@ -12,9 +13,11 @@ Tantivy query of :mod:`.tantivyquery` matches precisely the rows Spark keeps:
 - exact string columns: ``=`` and IN (a value too long to be indexed cannot
   equal an operand short enough to be); a prefix on splits that record the
   column as fully indexed;
-- booleans: ``=``; IS [NOT] NULL on fast numeric, boolean and date fields.
+- booleans: ``=``, IN and comparisons (``false < true``); IS [NOT] NULL on
+  numeric, boolean and date fields that are fast or indexed (an indexed one
+  holds a value exactly where it holds a term).
 
-Everything else (``!=``, string ranges, dates, tokenized text, clamped or
+Everything else (``!=`` on other kinds, string ranges, dates, tokenized text, clamped or
 store-only fields) raises :class:`~indextables.search.aggregate.aggmerge.NotExact`
 and the caller reads rows instead. Partition conditions are decided from the
 log's partition values.
@@ -37,6 +40,7 @@ from indextables.search.query.searchoptions import SearchSpec, build_query
 from indextables.search.query.tantivyquery import (
     FULLY_INDEXED_TAG,
     fully_indexed_columns,
+    presence_exact,
     range_searchable,
     to_query,
 )
@@ -44,8 +48,6 @@ from indextables.search.schema.mapping import FieldKind, FieldSpec
 from indextables.search.schema.partitionvalues import spark_value
 
 __all__ = ["count", "exact_query", "nan_free", "partition_holds", "where_conjuncts"]
-
-_NULL_KINDS = (FieldKind.I64, FieldKind.F64, FieldKind.BOOL, FieldKind.DATE)
 
 
 def where_conjuncts(where: str) -> int:
@@ -231,7 +233,17 @@ def exact_query(
 def _exact_kind(condition: Condition, spec: FieldSpec, fully_indexed: frozenset[str]) -> bool:
     op = condition.op
     if op in ("null", "notnull"):
-        return spec.fast and spec.kind in _NULL_KINDS
+        return presence_exact(spec)
+    if op == "!=":
+        # All rows holding a value but the operand's (nulls fail `!=` in Spark too).
+        if spec.kind is FieldKind.BOOL:
+            return presence_exact(spec) and isinstance(condition.values[0], bool)
+        return (
+            spec.kind is FieldKind.I64
+            and range_searchable(spec)
+            and presence_exact(spec)
+            and _numbers(condition.values)
+        )
     if spec.kind in (FieldKind.I64, FieldKind.F64) and range_searchable(spec):
         return op in ("=", "<", "<=", ">", ">=", "in") and _numbers(condition.values)
     if not spec.indexed:
@@ -242,7 +254,11 @@ def _exact_kind(condition: Condition, spec: FieldSpec, fully_indexed: frozenset[
         if op == "prefix":
             return spec.name.lower() in fully_indexed
         return op in ("=", "in")
-    return spec.kind is FieldKind.BOOL and op == "=" and isinstance(condition.values[0], bool)
+    return (
+        spec.kind is FieldKind.BOOL
+        and op in ("=", "in", "<", "<=", ">", ">=")
+        and all(isinstance(v, bool) for v in condition.values)
+    )
 
 
 def _numbers(values: Sequence[Any]) -> bool:

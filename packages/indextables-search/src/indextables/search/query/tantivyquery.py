@@ -61,6 +61,8 @@ __all__ = [
     "date_bounds",
     "fully_indexed_columns",
     "fully_indexed_tag",
+    "present_query",
+    "presence_exact",
     "range_searchable",
     "to_query",
     "zero_bound",
@@ -152,7 +154,7 @@ def _to_query(
     if not range_searchable(spec) and condition.op not in ("null", "notnull"):
         return None
     if condition.op in ("null", "notnull"):
-        return _null_query(condition, spec, readable_text_fast)
+        return _null_query(condition, spec, schema, readable_text_fast)
     if condition.op == "!=":
         if spec.kind in (FieldKind.DATE, FieldKind.IP):
             return None  # their `=` queries may match more rows than `=`: no exact complement
@@ -166,10 +168,9 @@ def _to_query(
         )
         if inner is None:
             return None
-        # Rows where the column is null also fail `col != v` in Spark: keeping them is a superset.
-        return tantivy.Query.boolean_query(
-            [(tantivy.Occur.Must, tantivy.Query.all_query()), (tantivy.Occur.MustNot, inner)]
-        )
+        # Rows where the column is null fail `col != v` in Spark too: left out when the index
+        # knows them exactly, else kept (a superset).
+        return _all_but(inner, present_query(spec, schema))
     if spec.kind is FieldKind.I64:
         return _integer_query(condition, spec, schema)
     if spec.kind is FieldKind.F64:
@@ -180,30 +181,106 @@ def _to_query(
         return _date_query(condition, spec, schema, spec.name.lower() in exact_dates)
     if spec.kind is FieldKind.IP:
         return _ip_query(condition, spec, schema)
-    if spec.kind is FieldKind.BOOL and condition.op == "=":
-        value = condition.values[0]
-        return (
-            tantivy.Query.term_query(schema, spec.name, value) if isinstance(value, bool) else None
-        )
+    if spec.kind is FieldKind.BOOL:
+        return _bool_query(condition, spec, schema)
     return None
 
 
+#: Kinds whose every value is one term of the inverted index (an indexed field of these
+#: kinds holds a value exactly where it holds a term) and whose fast field holds every value.
+_VALUE_KINDS: Final = (FieldKind.I64, FieldKind.F64, FieldKind.BOOL, FieldKind.DATE)
+
+
+def presence_exact(spec: FieldSpec, *, readable_text_fast: bool = False) -> bool:
+    """True when :func:`present_query` has a query matching exactly the rows holding a value."""
+    if spec.fast and (spec.kind in _VALUE_KINDS or (readable_text_fast and spec.is_exact)):
+        return True
+    return spec.indexed and spec.kind in _VALUE_KINDS
+
+
+def present_query(
+    spec: FieldSpec, schema: tantivy.Schema, *, readable_text_fast: bool = False
+) -> tantivy.Query | None:
+    """The rows where ``spec``'s field holds a value (Spark's ``IS NOT NULL``), or None.
+
+    A fast field answers with an exists query (exact text fast fields only on
+    splits this package wrote, ``readable_text_fast``). An indexed number,
+    boolean or date field that is not fast answers from its terms: every value
+    is indexed as one term, so the rows holding a term of the whole domain are
+    the rows holding a value (f64: both sides of -inf, where Tantivy sorts NaNs
+    of either sign; dates: from the start of Tantivy's span, where earlier
+    values are clamped).
+    """
+    if not presence_exact(spec, readable_text_fast=readable_text_fast):
+        return None
+    if spec.fast and (spec.kind in _VALUE_KINDS or spec.is_exact):
+        return tantivy.Query.exists_query(spec.name)
+    name = spec.name
+    if spec.kind is FieldKind.I64:
+        return tantivy.Query.range_query(
+            schema, name, tantivy.FieldType.Integer, ct.LONG_MIN, None, include_lower=True
+        )
+    if spec.kind is FieldKind.F64:
+        floats, query = tantivy.FieldType.Float, tantivy.Query.range_query
+        return _any_of(
+            [
+                query(schema, name, floats, -math.inf, None, include_lower=True),
+                query(schema, name, floats, None, -math.inf, include_upper=True),
+            ]
+        )
+    if spec.kind is FieldKind.BOOL:
+        return _any_of([tantivy.Query.term_query(schema, name, v) for v in (False, True)])
+    start = micros_to_datetime(TANTIVY_MIN_MICROS)
+    return tantivy.Query.range_query(
+        schema, name, tantivy.FieldType.Date, start, None, include_lower=True
+    )
+
+
 def _null_query(
-    condition: Condition, spec: FieldSpec, readable_text_fast: bool
+    condition: Condition, spec: FieldSpec, schema: tantivy.Schema, readable_text_fast: bool
 ) -> tantivy.Query | None:
     # exists_query reads fast fields; text fast fields of reference splits are unreadable here.
-    exact_text = readable_text_fast and spec.is_exact
-    if not spec.fast or (
-        spec.kind not in (FieldKind.I64, FieldKind.F64, FieldKind.BOOL, FieldKind.DATE)
-        and not exact_text
-    ):
-        return None
-    exists = tantivy.Query.exists_query(spec.name)
-    if condition.op == "notnull":
-        return exists
+    present = present_query(spec, schema, readable_text_fast=readable_text_fast)
+    if present is None or condition.op == "notnull":
+        return present
+    return _all_but(present)
+
+
+def _all_but(query: tantivy.Query, within: tantivy.Query | None = None) -> tantivy.Query:
+    """The rows of ``within`` (default: every row) that ``query`` does not match."""
     return tantivy.Query.boolean_query(
-        [(tantivy.Occur.Must, tantivy.Query.all_query()), (tantivy.Occur.MustNot, exists)]
+        [
+            (tantivy.Occur.Must, within or tantivy.Query.all_query()),
+            (tantivy.Occur.MustNot, query),
+        ]
     )
+
+
+_BOOL_ORDER: Final[dict[str, Callable[[bool, bool], bool]]] = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def _bool_query(
+    condition: Condition, spec: FieldSpec, schema: tantivy.Schema
+) -> tantivy.Query | None:
+    """``=``, IN and comparisons on a boolean column as terms (``false < true``, as Spark)."""
+    values = condition.values
+    if not values or not all(isinstance(v, bool) for v in values):
+        return None
+    if condition.op in ("=", "in"):
+        kept = list(dict.fromkeys(values))
+    elif condition.op in _BOOL_ORDER:
+        order = _BOOL_ORDER[condition.op]
+        kept = [b for b in (False, True) if order(b, values[0])]
+        if len(kept) == 2:
+            return present_query(spec, schema)  # every value passes: IS NOT NULL
+    else:
+        return None
+    return _any_of([tantivy.Query.term_query(schema, spec.name, v) for v in kept])
 
 
 def date_bounds(
@@ -253,7 +330,7 @@ def _date_query(
             low, high, include_low=inc_low, include_high=inc_high, exact=exact
         )
         if low is None and high is None:
-            return tantivy.Query.all_query()
+            return present_query(spec, schema) or tantivy.Query.all_query()
         return tantivy.Query.range_query(
             schema,
             spec.name,
