@@ -285,9 +285,11 @@ def page_rows(
 @dataclass(frozen=True, slots=True)
 class _Cuts:
     """The pages cut down to their hits: (column, row group, page offset) -> the cut
-    page's parts (None: decode it whole); a page absent was never to be cut."""
+    page's parts (None: decode it whole); a page absent was never to be cut. ``codecs``:
+    (column, row group) -> how its pages are compressed and encoded (None: not cut)."""
 
     pages: Mapping[tuple[str, int, int], CutParts | None]
+    codecs: Mapping[tuple[str, int], PageCodec | None]
 
 
 def _cut_pages(
@@ -359,7 +361,8 @@ def _cut_pages(
         {
             (name, group, page.offset): slim
             for (name, group, page), slim in zip(wanted_pages, slims, strict=True)
-        }
+        },
+        codecs,
     )
 
 
@@ -512,7 +515,7 @@ def _direct(
     pages: list[CutParts] = []
     codec = None
     for part in plan.groups:
-        found = _codec(footer, name, part.group)
+        found = cuts.codecs[(name, part.group)]
         if found is None or (codec is not None and found != codec):
             return None
         codec = found
@@ -544,8 +547,9 @@ def _decode(
     length = len(_MAGIC)
     row_groups = []
     total = 0
-    order: list[int] = []
-    whole = False
+    # Each hit's position in the result; None while every page so far was cut (the hits
+    # are then the result, in order), so a column of cut pages builds no list.
+    order: list[int] | None = None
     for part in plan.groups:
         meta = _chunk(footer, part.group, leaf).get(3).copy()
         pieces: list[bytes | memoryview] = []
@@ -555,10 +559,13 @@ def _decode(
             slim = cuts.pages.get((name, part.group, page.offset))
             if slim is not None:
                 pieces.append(encode_cut(slim))
-                order.extend(range(total + rows, total + rows + len(page.hits)))
+                if order is not None:
+                    order.extend(range(total + rows, total + rows + len(page.hits)))
                 rows += len(page.hits)
             else:
-                raw = whole = True
+                raw = True
+                if order is None:
+                    order = list(range(total + rows))  # the hits of the cut pages before
                 pieces.append(data[(page.offset, page.size)])
                 at = total + rows
                 order.extend([at + hit for hit in page.hits])
@@ -626,4 +633,4 @@ def _decode(
     column = table.column(0)
     if column.type != footer.schema.field(name).type:
         return None
-    return column.combine_chunks(), order if whole else None
+    return column.combine_chunks(), order
