@@ -42,8 +42,9 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import tantivy
 
@@ -193,9 +194,16 @@ _VALUE_KINDS: Final = (FieldKind.I64, FieldKind.F64, FieldKind.BOOL, FieldKind.D
 
 def presence_exact(spec: FieldSpec, *, readable_text_fast: bool = False) -> bool:
     """True when :func:`present_query` has a query matching exactly the rows holding a value."""
+    return _presence(spec, readable_text_fast=readable_text_fast) is not None
+
+
+def _presence(spec: FieldSpec, *, readable_text_fast: bool) -> Literal["exists", "terms"] | None:
+    """How a field answers IS NOT NULL exactly: its fast field, its terms, or not at all."""
     if spec.fast and (spec.kind in _VALUE_KINDS or (readable_text_fast and spec.is_exact)):
-        return True
-    return spec.indexed and spec.kind in _VALUE_KINDS
+        return "exists"
+    if spec.indexed and spec.kind in _VALUE_KINDS:
+        return "terms"
+    return None
 
 
 def present_query(
@@ -211,9 +219,10 @@ def present_query(
     of either sign; dates: from the start of Tantivy's span, where earlier
     values are clamped).
     """
-    if not presence_exact(spec, readable_text_fast=readable_text_fast):
+    presence = _presence(spec, readable_text_fast=readable_text_fast)
+    if presence is None:
         return None
-    if spec.fast and (spec.kind in _VALUE_KINDS or spec.is_exact):
+    if presence == "exists":
         return tantivy.Query.exists_query(spec.name)
     name = spec.name
     if spec.kind is FieldKind.I64:
@@ -257,10 +266,10 @@ def _all_but(query: tantivy.Query, within: tantivy.Query | None = None) -> tanti
 
 
 _BOOL_ORDER: Final[dict[str, Callable[[bool, bool], bool]]] = {
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
 }
 
 

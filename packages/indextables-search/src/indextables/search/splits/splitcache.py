@@ -424,7 +424,6 @@ class SplitCache:
         leased from its download on. ``directory`` (fetched by the caller) is
         leased if it is still in place, else fetched again.
         """
-        found = None
         if directory is not None:
             held = _take_lease(directory)
             found = None if held is None else (directory, held)
