@@ -225,7 +225,8 @@ def _literals(rng: random.Random, column: str, k: int) -> tuple[list[str], list[
         return spark, spark
     if kind == "date":
         days = [rng.choice(DATES).isoformat() for _ in range(k)]
-        return [f"'{d}'" for d in days], [f"DATE '{d}'" for d in days]
+        typed = rng.choice(["", "DATE ", "date"])  # Spark casts the string to a date alike
+        return [f"{typed}'{d}'" for d in days], [f"DATE '{d}'" for d in days]
     if kind in ("ts", "ntz"):
         moments = [rng.choice(INSTANTS) for _ in range(k)]
         texts = [m.strftime("%Y-%m-%d %H:%M:%S.%f") for m in moments]
@@ -250,12 +251,15 @@ PAIRS += [("s", "t"), ("s", "p"), ("ts", "ts"), ("ntz", "ntz"), ("day", "day"), 
 def leaf(rng: random.Random, *, simple: bool = False) -> tuple[str, str]:
     """One predicate as (Spark text, DuckDB text); ``simple``: one the index can translate."""
     if simple:
-        column = rng.choice(["i8", "i16", "i32", "i64", "s", "p"])
+        column = rng.choice(["i8", "i16", "i32", "i64", "s", "p", "b", "day"])
         op = rng.choice(
             ["=", "<", "<=", ">", ">=", "in"]
             if WHERE_COLUMNS[column] != "string"
             else ["=", "=", "in"]
         )
+        if column == "b" and rng.random() < 0.3:
+            bare = rng.choice(["b", "NOT b", "b != true", "false <> b", "TRUE = b"])
+            return bare, bare
         spark, duck = _literals(rng, column, 3)
         if column in ("i8", "i16", "i32", "i64"):  # whole numbers within a long
             spark = duck = [t for t in spark if "." not in t and "e" not in t] or ["0"]

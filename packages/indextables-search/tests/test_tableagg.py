@@ -385,8 +385,9 @@ def test_counts_equal_duckdb(tmp_path: Path, seed: int, paths: Any) -> None:
 
 @pytest.mark.parametrize("seed", [6, 7])
 def test_conjuncts_beyond_the_grammar(tmp_path: Path, seed: int, paths: Any) -> None:
-    """A literal on the left, boolean literals and bare boolean columns are answered by the
-    index; a column-vs-column conjunct reads rows, narrowed by the other conjuncts."""
+    """A literal on the left, boolean literals (in comparisons and IN lists), ``NOT`` and bare
+    boolean columns, and ``DATE '...'`` literals are answered by the index; a
+    column-vs-column conjunct reads rows, narrowed by the other conjuncts."""
     uri, rows = _table(tmp_path, seed, hostile=True)
     table = open_table(uri)
     con = duckdb.connect()
@@ -399,6 +400,19 @@ def test_conjuncts_beyond_the_grammar(tmp_path: Path, seed: int, paths: Any) -> 
         ("flag = FALSE", "index"),
         ("flag", "index"),
         ("flag AND -5 < small AND part = 'p2'", "index"),
+        ("NOT flag", "index"),
+        ("flag IN (true)", "index"),
+        ("flag IN (FALSE, true) AND small < 3", "index"),
+        ("flag < true", "index"),
+        ("flag >= false", "index"),
+        ("flag <> TRUE", "index"),
+        ("true != flag", "index"),
+        ("false < flag AND 'a' = s", "index"),
+        # Date conditions narrow the search but are counted from the rows (see below).
+        ("day = DATE '2024-03-05'", "rows"),
+        ("day >= DATE '2024-01-01' AND small <= 4", "rows"),
+        ("DATE '2023-06-30' > day", "rows"),
+        ("day IN (DATE '2024-03-05', DATE '2022-12-31')", "rows"),
         ("small > 0 AND small < id", "rows"),
         ("small < id", "rows"),
         ("(small > 0 AND flag) AND x < y", "rows"),
@@ -409,6 +423,48 @@ def test_conjuncts_beyond_the_grammar(tmp_path: Path, seed: int, paths: Any) -> 
         assert paths() == [path], where
         got = table.search(where=where, columns=["id", "small", "flag"]).num_rows
         assert got == want, where
+
+
+@pytest.mark.parametrize(
+    ("typed", "plain"),
+    [
+        ("day = DATE '2024-03-05'", "day = '2024-03-05'"),
+        ("DATE '2023-06-30' > day AND small = 1", "day < '2023-06-30' AND small = 1"),
+        ("day IN (DATE '2024-03-05', DATE '0001-01-01')", "day IN ('2024-03-05', '0001-01-01')"),
+        ("`day` <> date'9999-12-31'", "NOT day = '9999-12-31'"),
+        ("flag = TRUE AND NOT flag", "flag = 'true' AND flag = 'false'"),
+        ("flag IN (true, false)", "flag IN ('true', 'false')"),
+        ("false >= flag", "flag <= 'false'"),
+        ("5 != small", "NOT small = 5"),
+    ],
+)
+def test_typed_literals_translate_like_their_strings(typed: str, plain: str) -> None:
+    """Spark's ``TRUE``/``FALSE`` and ``DATE '...'`` literals narrow the search as the
+    strings Spark casts the same way do, on either side of the column."""
+    from indextables.search.query.conditions import translate_predicate
+    from indextables.search.query.indexexact import where_conjuncts
+
+    conditions = translate_predicate(typed, SCHEMA)
+    assert conditions == translate_predicate(plain, SCHEMA)
+    assert len(conditions) == where_conjuncts(typed)
+
+
+def test_typed_literals_on_other_columns_are_left_to_the_rows() -> None:
+    """A date or boolean literal against a column of another type is compared by Spark after
+    a cast; such a conjunct is not translated (the others still are)."""
+    from indextables.search.query.conditions import Condition, translate_predicate
+
+    for where in [
+        "s = DATE '2024-01-01' AND small = 1",
+        "s = true AND small = 1",
+        "small = true AND small = 1",
+        "ts >= DATE '2024-01-01' AND small = 1",
+        "day = true AND small = 1",
+        "flag = DATE '2024-01-01' AND small = 1",
+        "day = DATE '2024' AND small = 1",
+        "(flag = true AND day = DATE '2024-01-01') AND small = 1",
+    ]:
+        assert translate_predicate(where, SCHEMA) == (Condition("=", "small", (1,)),), where
 
 
 def test_decimal_partition_conditions_count_from_the_log(tmp_path: Path, paths: Any) -> None:

@@ -28,7 +28,7 @@ from indextables.search.schema import columntypes as ct
 
 __all__ = ["Piece", "split_where"]
 
-_FLIPPED = {"=": "=", "==": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_FLIPPED = {"=": "=", "==": "=", "!=": "!=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 # Words after which cutting at AND would change the meaning (BETWEEN x AND y, CASE ... END).
 _UNSAFE = frozenset({"BETWEEN", "CASE", "WHEN"})
 
@@ -99,7 +99,13 @@ def _parse(text: str, types: Mapping[str, pa.DataType] | None) -> Any:
 
 
 def _rewritten(text: str, types: Mapping[str, pa.DataType] | None) -> str | None:
-    """``text`` with a left-hand literal turned around or a boolean literal quoted."""
+    """``text`` with its literals in the grammar's forms and a left-hand literal turned around.
+
+    Only a single condition is rewritten (a bare column, ``NOT column``,
+    ``a op b`` or ``column IN (...)``), so a rewritten piece is still one
+    conjunct (:func:`indextables.search.query.indexexact.where_conjuncts`
+    counts pieces without rewriting them).
+    """
     from indextables.protocol.errors import ProtocolError
     from indextables.protocol.predicateparser import tokenize
 
@@ -107,23 +113,82 @@ def _rewritten(text: str, types: Mapping[str, pa.DataType] | None) -> str | None
         tokens = tokenize(text)
     except ProtocolError:
         return None
-    if len(tokens) == 1 and tokens[0].kind == "name" and _boolean(tokens[0].text, types):
-        return f"{_raw(text, tokens, 0)} = 'true'"
-    if len(tokens) != 3 or tokens[1].kind != "op":
+    words = _literal_words(text, tokens, types)
+    if words is None:
         return None
-    left, op, right = tokens
-    if left.kind in ("number", "string") and right.kind == "name" and op.text in _FLIPPED:
-        return f"{_raw(text, tokens, 2)} {_FLIPPED[op.text]} {_raw(text, tokens, 0)}"
-    if (
-        left.kind == "name"
-        and right.kind == "name"
-        and not right.quote
-        and right.text.lower() in ("true", "false")
-        and op.text in ("=", "==")
-        and _boolean(left.text, types)
-    ):
-        return f"{_raw(text, tokens, 0)} = '{right.text.lower()}'"
+    kinds = [kind for kind, _ in words]
+    if kinds == ["name"] and _boolean(words[0][1], types):
+        return f"{words[0][1]} = 'true'"
+    if kinds == ["keyword", "name"] and words[0][1] == "NOT" and _boolean(words[1][1], types):
+        return f"{words[1][1]} = 'false'"
+    if kinds[:3] == ["name", "keyword", "punct"] and words[1][1] == "IN":
+        return " ".join(word for _, word in words)
+    if len(words) != 3 or kinds[1] != "op":
+        return None
+    (left_kind, left), (_, op), (right_kind, right) = words
+    if left_kind in ("number", "string") and right_kind == "name" and op in _FLIPPED:
+        return f"{right} {_FLIPPED[op]} {left}"
+    if left_kind == "name" and right_kind in ("number", "string"):
+        return f"{left} {op} {right}"
     return None
+
+
+def _literal_words(
+    text: str, tokens: list[Any], types: Mapping[str, pa.DataType] | None
+) -> list[tuple[str, str]] | None:
+    """The tokens as written, each with its kind, where Spark's typed literals the grammar
+    does not read become the strings it types the same way on the piece's one column:
+    ``TRUE``/``FALSE`` on a boolean column, ``DATE '...'`` on a date column.
+
+    None when the piece names no column or more than one, or holds AND/OR/parentheses
+    other than an IN list's.
+    """
+    columns = {
+        t.text.lower()
+        for i, t in enumerate(tokens)
+        if t.kind == "name" and not _literal_word(tokens, i)
+    }
+    if len(columns) != 1 or types is None:
+        return None
+    data_type = types.get(next(iter(columns)))
+    boolean = data_type is not None and ct.is_boolean(data_type)
+    dated = data_type is not None and ct.is_date(data_type)
+    words: list[tuple[str, str]] = []
+    skip = False
+    for i, token in enumerate(tokens):
+        if skip:
+            skip = False
+            continue
+        if token.kind == "keyword" and token.text in ("AND", "OR"):
+            return None
+        written = _raw(text, tokens, i)
+        literal = _literal_word(tokens, i)
+        if literal == "date":
+            if not dated:
+                return None
+            words.append(("string", _raw(text, tokens, i + 1)))
+            skip = True
+        elif literal == "boolean":
+            if not boolean:
+                return None
+            words.append(("string", f"'{token.text.lower()}'"))
+        else:
+            words.append((token.kind, written))
+    return words
+
+
+def _literal_word(tokens: list[Any], i: int) -> str | None:
+    """``boolean`` for an unquoted TRUE/FALSE, ``date`` for an unquoted DATE before a
+    string (Spark's literals, never column names), else None."""
+    token = tokens[i]
+    if token.kind != "name" or token.quote:
+        return None
+    word = token.text.lower()
+    if word in ("true", "false"):
+        return "boolean"
+    following = tokens[i + 1] if i + 1 < len(tokens) else None
+    typed = word == "date" and following is not None and following.kind == "string"
+    return "date" if typed else None
 
 
 def _boolean(column: str, types: Mapping[str, pa.DataType] | None) -> bool:
