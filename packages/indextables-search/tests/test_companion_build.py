@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -209,6 +210,69 @@ def test_groups_are_built_in_worker_processes_and_committed_in_order(
     expected = pq.read_table(source)
     assert canonical(answers["2"].select(["id", "s", "x"])) == canonical(
         expected.select(["id", "s", "x"])
+    )
+
+
+def _watched_builds(
+    monkeypatch: pytest.MonkeyPatch, *, wait_for_worker: bool
+) -> tuple[list[int], list[int]]:
+    """Spies on where groups are built: (most local builds at once, groups sent to workers).
+
+    ``wait_for_worker``: a local build starts indexing only once some group was sent to
+    a worker (or after 30 s), so a second local build, if the policy allows one, is
+    sure to overlap it whatever the machine's speed.
+    """
+    lock, asked = threading.Lock(), threading.Event()
+    running, most, in_workers = [0], [0], []
+    build_local, build_in_worker = parallel._build, parallel._in_worker
+
+    def local(job: Any, group: Any, store: Any) -> Any:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            if wait_for_worker:
+                asked.wait(timeout=30)
+            return build_local(job, group, store)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    def worker(job: Any, group: Any) -> Any:
+        in_workers.append(len(group.files))
+        asked.set()
+        return build_in_worker(job, group)
+
+    monkeypatch.setattr(parallel, "_build", local)
+    monkeypatch.setattr(parallel, "_in_worker", worker)
+    return most, in_workers
+
+
+@pytest.mark.parametrize("big", [True, False])
+def test_one_big_group_at_a_time_is_built_in_process_small_ones_never_leave(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, big: bool
+) -> None:
+    """Two big builds as threads of one interpreter convoy on its GIL (docs/performance.md):
+    a second big group goes to a worker process. Small groups (under WORKER_MIN_BYTES)
+    stay in threads of the calling process, paying no worker start-up."""
+    source = tmp_path / "src"
+    _partitioned_source(source, 3)
+    monkeypatch.setattr(parallel, "WORKER_MIN_BYTES", 1 if big else 1 << 40)
+    most, in_workers = _watched_builds(monkeypatch, wait_for_worker=big)
+    index = tmp_path / "idx"
+    result = build_companion(
+        str(source), str(index), source_format="parquet", options={PARALLELISM_OPTION: "2"}
+    )
+    assert (result.splits_created, result.parquet_files_indexed) == (3, 6)
+    if big:
+        assert most[0] == 1
+        assert len(in_workers) >= 1
+    else:
+        assert most[0] <= 2
+        assert in_workers == []
+    got = open_table(str(index), options={CACHE: str(tmp_path / "cache")}).to_arrow()
+    assert canonical(got.select(["id", "s", "x"]).sort_by("id")) == canonical(
+        pq.read_table(source).select(["id", "s", "x"]).sort_by("id")
     )
 
 

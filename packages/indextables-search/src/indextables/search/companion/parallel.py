@@ -12,8 +12,10 @@ multiprocessing's spawn does: a script without a main guard would run again).
 At most ``spark.indextables.companion.buildParallelism`` run at a time
 (default: the usable cores), up to :data:`LOCAL_BUILDS` of them in threads of
 this process (the caller only waits and commits) and the others in worker
-processes. One group, or a parallelism of 1, builds in this process. Each build
-holds its own Tantivy writer heap (WRITER HEAP SIZE).
+processes, of which at most :data:`LOCAL_BIG_BUILDS` of :data:`WORKER_MIN_BYTES` of
+source or more: two big builds sharing one interpreter convoy on its GIL, so the
+second big one goes to a worker. One group, or a parallelism of 1, builds in
+this process. Each build holds its own Tantivy writer heap (WRITER HEAP SIZE).
 """
 
 from __future__ import annotations
@@ -41,11 +43,18 @@ from indextables.search.table.tableaccess import open_table_store
 __all__ = ["PARALLELISM_OPTION", "SplitJob", "build_parallelism", "build_splits"]
 
 PARALLELISM_OPTION = "spark.indextables.companion.buildParallelism"
-#: Builds run by threads of the calling process (the others by worker processes):
-#: about half of a build's CPU is Python holding the GIL and half Tantivy's
-#: indexing thread, which does not, so two builds share one interpreter as well as
-#: ``write_table``'s two writers do, without a worker's start-up (~0.8 CPU-second).
+#: Builds run by threads of the calling process at once (the others by worker
+#: processes): a small group is built without a worker's start-up (~0.8 CPU-second).
 LOCAL_BUILDS = 2
+#: Of those, the builds of :data:`WORKER_MIN_BYTES` or more of source. About half of a
+#: build's CPU is Python holding the GIL; two big builds as threads of one interpreter
+#: took 31-36 CPU-seconds for 2M rows where one thread and one worker took 23-26 and
+#: ``write_table`` 24-29 (docs/performance.md), so a second big build goes to a worker.
+LOCAL_BIG_BUILDS = 1
+#: Source bytes from which a group pays for a worker's start-up: the GIL it no longer
+#: shares saves ~0.36 CPU-second per MB of the benchmark's log rows, the start-up costs
+#: ~0.8, so the break-even is ~2.2 MB; half the spreading's smallest run.
+WORKER_MIN_BYTES = 4 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,14 +106,18 @@ def build_splits(
             yield _build(job, group, store)
         return
     local = threading.BoundedSemaphore(LOCAL_BUILDS) if LOCAL_BUILDS else None
+    local_big = threading.BoundedSemaphore(LOCAL_BIG_BUILDS) if LOCAL_BIG_BUILDS else None
 
     def run(group: CompanionGroup) -> AddAction:
-        if local is not None and local.acquire(blocking=False):
-            try:
-                return _build(job, group, open_table_store(job.index_uri, job.options))
-            finally:
-                local.release()
-        return _in_worker(job, group)
+        big = group.input_bytes >= WORKER_MIN_BYTES
+        slots = _take([local, local_big] if big else [local])
+        if slots is None:
+            return _in_worker(job, group)
+        try:
+            return _build(job, group, open_table_store(job.index_uri, job.options))
+        finally:
+            for slot in slots:
+                slot.release()
 
     with ThreadPoolExecutor(max_workers=count) as pool:
         futures = [pool.submit(run, group) for group in groups]
@@ -114,6 +127,20 @@ def build_splits(
         finally:
             for future in futures:
                 future.cancel()
+
+
+def _take(
+    slots: Sequence[threading.BoundedSemaphore | None],
+) -> list[threading.BoundedSemaphore] | None:
+    """Every one of ``slots`` taken without waiting (None: one is busy or absent; none held)."""
+    taken: list[threading.BoundedSemaphore] = []
+    for slot in slots:
+        if slot is None or not slot.acquire(blocking=False):
+            for held in taken:
+                held.release()
+            return None
+        taken.append(slot)
+    return taken
 
 
 def _in_worker(job: SplitJob, group: CompanionGroup) -> AddAction:
