@@ -433,6 +433,7 @@ def test_conjuncts_beyond_the_grammar(tmp_path: Path, seed: int, paths: Any) -> 
         ("day IN (DATE '2024-03-05', DATE '0001-01-01')", "day IN ('2024-03-05', '0001-01-01')"),
         ("`day` <> date'9999-12-31'", "NOT day = '9999-12-31'"),
         ("flag = TRUE AND NOT flag", "flag = 'true' AND flag = 'false'"),
+        ("`flag` AND NOT `flag`", "flag = 'true' AND flag = 'false'"),
         ("flag IN (true, false)", "flag IN ('true', 'false')"),
         ("false >= flag", "flag <= 'false'"),
         ("5 != small", "NOT small = 5"),

@@ -113,13 +113,14 @@ def _rewritten(text: str, types: Mapping[str, pa.DataType] | None) -> str | None
         tokens = tokenize(text)
     except ProtocolError:
         return None
-    words = _literal_words(text, tokens, types)
-    if words is None:
+    found = _literal_words(text, tokens, types)
+    if found is None:
         return None
+    words, boolean = found
     kinds = [kind for kind, _ in words]
-    if kinds == ["name"] and _boolean(words[0][1], types):
+    if kinds == ["name"] and boolean:
         return f"{words[0][1]} = 'true'"
-    if kinds == ["keyword", "name"] and words[0][1] == "NOT" and _boolean(words[1][1], types):
+    if kinds == ["keyword", "name"] and words[0][1] == "NOT" and boolean:
         return f"{words[1][1]} = 'false'"
     if kinds[:3] == ["name", "keyword", "punct"] and words[1][1] == "IN":
         return " ".join(word for _, word in words)
@@ -135,13 +136,13 @@ def _rewritten(text: str, types: Mapping[str, pa.DataType] | None) -> str | None
 
 def _literal_words(
     text: str, tokens: list[Any], types: Mapping[str, pa.DataType] | None
-) -> list[tuple[str, str]] | None:
+) -> tuple[list[tuple[str, str]], bool] | None:
     """The tokens as written, each with its kind, where Spark's typed literals the grammar
     does not read become the strings it types the same way on the piece's one column:
-    ``TRUE``/``FALSE`` on a boolean column, ``DATE '...'`` on a date column.
+    ``TRUE``/``FALSE`` on a boolean column, ``DATE '...'`` on a date column; and whether
+    that column is boolean.
 
-    None when the piece names no column or more than one, or holds AND/OR/parentheses
-    other than an IN list's.
+    None when the piece names no column or more than one, or holds AND/OR.
     """
     columns = {
         t.text.lower()
@@ -174,7 +175,7 @@ def _literal_words(
             words.append(("string", f"'{token.text.lower()}'"))
         else:
             words.append((token.kind, written))
-    return words
+    return words, boolean
 
 
 def _literal_word(tokens: list[Any], i: int) -> str | None:
@@ -189,11 +190,6 @@ def _literal_word(tokens: list[Any], i: int) -> str | None:
     following = tokens[i + 1] if i + 1 < len(tokens) else None
     typed = word == "date" and following is not None and following.kind == "string"
     return "date" if typed else None
-
-
-def _boolean(column: str, types: Mapping[str, pa.DataType] | None) -> bool:
-    found = types.get(column.lower()) if types is not None else None
-    return found is not None and ct.is_boolean(found)
 
 
 def _raw(text: str, tokens: list[Any], i: int) -> str:
