@@ -23,6 +23,7 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from indextables.search import build_companion, open_table
+from indextables.search.companion import parallel
 from indextables.search.companion.deletions import DeletedRows
 from indextables.search.companion.read import split_manifest
 from indextables.search.splits.splitcache import SplitCache
@@ -222,9 +223,24 @@ def commit_vector(table: Path, path: str, rows: Iterable[int]) -> None:
     (log / f"{version:020d}.json").write_text("".join(json.dumps(a) + "\n" for a in actions))
 
 
+@pytest.mark.parametrize("in_workers", [False, True])
 def test_hand_written_vectors_across_syncs_equal_a_reader_honouring_them(
-    tmp_path: Path, cache: dict[str, str]
+    tmp_path: Path, cache: dict[str, str], monkeypatch: pytest.MonkeyPatch, in_workers: bool
 ) -> None:
+    """``in_workers``: one split per file, every one built by a worker process (the
+    deleted rows travel to it pickled)."""
+    spread: dict[str, Any] = {}
+    workers: list[int] = []
+    if in_workers:
+        monkeypatch.setattr(parallel, "LOCAL_BUILDS", 0)
+        in_worker = parallel._in_worker
+
+        def counted(job: Any, group: Any) -> Any:
+            workers.append(sum(f.deleted is not None for f in group.files))
+            return in_worker(job, group)
+
+        monkeypatch.setattr(parallel, "_in_worker", counted)
+        spread = {"target_input_size": 1, "options": {parallel.PARALLELISM_OPTION: "2"}}
     rng = random.Random(25)
     source, index = tmp_path / "delta", str(tmp_path / "idx")
     words = ["disk full", "", "ünïcode", "timeout", None, "disk ok"]
@@ -242,7 +258,7 @@ def test_hand_written_vectors_across_syncs_equal_a_reader_honouring_them(
 
     def sync() -> Any:
         return build_companion(
-            str(source), index, source_format="delta", indexing_modes={"msg": "text"}
+            str(source), index, source_format="delta", indexing_modes={"msg": "text"}, **spread
         )
 
     def check() -> None:
@@ -272,6 +288,8 @@ def test_hand_written_vectors_across_syncs_equal_a_reader_honouring_them(
     assert result.splits_invalidated >= 1
     check()
     assert open_table(index, options=cache).count() == before + 6
+    if in_workers:  # files with deleted rows were built by worker processes
+        assert sum(workers) >= 2
 
 
 def test_deleted_rows_live_runs() -> None:
