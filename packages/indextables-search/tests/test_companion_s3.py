@@ -19,6 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from indextables.search import build_companion, open_table
+from indextables.search.companion import parallel
+from indextables.search.companion.parallel import PARALLELISM_OPTION
 from indextables.search.companion.sources import source_signature
 from indextables.search.errors import CompanionSourceError, StaleCompanionError
 from indextables.storage.testing import moto_server, seaweedfs_server
@@ -108,10 +110,13 @@ def _expected(tables: list[tuple[str, pa.Table]], word: str | None) -> list[dict
     return rows
 
 
-def test_parquet_companion_on_s3_builds_searches_and_syncs(s3: S3ServerInfo) -> None:
+def test_parquet_companion_on_s3_builds_searches_and_syncs(
+    s3: S3ServerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     bucket = s3.create_bucket()
     # Two groups (one per day) built by two worker processes: the options reach them.
-    options = {**_options(s3), "spark.indextables.companion.buildParallelism": "2"}
+    monkeypatch.setattr(parallel, "LOCAL_BUILDS", 0)  # small groups would run as threads
+    options = {**_options(s3), PARALLELISM_OPTION: "2"}
     first = [("2024-01-01", _rows(0, 40)), ("2024-01-02", _rows(40, 33))]
     for day, table in first:
         _put_parquet(s3, bucket, f"logs/day={day}/part-0.parquet", table)
