@@ -411,6 +411,32 @@ def test_unsupported_like_patterns_are_errors(text: str) -> None:
         parse_predicate(text)
 
 
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("abc", ("abc", False)),
+        ("ab%", ("ab", True)),
+        ("", ("", False)),
+        ("%", ("", True)),
+        ("a\\%", ("a%", False)),
+        ("a\\\\%", ("a\\", True)),
+        ("a\\_b%", ("a_b", True)),
+        ("a_b", None),
+        ("%a", None),
+        ("a%%", None),
+        ("a\\", None),
+        ("a\\b", None),
+    ],
+)
+def test_like_prefix_reads_patterns_as_the_parser_does(
+    pattern: str, expected: tuple[str, bool] | None
+) -> None:
+    """The pattern values (escapes as Spark's parser leaves them) a prefix or an equality."""
+    from indextables.protocol.predicateparser import like_prefix
+
+    assert like_prefix(pattern) == expected
+
+
 def test_tokens_remember_their_quotes() -> None:
     from indextables.protocol.predicateparser import tokenize
 

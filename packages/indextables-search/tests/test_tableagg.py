@@ -442,12 +442,12 @@ def test_conjuncts_beyond_the_grammar(tmp_path: Path, seed: int, paths: Any) -> 
 def test_typed_literals_translate_like_their_strings(typed: str, plain: str) -> None:
     """Spark's ``TRUE``/``FALSE`` and ``DATE '...'`` literals narrow the search as the
     strings Spark casts the same way do, on either side of the column."""
-    from indextables.search.query.conditions import translate_predicate
-    from indextables.search.query.indexexact import where_conjuncts
+    from indextables.search.query.conditions import translate_where
 
-    conditions = translate_predicate(typed, SCHEMA)
-    assert conditions == translate_predicate(plain, SCHEMA)
-    assert len(conditions) == where_conjuncts(typed)
+    translated = translate_where(typed, SCHEMA)
+    assert translated.conditions == translate_where(plain, SCHEMA).conditions
+    assert translated.conditions
+    assert translated.complete
 
 
 def test_typed_literals_on_other_columns_are_left_to_the_rows() -> None:
@@ -463,9 +463,15 @@ def test_typed_literals_on_other_columns_are_left_to_the_rows() -> None:
         "day = true AND small = 1",
         "flag = DATE '2024-01-01' AND small = 1",
         "day = DATE '2024' AND small = 1",
-        "(flag = true AND day = DATE '2024-01-01') AND small = 1",
     ]:
         assert translate_predicate(where, SCHEMA) == (Condition("=", "small", (1,)),), where
+    # Within parentheses, each on its own column type, they translate.
+    where = "(flag = true AND day = DATE '2024-01-01') AND small = 1"
+    assert translate_predicate(where, SCHEMA) == (
+        Condition("=", "flag", (True,)),
+        Condition("=", "day", (dt.date(2024, 1, 1),)),
+        Condition("=", "small", (1,)),
+    )
 
 
 def test_decimal_partition_conditions_count_from_the_log(tmp_path: Path, paths: Any) -> None:
@@ -508,28 +514,86 @@ def test_decimal_partition_conditions_count_from_the_log(tmp_path: Path, paths: 
 
 
 def test_a_column_pair_keeps_the_other_conjuncts_narrowing() -> None:
-    from indextables.search.query.conditions import Condition, translate_predicate
-    from indextables.search.query.indexexact import where_conjuncts
+    from indextables.search.query.conditions import Condition, Translation, translate_where
 
     where = "small > 3 AND small < id AND (s = 'a' AND small < 9) AND 7 >= small AND flag"
-    assert translate_predicate(where, SCHEMA) == (
+    conditions = (
         Condition(">", "small", (3,)),
         Condition("=", "s", ("a",)),
         Condition("<", "small", (9,)),
         Condition("<=", "small", (7,)),
         Condition("=", "flag", (True,)),
     )
-    assert where_conjuncts(where) == 6  # the pair counts: the index never answers alone
-    # A parenthesized piece the grammar cannot read is one untranslated conjunct.
-    assert translate_predicate("(s = 'a' AND flag) AND small > 1", SCHEMA) == (
-        Condition(">", "small", (1,)),
+    # The pair is one conjunct left out: the index never answers alone.
+    assert translate_where(where, SCHEMA) == Translation(conditions, complete=False)
+    assert translate_where(where.replace("small < id AND ", ""), SCHEMA) == Translation(
+        conditions, complete=True
     )
-    assert where_conjuncts("(s = 'a' AND flag) AND small > 1") == 2
+    # Parentheses and BETWEEN are read whole: their conjuncts translate.
+    assert translate_where("(s = 'a' AND flag) AND small > 1", SCHEMA) == Translation(
+        (
+            Condition("=", "s", ("a",)),
+            Condition("=", "flag", (True,)),
+            Condition(">", "small", (1,)),
+        ),
+        complete=True,
+    )
+    assert translate_where("small BETWEEN 1 AND 5 AND small < id", SCHEMA) == Translation(
+        (Condition(">=", "small", (1,)), Condition("<=", "small", (5,))), complete=False
+    )
+    # A piece the grammar cannot read is one untranslated conjunct; the others narrow.
+    assert translate_where("lower(s) = 'a' AND small > 1 AND flag", SCHEMA) == Translation(
+        (Condition(">", "small", (1,)), Condition("=", "flag", (True,))), complete=False
+    )
     # Cutting at AND would change the meaning: nothing is translated.
-    assert translate_predicate("small > 3 AND small < id OR flag", SCHEMA) == ()
-    assert translate_predicate("small BETWEEN 1 AND 5 AND small < id", SCHEMA) == ()
-    # The boolean rewrite is for boolean columns only.
-    assert translate_predicate("s = true AND small > 1", SCHEMA) == (Condition(">", "small", (1,)),)
+    for where in [
+        "small > 3 AND small < id OR flag",
+        "small BETWEEN 1 AND abs(id) AND small > 1",
+        "CASE WHEN flag THEN 1 ELSE 0 END = 1 AND small > 1",
+        "(small > 1 AND lower(s) = 'a'",
+    ]:
+        assert translate_where(where, SCHEMA) == Translation((), complete=False), where
+    # The boolean literal is for boolean columns only.
+    assert translate_where("s = true AND small > 1", SCHEMA) == Translation(
+        (Condition(">", "small", (1,)),), complete=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        # An unquoted dotted name is a struct field to Spark, never a column named so.
+        ("`s.a` = 'x' AND s.a = 'y'", [("=", "s.a", ("x",))]),
+        # A number, suffixed or not, on a string column: Spark compares it as a number.
+        ("s = 1L AND s = 1.5D AND s = 1e3 AND s = '1' AND s = 'x'", [("=", "s", ("x",))]),
+        # LIKE without a wildcard is equality, NOT of it inequality; a prefix only when kept.
+        (
+            "s LIKE 'a\\%b' AND s NOT LIKE 'c' AND s LIKE 'p%' AND s NOT LIKE 'q%'",
+            [("=", "s", ("a%b",)), ("!=", "s", ("c",)), ("prefix", "s", ("p",))],
+        ),
+        # A wildcard inside, or a backslash before another character (Spark refuses it).
+        (r"s LIKE '_x%' AND s LIKE 'a%b%' AND s LIKE 'a\\x%'", []),
+        # <> and NOT = are one inequality; NOT of one is equality; other negations stay out.
+        ("NOT small <> 3 AND NOT small < 3 AND small NOT IN (1, 2)", [("=", "small", (3,))]),
+        ("NOT (small = 3) AND NOT `small` = 4", [("!=", "small", (3,)), ("!=", "small", (4,))]),
+        # Null literals and tests: IS [NOT] NULL translate, = NULL and IN (NULL) do not.
+        (
+            "small IS NULL AND s IS NOT NULL AND small = NULL AND small IN (1, NULL)",
+            [("null", "small", ()), ("notnull", "s", ())],
+        ),
+        # Literals on both sides or none: nothing to narrow by.
+        ("1 = 1 AND small = small AND TRUE AND NOT flag", [("=", "flag", (False,))]),
+    ],
+)
+def test_each_conjunct_translates_as_spark_reads_it(
+    where: str, expected: list[tuple[str, str, tuple[Any, ...]]]
+) -> None:
+    from indextables.search.query.conditions import Condition, translate_where
+
+    schema = SCHEMA.append(pa.field("s.a", pa.string()))
+    translated = translate_where(where, schema)
+    assert translated.conditions == tuple(Condition(*c) for c in expected), where
+    assert translated.complete == (len(expected) == where.count(" AND ") + 1), where
 
 
 def test_a_count_of_partitions_opens_no_split(

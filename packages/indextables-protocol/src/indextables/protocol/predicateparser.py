@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from indextables.protocol.errors import InvalidPredicateError
 
-__all__ = ["Token", "parse_tokens", "tokenize", "unescape_string"]
+__all__ = ["Token", "like_prefix", "parse_tokens", "tokenize", "unescape_string"]
 
 _TOKEN: Final = re.compile(
     r"""\s*(?:
@@ -252,26 +252,39 @@ class _Parser:
         raise self.fail("expected an operator")
 
     def like(self, column: str, pattern: str) -> Any:
-        # LIKE's escape character is the backslash: \\%, \\_ and \\\\ stand for themselves.
-        literal: list[str] = []
-        i, wildcard = 0, False
-        while i < len(pattern):
-            c = pattern[i]
-            if c == "\\" and i + 1 < len(pattern) and pattern[i + 1] in "%_\\":
-                literal.append(pattern[i + 1])
-                i += 2
-            elif c == "%" and i == len(pattern) - 1:
-                wildcard = True
-                i += 1
-            elif c in "%_\\":
-                raise self.fail(f"only 'prefix%' LIKE patterns are supported, not {pattern!r}")
-            else:
-                literal.append(c)
-                i += 1
-        body = "".join(literal)
+        found = like_prefix(pattern)
+        if found is None:
+            raise self.fail(f"only 'prefix%' LIKE patterns are supported, not {pattern!r}")
+        body, wildcard = found
         if not wildcard:
             return self.build["cmp"]("=", column, body)
         return self.build["startswith"](column, body)
+
+
+def like_prefix(pattern: str) -> tuple[str, bool] | None:
+    """A LIKE pattern (a string literal's value) as ``(text, wildcard)`` when it matches
+    the values equal to ``text`` (no wildcard) or starting with it (one trailing ``%``);
+    None for any other pattern.
+
+    LIKE's escape character is the backslash: ``\\%``, ``\\_`` and ``\\\\`` stand for
+    themselves; a ``_``, an inner ``%`` or another backslash makes the pattern
+    anything but a prefix.
+    """
+    literal: list[str] = []
+    i, end = 0, len(pattern)
+    while i < end:
+        c = pattern[i]
+        if c == "\\" and i + 1 < end and pattern[i + 1] in "%_\\":
+            literal.append(pattern[i + 1])
+            i += 2
+        elif c == "%" and i == end - 1:
+            return "".join(literal), True
+        elif c in "%_\\":
+            return None
+        else:
+            literal.append(c)
+            i += 1
+    return "".join(literal), False
 
 
 def parse_tokens(tokens: list[Token], text: str, build: Builders) -> Any:

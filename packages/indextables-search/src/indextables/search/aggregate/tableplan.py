@@ -26,9 +26,9 @@ from typing import Any, Protocol, TypeVar
 import pyarrow as pa
 
 from indextables.search.options import ReadOptions
-from indextables.search.query.conditions import Condition, translate_predicate
+from indextables.search.query.conditions import Condition, translate_where
 from indextables.search.query.filters import file_matcher
-from indextables.search.query.indexexact import partition_holds, where_conjuncts
+from indextables.search.query.indexexact import partition_holds
 from indextables.search.query.partitionprune import partition_predicate
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.plan import (
@@ -125,8 +125,9 @@ def plan_table(
     (its exact evaluation, when the index cannot answer, is the caller's).
     """
     schema = _schema(view)
-    conditions = translate_predicate(where, schema) if where else ()
-    exact = not where or len(conditions) == where_conjuncts(where)
+    translation = translate_where(where, schema) if where else None
+    conditions = translation.conditions if translation else ()
+    exact = translation is None or translation.complete
     partitions = {c.lower() for c in view.partition_columns}
     on_partitions = tuple(c for c in conditions if c.column.lower() in partitions)
     return TablePlan(

@@ -18,13 +18,17 @@ from typing import Any
 
 import pyarrow as pa
 
+from indextables.protocol.predicateparser import like_prefix
+from indextables.search.query import wheregrammar as w
 from indextables.search.schema import columntypes as ct
 
 __all__ = [
     "COMPARISONS",
     "Condition",
+    "Translation",
     "decimal_precision",
     "translate_predicate",
+    "translate_where",
 ]
 
 COMPARISONS = ("=", "<", "<=", ">", ">=")
@@ -50,49 +54,60 @@ class Condition:
     path: tuple[str, ...] = ()
 
 
-def translate_predicate(where: str, schema: pa.Schema) -> tuple[Condition, ...]:
-    """Conditions for the AND-ed simple comparisons of a SQL ``where`` string.
+@dataclass(frozen=True, slots=True)
+class Translation:
+    """What a search can use of a ``where``.
 
-    Literals are typed by the column's type, as Spark itself would
-    compare them; a conjunct whose literal does not convert exactly, a
-    timestamp (Spark reads those in the session time zone), a numeric-looking
-    literal on a string column (Spark may compare it as a number), and
-    anything the protocol's predicate grammar does not parse are left out.
-    String literals are unescaped as Spark's SQL parser does
-    (:func:`indextables.protocol.predicateparser.unescape_string`); a
-    double-quoted text (a string to Spark, a name to the grammar) leaves the
-    whole condition to Spark.
-    Spark still applies the whole condition to the rows.
+    Attributes:
+        conditions: one condition for each conjunct that translates exactly.
+        complete: every top-level conjunct translated (the conditions say all of it).
     """
-    from indextables.protocol import predicates as p
+
+    conditions: tuple[Condition, ...]
+    complete: bool
+
+
+def translate_predicate(where: str, schema: pa.Schema) -> tuple[Condition, ...]:
+    """Conditions for the AND-ed simple comparisons of a SQL ``where`` string
+    (:func:`translate_where`'s conditions)."""
+    return translate_where(where, schema).conditions
+
+
+def translate_where(where: str, schema: pa.Schema) -> Translation:
+    """The conditions of the top-level conjuncts of a SQL ``where`` string that translate.
+
+    The conjuncts are those of Spark's reading (:mod:`.conjuncts`, trees of
+    :mod:`.wheregrammar`). A conjunct translates when it compares one
+    top-level column with literals (either side), tests it for null, matches
+    a ``LIKE 'prefix%'`` pattern, or is a boolean column alone or negated;
+    literals are typed by the column's type, as Spark itself would compare
+    them. Left out: a literal that does not convert exactly, a timestamp
+    (Spark reads those in the session time zone), a number on a string
+    column or a numeric-looking string (Spark may compare it as a number), a
+    ``TRUE``/``FALSE`` or ``DATE '...'`` literal on a column of another type
+    (Spark casts), an unquoted dotted name (a struct field to Spark), and
+    anything the grammar does not parse. Spark still applies the whole
+    condition to the rows.
+
+    Raises:
+        QueryError: a DECIMAL literal beyond 38 digits (Spark refuses it too).
+    """
     from indextables.protocol.errors import ProtocolError
     from indextables.protocol.predicateparser import tokenize
+    from indextables.search.query.conjuncts import conjuncts
 
     try:
         tokens = tokenize(where)
     except ProtocolError:
-        return ()
+        return Translation((), False)
     _check_literal_precision(where, tokens)
+    found = conjuncts(where)
+    if found is None:
+        return Translation((), False)
     types = {f.name.lower(): f.type for f in schema}
-    try:
-        if any(token.quote == '"' for token in tokens):
-            return ()  # Spark reads "..." as a string literal, the grammar as a column name
-        roots = [p.parse_predicate(where)]
-    except ProtocolError:
-        # Some conjunct is beyond the grammar: translate the others (query.conjuncts).
-        from indextables.search.query.conjuncts import split_where
-
-        pieces = split_where(where, types)
-        if pieces is None:
-            return ()
-        roots = [piece.node for piece in pieces if piece.node is not None]
-    out: list[Condition] = []
-    for root in roots:
-        for part in _conjuncts(root):
-            condition = _condition_of(part, types)
-            if condition is not None:
-                out.append(condition)
-    return tuple(out)
+    conditions = [None if node is None else _condition_of(node, types) for node in found]
+    out = tuple(c for c in conditions if c is not None)
+    return Translation(out, len(out) == len(conditions))
 
 
 # Spark reads an integer literal as a bigint, or as a DECIMAL beyond that, and a literal
@@ -170,54 +185,85 @@ def decimal_precision(text: str) -> int:
     return precision
 
 
-def _conjuncts(node: Any) -> Iterator[Any]:
-    from indextables.protocol import predicates as p
-
-    if isinstance(node, p.And):
-        yield from _conjuncts(node.left)
-        yield from _conjuncts(node.right)
-    else:
-        yield node
-
-
-def _condition_of(node: Any, types: Mapping[str, pa.DataType]) -> Condition | None:
-    from indextables.protocol import predicates as p
-
-    negated = isinstance(node, p.Not) and isinstance(node.child, p.EqualTo)
-    target = node.child if negated else node
-    column = getattr(target, "column", None)
-    data_type = types.get(column.lower()) if isinstance(column, str) else None
-    if column is None or data_type is None:
+def _condition_of(node: w.Node, types: Mapping[str, pa.DataType]) -> Condition | None:
+    """The condition of one conjunct (None: it does not translate exactly)."""
+    negated = isinstance(node, w.Not)
+    target = node.child if isinstance(node, w.Not) else node
+    if isinstance(target, w.Truth):  # a boolean column alone: = TRUE, under NOT: = FALSE
+        column = _column(target.operand, types)
+        if column is None or not ct.is_boolean(types[column.lower()]):
+            return None
+        return Condition("=", column, (not negated,))
+    if isinstance(target, w.IsNull):
+        column = _column(target.operand, types)
+        if column is None:
+            return None
+        return Condition("notnull" if negated else "null", column)
+    if isinstance(target, w.Like):
+        column = _column(target.operand, types)
+        found = like_prefix(target.pattern.value)
+        if column is None or found is None:
+            return None
+        text, wildcard = found
+        if wildcard:
+            is_string = ct.is_string(types[column.lower()])
+            return Condition("prefix", column, (text,)) if is_string and not negated else None
+        target = w.Compare("=", w.Column(column), w.Literal("string", text, text))
+    if isinstance(target, w.InList):
+        column = _column(target.operand, types)
+        if column is None or negated:
+            return None
+        values = tuple(_typed_literal(v, types[column.lower()]) for v in target.values)
+        return None if any(v is None for v in values) else Condition("in", column, values)
+    if not isinstance(target, w.Compare):
         return None
-    if isinstance(target, p.IsNull | p.IsNotNull):
-        return Condition("null" if isinstance(target, p.IsNull) else "notnull", column)
-    if isinstance(target, p.StartsWith):
-        is_string = ct.is_string(data_type)
-        return Condition("prefix", column, (target.prefix,)) if is_string else None
-    texts = target.values if isinstance(target, p.In) else (getattr(target, "value", None),)
-    values = tuple(_typed_literal(t, data_type) for t in texts)
-    if not values or any(v is None for v in values):
+    op, left, right = target.op, target.left, target.right
+    if isinstance(left, w.Literal):  # 4 < x is x > 4
+        op, left, right = _FLIPPED[op], right, left
+    column = _column(left, types)
+    if column is None or not isinstance(right, w.Literal):
         return None
-    if negated:
-        return Condition("!=", column, values)
-    op = "in" if isinstance(target, p.In) else _PREDICATE_OPS.get(type(target).__name__)
-    return None if op is None else Condition(op, column, values)
+    if op == "<>":
+        op, negated = "=", not negated
+    if negated and op != "=":
+        return None
+    value = _typed_literal(right, types[column.lower()])
+    return None if value is None else Condition("!=" if negated else op, column, (value,))
 
 
-_PREDICATE_OPS = {
-    "EqualTo": "=",
-    "LessThan": "<",
-    "LessThanOrEqual": "<=",
-    "GreaterThan": ">",
-    "GreaterThanOrEqual": ">=",
-}
+_FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _column(operand: w.Operand, types: Mapping[str, pa.DataType]) -> str | None:
+    """The name of the top-level column ``operand`` names, as written (None: a literal, a
+    name the schema lacks, or an unquoted dotted name, which Spark reads as a struct field)."""
+    if not isinstance(operand, w.Column):
+        return None
+    if "." in operand.name and not operand.quoted:
+        return None
+    return operand.name if operand.name.lower() in types else None
+
+
 _ISO_DATE = re.compile(r"\d{4}-\d\d-\d\d")
 _NUMERIC_TEXT = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 
 
-def _typed_literal(text: Any, data_type: pa.DataType) -> Any:
-    """``text`` as the Python value Spark would compare with a ``data_type`` column, or None."""
-    if not isinstance(text, str):
+def _typed_literal(literal: w.Literal, data_type: pa.DataType) -> Any:
+    """``literal`` as the Python value Spark would compare with a ``data_type`` column, or
+    None."""
+    if literal.kind == "boolean":  # TRUE / FALSE: on a boolean column only
+        text = "true" if literal.value else "false"
+        if not ct.is_boolean(data_type):
+            return None
+    elif literal.kind == "date":  # DATE '...': on a date column only
+        text = literal.value
+        if not ct.is_date(data_type):
+            return None
+    elif literal.kind == "string":
+        text = literal.value
+    elif literal.kind in ("integer", "decimal", "double") and not ct.is_string(data_type):
+        text = literal.text  # as written: a suffix (5L, 1.5D) is not taken below
+    else:  # NULL, timestamps, a number on a string column
         return None
     try:
         if ct.is_string(data_type):

@@ -47,33 +47,7 @@ from indextables.search.query.tantivyquery import (
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 from indextables.search.schema.partitionvalues import spark_value
 
-__all__ = ["count", "exact_query", "nan_free", "partition_holds", "where_conjuncts"]
-
-
-def where_conjuncts(where: str) -> int:
-    """How many top-level AND conjuncts ``where`` has (-1 when the grammar cannot parse it
-    and it cannot be cut into conjuncts, see :mod:`.conjuncts`)."""
-    from indextables.protocol import predicates as p
-    from indextables.protocol.errors import ProtocolError
-
-    try:
-        roots: list[Any] = [p.parse_predicate(where)]
-    except ProtocolError:
-        from indextables.search.query.conjuncts import split_where
-
-        pieces = split_where(where)
-        if pieces is None:
-            return -1
-        # A piece that does not parse alone is one conjunct (never translated).
-        roots = [piece.node if piece.node is not None else piece for piece in pieces]
-    stack, found = list(roots), 0
-    while stack:
-        node = stack.pop()
-        if isinstance(node, p.And):
-            stack += [node.left, node.right]
-        else:
-            found += 1
-    return found
+__all__ = ["count", "exact_query", "nan_free", "partition_holds"]
 
 
 def partition_holds(

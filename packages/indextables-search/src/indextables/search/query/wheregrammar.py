@@ -35,6 +35,7 @@ __all__ = [
     "Node",
     "Not",
     "Or",
+    "parse_tokens",
     "parse_where",
 ]
 
@@ -155,6 +156,15 @@ def parse_where(where: str) -> Node:
         tokens = tokenize(where)
     except ProtocolError as exc:
         raise QuerySyntaxError(f"where={where!r}: {exc}") from None
+    return parse_tokens(tokens, where)
+
+
+def parse_tokens(tokens: list[Any], where: str) -> Node:
+    """The tree of ``tokens``, all or a run of the tokens of ``where`` (named in errors).
+
+    Raises:
+        QuerySyntaxError: as :func:`parse_where`.
+    """
     if not tokens:
         raise QuerySyntaxError(f"where={where!r}: the condition is empty")
     parser = _Parser(tokens, where)
