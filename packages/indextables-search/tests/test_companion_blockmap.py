@@ -106,6 +106,36 @@ def test_streams_whose_blocks_do_not_stand_alone_are_not_mapped(name: str) -> No
     assert twin.snappy_blocks(varint(0)) == (0, b"")
 
 
+@TWINS
+@settings(max_examples=150, deadline=None)
+@given(raw=payloads())
+def test_snappy_inflate_decompresses_whole_streams(name: str, raw: bytes) -> None:
+    """Small streams (decoded holding the GIL) and streams of several blocks (released)."""
+    stream = SNAPPY.compress(raw).to_pybytes()
+    assert bytes(load(name).snappy_inflate(stream, len(raw))) == raw
+
+
+@TWINS
+def test_snappy_inflate_refuses_damage(name: str) -> None:
+    twin = load(name)
+    head = literal(b"a" * BLOCK)
+    back = varint(BLOCK + 10) + head + copy2(20, 10)  # across blocks: valid for a whole read
+    assert bytes(twin.snappy_inflate(back, BLOCK + 10)) == b"a" * (BLOCK + 10)
+    assert bytes(twin.snappy_inflate(varint(0), 0)) == b""
+    for stream, size in [
+        (back, BLOCK + 11),  # another stated size
+        (varint(BLOCK + 11) + head + copy2(20, 10), BLOCK + 11),  # the stream ends first
+        (back + b"\x00", BLOCK + 10),  # input left over
+        (varint(12) + literal(b"ab") + copy2(0, 10), 12),  # a copy of offset 0
+        (varint(12) + literal(b"ab") + copy2(3, 10), 12),  # a copy before the start
+        (varint(3) + literal(b"abcd"), 3),  # a literal past the stated size
+        (b"\xff\xff", 1),  # a preamble that never ends
+        (b"", 0),
+    ]:
+        with pytest.raises(ValueError, match="Snappy stream"):
+            twin.snappy_inflate(stream, size)
+
+
 def plain(values: list[bytes]) -> bytes:
     return b"".join(len(v).to_bytes(4, "little") + v for v in values)
 
@@ -239,6 +269,7 @@ def use_twin(monkeypatch: pytest.MonkeyPatch, name: str) -> list[bool]:
         return found
 
     monkeypatch.setattr(slimpages, "mapped_cut", counting)
+    monkeypatch.setattr(slimpages, "snappy_inflate", twin.snappy_inflate)
     return outcomes
 
 

@@ -314,6 +314,10 @@ cdef bytes _level_run(const long long *picks, Py_ssize_t n):
 
 _NO_STARTS = memoryview(b"").cast("q")
 
+cdef enum:
+    # Below this many bytes of work a kernel keeps the GIL (see cut_page).
+    _RELEASE_BYTES = 65536
+
 
 def cut_page(const unsigned char[:] levels, const unsigned char[:] values,
              const long long[:] rows, long long count, *, bint optional,
@@ -351,26 +355,32 @@ def cut_page(const unsigned char[:] levels, const unsigned char[:] values,
     cdef long long *wanted = work + n
     cdef long long *begin = work + 2 * n
     cdef long long *end = work + 3 * n
+    cdef const long long *wanted_rows = &rows[0] if n else NULL
     try:
-        with nogil:
+        # a small page is cut holding the GIL: releasing it costs a hand-over to the
+        # thread waiting for it (~5-10 us each way), more than the cut of a page of a few KB
+        if values_size >= _RELEASE_BYTES:
+            with nogil:
+                status = _cut(levels_data, levels_size, values_data, values_size,
+                              wanted_rows, n, count, optional, dictionary_encoded, width,
+                              dictionary_data, dictionary_size, starts_data, starts_count,
+                              dictionary_count, picks, wanted, begin, end, &chosen)
+        else:
             status = _cut(levels_data, levels_size, values_data, values_size,
-                          &rows[0] if n else NULL, n, count, optional,
-                          dictionary_encoded, width, dictionary_data, dictionary_size,
-                          starts_data, starts_count, dictionary_count,
-                          picks, wanted, begin, end, &chosen)
-            if not status:
-                for index in range(chosen):
-                    total += end[index] - begin[index]
+                          wanted_rows, n, count, optional, dictionary_encoded, width,
+                          dictionary_data, dictionary_size, starts_data, starts_count,
+                          dictionary_count, picks, wanted, begin, end, &chosen)
         if status:
             raise ValueError(_MESSAGES[status])
+        for index in range(chosen):
+            total += end[index] - begin[index]
         body = PyBytes_FromStringAndSize(NULL, total)
         target = body
         source = dictionary_data if dictionary_encoded else values_data
-        with nogil:
-            for index in range(chosen):
-                memcpy(target + written, source + begin[index],
-                       <size_t> (end[index] - begin[index]))
-                written += end[index] - begin[index]
+        for index in range(chosen):  # the hits' values only: a few bytes, the GIL held
+            memcpy(target + written, source + begin[index],
+                   <size_t> (end[index] - begin[index]))
+            written += end[index] - begin[index]
         level_bytes = _level_run(picks, n) if optional else b""
         return level_bytes, body, n - chosen
     finally:
@@ -617,8 +627,7 @@ def page_header(const unsigned char[:] data):
     cdef const unsigned char *start = &data[0] if size else NULL
     cdef _Fields top = _Fields(), sub = _Fields()
     cdef int status, which
-    with nogil:
-        status = top.read(start, size, &position, 0)
+    status = top.read(start, size, &position, 0)  # a few bytes: the GIL stays held
     if status:
         raise ValueError(_HEADER_DAMAGED)
     kind = top.integer(1)
@@ -631,8 +640,7 @@ def page_header(const unsigned char[:] data):
     if top.kinds[which] != _STRUCT:
         raise ValueError(_HEADER_DAMAGED)
     inner = top.nested_at[which]
-    with nogil:
-        status = sub.read(start, size, &inner, 1)
+    status = sub.read(start, size, &inner, 1)
     if status:
         raise ValueError(_HEADER_DAMAGED)
     if kind == 0:
@@ -959,6 +967,36 @@ cdef int _mapped(const unsigned char *compressed, Py_ssize_t size, const long lo
         start = stop
     free(s.dst)
     return 0
+
+
+def snappy_inflate(const unsigned char[::1] data, Py_ssize_t size):
+    """See ``_kernels_py.snappy_inflate``."""
+    cdef Py_ssize_t length = data.shape[0], position = 0
+    cdef unsigned long long total = 0
+    cdef int status
+    cdef _Inflater s
+    if (length == 0 or _snappy_size(&data[0], length, &position, &total)
+            or total != <unsigned long long> size):
+        raise ValueError(_SNAPPY_DAMAGED)
+    found = bytearray(size + _SLACK)
+    cdef unsigned char[::1] target = found
+    s.src = &data[0]
+    s.pos = position
+    s.end = length
+    s.dst = &target[0]
+    s.out = 0
+    s.cap = size
+    if size >= _RELEASE_BYTES:
+        with nogil:
+            status = _inflate(&s, size)
+    else:  # a small page is decoded holding the GIL (see cut_page)
+        status = _inflate(&s, size)
+    if status or s.out != size or s.pos != length:
+        raise ValueError(_SNAPPY_DAMAGED)
+    return memoryview(found)[:size]
+
+
+_SNAPPY_DAMAGED = "a Snappy stream is damaged or not of its stated size"
 
 
 def mapped_cut(const unsigned char[::1] compressed, const long long[::1] offsets,

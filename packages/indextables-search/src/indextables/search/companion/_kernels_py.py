@@ -17,6 +17,7 @@ from typing import Any
 __all__ = [
     "SNAPPY_BLOCK", "CutParts", "PageHeaderFields", "arrow_parts", "block_value_starts",
     "byte_array_starts", "cut_page", "hybrid_at", "mapped_cut", "page_header", "snappy_blocks",
+    "snappy_inflate",
 ]  # fmt: skip
 
 _MAX_RUN = 1 << 31  # a longer run is damage (a page holds at most 2**31 values)
@@ -25,6 +26,7 @@ _TOO_WIDE = "a Parquet page's bit width is over 32"
 _ROWS = "the page rows to cut are not sorted, unique and within the page"
 _INDEX = "a Parquet page's dictionary index is past its dictionary"
 _OFFSETS = "cut values over 2 GiB do not fit int32 offsets"
+_SNAPPY_DAMAGED = "a Snappy stream is damaged or not of its stated size"
 
 Bytes = bytes | bytearray | memoryview
 
@@ -373,6 +375,21 @@ def _element(data: Bytes, position: int) -> tuple[bool, int, int, int] | None:
     return False, length, back, position + 1 + extra
 
 
+def _snappy_size(data: Bytes) -> tuple[int, int] | None:
+    """A raw Snappy stream's preamble: ``(uncompressed size, where its elements start)``
+    (None: truncated, or a varint of more than 5 bytes)."""
+    total = shift = position = 0
+    while True:
+        if position >= len(data) or shift > 28:
+            return None
+        byte = data[position]
+        position += 1
+        total |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return total, position
+
+
 def snappy_blocks(data: Bytes) -> tuple[int, bytes] | None:
     """Where each 64 KiB block of a raw Snappy stream's output starts in ``data``.
 
@@ -382,16 +399,10 @@ def snappy_blocks(data: Bytes) -> tuple[int, bytes] | None:
     block decompresses alone. None otherwise, and for a damaged stream.
     """
     size = len(data)
-    total = shift = position = 0
-    while True:
-        if position >= size or shift > 28:
-            return None
-        byte = data[position]
-        position += 1
-        total |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            break
+    preamble = _snappy_size(data)
+    if preamble is None:
+        return None
+    total, position = preamble
     offsets: list[int] = []
     out = 0
     while position < size:
@@ -483,6 +494,25 @@ class _Inflater:
                 raise ValueError(_DAMAGED)
             for _ in range(length):
                 out.append(out[-back])
+
+
+def snappy_inflate(data: Bytes, size: int) -> memoryview:
+    """The raw Snappy stream ``data`` decompressed whole, ``size`` bytes.
+
+    Raises:
+        ValueError: damage, a preamble stating another size, or input left over.
+    """
+    preamble = _snappy_size(data)
+    if preamble is None or preamble[0] != size:
+        raise ValueError(_SNAPPY_DAMAGED)
+    inflater = _Inflater(data, preamble[1], size)
+    try:
+        inflater.need(size)
+    except ValueError:
+        raise ValueError(_SNAPPY_DAMAGED) from None
+    if len(inflater.out) != size or inflater.position != len(data):
+        raise ValueError(_SNAPPY_DAMAGED)
+    return memoryview(inflater.out)
 
 
 def mapped_cut(

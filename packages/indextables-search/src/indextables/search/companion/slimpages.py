@@ -43,8 +43,10 @@ try:
         cut_page,
         mapped_cut,
         page_header,
+        snappy_inflate,
     )
-except ImportError:  # not built: the pure twin
+except ImportError:  # not built: the pure twin (Snappy pages go to pyarrow's codec)
+    snappy_inflate = None  # type: ignore[assignment]
     from indextables.search.companion._kernels_py import (
         byte_array_starts,
         cut_page,
@@ -198,6 +200,9 @@ def _decompress(data: memoryview, size: int | None, codec: str | None) -> memory
         raise _Unsupported
     if codec == "gzip":
         return memoryview(zlib.decompress(data, 31))
+    if codec == "snappy" and snappy_inflate is not None:
+        # the kernel: a small page decoded holding the GIL, no codec call in between
+        return snappy_inflate(data, size)
     return memoryview(_codec(codec).decompress(data, int(size))).cast("B")
 
 
