@@ -101,7 +101,7 @@ def translate_where(where: str, schema: pa.Schema) -> Translation:
     except ProtocolError:
         return Translation((), False)
     _check_literal_precision(where, tokens)
-    found = conjuncts(where)
+    found = conjuncts(where, tokens)
     if found is None:
         return Translation((), False)
     types = {f.name.lower(): f.type for f in schema}

@@ -27,16 +27,18 @@ __all__ = ["conjuncts"]
 _UNSAFE = frozenset({"BETWEEN", "CASE", "WHEN"})
 
 
-def conjuncts(where: str) -> list[Node | None] | None:
-    """The top-level conjuncts of ``where``, None for each piece that does not parse;
-    None when ``where`` neither parses nor can be cut into conjuncts."""
+def conjuncts(where: str, tokens: list[Token] | None = None) -> list[Node | None] | None:
+    """The top-level conjuncts of ``where`` (``tokens``: its tokens, when the caller has
+    them), None for each piece that does not parse; None when ``where`` neither parses
+    nor can be cut into conjuncts."""
     from indextables.protocol.errors import ProtocolError
     from indextables.protocol.predicateparser import tokenize
 
-    try:
-        tokens = tokenize(where)
-    except ProtocolError:
-        return None
+    if tokens is None:
+        try:
+            tokens = tokenize(where)
+        except ProtocolError:
+            return None
     try:
         return list(_flattened(parse_tokens(tokens, where)))
     except QuerySyntaxError:
