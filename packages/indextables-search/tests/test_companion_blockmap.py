@@ -130,6 +130,7 @@ def test_snappy_inflate_refuses_damage(name: str) -> None:
         (varint(12) + literal(b"ab") + copy2(3, 10), 12),  # a copy before the start
         (varint(3) + literal(b"abcd"), 3),  # a literal past the stated size
         (b"\xff\xff", 1),  # a preamble that never ends
+        (varint(1 << 34) + copy2(1, 64), 1 << 34),  # a size no stream of its length makes
         (b"", 0),
     ]:
         with pytest.raises(ValueError, match="Snappy stream"):

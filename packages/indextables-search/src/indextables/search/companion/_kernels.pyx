@@ -975,8 +975,10 @@ def snappy_inflate(const unsigned char[::1] data, Py_ssize_t size):
     cdef unsigned long long total = 0
     cdef int status
     cdef _Inflater s
+    # a Snappy element yields at most 64 bytes from 3: a larger stated size is damage
+    # (refused before allocating it)
     if (length == 0 or _snappy_size(&data[0], length, &position, &total)
-            or total != <unsigned long long> size):
+            or total != <unsigned long long> size or size > 32 * length):
         raise ValueError(_SNAPPY_DAMAGED)
     found = bytearray(size + _SLACK)
     cdef unsigned char[::1] target = found

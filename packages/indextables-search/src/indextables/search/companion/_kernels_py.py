@@ -503,7 +503,8 @@ def snappy_inflate(data: Bytes, size: int) -> memoryview:
         ValueError: damage, a preamble stating another size, or input left over.
     """
     preamble = _snappy_size(data)
-    if preamble is None or preamble[0] != size:
+    # a Snappy element yields at most 64 bytes from 3: a larger stated size is damage
+    if preamble is None or preamble[0] != size or size > 32 * len(data):
         raise ValueError(_SNAPPY_DAMAGED)
     inflater = _Inflater(data, preamble[1], size)
     try:
