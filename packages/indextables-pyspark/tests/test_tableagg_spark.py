@@ -173,6 +173,23 @@ def _hostile(groups: list[GroupSpec], metrics: Any) -> bool:
     )
 
 
+@pytest.mark.parametrize("form", ["small LIKE '0{v}'", "small LIKE '{v}'", "flag LIKE 'TRUE'"])
+def test_like_on_other_types_counts_as_spark(spark: Any, hostile: str, form: str) -> None:
+    """Spark matches a number's or a boolean's string (``5 LIKE '05'`` and ``true LIKE
+    'TRUE'`` are false): ``itp.count`` equals Spark's count, never the index's count of
+    an equality (which the count gave for ``small LIKE '05'`` before)."""
+    frame = spark.read.format("indextables").load(hostile)
+    (value,) = frame.where("small >= 0").selectExpr("min(small)").first() or (None,)
+    assert value is not None
+    where = form.format(v=value)
+    want = frame.where(where).count()
+    if "'0" in form or "TRUE" in form:
+        assert want == 0
+    else:
+        assert want > 0
+    assert itp.count(spark, hostile, where=where) == want
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [

@@ -596,6 +596,27 @@ def test_each_conjunct_translates_as_spark_reads_it(
     assert translated.complete == (len(expected) == where.count(" AND ") + 1), where
 
 
+def test_like_on_other_types_is_left_to_the_rows(tmp_path: Path) -> None:
+    """Spark matches a number's or a boolean's string: ``5 LIKE '05'`` and ``true LIKE
+    'TRUE'`` are false, so such a LIKE never becomes an equality the index answers."""
+    from indextables.search.query.conditions import Condition, Translation, translate_where
+
+    where = "small LIKE '5' AND flag LIKE 'true' AND x LIKE '1' AND s LIKE 'x'"
+    assert translate_where(where, SCHEMA) == Translation(
+        (Condition("=", "s", ("x",)),), complete=False
+    )
+    # The engine's own filter refuses LIKE on a non-string column, for counts (which the
+    # index answered as an equality before) as for searches; Spark's read answers it
+    # (packages/indextables-pyspark/tests/test_tableagg_spark.py).
+    uri, _ = _table(tmp_path, 3, hostile=False)
+    table = open_table(uri)
+    for where in ["small LIKE '05'", "flag LIKE 'TRUE'", "small LIKE '5' AND s = 'x'"]:
+        with pytest.raises(QuerySyntaxError, match="LIKE needs a string column"):
+            table.count(where=where)
+        with pytest.raises(QuerySyntaxError, match="LIKE needs a string column"):
+            table.search(where=where)
+
+
 def test_a_count_of_partitions_opens_no_split(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -202,12 +202,13 @@ def _condition_of(node: w.Node, types: Mapping[str, pa.DataType]) -> Condition |
     if isinstance(target, w.Like):
         column = _column(target.operand, types)
         found = like_prefix(target.pattern.value)
-        if column is None or found is None:
+        # Spark matches another type's value as its string (5 LIKE '05' and true LIKE
+        # 'TRUE' are false): only string columns translate
+        if column is None or found is None or not ct.is_string(types[column.lower()]):
             return None
         text, wildcard = found
         if wildcard:
-            is_string = ct.is_string(types[column.lower()])
-            return Condition("prefix", column, (text,)) if is_string and not negated else None
+            return None if negated else Condition("prefix", column, (text,))
         target = w.Compare("=", w.Column(column), w.Literal("string", text, text))
     if isinstance(target, w.InList):
         column = _column(target.operand, types)
