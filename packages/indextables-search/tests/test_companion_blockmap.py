@@ -310,7 +310,8 @@ def test_mapped_pages_read_like_whole_pages(
             assert served.arrays["s"].to_pylist() == whole.take(rows).to_pylist(), attempt
         # each page's first, second and last rows alone (value 0, the first block)
         groups = footer.group_starts
-        for (group, _), pages in list(footer.offsets.items()):
+        for (group, _), located in list(footer.offsets.items()):
+            pages = located.pages
             for number, (_, _, first) in enumerate(pages):
                 end = pages[number + 1][2] if number + 1 < len(pages) else None
                 end = end if end is not None else footer.group_rows[group]

@@ -328,7 +328,7 @@ def test_a_few_hits_in_every_page_are_still_cut(tmp_path: Path) -> None:
 def footer_offsets(handle: Any, footer: Any, path: Path) -> list[tuple[int, int, int]]:
     """The ``id`` column's page locations (offset, size, first row) in row group 0."""
     page_rows(handle, footer, ["id"], [0])  # loads the offset index
-    return list(footer.offsets[(0, footer.leaves["id"][0])])
+    return list(footer.offsets[(0, footer.leaves["id"][0])].pages)
 
 
 @pytest.mark.parametrize("page_index", [True, False])

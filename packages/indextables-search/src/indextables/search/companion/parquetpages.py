@@ -25,8 +25,10 @@ from __future__ import annotations
 import base64
 import bisect
 import dataclasses
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -58,7 +60,10 @@ from indextables.search.companion.thriftcompact import (
 )
 from indextables.search.errors import CompanionError
 
-__all__ = ["FileKey", "ParquetFooter", "PageRows", "clear_footer_cache", "footer_of", "page_rows"]
+__all__ = [
+    "FileKey", "PageLocations", "PageRows", "ParquetFooter", "clear_footer_cache", "footer_of",
+    "page_rows",
+]  # fmt: skip
 
 _MAGIC = b"PAR1"
 _TAIL = 64 * 1024  # the first read of a footer: most footers fit
@@ -96,7 +101,7 @@ class ParquetFooter:
         group_rows: the rows of each row group.
         leaves: top-level flat column name -> (its leaf index, its schema element).
         encrypted: the file or a column is encrypted (never served page by page).
-        offsets: (row group, leaf) -> its pages' (offset, size, first row), filled on use.
+        offsets: (row group, leaf) -> where its pages lie, filled on use.
         page_maps: page offset -> the page's block map (:mod:`.blockmap`), filled on use;
             None for a footer not kept (a map pays off on the page's next read).
     """
@@ -108,7 +113,7 @@ class ParquetFooter:
     group_rows: tuple[int, ...]
     leaves: Mapping[str, tuple[int, TStruct]]
     encrypted: bool
-    offsets: dict[tuple[int, int], tuple[tuple[int, int, int], ...]] = field(
+    offsets: dict[tuple[int, int], PageLocations] = field(
         default_factory=dict, compare=False, repr=False
     )
     page_maps: PageMaps | None = field(default_factory=dict, compare=False, repr=False)
@@ -270,15 +275,22 @@ def page_rows(
         weights=[sum(size for _, size in plans[name].pieces) for name in names],
         workers=workers,
     )
-    rank = {row: number for number, row in enumerate(unique)}
-    take = pa.array([rank[row] for row in rows], pa.int64())
+    # a hit's position in ``unique``; None when ``rows`` is ``unique`` (sorted, unique)
+    take = None
+    if len(unique) != len(rows) or any(a != b for a, b in zip(unique, rows, strict=True)):
+        rank = {row: number for number, row in enumerate(unique)}
+        take = pa.array([rank[row] for row in rows], pa.int64())
     for name, decoded in zip(names, decoded_all, strict=True):
         if decoded is None:
             rest.append(name)
-        else:
-            array, order = decoded
-            indices = take if order is None else pa.array(order, pa.int64()).take(take)
-            arrays[name] = array.take(indices)
+            continue
+        array, order = decoded
+        if order is not None:
+            positions = pa.array(order, pa.int64())
+            array = array.take(positions if take is None else positions.take(take))
+        elif take is not None:
+            array = array.take(take)
+        arrays[name] = array
     return PageRows(arrays=arrays, rest=tuple(c for c in columns if c in rest))
 
 
@@ -405,20 +417,42 @@ def _load_offset_indexes(
     data = _read_ranges(handle, sorted(set(wanted.values())))
     for place, piece in wanted.items():
         index, _ = decode_struct(data[piece])
-        footer.offsets[place] = tuple(
-            (int(p.get(1)), int(p.get(2)), int(p.get(3))) for p in index.get(1).items
+        footer.offsets[place] = PageLocations.of(
+            [(int(p.get(1)), int(p.get(2)), int(p.get(3))) for p in index.get(1).items]
         )
 
 
 @dataclass(frozen=True, slots=True)
-class _Page:
-    """One data page holding hits: its byte range, first row, rows, and the hit rows in it."""
+class PageLocations:
+    """A column chunk's offset index, decoded once (kept on the footer).
+
+    Attributes:
+        pages: each data page's (byte offset, size, first row in the row group).
+        firsts: each page's first row (for a bisect).
+        size: the pages' bytes.
+    """
+
+    pages: tuple[tuple[int, int, int], ...]
+    firsts: tuple[int, ...]
+    size: int
+
+    @staticmethod
+    def of(pages: Sequence[tuple[int, int, int]]) -> PageLocations:
+        """The locations of ``pages`` (offset, size, first row) in file order."""
+        return PageLocations(
+            tuple(pages), tuple(first for _, _, first in pages), sum(size for _, size, _ in pages)
+        )
+
+
+class _Page(NamedTuple):
+    """One data page holding hits: its byte range, first row, rows, and the hit rows in it
+    (a tuple: a needle plans a few thousand of them per search)."""
 
     offset: int
     size: int
     first: int
     rows: int
-    hits: tuple[int, ...]  # rows within the page, sorted, unique
+    hits: array[int]  # rows within the page, sorted, unique
 
 
 @dataclass(frozen=True, slots=True)
@@ -442,17 +476,17 @@ def _plan(footer: ParquetFooter, leaf: int, by_group: Mapping[int, Sequence[int]
     sorted, unique); None: an offset index that does not cover its row group from row 0."""
     groups = sorted(by_group)
     for group in groups:
-        locations = footer.offsets[(group, leaf)]
-        if not locations or locations[0][2] != 0:
+        pages = footer.offsets[(group, leaf)].pages
+        if not pages or pages[0][2] != 0:
             return None
     parts: list[_Group] = []
     pieces: set[tuple[int, int]] = set()
     chosen = every = 0
     for group in groups:
-        locations = footer.offsets[(group, leaf)]
-        firsts = [first for _, _, first in locations]
+        located = footer.offsets[(group, leaf)]
+        locations, firsts = located.pages, located.firsts
         rows = by_group[group]
-        every += sum(size for _, size, _ in locations)
+        every += located.size
         meta = _chunk(footer, group, leaf).get(3)
         chunk_start = int(meta.get(9))
         if meta.get(11) is not None and 0 < int(meta.get(11)) < chunk_start:
@@ -463,12 +497,13 @@ def _plan(footer: ParquetFooter, leaf: int, by_group: Mapping[int, Sequence[int]
             pieces.add(prefix)
         pages = []
         index = 0
+        group_rows = footer.group_rows[group]
         while index < len(rows):  # page by page: a bisect for each page holding hits
             page = bisect.bisect_right(firsts, rows[index]) - 1
             offset, size, first = locations[page]
-            last = firsts[page + 1] if page + 1 < len(firsts) else footer.group_rows[group]
+            last = firsts[page + 1] if page + 1 < len(firsts) else group_rows
             stop = bisect.bisect_left(rows, last, index)
-            hits = tuple([row - first for row in rows[index:stop]])
+            hits = array("q", [row - first for row in rows[index:stop]])
             index = stop
             pages.append(_Page(offset, size, first, last - first, hits))
             pieces.add((offset, size))
