@@ -571,6 +571,11 @@ def test_a_column_pair_keeps_the_other_conjuncts_narrowing() -> None:
             "s LIKE 'a\\%b' AND s NOT LIKE 'c' AND s LIKE 'p%' AND s NOT LIKE 'q%'",
             [("=", "s", ("a%b",)), ("!=", "s", ("c",)), ("prefix", "s", ("p",))],
         ),
+        # A back-quoted dotted name is the column of that name, for LIKE as for =.
+        (
+            "`s.a` LIKE 'x' AND `s.a` NOT LIKE 'y' AND `s.a` LIKE 'p%' AND s.a LIKE 'z'",
+            [("=", "s.a", ("x",)), ("!=", "s.a", ("y",)), ("prefix", "s.a", ("p",))],
+        ),
         # A wildcard inside, or a backslash before another character (Spark refuses it).
         (r"s LIKE '_x%' AND s LIKE 'a%b%' AND s LIKE 'a\\x%'", []),
         # <> and NOT = are one inequality; NOT of one is equality; other negations stay out.

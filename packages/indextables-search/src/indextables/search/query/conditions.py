@@ -200,16 +200,7 @@ def _condition_of(node: w.Node, types: Mapping[str, pa.DataType]) -> Condition |
             return None
         return Condition("notnull" if negated else "null", column)
     if isinstance(target, w.Like):
-        column = _column(target.operand, types)
-        found = like_prefix(target.pattern.value)
-        # Spark matches another type's value as its string (5 LIKE '05' and true LIKE
-        # 'TRUE' are false): only string columns translate
-        if column is None or found is None or not ct.is_string(types[column.lower()]):
-            return None
-        text, wildcard = found
-        if wildcard:
-            return None if negated else Condition("prefix", column, (text,))
-        target = w.Compare("=", w.Column(column), w.Literal("string", text, text))
+        return _like(target, negated, types)
     if isinstance(target, w.InList):
         column = _column(target.operand, types)
         if column is None or negated:
@@ -233,6 +224,21 @@ def _condition_of(node: w.Node, types: Mapping[str, pa.DataType]) -> Condition |
 
 
 _FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _like(node: w.Like, negated: bool, types: Mapping[str, pa.DataType]) -> Condition | None:
+    """``[NOT] LIKE``: a prefix for ``'text%'``, an equality for a pattern without
+    wildcards; on string columns only (Spark matches another type's value as its
+    string: ``5 LIKE '05'`` and ``true LIKE 'TRUE'`` are false)."""
+    column = _column(node.operand, types)
+    found = like_prefix(node.pattern.value)
+    if column is None or found is None or not ct.is_string(types[column.lower()]):
+        return None
+    text, wildcard = found
+    if wildcard:
+        return None if negated else Condition("prefix", column, (text,))
+    value = _typed_literal(w.Literal("string", text, text), types[column.lower()])
+    return None if value is None else Condition("!=" if negated else "=", column, (value,))
 
 
 def _column(operand: w.Operand, types: Mapping[str, pa.DataType]) -> str | None:
