@@ -244,7 +244,8 @@ def test_selective_reads_plan_fewer_larger_tasks(
 def test_a_selective_task_searches_its_splits_at_once_and_keeps_their_order(
     logs: str, options: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A search task reads its splits on a thread pool; a full read streams them one by one.
+    """A search task reads its splits on the process's split readers; a full read streams
+    them one by one.
 
     Either way the task's rows are those of its splits read one after the other.
     """
@@ -253,14 +254,14 @@ def test_a_selective_task_searches_its_splits_at_once_and_keeps_their_order(
     from indextables.pyspark.read.datasource import IndexTablesDataSource
     from indextables.search.read import splitorder
 
-    pools: list[int] = []
+    pools: list[Any] = []
+    read_ahead = splitorder.ahead
 
-    class CountedPool(splitorder.ThreadPoolExecutor):
-        def __init__(self, max_workers: int) -> None:
-            pools.append(max_workers)
-            super().__init__(max_workers=max_workers)
+    def counted(pool: Any, *args: Any) -> Any:
+        pools.append(pool)
+        return read_ahead(pool, *args)
 
-    monkeypatch.setattr(splitorder, "ThreadPoolExecutor", CountedPool)
+    monkeypatch.setattr(splitorder, "ahead", counted)
     monkeypatch.setattr(splitorder, "READ_THREADS", 3)
     source = IndexTablesDataSource({"path": logs, **options})
     reader = source.reader(source.schema())
@@ -268,7 +269,7 @@ def test_a_selective_task_searches_its_splits_at_once_and_keeps_their_order(
     assert len(task.splits) > 2
     assert task.selective == bool(options)
     rows = [r for batch in reader.read(task) for r in batch.to_pylist()]
-    assert pools == ([3] if options else [])
+    assert pools == ([splitorder._readers.get()] if options else [])
     one_by_one = [
         r
         for split in task.splits

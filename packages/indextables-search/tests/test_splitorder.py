@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -74,3 +75,36 @@ def test_a_stop_at_read_goes_split_by_split_and_stops_mid_split() -> None:
     out = list(splitorder.ordered_batches(batches, 3, parallel=True, stop_at=6))
     assert sum(b.num_rows for b in out) == 7  # split 0 (4 rows), then a batch of split 1 (3)
     assert read == [0, 1]
+
+
+def test_reads_share_the_process_readers_and_leave_none_running(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every parallel read runs on the process's split readers (no threads of its own per
+    call), and one given up part-way (here past its row cap) returns only once the split
+    still being read has ended and been closed."""
+    monkeypatch.setattr(splitorder, "HELD_BYTES", 1)  # a read ahead keeps its split open
+    names: set[str] = set()
+    closed: list[int] = []
+
+    def batches(i: int) -> Iterator[pa.RecordBatch]:
+        names.add(threading.current_thread().name)
+        try:
+            if i == 1:
+                time.sleep(0.3)  # still running when split 0 passes the cap
+            for k in range(3):
+                yield pa.record_batch({"split": [i] * 5, "row": list(range(5 * k, 5 * k + 5))})
+        finally:
+            closed.append(i)
+
+    for _ in range(3):
+        together = splitorder.ordered_batches(batches, 4, parallel=True)
+        assert _rows(list(together)) == [(i, r) for i in range(4) for r in range(15)]
+    pool = splitorder._readers.get()
+    assert len(names) <= pool._max_workers
+    assert all(name.startswith("indextables-splits") for name in names), names
+    closed.clear()
+    capped = splitorder.ordered_batches(batches, 4, parallel=True, row_cap=3)
+    with pytest.raises(splitorder.RowCapExceeded):
+        list(capped)
+    assert 1 in closed  # ended and closed before the read returned, not later

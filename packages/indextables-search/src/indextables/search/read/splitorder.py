@@ -6,7 +6,10 @@ up to :data:`READ_THREADS` splits at once keeps the machine's cores busy.
 The batches still come back split by split, in order. A split read ahead of
 its turn holds at most :data:`HELD_BYTES` of batches (or, with a row cap, just
 past that many rows); the rest of it is read when its turn comes, so memory
-stays bounded however many rows a split matches.
+stays bounded however many rows a split matches. The reading threads are the
+process's own, made on first use and kept between calls; a read given up
+part-way (past its row cap, or its consumer stopped) cancels the splits not
+started and waits for the running ones, closing them, before it returns.
 
 Used by the Spark adapter's interactive search and selective read tasks.
 :class:`~indextables.search.searchtable.SearchTable` reads its splits one after
@@ -24,6 +27,8 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import pyarrow as pa
+
+from indextables.search.read.docstore.pool import ProcessPool
 
 __all__ = [
     "HELD_BYTES", "READ_THREADS", "RowCapExceeded", "ahead", "in_order", "ordered_batches",
@@ -68,12 +73,16 @@ def ordered_batches(
     if splits_at_once(count, parallel=parallel, stop_at=stop_at) < 2:
         yield from in_order(map(batches, range(count)), row_cap, stop_at)
         return
-    with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
-        splits = ahead(pool, batches, count, row_cap)
-        try:
-            yield from in_order(splits, row_cap, None)
-        finally:
-            splits.close()  # cancels the reads not started yet
+    splits = ahead(_readers.get(), batches, count, row_cap)
+    try:
+        yield from in_order(splits, row_cap, None)
+    finally:
+        splits.close()  # cancels the reads not started, waits for the running ones
+
+
+# The process's split readers, made on first use and kept: an interactive search does not
+# start (and wait for) threads of its own on every call.
+_readers = ProcessPool(workers=lambda: READ_THREADS, prefix="indextables-splits")
 
 
 def in_order(
@@ -132,3 +141,14 @@ def ahead(
     finally:
         for future in window:
             future.cancel()
+        # the reads already running end before the caller goes on, their splits given
+        # up at once (a pool shared by calls would otherwise leave them to the collector)
+        for future in window:
+            if future.cancelled():
+                continue
+            try:
+                _, rest = future.result()
+            except BaseException:  # the read was given up: its outcome is moot
+                continue
+            if rest is not None and hasattr(rest, "close"):
+                rest.close()
