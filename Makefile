@@ -42,11 +42,12 @@ test: bootstrap ## Run every tox env: lint, typecheck and each package's tests
 	$(TOX) run-parallel -p 2 --parallel-no-spinner $(call ENVS_OR_ARGS,$(TEST_ENVS))
 
 # Every package's tests marked slow: crash trials, races, fuzzers, install tests and the
-# long differential run against Parquet. Each env below has at least one.
+# long differential run against Parquet. Each env below has at least one; two envs run at
+# a time (tox prints a failing env's output, `.tox/<env>/log` keeps the rest).
 SLOW_ENVS := py311-test-pyspark,py311-test-protocol,py311-test-admin,py311-test-search,py311-test-storage,py311-test-avrostate-ext
 
 test-slow: bootstrap ## Run every slow test of every package (crash trials, races, fuzzers, installs)
-	$(TOX) run -e $(SLOW_ENVS) -- -m slow
+	$(TOX) run-parallel -p 2 --parallel-no-spinner -e $(SLOW_ENVS) -- -m slow
 
 # What CI runs after `make test`: every slow test but the long differential run against
 # Parquet (marked `long`, only in the pyspark env: 30 seeds, ~30 min on 2 cores; the bounded
