@@ -13,9 +13,10 @@ NEEDLE, NEEDLE_SQL = "message:needlezz", "message LIKE '%needlezz%'"
 EXACT = "host = 'host-42'"
 
 
-def measure(action: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
-    """Median and spread (max - min) of ``repeat`` timed runs after one untimed run."""
-    action()
+def measure(action: Callable[[], Any], repeat: int, *, warm: int = 1) -> tuple[float, float, Any]:
+    """Median and spread (max - min) of ``repeat`` timed runs after ``warm`` untimed ones."""
+    for _ in range(warm):
+        action()
     times, result = [], None
     for _ in range(repeat):
         start = time.perf_counter()
