@@ -476,8 +476,8 @@ def _plan(footer: ParquetFooter, leaf: int, by_group: Mapping[int, Sequence[int]
     sorted, unique); None: an offset index that does not cover its row group from row 0."""
     groups = sorted(by_group)
     for group in groups:
-        pages = footer.offsets[(group, leaf)].pages
-        if not pages or pages[0][2] != 0:
+        listed = footer.offsets[(group, leaf)].pages
+        if not listed or listed[0][2] != 0:
             return None
     parts: list[_Group] = []
     pieces: set[tuple[int, int]] = set()
@@ -495,7 +495,7 @@ def _plan(footer: ParquetFooter, leaf: int, by_group: Mapping[int, Sequence[int]
         if chunk_start < locations[0][0]:
             prefix = (chunk_start, locations[0][0] - chunk_start)
             pieces.add(prefix)
-        pages = []
+        pages: list[_Page] = []
         index = 0
         group_rows = footer.group_rows[group]
         while index < len(rows):  # page by page: a bisect for each page holding hits
