@@ -148,7 +148,7 @@ def ahead(
                 continue
             try:
                 _, rest = future.result()
-            except BaseException:  # the read was given up: its outcome is moot
+            except Exception:  # the read was given up: its outcome is moot (an interrupt is not)
                 continue
             if rest is not None and hasattr(rest, "close"):
                 rest.close()
