@@ -116,6 +116,22 @@ def test_snappy_inflate_decompresses_whole_streams(name: str, raw: bytes) -> Non
 
 
 @TWINS
+def test_a_stream_of_one_literal_inflates_to_a_view_of_it(name: str) -> None:
+    """An incompressible input (a page of bit-packed indices) compresses to one literal:
+    its output is that literal's bytes, handed back without a copy."""
+    raw = random.Random(7).randbytes(14_000)
+    stream = SNAPPY.compress(raw).to_pybytes()
+    inflated = load(name).snappy_inflate(stream, len(raw))
+    assert bytes(inflated) == raw
+    assert inflated.obj is stream  # a view of the stream itself
+    held = memoryview(bytearray(stream))[0:]  # a caller's view of its read buffer
+    assert bytes(load(name).snappy_inflate(held, len(raw))) == raw
+    compressible = b"abcd" * 5000
+    stream = SNAPPY.compress(compressible).to_pybytes()
+    assert bytes(load(name).snappy_inflate(stream, len(compressible))) == compressible
+
+
+@TWINS
 def test_snappy_inflate_refuses_damage(name: str) -> None:
     twin = load(name)
     head = literal(b"a" * BLOCK)
@@ -129,6 +145,8 @@ def test_snappy_inflate_refuses_damage(name: str) -> None:
         (varint(12) + literal(b"ab") + copy2(0, 10), 12),  # a copy of offset 0
         (varint(12) + literal(b"ab") + copy2(3, 10), 12),  # a copy before the start
         (varint(3) + literal(b"abcd"), 3),  # a literal past the stated size
+        (varint(5) + literal(b"abcd"), 5),  # one literal short of the stated size
+        (varint(4) + literal(b"abcd") + b"\x00", 4),  # one literal, input left over
         (b"\xff\xff", 1),  # a preamble that never ends
         (varint(1 << 34) + copy2(1, 64), 1 << 34),  # a size no stream of its length makes
         (b"", 0),

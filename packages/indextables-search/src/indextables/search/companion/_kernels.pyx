@@ -969,20 +969,28 @@ cdef int _mapped(const unsigned char *compressed, Py_ssize_t size, const long lo
     return 0
 
 
-def snappy_inflate(const unsigned char[::1] data, Py_ssize_t size):
+def snappy_inflate(data, Py_ssize_t size):
     """See ``_kernels_py.snappy_inflate``."""
-    cdef Py_ssize_t length = data.shape[0], position = 0
+    cdef const unsigned char[::1] stream = data
+    cdef Py_ssize_t length = stream.shape[0], position = 0, at, literal = 0, back = 0
     cdef unsigned long long total = 0
     cdef int status
     cdef _Inflater s
     # a Snappy element yields at most 64 bytes from 3: a larger stated size is damage
     # (refused before allocating it)
-    if (length == 0 or _snappy_size(&data[0], length, &position, &total)
+    if (length == 0 or _snappy_size(&stream[0], length, &position, &total)
             or total != <unsigned long long> size or size > 32 * length):
         raise ValueError(_SNAPPY_DAMAGED)
+    # one literal making the whole output (an incompressible stream of up to 64 KiB, as
+    # pages of bit-packed dictionary indices are) is its own output: a view, no copy
+    at = position
+    if (size and position < length
+            and _element(&stream[0], length, &at, &literal, &back) == 0
+            and literal == size and at + literal == length):
+        return memoryview(data).cast("B")[at : at + size]
     found = bytearray(size + _SLACK)
     cdef unsigned char[::1] target = found
-    s.src = &data[0]
+    s.src = &stream[0]
     s.pos = position
     s.end = length
     s.dst = &target[0]

@@ -497,7 +497,8 @@ class _Inflater:
 
 
 def snappy_inflate(data: Bytes, size: int) -> memoryview:
-    """The raw Snappy stream ``data`` decompressed whole, ``size`` bytes.
+    """The raw Snappy stream ``data`` decompressed whole, ``size`` bytes (a view of
+    ``data`` when the stream is one literal: an incompressible input's).
 
     Raises:
         ValueError: damage, a preamble stating another size, or input left over.
@@ -506,6 +507,10 @@ def snappy_inflate(data: Bytes, size: int) -> memoryview:
     # a Snappy element yields at most 64 bytes from 3: a larger stated size is damage
     if preamble is None or preamble[0] != size or size > 32 * len(data):
         raise ValueError(_SNAPPY_DAMAGED)
+    # one literal making the whole output is its own output: a view of it, no copy
+    found = _element(data, preamble[1]) if size and preamble[1] < len(data) else None
+    if found is not None and found[0] and found[1] == size and found[3] + size == len(data):
+        return memoryview(data).cast("B")[found[3] : found[3] + size]
     inflater = _Inflater(data, preamble[1], size)
     try:
         inflater.need(size)
