@@ -237,7 +237,7 @@ def _like(node: w.Like, negated: bool, types: Mapping[str, pa.DataType]) -> Cond
     text, wildcard = found
     if wildcard:
         return None if negated else Condition("prefix", column, (text,))
-    value = _typed_literal(w.Literal("string", text, text), types[column.lower()])
+    value = _string_value(text)
     return None if value is None else Condition("!=" if negated else "=", column, (value,))
 
 
@@ -274,7 +274,7 @@ def _typed_literal(literal: w.Literal, data_type: pa.DataType) -> Any:
         return None
     try:
         if ct.is_string(data_type):
-            return None if _NUMERIC_TEXT.match(text) else text
+            return _string_value(text)
         if ct.is_integral(data_type):
             # Spark reads a literal beyond the long range as a DECIMAL and folds an order
             # comparison of an integer column with it into TRUE or FALSE, null rows
@@ -296,6 +296,12 @@ def _typed_literal(literal: w.Literal, data_type: pa.DataType) -> Any:
     except (ValueError, ArithmeticError):
         return None
     return None
+
+
+def _string_value(text: str) -> str | None:
+    """``text`` compared with a string column (None: it looks numeric, and Spark may
+    compare the column as a number)."""
+    return None if _NUMERIC_TEXT.match(text) else text
 
 
 _DECIMAL_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)")
