@@ -76,6 +76,17 @@ def int_options(**defaults: int) -> argparse.Namespace:
     return parser.parse_args()
 
 
+#: Set by the smoke test, which runs every script in one process: the scripts then share
+#: one session (its Python workers started and warmed once) and leave it running.
+SHARED_SESSION = "INDEXTABLES_BENCH_SHARED_SESSION"
+
+
+def stop(spark: Any) -> None:
+    """A script's end: the session stops, unless the scripts share it (:data:`SHARED_SESSION`)."""
+    if not os.environ.get(SHARED_SESSION):
+        spark.stop()
+
+
 @contextlib.contextmanager
 def scratch_session(name: str) -> Iterator[tuple[Any, str]]:
     """The benchmark session and a scratch directory, both gone at the end."""
@@ -84,5 +95,5 @@ def scratch_session(name: str) -> Iterator[tuple[Any, str]]:
     try:
         yield spark, work
     finally:
-        spark.stop()
+        stop(spark)
         shutil.rmtree(work, ignore_errors=True)

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from common import logs, measure, session
+from common import logs, measure, session, stop
 from pyspark.sql.datasource import DataSource, DataSourceReader
 
 
@@ -146,7 +146,7 @@ def main() -> int:
         timed("read() of all tasks", read_all, repeat)
         search_phases(spark, path, needle, repeat)
     finally:
-        spark.stop()
+        stop(spark)
     return 0
 
 

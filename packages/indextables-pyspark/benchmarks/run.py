@@ -33,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import OPTIONS, logs, measure, session
+from common import OPTIONS, logs, measure, session, stop
 from sourcefloor import source_floor
 
 
@@ -280,7 +280,7 @@ def main() -> int:
                 growth(args.search_rows, args.scale_rows, small, large)
             targets(args.scale_rows, large)
     finally:
-        spark.stop()
+        stop(spark)
         shutil.rmtree(work, ignore_errors=True)
     return 0
 

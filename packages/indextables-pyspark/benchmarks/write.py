@@ -35,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import OPTIONS, logs, session
+from common import OPTIONS, logs, session, stop
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         splits = sum(1 for f in written if f.endswith(".split"))
     finally:
         data.unpersist()
-        spark.stop()
+        stop(spark)
         shutil.rmtree(work, ignore_errors=True)
     rows = args.rows
     print(

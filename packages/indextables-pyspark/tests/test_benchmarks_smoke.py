@@ -2,7 +2,8 @@
 
 Figures only: nothing here looks at a time. The scripts run one after another in one
 process of their own, each as ``__main__`` (as ``run.py <script>`` runs them), so that they
-share one JVM instead of starting five; ResourceWarning is an error and the work
+share one JVM and one session (``INDEXTABLES_BENCH_SHARED_SESSION``: no script stops it, so
+its Python workers start once) instead of starting five; ResourceWarning is an error and the work
 directories are under the test's ``tmp_path``. A script that no longer matches the code it
 measures (a renamed function it patches, a changed signature) fails here, not on the day
 someone needs its figures. ``sourcefloor.py`` is a library of ``run.py``, run with it.
@@ -77,6 +78,10 @@ for script, argv in runs:
     results[script] = [outcome, out.getvalue()]
 with open(report, "w") as f:
     json.dump(results, f)
+from pyspark.sql import SparkSession
+shared = SparkSession.getActiveSession()
+if shared is not None:
+    shared.stop()
 """
 
 
@@ -87,7 +92,13 @@ def test_every_benchmark_script_prints_its_figures(tmp_path: Path) -> None:
         work.mkdir()
         runs.append((str(BENCHMARKS / script), [a.format(tmp=work) for a in arguments]))
     report = tmp_path / "report.json"
-    env = {**os.environ, "TMPDIR": str(tmp_path), "PYSPARK_PYTHON": sys.executable}
+    # one session for every script: its Python workers start and warm up once
+    env = {
+        **os.environ,
+        "TMPDIR": str(tmp_path),
+        "PYSPARK_PYTHON": sys.executable,
+        "INDEXTABLES_BENCH_SHARED_SESSION": "1",
+    }
     done = subprocess.run(
         [
             sys.executable,
