@@ -31,7 +31,8 @@ bootstrap: $(VENV)/.bootstrapped $(WHEELHOUSE)/.built ## Create the tool venv (t
 
 # `make test` runs two envs at a time: the pyspark suite (one lane, ~2/3 of the time) beside
 # the others. The envs are created first, one after another: the editable installs build
-# their Cython extensions in the source tree, which two builds at once would share. tox
+# their Cython extensions in the source tree, which two builds at once would share (the
+# first env compiles them; each later one copies a module newer than its sources). tox
 # prints the output of an env that fails (and each env's verdict); `.tox/<env>/log` keeps
 # the rest.
 TEST_ENVS := py311-test-pyspark,lint,typecheck,py311-test-protocol,py311-test-avrostate-ext,py311-test-avrostate-pure,py311-test-storage,py311-test-search,py311-test-admin

@@ -29,10 +29,33 @@ class OptionalBuildExt(build_ext):
             sys.stderr.write(f"indextables-search: Cython extension not built ({exc})\n")
 
     def build_extension(self, ext) -> None:  # type: ignore[no-untyped-def]
+        if self._reuse_in_place(ext):
+            return
         try:
             super().build_extension(ext)
         except Exception as exc:
             sys.stderr.write(f"indextables-search: {ext.name} not built ({exc})\n")
+
+    def _reuse_in_place(self, ext) -> bool:  # type: ignore[no-untyped-def]
+        """Copy the module already built next to its source when it is newer than every
+        source (each editable install of the tree, one per tox env, would otherwise
+        compile the same C again); True when copied."""
+        built = os.path.join(
+            os.path.dirname(ext.sources[0]), os.path.basename(self.get_ext_filename(ext.name))
+        )
+        target = self.get_ext_fullpath(ext.name)
+        if (
+            self.force
+            or not os.path.isfile(built)
+            or os.path.abspath(built) == os.path.abspath(target)
+        ):
+            return False
+        newest = max(os.path.getmtime(source) for source in [*ext.sources, *ext.depends])
+        if os.path.getmtime(built) <= newest:
+            return False
+        self.mkpath(os.path.dirname(target))
+        self.copy_file(built, target)
+        return True
 
 
 def extensions() -> list:  # type: ignore[type-arg]
