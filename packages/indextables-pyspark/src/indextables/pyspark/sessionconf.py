@@ -12,6 +12,7 @@ With ``spark.read`` / ``df.write`` directly, pass the same keys with
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,7 @@ def _settings_by_name(spark: SparkSession) -> dict[str, str] | None:
         return None  # Spark Connect: no JVM in this process
     try:
         settings = jconf.getAllAsJava()
-        keys = str(jvm.java.lang.String.join(_SEPARATOR, settings.keySet()))
+        keys = str(_java_string(jvm).join(_SEPARATOR, settings.keySet()))
         names = keys.split(_SEPARATOR) if keys else []
         if len(names) != int(settings.size()):
             return None  # a key holding the separator: take the slow, exact path
@@ -54,6 +55,16 @@ def _settings_by_name(spark: SparkSession) -> dict[str, str] | None:
 
 
 _SEPARATOR = "\u0000"
+# JVM view -> its java.lang.String class: resolving it walks the package names over Py4J
+# (three round trips, ~1 ms a helper call)
+_strings: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _java_string(jvm: Any) -> Any:
+    found = _strings.get(jvm)
+    if found is None:
+        found = _strings[jvm] = jvm.java.lang.String
+    return found
 
 
 def session_options(
