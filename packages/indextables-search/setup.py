@@ -50,11 +50,14 @@ class OptionalBuildExt(build_ext):
             or os.path.abspath(built) == os.path.abspath(target)
         ):
             return False
-        newest = max(os.path.getmtime(source) for source in [*ext.sources, *ext.depends])
-        if os.path.getmtime(built) <= newest:
-            return False
-        self.mkpath(os.path.dirname(target))
-        self.copy_file(built, target)
+        try:
+            newest = max(os.path.getmtime(source) for source in [*ext.sources, *ext.depends])
+            if os.path.getmtime(built) <= newest:
+                return False
+            self.mkpath(os.path.dirname(target))
+            self.copy_file(built, target)
+        except OSError:
+            return False  # compile it instead
         return True
 
 
