@@ -2,22 +2,35 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from indextables.storage.testing import (
+    PortTakenError,
     S3ServerInfo,
     ServerStartError,
+    azurite,
     azurite_cache_dir,
+    azurite_server,
     moto_server,
+    s3servers,
+    seaweedfs_server,
 )
-from indextables.storage.testing.process import managed_process, port_open, wait_until
+from indextables.storage.testing.process import (
+    managed_process,
+    port_open,
+    start_retrying_taken_ports,
+    wait_until,
+)
 
 
 def _start(command: list[str], log: Path, ready: Callable[[], bool], timeout: float) -> None:
@@ -29,6 +42,13 @@ def test_a_server_that_exits_while_starting_is_a_clear_error(tmp_path: Path) -> 
     command = [sys.executable, "-c", "print('bad flag --nope'); raise SystemExit(3)"]
     with pytest.raises(ServerStartError, match=r"(?s)exited with code 3.*bad flag --nope"):
         _start(command, tmp_path / "server.log", lambda: False, 30)
+
+
+def test_a_server_that_exits_because_its_port_is_taken_says_so(tmp_path: Path) -> None:
+    with _taken_port() as taken:
+        command = [sys.executable, "-m", "http.server", "-b", "127.0.0.1", str(taken)]
+        with pytest.raises(PortTakenError, match=r"(?i)address already in use"):
+            _start(command, tmp_path / "server.log", lambda: False, 30)
 
 
 def test_a_server_that_never_gets_ready_times_out_clearly(tmp_path: Path) -> None:
@@ -141,3 +161,130 @@ def test_seaweedfs_log_tail_shows_what_the_server_wrote(seaweedfs_server: S3Serv
     assert written.strip()
     assert seaweedfs_server.log_tail(3) == "\n".join(written.splitlines()[-3:])
     assert S3ServerInfo("moto", "http://127.0.0.1:9", "k", "s").log_tail() == ""
+
+
+# --- a port chosen free but taken before the server binds it -------------------------
+
+
+def test_a_start_that_lost_a_port_race_is_made_again_and_other_errors_are_not() -> None:
+    calls: list[int] = []
+
+    def start(stack: contextlib.ExitStack) -> int:
+        calls.append(len(calls))
+        stack.callback(calls.append, -1)  # undone before the next attempt
+        if len(calls) < 4:
+            raise PortTakenError("taken")
+        return 7
+
+    with start_retrying_taken_ports(start, attempts=3) as value:
+        assert value == 7
+    assert calls == [0, -1, 2, -1, 4, -1]
+
+    calls.clear()
+
+    def never(stack: contextlib.ExitStack) -> int:
+        calls.append(0)
+        raise PortTakenError("taken again")
+
+    with pytest.raises(PortTakenError, match="taken again"), start_retrying_taken_ports(never):
+        pass
+    assert calls == [0, 0, 0]
+
+    calls.clear()
+
+    def broken(stack: contextlib.ExitStack) -> int:
+        calls.append(0)
+        raise ServerStartError("bad flag")
+
+    with pytest.raises(ServerStartError, match="bad flag"), start_retrying_taken_ports(broken):
+        pass
+    assert calls == [0]
+
+
+def test_an_error_inside_the_block_is_not_a_reason_to_start_again() -> None:
+    starts: list[int] = []
+
+    def start(stack: contextlib.ExitStack) -> int:
+        starts.append(1)
+        return 1
+
+    with pytest.raises(PortTakenError, match="from the body"), start_retrying_taken_ports(start):
+        raise PortTakenError("from the body")
+    assert starts == [1]
+
+
+@contextlib.contextmanager
+def _taken_port() -> Iterator[int]:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield holder.getsockname()[1]
+
+
+def _first_choice_taken(
+    monkeypatch: pytest.MonkeyPatch, module: ModuleType, name: str, taken: int, *, slot: int = 0
+) -> list[object]:
+    """Make ``module.name`` hand out ``taken`` on its first call.
+
+    ``free_port`` returns it; ``free_ports`` puts it at index ``slot`` of its list.
+    """
+    real = getattr(module, name)
+    calls: list[object] = []
+
+    def choose(*args: int) -> object:
+        chosen = real(*args)
+        if not calls:
+            chosen = (
+                taken if isinstance(chosen, int) else [*chosen[:slot], taken, *chosen[slot + 1 :]]
+            )
+        calls.append(chosen)
+        return chosen
+
+    monkeypatch.setattr(module, name, choose)
+    return calls
+
+
+@pytest.mark.s3
+@pytest.mark.integration
+def test_moto_starts_on_a_fresh_port_when_its_port_was_taken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with _taken_port() as taken:
+        calls = _first_choice_taken(monkeypatch, s3servers, "free_port", taken)
+        with moto_server() as server:
+            assert not server.endpoint_url.endswith(f":{taken}")
+            server.open_store(server.create_bucket()).put("k", b"v")
+    assert len(calls) == 2
+    assert calls[0] == taken
+
+
+@pytest.mark.s3
+@pytest.mark.integration
+def test_seaweedfs_starts_on_fresh_ports_when_one_of_them_was_taken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The CI failure this guards against: ``-s3.port.iceberg`` taken between choice and bind."""
+    with _taken_port() as taken:
+        iceberg = s3servers._WEED_PORT_FLAGS.index("-s3.port.iceberg")
+        calls = _first_choice_taken(monkeypatch, s3servers, "free_ports", taken, slot=iceberg)
+        with seaweedfs_server() as server:
+            store = server.open_store(server.create_bucket())
+            store.put("k", b"v")
+            assert store.get("k") == b"v"
+    assert len(calls) == 2
+    assert taken in calls[0]  # type: ignore[operator]
+    assert taken not in calls[1]  # type: ignore[operator]
+
+
+@pytest.mark.azure
+@pytest.mark.integration
+def test_azurite_starts_on_a_fresh_port_when_its_port_was_taken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with _taken_port() as taken:
+        calls = _first_choice_taken(monkeypatch, azurite, "free_port", taken)
+        with azurite_server() as server:
+            assert f":{taken}/" not in server.endpoint_url
+            server.open_store(server.create_container()).put("k", b"v")
+    assert len(calls) == 2
+    assert calls[0] == taken

@@ -33,13 +33,14 @@ from indextables.storage.testing.azurite import (
     azurite_server,
 )
 from indextables.storage.testing.locations import StoreLocation
-from indextables.storage.testing.process import ServerStartError, free_port
+from indextables.storage.testing.process import PortTakenError, ServerStartError, free_port
 from indextables.storage.testing.races import race_put_if_absent
 from indextables.storage.testing.s3servers import S3ServerInfo, moto_server, seaweedfs_server
 
 __all__ = [
     "AZURITE_VERSION",
     "AzuriteInfo",
+    "PortTakenError",
     "S3ServerInfo",
     "ServerStartError",
     "StoreLocation",

@@ -29,6 +29,7 @@ from indextables.storage.testing.process import (
     ServerStartError,
     free_port,
     managed_process,
+    start_retrying_taken_ports,
     wait_until,
 )
 
@@ -188,19 +189,24 @@ def azurite_server(*, timeout: float = 60.0) -> Iterator[AzuriteInfo]:
     node = shutil.which("node")
     if node is None:
         raise ServerStartError("node not found: Azurite tests need Node.js 20+")
-    port = free_port()
-    with tempfile.TemporaryDirectory(prefix="indextables-azurite-") as scratch:
+
+    def start(stack: contextlib.ExitStack) -> AzuriteInfo:
+        port = free_port()
+        scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="indextables-azurite-"))
         log = Path(scratch) / "azurite.log"
         command = [node, str(script), "--blobHost", "127.0.0.1", "--blobPort", str(port)]
         command += ["--inMemoryPersistence", "--disableTelemetry", "--skipApiVersionCheck"]
         command += ["--silent"]
-        with managed_process(command, log=log, cwd=Path(scratch)) as process:
-            info = AzuriteInfo(f"http://127.0.0.1:{port}/{ACCOUNT_NAME}")
-            wait_until(
-                lambda: _answers(f"{info.endpoint_url}?comp=list"),
-                process=process,
-                timeout=timeout,
-                what=f"Azurite {AZURITE_VERSION}",
-                log=log,
-            )
-            yield info
+        process = stack.enter_context(managed_process(command, log=log, cwd=Path(scratch)))
+        info = AzuriteInfo(f"http://127.0.0.1:{port}/{ACCOUNT_NAME}")
+        wait_until(
+            lambda: _answers(f"{info.endpoint_url}?comp=list"),
+            process=process,
+            timeout=timeout,
+            what=f"Azurite {AZURITE_VERSION}",
+            log=log,
+        )
+        return info
+
+    with start_retrying_taken_ports(start) as info:
+        yield info

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -12,16 +13,19 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from indextables.storage.errors import StorageError
 
 __all__ = [
+    "PortTakenError",
     "ServerStartError",
     "free_port",
     "free_ports",
     "log_tail",
     "managed_process",
     "port_open",
+    "start_retrying_taken_ports",
     "stop_group",
     "wait_until",
 ]
@@ -29,6 +33,24 @@ __all__ = [
 
 class ServerStartError(StorageError, RuntimeError):
     """A test server could not be installed or started (the message says why)."""
+
+
+class PortTakenError(ServerStartError):
+    """The server exited at start because a port chosen free was taken meanwhile.
+
+    A port is free only when chosen: any process on the machine (an outgoing
+    connection's ephemeral port, another test server) may take it before the
+    server binds it. Starting again on fresh ports is the remedy.
+    """
+
+
+# What moto (werkzeug), Azurite (node) and SeaweedFS print when a port is taken.
+_PORT_TAKEN = re.compile(
+    r"address already in use|EADDRINUSE|port allocation failed|is in use by another program",
+    re.IGNORECASE,
+)
+
+_T = TypeVar("_T")
 
 
 def free_port() -> int:
@@ -82,9 +104,10 @@ def wait_until(
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise ServerStartError(
-                f"{what} exited with code {process.returncode} while starting; "
-                f"log {log}:\n{log_tail(log)}"
+            tail = log_tail(log)
+            error = PortTakenError if _PORT_TAKEN.search(tail) else ServerStartError
+            raise error(
+                f"{what} exited with code {process.returncode} while starting; log {log}:\n{tail}"
             )
         with contextlib.suppress(Exception):
             if ready():
@@ -93,6 +116,34 @@ def wait_until(
     raise ServerStartError(
         f"{what} was not ready after {timeout:.0f} s; log {log}:\n{log_tail(log)}"
     )
+
+
+@contextlib.contextmanager
+def start_retrying_taken_ports(
+    start: Callable[[contextlib.ExitStack], _T], *, attempts: int = 3
+) -> Iterator[_T]:
+    """Enter a server started by ``start(stack)``, choosing fresh ports when one was taken.
+
+    ``start`` picks its ports, registers everything it opens on ``stack`` and
+    returns what the ``with`` block sees. A start that fails with
+    :class:`PortTakenError` is undone (the stack closed) and made again, up to
+    ``attempts`` times; any other error, and any error inside the ``with``
+    block, propagates at once.
+
+    Raises:
+        PortTakenError: every attempt lost a port race.
+        ServerStartError: the server could not start for another reason.
+    """
+    for attempt in range(1, attempts + 1):
+        with contextlib.ExitStack() as stack:
+            try:
+                value = start(stack)
+            except PortTakenError:
+                if attempt == attempts:
+                    raise
+                continue
+            yield value
+            return
 
 
 def stop_group(process: subprocess.Popen[bytes], *, grace: float = 10.0) -> None:

