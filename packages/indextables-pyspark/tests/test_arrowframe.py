@@ -11,6 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from pyspark.sql.classic.dataframe import DataFrame
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -104,6 +105,11 @@ def _reference(spark: Any, batches: list[pa.RecordBatch]) -> list[Any]:
     return spark.createDataFrame(table, schema=SCHEMA).collect()
 
 
+def _jvm_rows(frame: Any) -> list[Any]:
+    """The frame's rows collected through the JVM (a plain frame over its Dataset)."""
+    return DataFrame(frame._jdf, frame.sparkSession).collect()
+
+
 @pytest.mark.usefixtures("new_york")
 def test_direct_path_matches_create_dataframe_on_every_type(spark: Any) -> None:
     assert arrowframe._utils(spark) is not None  # the fast path is what runs here
@@ -111,6 +117,7 @@ def test_direct_path_matches_create_dataframe_on_every_type(spark: Any) -> None:
     assert "LocalRelation" in frame._jdf.queryExecution().analyzed().toString()
     assert frame.schema == SCHEMA
     assert frame.collect() == _reference(spark, _batches())
+    assert _jvm_rows(frame) == _reference(spark, _batches())
     assert frame.where("id = -1").count() == 1
 
 
@@ -155,7 +162,8 @@ ENCRYPTED = textwrap.dedent(
     print("RESULT " + json.dumps({
         "encrypted": spark.sparkContext._encryption_enabled,
         "direct": arrowframe._utils(spark) is not None,
-        "local": sorted(r.id for r in local.collect()),
+        # where(): a frame the JVM builds, so its rows come back through the socket.
+        "local": sorted(r.id for r in local.where("id >= 0").collect()),
         "distributed": sorted(r.id for r in spread.collect()),
     }))
     spark.stop()
@@ -194,7 +202,10 @@ def test_an_entry_point_with_another_signature_falls_back(
     handles = type(arrowframe._handles)()
     handles[spark.sparkContext] = _OtherSignature(arrowframe._lookup(spark))
     monkeypatch.setattr(arrowframe, "_handles", handles)
-    assert arrow_dataframe(spark, _batches(), SCHEMA).collect() == _reference(spark, _batches())
+    frame = arrow_dataframe(spark, _batches(), SCHEMA)
+    assert frame.collect() == _reference(spark, _batches())  # from the batches: no JVM yet
+    assert handles[spark.sparkContext] is not None
+    assert _jvm_rows(frame) == _reference(spark, _batches())
     assert handles[spark.sparkContext] is None
 
 
@@ -207,4 +218,4 @@ def test_batches_are_joined_up_to_the_size_limit(
     assert arrowframe._joined(batches[:1]) == batches[:1]
     monkeypatch.setattr(arrowframe, "_JOIN_MAX_BYTES", 0)
     assert arrowframe._joined(batches) == batches  # past the limit: handed over as they are
-    assert arrow_dataframe(spark, batches, SCHEMA).collect() == _reference(spark, _batches())
+    assert _jvm_rows(arrow_dataframe(spark, batches, SCHEMA)) == _reference(spark, _batches())

@@ -187,7 +187,8 @@ def phases(
     where: str | None = None,
 ) -> tuple[float, float, Any]:
     """Interleaved in the Spark session, one untimed round first: the engine's search, then
-    ``itp.search`` split into building its DataFrame (search + hand-over) and collecting it.
+    ``itp.search`` split into building its DataFrame (the search; a driver-side answer is
+    handed to the JVM only when a method needs it) and collecting it.
     Medians in seconds as (engine, built, collected); the result's third item is the rows."""
     import indextables.pyspark as itp
     from indextables.search import open_table

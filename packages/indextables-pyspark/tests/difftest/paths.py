@@ -15,6 +15,8 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
+from difftest.rowsame import outcome, same_outcome
+
 FMT = "indextables"
 PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
 SEARCH_MODE = "spark.indextables.search.mode"
@@ -131,7 +133,29 @@ def search(
         fieldmatch=fieldmatch,
         options={SEARCH_MODE: mode},
     )
+    _driver_rows_agree(df)
     return records(df, columns)
+
+
+def _driver_rows_agree(df: DataFrame) -> None:
+    """A frame answered in the driver: its ``collect()`` (rows built from the Arrow batches
+    the driver holds) must equal the JVM's ``collect()`` of the same frame.
+
+    Raises:
+        AssertionError: they differ (the case fails with both answers).
+    """
+    from pyspark.sql.classic.dataframe import DataFrame as ClassicFrame
+
+    from indextables.pyspark.read.lazyframe import ArrowFrame
+
+    if not isinstance(df, ArrowFrame):
+        return
+    local = outcome(df.collect)
+    jvm = outcome(lambda: ClassicFrame(df._jdf, df.sparkSession).collect())
+    if not same_outcome(local, jvm):
+        raise AssertionError(
+            f"collect() from the driver's Arrow rows {local!r} != the JVM's {jvm!r}"
+        )
 
 
 # Spark starts the streaming source's Python worker outside its daemon and waits a fixed

@@ -14,6 +14,11 @@ That JVM entry point is PySpark's, not a public API. A session without it
 (Spark Connect), or whose PySpark moved it or changed its signature, falls
 back to ``createDataFrame`` and stays there; the result never depends on
 which path ran (``tests/test_arrowframe.py`` compares both on every type).
+
+On the direct path the JVM frame is built lazily: the DataFrame returned is an
+:class:`~indextables.pyspark.read.lazyframe.ArrowFrame`, which answers
+``collect()``, ``take()``, ``count()`` and the like from the batches in the
+driver and ships them only when another method needs the JVM.
 """
 
 from __future__ import annotations
@@ -39,20 +44,43 @@ _handles: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 def arrow_dataframe(
     spark: SparkSession, batches: Sequence[pa.RecordBatch], schema: StructType
 ) -> DataFrame:
-    """A DataFrame over ``batches`` (each in ``arrow_schema(schema)``) with schema ``schema``."""
+    """A DataFrame over ``batches`` (each in ``arrow_schema(schema)``) with schema ``schema``.
+
+    Where the direct path is available the frame is an
+    :class:`~indextables.pyspark.read.lazyframe.ArrowFrame`: it answers ``collect()``
+    and the like from ``batches`` and hands them to the JVM on first other use.
+    """
     batches = _joined(batches)
     utils = _utils(spark)
-    if utils is not None:
-        from py4j.protocol import Py4JError, Py4JJavaError  # type: ignore[import-untyped]
+    if utils is None:
+        return _public(spark, batches, schema)
+    from indextables.pyspark.read.lazyframe import ArrowFrame
 
-        try:
-            return _direct(spark, utils, batches, schema)
-        except Py4JJavaError:
-            raise  # the JVM refused the data itself: createDataFrame would too
-        except Py4JError:
-            # The entry point is there but answers differently (another PySpark's
-            # signature): use the public path from now on.
-            _handles[spark._sc] = None
+    return ArrowFrame(
+        spark, batches, schema, functools.partial(_jvm_frame, spark, utils, batches, schema)
+    )
+
+
+def _jvm_frame(
+    spark: SparkSession, utils: Any, batches: Sequence[pa.RecordBatch], schema: StructType
+) -> Any:
+    """The JVM ``Dataset`` over ``batches``: the direct path, else ``createDataFrame``'s."""
+    from py4j.protocol import Py4JError, Py4JJavaError  # type: ignore[import-untyped]
+
+    try:
+        return _direct(spark, utils, batches, schema)
+    except Py4JJavaError:
+        raise  # the JVM refused the data itself: createDataFrame would too
+    except Py4JError:
+        # The entry point is there but answers differently (another PySpark's
+        # signature): use the public path from now on.
+        _handles[spark._sc] = None
+    return _public(spark, batches, schema)._jdf
+
+
+def _public(
+    spark: SparkSession, batches: Sequence[pa.RecordBatch], schema: StructType
+) -> DataFrame:
     table = pa.Table.from_batches(batches, schema=arrow_schema(schema))
     return spark.createDataFrame(table, schema=schema)
 
@@ -97,8 +125,7 @@ def _lookup(spark: SparkSession) -> Any:
 
 def _direct(
     spark: SparkSession, utils: Any, batches: Sequence[pa.RecordBatch], schema: StructType
-) -> DataFrame:
-    from pyspark.sql.classic.dataframe import DataFrame as ClassicFrame
+) -> Any:
     from pyspark.sql.pandas.serializers import ArrowStreamSerializer
 
     jvm: Any = spark._jvm
@@ -109,7 +136,4 @@ def _direct(
         utils.readArrowStreamFromFile,
         lambda: jvm.ArrowIteratorServer(),
     )
-    jdf = utils.toDataFrame(jiter, schema.json(), spark._jsparkSession)
-    frame = ClassicFrame(jdf, spark)
-    frame._schema = schema
-    return frame
+    return utils.toDataFrame(jiter, schema.json(), spark._jsparkSession)
