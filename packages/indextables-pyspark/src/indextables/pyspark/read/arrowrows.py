@@ -4,11 +4,11 @@ Classic PySpark's ``collect()`` gets each row from the JVM as Spark's internal
 values (dates as days, timestamps as microseconds, structs as tuples, maps as
 dicts, binary as ``bytes``, or ``bytearray`` when the session sets
 ``spark.sql.execution.pyspark.binaryAsBytes`` to false) and turns them into
-Python objects with the schema's own ``fromInternal``, in the driver. Here the same internal values are
-read from the Arrow batches (timestamps and dates cast to their integers, struct
-dicts to tuples, map pairs to dicts) and handed to the same ``fromInternal``, so
-every value, time zone rule and ``Row`` field name is PySpark's by construction
-rather than by imitation.
+Python objects with the schema's own ``fromInternal``, in the driver. Here the
+same internal values are read from the Arrow batches (timestamps and dates cast
+to their integers, struct dicts to tuples, map pairs to dicts) and handed to the
+same ``fromInternal``, so every value, time zone rule and ``Row`` field name is
+PySpark's by construction rather than by imitation.
 
 Only the types IndexTables tables hold are converted (:func:`convertible`);
 anything else (user-defined, variant, interval, null types; duplicate struct
