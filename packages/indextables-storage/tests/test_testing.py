@@ -8,9 +8,11 @@ import subprocess
 import sys
 import textwrap
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -243,16 +245,27 @@ def _first_choice_taken(
     return calls
 
 
-@pytest.mark.s3
 @pytest.mark.integration
-def test_moto_starts_on_a_fresh_port_when_its_port_was_taken(
+@pytest.mark.parametrize(
+    ("start", "module", "place"),
+    [
+        pytest.param(moto_server, s3servers, "create_bucket", id="moto", marks=pytest.mark.s3),
+        pytest.param(
+            azurite_server, azurite, "create_container", id="azurite", marks=pytest.mark.azure
+        ),
+    ],
+)
+def test_a_one_port_server_starts_on_a_fresh_port_when_its_port_was_taken(
     monkeypatch: pytest.MonkeyPatch,
+    start: Callable[[], contextlib.AbstractContextManager[Any]],
+    module: ModuleType,
+    place: str,
 ) -> None:
     with _taken_port() as taken:
-        calls = _first_choice_taken(monkeypatch, s3servers, "free_port", taken)
-        with moto_server() as server:
-            assert not server.endpoint_url.endswith(f":{taken}")
-            server.open_store(server.create_bucket()).put("k", b"v")
+        calls = _first_choice_taken(monkeypatch, module, "free_port", taken)
+        with start() as server:
+            assert urllib.parse.urlsplit(server.endpoint_url).port != taken
+            server.open_store(getattr(server, place)()).put("k", b"v")
     assert len(calls) == 2
     assert calls[0] == taken
 
@@ -273,17 +286,3 @@ def test_seaweedfs_starts_on_fresh_ports_when_one_of_them_was_taken(
     assert len(calls) == 2
     assert taken in calls[0]  # type: ignore[operator]
     assert taken not in calls[1]  # type: ignore[operator]
-
-
-@pytest.mark.azure
-@pytest.mark.integration
-def test_azurite_starts_on_a_fresh_port_when_its_port_was_taken(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    with _taken_port() as taken:
-        calls = _first_choice_taken(monkeypatch, azurite, "free_port", taken)
-        with azurite_server() as server:
-            assert f":{taken}/" not in server.endpoint_url
-            server.open_store(server.create_container()).put("k", b"v")
-    assert len(calls) == 2
-    assert calls[0] == taken
