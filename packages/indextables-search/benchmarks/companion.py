@@ -16,19 +16,21 @@ Delta table of ``--files`` Parquet files (deltalake, its default compression):
   ``itp.search`` and ``spark.read.format("indextables")`` (``query`` option / ``where``,
   filter pushdown on) on the companion, and ``itp.search``'s time without its collect;
 - the default layout (the reference's) and the small one (:data:`SMALL_LAYOUT`:
-  ``id`` fast-only, ``message`` basic postings) side by side: bytes vs Parquet,
-  build time, needle, exact match and ``id = n`` times (docs/companion.md, "Choosing
-  a smaller layout");
+  ``id`` fast-only, ``message``, ``host`` and ``level`` basic postings) side by
+  side: bytes vs Parquet, build time, needle, exact match and ``id = n`` times
+  (docs/companion.md, "Choosing a smaller layout");
 - a sync after one appended file (files indexed must be 1) and a sync of an
   unchanged source (``no_action``).
 
 Usage: ``python benchmarks/companion.py [--rows 2000000] [--files 4] [--repeat 3]
-[--spark] [--search-only] [--path DIR] [--cache DIR]``, or ``tox -e bench-search -- --companion``
+[--spark] [--search-only] [--layout default|small] [--path DIR] [--cache DIR]``, or
+``tox -e bench-search -- --companion``
 (``run.py --companion`` hands over here). Everything is written to a fresh temporary
 directory, or ``--path``. ``--spark`` (pyspark env) adds ``itp.search`` on the
 companion beside Spark's Parquet read. ``--search-only`` (the issue's 20M scale:
 ``--rows 20000000 --files 40 --path DIR``) writes the source and builds its companion
-once under ``--path`` (reused after), then times only the searches.
+once under ``--path`` (reused after), then times only the searches; ``--layout small``
+builds and searches the small layout's companion of the same source instead.
 """
 
 from __future__ import annotations
@@ -50,12 +52,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import EXACT, NEEDLE, NEEDLE_SQL, duck_rows, measure, parser
 from logdata import OPTIONS, chunks, log_rows
 
-#: The small layout: ``id`` kept as a fast field only, ``message`` without frequencies
-#: and positions (no phrase queries on it).
+#: The small layout: ``id`` kept as a fast field only; ``message`` without frequencies
+#: and positions (no phrase queries on it), and the exact strings ``host`` and ``level``
+#: likewise (one token a value: nothing lost).
 SMALL_LAYOUT = {
     "spark.indextables.indexing.fastonlyfields": "id",
-    "spark.indextables.indexing.indexrecordoption.message": "basic",
+    "spark.indextables.indexing.indexrecordoption.basic": "message,host,level",
 }
+LAYOUTS: dict[str, dict[str, str]] = {"default": {}, "small": SMALL_LAYOUT}
 ID_EXACT = "id = 123457"
 
 
@@ -218,7 +222,7 @@ def layouts(
     from indextables.search import build_companion, open_table
 
     built: dict[str, tuple[float, float, str]] = {}
-    for name, layout in (("default", {}), ("small (id fast-only, message basic)", SMALL_LAYOUT)):
+    for name, layout in (("default", {}), ("small (id fast-only, strings basic)", SMALL_LAYOUT)):
         uri = os.path.join(root, "layout-" + name.split()[0])
         shutil.rmtree(uri, ignore_errors=True)
         wall, cpu, _ = timed(
@@ -302,29 +306,42 @@ def search_only(args: Any) -> int:
 
     root = args.path or tempfile.mkdtemp(prefix="indextables-bench-companion-")
     base = os.path.join(root, f"companion-{args.rows}-{args.files}")
-    source, index, marker = base + "-delta", base + "-index", base + ".done"
+    # the default layout's companion is base-index (base.done once built, which also
+    # says the source is whole); another layout's is base-<layout>-index beside it
+    named = base if args.layout == "default" else f"{base}-{args.layout}"
+    source, index, marker = base + "-delta", named + "-index", named + ".done"
+    source_marker = base + "-source.done"
+    layout = LAYOUTS[args.layout]
     # the source is read where it is now (the index records where it was built), and
     # the split cache may live elsewhere (--cache: a read-only --path)
     options = {
         "spark.indextables.cache.directoryPath": args.cache or os.path.join(root, "split-cache"),
         "spark.indextables.companion.parquetTableRoot": source,
     }
-    print(f"companion, {args.rows:,} rows in {args.files} Delta files, load {os.getloadavg()}")
+    print(
+        f"companion, {args.rows:,} rows in {args.files} Delta files, {args.layout} layout "
+        f"{layout or '(the reference' + chr(39) + 's)'}, load {os.getloadavg()}"
+    )
     if os.path.exists(marker):
-        print(f"reusing {base}-*")
+        print(f"reusing {named}-index and its source")
     else:
-        for folder in (source, index):
-            shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(index, ignore_errors=True)
         os.makedirs(root, exist_ok=True)
-        wrote = timed(lambda: write_source(source, args.rows, args.files))
+        if os.path.exists(source_marker) or os.path.exists(base + ".done"):
+            print(f"reusing the source {source}")
+        else:
+            shutil.rmtree(source, ignore_errors=True)
+            wrote = timed(lambda: write_source(source, args.rows, args.files))
+            print(f"{'source written':<34} {wrote[0]:8.2f} s wall")
+            with open(source_marker, "w", encoding="utf-8") as done:
+                done.write("written\n")
         built = timed(
             lambda: build_companion(
                 source, index, source_format="delta", indexing_modes={"message": "text"},
-                fast_field_mode="HYBRID", options=options,
+                fast_field_mode="HYBRID", options={**options, **layout},
             )
         )  # fmt: skip
         print(
-            f"{'source written':<34} {wrote[0]:8.2f} s wall\n"
             f"{'build companion (HYBRID)':<34} {built[0]:8.2f} s wall {built[1]:8.2f} s cpu  "
             f"{args.rows / built[0]:12,.0f} rows/s  ({built[2].splits_created} splits)"
         )
@@ -362,6 +379,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments.add_argument(
         "--cache", default=None, help="split cache directory (default: under --path)"
     )
+    arguments.add_argument(
+        "--layout", choices=sorted(LAYOUTS), default="default",
+        help="--search-only: the companion's layout (small: SMALL_LAYOUT, built beside "
+        "the default one and searched the same way)",
+    )  # fmt: skip
     args = arguments.parse_args(argv)
     if args.search_only:
         return search_only(args)

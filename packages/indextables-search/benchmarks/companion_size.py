@@ -7,7 +7,8 @@ segment file kind (``.idx`` postings, ``.pos`` positions, ``.term`` term
 dictionary, ``.fast``, ``.store``, ``.fieldnorm``), the manifest, the
 bundle's other files and its footer (file table and hotcache), and for the
 composite kinds the share of each field; then the same for the small layout
-(``companion.SMALL_LAYOUT``: ``id`` fast-only, ``message`` basic postings) and
+(``companion.SMALL_LAYOUT``: ``id`` fast-only, ``message``, ``host`` and ``level``
+with basic postings) and
 both totals side by side. Figures only (no timing).
 
 Usage: ``python benchmarks/companion_size.py [--rows 2000000] [--files 4]

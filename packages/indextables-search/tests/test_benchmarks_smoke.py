@@ -129,6 +129,25 @@ def test_companion(tmp_path: Path) -> None:
     )
 
 
+def test_companion_search_only_layouts(tmp_path: Path) -> None:
+    """``--search-only`` writes the source once; ``--layout small`` builds its companion
+    beside the default one from the same source, smaller, and a rerun reuses both."""
+    work = str(tmp_path / "work")
+    args = ("--search-only", "--rows", ROWS, "--files", "2", "--repeat", "1", "--path", work)
+    size = rf"^size .* companion +{_FIGURE} MB = ({_FIGURE})x \(target <= 0\.5\)$"
+    searched = rf"^needle, search +companion +{_FIGURE} ms .* results (\d+) / \1$"
+    default = _run("companion.py", *args, tmp_path=tmp_path)
+    _has(default, r"^source written", r"^build companion \(HYBRID\)", size, searched)
+    small = _run("companion.py", *args, "--layout", "small", tmp_path=tmp_path)
+    _has(small, r"^reusing the source ", r"^build companion \(HYBRID\)", size, searched)
+    assert "source written" not in small
+    ratios = [float(re.search(size, out, re.MULTILINE).group(1)) for out in (default, small)]
+    assert ratios[1] < ratios[0], ratios
+    again = _run("companion.py", *args, "--layout", "small", tmp_path=tmp_path)
+    _has(again, r"^reusing .*-small-index and its source$", size, searched)
+    assert "build companion" not in again
+
+
 def test_companion_size(tmp_path: Path) -> None:
     out = _run(
         "companion_size.py", "--rows", ROWS, "--files", "2", "--path", str(tmp_path / "work"),
