@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ from indextables.search.companion.manifest import (
 )
 from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD, path_hash
 from indextables.search.companion.readahead import read_ahead
+from indextables.search.companion.segments import CappedIndex, plan
 from indextables.search.companion.sourceio import source_filesystem
 from indextables.search.companion.sources import SourceFile
 from indextables.search.companion.stringmodes import StripMode, strip_column
@@ -132,9 +132,13 @@ def build_split(
     filesystem, base = source_filesystem(root, options)
     modes = {c.lower(): m for c, m in (string_modes or {}).items()}
     schema = companion_schema(specs)
-    part = PartitionIndex.create(
-        specs, schema, heap_size=heap_size, hidden_fast=(FILE_HASH_FIELD, ROW_IN_FILE_FIELD)
-    )
+    # Every footer first: the rows to come size the split's indexes (.segments).
+    footers = [_footer(filesystem, f"{base}/{source.path}", source) for source in group.files]
+    segment_docs, commit_docs = plan(sum(footer.num_rows for footer in footers))
+    part = CappedIndex(
+        specs, schema, heap_size=heap_size, hidden_fast=(FILE_HASH_FIELD, ROW_IN_FILE_FIELD),
+        segment_docs=segment_docs, commit_docs=commit_docs,
+    )  # fmt: skip
     # Only the indexed columns are read, conformed and turned into documents: a column
     # the layout leaves out (EXCLUDE COLUMNS, INCLUDE COLUMNS) is never decoded.
     indexed = {s.name for s in specs}
@@ -143,17 +147,17 @@ def build_split(
         entries = []
         offset = 0
         physical: dict[str, tuple[int, str]] | None = None
-        for source in group.files:
+        for source, footer in zip(group.files, footers, strict=True):
             entry, file_schema = _index_file(
-                part, schema, filesystem, f"{base}/{source.path}", source, offset, specs,
-                read_schema, batch_size, modes,
+                part, schema, filesystem, f"{base}/{source.path}", source, footer, offset,
+                specs, read_schema, batch_size, modes,
             )  # fmt: skip
             if physical is None:  # the first file's, from the footer already read
                 physical = _physical_types(file_schema)
             if entry.num_rows:
                 entries.append(entry)
             offset += entry.num_rows
-        part.commit()
+        part.finish()
         manifest = ParquetManifest(
             fast_field_mode=fast_field_mode,
             # A split missing deleted rows maps hits through its hidden fields only: no
@@ -221,20 +225,22 @@ def identity_tag(files: Sequence[SourceFile]) -> str:
 
 
 def _index_file(
-    part: PartitionIndex,
+    part: CappedIndex,
     schema: Any,
     filesystem: object,
     location: str,
     source: SourceFile,
+    footer: pq.FileMetaData,
     offset: int,
     specs: tuple[FieldSpec, ...],
     data_schema: pa.Schema,
     batch_size: int,
     modes: Mapping[str, StripMode],
 ) -> tuple[ParquetFileEntry, pq.ParquetSchema]:
-    """Index one file's rows; its manifest entry and its Parquet schema."""
+    """Index one file's rows (``footer``: its metadata, read already); its manifest entry
+    and its Parquet schema."""
     try:
-        parquet = pq.ParquetFile(location, filesystem=filesystem)
+        parquet = pq.ParquetFile(location, filesystem=filesystem, metadata=footer)
     except (OSError, pa.ArrowException) as exc:
         raise CompanionSourceError(f"source file {source.path!r} cannot be read: {exc}") from None
     with parquet:
@@ -261,6 +267,14 @@ def _index_file(
         return entry, metadata.schema
 
 
+def _footer(filesystem: Any, location: str, source: SourceFile) -> pq.FileMetaData:
+    """The Parquet footer of ``source`` (at ``location``), or CompanionSourceError naming it."""
+    try:
+        return pq.read_metadata(location, filesystem=filesystem)
+    except (OSError, pa.ArrowException) as exc:
+        raise CompanionSourceError(f"source file {source.path!r} cannot be read: {exc}") from None
+
+
 def _read(batches: Iterator[pa.RecordBatch], path: str) -> Iterator[pa.RecordBatch]:
     """``batches``, a read or decoding failure raised as CompanionSourceError naming ``path``."""
     try:
@@ -270,7 +284,7 @@ def _read(batches: Iterator[pa.RecordBatch], path: str) -> Iterator[pa.RecordBat
 
 
 def _index_batch(
-    part: PartitionIndex,
+    part: CappedIndex,
     schema: Any,
     batch: pa.RecordBatch,
     source: SourceFile,
@@ -280,7 +294,6 @@ def _index_batch(
     modes: Mapping[str, StripMode],
 ) -> int:
     """Index one batch of a file whose first row is ``row``; the next batch's first row."""
-    add_document = part.writer.add_document
     # Rows a Delta deletion vector deletes are never indexed (see .deletions).
     runs = (
         [(0, batch.num_rows)]
@@ -290,13 +303,18 @@ def _index_batch(
     for start, length in runs:
         piece = batch if length == batch.num_rows else batch.slice(start, length)
         indexed = index_values(_stripped(piece, modes) if modes else piece)
-        first = row + start
-        coordinates = (
-            (FILE_HASH_FIELD, [file_hash] * length),
-            (ROW_IN_FILE_FIELD, range(first, first + length)),
-        )
-        # Each document in one pass with its hidden coordinates, no loop here.
-        deque(map(add_document, documents(indexed, specs, schema, unsigned=coordinates)), 0)
+        done = 0
+        while done < length:  # in pieces that end where the index commits (.segments)
+            take = min(length - done, part.room())
+            chunk = indexed if take == length else indexed.slice(done, take)
+            first = row + start + done
+            coordinates = (
+                (FILE_HASH_FIELD, [file_hash] * take),
+                (ROW_IN_FILE_FIELD, range(first, first + take)),
+            )
+            # Each document in one pass with its hidden coordinates.
+            part.add(documents(chunk, specs, schema, unsigned=coordinates), take)
+            done += take
         part.stats.add(piece)
     return row + int(batch.num_rows)
 
@@ -363,7 +381,7 @@ READBACK_CHUNK = 1 << 16
 
 
 def _segment_ranges(
-    part: PartitionIndex, entries: Sequence[ParquetFileEntry]
+    part: CappedIndex | PartitionIndex, entries: Sequence[ParquetFileEntry]
 ) -> tuple[SegmentRowRange, ...]:
     """Each segment's global rows, read back from the documents' hidden coordinates.
 
