@@ -93,6 +93,7 @@ class CappedIndex:
         self._commit_docs = commit_docs
         self.stats = StatsCollector(specs)
         self._done: list[PartitionIndex] = []
+        self._merging: list[PartitionIndex] = []  # committed, Tantivy maybe still merging
         self._current: PartitionIndex | None = None
         self._docs = 0  # in the current index
         self._merged: str | None = None
@@ -131,11 +132,19 @@ class CappedIndex:
         return self._current
 
     def _close(self) -> None:
+        """Commit the current index. Its merge runs in Tantivy's threads while the next
+        index fills; :meth:`_settle` waits for it."""
         part, self._current = self._current, None
         self._docs = 0
         if part is not None:
             self._done.append(part)
-            part.commit()
+            self._merging.append(part)
+            part.writer.commit()
+
+    def _settle(self) -> None:
+        """Wait for every committed index's merges (this consumes its writer)."""
+        while self._merging:
+            self._merging.pop(0).writer.wait_merging_threads()
 
     def finish(self) -> None:
         """Commit the last index and gather every segment into :attr:`directory`."""
@@ -143,6 +152,7 @@ class CappedIndex:
         if not self._done:
             self._open()
             self._close()
+        self._settle()
         if len(self._done) == 1:
             self.directory, self._index = self._done[0].directory, self._done[0].index
             return
@@ -156,10 +166,14 @@ class CappedIndex:
         return len(self._done) + (self._current is not None)
 
     def discard(self) -> None:
-        """Remove every temporary directory."""
+        """Remove every temporary directory (once no merge runs in them)."""
         if self._current is not None:
             self._done.append(self._current)
             self._current = None
+        try:
+            self._settle()
+        except Exception:  # cleaning up after a failure: the directories go all the same
+            self._merging.clear()
         for part in self._done:
             part.discard()
         if self._merged is not None:
