@@ -55,6 +55,8 @@ def _fill(index: CappedIndex, total: int, seed: int) -> None:
         take = min(total - row, rng.randint(1, index.room()))
         index.add((_document(r) for r in range(row, row + take)), take)
         row += take
+        # a full index merges in the background while the next fills; never more than one
+        assert len(index._merging) <= 1
 
 
 def _segment_sizes(directory: str) -> list[int]:

@@ -133,13 +133,16 @@ class CappedIndex:
 
     def _close(self) -> None:
         """Commit the current index. Its merge runs in Tantivy's threads while the next
-        index fills; :meth:`_settle` waits for it."""
+        index fills; the one before it is waited for now (it had a whole index's filling
+        to finish), so at most one index merges in the background and no idle writer
+        piles up."""
         part, self._current = self._current, None
         self._docs = 0
         if part is not None:
             self._done.append(part)
-            self._merging.append(part)
             part.writer.commit()
+            self._settle()
+            self._merging.append(part)
 
     def _settle(self) -> None:
         """Wait for every committed index's merges (this consumes its writer)."""
