@@ -173,7 +173,6 @@ def test_a_companion_of_capped_segments_answers_as_its_source(
     """The companion differential (hostile rows, random queries against DuckDB) with
     segments of at most 16 documents: each split is several indexes gathered."""
     monkeypatch.setattr(segments, "SEGMENT_DOCS", 16)
-    monkeypatch.setattr(segments, "COMMIT_DOCS", 4)
     _run(tmp_path, 11, 24)
     sizes = []
     for number, split in enumerate(load_view(str(tmp_path / "idx"), {}).splits):

@@ -36,14 +36,12 @@ from indextables.search.write.segmentmerge import merge_segments
 from indextables.search.write.splitwriter import PartitionIndex
 from indextables.search.write.stats import StatsCollector
 
-__all__ = ["COMMIT_DOCS", "MERGE_FAN_IN", "SEGMENT_DOCS", "CappedIndex", "plan"]
+__all__ = ["MERGE_FAN_IN", "SEGMENT_DOCS", "CappedIndex", "plan"]
 
 #: Documents of one index at most: their numbers (0 .. 2**21 - 1) fit three VInt bytes.
 SEGMENT_DOCS = 1 << 21
 #: Segments of one size that Tantivy's ``LogMergePolicy`` joins into one.
 MERGE_FAN_IN = 8
-#: Documents between commits of a full index: its eight segments are then merged.
-COMMIT_DOCS = SEGMENT_DOCS // MERGE_FAN_IN
 
 
 def plan(rows: int) -> tuple[int, int]:
@@ -77,12 +75,9 @@ class CappedIndex:
         *,
         heap_size: int,
         hidden_fast: Sequence[str],
-        segment_docs: int | None = None,
-        commit_docs: int | None = None,
+        segment_docs: int,
+        commit_docs: int,
     ) -> None:
-        # Read when called (not bound as defaults): tests shrink the module's constants.
-        segment_docs = SEGMENT_DOCS if segment_docs is None else segment_docs
-        commit_docs = COMMIT_DOCS if commit_docs is None else commit_docs
         if not 0 < commit_docs <= segment_docs or segment_docs % commit_docs:
             raise ValueError("commit_docs must divide segment_docs")
         self._specs = specs
