@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import math
+import random
 import re
 import struct
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
@@ -185,3 +187,115 @@ def test_rewrites(text: str, expected: str) -> None:
 
 def test_no_float_fields_nothing_rewritten(tmp_path: Path) -> None:
     assert spark_float_clauses("d:NaN", ()) == "d:NaN"
+
+
+def _java_string(value: float) -> str:
+    """Java's ``Double.toString`` (Spark's text of a double): positional between 1e-3 and
+    1e7, else ``d.dddE-n``."""
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        return repr(value)
+    exact = Decimal(repr(value))
+    digits = "".join(str(d) for d in exact.as_tuple().digits).rstrip("0") or "0"
+    sign = "-" if value < 0 else ""
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exact.adjusted()}"
+
+
+def _forms(value: float, rng: random.Random) -> list[str]:
+    """Texts of ``value`` in Python's and Spark's notations (repr, str, %e, %E, %g, Java's
+    toString, ``.5``, ``5.``, an explicit ``+`` exponent)."""
+    forms = [repr(value), str(value), f"{value:e}", f"{value:E}", f"{value:.17g}"]
+    forms += [_java_string(value), f"{value:.{rng.randint(0, 16)}e}".replace("e", "E")]
+    plain = repr(value)
+    if "e" not in plain and "inf" not in plain:
+        if plain.lstrip("-").startswith("0."):
+            forms.append(plain.replace("0.", ".", 1))  # .5
+        if plain.endswith(".0"):
+            forms.append(plain[:-1])  # 5.
+    if "e+" in plain:
+        forms.append(plain.replace("e+", "e"))  # 1e20
+    return forms
+
+
+def _random_double(rng: random.Random) -> float:
+    if rng.random() < 0.1:
+        return rng.choice([0.0, -0.0, 5e-324, -5e-324, 1.7976931348623157e308, -1e308])
+    value = rng.uniform(1, 10) * 10.0 ** rng.randint(-320, 307)
+    return -value if rng.random() < 0.5 else value
+
+
+@pytest.fixture(scope="module")
+def spread_table(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[float]]:
+    rng = random.Random(7)
+    values = [-1e308, -1e20, -1e-5, -5e-324, 0.0] + [_random_double(rng) for _ in range(120)]
+    values += [math.nextafter(v, math.inf) for v in values[:40]]  # neighbours of bounds
+    values += [math.nextafter(v, -math.inf) for v in values[:40]]
+    values += [INF, -INF, NAN]
+    root = tmp_path_factory.mktemp("floatspread")
+    data = pa.table({"id": pa.array(range(len(values)), pa.int64()), "d": values})
+    write_table(str(root), data)
+    return str(root), values
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bounds_in_every_float_notation_are_answered(
+    spread_table: tuple[str, list[float]], seed: int
+) -> None:
+    """Any Python or Spark notation of a double is a bound or term (Tantivy's grammar refused
+    a negative number with an exponent: ``d:[-1e-5 TO 0]``, ``d:<-1e20`` raised)."""
+    uri, values = spread_table
+    rng = random.Random(seed)
+    table = open_table(uri)
+    for _ in range(40):
+        low, high = rng.choice(values[:-3]), rng.choice(values[:-3])
+        low_text, high_text = rng.choice(_forms(low, rng)), rng.choice(_forms(high, rng))
+        low, high = float(low_text), float(high_text)
+        op = rng.choice(["<", "<=", ">", ">="])
+        opening, closing = rng.choice("[{"), rng.choice("]}")
+        cases = [
+            (f"d:{op}{low_text}", _cmp(op, low)),
+            (f"d:{low_text}", _cmp("=", low)),
+            (
+                f"d:{opening}{low_text} TO {high_text}{closing}",
+                _both(
+                    _cmp(">=" if opening == "[" else ">", low),
+                    _cmp("<=" if closing == "]" else "<", high),
+                ),
+            ),
+        ]
+        for query, keeps in cases:
+            want = sorted(i for i, v in enumerate(values) if keeps(v))
+            got = sorted(table.search(query, columns=["id"]).column("id").to_pylist())
+            assert got == want, query
+
+
+@pytest.mark.parametrize(
+    ("query", "keeps"),
+    [
+        ("d:[-1e-5 TO 0]", _both(_cmp(">=", -1e-5), _cmp("<=", 0.0))),
+        ("d:<-1e20", _cmp("<", -1e20)),
+        ("d:[-5e-324 TO 0]", _both(_cmp(">=", -5e-324), _cmp("<=", 0.0))),
+        ("d:[-1e308 TO 0]", _both(_cmp(">=", -1e308), _cmp("<=", 0.0))),
+        ("d:-1E+308", _cmp("=", -1e308)),
+    ],
+)
+def test_negative_exponent_bounds_are_read(
+    spread_table: tuple[str, list[float]], query: str, keeps: Callable[[float | None], bool]
+) -> None:
+    uri, values = spread_table
+    want = sorted(i for i, v in enumerate(values) if keeps(v))
+    assert want  # the table holds values the clause keeps
+    got = open_table(uri).search(query, columns=["id"]).column("id").to_pylist()
+    assert sorted(got) == want
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(-1e-5, "-0.00001"), (1e20, "100000000000000000000.0"), (-0.0, "-0.0"), (-INF, "-inf")],
+)
+def test_positional_prints_no_exponent(value: float, text: str) -> None:
+    from indextables.search.query.floatquery import positional
+
+    assert positional(value) == text
+    assert float(positional(5e-324)) == 5e-324

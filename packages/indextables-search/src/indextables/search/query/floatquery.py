@@ -22,7 +22,11 @@ float/double field so that Tantivy matches what the equal Spark filter keeps:
   ``>= NaN``), the clause also takes ``NAN_RANGES``: everything below ``-inf``
   and above ``+inf``, which are exactly the NaNs of either sign and any payload.
 
-Terms other than zero, NaN and the infinities are exact already and stay as written. A
+Terms other than zero, NaN and the infinities are exact already and stay as written, but
+every number the rewrite prints is positional (``-0.00001``, never ``-1e-05``): Tantivy's
+grammar refuses a negative number with an exponent (``d:-1e5``, ``d:[-1e-5 TO 0]``), so a
+literal written with one (``1e5``, ``1E+5``, ``-1.5e-7``, Spark's ``1.0E-5``) is printed
+as the same double without it (:func:`positional`). A
 term set (``d: IN [0 1.5 NaN]``) is Spark's ``d IN (...)``: it becomes the disjunction of
 its members' terms, each rewritten as above.
 """
@@ -32,11 +36,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection
+from decimal import Decimal
 
 from indextables.search.query.datequery import BRACKETS, COMPARISON, clauses
 from indextables.search.query.tantivyquery import zero_bound
 
-__all__ = ["spark_float_clauses"]
+__all__ = ["positional", "spark_float_clauses"]
 
 # A literal Tantivy (Rust's f64 parser) and Python read alike: a decimal number, or a signed
 # NaN or infinity in any case. Other bound texts are left for Tantivy to parse or refuse.
@@ -108,11 +113,27 @@ def _rewritten(match: re.Match[str], field: str) -> str | None:
 
 
 def _term(field: str, literal: str) -> str | None:
-    """The Spark-equal clause for ``field = literal``, or None when the term is exact."""
+    """The Spark-equal clause for ``field = literal``, or None when the term is exact
+    as written."""
     value = float(literal)
     if value == 0 or not math.isfinite(value):
         return _between(field, (value, True), (value, True))
+    if "e" in literal or "E" in literal:
+        return f"{field}:{positional(value)}"  # Tantivy refuses ``-1e5``
     return None
+
+
+def positional(value: float) -> str:
+    """``value`` as a literal Tantivy's grammar reads back to the same double: positional
+    digits (``-0.00001``, ``100000000000000000000.0``), ``inf`` or ``-inf``.
+
+    Python's shortest repr is exact, and so is its positional expansion (at most ~330
+    digits for a double); Tantivy's f64 parser rounds it back to the same double.
+    """
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    text = format(Decimal(repr(value)), "f")
+    return text if "." in text else f"{text}.0"
 
 
 def _bound(text: str, inclusive: bool) -> tuple[bool, _Bound]:
@@ -140,9 +161,8 @@ def _between(field: str, low: _Bound, high: _Bound) -> str:
             high_value, high_inclusive = high
         lower = zero_bound(low_value, True, low_inclusive)
         upper = zero_bound(high_value, False, high_inclusive)
-        ranges.append(
-            f"{'[' if low_inclusive else '{'}{lower!r} TO {upper!r}{']' if high_inclusive else '}'}"
-        )
+        opening, closing = "[" if low_inclusive else "{", "]" if high_inclusive else "}"
+        ranges.append(f"{opening}{positional(lower)} TO {positional(upper)}{closing}")
     if keeps_nan:
         ranges.extend(_NAN_RANGES)
     if not ranges:
