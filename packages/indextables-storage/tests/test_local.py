@@ -16,6 +16,7 @@ import pytest
 
 from indextables.protocol.errors import ObjectNotFoundError
 from indextables.storage import (
+    KeyOutsideRootError,
     LocalStore,
     StorageError,
     StorageNotFoundError,
@@ -117,6 +118,42 @@ def test_dangling_symlinks_and_symlink_loops_are_not_objects(tmp_path: Path) -> 
             store.get(key)
         with pytest.raises(StorageNotFoundError):
             store.head(key)
+
+
+def test_links_out_of_the_root_are_refused_and_not_listed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "secret").write_bytes(b"outside file")
+    (outside / "dir" / "part").write_bytes(b"outside dir")
+    root = tmp_path / "root"
+    store = LocalStore(root)
+    store.put("d/real", b"inside")
+    os.symlink(outside / "secret", root / "d" / "file-link")
+    os.symlink(outside / "dir", root / "dir-link")
+    os.symlink(root / "d" / "real", root / "d" / "inner-link")  # inside: still followed
+    assert store.get("d/inner-link") == b"inside"
+    assert [info.key for info in store.list()] == ["d/inner-link", "d/real"]
+    for key in ("d/file-link", "dir-link/part", "dir-link/new"):
+        for call in (store.get, store.head, store.delete):
+            with pytest.raises(KeyOutsideRootError, match=key):
+                call(key)
+        with pytest.raises(KeyOutsideRootError, match=key):
+            store.get_range(key, 0, 4)
+        with pytest.raises(KeyOutsideRootError, match=key):
+            store.put(key, b"overwrite")
+        with pytest.raises(KeyOutsideRootError, match=key):
+            store.put_if_absent(key, b"overwrite")
+    assert (outside / "secret").read_bytes() == b"outside file"
+    assert sorted(p.name for p in (outside / "dir").iterdir()) == ["part"]
+
+
+def test_a_root_reached_through_a_link_works(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / "alias")
+    store = LocalStore(tmp_path / "alias")
+    store.put("a/b", b"x")
+    assert store.get("a/b") == b"x"
+    assert [info.key for info in store.list()] == ["a/b"]
 
 
 def test_a_file_deleted_while_listing_is_skipped(

@@ -56,5 +56,9 @@ class InvalidKeyError(StorageError, ValueError):
     """A key is empty, absolute, or has an empty, ``.`` or ``..`` segment."""
 
 
+class KeyOutsideRootError(InvalidKeyError):
+    """A key resolves (through a symbolic link) to a file outside the store's root directory."""
+
+
 class TransientStorageError(StorageError):
     """A transient failure (throttling, 5xx, connection reset) outlasted every retry."""

@@ -6,6 +6,11 @@ the name exists, so exactly one racer wins), ``os.replace`` for put. The
 directory is fsynced afterwards so the new name survives a crash. A crash
 mid-write leaves at most a temporary file (``.indextables-tmp-*``), which
 listings ignore; readers never see a partial object under its key.
+
+A key never reaches outside the root: a symbolic link inside the root (to a
+file or a directory) is followed only when its target lies under the root too;
+any other key is refused (:class:`KeyOutsideRootError`) and left out of
+listings, so a table cannot read, overwrite or delete files beside it.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from stat import S_ISREG as stat_is_file
 
 from indextables.protocol.store import ObjectInfo
 from indextables.storage.errors import (
+    KeyOutsideRootError,
     StorageError,
     StorageExistsError,
     StorageNotFoundError,
@@ -103,7 +109,21 @@ class LocalStore:
         return self._root
 
     def _path(self, key: str) -> Path:
-        return self._root.joinpath(*check_key(key, store=self.uri).split("/"))
+        path = self._root.joinpath(*check_key(key, store=self.uri).split("/"))
+        if not self._inside(os.fspath(path)):
+            raise KeyOutsideRootError(
+                f"{self.uri}: key {key!r} resolves outside the store's root "
+                "(through a symbolic link): refused"
+            )
+        return path
+
+    def _inside(self, path: str) -> bool:
+        """Whether ``path`` (under the root) resolves, following every link, under the root."""
+        real = os.path.realpath(path)
+        if real == path:
+            return True  # no link on the way (the common case: one lstat per component)
+        root = os.path.realpath(self._root)
+        return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
     def _fail(self, key: str, error: OSError) -> StorageError:
         if isinstance(error, FileNotFoundError | NotADirectoryError):
@@ -118,16 +138,18 @@ class LocalStore:
 
     def get(self, key: str) -> bytes:
         """Return the whole object."""
+        path = self._path(key)
         try:
-            return self._path(key).read_bytes()
+            return path.read_bytes()
         except OSError as error:
             raise self._fail(key, error) from error
 
     def get_range(self, key: str, start: int, end: int) -> bytes:
         """Return bytes ``[start, end)`` of the object (shorter at its end)."""
         check_range(key, start, end, store=self.uri)
+        path = self._path(key)
         try:
-            with self._path(key).open("rb") as handle:
+            with path.open("rb") as handle:
                 handle.seek(start)
                 return handle.read(end - start)
         except OSError as error:
@@ -135,11 +157,12 @@ class LocalStore:
 
     def head(self, key: str) -> ObjectInfo:
         """Return the object's size and modification time (no etag)."""
+        path = self._path(key)
         try:
-            stat = self._path(key).stat()
+            stat = path.stat()
         except OSError as error:
             raise self._fail(key, error) from error
-        if not os.path.isfile(self._path(key)):
+        if not os.path.isfile(path):
             raise StorageNotFoundError(f"{self.uri}: key {key!r} is a directory, not an object")
         return ObjectInfo(key, stat.st_size, stat.st_mtime_ns // 1_000_000)
 
@@ -225,12 +248,15 @@ class LocalStore:
             raise self._fail(key, error) from error
         if not stat_is_file(stat.st_mode):
             return None
+        if entry.is_symlink() and not self._inside(entry.path):
+            return None  # a link out of the root names no object of this store
         return ObjectInfo(key, stat.st_size, stat.st_mtime_ns // 1_000_000)
 
     def delete(self, key: str) -> None:
         """Delete the object; a missing key is not an error."""
+        path = self._path(key)
         try:
-            self._path(key).unlink()
+            path.unlink()
         except (FileNotFoundError, NotADirectoryError):
             return
         except OSError as error:
