@@ -61,6 +61,20 @@ class SearchSpec:
     text_search: Mapping[str, str] = field(default_factory=dict)
     field_match: Mapping[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        """Refuse query text beyond the size and nesting limits (``querylimits``) before
+        any rewrite or parser reads it.
+
+        Raises:
+            QuerySyntaxError: naming the option and the limit.
+        """
+        from indextables.search.query.querylimits import check_query_limits
+
+        if self.query:
+            check_query_limits(self.query, "query")
+        for column, text in self.text_search.items():
+            check_query_limits(text, f"textsearch.{column}")
+
     @property
     def is_empty(self) -> bool:
         """True when the read searches nothing (every row is returned)."""
