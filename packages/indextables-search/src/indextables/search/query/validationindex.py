@@ -11,7 +11,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import shutil
-import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from collections.abc import Iterator
 import tantivy
 
 from indextables.search.schema.mapping import FieldSpec, create_index
+from indextables.search.scratchdirs import scratch_directory
 
 __all__ = ["KEPT", "validation_index"]
 
@@ -36,7 +36,7 @@ def validation_index(specs: tuple[FieldSpec, ...]) -> Iterator[tantivy.Index]:
         if found is None:
             if not _INDEXES:
                 atexit.register(_drop_all)
-            directory = tempfile.mkdtemp(prefix="indextables-validate-")
+            directory = scratch_directory("validate")
             found = (directory, create_index(specs, directory))
             _INDEXES[specs] = found
             while len(_INDEXES) > KEPT:

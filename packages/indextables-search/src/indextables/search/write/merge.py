@@ -25,7 +25,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +46,7 @@ from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.splitreader import SplitEntry, read_split
 from indextables.search.schema.mapping import FieldSpec, specs_from_doc_mapping
 from indextables.search.schema.schemajson import arrow_schema
+from indextables.search.scratchdirs import scratch_directory
 from indextables.search.splits.splitcache import SplitCache
 from indextables.search.splits.splitfetch import download
 from indextables.search.table.livesplits import LiveSplit
@@ -176,7 +176,7 @@ def _merge_segments(
     store: Any, specs: tuple[FieldSpec, ...], partition_columns: Sequence[str], group: MergeGroup
 ) -> AddAction | None:
     """The group merged segment by segment and uploaded; None when it cannot be merged so."""
-    work = tempfile.mkdtemp(prefix="indextables-merge-")
+    work = scratch_directory("merge")
     try:
         sources = []
         for number, split in enumerate(group.splits):

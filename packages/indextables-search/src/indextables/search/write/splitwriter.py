@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import tempfile
 import time
 import uuid
 from collections.abc import Iterable, Sequence
@@ -40,6 +39,7 @@ from indextables.search.schema.mapping import (
     tantivy_schema,
 )
 from indextables.search.schema.partitionvalues import partition_codes
+from indextables.search.scratchdirs import scratch_directory
 from indextables.search.splits.splitcache import write_checksums
 from indextables.search.splits.splitdir import files_of_kind, replace_by_rename
 from indextables.search.splits.termdict import dictionary_kind, to_sstable
@@ -83,7 +83,7 @@ class PartitionIndex:
         Its documents carry the row key field, or with ``hidden_fast`` these u64
         fast fields instead (a companion split's row coordinates).
         """
-        directory = tempfile.mkdtemp(prefix="indextables-write-")
+        directory = scratch_directory("write")
         block = docstore_block_size
         if hidden_fast is None:
             index = create_index(specs, directory, row_key=True, docstore_block_size=block)
