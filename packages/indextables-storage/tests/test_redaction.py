@@ -66,3 +66,24 @@ def test_a_typo_option_name_is_refused_without_its_secret(name: str) -> None:
 )
 def test_redact_text_removes_every_form(text: str) -> None:
     assert SECRET not in redact_text(text)
+
+
+@pytest.mark.parametrize("secret", ["e", "ab", "tmp", "s3cr", "Reliab1"])
+def test_a_short_secret_is_masked_only_as_a_whole_token(secret: str) -> None:
+    import random
+
+    rng = random.Random(secret)
+    words = ["file:///var/reliab/x", "no IndexTables log here", "bucket-e1", "tmpdir", "s3crets"]
+    for _ in range(200):
+        # Text built of words and the secret; the model knows where the secret stands alone.
+        parts = [rng.choice([*words, secret]) for _ in range(rng.randint(1, 6))]
+        separators = [rng.choice([" ", "=", "'", "/", ": "]) for _ in parts]
+        text = "".join(p + s for p, s in zip(parts, separators, strict=True))
+        expected = "".join(
+            ("***" if p == secret else p) + s for p, s in zip(parts, separators, strict=True)
+        )
+        assert redact_text(text, [secret]) == expected, text
+
+
+def test_a_long_secret_is_masked_inside_other_text_too() -> None:
+    assert redact_text(f"x{SECRET}y and {SECRET}", [SECRET]) == "x***y and ***"

@@ -14,8 +14,10 @@ the typo that brought it there:
 * the password of a URL's user info (``http://user:PW@host``) goes, also in
   URLs that are malformed (``ht!tp://user:PW@host``), and so do signature
   query parameters of pre-signed and SAS URLs;
-* every value held by a :class:`~indextables.storage.secrets.Secret` is
-  replaced wherever it appears.
+* every value held by a :class:`~indextables.storage.secrets.Secret` (and
+  every secret a caller passes) is replaced wherever it appears, a value
+  shorter than 12 characters only where it is a whole token (no letter or
+  digit beside it: ``-S secret_access_key=e`` must not mask every ``e``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from indextables.storage.secrets import redact as _redact_known
+from indextables.storage.secrets import scrub
 
 __all__ = [
     "REDACTED",
@@ -132,8 +135,7 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
         >>> redact_text("bad option 'account_key:c2VjcmV0' near http://u:p@h")
         "bad option 'account_key:***' near http://***@h"
     """
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
+    text = scrub(text, secrets)
     text = _redact_known(text)
     text = redact_uri(text)
     return _INLINE.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)

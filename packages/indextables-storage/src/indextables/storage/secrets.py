@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import re
 import threading
+from collections.abc import Iterable
 
-__all__ = ["Secret", "install_log_redaction", "reveal"]
+__all__ = ["Secret", "install_log_redaction", "reveal", "scrub"]
 
 _KNOWN: set[str] = set()
 _KNOWN_LOCK = threading.Lock()
@@ -52,14 +54,39 @@ def reveal(value: object) -> object:
     return value.reveal() if isinstance(value, Secret) else value
 
 
-def redact(text: str) -> str:
-    """Replace every known credential in ``text`` by ``***``."""
-    with _KNOWN_LOCK:
-        known = sorted(_KNOWN, key=len, reverse=True)
-    for value in known:
-        if value in text:
+#: A credential at least this long is replaced wherever it appears (it cannot occur
+#: by chance); a shorter one only where it stands as a whole token.
+WHOLE_TOKEN_BELOW = 12
+
+
+def scrub(text: str, values: Iterable[str]) -> str:
+    """Replace each of ``values`` in ``text`` by ``***``, longest first.
+
+    A value shorter than :data:`WHOLE_TOKEN_BELOW` characters is replaced only
+    where it is a whole token (no letter or digit right before or after it), so
+    a one-letter secret does not turn ``file:///tmp/table`` into ``fil***:///...``.
+    Empty values are ignored.
+
+    Example:
+        >>> scrub("file:///tmp/e key=e", ["e"])
+        'file:///tmp/*** key=***'
+    """
+    for value in sorted({v for v in values if v}, key=len, reverse=True):
+        if value not in text:
+            continue
+        if len(value) >= WHOLE_TOKEN_BELOW:
             text = text.replace(value, "***")
+        else:
+            token = rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])"
+            text = re.sub(token, "***", text)
     return text
+
+
+def redact(text: str) -> str:
+    """Replace every known credential in ``text`` by ``***`` (see :func:`scrub`)."""
+    with _KNOWN_LOCK:
+        known = list(_KNOWN)
+    return scrub(text, known)
 
 
 class _RedactingFilter(logging.Filter):
