@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import stat
 import subprocess
@@ -325,7 +326,7 @@ def test_default_cache_directory_is_private(
     os.chmod(directory, 0o755)  # e.g. created by an older version
     SplitCache(directory, 1 << 30).fetch(store, store.uri, refs[1])
     assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
-    assert parse_read({}).cache_dir == directory
+    assert parse_read({}).cache_directory == directory
 
 
 def test_a_new_configured_cache_directory_is_private(tmp_path: Path) -> None:
@@ -364,11 +365,63 @@ def test_the_environment_names_the_default_cache_directory(
     chosen = tmp_path / "mine"
     monkeypatch.setenv(splitcache.CACHE_DIR_ENV, str(chosen))
     assert default_cache_dir() == str(chosen)
-    assert parse_read({}).cache_dir == str(chosen)
+    assert parse_read({}).cache_directory == str(chosen)
     store, refs = _store(tmp_path)
     SplitCache(default_cache_dir(), 1 << 30).fetch(store, store.uri, refs[0])
     assert stat.S_IMODE(os.stat(chosen).st_mode) == 0o700
     assert len(os.listdir(chosen)) == 1
+
+
+_READ_ELSEWHERE = """
+import pickle, sys
+from indextables.search.splits.splitcache import SplitCache, SplitRef
+from indextables.storage import LocalStore
+
+with open(sys.argv[1], "rb") as planned:
+    read = pickle.load(planned)
+store = LocalStore(sys.argv[2])
+ref = SplitRef(sys.argv[3], int(sys.argv[4]))
+print(SplitCache(read.cache_directory, read.cache_max_bytes).fetch(store, store.uri, ref))
+"""
+
+
+@pytest.mark.parametrize("chosen_by", ["environment", "tmpdir"])
+def test_a_read_planned_in_one_process_caches_where_the_reading_process_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chosen_by: str
+) -> None:
+    # A Spark driver plans the read (its cache default: A) and pickles the options to an
+    # executor whose environment names another default (B): the executor caches in B.
+    store, refs = _store(tmp_path)
+    planner, reader = tmp_path / "driver", tmp_path / "executor"
+    for directory in (planner, reader):
+        directory.mkdir()
+    monkeypatch.setenv(splitcache.CACHE_DIR_ENV, str(planner / "cache"))
+    planned = tmp_path / "planned.pickle"
+    planned.write_bytes(pickle.dumps(parse_read({})))
+    env = {**os.environ, "TMPDIR": str(reader)}
+    if chosen_by == "environment":
+        env[splitcache.CACHE_DIR_ENV] = str(reader / "cache")
+        expected = reader / "cache"
+    else:
+        del env[splitcache.CACHE_DIR_ENV]
+        expected = reader / f"indextables-split-cache-{os.getuid()}"
+    args = [str(planned), str(store.root), refs[0].path, str(refs[0].size)]
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_ELSEWHERE, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    entry = Path(done.stdout.strip())
+    assert entry.parent == expected
+    assert (entry / "meta.json").is_file()
+    assert sorted(os.listdir(planner)) == []  # nothing under the planner's default
+    # A configured directory is used as given in every process.
+    configured = str(tmp_path / "configured")
+    chosen = parse_read({"spark.indextables.cache.directoryPath": configured})
+    assert pickle.loads(pickle.dumps(chosen)).cache_directory == configured
 
 
 def test_this_test_session_has_a_private_cache_directory() -> None:
@@ -377,4 +430,4 @@ def test_this_test_session_has_a_private_cache_directory() -> None:
     users = os.path.join(tempfile.gettempdir(), f"indextables-split-cache-{os.getuid()}")
     assert os.environ.get(splitcache.CACHE_DIR_ENV)
     assert default_cache_dir() != users
-    assert parse_read({}).cache_dir == default_cache_dir()
+    assert parse_read({}).cache_directory == default_cache_dir()

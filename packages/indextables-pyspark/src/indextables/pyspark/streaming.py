@@ -81,7 +81,7 @@ class IndexTablesStreamReader(DataSourceStreamReader):
         """The rows of one task's splits."""
         assert isinstance(partition, ReadTask)
         store = open_table_store(self.path, self.options)
-        cache = SplitCache(self.read_options.cache_dir, self.read_options.cache_max_bytes)
+        cache = SplitCache(self.read_options.cache_directory, self.read_options.cache_max_bytes)
         for entry in partition.splits:
             yield from cache.batches(
                 self.path,

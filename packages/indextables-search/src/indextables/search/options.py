@@ -424,7 +424,11 @@ class ReadOptions:
         query: a Tantivy query string over the table's fields.
         text_search: lowercase column -> query, for tokenized fields only.
         field_match: lowercase column -> exact value query, for exact fields only.
-        cache_dir: local directory for unbundled split files.
+        cache_dir: local directory for unbundled split files as configured
+            (``cache.directoryPath``); None for the default, which each process
+            resolves where it uses the cache (:attr:`cache_directory`): an executor
+            caches under its own ``$TMPDIR`` / ``INDEXTABLES_CACHE_DIR``, not the
+            driver's that planned the read.
         cache_max_bytes: size cap of the split cache.
         splits_per_task: how many splits one read task handles.
         selective_splits_per_task: the same for a selective read (a search
@@ -447,12 +451,17 @@ class ReadOptions:
     query: str | None = None
     text_search: Mapping[str, str] = field(default_factory=dict)
     field_match: Mapping[str, str] = field(default_factory=dict)
-    cache_dir: str = field(default_factory=lambda: default_cache_dir())
+    cache_dir: str | None = None
     cache_max_bytes: int = 2 << 30
     splits_per_task: int = 4
     selective_splits_per_task: int = 16
     docstore_threads: DecoderThreads = "auto"
     companion_threads: DecoderThreads = "auto"
+
+    @property
+    def cache_directory(self) -> str:
+        """The split cache directory in this process: :attr:`cache_dir`, else the default."""
+        return self.cache_dir if self.cache_dir is not None else default_cache_dir()
 
 
 def default_cache_dir() -> str:
@@ -483,7 +492,7 @@ def parse_read(options: Mapping[str, str]) -> ReadOptions:
         query=opts.get("query") or None,
         text_search=_prefixed(opts, "textsearch."),
         field_match=_prefixed(opts, "fieldmatch."),
-        cache_dir=opts.get(PREFIX + "cache.directorypath") or default_cache_dir(),
+        cache_dir=opts.get(PREFIX + "cache.directorypath") or None,
         cache_max_bytes=parse_size(cache_key, opts[cache_key]) if cache_key in opts else 2 << 30,
         splits_per_task=per_task,
         selective_splits_per_task=selective,

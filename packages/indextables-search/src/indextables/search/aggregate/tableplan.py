@@ -261,7 +261,7 @@ def run_local(plan: TablePlan, fn: SplitFn[T], /) -> list[T]:
     entries = [s.entry for s in plan.splits]
     if not entries:
         return []
-    cache = SplitCache(plan.read.cache_dir, plan.read.cache_max_bytes)
+    cache = SplitCache(plan.read.cache_directory, plan.read.cache_max_bytes)
     uri, options = plan.uri, plan.options
 
     def open_store() -> Any:
@@ -330,7 +330,7 @@ def run_group(
     process's cache directory.
     """
     store = open_table_store(uri, options)
-    cache = SplitCache(read.cache_dir, read.cache_max_bytes)
+    cache = SplitCache(read.cache_directory, read.cache_max_bytes)
     return [
         cache.use(uri, entry.ref, lambda: store, functools.partial(_apply, fn, entry=entry))
         for entry in entries

@@ -59,7 +59,7 @@ def split_batches(
     Raises:
         RowCapExceeded: more than ``row_cap`` rows.
     """
-    cache = SplitCache(read.cache_dir, read.cache_max_bytes)
+    cache = SplitCache(read.cache_directory, read.cache_max_bytes)
     refs = [entry.ref for entry in entries]
     companion_threads = beside_splits(
         read.companion_threads, splits_at_once(len(entries), parallel=parallel, stop_at=stop_at)

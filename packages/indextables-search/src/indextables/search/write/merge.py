@@ -229,7 +229,7 @@ def _reindex(
     """The group's rows read and written as one new split (re-indexed)."""
     schema = arrow_schema(schema_json)
     read = parse_read(options)
-    cache = SplitCache(read.cache_dir, read.cache_max_bytes)
+    cache = SplitCache(read.cache_directory, read.cache_max_bytes)
     settings = merge_settings(options)
     writer = SplitWriter(
         store,
