@@ -100,11 +100,13 @@ def test_a_write_killed_midway_leaves_directories_the_next_write_removes(
         write_table(str(tmp_path / "later"), table)
         assert _kinds_of(root, killed.pid) == set()
         assert _kinds_of(root, alive.pid) == {"write", "validate"}  # a live process's stay
-        assert legacy.is_dir() and other.is_dir()
+        assert legacy.is_dir()
+        assert other.is_dir()
     finally:
         _kill(alive)
     # The same once the second writer is gone too (a new sweep of the root).
-    assert sweep(str(root)) and _kinds_of(root, alive.pid) == set()
+    assert sweep(str(root))
+    assert _kinds_of(root, alive.pid) == set()
 
 
 def test_a_reused_pid_does_not_make_a_dead_owner_look_alive(tmp_path: Path, root: Path) -> None:
@@ -112,7 +114,8 @@ def test_a_reused_pid_does_not_make_a_dead_owner_look_alive(tmp_path: Path, root
     try:
         (name,) = [n for n in os.listdir(root) if n.startswith("indextables-write-")]
         owner = owner_of(name)
-        assert owner is not None and owner.pid == alive.pid
+        assert owner is not None
+        assert owner.pid == alive.pid
         suffix = name.rsplit("-", 1)[1]
         if owner.start is None:
             pytest.fail("this platform gives no process start times (/proc/<pid>/stat)")
@@ -126,7 +129,8 @@ def test_a_reused_pid_does_not_make_a_dead_owner_look_alive(tmp_path: Path, root
             (directory / "meta.json").write_text("{}")
         removed = sweep(str(root))
         assert sorted(removed) == sorted([str(earlier), str(rebooted)])
-        assert same.is_dir() and (root / name).is_dir()
+        assert same.is_dir()
+        assert (root / name).is_dir()
     finally:
         _kill(alive)
 
@@ -159,7 +163,9 @@ def test_hostile_names_and_entries_are_skipped(root: Path) -> None:
     a_file = root / "indextables-write-4194305.x.x-file"
     a_file.write_text("not a directory")
     assert sweep(str(root)) == []
-    assert (target / "keep").read_text() == "kept" and link.is_symlink() and a_file.is_file()
+    assert (target / "keep").read_text() == "kept"
+    assert link.is_symlink()
+    assert a_file.is_file()
     assert sweep(str(root / "missing")) == []
 
 
@@ -168,8 +174,10 @@ def test_a_directory_is_private_and_names_this_process(root: Path) -> None:
     assert os.path.dirname(directory) == str(root)
     assert os.stat(directory).st_mode & 0o777 == 0o700
     owner = owner_of(os.path.basename(directory))
-    assert owner is not None and owner.pid == os.getpid()
-    assert not sweep(str(root)) and os.path.isdir(directory)
+    assert owner is not None
+    assert owner.pid == os.getpid()
+    assert not sweep(str(root))
+    assert os.path.isdir(directory)
     with pytest.raises(ValueError, match="kind"):
         scratch_directory("nothing")
     assert set(scratchdirs.KINDS) == {"write", "validate", "merge"}
