@@ -11,7 +11,9 @@ them here with ``pyarrow.compute``, as Spark would:
   ``count`` every row; ``sum`` of an integral column is a long, exact, and a
   sum outside the long range fails as Spark's ANSI mode does; ``avg`` adds
   doubles; ``max`` of a double column holding NaN is NaN (Spark orders NaN
-  above every number), ``min`` is NaN only when every value is;
+  above every number), ``min`` is NaN only when every value is; every NaN
+  counts alike, quiet or signaling, of either sign
+  (:mod:`indextables.search.schema.nans`);
 - the result is sorted by the group keys, nulls first and NaN last.
 """
 
@@ -37,6 +39,7 @@ from indextables.search.aggregate.aggspec import (
 )
 from indextables.search.errors import ArithmeticOverflowError, OptionError
 from indextables.search.schema import columntypes as ct
+from indextables.search.schema.nans import quiet_nans
 
 __all__ = ["aggregate_rows", "sort_groups"]
 
@@ -103,7 +106,8 @@ class _Stat:
 
     name: str
     source: str | None  # a column of the rows, None for the row count
-    prepare: str  # how the input is made: "count", "sum_exact", "sum_double", "same", "nan"
+    # how the input is made: "count", "sum_exact", "sum_double", "same", "ordered", "nan"
+    prepare: str
     batch_fn: str
     merge_fn: str
 
@@ -132,7 +136,7 @@ def _stats(metrics: Sequence[Metric], rows_schema: pa.Schema) -> list[_Stat]:
                 add(_Stat(f"{name}_n", column, "same", "count", "sum"))
         else:
             fn = "min" if metric.fn is MetricFn.MIN else "max"
-            add(_Stat(f"{name}_{fn}", column, "same", fn, fn))
+            add(_Stat(f"{name}_{fn}", column, "ordered", fn, fn))
             if ct.is_floating(kind):
                 add(_Stat(f"{name}_nan", column, "nan", "any", "any"))
     return list(out.values())
@@ -195,6 +199,8 @@ def _prepared(stat: _Stat, values: pa.Array) -> pa.Array:
         return values.cast(pa.float64(), safe=False)
     if stat.prepare == "nan":
         return pc.is_nan(values)
+    if stat.prepare == "ordered":
+        return quiet_nans(values)  # group_by's min/max restart at a signaling NaN
     return values
 
 

@@ -8,8 +8,9 @@ characters or more (:func:`indextables.protocol.statsfilter.usable_max`).
 Doubles follow Spark's order: NaN sorts above every number, so a column
 holding NaN records the max ``NaN`` (as the reference's own calculator,
 which orders with ``Double.compare``, does); the min is the least number
-(``NaN`` only when every value is NaN). ``-0.0`` and ``0.0`` are equal and
-both written ``0``.
+(``NaN`` only when every value is NaN). Every NaN counts alike, quiet or
+signaling, of either sign (:func:`~indextables.search.schema.nans.quiet_nans`).
+``-0.0`` and ``0.0`` are equal and both written ``0``.
 
 Dates and timestamps follow the reference's calculator: a ``date`` column
 records ``YYYY-MM-DD`` (a split holding a date outside years 1-9999, which
@@ -35,6 +36,7 @@ import pyarrow.compute as pc
 
 from indextables.search.query.tantivyquery import MAX_TERM_BYTES
 from indextables.search.schema.mapping import FieldKind, FieldSpec
+from indextables.search.schema.nans import quiet_nans
 
 STRING_STAT_LENGTH = 32
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
@@ -77,6 +79,8 @@ class StatsCollector:
                 continue
             if spec.kind not in _STAT_KINDS:
                 continue
+            if spec.kind is FieldKind.F64:
+                column = quiet_nans(column)  # pyarrow's min_max restarts at a signaling NaN
             bounds = pc.min_max(column).as_py()
             low, high = bounds["min"], bounds["max"]
             if spec.kind is FieldKind.F64 and pc.any(pc.is_nan(column)).as_py():
