@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import random
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -53,6 +54,25 @@ INT_BOUNDS = {
 INT_TYPES = {"i8": pa.int8(), "i16": pa.int16(), "i32": pa.int32(), "i64": pa.int64()}
 DOUBLES = [0.0, -0.0, math.nan, -math.nan, math.inf, -math.inf, 1.5, -2.25, 0.1, 1e308, 5e-324]
 FLOATS = [0.0, -0.0, math.nan, math.inf, -math.inf, 0.5, 3.4028234663852886e38, 0.1]
+#: NaNs of other bit patterns, each one value to Spark: signaling (quiet bit clear; R's
+#: ``NA_real_`` is ``0x7FF00000000007A2``), with the sign bit set, with a payload.
+NAN_BITS_64 = [0x7FF00000000007A2, 0x7FF0000000000123, 0xFFF0000000000123, 0x7FF8000000000001]
+NAN_BITS_32 = [0x7F800123, 0xFF800001, 0x7FC00001, 0xFFC00000]
+DOUBLES += [struct.unpack("<d", struct.pack("<Q", bits))[0] for bits in NAN_BITS_64]
+
+
+def float32_array(values: Sequence[float | int | None]) -> pa.Array:
+    """A ``float`` array of ``values``: floats rounded to 32 bits, ints taken as the bits
+    themselves (a Python float cannot carry a signaling float32 NaN), None as null."""
+    bits = [v if v is None or isinstance(v, int) else _bits32(v) for v in values]
+    return pa.array(bits, pa.uint32()).view(pa.float32())
+
+
+def _bits32(value: float) -> int:
+    bits: int = struct.unpack("<I", struct.pack("<f", value))[0]
+    return bits
+
+
 DATES = [dt.date(1, 1, 1), dt.date(1969, 12, 31), dt.date(1970, 1, 1), dt.date(2024, 2, 29)]
 DATES += [dt.date(9999, 12, 31)]
 INSTANTS = [
@@ -122,7 +142,10 @@ def rows(seed: int, n: int) -> pa.Table:
     columns: dict[str, pa.Array] = {"id": pa.array(range(n), pa.int64())}
     for kind, type_ in INT_TYPES.items():
         columns[kind] = col(lambda kind=kind: _int(rng, kind), type_)
-    columns["f32"] = col(lambda: rng.choice([*FLOATS, rng.uniform(-100, 100)]), pa.float32())
+    floats = [*FLOATS, *NAN_BITS_32]
+    columns["f32"] = float32_array(
+        [_maybe(rng, lambda: rng.choice([*floats, rng.uniform(-100, 100)])) for _ in range(n)]
+    )
     columns["f64"] = col(lambda: rng.choice([*DOUBLES, rng.uniform(-1e6, 1e6)]), pa.float64())
     columns["b"] = col(lambda: rng.random() < 0.5, pa.bool_())
     columns["day"] = col(lambda: rng.choice(DATES), pa.date32())
