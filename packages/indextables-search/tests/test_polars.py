@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import operator
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 import pyarrow as pa
 import pytest
@@ -58,10 +61,13 @@ def rows(start: int, count: int) -> pa.Table:
     )
 
 
+STARTS = (0, 50, 100)
+
+
 @pytest.fixture
 def table_uri(tmp_path: Path) -> str:
     uri = str(tmp_path / "t")
-    for start in (0, 50, 100):
+    for start in STARTS:
         append(uri, rows(start, 50))
     return uri
 
@@ -80,8 +86,12 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     return seen
 
 
-def oracle(uri: str) -> pl.LazyFrame:
-    return pl.from_arrow(open_table(uri).to_arrow()).lazy()  # type: ignore[union-attr]
+def oracle() -> pl.LazyFrame:
+    """The rows ``table_uri`` wrote, in memory (not read back from the table)."""
+    written = pa.concat_tables([rows(start, 50) for start in STARTS])
+    frame = pl.from_arrow(written)
+    assert isinstance(frame, pl.DataFrame)
+    return frame.lazy()
 
 
 def same(left: pl.DataFrame, right: pl.DataFrame) -> None:
@@ -104,8 +114,97 @@ def same(left: pl.DataFrame, right: pl.DataFrame) -> None:
 )
 def test_filters_give_polars_answer(table_uri: str, predicate: pl.Expr) -> None:
     ours = scan_indextables(table_uri).filter(predicate).select("id", "host", "message")
-    theirs = oracle(table_uri).filter(predicate).select("id", "host", "message")
+    theirs = oracle().filter(predicate).select("id", "host", "message")
     same(ours.collect(), theirs.collect())
+
+
+# Each comparison operator, and the one that says the same with its sides swapped.
+COMPARISONS: dict[str, tuple[Callable[[Any, Any], Any], Callable[[Any, Any], Any]]] = {
+    "==": (operator.eq, operator.eq),
+    "!=": (operator.ne, operator.ne),
+    "<": (operator.lt, operator.gt),
+    "<=": (operator.le, operator.ge),
+    ">": (operator.gt, operator.lt),
+    ">=": (operator.ge, operator.le),
+}
+# A value each column holds, so that every operator keeps some rows and drops others.
+OPERANDS: dict[str, Any] = {"id": 40, "host": "host-2"}
+
+
+def comparison_forms(column: str, op: str) -> list[tuple[str, pl.Expr]]:
+    """``column op value`` three ways: ``col <= 3``, ``3 >= col`` (Python swaps the sides
+    and calls the column's method) and ``lit(3) >= col`` (a literal on the left)."""
+    straight, swapped = COMPARISONS[op]
+    value = OPERANDS[column]
+    return [
+        ("col op value", straight(pl.col(column), value)),
+        ("value op' col", swapped(value, pl.col(column))),
+        ("lit op' col", swapped(pl.lit(value), pl.col(column))),
+    ]
+
+
+@pytest.fixture(scope="module")
+def written_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
+    uri = str(tmp_path_factory.mktemp("operators") / "t")
+    for start in STARTS:
+        append(uri, rows(start, 50))
+    return uri
+
+
+@pytest.mark.parametrize("column", sorted(OPERANDS))
+@pytest.mark.parametrize("op", sorted(COMPARISONS))
+def test_each_comparison_from_either_side_becomes_the_same_where(
+    written_uri: str, column: str, op: str
+) -> None:
+    """The ``where`` a comparison becomes keeps, in DuckDB over the rows written, the rows
+    Polars keeps over them: in each of the three spellings (a flipped operator, or one
+    side's operator used for the other, keeps other rows)."""
+    written = pa.concat_tables([rows(start, 50) for start in STARTS])
+    frame = pl.from_arrow(written)
+    assert isinstance(frame, pl.DataFrame)
+    schema = open_table(written_uri).schema
+    for form, predicate in comparison_forms(column, op):
+        want = sorted(frame.filter(predicate)["message"].to_list())
+        assert 0 < len(want) < written.num_rows, (form, len(want))
+        found = predicate_where(predicate, schema)
+        assert found is not None, form
+        where, exact = found
+        assert exact, (form, where)
+        connection = duckdb.connect()
+        connection.register("written", written)
+        sql = f"SELECT message FROM written WHERE {where.replace('`', chr(34))}"
+        got = sorted(r[0] for r in connection.execute(sql).fetchall())
+        connection.close()
+        assert got == want, (form, where)
+
+
+@pytest.mark.parametrize("column", sorted(OPERANDS))
+@pytest.mark.parametrize("op", sorted(COMPARISONS))
+def test_each_comparison_from_either_side_is_answered_by_the_scan(
+    written_uri: str, column: str, op: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scanned with each spelling of each comparison, the table gives the rows Polars keeps
+    over the rows written, and the scan itself (given the comparison as ``where``) returns
+    exactly those rows: a ``where`` keeping more, which Polars' own filter would hide,
+    fails too."""
+    scanned: list[int] = []
+    original = searchtable.SearchTable.scan
+
+    def scan(self: Any, query: Any = None, **kwargs: Any) -> Any:
+        assert kwargs.get("where") is not None, kwargs
+        reader = original(self, query, **kwargs)
+        batches = list(reader)
+        scanned.append(sum(b.num_rows for b in batches))
+        return pa.RecordBatchReader.from_batches(reader.schema, batches)
+
+    monkeypatch.setattr(searchtable.SearchTable, "scan", scan)
+    written = oracle()
+    for form, predicate in comparison_forms(column, op):
+        scanned.clear()
+        want = written.filter(predicate).select("id", "host", "message").collect()
+        got = scan_indextables(written_uri).filter(predicate).select("id", "host", "message")
+        same(got.collect(), want)
+        assert scanned == [want.height], (form, scanned, want.height)
 
 
 def test_projection_and_limit_are_pushed(table_uri: str, reads: list[list[str]]) -> None:
@@ -148,7 +247,7 @@ def test_an_opened_table_is_scanned_without_opening_it_again(
         got = lazy.select("id", "message").collect()
         same(
             got,
-            oracle_of(opened)
+            oracle()
             .filter(pl.col("message").str.contains("needlezz"))
             .select("id", "message")
             .collect(),
@@ -156,10 +255,6 @@ def test_an_opened_table_is_scanned_without_opening_it_again(
     head = scan_indextables(opened).select("id", "host").head(5).collect()
     assert head.columns == ["id", "host"]
     assert head.height == 5
-
-
-def oracle_of(table: Any) -> pl.LazyFrame:
-    return pl.from_arrow(table.to_arrow()).lazy()  # type: ignore[union-attr]
 
 
 def test_an_opened_table_takes_no_version_or_options(table_uri: str) -> None:
@@ -219,7 +314,7 @@ def test_an_exact_predicate_is_offered_to_the_scan_as_where(
     monkeypatch.setattr(searchtable.SearchTable, "scan", scan)
     predicate = (pl.col("host") == "host-3") & (pl.col("id") > 40)
     got = scan_indextables(table_uri, query="message:ok").filter(predicate).select("id").collect()
-    theirs = oracle(table_uri).filter(predicate & pl.col("message").str.contains(" ok"))
+    theirs = oracle().filter(predicate & pl.col("message").str.contains(" ok"))
     assert sorted(got["id"]) == sorted(theirs.collect()["id"])
     assert calls[0]["where"] == "(`host` = 'host-3') AND (`id` > 40)"
     assert calls[0]["query"] == "message:ok"
