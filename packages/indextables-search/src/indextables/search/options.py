@@ -270,6 +270,13 @@ ARROW_COPY_KEY = PREFIX + "indexwriter.arrowcopy"
 #: written before this option).
 ARROW_COPY_MODES = ("required", "numeric", "all")
 DEFAULT_ARROW_COPY = "required"
+FEED_KEY = PREFIX + "indexwriter.feed"
+#: How rows go into Tantivy (``indexWriter.feed``): ``json`` one JSON line per row built
+#: column-wise (``IndexWriter.add_json``, see :mod:`.write.jsonfeed`), batches JSON cannot
+#: carry exactly as typed documents; ``documents`` typed documents only. Both write the
+#: same index bytes.
+FEEDS = ("json", "documents")
+DEFAULT_FEED = "json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +295,7 @@ class WriteOptions:
         threads: ``indexWriter.threads``: how many writers (threads, each with
             its own Tantivy writer) index one write task's rows, or None when
             not given (a Spark task: 1; ``write_table``: every core).
+        feed: ``indexWriter.feed``, one of :data:`FEEDS`.
     """
 
     heap_size: int = DEFAULT_HEAP_SIZE
@@ -297,6 +305,7 @@ class WriteOptions:
     arrow_copy: str = DEFAULT_ARROW_COPY
     docstore_block_size: int = DEFAULT_DOCSTORE_BLOCK_SIZE
     threads: int | None = None
+    feed: str = DEFAULT_FEED
 
 
 OPTIMIZE_WRITE = PREFIX + "write.optimizewrite."
@@ -386,6 +395,11 @@ def parse_write(options: Mapping[str, str]) -> WriteOptions:
         ),
         docstore_block_size=_docstore_block_size(opts),
         threads=threads,
+        feed=(
+            _choice("spark.indextables.indexWriter.feed", opts[FEED_KEY], FEEDS)
+            if FEED_KEY in opts
+            else DEFAULT_FEED
+        ),
     )
 
 
@@ -737,6 +751,7 @@ _DOCUMENTED_SPELLING = {
     "spark.indextables.indexwriter.batchsize": "spark.indextables.indexWriter.batchSize",
     "spark.indextables.indexwriter.arrowcopy": "spark.indextables.indexWriter.arrowCopy",
     "spark.indextables.indexwriter.threads": "spark.indextables.indexWriter.threads",
+    "spark.indextables.indexwriter.feed": "spark.indextables.indexWriter.feed",
     "spark.indextables.cache.maxsize": "spark.indextables.cache.maxSize",
     "spark.indextables.cache.directorypath": "spark.indextables.cache.directoryPath",
     "spark.indextables.read.docstorethreads": "spark.indextables.read.docStoreThreads",

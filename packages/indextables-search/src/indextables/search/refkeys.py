@@ -170,6 +170,7 @@ HONOURED = frozenset(
         "indexwriter.arrowcopy",
         "indexwriter.docstoreblocksize",
         "indexwriter.threads",
+        "indexwriter.feed",
         "companion.parquettableroot",
         "companion.streaming.maxcycles",
         "companion.buildparallelism",

@@ -35,6 +35,7 @@ from indextables.protocol.actions import AddAction, RemoveAction
 from indextables.search.errors import CompanionError, OptionError
 from indextables.search.options import (
     DEFAULT_DOCSTORE_BLOCK_SIZE,
+    DEFAULT_FEED,
     PREFIX,
     lower_keys,
     parse_int,
@@ -238,6 +239,7 @@ def _reindex(
         heap_size=settings.heap_size,
         batch_size=settings.batch_size,
         docstore_block_size=settings.docstore_block_size,
+        feed=settings.feed,
     )
     writer.write(_rows(store, uri, cache, group.splits, schema))
     (add,) = writer.finish()
@@ -262,12 +264,14 @@ class MergeSettings:
         docstore_block_size: the doc-store block size of a re-indexed merged
             split (``indexWriter.docStoreBlockSize``, else the writer's default;
             a merge by segments keeps each source's blocks as they are).
+        feed: how a re-indexed merge's rows go into Tantivy (``indexWriter.feed``).
     """
 
     heap_size: int
     batch_size: int
     groups_per_job: int | None
     docstore_block_size: int = DEFAULT_DOCSTORE_BLOCK_SIZE
+    feed: str = DEFAULT_FEED
 
 
 def merge_settings(options: Mapping[str, str]) -> MergeSettings:
@@ -290,7 +294,7 @@ def merge_settings(options: Mapping[str, str]) -> MergeSettings:
         if MERGE_BATCH_KEY in opts
         else None
     )
-    return MergeSettings(heap, write.batch_size, groups, write.docstore_block_size)
+    return MergeSettings(heap, write.batch_size, groups, write.docstore_block_size, feed=write.feed)
 
 
 def _rows(

@@ -28,7 +28,11 @@ import tantivy
 from indextables.protocol.actions import AddAction
 from indextables.protocol.splitbundle import write_split_bundle
 from indextables.protocol.store import ObjectStore
-from indextables.search.options import DEFAULT_ARROW_COPY, DEFAULT_DOCSTORE_BLOCK_SIZE
+from indextables.search.options import (
+    DEFAULT_ARROW_COPY,
+    DEFAULT_DOCSTORE_BLOCK_SIZE,
+    DEFAULT_FEED,
+)
 from indextables.search.query.tantivyquery import fully_indexed_tag
 from indextables.search.read.convert import documents
 from indextables.search.read.rowcopy import copy_metadata, in_copy
@@ -43,6 +47,7 @@ from indextables.search.scratchdirs import scratch_directory
 from indextables.search.splits.splitcache import write_checksums
 from indextables.search.splits.splitdir import files_of_kind, replace_by_rename
 from indextables.search.splits.termdict import dictionary_kind, to_sstable
+from indextables.search.write.jsonfeed import json_lines
 from indextables.search.write.stats import StatsCollector
 
 PartitionKey = tuple[str | None, ...]
@@ -102,11 +107,22 @@ class PartitionIndex:
         schema: tantivy.Schema,
         *,
         arrow_copy: str = DEFAULT_ARROW_COPY,
+        feed: str = DEFAULT_FEED,
     ) -> None:
-        """Index the rows of one batch and fold them into the statistics."""
-        add = self.writer.add_document
-        for doc in documents(batch, specs, schema, batch_number=self.batches):
-            add(doc)
+        """Index the rows of one batch and fold them into the statistics.
+
+        With ``feed="json"`` the rows go in as JSON lines when JSON carries every
+        column of the batch exactly (:mod:`.jsonfeed`), else as typed documents.
+        """
+        lines = json_lines(batch, specs, batch_number=self.batches) if feed == "json" else None
+        if lines is not None and lines.lines is not None:
+            add_json = self.writer.add_json
+            for line in lines.lines:
+                add_json(line)
+        else:
+            add = self.writer.add_document
+            for doc in documents(batch, specs, schema, batch_number=self.batches):
+                add(doc)
         self.stats.add(batch)
         self._copy(batch, specs, arrow_copy)
         self.batches += 1
@@ -154,6 +170,7 @@ class SplitWriter:
     max_split_bytes: int | None = None
     arrow_copy: str = DEFAULT_ARROW_COPY
     docstore_block_size: int = DEFAULT_DOCSTORE_BLOCK_SIZE
+    feed: str = DEFAULT_FEED
     schema: tantivy.Schema = field(init=False)
     indexes: dict[PartitionKey, PartitionIndex] = field(default_factory=dict)
     finished: list[AddAction] = field(default_factory=list)
@@ -186,7 +203,7 @@ class SplitWriter:
 
     def _add(self, key: PartitionKey, batch: pa.RecordBatch) -> None:
         part = self._index_for(key)
-        part.add(batch, self.specs, self.schema, arrow_copy=self.arrow_copy)
+        part.add(batch, self.specs, self.schema, arrow_copy=self.arrow_copy, feed=self.feed)
         if self.max_split_bytes is not None and part.arrow_bytes >= self.max_split_bytes:
             # A rolled split (optimized write, balanced): later rows start another split.
             self._ship(key)

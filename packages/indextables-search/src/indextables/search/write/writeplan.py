@@ -74,6 +74,7 @@ def split_writer(plan: TableWritePlan) -> SplitWriter:
         max_split_bytes=options.max_split_bytes,
         arrow_copy=options.arrow_copy,
         docstore_block_size=options.docstore_block_size,
+        feed=options.feed,
     )
 
 
