@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from indextables.protocol.errors import InvalidPredicateError
 
@@ -45,9 +44,12 @@ _TOKEN: Final = re.compile(
 _KEYWORDS: Final = frozenset({"AND", "OR", "NOT", "IN", "IS", "NULL", "LIKE", "BETWEEN"})
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    """One lexical token: ``kind`` is string, name, number, op, punct or keyword."""
+class Token(NamedTuple):
+    """One lexical token: ``kind`` is string, name, number, op, punct or keyword.
+
+    A named tuple (immutable): a long ``IN`` list makes two tokens a value, and a
+    tuple is built several times faster than a frozen dataclass.
+    """
 
     kind: str
     text: str

@@ -56,9 +56,9 @@ def conjuncts(where: str, tokens: list[Token] | None = None) -> list[Node | None
 
 
 def _flattened(node: Node) -> Iterator[Node]:
+    # The grammar's And holds no And (chains and parentheses are merged when parsed).
     if isinstance(node, And):
-        yield from _flattened(node.left)
-        yield from _flattened(node.right)
+        yield from node.children
     else:
         yield node
 

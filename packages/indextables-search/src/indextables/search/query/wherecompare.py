@@ -26,6 +26,7 @@ __all__ = [
     "compare_ordered",
     "constant",
     "decimal_as_double",
+    "decimal_key",
 ]
 
 # Decimal arithmetic wide enough for every decimal(38, s) value, exactly.
@@ -98,14 +99,27 @@ def compare_decimal(column: pa.Array, op: str, literal: Fraction) -> pa.Array:
     top = 10**t.precision - 1
 
     def as_value(unscaled: int) -> pa.Scalar:
-        # Exact at 38 digits (scaleb in the default context rounds to 28 digits).
-        return pa.scalar(Decimal(unscaled).scaleb(-t.scale, context=_WIDE), t)
+        return pa.scalar(_scaled_down(unscaled, t.scale), t)
 
     if op == "=":
-        if scaled.denominator != 1 or not -top <= scaled <= top:
-            return constant(column, False)
-        return pc.equal(column, as_value(int(scaled)))
+        key = decimal_key(t, literal)
+        return constant(column, False) if key is None else pc.equal(column, pa.scalar(key, t))
     return _at_most(column, op, scaled, low=-top, high=top, bound=as_value)
+
+
+def decimal_key(data_type: pa.DataType, literal: Fraction) -> Decimal | None:
+    """The value of the decimal type ``data_type`` equal to ``literal``, or None (no value
+    of the type is)."""
+    scaled = literal * 10**data_type.scale
+    top = 10**data_type.precision - 1
+    if scaled.denominator != 1 or not -top <= scaled <= top:
+        return None
+    return _scaled_down(int(scaled), data_type.scale)
+
+
+def _scaled_down(unscaled: int, scale: int) -> Decimal:
+    # Exact at 38 digits (scaleb in the default context rounds to 28 digits).
+    return Decimal(unscaled).scaleb(-scale, context=_WIDE)
 
 
 def _at_most(

@@ -112,9 +112,18 @@ class _Compiler:
 
     def node(self, node: g.Node) -> Evaluator:
         if isinstance(node, g.And | g.Or):
-            left, right = self.node(node.left), self.node(node.right)
+            # One evaluator for the whole chain (a chain is one node: no recursion on its
+            # length; nesting is bounded by the grammar's depth limit).
+            children = [self.node(child) for child in node.children]
             combine = pc.and_kleene if isinstance(node, g.And) else pc.or_kleene
-            return lambda batch: combine(left(batch), right(batch))
+
+            def chain(batch: pa.RecordBatch) -> pa.Array:
+                result = children[0](batch)
+                for child in children[1:]:
+                    result = combine(result, child(batch))
+                return result
+
+            return chain
         if isinstance(node, g.Not):
             child = self.node(node.child)
             return lambda batch: pc.invert(child(batch))
@@ -168,7 +177,7 @@ class _Compiler:
             # long range into TRUE or FALSE, null rows included.
             value = (right.value > ct.LONG_MAX) == (op in ("<", "<="))
             return lambda batch: pa.array([value] * batch.num_rows, pa.bool_())
-        comparer = self.comparer(part, f, right, (right,))
+        comparer = self.comparer(part, f, right, _ListShape.of((right,)))
         name = f.name
         if op == "<>":
             return lambda batch: pc.invert(comparer(_column(batch, name), "="))
@@ -189,11 +198,29 @@ class _Compiler:
         return lambda batch: compare(_column(batch, first), _column(batch, second), op)
 
     def in_list(self, node: g.InList) -> Evaluator:
+        """``x IN (...)``: one membership test (``pc.is_in``) for the list, in time linear
+        in its length, where equality is Arrow's on a key of each literal; otherwise the
+        OR of the equalities. Spark's result either way: null for a null ``x``, true on a
+        match, else null when the list holds a NULL, else false."""
         column = self.operand_column(node.operand, "IN (...)")
         f = self.column(column)
-        part = f"{column.name} IN ({', '.join(v.text for v in node.values)})"
-        comparers = [self.comparer(part, f, v, node.values) for v in node.values]
+        part = f"{column.name} IN ({_listed(node.values)})"
+        shape = _ListShape.of(node.values)
         name = f.name
+        keyed = self.in_keys(part, f, node.values, shape)
+        if keyed is not None:
+            domain, keys, has_null = keyed
+            value_set = pa.array(keys, domain.type)
+            unknown = pa.scalar(None if has_null else False, pa.bool_())
+
+            def member(batch: pa.RecordBatch) -> pa.Array:
+                values = domain.of(_column(batch, name))
+                found = pc.is_in(values, value_set=value_set, skip_nulls=True)
+                found = pc.if_else(found, True, unknown)
+                return pc.if_else(pc.is_valid(values), found, pa.scalar(None, pa.bool_()))
+
+            return member
+        comparers = [self.comparer(part, f, v, shape) for v in node.values]
 
         def evaluate(batch: pa.RecordBatch) -> pa.Array:
             values = _column(batch, name)
@@ -203,6 +230,83 @@ class _Compiler:
             return result
 
         return evaluate
+
+    def in_keys(
+        self, part: str, f: pa.Field, values: tuple[g.Literal, ...], shape: _ListShape
+    ) -> tuple[_Domain, list[object], bool] | None:
+        """The domain where ``f``'s equality with each literal is Arrow equality, the keys
+        of the literals there (literals equal to no value left out), and whether a NULL
+        is listed; None for a column compared otherwise (floating values: ``-0.0 = 0.0``)."""
+        t = f.type
+        if ct.is_floating(t) or shape.has_double:
+            return None
+        domain: _Domain
+        if ct.is_integral(t) or pa.types.is_timestamp(t):
+            domain = _Domain(pa.int64())
+        elif ct.is_decimal(t) or ct.is_string(t):
+            domain = _Domain(t)
+        elif ct.is_boolean(t):
+            domain = _Domain(pa.int8())
+        elif ct.is_date(t):
+            domain = _Domain(pa.int32(), via=pa.date32())
+        else:
+            return None
+        has_null = any(literal.kind == "null" for literal in values)
+        listed = [literal for literal in values if literal.kind != "null"]
+        if ct.is_integral(t):
+            keys = self.integer_keys(part, f, listed, shape)
+        else:
+            found = (self.in_key(part, f, literal, shape) for literal in listed)
+            keys = [key for key in found if key is not _NEVER]
+        return domain, keys, has_null
+
+    def integer_keys(
+        self, part: str, f: pa.Field, listed: list[g.Literal], shape: _ListShape
+    ) -> list[object]:
+        """:meth:`in_key` of each literal for an integral column, in one loop (the common
+        long IN list)."""
+        self.check_widening(part, f, shape)
+        keys: list[object] = []
+        low, high = ct.LONG_MIN, ct.LONG_MAX
+        for literal in listed:
+            kind = literal.kind
+            if kind == "integer":
+                value = literal.value
+                if low <= value <= high:
+                    keys.append(value)
+            elif kind == "decimal":
+                exact: Fraction = literal.value
+                if exact.denominator == 1 and low <= exact <= high:
+                    keys.append(int(exact))
+            else:
+                raise self.refuse(part, self.mismatch(f, literal))
+        return keys
+
+    def in_key(self, part: str, f: pa.Field, literal: g.Literal, shape: _ListShape) -> object:
+        """The key of ``literal`` in :meth:`in_keys`' domain of ``f`` (``_NEVER``: equal to
+        no value); refuses as :meth:`comparer` does."""
+        t = f.type
+        if ct.is_integral(t) or ct.is_decimal(t):
+            self.check_exact(part, f, literal, shape)
+            exact = Fraction(literal.value)
+            if ct.is_integral(t):
+                in_range = exact.denominator == 1 and ct.LONG_MIN <= exact <= ct.LONG_MAX
+                return int(exact) if in_range else _NEVER
+            key = wc.decimal_key(t, exact)
+            return _NEVER if key is None else key
+        if ct.is_string(t):
+            if literal.kind != "string":
+                raise self.refuse(part, self.mismatch(f, literal))
+            _check_utf8(self, part, literal.value)
+            return literal.value
+        if ct.is_boolean(t):
+            if literal.kind != "boolean":
+                raise self.refuse(part, self.mismatch(f, literal))
+            return int(literal.value)
+        if ct.is_date(t):
+            return self.date_literal(part, f, literal)
+        instant = self.timestamp_literal(part, f, literal)
+        return int(instant) if instant.denominator == 1 else _NEVER
 
     def like(self, node: g.Like) -> Evaluator:
         column = self.operand_column(node.operand, "LIKE")
@@ -235,15 +339,13 @@ class _Compiler:
             i += 1
         return r"\A(?s:" + "".join(out) + r")\z"
 
-    def comparer(
-        self, part: str, f: pa.Field, literal: g.Literal, siblings: tuple[g.Literal, ...]
-    ) -> Comparer:
-        """How ``f`` compares with ``literal`` (``siblings``: all literals of the IN list)."""
+    def comparer(self, part: str, f: pa.Field, literal: g.Literal, shape: _ListShape) -> Comparer:
+        """How ``f`` compares with ``literal`` (``shape``: of all literals of the IN list)."""
         t = f.type
         if literal.kind == "null":
             return lambda values, op: wc.constant(values, None)
         if ct.is_integral(t) or ct.is_decimal(t):
-            return self.exact_number(part, f, literal, siblings)
+            return self.exact_number(part, f, literal, shape)
         if ct.is_floating(t):
             value = self.double_literal(part, f, literal)
             return lambda values, op: wc.compare_floats(values, op, value)
@@ -276,11 +378,11 @@ class _Compiler:
         )
 
     def exact_number(
-        self, part: str, f: pa.Field, literal: g.Literal, siblings: tuple[g.Literal, ...]
+        self, part: str, f: pa.Field, literal: g.Literal, shape: _ListShape
     ) -> Comparer:
         t = f.type
         # Spark compares an IN list in its widest type: one double makes every item a double.
-        if literal.kind == "double" or any(other.kind == "double" for other in siblings):
+        if literal.kind == "double" or shape.has_double:
             if ct.is_decimal(t) and t.precision > 15:
                 raise self.refuse(
                     part,
@@ -294,26 +396,34 @@ class _Compiler:
                     pc.cast(values, pa.float64(), safe=False), op, value
                 )
             return lambda values, op: wc.compare_floats(wc.decimal_as_double(values), op, value)
+        self.check_exact(part, f, literal, shape)
+        exact = Fraction(literal.value)
+        if ct.is_integral(t):
+            return lambda values, op: wc.compare_integers(values, op, exact)
+        return lambda values, op: wc.compare_decimal(values, op, exact)
+
+    def check_exact(self, part: str, f: pa.Field, literal: g.Literal, shape: _ListShape) -> None:
+        """Refuse what an integral or decimal ``f`` cannot compare with ``literal`` exactly
+        (an IN list with no double)."""
         if literal.kind not in ("integer", "decimal"):
             raise self.refuse(part, self.mismatch(f, literal))
+        self.check_widening(part, f, shape)
+
+    def check_widening(self, part: str, f: pa.Field, shape: _ListShape) -> None:
+        """Refuse a comparison Spark makes in a decimal of more than 38 digits (rounded)."""
+        t = f.type
         # Spark widens both sides to one decimal type; beyond 38 digits it loses digits.
         int_digits, scale = _decimal_shape(t)
-        for other in siblings:
-            if other.kind == "decimal":
-                int_digits = max(int_digits, other.precision - other.scale)
-                scale = max(scale, other.scale)
-            elif other.kind == "integer" and ct.is_decimal(t):
-                int_digits = max(int_digits, len(str(abs(other.value))))
+        int_digits = max(int_digits, shape.decimal_digits)
+        scale = max(scale, shape.scale)
+        if ct.is_decimal(t):
+            int_digits = max(int_digits, shape.integer_digits)
         if int_digits + scale > _MAX_PRECISION:
             raise self.refuse(
                 part,
                 f"Spark compares these as decimal({int_digits + scale},{scale}), beyond 38 digits, "
                 "and rounds; this evaluator refuses rather than guess",
             )
-        exact = Fraction(literal.value)
-        if ct.is_integral(t):
-            return lambda values, op: wc.compare_integers(values, op, exact)
-        return lambda values, op: wc.compare_decimal(values, op, exact)
 
     def double_literal(self, part: str, f: pa.Field, literal: g.Literal) -> float:
         """The double a float/double column is compared with."""
@@ -380,6 +490,57 @@ class _Compiler:
         delta = moment - _EPOCH
         micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
         return Fraction(micros * _UNITS_PER_SECOND[f.type.unit], 1_000_000)
+
+
+@dataclass(frozen=True, slots=True)
+class _ListShape:
+    """What the literals of an IN list (or one compared literal) make of the common type:
+    any double among them, the widest integer digits of their decimals, their widest
+    scale, the most digits of their integers (each computed once, whatever the length)."""
+
+    has_double: bool
+    decimal_digits: int
+    scale: int
+    integer_digits: int
+
+    @staticmethod
+    def of(literals: tuple[g.Literal, ...]) -> _ListShape:
+        has_double = False
+        decimal_digits = scale = 0
+        widest = -1  # the largest magnitude of an integer literal (-1: none)
+        for literal in literals:
+            kind = literal.kind
+            if kind == "integer":
+                widest = max(widest, abs(literal.value))
+            elif kind == "double":
+                has_double = True
+            elif kind == "decimal":
+                decimal_digits = max(decimal_digits, literal.precision - literal.scale)
+                scale = max(scale, literal.scale)
+        integer_digits = len(str(widest)) if widest >= 0 else 0
+        return _ListShape(has_double, decimal_digits, scale, integer_digits)
+
+
+@dataclass(frozen=True, slots=True)
+class _Domain:
+    """The Arrow type a column's values are compared in (``via``: a cast on the way)."""
+
+    type: pa.DataType
+    via: pa.DataType | None = None
+
+    def of(self, values: pa.Array) -> pa.Array:
+        if self.via is not None:
+            values = pc.cast(values, self.via)
+        return values if values.type == self.type else pc.cast(values, self.type)
+
+
+_NEVER: Final = object()
+
+
+def _listed(values: tuple[g.Literal, ...], limit: int = 20) -> str:
+    """The literals of an IN list as written (the first ``limit`` of a long one)."""
+    shown = ", ".join(v.text for v in values[:limit])
+    return shown if len(values) <= limit else f"{shown}, ... ({len(values)} values)"
 
 
 def _long_out_of_range(f: pa.Field, op: str, literal: g.Literal) -> bool:

@@ -25,6 +25,7 @@ from indextables.search.errors import QuerySyntaxError
 from indextables.search.schema import columntypes as ct
 
 __all__ = [
+    "MAX_DEPTH",
     "And",
     "Column",
     "Compare",
@@ -35,6 +36,10 @@ __all__ = [
     "Node",
     "Not",
     "Or",
+    "all_of",
+    "any_of",
+    "depth",
+    "negated",
     "parse_tokens",
     "parse_where",
 ]
@@ -117,18 +122,16 @@ class Not:
 
 @dataclass(frozen=True, slots=True)
 class And:
-    """``left AND right``."""
+    """``children[0] AND children[1] AND ...`` (two or more; none of them an ``And``)."""
 
-    left: Node
-    right: Node
+    children: tuple[Node, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Or:
-    """``left OR right``."""
+    """``children[0] OR children[1] OR ...`` (two or more; none of them an ``Or``)."""
 
-    left: Node
-    right: Node
+    children: tuple[Node, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,13 +144,25 @@ class Truth:
 Node = Compare | InList | IsNull | Like | Not | And | Or | Truth
 
 
+MAX_DEPTH: Final = 256
+"""The deepest tree a ``where`` may make: ``AND``, ``OR`` and ``NOT`` nodes nested in one
+another (chains of one operator are one node, ``NOT NOT x`` is ``x``, parentheses alone
+add nothing)."""
+
+
 def parse_where(where: str) -> Node:
     """The tree of ``where``.
+
+    The parser and every consumer of the tree work without recursion on the
+    length of a chain: ``a OR b OR ...`` is one :class:`Or` of all its terms
+    (10,000 of them are fine); any number of parentheses is read; nesting is
+    bounded by :data:`MAX_DEPTH`.
 
     Raises:
         QuerySyntaxError: the text does not parse, or uses a form Spark reads
             differently from this grammar (a double-quoted text), or an integer
-            literal of more than 38 digits (Spark refuses it too).
+            literal of more than 38 digits (Spark refuses it too), or the tree
+            nests deeper than :data:`MAX_DEPTH`.
     """
     from indextables.protocol.errors import ProtocolError
     from indextables.protocol.predicateparser import tokenize
@@ -171,7 +186,72 @@ def parse_tokens(tokens: list[Any], where: str) -> Node:
     node = parser.expr()
     if parser.peek() is not None:
         raise parser.fail("unexpected text")
+    found = depth(node)
+    if found > MAX_DEPTH:
+        raise QuerySyntaxError(
+            f"where={_shortened(where)}: the condition nests {found} levels of AND, OR and NOT; "
+            f"the limit is {MAX_DEPTH}"
+        )
     return node
+
+
+def depth(node: Node) -> int:
+    """How many ``And``/``Or``/``Not`` nodes nest in ``node`` at its deepest (0: a leaf);
+    without recursion."""
+    deepest = 0
+    pending: list[tuple[Node, int]] = [(node, 0)]
+    while pending:
+        current, level = pending.pop()
+        if isinstance(current, And | Or):
+            pending.extend((child, level + 1) for child in current.children)
+        elif isinstance(current, Not):
+            pending.append((current.child, level + 1))
+        else:
+            deepest = max(deepest, level)
+    return deepest
+
+
+def all_of(children: list[Node]) -> Node:
+    """``children`` AND-ed (one child: itself), an ``And`` among them merged in."""
+    return _joined(And, children)
+
+
+def any_of(children: list[Node]) -> Node:
+    """``children`` OR-ed (one child: itself), an ``Or`` among them merged in."""
+    return _joined(Or, children)
+
+
+def _joined(kind: type[And] | type[Or], children: list[Node]) -> Node:
+    if len(children) == 1:
+        return children[0]
+    flat: list[Node] = []
+    for child in children:
+        if isinstance(child, kind):
+            flat.extend(child.children)
+        else:
+            flat.append(child)
+    return kind(tuple(flat))
+
+
+def negated(node: Node, times: int = 1) -> Node:
+    """``node`` under ``times`` NOTs (``NOT NOT x`` is ``x`` in three-valued logic too)."""
+    if times % 2 == 0:
+        return node
+    return node.child if isinstance(node, Not) else Not(node)
+
+
+def _shortened(where: str, limit: int = 200) -> str:
+    return repr(where) if len(where) <= limit else f"{where[:limit]!r}... ({len(where)} characters)"
+
+
+@dataclass(slots=True)
+class _Group:
+    """An open parenthesis (or the whole text): its finished OR terms, the AND factors
+    of the term being read, and the NOTs written before the parenthesis."""
+
+    nots: int
+    terms: list[Node]
+    factors: list[Node]
 
 
 _COMPARE_OPS: Final = {
@@ -215,25 +295,36 @@ class _Parser:
         return token
 
     def expr(self) -> Node:
-        node = self.term()
-        while self.accept("keyword", "OR"):
-            node = Or(node, self.term())
-        return node
-
-    def term(self) -> Node:
-        node = self.factor()
-        while self.accept("keyword", "AND"):
-            node = And(node, self.factor())
-        return node
-
-    def factor(self) -> Node:
-        if self.accept("keyword", "NOT"):
-            return Not(self.factor())
-        if self.accept("punct", "("):
-            node = self.expr()
-            self.expect("punct", ")")
-            return node
-        return self.predicate()
+        """``term (OR term)*``, ``term := factor (AND factor)*``, ``factor := NOT factor |
+        '(' expr ')' | predicate``, read with a stack of open parentheses (no recursion)."""
+        groups: list[_Group] = []
+        group = _Group(0, [], [])
+        while True:
+            nots = 0
+            while True:  # the prefixes of a factor: NOTs and opening parentheses
+                if self.accept("keyword", "NOT"):
+                    nots += 1
+                elif self.accept("punct", "("):
+                    groups.append(group)
+                    group = _Group(nots, [], [])
+                    nots = 0
+                else:
+                    break
+            node = negated(self.predicate(), nots)
+            while True:  # after a factor: AND, OR, or the end of groups
+                group.factors.append(node)
+                if self.accept("keyword", "AND"):
+                    break
+                group.terms.append(all_of(group.factors))
+                group.factors = []
+                if self.accept("keyword", "OR"):
+                    break
+                node = any_of(group.terms)
+                if not groups:
+                    return node
+                self.expect("punct", ")")
+                node = negated(node, group.nots)
+                group = groups.pop()
 
     def predicate(self) -> Node:
         left = self.operand()
@@ -241,11 +332,11 @@ class _Parser:
         if op is not None:
             return Compare(_COMPARE_OPS[op.text], left, self.operand())
         if self.accept("keyword", "IS"):
-            negated = self.accept("keyword", "NOT") is not None
+            negative = self.accept("keyword", "NOT") is not None
             self.expect("keyword", "NULL")
             node: Node = IsNull(left)
-            return Not(node) if negated else node
-        negated = self.accept("keyword", "NOT") is not None
+            return Not(node) if negative else node
+        negative = self.accept("keyword", "NOT") is not None
         if self.accept("keyword", "IN"):
             self.expect("punct", "(")
             values = [self.literal()]
@@ -260,12 +351,12 @@ class _Parser:
             low = self.operand()
             self.expect("keyword", "AND")
             high = self.operand()
-            node = And(Compare(">=", left, low), Compare("<=", left, high))
-        elif negated:
+            node = And((Compare(">=", left, low), Compare("<=", left, high)))
+        elif negative:
             raise self.fail("expected IN, LIKE or BETWEEN after NOT")
         else:
             return Truth(left)
-        return Not(node) if negated else node
+        return Not(node) if negative else node
 
     def literal(self) -> Literal:
         operand = self.operand()
