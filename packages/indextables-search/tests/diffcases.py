@@ -164,6 +164,47 @@ def rows(seed: int, n: int) -> pa.Table:
     return pa.table(columns)
 
 
+# The layouts other libraries hand the same strings and binaries in (Polars and deltalake:
+# views; Polars' categoricals: dictionaries of views with unsigned indices).
+STRING_LAYOUTS = ("string", "large_string", "string_view", "dictionary", "view_dictionary")
+_INDEX_TYPES = (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint32())
+
+
+def relayout(
+    data: pa.Table, seed: int, layouts: Sequence[str] = STRING_LAYOUTS, *, structs: bool = True
+) -> pa.Table:
+    """``data`` with each string, binary and struct column in a layout drawn per seed from
+    ``layouts`` (binary: plain, large or view; with ``structs``, the string fields of
+    structs as views). The values are the same: ``relayout(t, s).to_pylist() ==
+    t.to_pylist()``. (For pyarrow's Parquet writer: it holds no dictionary of views, so
+    leave ``view_dictionary`` out, and it cuts no struct of views into row groups.)"""
+    rng = random.Random(seed)
+    columns = []
+    for column in data.columns:
+        t = column.type
+        if pa.types.is_string(t):
+            columns.append(_string_layout(column.combine_chunks(), rng.choice(layouts), rng))
+        elif pa.types.is_binary(t):
+            columns.append(column.cast(rng.choice([t, pa.large_binary(), pa.binary_view()])))
+        elif pa.types.is_struct(t) and structs:
+            fields = [f.with_type(pa.string_view()) if pa.types.is_string(f.type) else f for f in t]
+            columns.append(column.cast(pa.struct(fields)))
+        else:
+            columns.append(column)
+    return pa.table(columns, names=data.column_names)
+
+
+def _string_layout(array: pa.Array, layout: str, rng: random.Random) -> pa.Array:
+    if layout in ("string", "large_string", "string_view"):
+        return array.cast(getattr(pa, layout)())
+    encoded = array.dictionary_encode()
+    values = encoded.dictionary
+    if layout == "view_dictionary":
+        values = values.cast(pa.string_view())
+    indices = encoded.indices.cast(rng.choice(_INDEX_TYPES))
+    return pa.DictionaryArray.from_arrays(indices, values)
+
+
 # -- the text oracle -------------------------------------------------------------------
 
 

@@ -139,6 +139,8 @@ def test_only_types_stored_as_their_plain_bytes_are_laid_out(tmp_path: Path) -> 
             "lb": pa.array([b"a"] * rows, pa.large_binary()),
             "fixed": pa.array([b"ab"] * rows, pa.binary(2)),
             "cat": pa.array(["a"] * rows).dictionary_encode(),
+            "sv": pa.array(["a"] * rows, pa.string_view()),
+            "bv": pa.array([b"a"] * rows, pa.binary_view()),
             "dur": pa.array([1] * rows, pa.duration("s")),
         }
     )
@@ -153,7 +155,8 @@ def test_only_types_stored_as_their_plain_bytes_are_laid_out(tmp_path: Path) -> 
         if codec is not None and cutarrays.laid_out_raw(footer.schema.field(column).type,
                                                         element, codec):  # fmt: skip
             raw.add(column)
-    assert raw == {"i32", "i64", "f32", "f64", "d", "s", "ls", "b", "lb"}
+    # dictionaries and views are served in their plain layouts: strings and binaries
+    assert raw == {"i32", "i64", "f32", "f64", "d", "s", "ls", "b", "lb", "cat", "sv", "bv"}
 
 
 def test_strings_come_back_as_stored_like_pyarrows_reader(

@@ -59,6 +59,7 @@ from indextables.search.companion.thriftcompact import (
     encode_struct,
 )
 from indextables.search.errors import CompanionError
+from indextables.search.schema.plainarrow import plain_schema
 
 __all__ = [
     "FileKey", "PageLocations", "PageRows", "ParquetFooter", "clear_footer_cache", "footer_of",
@@ -96,7 +97,9 @@ class ParquetFooter:
     Attributes:
         meta: the ``FileMetaData`` struct as written.
         metadata: pyarrow's view of it (handed to ``pq.ParquetFile``, no second read).
-        schema: the file's Arrow schema, as a whole-file read gives it.
+        schema: the file's Arrow schema, as a whole-file read gives it, each type in
+            its plain layout (:mod:`indextables.search.schema.plainarrow`: a
+            ``string_view`` column is served as ``string``).
         group_starts: the first row of each row group.
         group_rows: the rows of each row group.
         leaves: top-level flat column name -> (its leaf index, its schema element).
@@ -169,7 +172,7 @@ def _read_footer(handle: pa.NativeFile, key: FileKey) -> ParquetFooter:
     try:
         footer_file = _MAGIC + tail[len(tail) - 8 - length :]
         metadata = pq.read_metadata(pa.BufferReader(footer_file))
-        schema = pq.read_schema(pa.BufferReader(footer_file))
+        schema = plain_schema(pq.read_schema(pa.BufferReader(footer_file)))
     except (pa.ArrowException, OSError) as exc:
         raise CompanionError(f"{key.location!r}: its Parquet footer is damaged: {exc}") from None
     starts, rows, offset = [], [], 0

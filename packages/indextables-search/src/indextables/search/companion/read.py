@@ -9,14 +9,20 @@ file``, companion tables written by its first version); or, with neither
 offsets. Per file, only the projected columns are read, and of them only
 the pages holding hits (:mod:`.parquetpages`, by the offset index); nested
 columns and files without an offset index are read by the row groups holding
-hits (pyarrow), then the rows are taken. Before a file is
+hits (pyarrow), then the rows are taken. Columns come out of the files in their
+plain Arrow layouts (:mod:`indextables.search.schema.plainarrow`: the views
+deltalake and Polars write become strings and binaries before any row is taken),
+then are cast to the table schema. Before a file is
 read its size is compared with the manifest's ``file_size_bytes``: a file that
-changed raises :class:`~indextables.search.errors.StaleCompanionError`.
+changed raises :class:`~indextables.search.errors.StaleCompanionError`; a file that
+cannot be decoded raises :class:`~indextables.search.errors.CompanionSourceError`
+naming it.
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
 import json
 import os
@@ -57,6 +63,7 @@ from indextables.search.read.splitreader import (
 )
 from indextables.search.schema.mapping import ROW_KEY_FIELD
 from indextables.search.schema.partitionvalues import partition_column
+from indextables.search.schema.plainarrow import plain_array
 from indextables.search.splits.entryid import content_identity
 
 __all__ = ["read_companion_split", "split_manifest"]
@@ -242,9 +249,21 @@ class _FileRows:
             if f.name.lower() not in self.partitions and f.name in present
         ]
 
+    @contextlib.contextmanager
+    def _reading(self, number: int) -> Iterator[None]:
+        """Errors reading file ``number`` (its bytes or their decoding) as
+        :class:`CompanionSourceError` naming the file, not the split."""
+        try:
+            yield
+        except (pa.ArrowException, OSError) as exc:
+            path = self.manifest.parquet_files[number].relative_path
+            raise CompanionSourceError(
+                f"source file {path!r} cannot be read: {type(exc).__name__}: {exc}"
+            ) from exc
+
     def whole_file(self, number: int) -> Iterator[pa.RecordBatch]:
         location, key = self._checked(number)
-        with self.filesystem.open_input_file(location) as handle:
+        with self._reading(number), self.filesystem.open_input_file(location) as handle:
             footer = footer_of(handle, key)
             columns = self._data_columns(footer.schema)
             if not columns:
@@ -261,7 +280,7 @@ class _FileRows:
         rows, from the split's fast fields) are not read from the file."""
         given = given or {}
         location, key = self._checked(number)
-        with self.filesystem.open_input_file(location) as handle:
+        with self._reading(number), self.filesystem.open_input_file(location) as handle:
             footer = footer_of(handle, key)
             present = self._data_columns(footer.schema)
             arrays: dict[str, pa.Array] = {}
@@ -303,6 +322,8 @@ def _row_group_rows(
     starts = footer.group_starts
     needed = sorted({bisect.bisect_right(starts, r) - 1 for r in rows})
     table = parquet.read_row_groups(needed, columns=columns)
+    # plain layouts first: pyarrow has no take for views or run-end encoded arrays
+    table = pa.table([plain_array(c) for c in table.columns], names=table.column_names)
     # Positions in the concatenation of the row groups read.
     base: dict[int, int] = {}
     position = 0
@@ -317,6 +338,7 @@ def _row_group_rows(
 
 
 def _cast(column: pa.Array, target: pa.DataType) -> pa.Array:
+    column = plain_array(column)
     if column.type == target:
         return column
     from indextables.search.write.arrowinput import conform_batch

@@ -8,8 +8,11 @@ timezone-naive timestamps as ``timestamp_ntz``, then a cast to the Spark schema'
 Arrow form):
 
 * ``large_string``/``string_view`` -> string; ``large_binary``/``binary_view``/
-  ``fixed_size_binary`` -> binary; ``large_list``/``fixed_size_list`` -> list;
-  dictionary-encoded columns -> their value type (Spark decodes them);
+  ``fixed_size_binary`` -> binary; ``large_list``/``fixed_size_list``/``list_view``/
+  ``large_list_view`` -> list; dictionary-encoded columns (any index type, views as
+  values too: Polars' categoricals) and run-end encoded columns -> their value type
+  (Spark decodes them); the same inside structs, lists and maps
+  (:mod:`indextables.search.schema.plainarrow` first, then the cast);
 * timestamps -> microseconds; nanoseconds are *floored* to the microsecond (as
   PySpark's ``floor_temporal``), seconds and milliseconds are exact. A timezone-aware
   timestamp becomes the UTC instant (``timestamp``), a naive one ``timestamp_ntz``;
@@ -26,6 +29,7 @@ import pyarrow.compute as pc
 
 from indextables.search.errors import ArgumentError, UnsupportedTypeError
 from indextables.search.schema import columntypes as ct
+from indextables.search.schema.plainarrow import is_plain, plain_array, plain_type
 
 __all__ = ["as_reader", "conform_batch", "spark_arrow_schema"]
 
@@ -84,8 +88,8 @@ def spark_arrow_schema(schema: pa.Schema) -> pa.Schema:
 def spark_arrow_type(t: pa.DataType, path: str) -> pa.DataType:
     """The Arrow type Spark holds values of Arrow type ``t`` in."""
     types = pa.types
-    if types.is_dictionary(t):
-        return spark_arrow_type(t.value_type, path)
+    if not is_plain(t):
+        return spark_arrow_type(plain_type(t), path)
     if types.is_boolean(t) or types.is_signed_integer(t):
         return t
     if types.is_decimal(t):
@@ -138,7 +142,7 @@ def conform_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
     columns = []
     for name, column, want in zip(batch.schema.names, batch.columns, target, strict=True):
         try:
-            columns.append(_floor_nanos(column).cast(want.type))
+            columns.append(_floor_nanos(plain_array(column)).cast(want.type))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
             raise UnsupportedTypeError(
                 f"column {name!r} ({column.type}) cannot be held as Spark's {want.type}: {error}"
