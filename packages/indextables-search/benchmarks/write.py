@@ -3,10 +3,12 @@
 In one run over the same log rows (``logdata.py``, default 1,000,000 in
 500,000-row batches, already built in memory before any timing):
 
-- ``write_table`` with one writer (one process: Arrow -> documents -> Tantivy,
+- ``write_table`` with one writer (one process: Arrow -> JSON lines -> Tantivy,
   the Arrow copy, the SSTable rewrite, the bundle and the commit), and with
   ``--workers`` writers (default: every core; threads of this process, each
   with its own Tantivy writer, see ``write/parallelwrite.py``);
+- ``write_table`` with one writer and ``indexWriter.feed=documents`` (typed
+  ``tantivy.Document`` objects instead of JSON lines, see ``write/jsonfeed.py``);
 - ``pyarrow.parquet.write_table`` (snappy, row groups of 1M rows);
 - the floor: a bare tantivy-py pipeline over the same Arrow batches with the
   same schema (``create_index``: fieldnorms off, row key), documents built the
@@ -14,7 +16,7 @@ In one run over the same log rows (``logdata.py``, default 1,000,000 in
   ``add_document`` in 10,000-row slices, ``commit`` -- no Arrow copy, no
   statistics, no SSTable rewrite, no bundle, no commit to a log;
 
-each the median of ``--repeat`` rounds (the four interleaved in each round),
+each the median of ``--repeat`` rounds (the five interleaved in each round),
 with the cores each kept busy (CPU / wall) and the ratios, then the bytes per row
 of the written split by file kind (``.store``, ``.idx``, ``.pos``, ``.term``,
 ``.fast``, ``.fieldnorm``, the Arrow copy...) against Parquet's, written once
@@ -70,6 +72,7 @@ from indextables.search.table.tableaccess import load_view
 from indextables.search.write.parallelwrite import default_workers
 
 ARROW_COPY = "spark.indextables.indexWriter.arrowCopy"
+FEED = "spark.indextables.indexWriter.feed"
 
 
 def timed_rounds(
@@ -92,11 +95,14 @@ def timed_rounds(
     return {n: (statistics.median(walls[n]), statistics.median(cpus[n])) for n in runs}
 
 
-def ours(batches: Sequence[pa.RecordBatch], workers: int | None = None) -> Callable[[str], None]:
+def ours(
+    batches: Sequence[pa.RecordBatch], workers: int | None = None, *, feed: str | None = None
+) -> Callable[[str], None]:
     table = pa.Table.from_batches(batches)
+    options = dict(OPTIONS) if feed is None else {**OPTIONS, FEED: feed}
 
     def run(target: str) -> None:
-        write_table(target, table, options=OPTIONS, workers=workers)
+        write_table(target, table, options=options, workers=workers)
 
     return run
 
@@ -320,6 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs = {
             "write_table": ours(batches, 1),
             f"write_table x{workers}": ours(batches, workers),
+            "documents feed": ours(batches, 1, feed="documents"),
             "parquet": parquet(batches),
             "tantivy floor": floor(batches),
         }
@@ -332,6 +339,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
         print(f"  load average {os.getloadavg()[0]:.1f} at the end")
+        json_cpu, documents_cpu, floor_cpu = (
+            rates[n][1] for n in ("write_table", "documents feed", "tantivy floor")
+        )
+        print(
+            f"  CPU : JSON feed / documents feed = {json_cpu / documents_cpu:.2f}x, "
+            f"JSON feed / floor = {json_cpu / floor_cpu:.2f}x, "
+            f"documents feed / floor = {documents_cpu / floor_cpu:.2f}x"
+        )
         for k, basis in enumerate(("wall", "CPU")):
             one, many, pq_rate, floor_rate = (
                 rates[n][k]

@@ -95,6 +95,8 @@ def test_write(tmp_path: Path) -> None:
         r"^doc-store block size: 8,192 bytes$",
         rf"^  write_table +{_FIGURE} rows/s wall",
         rf"^  tantivy floor +{_FIGURE} rows/s wall",
+        rf"^  documents feed +{_FIGURE} rows/s wall",
+        rf"^  CPU : JSON feed / documents feed = {_FIGURE}x, JSON feed / floor = {_FIGURE}x",
         rf"^  wall: write_table / parquet = {_FIGURE}x",
         r"^MERGE SPLITS of 2 splits, 2,000 rows",
         rf"^  split total +{_FIGURE} +{_FIGURE}$",
