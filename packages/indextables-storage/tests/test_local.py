@@ -147,6 +147,14 @@ def test_links_out_of_the_root_are_refused_and_not_listed(tmp_path: Path) -> Non
     assert sorted(p.name for p in (outside / "dir").iterdir()) == ["part"]
 
 
+def test_a_ranged_read_never_asks_for_more_than_the_file(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    store.put("k", b"0123456789")
+    # read(n) would allocate n bytes first: a 2 TiB range must not reach it.
+    assert store.get_range("k", 4, 2 << 40) == b"456789"
+    assert store.get_range("k", 50, 2 << 40) == b""
+
+
 def test_a_root_reached_through_a_link_works(tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
     os.symlink(tmp_path / "real", tmp_path / "alias")

@@ -13,6 +13,10 @@ ranged read, then the byte ranges of the files they need. The hotcache (see
 :mod:`indextables.protocol.hotcache`) lists the index files' lengths and
 copies the regions needed to open the index: the reference's native reader
 needs it; tantivy-py opens the unbundled directory without it.
+
+A footer is read only when its declared range is sane and at most
+:data:`MAX_FOOTER_BYTES` long: the offsets come from the log and the lengths
+from the file's tail, and neither may make a reader allocate more than that.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from indextables.protocol.hotcache import build_hotcache, encode_hotcache
 from indextables.protocol.store import ObjectStore
 
 __all__ = [
+    "MAX_FOOTER_BYTES",
     "SPLIT_FIELDS",
     "SPLIT_MAGIC",
     "SplitFooter",
@@ -48,6 +53,10 @@ _TAIL_GUESS: Final = 64 * 1024
 # The reference's bundles always end their file data with this (empty) entry.
 SPLIT_FIELDS: Final = "split_fields"
 _COPY_CHUNK: Final = 1 << 20
+#: The longest footer (file table, hotcache and their lengths) a reader accepts. A
+#: split's hotcache holds the regions needed to open the index: megabytes for splits
+#: of many gigabytes; a declared footer beyond this is a damaged log or file.
+MAX_FOOTER_BYTES: Final = 256 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,29 +144,62 @@ def read_split_footer(
 
     With both offsets known this is one ranged read; otherwise the size comes
     from ``head`` and the tail is read (a second read if the guess was short).
+    No read is longer than :data:`MAX_FOOTER_BYTES` (plus the tail guess).
 
     Raises:
         ObjectNotFoundError: no such split.
-        CorruptFileError: the footer does not parse.
+        CorruptFileError: the footer does not parse, its declared range is not
+            within ``0 <= start < end`` or longer than :data:`MAX_FOOTER_BYTES`,
+            or the split is shorter than the range.
     """
     if footer_start_offset is not None and footer_end_offset is not None:
+        _check_footer_range(key, footer_start_offset, footer_end_offset)
         data = store.get_range(key, footer_start_offset, footer_end_offset)
+        if len(data) != footer_end_offset - footer_start_offset:
+            raise CorruptFileError(
+                key,
+                f"split ends at byte {footer_start_offset + len(data)}, before the footer "
+                f"end {footer_end_offset} the log records",
+            )
         return parse_split_footer(data, footer_start_offset=footer_start_offset, path=key)
     size = footer_end_offset if footer_end_offset is not None else store.head(key).size
     tail_start = max(0, size - _TAIL_GUESS)
     tail = store.get_range(key, tail_start, size)
     hotcache_length = _u32(tail, len(tail) - 4, key)
+    _check_footer_length(key, 8 + hotcache_length, size)
     meta_at = len(tail) - 8 - hotcache_length
     if meta_at < 0:
         tail_start = max(0, size - 8 - hotcache_length - _TAIL_GUESS)
         tail = store.get_range(key, tail_start, size)
         meta_at = len(tail) - 8 - hotcache_length
     meta_length = _u32(tail, meta_at, key)
+    _check_footer_length(key, 8 + hotcache_length + meta_length, size)
     start = tail_start + meta_at - meta_length
     if start < tail_start:
         tail = store.get_range(key, start, size)
         tail_start = start
     return parse_split_footer(tail[start - tail_start :], footer_start_offset=start, path=key)
+
+
+def _check_footer_range(key: str, start: int, end: int) -> None:
+    if not 0 <= start < end:
+        raise CorruptFileError(key, f"footer range {start}..{end} recorded in the log is invalid")
+    if end - start > MAX_FOOTER_BYTES:
+        raise CorruptFileError(
+            key,
+            f"footer range {start}..{end} recorded in the log is {end - start} bytes, "
+            f"more than the {MAX_FOOTER_BYTES} a split footer may have",
+        )
+
+
+def _check_footer_length(key: str, length: int, size: int) -> None:
+    """The footer's lengths (from the file's tail) fit the file and the maximum."""
+    if length > size or length > MAX_FOOTER_BYTES:
+        raise CorruptFileError(
+            key,
+            f"split footer lengths say {length} bytes, more than the file's {size} "
+            f"or the {MAX_FOOTER_BYTES} a split footer may have",
+        )
 
 
 def write_split_bundle(index_dir: str | os.PathLike[str], dest: BinaryIO) -> SplitFooter:

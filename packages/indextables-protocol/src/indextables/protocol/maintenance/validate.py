@@ -6,7 +6,10 @@ partition columns only; doc mapping references resolve; the base state's
 counts match its entries; manifest partition bounds keep every entry when
 pruning by its own partition (up to 64 partitions); no file removed at some
 version is live without a later add; every live path is a key the stores
-accept (:func:`~indextables.protocol.pathsafety.key_problem`).
+accept (:func:`~indextables.protocol.pathsafety.key_problem`); the footer of
+every live split whose log records its offsets lies within the object and
+parses (read within the bounds of
+:func:`~indextables.protocol.splitbundle.read_split_footer`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from indextables.protocol.actions import AddAction, RemoveAction
 from indextables.protocol.errors import (
     CorruptFileError,
     ObjectNotFoundError,
+    ObjectStoreError,
     ProtocolError,
     UnsafePathError,
     UnsupportedProtocolError,
@@ -26,6 +30,8 @@ from indextables.protocol.pathsafety import key_problem
 from indextables.protocol.predicates import And, EqualTo, Predicate
 from indextables.protocol.protocolcheck import check_readable, check_writable
 from indextables.protocol.snapshot import Snapshot, read_state_manifest
+from indextables.protocol.splitbundle import read_split_footer
+from indextables.protocol.state import FileEntry
 
 if TYPE_CHECKING:
     from indextables.protocol.tablelike import TableLike
@@ -46,11 +52,41 @@ def _storage_problems(table: TableLike, snap: Snapshot) -> list[str]:
         except ObjectNotFoundError:
             problems.append(f"missing split {entry.path}")
             continue
+        except ObjectStoreError as exc:  # e.g. a key the store refuses (a link out of its root)
+            problems.append(f"split {entry.path} cannot be read: {exc}")
+            continue
         if size != entry.size:
             problems.append(f"{entry.path}: size {size} in storage, {entry.size} in the log")
         if entry.footer_end_offset is not None and entry.footer_end_offset != entry.size:
             problems.append(f"{entry.path}: footerEndOffset {entry.footer_end_offset} != size")
+        problem = _footer_problem(table, entry, size)
+        if problem is not None:
+            problems.append(problem)
     return problems
+
+
+def _footer_problem(table: TableLike, entry: FileEntry, size: int) -> str | None:
+    """Whether the footer at the log's offsets lies within the object and parses.
+
+    Only splits whose log records both offsets are checked (every writer of
+    footer offsets, the reference's and this one's): those offsets are what a
+    reader trusts for its one ranged read.
+    """
+    start, end = entry.footer_start_offset, entry.footer_end_offset
+    if start is None or end is None:
+        return None
+    if not 0 <= start < end <= size:
+        return (
+            f"{entry.path}: footer range {start}..{end} in the log is not within the "
+            f"object's {size} bytes"
+        )
+    try:
+        read_split_footer(table.store, entry.path, footer_start_offset=start, footer_end_offset=end)
+    except CorruptFileError as exc:
+        return f"{entry.path}: footer does not parse: {exc}"
+    except ObjectStoreError as exc:
+        return f"{entry.path}: footer cannot be read: {exc}"
+    return None
 
 
 def _entry_problems(snap: Snapshot) -> list[str]:
