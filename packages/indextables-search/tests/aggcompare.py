@@ -12,15 +12,31 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import math
+import struct
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-__all__ = ["LONG_MAX", "LONG_MIN", "NAN", "WORDS", "answer_paths", "norm", "same_rows"]
+__all__ = [
+    "LONG_MAX",
+    "LONG_MIN",
+    "NAN",
+    "NAN_PAYLOADS",
+    "WORDS",
+    "answer_paths",
+    "norm",
+    "same_rows",
+]
 
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 NAN = float("nan")
+#: NaNs of other bits, each NaN to Spark: signaling (R's NA_real_, 0x7FF00000000007A2), sign
+#: set, payloads (pyarrow's min_max restarts at a signaling one).
+NAN_PAYLOADS = tuple(
+    struct.unpack("<d", struct.pack("<Q", bits))[0]
+    for bits in (0x7FF00000000007A2, 0xFFF0000000000123, 0x7FF8000000000001)
+)
 WORDS = ("alpha", "beta", "gamma", "delta")
 _LOG_NAME = "indextables.search.searchtable"
 

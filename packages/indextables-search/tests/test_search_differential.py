@@ -113,13 +113,16 @@ METRICS = {
     "max_day": ("max", "day"),
     "min_s": ("min", "s"),
     "max_f64": ("max", "f64"),
+    "min_f64": ("min", "f64"),
+    "min_f32": ("min", "f32"),
+    "max_f32": ("max", "f32"),
 }
 
 
 def _duck_metric(fn: str, column: str | None) -> str:
     if column is None:
         return "count(*)"
-    if column == "f64":
+    if column in ("f64", "f32"):
         # Spark: max is NaN when a NaN is present (NaN above every number), as DuckDB orders it.
         return f"{fn}({column})"
     if fn == "sum":

@@ -20,7 +20,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 import pytest
-from aggcompare import LONG_MAX, LONG_MIN, NAN, WORDS, answer_paths, same_rows
+from aggcompare import LONG_MAX, LONG_MIN, NAN, NAN_PAYLOADS, WORDS, answer_paths, same_rows
 from docexample import run_example
 
 from indextables.search import open_table
@@ -95,7 +95,8 @@ def _rows(rng: random.Random, n: int, *, hostile: bool) -> pa.Table:
         return None if rng.random() < 0.1 else value
 
     ids = [LONG_MIN, LONG_MAX, 2**53 + 1, -(2**53) - 3, 0] if hostile else [0]
-    floats = [NAN, -NAN, -0.0, 0.0, math.inf, -math.inf, 1e300, -1.5] if hostile else [0.0]
+    floats = [NAN, -NAN, *NAN_PAYLOADS, -0.0, 0.0, math.inf, -math.inf, 1e300, -1.5]
+    floats = floats if hostile else [0.0]
     rows = []
     for _ in range(n):
         rows.append(
