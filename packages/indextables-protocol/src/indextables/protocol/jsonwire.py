@@ -86,8 +86,14 @@ def _str(value: Any) -> Any:
     return value if isinstance(value, str) else _BAD
 
 
+#: Every integer of the log is a Java long in the reference (and an Avro long in states).
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
 def _int(value: Any) -> Any:
-    return value if isinstance(value, int) and not isinstance(value, bool) else _BAD
+    if isinstance(value, int) and not isinstance(value, bool) and _LONG_MIN <= value <= _LONG_MAX:
+        return value
+    return _BAD
 
 
 def _bool(value: Any) -> Any:

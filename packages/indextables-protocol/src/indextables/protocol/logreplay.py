@@ -7,6 +7,7 @@ walking ``manifests/``.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -21,7 +22,11 @@ from indextables.protocol.actions import (
     SkipAction,
 )
 from indextables.protocol.compression import decompress_log_bytes
-from indextables.protocol.errors import ObjectNotFoundError, VersionNotFoundError
+from indextables.protocol.errors import (
+    CorruptFileError,
+    ObjectNotFoundError,
+    VersionNotFoundError,
+)
 from indextables.protocol.lastcheckpoint import (
     LAST_CHECKPOINT_NAME,
     LastCheckpoint,
@@ -42,6 +47,8 @@ __all__ = [
     "read_version",
     "version_key",
 ]
+
+_log = logging.getLogger(__name__)
 
 LOG_DIR: Final = "_transaction_log/"
 LAST_CHECKPOINT_KEY: Final = LOG_DIR + LAST_CHECKPOINT_NAME
@@ -122,12 +129,27 @@ def version_has_action(store: ObjectStore, version: int, wire_key: str) -> bool:
 
 
 def read_last_checkpoint(store: ObjectStore) -> LastCheckpoint | None:
-    """The ``_last_checkpoint`` hint, or ``None`` when absent."""
+    """The ``_last_checkpoint`` hint, or ``None`` when absent or damaged.
+
+    The file is only a hint (readers look for the states themselves): one that
+    does not decode (not UTF-8 or JSON, not an object, a field of the wrong type
+    or out of range, no ``version``, a negative version) counts as absent, with
+    a warning, and the next state written replaces it.
+    """
     try:
         data = store.get(LAST_CHECKPOINT_KEY)
     except ObjectNotFoundError:
         return None
-    return decode_last_checkpoint(data, path=f"{store.uri}/{LAST_CHECKPOINT_KEY}")
+    path = f"{store.uri}/{LAST_CHECKPOINT_KEY}"
+    try:
+        pointer = decode_last_checkpoint(data, path=path)
+    except CorruptFileError as error:
+        _log.warning("ignoring a damaged hint: %s", error)
+        return None
+    if pointer.version < 0:
+        _log.warning("ignoring a damaged hint: %s names version %d", path, pointer.version)
+        return None
+    return pointer
 
 
 @dataclass(slots=True)
