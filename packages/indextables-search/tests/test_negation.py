@@ -6,7 +6,10 @@ from __future__ import annotations
 import contextlib
 import itertools
 import random
+import re
 import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +194,80 @@ def test_any_text_is_rewritten_and_checked_in_bounded_time(text: str) -> None:
 def test_a_stray_parenthesis_is_refused_by_tantivy(table: str) -> None:
     with pytest.raises(QuerySyntaxError, match="option query="):
         open_table(table).search("msg:alpha) AND NOT msg:beta")
+
+
+class _CountingPattern:
+    """A compiled pattern whose ``finditer`` counts the matches it yields."""
+
+    def __init__(self, pattern: re.Pattern[str], seen: list[int]) -> None:
+        self._pattern, self._seen = pattern, seen
+
+    def finditer(self, *args: Any) -> Iterator[re.Match[str]]:
+        for found in self._pattern.finditer(*args):
+            self._seen[0] += 1
+            yield found
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pattern, name)
+
+
+@dataclass
+class _Counts:
+    scanned: int = 0  # characters the rewrite's scans stepped over
+    marks: list[int] = field(default_factory=lambda: [0])  # bracket marks visited
+
+
+def _counting_scans(monkeypatch: pytest.MonkeyPatch) -> _Counts:
+    """Counts the steps of negation's scans: the characters its text scans step over and
+    the matches its compiled patterns' ``finditer`` yield."""
+    from indextables.search.query import negation
+
+    counts = _Counts()
+    for name in ("token_end", "group_end", "skip_space"):
+        scan = getattr(negation, name)
+
+        def counted(text: str, position: int, *rest: Any, _scan: Any = scan) -> int:
+            end: int = _scan(text, position, *rest)
+            counts.scanned += max(end - position, 1)
+            return end
+
+        monkeypatch.setattr(negation, name, counted)
+    for name, value in list(vars(negation).items()):
+        if isinstance(value, re.Pattern):
+            monkeypatch.setattr(negation, name, _CountingPattern(value, counts.marks))
+    return counts
+
+
+def test_nested_negations_are_rewritten_in_linear_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``NOT (NOT (... x ...))`` just under the nesting limit: each character is scanned a
+    bounded number of times (each level scanned the rest of the text: quadratic)."""
+    from indextables.search.query.querylimits import MAX_QUERY_DEPTH, nesting_depth
+
+    pairs = (MAX_QUERY_DEPTH - 1) // 2  # NOT and its group nest one level each
+    text = "msg:y AND " + "NOT (" * pairs + "NOT msg:x OR msg:z" + ")" * pairs
+    assert nesting_depth(text) == MAX_QUERY_DEPTH - 1
+    counts = _counting_scans(monkeypatch)
+    rewritten = rewrite_negations(text + " ", "query")  # not a cached text
+    assert rewritten.count("msg:x") == 1
+    assert counts.scanned <= 4 * len(text), counts.scanned
+
+
+def test_nested_exclusions_are_read_in_linear_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parsed form of ``-(-(... x ...))`` just under the nesting limit: each bracket of
+    the Debug text is visited a bounded number of times (each group scanned to its end)."""
+    import tantivy
+
+    from indextables.search.query.negation import exclusion_only_groups
+    from indextables.search.query.querylimits import MAX_QUERY_DEPTH
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("msg", stored=True)
+    index = tantivy.Index(builder.build())
+    depth = MAX_QUERY_DEPTH - 1
+    text = "msg:y AND " + "-(" * depth + "msg:x OR msg:z" + ")" * depth
+    shape = repr(index.parse_query(text, ["msg"]))
+    counts = _counting_scans(monkeypatch)
+    # Every group but the innermost (x OR z) holds one exclusion only: -( ... ).
+    assert exclusion_only_groups(shape) == depth - 1
+    brackets = sum(shape.count(c) for c in "()[]{}")
+    assert counts.marks[0] <= 2 * brackets, (counts.marks[0], brackets)

@@ -10,20 +10,60 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["SPACE", "bracket_end", "group_end", "quote_end", "skip_space", "token_end"]
+__all__ = [
+    "SPACE",
+    "bracket_end",
+    "group_ends",
+    "group_end",
+    "quote_end",
+    "skip_space",
+    "token_end",
+]
 
 SPACE: Final = " \t\r\n"
+_NOT_WORD: Final = re.compile(r"NOT[ \t\r\n(]")
+
+# Every scan takes an optional ``limit``: the text ends there for it (a group's inside is
+# read in place, without copying it out), ``len(text)`` by default.
 
 
-def skip_space(text: str, position: int) -> int:
-    while position < len(text) and text[position] in SPACE:
+def skip_space(text: str, position: int, limit: int | None = None) -> int:
+    end = len(text) if limit is None else limit
+    while position < end and text[position] in SPACE:
         position += 1
     return position
 
 
-def group_end(text: str, position: int) -> int:
+def group_end(text: str, position: int, limit: int | None = None) -> int:
     """The index after the ``)`` closing the group opened at ``position`` (or the end)."""
+    end = len(text) if limit is None else limit
     depth = 0
+    while position < end:
+        char = text[position]
+        if char == "\\":
+            position += 2
+            continue
+        if char == '"':
+            position = quote_end(text, position, end)
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return position + 1
+        position += 1
+    return end
+
+
+def group_ends(text: str) -> dict[int, int]:
+    """:func:`group_end` of every ``(`` a scan from the start of ``text`` meets outside
+    quotes, in one pass: the index of each ``(`` -> the index after its ``)``
+    (``len(text)`` when it is never closed). A group met from another position than this
+    scan reads (inside a bracket holding a quote) is not in it: ask :func:`group_end`."""
+    ends: dict[int, int] = {}
+    opened: list[int] = []
+    position = 0
     while position < len(text):
         char = text[position]
         if char == "\\":
@@ -33,59 +73,64 @@ def group_end(text: str, position: int) -> int:
             position = quote_end(text, position)
             continue
         if char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return position + 1
+            opened.append(position)
+        elif char == ")" and opened:
+            ends[opened.pop()] = position + 1
         position += 1
-    return len(text)
+    for start in opened:
+        ends[start] = len(text)
+    return ends
 
 
-def quote_end(text: str, position: int) -> int:
+def quote_end(text: str, position: int, limit: int | None = None) -> int:
     """The index after the quoted phrase opened at ``position``."""
+    end = len(text) if limit is None else limit
     position += 1
-    while position < len(text):
+    while position < end:
         if text[position] == "\\":
             position += 2
             continue
         if text[position] == '"':
             return position + 1
         position += 1
-    return len(text)
+    return end
 
 
-def token_end(text: str, position: int) -> int:
+def token_end(text: str, position: int, limit: int | None = None) -> int:
     """The end of one clause or operator: up to a space or parenthesis outside quotes and
     brackets; ``f:[a TO b]``, ``f: IN [a b]`` and ``f:"a b"^2`` are one token each."""
-    if text[position] in "-+" and (position + 1 >= len(text) or text[position + 1] in SPACE):
+    end = len(text) if limit is None else limit
+    if text[position] in "-+" and (position + 1 >= end or text[position + 1] in SPACE):
         return position + 1
     if text[position] in "-+" and (
-        text[position + 1] == "(" or re.match(r"NOT[ \t\r\n(]", text[position + 1 :])
+        text[position + 1] == "(" or _NOT_WORD.match(text, position + 1, end)
     ):
         return position + 1
-    while position < len(text):
+    while position < end:
         char = text[position]
         if char == "\\":
             position += 2
         elif char == '"':
-            position = quote_end(text, position)
+            position = quote_end(text, position, end)
         elif char in "[{":
-            position = bracket_end(text, position)
-        elif char == ":" and position + 1 < len(text) and text[position + 1] in SPACE:
+            position = bracket_end(text, position, end)
+        elif char == ":" and position + 1 < end and text[position + 1] in SPACE:
             # ``f: IN [a b]`` or ``f: value``: the field's value follows the spaces.
-            position = skip_space(text, position + 1)
-            if text.startswith("IN", position) and text[position + 2 : position + 3] in SPACE:
-                position = skip_space(text, position + 2)
+            position = skip_space(text, position + 1, end)
+            if text.startswith("IN", position, end) and (
+                position + 2 >= end or text[position + 2] in SPACE
+            ):
+                position = skip_space(text, position + 2, end)
         elif char in SPACE or char in "()":
             return position
         else:
             position += 1
-    return len(text)
+    return end
 
 
-def bracket_end(text: str, position: int) -> int:
+def bracket_end(text: str, position: int, limit: int | None = None) -> int:
+    end = len(text) if limit is None else limit
     closers = "]}"
-    while position < len(text) and text[position] not in closers:
+    while position < end and text[position] not in closers:
         position += 2 if text[position] == "\\" else 1
-    return min(position + 1, len(text))
+    return min(position + 1, end)
