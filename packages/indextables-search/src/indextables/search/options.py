@@ -67,6 +67,23 @@ def parse_size(key: str, value: str) -> int:
     return int(match.group(1)) * _SIZE_UNITS[match.group(2).lower()]
 
 
+def parse_heap_size(key: str, value: str) -> int:
+    """Parse an index writer heap size within Tantivy's bounds (15M to just under 4G).
+
+    Raises:
+        OptionError: not a size, or outside :data:`MIN_HEAP_SIZE`..:data:`MAX_HEAP_SIZE`.
+    """
+    heap = parse_size(key, value)
+    if heap < MIN_HEAP_SIZE:
+        raise OptionError(f"option {key}={value!r} is below Tantivy's minimum 15M")
+    if heap > MAX_HEAP_SIZE:
+        raise OptionError(
+            f"option {key}={value!r} is above Tantivy's maximum of {MAX_HEAP_SIZE} bytes "
+            "(just under 4G) per index writer"
+        )
+    return heap
+
+
 def parse_int(key: str, value: str, *, minimum: int = 0) -> int:
     """Parse an integer option no smaller than ``minimum``."""
     try:
@@ -255,6 +272,11 @@ def _choice(key: str, value: str, allowed: tuple[str, ...]) -> str:
 
 
 DEFAULT_HEAP_SIZE = 64 << 20
+#: The bounds of an index writer's memory arena (one writer thread): the reference's
+#: minimum 15M (Tantivy's own is 15,000,000 bytes) and Tantivy's maximum, the largest
+#: arena below u32::MAX - 1,000,000 bytes (just under 4G).
+MIN_HEAP_SIZE = 15 << 20
+MAX_HEAP_SIZE = 4_293_967_294
 DEFAULT_BATCH_SIZE = 10_000
 #: The doc-store block size (uncompressed bytes) of written splits. 4K, not Tantivy's
 #: 16K: a scattered hit decompresses its block up to the hit, and on the benchmark's
@@ -370,9 +392,7 @@ def parse_write(options: Mapping[str, str]) -> WriteOptions:
     opts = lower_keys(options)
     heap_key = PREFIX + "indexwriter.heapsize"
     batch_key = PREFIX + "indexwriter.batchsize"
-    heap = parse_size(heap_key, opts[heap_key]) if heap_key in opts else DEFAULT_HEAP_SIZE
-    if heap < 15 << 20:
-        raise OptionError(f"option {heap_key}={opts[heap_key]!r} is below Tantivy's minimum 15M")
+    heap = parse_heap_size(heap_key, opts[heap_key]) if heap_key in opts else DEFAULT_HEAP_SIZE
     batch = parse_int(batch_key, opts.get(batch_key, str(DEFAULT_BATCH_SIZE)), minimum=1)
     threads_key = PREFIX + "indexwriter.threads"
     threads = (
