@@ -18,7 +18,7 @@ from typing import Any
 
 from indextables.protocol.errors import CorruptFileError, MissingFieldError
 
-__all__ = ["JsonObject", "dumps", "loads_object"]
+__all__ = ["JsonObject", "dumps", "loads", "loads_object"]
 
 JsonObject = dict[str, Any]
 
@@ -40,16 +40,31 @@ def dumps(value: Any) -> str:
     return text
 
 
+def loads(text: str | bytes, *, path: str, what: str = "JSON") -> Any:
+    """Parse ``text`` as JSON, whatever it holds.
+
+    A text nested deeper than the interpreter's recursion allows (``[[[[...``)
+    is corrupt like any other text that does not decode, never a
+    ``RecursionError``.
+
+    Raises:
+        CorruptFileError: the text is not JSON, or is nested too deeply to decode.
+    """
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise CorruptFileError(path, f"invalid {what}: {exc}") from None
+    except RecursionError:
+        raise CorruptFileError(path, f"invalid {what}: nested too deeply to decode") from None
+
+
 def loads_object(text: str, *, path: str, what: str = "JSON") -> JsonObject:
     """Parse ``text`` as one JSON object.
 
     Raises:
-        CorruptFileError: the text is not JSON or not an object.
+        CorruptFileError: the text is not JSON (or nested too deeply) or not an object.
     """
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise CorruptFileError(path, f"invalid {what}: {exc}") from None
+    value = loads(text, path=path, what=what)
     if not isinstance(value, dict):
         raise CorruptFileError(path, f"{what} is not an object: {text[:80]!r}")
     return value

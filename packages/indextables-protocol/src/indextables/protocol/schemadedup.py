@@ -53,9 +53,13 @@ def canonical_doc_mapping(json_text: str) -> str:
     """Return the canonical serialization of a doc mapping JSON.
 
     Raises:
-        ValueError: ``json_text`` is not JSON.
+        ValueError: ``json_text`` is not JSON, or is nested too deeply to decode.
     """
-    return json.dumps(_canonical(json.loads(json_text)), separators=(",", ":"), ensure_ascii=False)
+    try:
+        canonical = _canonical(json.loads(json_text))
+        return json.dumps(canonical, separators=(",", ":"), ensure_ascii=False)
+    except RecursionError:
+        raise ValueError("the doc mapping JSON is nested too deeply to decode") from None
 
 
 def doc_mapping_hash(json_text: str) -> str:

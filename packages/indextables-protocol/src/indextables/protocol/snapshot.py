@@ -554,6 +554,10 @@ def _metadata_of_state(manifest: StateManifest, uri: str) -> MetadataAction | No
         raise CorruptFileError(
             uri, f"state {manifest.state_version}: bad metadata: {exc}"
         ) from None
+    except RecursionError:
+        raise CorruptFileError(
+            uri, f"state {manifest.state_version}: bad metadata: nested too deeply to decode"
+        ) from None
     action = decode_action_object(obj, path=f"{uri} state {manifest.state_version}")
     if not isinstance(action, MetadataAction):
         raise CorruptFileError(uri, f"state {manifest.state_version}: metadata is not metaData")
