@@ -91,3 +91,33 @@ def test_a_damaged_last_checkpoint_is_ignored_and_replaced(
     assert pointer is not None
     assert (pointer.version, pointer.num_files) == (1, 1)
     assert [e.version for e in open_table(str(root)).history()] == [0, 1]
+
+
+@pytest.mark.parametrize(
+    "manifest_path",
+    ["../../../x", "manifests/../../escape.avro", "/etc/passwd", "s3://other/m.avro", "a//b.avro"],
+)
+def test_an_unsafe_manifest_path_in_a_state_is_an_unsafe_path(
+    tmp_path: Path, schema: Any, manifest_path: str
+) -> None:
+    import dataclasses
+
+    from indextables.avrostate.layout import state_key
+    from indextables.avrostate.state_file import decode_state, encode_state
+    from indextables.protocol.errors import UnsafePathError
+
+    root = tmp_path / "t"
+    table = create_table(str(root), schema=schema)
+    (root / "a.split").write_bytes(b"x" * 10)
+    table.commit(adds=[AddAction("a.split", {}, 10, 1, True)])
+    table.checkpoint()
+    store = LocalStore(root)
+    key = state_key(1)
+    state = decode_state(store.get(key), path=key)
+    bad = dataclasses.replace(state.manifests[0], path=manifest_path)
+    store.put(key, encode_state(dataclasses.replace(state, manifests=(bad,))))
+    with pytest.raises(UnsafePathError, match=r"state-v0+1/_manifest\.avro.*manifest path"):
+        open_table(str(root)).snapshot()
+    result = open_table(str(root), check=False).validate()
+    assert not result.ok
+    assert any("manifest path" in problem for problem in result.problems), result.problems

@@ -18,6 +18,8 @@ from indextables.avrostate.codecs import DEFAULT_ZSTD_LEVEL
 from indextables.avrostate.container import encode_records, parse_container
 from indextables.avrostate.errors import CorruptAvroFileError, UnsupportedStateVersionError
 from indextables.avrostate.schemas import STATE_MANIFEST_SCHEMA_V1
+from indextables.protocol.errors import UnsafePathError
+from indextables.protocol.pathsafety import key_problem
 from indextables.protocol.state import ManifestInfo, PartitionBounds, StateManifest
 
 __all__ = ["SUPPORTED_FORMAT_VERSIONS", "decode_state", "decode_state_json", "encode_state"]
@@ -94,12 +96,13 @@ def state_from_record(raw: dict[str, Any], *, path: str) -> StateManifest:
     Raises:
         UnsupportedStateVersionError: ``formatVersion`` is not one we read.
         CorruptAvroFileError: a required field is missing or mistyped.
+        UnsafePathError: a manifest path would leave ``_transaction_log``.
     """
     try:
         version = int(raw["formatVersion"])
         if version not in SUPPORTED_FORMAT_VERSIONS:
             raise UnsupportedStateVersionError(path, version)
-        return StateManifest(
+        state = StateManifest(
             version,
             int(raw["stateVersion"]),
             int(raw["createdAt"]),
@@ -115,6 +118,24 @@ def state_from_record(raw: dict[str, Any], *, path: str) -> StateManifest:
         if isinstance(exc, UnsupportedStateVersionError):
             raise
         raise CorruptAvroFileError(path, f"invalid state record: {exc!r}") from exc
+    _check_manifest_paths(state, path)
+    return state
+
+
+def _check_manifest_paths(state: StateManifest, path: str) -> None:
+    """Every manifest path stays inside ``_transaction_log`` and is a key stores accept.
+
+    Raises:
+        CorruptAvroFileError: a path is not a string.
+        UnsafePathError: a path is absolute, names a scheme, climbs out with
+            ``..``, or has an empty or ``.`` segment or a NUL byte.
+    """
+    for info in state.manifests:
+        if not isinstance(info.path, str):
+            raise CorruptAvroFileError(path, f"manifest path {info.path!r} is not a string")
+        problem = key_problem(info.path)
+        if problem is not None:
+            raise UnsafePathError(f"{path}: manifest path {info.path!r} {problem}")
 
 
 def _schema_summary(schema: object, limit: int = 8) -> str:
