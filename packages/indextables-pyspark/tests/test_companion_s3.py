@@ -1,5 +1,6 @@
-"""A companion whose source and index sit on the moto S3 server, built through
-``itp.sql`` and read through Spark with the endpoint and credentials as options only."""
+"""A companion whose source and index sit on an S3 server (SeaweedFS: SigV4 signatures
+checked, conditional writes), built through ``itp.sql`` and read through Spark with the
+endpoint and credentials as options only."""
 
 from __future__ import annotations
 
@@ -11,13 +12,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import indextables.pyspark as itp
-from indextables.storage.testing import moto_server
+from indextables.storage.testing import seaweedfs_server
 
 pytestmark = [pytest.mark.spark, pytest.mark.s3, pytest.mark.integration]
 
 
 def test_companion_on_s3_through_spark(spark: Any) -> None:
-    with moto_server() as server:
+    with seaweedfs_server() as server:
         bucket = server.create_bucket()
         store = server.open_store(bucket)
         messages = ["disk full", "", None, "zürich disk", "ok"]
@@ -64,8 +65,6 @@ def test_a_source_with_its_own_credentials_through_spark(spark: Any) -> None:
     """The index on one SeaweedFS, the source on another with other SigV4 credentials:
     the reference's companion.parquet.aws.* keys reach the build and every read."""
     from pyspark.errors import PythonException
-
-    from indextables.storage.testing import seaweedfs_server
 
     with seaweedfs_server() as index_server, seaweedfs_server() as source_server:
         index_bucket, source_bucket = index_server.create_bucket(), source_server.create_bucket()

@@ -1,6 +1,7 @@
-"""Companion indexes whose source sits on an S3-compatible server (moto), reached only
-through the table's storage options (endpoint and credentials): no environment
-variable, no mock of the client.
+"""Companion indexes whose source sits on an S3-compatible server (SeaweedFS: SigV4
+signatures checked, conditional writes as S3 has them), reached only through the
+table's storage options (endpoint and credentials): no environment variable, no mock
+of the client.
 
 The oracle is the source itself, read with pyarrow from the same bytes.
 """
@@ -23,7 +24,7 @@ from indextables.search.companion import parallel
 from indextables.search.companion.parallel import PARALLELISM_OPTION
 from indextables.search.companion.sources import source_signature
 from indextables.search.errors import CompanionSourceError, StaleCompanionError
-from indextables.storage.testing import moto_server, seaweedfs_server
+from indextables.storage.testing import seaweedfs_server
 from indextables.storage.testing.s3servers import S3ServerInfo
 
 pytestmark = [pytest.mark.s3, pytest.mark.integration]
@@ -34,7 +35,7 @@ FLOATS = [0.0, -0.0, 1.5, math.nan, math.inf, -math.inf, None, 1e308]
 
 @pytest.fixture(scope="module")
 def s3() -> Iterator[S3ServerInfo]:
-    with moto_server() as server:
+    with seaweedfs_server() as server:
         yield server
 
 
