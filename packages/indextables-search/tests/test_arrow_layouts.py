@@ -242,18 +242,29 @@ def test_write_table_takes_polars_categoricals_views_and_large_types(tmp_path: P
         assert _rows_by_id(read.to_arrow()) == expected
 
 
-def test_write_table_takes_duckdb_results(tmp_path: Path) -> None:
+@pytest.mark.parametrize("views", [False, True])
+def test_write_table_takes_duckdb_results(tmp_path: Path, views: bool) -> None:
     duck = duckdb.connect()
-    result = duck.sql(
-        "SELECT i::BIGINT AS id, 'v' || i AS s, ('b' || i)::BLOB AS b, [i::VARCHAR, NULL] AS l, "
-        "{'k': 'x' || i} AS st, (CASE WHEN i % 2 = 0 THEN 'p' ELSE 'q' END)::ENUM('p', 'q') AS e "
+    if views:  # DuckDB's Arrow output with string views and list views
+        duck.execute("SET arrow_output_version = '1.5'")
+        duck.execute("SET produce_arrow_string_view = true")
+        duck.execute("SET arrow_output_list_view = true")
+    query = (
+        "SELECT i::BIGINT AS id, 'v' || i AS s, ('b' || i)::BLOB AS b, "
+        "[i::VARCHAR, NULL, repeat('ü', i::BIGINT)] AS l, {'k': 'x' || i} AS st, "
+        "(CASE WHEN i % 2 = 0 THEN 'p' ELSE 'q' END)::ENUM('p', 'q') AS e "
         "FROM range(20) t(i)"
     )
-    data = result.to_arrow_table()
-    write_table(str(tmp_path / "t"), result)  # the relation's own Arrow stream
+    relation = duck.sql(query)
+    if views:
+        assert "string_view" in str(relation.to_arrow_table().schema)
+        assert "list_view" in str(duck.sql(query).to_arrow_table().schema)
+    data = duck.sql(query).to_arrow_table()
+    write_table(str(tmp_path / "t"), duck.sql(query))  # the relation's own Arrow stream
     table = open_table(str(tmp_path / "t"), options=_options(tmp_path))
     assert _rows_by_id(table.to_arrow()) == _rows_by_id(data)
     assert table.count("e:p") == 10
+    assert _rows_by_id(table.search("id:[4 TO 6]")) == _rows_by_id(data)[4:7]
 
 
 def test_write_table_names_a_column_of_a_run_end_encoded_type_spark_lacks(
@@ -466,6 +477,9 @@ def test_a_source_file_that_cannot_be_decoded_is_named(tmp_path: Path) -> None:
         table.search("id:[0 TO 10]")
     with pytest.raises(CompanionSourceError, match=r"'bad\.parquet'"):
         table.to_arrow()
+    # and a build over it names it too
+    with pytest.raises(CompanionSourceError, match=r"'bad\.parquet'"):
+        build_companion(str(source), str(tmp_path / "idx2"), source_format="parquet")
 
 
 # -- the differential cases over sources in other layouts -----------------------------
