@@ -23,7 +23,13 @@ import tantivy
 from indextables.search.errors import OptionError
 from indextables.search.options import check_option_keys, parse_indexing, parse_write
 from indextables.search.schema.mapping import FieldKind, FieldSpec, field_specs, tantivy_schema
-from indextables.search.write.jsonfeed import decimal_text, json_lines, parsed_like_tantivy
+from indextables.search.write.jsonfeed import (
+    MAX_DOCUMENT_ROWS,
+    decimal_text,
+    exact_text,
+    json_lines,
+    parsed_like_tantivy,
+)
 from indextables.search.write.splitwriter import PartitionIndex
 
 UTC = dt.UTC
@@ -71,6 +77,8 @@ DOUBLES = [
     1.7976931348623157e308,
 ]
 NON_FINITE = [math.nan, math.inf, -math.inf]
+# Doubles with no decimal form Tantivy's JSON parser reads back exactly (found by search).
+NO_EXACT_FORM = [1.9515202680931906e-140, -1.8952328269605714e-87, 2.5073284358880874e89]
 
 
 def _double(rng: random.Random) -> float:
@@ -96,7 +104,7 @@ def _batch(rng: random.Random, n: int) -> pa.RecordBatch:
     null_rate = rng.choice([0.0, 0.2, 0.9])
     # Short decimals (JSON carries them), any doubles (some misread by Tantivy's JSON
     # parser), or some not finite: the batch goes as documents when any is not carried.
-    floats = rng.choice(["short", "short", "short", "any", "hostile"])
+    floats = rng.choice(["short", "any", "rare", "rare", "hostile"])
     ints = [-(2**63), 2**63 - 1, 0, -1, 1]
 
     def i64() -> int:
@@ -107,7 +115,7 @@ def _batch(rng: random.Random, n: int) -> pa.RecordBatch:
             return rng.choice([*DOUBLES, round(rng.uniform(-1e6, 1e6), rng.randrange(0, 4))])
         if floats == "hostile" and rng.random() < 0.1:
             return rng.choice([*NON_FINITE, _random_bits_double(rng)])
-        return _double(rng)
+        return _double(rng) if rng.random() < 0.9 else _random_bits_double(rng)
 
     def single() -> float:
         if floats == "hostile" and rng.random() < 0.1:
@@ -150,6 +158,11 @@ def _batch(rng: random.Random, n: int) -> pa.RecordBatch:
             maybe_absent(lambda: [text() for _ in range(rng.randint(0, 3))]), pa.list_(pa.string())
         ),
     }
+    if floats == "rare" and n >= 200:  # two rows as typed documents, in place
+        values = columns["f"].to_pylist()
+        for row in rng.sample(range(n), 2):
+            values[row] = rng.choice([*NON_FINITE, *NO_EXACT_FORM])
+        columns["f"] = pa.array(values, pa.float64())
     return pa.record_batch(columns)
 
 
@@ -190,11 +203,14 @@ def _index(
 @pytest.mark.parametrize("seed", range(3))
 def test_json_feed_writes_the_same_index_bytes_as_typed_documents(seed: int) -> None:
     rng = random.Random(seed)
-    batches = [_batch(rng, rng.choice([1, 50, 400])) for _ in range(12)]
+    batches = [_batch(rng, rng.choice([1, 50, 400, 400])) for _ in range(16)]
     specs = field_specs(batches[0].schema, parse_indexing(OPTIONS))
-    carried = [json_lines(b, specs, batch_number=0).lines is not None for b in batches]
-    assert any(carried)  # both paths run in the same index
-    assert not all(carried)
+    lines = [json_lines(b, specs, batch_number=0).lines for b in batches]
+    # Every path runs in the same index: JSON lines, rows as documents in place, batches
+    # as documents.
+    assert any(line is None for batch in lines if batch is not None for line in batch)
+    assert any(batch is not None and None not in batch for batch in lines)
+    assert any(batch is None for batch in lines)
     typed = _index(batches, specs, "documents")
     fed = _index(batches, specs, "json")
     assert sorted(typed) == sorted(fed)
@@ -223,7 +239,8 @@ def _spec(name: str, kind: FieldKind) -> FieldSpec:
         (FieldKind.F64, pa.array([1.0, math.nan]), False),
         (FieldKind.F64, pa.array([math.inf]), False),
         (FieldKind.F64, pa.array([-math.inf]), False),
-        (FieldKind.F64, pa.array([2.7715077941825975e-163]), False),  # serde_json misreads it
+        (FieldKind.F64, pa.array([2.7715077941825975e-163]), True),  # another form read exactly
+        (FieldKind.F64, pa.array([NO_EXACT_FORM[0]]), False),
         (FieldKind.BOOL, pa.array([True, False, None]), True),
         (FieldKind.DATE, pa.array([0, None], pa.timestamp("us", "UTC")), True),
         (FieldKind.DATE, pa.array([0], pa.timestamp("us")), True),
@@ -318,3 +335,51 @@ def test_feed_documents_adds_no_json(monkeypatch: pytest.MonkeyPatch) -> None:
         finally:
             part.discard()
         assert len(calls) == expected
+
+
+def test_rows_with_floats_json_cannot_carry_go_as_documents_in_place() -> None:
+    rng = random.Random(5)
+    n = 400
+    values = [_double(rng) for _ in range(n)]
+    odd = {17: math.nan, 99: -math.inf, 250: NO_EXACT_FORM[0], 399: NO_EXACT_FORM[2]}
+    for row, value in odd.items():
+        values[row] = value
+    batch = pa.record_batch(
+        {"f": pa.array(values), "s": pa.array([rng.choice(STRINGS) for _ in range(n)])}
+    )
+    specs = field_specs(batch.schema, parse_indexing({}))
+    lines = json_lines(batch, specs, batch_number=1).lines
+    assert lines is not None
+    assert [row for row, line in enumerate(lines) if line is None] == sorted(odd)
+    assert _index([batch], specs, "json") == _index([batch], specs, "documents")
+    # Beyond MAX_DOCUMENT_ROWS of the rows the whole batch goes as documents.
+    many = int(MAX_DOCUMENT_ROWS * n) + 1
+    crowded = pa.record_batch({"f": pa.array([math.nan] * many + values[many:]), "s": batch["s"]})
+    refused = json_lines(crowded, specs, batch_number=1)
+    assert refused.lines is None
+    assert refused.refusal is not None
+    assert "'f'" in refused.refusal
+
+
+def test_every_float_form_is_read_back_exactly_by_tantivy() -> None:
+    rng = random.Random(13)
+    values = [_random_bits_double(rng) for _ in range(3000)]
+    values += [rng.uniform(-1, 1) * 10.0 ** rng.randrange(-30, 30) for _ in range(3000)]
+    values += [rng.random() * 10.0 ** rng.randrange(-323, 300) for _ in range(1000)]
+    values += [*DOUBLES, 2.2250738585072014e-308, 4.9406564584124654e-324, -1e-320]
+    text = exact_text(pa.array(values, pa.float64())).to_pylist()
+    kept = [(value, form) for value, form in zip(values, text, strict=True) if form is not None]
+    assert len(kept) >= 0.99 * len(values)
+    builder = tantivy.SchemaBuilder()
+    builder.add_float_field("f", stored=True)
+    index = tantivy.Index(builder.build())
+    writer = index.writer(15_000_000, 1)
+    for _, form in kept:
+        writer.add_json(f'{{"f":{form}}}')
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    searcher = index.searcher()
+    for number, (value, form) in enumerate(kept):
+        got = searcher.doc(tantivy.DocAddress(0, number)).get_first("f")
+        assert struct.pack("<d", got) == struct.pack("<d", value), (value, form)

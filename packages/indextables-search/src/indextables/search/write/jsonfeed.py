@@ -4,15 +4,19 @@
 the schema inside Tantivy; one call per row is cheaper than building a
 ``tantivy.Document`` with one typed add call per value (:func:`..read.convert.documents`).
 :func:`json_lines` builds the lines of a whole batch with vectorized string
-kernels (casts, escapes, joins), for the batches whose every column JSON carries
-exactly: strings (text and exact), signed integers, floats, booleans, dates and
-timestamps. Any other batch is refused with the reason (the caller adds the typed
-documents instead, which index to the same bytes):
+kernels (casts, escapes, joins) for the kinds JSON carries exactly: strings (text
+and exact), signed integers, floats, booleans, dates and timestamps. A batch with
+a column of another kind (JSON objects, IP addresses, bytes) or Arrow type is
+refused with the reason, and the caller adds typed documents instead, which index
+to the same bytes.
 
-* a column of another kind (JSON objects, IP addresses, bytes) or Arrow type;
-* a float that is not finite, or whose shortest decimal form Tantivy's JSON parser
-  (serde_json's fast, not always correctly rounded float parsing) would read back
-  as another double: :func:`parsed_like_tantivy` models that parser exactly.
+Floats: Tantivy's JSON parser (serde_json's fast, not always correctly rounded
+float parsing, modelled exactly by :func:`tantivy_reads`) reads about a quarter of
+random doubles' shortest decimal forms as a neighbouring double. Such a value is
+written as another decimal form the parser reads back exactly, found near it
+(:func:`exact_text`); a row holding a float with no such form, or one not finite,
+goes as a typed document in its place (the whole batch when more than 1% of its
+rows do).
 
 Everything else is what the typed documents get: null values are left out, dates
 are clamped into Tantivy's span (``convert.clamp_micros``), strings are escaped as
@@ -33,7 +37,14 @@ import pyarrow.compute as pc
 from indextables.search.read.convert import TANTIVY_MAX_MICROS, TANTIVY_MIN_MICROS, row_key
 from indextables.search.schema.mapping import ROW_KEY_FIELD, FieldKind, FieldSpec
 
-__all__ = ["JsonLines", "decimal_text", "json_lines", "parsed_like_tantivy"]
+__all__ = [
+    "JsonLines",
+    "decimal_text",
+    "exact_text",
+    "json_lines",
+    "parsed_like_tantivy",
+    "tantivy_reads",
+]
 
 # Control characters JSON strings may not hold raw, with their escapes.
 _CONTROLS = [(chr(c), f"\\u{c:04x}") for c in range(0x20)]
@@ -47,16 +58,23 @@ _MAX_DIGITS = 19
 _SIGNED = (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32())
 
 
+# Above this share of rows needing typed documents, the whole batch goes as documents
+# (one document built alone costs several rows' worth of a batch's documents).
+MAX_DOCUMENT_ROWS = 0.01
+
+
 @dataclass(frozen=True, slots=True)
 class JsonLines:
     """The JSON lines of one batch, or why it needs typed documents.
 
     Attributes:
-        lines: one JSON object per row, in row order (None when refused).
-        refusal: the column and reason the batch cannot go as JSON (None when not).
+        lines: one JSON object per row, in row order, None for a row whose float
+            JSON cannot carry (not finite, or no decimal form Tantivy reads back
+            exactly): that row goes as a typed document. None when refused.
+        refusal: the column and reason the batch goes as typed documents (None when not).
     """
 
-    lines: list[str] | None
+    lines: list[str | None] | None
     refusal: str | None = None
 
 
@@ -74,6 +92,7 @@ def json_lines(
     """
     rows = batch.num_rows
     pieces: list[pa.Array] = []
+    uncarried = np.zeros(rows, dtype=bool)  # rows needing a typed document
     for spec in specs:
         column = batch.column(spec.name)
         if isinstance(column, pa.ChunkedArray):
@@ -83,6 +102,11 @@ def json_lines(
         text = _value_text(column, spec)
         if isinstance(text, str):
             return JsonLines(None, f"column {spec.name!r}: {text}")
+        if text.null_count > column.null_count:
+            lost = pc.and_(text.is_null(), column.is_valid())
+            uncarried |= lost.to_numpy(zero_copy_only=False)
+            if uncarried.sum() > MAX_DOCUMENT_ROWS * rows:
+                return JsonLines(None, f"column {spec.name!r}: {_UNCARRIED}")
         key = json.dumps(spec.name) + ":"
         pieces.append(pc.binary_join_element_wise(key, text, ""))
     if batch_number is not None:
@@ -93,11 +117,14 @@ def json_lines(
         return JsonLines(["{}"] * rows)
     body = pc.binary_join_element_wise(*pieces, ",", null_handling="skip")
     lines = pc.binary_join_element_wise("{", body, "}", "")
+    if uncarried.any():
+        lines = pc.if_else(pa.array(uncarried), pa.nulls(rows, pa.string()), lines)
     return JsonLines(lines.to_pylist())
 
 
 def _value_text(column: pa.Array, spec: FieldSpec) -> pa.Array | str:
-    """The JSON text of each value (null stays null), or why the column is refused."""
+    """The JSON text of each value (null for nulls and for values JSON cannot carry),
+    or why the column is refused."""
     kind, t = spec.kind, column.type
     if kind in (FieldKind.STRING, FieldKind.TEXT) and pa.types.is_string(t):
         return _string_text(column)
@@ -136,16 +163,19 @@ def _date_text(column: pa.Array) -> pa.Array:
     return pc.binary_join_element_wise('"', text, '"', "")
 
 
-def _float_text(column: pa.Array) -> pa.Array | str:
-    values = column.to_numpy(zero_copy_only=False)  # nulls as NaN
-    if column.null_count:
-        values = values[column.is_valid().to_numpy(zero_copy_only=False)]
-    if not np.isfinite(values).all():
-        return "a NaN or infinite float, which JSON cannot hold"
-    text = decimal_text(column)
-    if not parsed_like_tantivy(text, column):
-        return "a float whose shortest decimal form Tantivy's JSON parser reads as another double"
-    return text
+_UNCARRIED = (
+    "more than 1% of the rows hold floats JSON cannot carry (not finite, or with no "
+    "decimal form Tantivy's JSON parser reads back exactly)"
+)
+
+
+def _float_text(column: pa.Array) -> pa.Array:
+    """:func:`exact_text`, also null for NaN and infinities."""
+    finite = pc.is_finite(column)
+    if pc.all(finite).as_py() is not False:
+        return exact_text(column)
+    kept = pc.if_else(finite, column, pa.nulls(len(column), column.type))
+    return exact_text(kept)
 
 
 def decimal_text(column: pa.Array) -> pa.Array:
@@ -156,43 +186,132 @@ def decimal_text(column: pa.Array) -> pa.Array:
     return pc.if_else(integral, pc.binary_join_element_wise(text, ".0", ""), text)
 
 
+def exact_text(column: pa.Array) -> pa.Array:
+    """JSON text of each finite double that Tantivy's JSON parser reads back as that double.
+
+    The shortest decimal form where :func:`tantivy_reads` says it is read exactly;
+    else ``<significand>e<exponent>`` with a 16-19 digit significand found near the
+    value (:func:`_nearby_forms`); null where neither is found (and for nulls).
+    """
+    text = decimal_text(column)
+    valid = column.is_valid().to_numpy(zero_copy_only=False)
+    wanted = column.to_numpy(zero_copy_only=False)[valid]
+    exact = tantivy_reads(pc.filter(text, column.is_valid()), wanted)
+    if exact.all():
+        return text
+    rows = np.flatnonzero(valid)[~exact]
+    forms = _nearby_forms(wanted[~exact]).to_numpy(zero_copy_only=False)
+    merged = text.to_numpy(zero_copy_only=False)
+    merged[rows] = forms
+    return pa.array(merged, pa.string())
+
+
 def parsed_like_tantivy(text: pa.Array, values: pa.Array) -> bool:
     """Whether Tantivy's JSON parser reads every decimal ``text`` back as its ``values`` double.
+
+    Nulls pass; see :func:`tantivy_reads`.
+    """
+    valid = values.is_valid()
+    wanted = pc.filter(values, valid).to_numpy(zero_copy_only=False)
+    return bool(tantivy_reads(pc.filter(text, valid), wanted).all())
+
+
+def tantivy_reads(text: pa.Array, wanted: np.ndarray) -> np.ndarray:
+    """Per value: whether Tantivy's JSON parser reads decimal ``text`` as the double ``wanted``.
 
     serde_json (without its ``float_roundtrip`` feature, as tantivy-py is built)
     accumulates the significand's digits into a u64, then takes
     ``significand as f64`` times or divided by ``10^|exponent|`` from its table
     of powers (dividing by ``1e308`` first while the exponent is below -308):
-    each step one correctly rounded double operation, as numpy's. Nulls pass.
+    each step one correctly rounded double operation, as numpy's
+    (:func:`_serde_magnitude`). Forms it does not know (more than 19 digits, an
+    exponent above 308, other spellings) read as False.
     """
-    valid = values.is_valid()
-    text = pc.filter(text, valid)
-    wanted = pc.filter(values, valid).to_numpy(zero_copy_only=False)
     if not len(wanted):
-        return True
+        return np.ones(0, dtype=bool)
     parts = pc.extract_regex(text, _FLOAT_PARTS)
-    if parts.null_count:
-        return False  # a form the model does not know
+    known = parts.is_valid().to_numpy(zero_copy_only=False)
     whole, fraction, exp = (parts.field(n) for n in ("whole", "fraction", "exp"))
-    digits = pc.binary_join_element_wise(whole, fraction, "")
-    digits = pc.utf8_ltrim(digits, "0")
-    if pc.max(pc.utf8_length(digits)).as_py() > _MAX_DIGITS:
-        return False
-    digits = pc.if_else(pc.equal(digits, ""), "0", digits)
-    significand = digits.cast(pa.uint64()).to_numpy(zero_copy_only=False)
-    exp = pc.utf8_ltrim(exp, "+")  # Arrow's integer parse takes no plus sign
+    digits = pc.utf8_ltrim(pc.binary_join_element_wise(whole, fraction, ""), "0")
+    fits = pc.fill_null(pc.less_equal(pc.utf8_length(digits), _MAX_DIGITS), False)
+    known &= fits.to_numpy(zero_copy_only=False)
+    digits = pc.if_else(pc.or_(pc.equal(digits, ""), pc.invert(fits)), "0", digits)
+    significand = pc.fill_null(digits, "0").cast(pa.uint64()).to_numpy(zero_copy_only=False)
+    exp = pc.fill_null(pc.utf8_ltrim(exp, "+"), "")  # Arrow's integer parse takes no plus sign
     exponent = pc.if_else(pc.equal(exp, ""), "0", exp).cast(pa.int64())
-    exponent = pc.subtract(exponent, pc.utf8_length(fraction).cast(pa.int64()))
+    exponent = pc.subtract(exponent, pc.fill_null(pc.utf8_length(fraction), 0).cast(pa.int64()))
     power = exponent.to_numpy(zero_copy_only=False)
-    if (power > 308).any():
-        return False
-    got = significand.astype(np.float64)
+    known &= power <= 308
+    got = _serde_magnitude(significand.astype(np.float64), np.minimum(power, 308))
+    got = np.where(np.signbit(wanted), -got, got)
+    exact: np.ndarray = known & (got.view(np.uint64) == wanted.view(np.uint64))
+    return exact
+
+
+def _serde_magnitude(significand: np.ndarray, power: np.ndarray) -> np.ndarray:
+    """serde_json's double for ``significand * 10^power`` (significands as doubles)."""
+    got = significand.copy()
+    power = power.copy()
     small = power < -308
     while small.any():
         got[small] /= 1e308
-        power = np.where(small, power + 308, power)
+        power[small] += 308
         small = power < -308
     up = power >= 0
-    got = np.where(up, got * _POW10[np.where(up, power, 0)], got / _POW10[np.where(up, 0, -power)])
-    got = np.where(np.signbit(wanted), -got, got)
-    return bool((got.view(np.uint64) == wanted.view(np.uint64)).all())
+    scaled = got * _POW10[np.where(up, power, 0)]
+    return np.where(up, scaled, got / _POW10[np.where(up, 0, -power)])
+
+
+# How many doubles either side of the nearest significand the search tries.
+_STEPS = 4
+_MIN_SIGNIFICAND = float(2**53)  # every double from here up is an integer
+_MAX_SIGNIFICAND = 1e19  # 19 digits: serde_json's u64 holds them
+
+
+def _nearby_forms(values: np.ndarray) -> pa.Array:
+    """``<significand>e<exponent>`` text that serde_json reads as each value, or null.
+
+    For exponents giving 16-19 digit significands, the doubles nearest
+    ``|value| / 10^exponent`` (integers: they are at least 2^53) are tried in
+    turn under :func:`_serde_magnitude`; the first read back exactly is taken.
+    """
+    magnitude = np.abs(values)
+    found = np.zeros(len(values), dtype=bool)
+    significands = np.zeros(len(values))
+    exponents = np.zeros(len(values), dtype=np.int64)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        decade = np.floor(np.log10(np.where(magnitude > 0, magnitude, 1.0))).astype(np.int64)
+        for digits in (18, 17, 16, 15):
+            power = decade - digits
+            base = _divided(magnitude, power)
+            steps = [base]
+            up = down = base
+            for _ in range(_STEPS):
+                up, down = np.nextafter(up, np.inf), np.nextafter(down, 0.0)
+                steps += [up, down]
+            for candidate in steps:
+                fits = (candidate >= _MIN_SIGNIFICAND) & (candidate < _MAX_SIGNIFICAND)
+                safe = np.where(fits, candidate, _MIN_SIGNIFICAND)
+                hit = ~found & fits & (power <= 308) & (_serde_magnitude(safe, power) == magnitude)
+                significands[hit], exponents[hit], found[hit] = candidate[hit], power[hit], True
+    sign = np.where(np.signbit(values), "-", "")
+    whole = pa.array(significands.astype(np.uint64)).cast(pa.string())
+    text = pc.binary_join_element_wise(
+        pa.array(sign), whole, "e", pa.array(exponents).cast(pa.string()), ""
+    )
+    return pc.if_else(pa.array(found), text, pa.nulls(len(values), pa.string()))
+
+
+def _divided(magnitude: np.ndarray, power: np.ndarray) -> np.ndarray:
+    """``magnitude / 10^power`` to within a few units in the last place."""
+    power = power.copy()
+    got = magnitude.copy()
+    while (power < -308).any():
+        small = power < -308
+        got[small] *= 1e308
+        power[small] += 308
+    up = power >= 0
+    quotient: np.ndarray = np.where(
+        up, got / _POW10[np.clip(power, 0, 308)], got * _POW10[np.clip(-power, 0, 308)]
+    )
+    return quotient

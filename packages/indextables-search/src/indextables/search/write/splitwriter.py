@@ -112,16 +112,22 @@ class PartitionIndex:
         """Index the rows of one batch and fold them into the statistics.
 
         With ``feed="json"`` the rows go in as JSON lines when JSON carries every
-        column of the batch exactly (:mod:`.jsonfeed`), else as typed documents.
+        column of the batch exactly (:mod:`.jsonfeed`; a row holding a float it
+        cannot carry as a typed document in its place), else as typed documents.
         """
-        lines = json_lines(batch, specs, batch_number=self.batches) if feed == "json" else None
+        number = self.batches
+        lines = json_lines(batch, specs, batch_number=number) if feed == "json" else None
         if lines is not None and lines.lines is not None:
-            add_json = self.writer.add_json
-            for line in lines.lines:
-                add_json(line)
+            add_json, add = self.writer.add_json, self.writer.add_document
+            for row, line in enumerate(lines.lines):
+                if line is not None:
+                    add_json(line)
+                else:  # a float JSON cannot carry: this row as a typed document
+                    one = batch.slice(row, 1)
+                    add(next(documents(one, specs, schema, batch_number=number, first_row=row)))
         else:
             add = self.writer.add_document
-            for doc in documents(batch, specs, schema, batch_number=self.batches):
+            for doc in documents(batch, specs, schema, batch_number=number):
                 add(doc)
         self.stats.add(batch)
         self._copy(batch, specs, arrow_copy)
