@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from indextables.protocol.pathsafety import path_problem
 from indextables.search.errors import CompanionError
 
 __all__ = [
@@ -112,7 +113,8 @@ class ParquetManifest:
     companion_hash_fields: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def validate(self) -> None:
-        """Check the counts add up (as tantivy4java's ``validate``).
+        """Check the counts add up (as tantivy4java's ``validate``) and every source file
+        path stays inside the source table (relative, no scheme, no ``..``, no NUL).
 
         Raises:
             CompanionError: naming the first inconsistency.
@@ -132,6 +134,15 @@ class ParquetManifest:
             raise CompanionError(f"{MANIFEST_FILE}: the segments' rows do not sum to total_rows")
         expected = 0
         for entry in self.parquet_files:
+            problem = path_problem(entry.relative_path)
+            if problem is None and "\x00" in entry.relative_path:
+                problem = "holds a NUL byte"
+            if problem is not None:
+                # Read as base + "/" + path: a path out of the source root would read files
+                # beside it.
+                raise CompanionError(
+                    f"{MANIFEST_FILE}: unsafe source file path {entry.relative_path!r}: {problem}"
+                )
             if entry.row_offset != expected:
                 raise CompanionError(
                     f"{MANIFEST_FILE}: {entry.relative_path!r} starts at row {entry.row_offset}, "
