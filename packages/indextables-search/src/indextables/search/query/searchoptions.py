@@ -17,6 +17,7 @@ syntax) runs while Spark plans the read, before any task.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -280,12 +281,15 @@ def build_query(
         and not (f.fast if exact_dates is None else f.name.lower() in exact_dates)
     }
     doubles = {f.name for f in fields.values() if f.kind is FieldKind.F64}
+    token_limit = min(
+        [f.token_length for f in fields.values() if f.is_tokenized] + [_EN_STEM_TOKEN_LIMIT]
+    )
     if spec.query:
         from indextables.search.query.ipforms import rewrite_ip_forms
 
         ip_dated = _date_safe(rewrite_ip_forms(spec.query, fields), dates, coarse, "query")
         safe = spark_float_clauses(_open_ranges(ip_dated, doubles), doubles)
-        parts.append(_parse(index, safe, defaults, "query", spec.query))
+        parts.append(_parse(index, safe, defaults, "query", spec.query, token_limit=token_limit))
     for column in (*spec.text_search, *spec.field_match):
         if column.lower() not in fields:
             # A column added to the table after this split was written: null in every
@@ -296,7 +300,7 @@ def build_query(
         option = f"textsearch.{column}"
         safe = _date_safe(text, dates, coarse, option)
         safe = spark_float_clauses(_open_ranges(safe, doubles), doubles)
-        parts.append(_parse(index, safe, [name], option, text))
+        parts.append(_parse(index, safe, [name], option, text, token_limit=token_limit))
     for column, value in spec.field_match.items():
         found = fields[column.lower()]
         if found.kind is FieldKind.IP:
@@ -396,19 +400,33 @@ def _iso(value: datetime) -> str:
 
 # Tantivy's refusal of a query whose clauses all exclude.
 _ONLY_EXCLUSIONS = "Only excluding terms given"
+# Tantivy's en_stem analyzer drops tokens of 40 bytes or more, whatever the options say.
+_EN_STEM_TOKEN_LIMIT = 40
 
 
 def _parse(
-    index: tantivy.Index, text: str, defaults: list[str], option: str, given: str | None = None
+    index: tantivy.Index,
+    text: str,
+    defaults: list[str],
+    option: str,
+    given: str | None = None,
+    *,
+    token_limit: int = 1,
 ) -> tantivy.Query:
     """Parse ``text`` (the option's text as rewritten); errors quote ``given``, the text
-    the user wrote, when there is one."""
+    the user wrote, when there is one. ``token_limit``: the shortest token length limit of
+    the fields (``tokenless``; 1 parses every clause alone to check it)."""
     from indextables.search.query.negation import exclusion_only_groups, rewrite_negations
     from indextables.search.query.termforms import check_term_forms
+    from indextables.search.query.tokenless import nothing_for_tokenless
 
     shown = text if given is None else given
     check_term_forms(text, option, shown)
-    rewritten = rewrite_negations(text, option)
+    rewritten = nothing_for_tokenless(
+        rewrite_negations(text, option),
+        functools.partial(_parses_empty, index, defaults),
+        token_limit,
+    )
     try:
         try:
             parsed = index.parse_query(rewritten, defaults)
@@ -431,6 +449,15 @@ def _parse(
             "excludes from (a AND -b, a AND NOT (b OR c)) or use a where condition"
         )
     return parsed
+
+
+def _parses_empty(index: tantivy.Index, defaults: list[str], clause: str) -> bool:
+    """Whether ``clause`` alone parses to Tantivy's empty query (its analyzer yields no
+    token); a clause Tantivy refuses is left for the whole query's parse to report."""
+    try:
+        return repr(index.parse_query(clause, defaults)) == "Query(EmptyQuery)"
+    except ValueError:
+        return False
 
 
 # Tantivy's refusals of a query the field's layout cannot answer, each with our explanation

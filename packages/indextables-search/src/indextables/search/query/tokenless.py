@@ -1,0 +1,80 @@
+"""Clauses whose text yields no token, answered as clauses that match nothing.
+
+Tantivy's query parser drops a clause whose analyzer yields no token: on a
+``text`` field ``t:"!!"``, ``t:"-"``, ``t:""`` and a term of the token length
+limit or longer (255 UTF-8 bytes by default) each parse to nothing, so
+``b:false AND t:"!!"`` was parsed as ``b:false`` and returned every ``b:false``
+row, rows ``t:"!!"`` does not match. A reader means a clause that matches
+nothing: it makes a conjunction match nothing, leaves a disjunction to its other
+side, and under ``NOT`` (or ``-``) matches everything.
+
+:func:`nothing_for_tokenless` replaces each such clause in place by
+``(* AND -*)``, a group that matches no document, keeping its ``+``/``-`` so the
+boolean structure stays as written. Whether a clause yields a token is decided
+by the parser itself (the clause parsed alone is Tantivy's ``EmptyQuery``), on
+the split's own index and analyzers; only clauses that could be tokenless are
+parsed alone: those with no letter or digit, and those at least as long as the
+shortest token length limit of the fields.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Final
+
+from indextables.search.query.querytext import skip_space, token_end
+
+__all__ = ["NOTHING", "nothing_for_tokenless"]
+
+NOTHING: Final = "(* AND -*)"
+"""A group that matches no document, in Tantivy's query syntax."""
+
+_OPERATORS: Final = frozenset({"AND", "OR", "NOT", "&&", "||", "-", "+"})
+_FIELD: Final = re.compile(r"[A-Za-z_][\w.\-]*:\s*")
+_BOOST: Final = re.compile(r"\^[\d.]+$")
+_SLOP: Final = re.compile(r"~\d+$")
+
+
+def nothing_for_tokenless(text: str, is_empty: Callable[[str], bool], token_limit: int) -> str:
+    """``text`` with each clause that yields no token replaced by :data:`NOTHING`.
+
+    ``is_empty(clause)`` parses one clause (without its ``+``/``-`` and boost) alone and
+    says whether it is Tantivy's empty query; ``token_limit`` is the shortest token length
+    limit (UTF-8 bytes) of the fields searched: shorter clauses with a letter or digit
+    always yield a token and are not parsed alone.
+    """
+    out: list[str] = []
+    position = 0
+    copied = 0
+    while position < len(text):
+        position = skip_space(text, position)
+        if position >= len(text):
+            break
+        if text[position] in "()":
+            position += 1
+            continue
+        end = token_end(text, position)
+        token = text[position:end]
+        body_start = position + (len(token) - len(token.lstrip("+-")))
+        clause = _BOOST.sub("", text[body_start:end])
+        if token not in _OPERATORS and _may_be_tokenless(clause, token_limit) and is_empty(clause):
+            out.append(text[copied:body_start])
+            out.append(NOTHING)
+            copied = end
+        position = max(end, position + 1)
+    out.append(text[copied:])
+    return "".join(out)
+
+
+def _may_be_tokenless(clause: str, token_limit: int) -> bool:
+    """Whether ``clause`` (a term or phrase, maybe on a field) could yield no token."""
+    field = _FIELD.match(clause)
+    value = clause[field.end() :] if field else clause
+    if not value or value == "*" or value[0] in "[{<>/" or value.startswith("IN"):
+        return False  # exists, a range, a comparison, a regex or a term set: no analyzer
+    if value[0] == '"':
+        value = _SLOP.sub("", value)
+    if len(value.encode("utf-8", "surrogatepass")) >= token_limit:
+        return True  # it may hold a token over the limit
+    return not any(char.isalnum() for char in value)
