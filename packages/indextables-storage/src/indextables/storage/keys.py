@@ -23,8 +23,9 @@ def check_key(key: str, *, store: str) -> str:
         store: the store's URI, for the error message.
 
     Raises:
-        InvalidKeyError: empty, absolute, trailing ``/``, or an empty, ``.``,
-            ``..`` or reserved segment.
+        InvalidKeyError: empty, absolute, trailing ``/``, an empty, ``.``,
+            ``..`` or reserved segment, a NUL byte, or a lone surrogate (keys are
+            UTF-8 in every store).
     """
     if not isinstance(key, str) or not key:
         raise InvalidKeyError(f"{store}: invalid key {key!r}: keys are non-empty strings")
@@ -33,7 +34,17 @@ def check_key(key: str, *, store: str) -> str:
             raise InvalidKeyError(
                 f"{store}: invalid key {key!r}: empty, '.', '..', NUL or reserved segment"
             )
+    if not key.isascii() and not _utf8(key):
+        raise InvalidKeyError(f"{store}: invalid key {key!r}: a lone surrogate (not UTF-8)")
     return key
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def check_prefix(prefix: str, *, store: str) -> str:

@@ -24,6 +24,7 @@ from stat import S_ISREG as stat_is_file
 
 from indextables.protocol.store import ObjectInfo
 from indextables.storage.errors import (
+    ConfigurationError,
     KeyOutsideRootError,
     StorageError,
     StorageExistsError,
@@ -82,6 +83,10 @@ class LocalStore:
     Args:
         root: the directory holding the objects (created on first write).
 
+    Raises:
+        ConfigurationError: the root holds a NUL byte or a character the file
+            system cannot encode (a lone surrogate).
+
     Example:
         >>> import tempfile
         >>> store = LocalStore(tempfile.mkdtemp())
@@ -91,9 +96,17 @@ class LocalStore:
     """
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        self._root = Path(os.path.abspath(os.fspath(root)))
-        # Computed once: every key check names the store, and planning opens thousands.
-        self._uri = self._root.as_uri()
+        path = os.fspath(root)
+        if "\x00" in path:
+            raise ConfigurationError(f"local store root {path!r} holds a NUL byte")
+        self._root = Path(os.path.abspath(path))
+        try:
+            # Computed once: every key check names the store, and planning opens thousands.
+            self._uri = self._root.as_uri()
+        except UnicodeEncodeError:
+            raise ConfigurationError(
+                f"local store root {path!r} holds a lone surrogate the file system cannot encode"
+            ) from None
 
     def __repr__(self) -> str:
         return f"LocalStore(uri={self.uri!r})"

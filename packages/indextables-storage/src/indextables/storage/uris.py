@@ -54,9 +54,34 @@ def scheme_of(uri: str) -> str:
     return head.lower()
 
 
+def _check_text(uri: str, *, local: bool) -> None:
+    """Refuse a URI no store can use: a NUL byte, or a lone surrogate (not UTF-8).
+
+    A local path may hold the surrogates Python decodes undecodable file name bytes
+    to (``os.fsencode`` takes them back); any other lone surrogate is refused.
+    The message shows the URI escaped, never raw, so printing it cannot fail.
+    """
+    if "\x00" in uri:
+        raise ConfigurationError(f"{_safe(uri)!r}: the URI holds a NUL byte")
+    if uri.isascii():
+        return
+    try:
+        os.fsencode(uri) if local else uri.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigurationError(
+            f"{_safe(uri)!r}: the URI holds a lone surrogate (not UTF-8)"
+        ) from None
+
+
 def local_path(uri: str) -> str:
     """Return the directory of a plain path or a ``file:/abs``, ``file:///abs`` or
-    ``file://localhost/abs`` URI."""
+    ``file://localhost/abs`` URI.
+
+    Raises:
+        ConfigurationError: another scheme, a remote host, a NUL byte, or a
+            character the file system cannot encode.
+    """
+    _check_text(uri, local=True)
     if scheme_of(uri) != "file":
         raise ConfigurationError(f"{uri!r} is not a local path or file:// URI")
     if uri[:5].lower() == "file:" and uri[5:6] == "/" and uri[5:7] != "//":
@@ -71,7 +96,13 @@ def local_path(uri: str) -> str:
 
 
 def parse_bucket_uri(uri: str) -> BucketLocation:
-    """Split ``scheme://bucket/prefix`` (no credentials allowed in the URI)."""
+    """Split ``scheme://bucket/prefix`` (no credentials allowed in the URI).
+
+    Raises:
+        ConfigurationError: no bucket, credentials in the URI, a NUL byte or a
+            lone surrogate.
+    """
+    _check_text(uri, local=False)
     scheme = scheme_of(uri)
     rest = uri.split("://", 1)[1]
     bucket, _, prefix = rest.partition("/")
@@ -89,7 +120,11 @@ def parse_azure_uri(uri: str) -> AzureLocation:
 
     ``abfs://`` and ``wasbs://``/``wasb://`` (``container@account.blob.core.windows.net``)
     name the same locations as Hadoop's drivers do; the account is the host's first label.
+
+    Raises:
+        ConfigurationError: no container or account, a NUL byte or a lone surrogate.
     """
+    _check_text(uri, local=False)
     rest = uri.split("://", 1)[1]
     authority, _, prefix = rest.partition("/")
     container, at, host = authority.partition("@")
