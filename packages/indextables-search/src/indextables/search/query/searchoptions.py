@@ -193,7 +193,14 @@ def _check_indexed(found: FieldSpec, helper: str) -> None:
 def _check_indexable(column: str, value: str) -> None:
     from indextables.search.query.tantivyquery import MAX_TERM_BYTES
 
-    size = len(value.encode("utf-8", "surrogatepass"))
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise OptionError(
+            f"option fieldmatch.{column}: the value {value!r} holds a lone surrogate, which "
+            "is not UTF-8 and no indexed value can hold"
+        ) from None
+    size = len(value.encode("utf-8"))
     if size > MAX_TERM_BYTES:
         raise OptionError(
             f"option fieldmatch.{column}: the value is {size:,} UTF-8 bytes, but Tantivy "
