@@ -28,7 +28,11 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from indextables.search import build_companion, open_table, write_table
-from indextables.search.errors import CompanionSourceError, UnsupportedTypeError
+from indextables.search.errors import (
+    ArgumentError,
+    CompanionSourceError,
+    UnsupportedTypeError,
+)
 from indextables.search.polars import scan_indextables
 from indextables.search.schema.plainarrow import is_plain, plain_array, plain_type
 
@@ -273,6 +277,39 @@ def test_write_table_names_a_column_of_a_run_end_encoded_type_spark_lacks(
     data = pa.table({"id": [1, 2], "u": _ree([1, 1], pa.uint16())})
     with pytest.raises(UnsupportedTypeError, match="'u'"):
         write_table(str(tmp_path / "t"), data)
+
+
+def _bad_view() -> pa.Array:
+    """A string_view array whose first (long) view names a data buffer it does not have."""
+    good = pa.array(["x" * 20, "b"], pa.string_view())
+    views = bytearray(good.buffers()[1].to_pybytes())
+    views[8:12] = (5).to_bytes(4, "little")  # the view's buffer index
+    return pa.Array.from_buffers(
+        pa.string_view(), 2, [None, pa.py_buffer(bytes(views)), good.buffers()[2]]
+    )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: pa.DictionaryArray.from_arrays(
+            pa.array([0, 7, 1], pa.int8()), pa.array(["a", "b"], pa.string_view()), safe=False
+        ),
+        lambda: pa.DictionaryArray.from_arrays(
+            pa.array([0, 200], pa.uint8()), pa.array(["a"]), safe=False
+        ),
+        _bad_view,
+    ],
+    ids=["view_dictionary_index", "dictionary_index", "view_buffer"],
+)
+def test_write_table_refuses_inconsistent_arrays_naming_the_column(
+    tmp_path: Path, make: Callable[[], pa.Array]
+) -> None:
+    """Decoding such arrays would read out of bounds: they are refused, never written."""
+    data = pa.table({"bad": make()})
+    with pytest.raises(ArgumentError, match="column 'bad'"):
+        write_table(str(tmp_path / "t"), data)
+    assert not (tmp_path / "t").exists()  # nothing committed, no split left
 
 
 # -- companions over tables the libraries wrote ------------------------------------------

@@ -136,18 +136,35 @@ def conform_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
     Raises:
         UnsupportedTypeError: a value that does not fit (a timestamp in seconds
             beyond the microsecond range), naming the column.
+        ArgumentError: a view, dictionary or run-end encoded column whose buffers
+            contradict each other (a view past its data, an index past the
+            dictionary), naming the column: such columns are checked whole before
+            they are decoded.
     """
     if batch.schema.equals(target):
         return batch
     columns = []
     for name, column, want in zip(batch.schema.names, batch.columns, target, strict=True):
+        if not is_plain(column.type):
+            _check_layout(name, column)
         try:
             columns.append(_floor_nanos(plain_array(column)).cast(want.type))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowIndexError) as error:
             raise UnsupportedTypeError(
                 f"column {name!r} ({column.type}) cannot be held as Spark's {want.type}: {error}"
             ) from None
     return pa.RecordBatch.from_arrays(columns, schema=target)
+
+
+def _check_layout(name: str, column: pa.Array) -> None:
+    """Raise ``ArgumentError`` unless ``column``'s buffers are consistent (decoding views
+    or dictionaries of an inconsistent array reads out of bounds)."""
+    try:
+        column.validate(full=True)
+    except pa.ArrowException as error:
+        raise ArgumentError(
+            f"data: column {name!r} ({column.type}) is not valid Arrow data: {error}"
+        ) from None
 
 
 def _floor_nanos(array: pa.Array) -> pa.Array:
