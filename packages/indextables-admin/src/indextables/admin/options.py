@@ -54,39 +54,55 @@ def parse_storage_options(pairs: Iterable[str]) -> dict[str, str]:
         The options as a dict.
 
     Raises:
-        UsageError: a pair has no ``=`` or an empty key. The message never
-            quotes the value of a credential.
+        UsageError: a pair has no ``=`` or an empty key, or it is an unknown
+            name followed by nothing but ``=`` (a base64 credential given without
+            its ``KEY=``). The message names the pair by its position among the
+            ``-S`` values and shows no text of it but a known option's name.
 
     Example:
         >>> parse_storage_options(["region=us-east-1", "endpoint_url=http://x"])
         {'region': 'us-east-1', 'endpoint_url': 'http://x'}
     """
     options: dict[str, str] = {}
-    for pair in pairs:
+    for position, pair in enumerate(pairs, start=1):
         key, sep, value = pair.partition("=")
         key = key.strip()
         if not sep or not key or re.search(r"[:\s]", key):
             # ``account_key:c2VjcmV0==`` has an ``=`` (base64 padding) but its
             # key is ``account_key:c2VjcmV0``: a typo that must not be echoed.
-            raise UsageError(f"--storage-option expects key=value{_hint(pair)}")
+            raise UsageError(
+                f"-S value #{position} is not KEY=VALUE{_hint(pair)}",
+            )
+        if not value.strip("=") and not _known_name(key):
+            # ``c2VjcmV0ZQ==`` splits into key ``c2VjcmV0ZQ`` and value ``=``: a
+            # credential without its KEY=, which the store would echo as a name.
+            raise UsageError(
+                f"-S value #{position} has no known KEY= before a value "
+                "(a credential given without its name? the text is not shown)"
+            )
         options[key] = value
     return options
 
 
-_KEY_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+def _known_name(name: str) -> bool:
+    """A store option's name, or a setting's (``spark.*``, ``storage.*``): safe to show."""
+    from indextables.storage.options import KNOWN
+
+    lowered = name.lower()
+    return lowered in KNOWN or lowered.startswith(("spark.", "storage."))
 
 
 def _hint(pair: str) -> str:
     """A hint for a malformed pair that never quotes what may be a secret value.
 
-    Only a leading key-like name (before ``:`` or a space, a common typo for
-    ``=``) is shown, and only when it is not a credential's name.
+    Only a leading known option name (before ``:`` or a space, a common typo
+    for ``=``) is shown, and only when it is not a credential's name.
     """
     name = re.split(r"[:\s]", pair.strip(), maxsplit=1)[0]
-    if not name or not _KEY_LIKE.fullmatch(name) or is_secret_key(name):
-        return " (the value is not shown)"
+    if not name or not _known_name(name) or is_secret_key(name):
+        return " (the text is not shown)"
     if name == pair.strip():
-        return f", got {name!r} with no value"
+        return f": {name!r} has no value"
     return f": did you mean {name}=...? (the value is not shown)"
 
 
