@@ -66,8 +66,8 @@ _Verdict = Callable[[int | None, int | None], bool]
 def _needs(node: Predicate, out: dict[tuple[str, bool], set[str]]) -> None:
     """Collect every (column, order kind) -> literals the tree compares against."""
     if isinstance(node, And | Or):
-        _needs(node.left, out)
-        _needs(node.right, out)
+        for part in node.parts:
+            _needs(part, out)
     elif isinstance(node, Not):
         if isinstance(node.child, EqualTo):
             out[node.child.column, False].add(node.child.value)
@@ -159,9 +159,13 @@ def _per_entry(files: FileEntries, node: Predicate) -> int:
 
 def _eval(files: FileEntries, codes: _Codes, node: Predicate, everything: int) -> int:
     if isinstance(node, And | Or):
-        left = _eval(files, codes, node.left, everything)
-        right = _eval(files, codes, node.right, everything)
-        return left & right if isinstance(node, And) else left | right
+        # One loop over the parts of a chain (a chain is one node, however long).
+        both = isinstance(node, And)
+        result = everything if both else 0
+        for part in node.parts:
+            mask = _eval(files, codes, part, everything)
+            result = result & mask if both else result | mask
+        return result
     if isinstance(node, Not):
         return _not(codes, node, everything)
     if isinstance(node, In):

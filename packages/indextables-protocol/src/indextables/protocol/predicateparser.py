@@ -1,4 +1,4 @@
-"""Tokenizer and recursive-descent parser for partition filter strings.
+"""Tokenizer and parser for partition filter strings.
 
 Grammar (case-insensitive keywords)::
 
@@ -18,17 +18,22 @@ Spark can refuse them.
 
 The parser builds nodes through callbacks so it does not depend on the
 predicate classes (:mod:`indextables.protocol.predicates` wires them in).
+It reads with an explicit stack, never recursing on the text: a chain of
+one operator is one n-ary node (``build["or"](*terms)``), any number of
+parentheses and ``NOT`` s is read, and trees nested deeper than
+:data:`MAX_DEPTH` are refused.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 from indextables.protocol.errors import InvalidPredicateError
 
-__all__ = ["Token", "like_prefix", "parse_tokens", "tokenize", "unescape_string"]
+__all__ = ["MAX_DEPTH", "Token", "like_prefix", "parse_tokens", "tokenize", "unescape_string"]
 
 _TOKEN: Final = re.compile(
     r"""\s*(?:
@@ -162,6 +167,29 @@ def _utf16_units(code_point: int) -> list[str]:
 
 Builders = Mapping[str, Callable[..., Any]]
 
+MAX_DEPTH: Final = 256
+"""The deepest tree a predicate may make: ``AND``, ``OR`` and ``NOT`` nodes nested in one
+another (a chain of one operator is one node, ``NOT NOT x`` is ``x``, parentheses alone
+add nothing)."""
+
+
+class _Item(NamedTuple):
+    """A built node, what made it (``and``, ``or``, ``not``, ``leaf``) and its depth."""
+
+    node: Any
+    kind: str
+    depth: int
+
+
+@dataclass(slots=True)
+class _Group:
+    """An open parenthesis (or the whole text): the NOTs written before it, its finished
+    OR terms and the AND factors of the term being read."""
+
+    nots: int
+    terms: list[_Item] = field(default_factory=list)
+    factors: list[_Item] = field(default_factory=list)
+
 
 class _Parser:
     def __init__(self, tokens: list[Token], text: str, build: Builders) -> None:
@@ -192,25 +220,61 @@ class _Parser:
         return token
 
     def expr(self) -> Any:
-        node = self.term()
-        while self.accept("keyword", "OR"):
-            node = self.build["or"](node, self.term())
-        return node
+        """``term (OR term)*``, ``term := factor (AND factor)*``, ``factor := NOT factor |
+        '(' expr ')' | cond``, read with a stack of open parentheses (no recursion).
 
-    def term(self) -> Any:
-        node = self.factor()
-        while self.accept("keyword", "AND"):
-            node = self.build["and"](node, self.factor())
-        return node
+        A chain of one operator is built as one n-ary node (``build["or"](*terms)``),
+        ``NOT NOT x`` as ``x``; nodes are kept with their nesting depth, which may not
+        pass :data:`MAX_DEPTH`.
+        """
+        groups: list[_Group] = []
+        group = _Group(0)
+        while True:
+            nots = 0
+            while True:  # the prefixes of a factor: NOTs and opening parentheses
+                if self.accept("keyword", "NOT"):
+                    nots += 1
+                elif self.accept("punct", "("):
+                    groups.append(group)
+                    group = _Group(nots)
+                    nots = 0
+                else:
+                    break
+            item = self.negated(_Item(self.condition(), "leaf", 0), nots)
+            while True:  # after a factor: AND, OR, or the end of groups
+                group.factors.append(item)
+                if self.accept("keyword", "AND"):
+                    break
+                group.terms.append(self.joined("and", group.factors))
+                group.factors = []
+                if self.accept("keyword", "OR"):
+                    break
+                item = self.joined("or", group.terms)
+                if not groups:
+                    return item.node
+                self.expect("punct", ")")
+                item = self.negated(item, group.nots)
+                group = groups.pop()
 
-    def factor(self) -> Any:
-        if self.accept("keyword", "NOT"):
-            return self.build["not"](self.factor())
-        if self.accept("punct", "("):
-            node = self.expr()
-            self.expect("punct", ")")
-            return node
-        return self.condition()
+    def joined(self, kind: str, items: list[_Item]) -> _Item:
+        if len(items) == 1:
+            return items[0]
+        # A part of the same kind is merged into the node: it adds no level.
+        depth = 1 + max(item.depth - (item.kind == kind) for item in items)
+        return self.checked(_Item(self.build[kind](*(item.node for item in items)), kind, depth))
+
+    def negated(self, item: _Item, times: int) -> _Item:
+        if times % 2 == 0:
+            return item
+        return self.checked(_Item(self.build["not"](item.node), "not", item.depth + 1))
+
+    def checked(self, item: _Item) -> _Item:
+        if item.depth > MAX_DEPTH:
+            raise self.fail(
+                f"the predicate nests more than {MAX_DEPTH} levels of AND, OR and NOT "
+                f"(the limit is {MAX_DEPTH})"
+            )
+        return item
 
     def literal(self) -> str:
         token = self.accept("string") or self.accept("number")

@@ -346,44 +346,101 @@ def prefix_successor(prefix: str) -> str | None:
     return text[:-1] + chr(last)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class And(Predicate):
-    """``left AND right``."""
+    """``parts[0] AND parts[1] AND ...``: ``And(a, b, c)``.
 
-    left: Predicate
-    right: Predicate
+    A chain is one node of all its parts (an ``And`` among the parts is
+    merged in), so a long chain is evaluated in a loop, never by recursion
+    on its length. :attr:`left` and :attr:`right` read it as a binary node.
+    """
+
+    parts: tuple[Predicate, ...]
+
+    def __init__(self, *parts: Predicate) -> None:
+        object.__setattr__(self, "parts", _merged(And, parts))
+
+    @property
+    def left(self) -> Predicate:
+        """The first part."""
+        return self.parts[0]
+
+    @property
+    def right(self) -> Predicate:
+        """The other parts: the second, or an ``And`` of the rest."""
+        return self.parts[1] if len(self.parts) == 2 else And(*self.parts[1:])
 
     def columns(self) -> frozenset[str]:
-        return self.left.columns() | self.right.columns()
+        return frozenset().union(*(part.columns() for part in self.parts))
 
     def evaluate(self, values: Values) -> bool | None:
-        a, b = self.left.evaluate(values), self.right.evaluate(values)
-        if a is False or b is False:
-            return False
-        return None if a is None or b is None else True
+        unknown = False
+        for part in self.parts:
+            result = part.evaluate(values)
+            if result is False:
+                return False
+            unknown = unknown or result is None
+        return None if unknown else True
 
     def may_match(self, bounds: Bounds) -> bool:
-        return self.left.may_match(bounds) and self.right.may_match(bounds)
+        # A loop, not all(): one frame a nesting level.
+        for part in self.parts:  # noqa: SIM110
+            if not part.may_match(bounds):
+                return False
+        return True
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Or(Predicate):
-    """``left OR right``."""
+    """``parts[0] OR parts[1] OR ...``: ``Or(a, b, c)`` (one node, as :class:`And`)."""
 
-    left: Predicate
-    right: Predicate
+    parts: tuple[Predicate, ...]
+
+    def __init__(self, *parts: Predicate) -> None:
+        object.__setattr__(self, "parts", _merged(Or, parts))
+
+    @property
+    def left(self) -> Predicate:
+        """The first part."""
+        return self.parts[0]
+
+    @property
+    def right(self) -> Predicate:
+        """The other parts: the second, or an ``Or`` of the rest."""
+        return self.parts[1] if len(self.parts) == 2 else Or(*self.parts[1:])
 
     def columns(self) -> frozenset[str]:
-        return self.left.columns() | self.right.columns()
+        return frozenset().union(*(part.columns() for part in self.parts))
 
     def evaluate(self, values: Values) -> bool | None:
-        a, b = self.left.evaluate(values), self.right.evaluate(values)
-        if a is True or b is True:
-            return True
-        return None if a is None or b is None else False
+        unknown = False
+        for part in self.parts:
+            result = part.evaluate(values)
+            if result is True:
+                return True
+            unknown = unknown or result is None
+        return None if unknown else False
 
     def may_match(self, bounds: Bounds) -> bool:
-        return self.left.may_match(bounds) or self.right.may_match(bounds)
+        for part in self.parts:  # noqa: SIM110  (one frame a nesting level)
+            if part.may_match(bounds):
+                return True
+        return False
+
+
+def _merged(kind: type[Predicate], parts: tuple[Predicate, ...]) -> tuple[Predicate, ...]:
+    """``parts`` with the parts of each ``kind`` node among them in its place."""
+    if not parts:
+        raise ValueError(f"{kind.__name__} needs at least one part")
+    if not any(isinstance(part, kind) for part in parts):
+        return parts
+    merged: list[Predicate] = []
+    for part in parts:
+        if isinstance(part, kind):
+            merged.extend(part.parts)  # type: ignore[attr-defined]
+        else:
+            merged.append(part)
+    return tuple(merged)
 
 
 @dataclass(frozen=True, slots=True)
@@ -675,8 +732,13 @@ def parse_predicate(text: str) -> Predicate:
         >>> p.matches({"date": "2024-01-01", "region": "eu"})
         True
 
+    A chain of ``AND`` (or ``OR``) is one :class:`And` (:class:`Or`) of all its
+    parts, so a generated filter of thousands of terms parses and evaluates;
+    nesting deeper than
+    :data:`~indextables.protocol.predicateparser.MAX_DEPTH` levels is refused.
+
     Raises:
-        InvalidPredicateError: the text does not parse.
+        InvalidPredicateError: the text does not parse, or nests too deeply.
     """
     builders: dict[str, Callable[..., Any]] = {
         "cmp": lambda op, col, val: _COMPARISONS[op](col, val),

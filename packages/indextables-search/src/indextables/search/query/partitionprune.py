@@ -87,10 +87,7 @@ def _all_of(parts: Sequence[Any]) -> Any | None:
 
     if not parts:
         return None
-    combined = parts[0]
-    for part in parts[1:]:
-        combined = p.And(combined, part)
-    return combined
+    return parts[0] if len(parts) == 1 else p.And(*parts)
 
 
 def partition_may_match(

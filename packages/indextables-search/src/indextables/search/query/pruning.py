@@ -105,10 +105,8 @@ def stats_node(
         return p.In(spec.name, tuple(values))
     node = _STRING_NODES[op]
     # Any operand may match (comparisons from Spark have one).
-    found: p.Predicate = node(spec.name, values[0])
-    for value in values[1:]:
-        found = p.Or(found, node(spec.name, value))
-    return found
+    found = [node(spec.name, value) for value in values]
+    return found[0] if len(found) == 1 else p.Or(*found)
 
 
 def _temporal_node(column: str, op: str, values: Sequence[Any]) -> p.Predicate | None:
@@ -146,10 +144,7 @@ def stats_may_match(
 def _all_of(parts: Sequence[p.Predicate]) -> p.Predicate | None:
     if not parts:
         return None
-    combined = parts[0]
-    for part in parts[1:]:
-        combined = p.And(combined, part)
-    return combined
+    return parts[0] if len(parts) == 1 else p.And(*parts)
 
 
 def _plain_text(value: Any) -> bool:
