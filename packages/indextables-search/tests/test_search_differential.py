@@ -32,10 +32,12 @@ import pyarrow as pa
 import pytest
 
 from indextables.search import SearchTable, open_table, write_table
-from indextables.search.errors import ArithmeticOverflowError
+from indextables.search.errors import ArithmeticOverflowError, QuerySyntaxError
+from indextables.search.query.whereeval import compile_where
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from diffcases import OPTIONS, PARTITION_BY, Case, cases, condition, leaf, rows
+from wherematrix import KINDS, OPERATORS, covered, operator_matrix
 from writedata import canonical, row_multiset
 
 _LOG_NAME = "indextables.search.searchtable"
@@ -267,3 +269,43 @@ def test_engine_matches_oracles_on_each_doc_store_decoder(
     monkeypatch.setattr(bulkrows, "bulk_columns", counting)
     _run(tmp_path, caplog, 4)
     assert sum(served) > 0, "the bulk decoder served no column"
+
+
+@pytest.mark.parametrize("seed", FAST_SEEDS)
+def test_every_where_operator_on_every_column_kind(tmp_path: Path, seed: int) -> None:
+    """Each seed of the default run puts every operator on every column kind
+    (:mod:`wherematrix`), with literals the rows hold: the evaluator over the rows in
+    memory, and ``search``/``count`` over the table, keep DuckDB's rows; the pairs the docs
+    list as refused raise ``QuerySyntaxError`` naming the condition."""
+    table, data = build(tmp_path, seed)
+    conditions = operator_matrix(data, seed)
+    assert covered(conditions) == {(op, kind) for op in OPERATORS for kind in KINDS}
+    duck = duckdb.connect()
+    duck.execute("SET TimeZone = 'UTC'")
+    duck.register("data", data)
+    batch = data.combine_chunks().to_batches()[0]
+    ids = data.column("id").to_pylist()
+    kept_some = dropped_some = 0
+    try:
+        for c in conditions:
+            if c.duck is None:
+                with pytest.raises(QuerySyntaxError) as refused:
+                    table.search(where=c.where, columns=["id"])
+                assert f"where={c.where!r}" in str(refused.value), c
+                continue
+            want = sorted(
+                r[0] for r in duck.execute(f"SELECT id FROM data WHERE {c.duck}").fetchall()
+            )
+            mask = compile_where(c.where, batch.schema).mask(batch).to_pylist()
+            assert sorted(i for i, keep in zip(ids, mask, strict=True) if keep) == want, c
+            got = table.search(where=c.where, columns=["id"]).column("id").to_pylist()
+            assert sorted(got) == want, c
+            assert table.count(where=c.where) == len(want), c
+            kept_some += bool(want)
+            dropped_some += len(want) < ROWS
+    finally:
+        duck.close()
+    # Not vacuous: nearly every condition keeps some rows and drops others.
+    answered = sum(c.duck is not None for c in conditions)
+    assert kept_some > answered * 0.9, (kept_some, answered)
+    assert dropped_some > answered * 0.9, (dropped_some, answered)
