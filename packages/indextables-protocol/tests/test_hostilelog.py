@@ -121,3 +121,38 @@ def test_an_unsafe_manifest_path_in_a_state_is_an_unsafe_path(
     result = open_table(str(root), check=False).validate()
     assert not result.ok
     assert any("manifest path" in problem for problem in result.problems), result.problems
+
+
+@pytest.mark.parametrize("value", ["a\ud800", "\udfff", "x\udc80y"], ids=ascii)
+def test_a_partition_value_with_a_lone_surrogate_is_refused_naming_it(
+    tmp_path: Path, schema: Any, value: str
+) -> None:
+    from indextables.protocol.errors import UnsafePathError
+
+    root = tmp_path / "t"
+    table = create_table(str(root), schema=schema, partition_columns=("date",))
+    (root / "date=a").mkdir()
+    (root / "date=a" / "f.split").write_bytes(b"x")
+    with pytest.raises(UnsafePathError, match=r"partition value 'date'.*lone surrogate"):
+        table.commit(adds=[AddAction("date=a/f.split", {"date": value}, 1, 1, True)])
+    assert open_table(str(root)).snapshot().version == 0  # nothing written
+    # A log holding one (a JSON \ud800 escape): a corrupt version file, not a UnicodeError.
+    escaped = json.dumps({"date": value})  # ASCII JSON with the escape
+    text = (
+        '{"add":{"path":"date=a/f.split","partitionValues":' + escaped + ',"size":1,'
+        '"modificationTime":1,"dataChange":true}}\n'
+    )
+    LocalStore(root).put_if_absent("_transaction_log/00000000000000000001.json", text.encode())
+    for operation in ("snapshot", "compact"):
+        with pytest.raises(CorruptFileError, match=r"00000000000000000001\.json.*lone surrogate"):
+            getattr(open_table(str(root), check=False), operation)()
+    problems = open_table(str(root), check=False).validate().problems
+    assert any("lone surrogate" in problem for problem in problems), problems
+
+
+def test_a_new_split_path_with_a_lone_surrogate_is_refused(tmp_path: Path, schema: Any) -> None:
+    from indextables.protocol.errors import UnsafePathError
+
+    table = create_table(str(tmp_path / "t"), schema=schema)
+    with pytest.raises(UnsafePathError, match="lone surrogate"):
+        table.commit(adds=[AddAction("a\ud800.split", {}, 1, 1, True)])

@@ -371,8 +371,25 @@ def _nullable_str_map(raw: Any, *, nullable: bool, path: str, where: str) -> Any
     if raw is None and nullable:
         return None
     if isinstance(raw, dict) and all(v is None or isinstance(v, str) for v in raw.values()):
+        problem = lone_surrogate_entry(raw)
+        if problem is not None:
+            raise CorruptFileError(path, f"{where}: {problem}")
         return dict(raw)
     raise CorruptFileError(path, f"{where} should be a map of strings, got {raw!r}"[:300])
+
+
+def lone_surrogate_entry(values: Mapping[str, str | None]) -> str | None:
+    """What names a lone surrogate (not UTF-8: a JSON ``\\ud800`` escape) in a partition
+    map, or None: no store key, Avro state or UTF-8 log file can hold one."""
+    for name, value in values.items():
+        for text in (name, value):
+            if text is None or text.isascii():
+                continue
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"partition value {name!r}: {value!r} holds a lone surrogate (not UTF-8)"
+    return None
 
 
 def encode_record(record: Any) -> JsonObject:

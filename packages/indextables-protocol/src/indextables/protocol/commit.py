@@ -15,8 +15,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from indextables.protocol.actions import Action, AddAction, RemoveAction, SkipAction
-from indextables.protocol.errors import CommitConflictError, ObjectExistsError
+from indextables.protocol.actions import (
+    Action,
+    AddAction,
+    RemoveAction,
+    SkipAction,
+    lone_surrogate_entry,
+)
+from indextables.protocol.errors import CommitConflictError, ObjectExistsError, UnsafePathError
 from indextables.protocol.logreplay import version_key
 from indextables.protocol.metrics import emit
 from indextables.protocol.pathsafety import check_new_key, check_relative_path
@@ -46,7 +52,8 @@ def _check_actions(actions: Sequence[Action], *, key: str) -> None:
     Raises:
         UnsafePathError: a file path is empty, absolute, names a scheme or
             drive, or climbs out of the table root; or a new file's path is
-            a key the stores refuse (``a//b``, ``a/./b``, a trailing ``/``, NUL).
+            a key the stores refuse (``a//b``, ``a/./b``, a trailing ``/``, NUL,
+            a lone surrogate); or a partition value holds a lone surrogate.
     """
     for action in actions:
         if isinstance(action, AddAction):
@@ -55,6 +62,13 @@ def _check_actions(actions: Sequence[Action], *, key: str) -> None:
             check_new_key(action.path, file=f"{key} (not written)")
         elif isinstance(action, RemoveAction | SkipAction):
             check_relative_path(action.path, file=f"{key} (not written)")
+        if not isinstance(action, AddAction | RemoveAction | SkipAction):
+            continue
+        values = action.partition_values
+        problem = lone_surrogate_entry(values) if values else None
+        if problem is not None:
+            # Partition values name the files' directories: no UTF-8 log or key holds this.
+            raise UnsafePathError(f"{key} (not written): {action.path!r}: {problem}")
 
 
 def run_commit(

@@ -73,7 +73,7 @@ def key_problem(path: str) -> str | None:
 
     Stricter than :func:`path_problem` (what readers refuse): the stores
     (indextables-storage) also refuse empty segments (``a//b``, a trailing
-    ``/``), ``.`` segments, NUL bytes and their temporary-file names. Readers
+    ``/``), ``.`` segments, NUL bytes, lone surrogates and their temporary-file names. Readers
     keep accepting such paths in existing logs; writers must not create them.
     """
     problem = path_problem(path)
@@ -81,6 +81,11 @@ def key_problem(path: str) -> str | None:
         return problem
     if "\x00" in path:
         return "holds a NUL byte"
+    if not path.isascii():
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            return "holds a lone surrogate (not UTF-8)"
     for segment in path.split("/"):
         if segment == "":
             return "has an empty segment ('//' or a trailing '/')"
