@@ -383,3 +383,17 @@ def test_every_float_form_is_read_back_exactly_by_tantivy() -> None:
     for number, (value, form) in enumerate(kept):
         got = searcher.doc(tantivy.DocAddress(0, number)).get_first("f")
         assert struct.pack("<d", got) == struct.pack("<d", value), (value, form)
+
+
+def test_slices_escape_what_their_own_values_hold() -> None:
+    # The escape check reads the bytes a slice's values span: every slice of a column
+    # whose quotes, backslashes and control characters sit at a few rows reads back.
+    values = ["plain", 'a"b', "plain", "c\\d", "plain", "e\x01f", "plain", None, "日本"]
+    batch = pa.record_batch({"s": pa.array(values)})
+    specs = [_spec("s", FieldKind.STRING)]
+    for start in range(len(values)):
+        for length in range(1, len(values) - start + 1):
+            lines = json_lines(batch.slice(start, length), specs).lines
+            assert lines is not None
+            got = [json.loads(line).get("s") for line in lines]
+            assert got == values[start : start + length]

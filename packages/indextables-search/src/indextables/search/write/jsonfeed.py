@@ -49,6 +49,9 @@ __all__ = [
 # Control characters JSON strings may not hold raw, with their escapes.
 _CONTROLS = [(chr(c), f"\\u{c:04x}") for c in range(0x20)]
 _HAS_CONTROL = "[\\x00-\\x1f]"
+# The bytes a JSON string may not hold raw: control characters, quote, backslash.
+_ESCAPED = np.zeros(256, dtype=bool)
+_ESCAPED[:0x20] = _ESCAPED[ord('"')] = _ESCAPED[ord("\\")] = True
 # Arrow's shortest float text: -?digits[.digits][e[+-]digits].
 _FLOAT_PARTS = r"^-?(?P<whole>[0-9]+)(?:\.(?P<fraction>[0-9]+))?(?:e(?P<exp>[+-]?[0-9]+))?$"
 # serde_json's table of powers of ten (each literal correctly rounded, as Python's).
@@ -107,16 +110,22 @@ def json_lines(
             uncarried |= lost.to_numpy(zero_copy_only=False)
             if uncarried.sum() > MAX_DOCUMENT_ROWS * rows:
                 return JsonLines(None, f"column {spec.name!r}: {_UNCARRIED}")
-        key = json.dumps(spec.name) + ":"
-        pieces.append(pc.binary_join_element_wise(key, text, ""))
+        # '"name":value,' or, for a null, '' (pyarrow's null_handling="skip" join
+        # drops the rows whose every piece is null, so nulls are filled instead).
+        piece = pc.binary_join_element_wise(json.dumps(spec.name) + ":", text, ",", "")
+        pieces.append(pc.fill_null(piece, "") if piece.null_count else piece)
     if batch_number is not None:
         first = row_key(batch_number, first_row)
         keys = pa.array(np.arange(first, first + rows, dtype=np.uint64)).cast(pa.string())
-        pieces.append(pc.binary_join_element_wise(json.dumps(ROW_KEY_FIELD) + ":", keys, ""))
-    if not pieces:
+        lines = pc.binary_join_element_wise(
+            "{", *pieces, json.dumps(ROW_KEY_FIELD) + ":", keys, "}", ""
+        )
+    elif not pieces:
         return JsonLines(["{}"] * rows)
-    body = pc.binary_join_element_wise(*pieces, ",", null_handling="skip")
-    lines = pc.binary_join_element_wise("{", body, "}", "")
+    else:
+        # Drop the last piece's comma (no value's text ends with one).
+        body = pc.utf8_rtrim(pc.binary_join_element_wise(*pieces, ""), ",")
+        lines = pc.binary_join_element_wise("{", body, "}", "")
     if uncarried.any():
         lines = pc.if_else(pa.array(uncarried), pa.nulls(rows, pa.string()), lines)
     return JsonLines(lines.to_pylist())
@@ -140,12 +149,28 @@ def _value_text(column: pa.Array, spec: FieldSpec) -> pa.Array | str:
 
 
 def _string_text(column: pa.Array) -> pa.Array:
-    escaped = pc.replace_substring(column, "\\", "\\\\")
-    escaped = pc.replace_substring(escaped, '"', '\\"')
-    if pc.any(pc.match_substring_regex(escaped, _HAS_CONTROL)).as_py():
-        for char, escape in _CONTROLS:
-            escaped = pc.replace_substring(escaped, char, escape)
+    escaped = column
+    if _needs_escapes(column):
+        escaped = pc.replace_substring(escaped, "\\", "\\\\")
+        escaped = pc.replace_substring(escaped, '"', '\\"')
+        if pc.any(pc.match_substring_regex(escaped, _HAS_CONTROL)).as_py():
+            for char, escape in _CONTROLS:
+                escaped = pc.replace_substring(escaped, char, escape)
     return pc.binary_join_element_wise('"', escaped, '"', "")
+
+
+def _needs_escapes(column: pa.Array) -> bool:
+    """Whether any byte of the column's values is a quote, a backslash or a control character.
+
+    One numpy pass over the UTF-8 bytes the values span (no multi-byte sequence holds
+    a byte below 0x80), instead of a string kernel per escape.
+    """
+    _, offsets, data = column.buffers()
+    if data is None or len(column) == 0:
+        return False
+    bounds = np.frombuffer(offsets, dtype=np.int32, count=len(column) + 1, offset=4 * column.offset)
+    values = np.frombuffer(data, dtype=np.uint8)[bounds[0] : bounds[-1]]
+    return bool(_ESCAPED[values].any())
 
 
 def _date_text(column: pa.Array) -> pa.Array:
