@@ -56,3 +56,19 @@ def test_a_huge_heap_fails_the_write_naming_the_option(tmp_path: Path) -> None:
     with pytest.raises(OptionError, match=r"(?i)indexWriter\.heapSize.*999999G.*maximum"):
         write_table(str(tmp_path / "t"), pa.table({"a": [1, 2]}), options={KEY: "999999G"})
     assert not (tmp_path / "t" / "_transaction_log").exists()
+
+
+@pytest.mark.parametrize("value", ["999999G", "4293967295", "5g"])
+def test_a_huge_merge_heap_is_an_option_error_naming_it(value: str) -> None:
+    from indextables.search.write.merge import merge_settings
+
+    with pytest.raises(OptionError, match=r"(?i)merge\.heapsize.*maximum"):
+        merge_settings({"spark.indextables.merge.heapSize": value})
+
+
+def test_a_merge_heap_within_the_bounds_is_kept() -> None:
+    from indextables.search.write.merge import merge_settings
+
+    assert merge_settings({"spark.indextables.merge.heapSize": "4293967294"}).heap_size == (
+        4_293_967_294
+    )

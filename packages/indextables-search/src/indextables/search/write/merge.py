@@ -32,15 +32,15 @@ from typing import Any
 import pyarrow as pa
 
 from indextables.protocol.actions import AddAction, RemoveAction
-from indextables.search.errors import CompanionError, OptionError
+from indextables.search.errors import CompanionError
 from indextables.search.options import (
     DEFAULT_DOCSTORE_BLOCK_SIZE,
     DEFAULT_FEED,
     PREFIX,
     lower_keys,
+    parse_heap_size,
     parse_int,
     parse_read,
-    parse_size,
     parse_write,
 )
 from indextables.search.query.searchoptions import SearchSpec
@@ -284,11 +284,7 @@ def merge_settings(options: Mapping[str, str]) -> MergeSettings:
     write = parse_write(opts)
     heap = write.heap_size
     if MERGE_HEAP_KEY in opts:
-        heap = parse_size(MERGE_HEAP_KEY, opts[MERGE_HEAP_KEY])
-        if heap < 15 << 20:
-            raise OptionError(
-                f"option {MERGE_HEAP_KEY}={opts[MERGE_HEAP_KEY]!r} is below Tantivy's minimum 15M"
-            )
+        heap = parse_heap_size(MERGE_HEAP_KEY, opts[MERGE_HEAP_KEY])
     groups = (
         parse_int(MERGE_BATCH_KEY, opts[MERGE_BATCH_KEY], minimum=1)
         if MERGE_BATCH_KEY in opts
