@@ -329,3 +329,68 @@ def test_in_list_cost_is_linear(data_type: pa.DataType, literal: Callable[[int],
 
     small, large = steps(1500), steps(3000)
     assert large < 2.2 * small, (small, large)
+
+
+# --- through a table: pruning, partition pruning and the row filter ----------------------
+
+
+@pytest.fixture(scope="module")
+def table_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from indextables.search import write_table
+
+    rng = random.Random(9)
+    ids = [None if rng.random() < 0.1 else rng.randint(-500, 500) for _ in range(600)]
+    data = pa.table(
+        {"id": pa.array(ids, pa.int64()), "p": pa.array([i % 4 for i in range(600)], pa.int64())}
+    )
+    uri = str(tmp_path_factory.mktemp("deep") / "t")
+    write_table(uri, data, partition_by=["p"])
+    return uri
+
+
+def _searched(uri: str, where: str) -> list[tuple[int | None, int]]:
+    from indextables.search import open_table
+
+    found = open_table(uri).search(where=where, columns=["id", "p"])
+    return sorted(zip(found["id"].to_pylist(), found["p"].to_pylist(), strict=True), key=str)
+
+
+def _all_rows(uri: str) -> list[dict[str, Any]]:
+    from indextables.search import open_table
+
+    return open_table(uri).search(columns=["id", "p"]).to_pylist()
+
+
+def test_long_conditions_through_a_table_match_the_model(table_uri: str) -> None:
+    """Chains of thousands of terms reach the split pruning (each conjunct a condition),
+    the partition pruning and the row filter as flat nodes."""
+    table = _all_rows(table_uri)
+    rng = random.Random(4)
+    ands = [f"id <> {v}" for v in rng.sample(range(-3000, 3000), 2000)] + ["p >= 1"]
+    ands += [f"id > {v}" for v in rng.sample(range(-9000, -400), 2000)]
+    ors = [f"id = {v}" for v in rng.sample(range(-6000, 6000), 5000)]
+    ors += [f"p = {v}" for v in range(3, 3000, 3)]
+    listed = rng.sample(range(-2000, 2000), 3000)
+    cases: list[tuple[str, Callable[[dict[str, Any]], bool]]] = [
+        (
+            " AND ".join(ands),
+            lambda r: (
+                r["id"] is not None
+                and r["p"] >= 1
+                and all(r["id"] != int(t.split()[-1]) for t in ands if t.startswith("id <>"))
+                and all(r["id"] > int(t.split()[-1]) for t in ands if t.startswith("id >"))
+            ),
+        ),
+        (
+            " OR ".join(ors),
+            lambda r: r["p"] == 3 or (r["id"] is not None and f"id = {r['id']}" in ors),
+        ),
+        (
+            f"p IN ({', '.join(map(str, range(1, 9000, 2)))}) "
+            f"AND id IN ({', '.join(map(str, listed))})",
+            lambda r: r["p"] % 2 == 1 and r["id"] in listed,
+        ),
+    ]
+    for where, keep in cases:
+        want = sorted(((r["id"], r["p"]) for r in table if keep(r)), key=str)
+        assert _searched(table_uri, where) == want
