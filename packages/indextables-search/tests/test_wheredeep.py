@@ -358,7 +358,8 @@ def _searched(uri: str, where: str) -> list[tuple[int | None, int]]:
 def _all_rows(uri: str) -> list[dict[str, Any]]:
     from indextables.search import open_table
 
-    return open_table(uri).search(columns=["id", "p"]).to_pylist()
+    found: list[dict[str, Any]] = open_table(uri).search(columns=["id", "p"]).to_pylist()
+    return found
 
 
 def test_long_conditions_through_a_table_match_the_model(table_uri: str) -> None:
