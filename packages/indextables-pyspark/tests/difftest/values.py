@@ -37,6 +37,13 @@ NAN = float("nan")
 # NaN with its sign bit set: Spark and Arrow keep it (Parquet writes it as NaN); Tantivy
 # orders it below -inf, Spark with every NaN above every number.
 NEGATIVE_NAN: float = struct.unpack(">d", bytes.fromhex("fff8000000000000"))[0]
+# NaNs of other bits, each NaN to Spark: signaling (quiet bit clear; R's NA_real_), signaling
+# with the sign bit set, a quiet one with a payload. A float keeps none of them (a Python
+# float narrowed to 32 bits comes out quiet): doubles only.
+NAN_PAYLOADS: tuple[float, ...] = tuple(
+    struct.unpack(">d", bytes.fromhex(bits))[0]
+    for bits in ("7ff00000000007a2", "fff0000000000123", "7ff8000000000001")
+)
 INF = float("inf")
 
 # Tantivy query syntax characters, whitespace and LIKE wildcards.
@@ -79,6 +86,7 @@ def floating(rng: random.Random, data_type: DataType) -> float:
     if pick < 0.35:
         value = rng.choice(
             [NAN, NEGATIVE_NAN, INF, -INF, -0.0, 0.0, -0.0, 0.0, largest, -largest, tiny, -tiny]
+            + ([] if single else list(NAN_PAYLOADS))
         )
     elif pick < 0.75:
         value = rng.choice([-2.5, -1.0, 0.5, 1.0, 1.5, 2.0, 3.0, 1e10, 2.0**53, 2.0**53 + 2])
