@@ -94,7 +94,7 @@ def json_lines(
     numbered from ``first_row``), as :func:`..read.convert.documents` adds it.
     """
     rows = batch.num_rows
-    pieces: list[pa.Array] = []
+    pieces: list[pa.Array | str] = []
     uncarried = np.zeros(rows, dtype=bool)  # rows needing a typed document
     for spec in specs:
         column = batch.column(spec.name)
@@ -102,18 +102,23 @@ def json_lines(
             column = column.combine_chunks()
         if column.null_count == len(column):
             continue  # nothing to add, as the documents
-        text = _value_text(column, spec)
-        if isinstance(text, str):
-            return JsonLines(None, f"column {spec.name!r}: {text}")
+        valued = _value_text(column, spec)
+        if isinstance(valued, str):
+            return JsonLines(None, f"column {spec.name!r}: {valued}")
+        text, quote = valued
         if text.null_count > column.null_count:
             lost = pc.and_(text.is_null(), column.is_valid())
             uncarried |= lost.to_numpy(zero_copy_only=False)
             if uncarried.sum() > MAX_DOCUMENT_ROWS * rows:
                 return JsonLines(None, f"column {spec.name!r}: {_UNCARRIED}")
-        # '"name":value,' or, for a null, '' (pyarrow's null_handling="skip" join
-        # drops the rows whose every piece is null, so nulls are filled instead).
-        piece = pc.binary_join_element_wise(json.dumps(spec.name) + ":", text, ",", "")
-        pieces.append(pc.fill_null(piece, "") if piece.null_count else piece)
+        # '"name":value,' joined in the line's one join, or, with nulls, joined apart
+        # and nulls filled with '' (pyarrow's null_handling="skip" join drops the rows
+        # whose every piece is null).
+        parts = [json.dumps(spec.name) + ":" + quote, text, quote + ","]
+        if text.null_count:
+            pieces.append(pc.fill_null(pc.binary_join_element_wise(*parts, ""), ""))
+        else:
+            pieces.extend(parts)
     if batch_number is not None:
         first = row_key(batch_number, first_row)
         keys = pa.array(np.arange(first, first + rows, dtype=np.uint64)).cast(pa.string())
@@ -131,24 +136,25 @@ def json_lines(
     return JsonLines(lines.to_pylist())
 
 
-def _value_text(column: pa.Array, spec: FieldSpec) -> pa.Array | str:
-    """The JSON text of each value (null for nulls and for values JSON cannot carry),
-    or why the column is refused."""
+def _value_text(column: pa.Array, spec: FieldSpec) -> tuple[pa.Array, str] | str:
+    """The JSON text of each value (null for nulls and for values JSON cannot carry)
+    and the quote around it (``'"'`` for strings), or why the column is refused."""
     kind, t = spec.kind, column.type
     if kind in (FieldKind.STRING, FieldKind.TEXT) and pa.types.is_string(t):
-        return _string_text(column)
+        return _string_text(column), '"'
     if kind is FieldKind.I64 and t in _SIGNED:
-        return column.cast(pa.string())
+        return column.cast(pa.string()), ""
     if kind is FieldKind.BOOL and pa.types.is_boolean(t):
-        return column.cast(pa.string())
+        return column.cast(pa.string()), ""
     if kind is FieldKind.F64 and (pa.types.is_float64(t) or pa.types.is_float32(t)):
-        return _float_text(column.cast(pa.float64()))
+        return _float_text(column.cast(pa.float64())), ""
     if kind is FieldKind.DATE and (pa.types.is_timestamp(t) or pa.types.is_date32(t)):
-        return _date_text(column)
+        return _date_text(column), '"'
     return f"{kind.value} values of Arrow type {t} go as typed documents"
 
 
 def _string_text(column: pa.Array) -> pa.Array:
+    """Each string's JSON-escaped text (without its quotes)."""
     escaped = column
     if _needs_escapes(column):
         escaped = pc.replace_substring(escaped, "\\", "\\\\")
@@ -156,7 +162,7 @@ def _string_text(column: pa.Array) -> pa.Array:
         if pc.any(pc.match_substring_regex(escaped, _HAS_CONTROL)).as_py():
             for char, escape in _CONTROLS:
                 escaped = pc.replace_substring(escaped, char, escape)
-    return pc.binary_join_element_wise('"', escaped, '"', "")
+    return escaped
 
 
 def _needs_escapes(column: pa.Array) -> bool:
@@ -184,8 +190,7 @@ def _date_text(column: pa.Array) -> pa.Array:
     low = pc.max_element_wise(micros, TANTIVY_MIN_MICROS, skip_nulls=False)
     clamped = pc.min_element_wise(low, TANTIVY_MAX_MICROS, skip_nulls=False)
     instants = clamped.cast(pa.timestamp("us", tz="UTC"))
-    text = pc.strftime(instants, format="%Y-%m-%dT%H:%M:%SZ")
-    return pc.binary_join_element_wise('"', text, '"', "")
+    return pc.strftime(instants, format="%Y-%m-%dT%H:%M:%SZ")
 
 
 _UNCARRIED = (
