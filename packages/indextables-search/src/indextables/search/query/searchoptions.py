@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -296,7 +296,11 @@ def build_query(
 
         ip_dated = _date_safe(rewrite_ip_forms(spec.query, fields), dates, coarse, "query")
         safe = spark_float_clauses(_open_ranges(ip_dated, doubles), doubles)
-        parts.append(_parse(index, safe, defaults, "query", spec.query, token_limit=token_limit))
+        parts.append(
+            _parse(
+                index, safe, defaults, "query", spec.query, token_limit=token_limit, fields=fields
+            )
+        )
     for column in (*spec.text_search, *spec.field_match):
         if column.lower() not in fields:
             # A column added to the table after this split was written: null in every
@@ -307,7 +311,9 @@ def build_query(
         option = f"textsearch.{column}"
         safe = _date_safe(text, dates, coarse, option)
         safe = spark_float_clauses(_open_ranges(safe, doubles), doubles)
-        parts.append(_parse(index, safe, [name], option, text, token_limit=token_limit))
+        parts.append(
+            _parse(index, safe, [name], option, text, token_limit=token_limit, fields=fields)
+        )
     for column, value in spec.field_match.items():
         found = fields[column.lower()]
         if found.kind is FieldKind.IP:
@@ -419,15 +425,21 @@ def _parse(
     given: str | None = None,
     *,
     token_limit: int = 1,
+    fields: Mapping[str, FieldSpec] | None = None,
 ) -> tantivy.Query:
     """Parse ``text`` (the option's text as rewritten); errors quote ``given``, the text
     the user wrote, when there is one. ``token_limit``: the shortest token length limit of
-    the fields (``tokenless``; 1 parses every clause alone to check it)."""
+    the fields (``tokenless``; 1 parses every clause alone to check it); ``fields``: the
+    fields by lowercase name, for prefix terms (``termexpand``; none without them)."""
     from indextables.search.query.negation import exclusion_only_groups, rewrite_negations
+    from indextables.search.query.termexpand import rewrite_prefix_terms
     from indextables.search.query.termforms import check_term_forms
     from indextables.search.query.tokenless import nothing_for_tokenless
 
     shown = text if given is None else given
+    regexes = False
+    if fields is not None:
+        text, regexes = rewrite_prefix_terms(text, fields, _term_counter(index), option)
     check_term_forms(text, option, shown)
     rewritten = nothing_for_tokenless(
         rewrite_negations(text, option),
@@ -436,12 +448,12 @@ def _parse(
     )
     try:
         try:
-            parsed = index.parse_query(rewritten, defaults)
+            parsed = index.parse_query(rewritten, defaults, allow_regexes=regexes)
         except ValueError as error:
             if _ONLY_EXCLUSIONS not in str(error):
                 raise
             # Only exclusions (NOT b, -b -c): every document without them.
-            parsed = index.parse_query(f"* AND {rewritten}", defaults)
+            parsed = index.parse_query(f"* AND {rewritten}", defaults, allow_regexes=regexes)
     except ValueError as error:
         layout = layout_error(str(error), option, shown)
         if layout is not None:
@@ -456,6 +468,18 @@ def _parse(
             "excludes from (a AND -b, a AND NOT (b OR c)) or use a where condition"
         )
     return parsed
+
+
+def _term_counter(index: tantivy.Index) -> Callable[[str, str, int], int]:
+    """How many terms of a field of ``index`` start with a prefix (at most ``most``)."""
+    searchers: list[tantivy.Searcher] = []
+
+    def count(name: str, prefix: str, most: int) -> int:
+        if not searchers:
+            searchers.append(index.searcher())
+        return len(searchers[0].terms_with_prefix(name, prefix, limit=most))
+
+    return count
 
 
 def _parses_empty(index: tantivy.Index, defaults: list[str], clause: str) -> bool:

@@ -10,7 +10,8 @@ tokenizer drops the ``*``/``?`` (``hel*`` finds the word ``hel`` only, not
 term), naming the option and the term. A lone ``*`` (every document), ``f:*``
 (the field has a value), range bounds (``[* TO 5]``) and quoted phrases with a
 slop (``"a b"~2``) are left alone, and
-IP wildcard forms (``ip:10.0.*.*``) are rewritten into ranges before this runs.
+IP wildcard forms (``ip:10.0.*.*``) are rewritten into ranges before this runs, as are
+the prefix terms :mod:`~indextables.search.query.termexpand` answers (``msg:hel*``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,140 @@
+"""Prefix terms in query text (``f:pre*``), answered over the field's term dictionary.
+
+Tantivy's parser reads ``msg:hel*`` as the plain term ``hel`` (its analyzer drops
+the ``*``). :func:`rewrite_prefix_terms` writes each prefix term it can answer
+exactly as Tantivy's regex clause over whole terms, ``f:/hel[\\s\\S]*/``, which
+the caller parses with regexes allowed:
+
+- on a ``text`` field with the ``default`` analyzer, a prefix that is one token
+  (letters and digits only), lowercased as the analyzer lowercases (character by
+  character): ``msg:Hel*`` finds the rows with a token starting ``hel``;
+- on a ``text`` field with the ``whitespace`` analyzer, a prefix without spaces,
+  lowercased the same way;
+- on an exact (``string``) field, the whole value's prefix, case-sensitive:
+  ``host:web-*`` finds the values starting ``web-``.
+
+Other forms (suffix, infix, ``?``, fuzzy, a bare term, a boost, ``en_stem`` and
+JSON fields, a prefix spanning several tokens) are left to
+:func:`~indextables.search.query.termforms.check_term_forms`, which refuses
+them. A prefix that more than :data:`MAX_TERM_EXPANSIONS` terms of a split
+start with is refused with a :class:`~indextables.search.errors.QuerySyntaxError`
+naming the term and the limit (``count_terms`` counts them on the split's
+index).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Final
+
+from indextables.search.errors import QuerySyntaxError
+from indextables.search.query.querytext import skip_space, token_end
+from indextables.search.schema.mapping import FieldKind, FieldSpec
+
+__all__ = ["MAX_TERM_EXPANSIONS", "prefix_regex", "rewrite_prefix_terms"]
+
+MAX_TERM_EXPANSIONS: Final = 100_000
+"""The most terms of one split a prefix term may stand for."""
+
+_FIELD: Final = re.compile(r"([A-Za-z_][\w.\-]*):")
+_FIELD_REGEX: Final = re.compile(r"(?:[A-Za-z_][\w.\-]*:\s*)?/")
+_OPERATORS: Final = frozenset({"AND", "OR", "NOT", "&&", "||", "-", "+", "*"})
+_ASCII_WORD: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+CountTerms = Callable[[str, str, int], int]
+"""``(field, prefix, most)`` -> how many of the split's terms of ``field`` start with
+``prefix``, counting at most ``most``."""
+
+
+def rewrite_prefix_terms(
+    text: str, fields: Mapping[str, FieldSpec], count_terms: CountTerms | None, option: str
+) -> tuple[str, bool]:
+    """``text`` with each answerable prefix term as a regex clause (module doc), and
+    whether any was rewritten (the caller then parses with regexes allowed).
+
+    Raises:
+        QuerySyntaxError: a prefix more terms start with than :data:`MAX_TERM_EXPANSIONS`.
+    """
+    if "*" not in text:
+        return text, False
+    out: list[str] = []
+    copied = 0
+    position = 0
+    regexes = False  # the text has regex clauses of its own
+    while position < len(text):
+        position = skip_space(text, position)
+        if position >= len(text):
+            break
+        if text[position] in "()":
+            position += 1
+            continue
+        end = token_end(text, position)
+        token = text[position:end]
+        body = position + len(token) - len(token.lstrip("+-"))
+        clause = _prefix_clause(text[body:end], fields)
+        regexes = regexes or _FIELD_REGEX.match(text, body) is not None
+        if clause is not None and token not in _OPERATORS:
+            name, prefix, regex = clause
+            if count_terms is not None:
+                found = count_terms(name, prefix, MAX_TERM_EXPANSIONS + 1)
+                if found > MAX_TERM_EXPANSIONS:
+                    raise QuerySyntaxError(
+                        f"option {option}: the prefix term {text[body:end]!r} stands for more "
+                        f"than {MAX_TERM_EXPANSIONS:,} terms of column {name!r} in one split "
+                        "(MAX_TERM_EXPANSIONS): write a longer prefix"
+                    )
+            out.append(text[copied:body])
+            out.append(f"{name}:/{regex}/")
+            copied = end
+        position = max(end, position + 1)
+    if copied == 0:
+        return text, False
+    if regexes:
+        raise QuerySyntaxError(
+            f"option {option}={text!r}: regex terms (f:/re/) are not supported; write a "
+            "prefix term (f:pre*) or filter with a where condition (f RLIKE '...')"
+        )
+    out.append(text[copied:])
+    return "".join(out), True
+
+
+def _prefix_clause(clause: str, fields: Mapping[str, FieldSpec]) -> tuple[str, str, str] | None:
+    """(field, prefix term, regex) for an answerable ``f:pre*`` clause, else None."""
+    found = _FIELD.match(clause)
+    if found is None:
+        return None
+    value = clause[found.end() :]
+    if len(value) < 2 or not value.endswith("*") or any(c in value[:-1] for c in '*?~\\"^'):
+        return None
+    spec = fields.get(found.group(1).lower())
+    if spec is None or not spec.indexed:
+        return None
+    prefix = value[:-1]
+    if value[0] in "[{<>/(":
+        return None
+    if spec.kind is FieldKind.STRING:
+        term = prefix
+    elif spec.kind is FieldKind.TEXT and spec.tokenizer == "default":
+        if not all(c.isalnum() for c in prefix):
+            return None  # more than one token, or characters the analyzer drops
+        term = _lowercased(prefix)
+    elif spec.kind is FieldKind.TEXT and spec.tokenizer == "whitespace":
+        if any(c.isspace() for c in prefix):
+            return None
+        term = _lowercased(prefix)
+    else:
+        return None
+    return spec.name, term, prefix_regex(term)
+
+
+def _lowercased(text: str) -> str:
+    """As Tantivy's lowercasing filter: each character on its own (no final-sigma rule)."""
+    return "".join(c.lower() for c in text)
+
+
+def prefix_regex(prefix: str) -> str:
+    """The regex (Tantivy's dialect, in query text) of every term starting with ``prefix``:
+    ASCII letters and digits as themselves, every other character as ``\\x{hex}``."""
+    literal = "".join(c if c in _ASCII_WORD else f"\\x{{{ord(c):x}}}" for c in prefix)
+    return f"{literal}[\\s\\S]*"  # no parenthesis: the text's scans read it as one token

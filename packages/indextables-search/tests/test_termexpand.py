@@ -1,0 +1,157 @@
+"""Prefix terms ``f:pre*`` in ``query``: on text fields per token through the analyzer's
+rules, on exact fields over the whole value (Tantivy's parser alone read ``hel*`` as the
+plain term ``hel``; the engine refused it)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from indextables.search import open_table, write_table
+from indextables.search.errors import QuerySyntaxError
+from indextables.search.query import termexpand
+
+# Letters whose case and alphanumeric class Python and Rust agree on, the case-folding
+# edges among them (U+0130 lowercases to two characters, capital sigma to the medial
+# sigma wherever it stands), a combining mark (no token character), digits of another
+# script, separators.
+ALPHABET = [*"abcABCxyzXYZ019", "\u00e9", "\u00c9", "\u0130", "\u0131", "\u03a3", "\u00df"]
+ALPHABET += ["\u01c5", "\u0663", "\u65e5", "\u03a9"]
+ALPHABET += ["\u0301", " ", " ", "-", ".", "\n", "_"]
+
+
+def _text(rng: random.Random) -> str:
+    if rng.random() < 0.05:
+        return "a" * rng.choice([254, 255, 300]) + " ab"  # at and over the token limit
+    return "".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 14)))
+
+
+def _tokens(text: str) -> list[str]:
+    """The ``default`` analyzer, modelled: runs of letters and digits, each character
+    lowercased on its own, tokens of 255 UTF-8 bytes or more dropped."""
+    runs: list[str] = []
+    current = ""
+    for char in text + " ":
+        if char.isalnum():
+            current += char
+        elif current:
+            runs.append(current)
+            current = ""
+    lowered = ["".join(c.lower() for c in run) for run in runs]
+    return [t for t in lowered if len(t.encode()) < 255]
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[str], list[str]]:
+    rng = random.Random(11)
+    texts = [_text(rng) for _ in range(300)]
+    values = [_text(rng) for _ in range(300)]
+    uri = str(Path(tmp_path_factory.mktemp("prefix")) / "t")
+    data = pa.table({"id": list(range(len(texts))), "t": texts, "s": values})
+    write_table(uri, data, options={"spark.indextables.indexing.typemap.t": "text"})
+    return uri, texts, values
+
+
+def _ids(uri: str, query: str) -> list[int]:
+    return sorted(open_table(uri).search(query, columns=["id"]).column("id").to_pylist())
+
+
+def _prefix_of(rng: random.Random, pool: list[str]) -> str:
+    word = rng.choice(pool) if pool and rng.random() < 0.8 else _text(rng)
+    return word[: rng.randint(1, max(1, len(word)))]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_text_prefixes_match_the_analyzer_model(
+    table: tuple[str, list[str], list[str]], seed: int
+) -> None:
+    uri, texts, _ = table
+    rng = random.Random(seed)
+    words = [run for t in texts for run in "".join(c if c.isalnum() else " " for c in t).split()]
+    asked = 0
+    for _ in range(40):
+        prefix = _prefix_of(rng, words)
+        if not prefix or not all(c.isalnum() for c in prefix):
+            continue
+        prefix = "".join(c.upper() if rng.random() < 0.3 else c for c in prefix)
+        lowered = "".join(c.lower() for c in prefix)
+        want = [i for i, t in enumerate(texts) if any(k.startswith(lowered) for k in _tokens(t))]
+        assert _ids(uri, f"t:{prefix}*") == want, prefix
+        asked += 1
+    assert asked >= 25
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_exact_prefixes_match_the_whole_value_case_sensitive(
+    table: tuple[str, list[str], list[str]], seed: int
+) -> None:
+    uri, _, values = table
+    rng = random.Random(seed)
+    asked = 0
+    for _ in range(40):
+        prefix = _prefix_of(rng, values)
+        if any(c in prefix for c in ' \t\n\r()"*?~\\^[]{}<>/:') or prefix in ("-", "+"):
+            continue  # not one token of query text
+        if not prefix or prefix[0] in "-+" or prefix in ("AND", "OR", "NOT"):
+            continue
+        want = [i for i, v in enumerate(values) if v.startswith(prefix)]
+        assert _ids(uri, f"s:{prefix}*") == want, prefix
+        asked += 1
+    assert asked >= 10
+
+
+def test_prefixes_inside_boolean_structure(table: tuple[str, list[str], list[str]]) -> None:
+    uri, texts, values = table
+
+    def has(i: int, prefix: str) -> bool:
+        return any(k.startswith(prefix) for k in _tokens(texts[i]))
+
+    rows = range(len(texts))
+    assert _ids(uri, "t:a* AND NOT t:b*") == [i for i in rows if has(i, "a") and not has(i, "b")]
+    assert _ids(uri, "NOT t:a*") == [i for i in rows if not has(i, "a")]
+    assert _ids(uri, "(t:x* OR s:a*)") == [
+        i for i in rows if has(i, "x") or values[i].startswith("a")
+    ]
+
+
+def test_forms_not_answered_yet_are_still_refused(table: tuple[str, list[str], list[str]]) -> None:
+    uri = table[0]
+    for query in ["t:*ab", "t:a*b", "t:a?", "t:ab~1", "t:a-b*", "t:ab*^2", "ab*"]:
+        with pytest.raises(QuerySyntaxError, match="which the index does not support"):
+            open_table(uri).search(query)
+    with pytest.raises(QuerySyntaxError, match="regex terms"):
+        open_table(uri).search("t:ab* AND t:/a.*/")
+
+
+def test_a_prefix_standing_for_too_many_terms_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    uri = str(tmp_path / "t")
+    words = [f"w{i:03d}" for i in range(20)]
+    data = pa.table({"id": list(range(20)), "t": words})
+    write_table(uri, data, options={"spark.indextables.indexing.typemap.t": "text"})
+    assert _ids(uri, "t:w01*") == list(range(10, 20))
+    monkeypatch.setattr(termexpand, "MAX_TERM_EXPANSIONS", 10)
+    assert _ids(uri, "t:w01*") == list(range(10, 20))  # ten terms: at the limit
+    with pytest.raises(QuerySyntaxError, match=r"'t:w0\*' stands for more than 10 terms"):
+        open_table(uri).search("t:w0*")
+
+
+def test_whitespace_analyzer_prefixes_keep_punctuation(tmp_path: Path) -> None:
+    uri = str(tmp_path / "t")
+    texts = ["WEB-1 up", "web down", "db-web-2", "Web-2\tok"]
+    data = pa.table({"id": list(range(4)), "t": texts})
+    options = {
+        "spark.indextables.indexing.typemap.t": "text",
+        "spark.indextables.indexing.tokenizer.t": "whitespace",
+    }
+    write_table(uri, data, options=options)
+    for prefix in ["web-", "WEB", "db-w", "we"]:
+        lowered = prefix.lower()
+        want = [
+            i for i, t in enumerate(texts) if any(w.lower().startswith(lowered) for w in t.split())
+        ]
+        assert _ids(uri, f"t:{prefix}*") == want, prefix
