@@ -20,6 +20,7 @@ import pyarrow as pa
 import pytest
 import tantivy
 
+from indextables.search import open_table, write_table
 from indextables.search.errors import OptionError
 from indextables.search.options import check_option_keys, parse_indexing, parse_write
 from indextables.search.schema.mapping import FieldKind, FieldSpec, field_specs, tantivy_schema
@@ -304,8 +305,11 @@ def test_the_float_model_agrees_with_what_tantivy_stores() -> None:
         assert got is exact[row], (values[row], text[row])
 
 
+FEED_KEY = "spark.indextables.indexWriter.feed"
+
+
 def test_feed_option() -> None:
-    key = "spark.indextables.indexWriter.feed"
+    key = FEED_KEY
     assert parse_write({}).feed == "json"
     assert parse_write({key: "documents"}).feed == "documents"
     assert parse_write({key.lower(): " JSON "}).feed == "json"
@@ -397,3 +401,20 @@ def test_slices_escape_what_their_own_values_hold() -> None:
             assert lines is not None
             got = [json.loads(line).get("s") for line in lines]
             assert got == values[start : start + length]
+
+
+@pytest.mark.parametrize(("options", "fed"), [({}, True), ({FEED_KEY: "documents"}, False)])
+def test_write_table_takes_the_feed_option(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, options: dict[str, str], fed: bool
+) -> None:
+    calls: list[int] = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return json_lines(*args, **kwargs)
+
+    monkeypatch.setattr("indextables.search.write.splitwriter.json_lines", counted)
+    data = pa.table({"s": ["a", "b", None], "n": [1, None, 3]})
+    write_table(str(tmp_path / "t"), data, options=options, workers=1)
+    assert bool(calls) is fed
+    assert open_table(str(tmp_path / "t")).search("s:a").num_rows == 1
