@@ -43,6 +43,15 @@ from indextables.search.query.whereeval import WhereFilter, compile_where
 from indextables.search.read.plan import plan_splits, view_fields
 from indextables.search.read.splitbatches import split_batches
 from indextables.search.read.splitreader import SplitEntry
+from indextables.search.read.topk import (
+    MAX_TOP,
+    SCORE,
+    OrderKey,
+    Scoring,
+    TopK,
+    parse_order_by,
+    score_field,
+)
 from indextables.search.schema.schemajson import arrow_schema
 from indextables.search.table.tableaccess import TableView, load_view, open_table_store
 
@@ -165,6 +174,7 @@ class SearchTable:
         fieldmatch: Mapping[str, str] | None = None,
         columns: Sequence[str] | None = None,
         limit: int | None = None,
+        order_by: str | Sequence[str] | None = None,
     ) -> pa.Table:
         """The rows matching a search as one Arrow table (see :meth:`scan`)."""
         reader = self.scan(
@@ -174,6 +184,7 @@ class SearchTable:
             fieldmatch=fieldmatch,
             columns=columns,
             limit=limit,
+            order_by=order_by,
         )
         return reader.read_all()
 
@@ -186,6 +197,7 @@ class SearchTable:
         fieldmatch: Mapping[str, str] | None = None,
         columns: Sequence[str] | None = None,
         limit: int | None = None,
+        order_by: str | Sequence[str] | None = None,
     ) -> pa.RecordBatchReader:
         """The rows matching a search, streamed split by split.
 
@@ -197,14 +209,25 @@ class SearchTable:
             textsearch: column -> query, on tokenized (``text``) columns.
             fieldmatch: column -> exact value, on exact (``string``) columns.
             columns: the columns to return (default all), in this order.
-            limit: at most this many rows.
+            limit: at most this many rows (without ``order_by``: the first found, in
+                split order).
+            order_by: the first ``limit`` rows in this order instead (``"ts DESC"``,
+                ``"a ASC, b DESC"``, ``"_score"``): fast fields, partition columns
+                and ``_score`` (Tantivy's BM25 score within the row's split, added
+                as a float32 ``_score`` column); nulls first ASC, last DESC, NaN
+                greatest; ties in split order, then document order. Needs
+                ``limit`` (at most 1,000,000): each split keeps its own best
+                ``limit`` rows, merged into a buffer of that size.
 
         Raises:
-            ArgumentError: an argument of the wrong type or an unknown column.
+            ArgumentError: an argument of the wrong type or an unknown column; an
+                ``order_by`` key that is unknown, has no fast field or a bad
+                direction; ``order_by`` without ``limit`` or above the maximum.
+            CompanionError: ``order_by="_score"`` on a companion index.
             QuerySyntaxError, FieldKindError: a query that does not parse, or a
                 search on a column of the wrong kind.
         """
-        plan = self._plan(query, where, textsearch, fieldmatch, columns, limit)
+        plan = self._plan(query, where, textsearch, fieldmatch, columns, limit, order_by)
         return pa.RecordBatchReader.from_batches(plan.output, self._rows(plan))
 
     def count(
@@ -343,19 +366,40 @@ class SearchTable:
         fieldmatch: Any,
         columns: Any,
         limit: Any,
+        order_by: Any = None,
     ) -> _ReadPlan:
         spec = self._search_spec(query, where, textsearch, fieldmatch)
         if limit is not None and (
             isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= _MAX_LIMIT
         ):
             raise ArgumentError(f"limit={limit!r} must be an int from 0 to {_MAX_LIMIT}")
+        order = self._order(order_by, limit)
         output = self._projection(columns)
         where_filter = compile_where(where, self._schema) if where else None
         conditions = translate_predicate(where, self._schema) if where else ()
         needed = {f.name for f in output} | set(where_filter.columns if where_filter else ())
+        needed |= {key.column for key in order if key.column != SCORE}
         read_schema = pa.schema([f for f in self._schema if f.name in needed])
+        if any(key.column == SCORE for key in order):
+            output = pa.schema([*output, score_field()])
         entries = plan_splits(self._view, self._options, conditions)
-        return _ReadPlan(output, read_schema, spec, conditions, where_filter, entries, limit)
+        return _ReadPlan(output, read_schema, spec, conditions, where_filter, entries, limit, order)
+
+    def _order(self, order_by: Any, limit: int | None) -> tuple[OrderKey, ...]:
+        if order_by is None:
+            return ()
+        order = parse_order_by(
+            order_by,
+            schema=self._schema,
+            fields=view_fields(self._view),
+            partition_columns=self._view.partition_columns,
+        )
+        if limit is None or limit > MAX_TOP:
+            raise ArgumentError(
+                f"order_by={order_by!r} needs a limit from 0 to {MAX_TOP} (limit={limit!r}): "
+                "an ordered search keeps only its first limit rows"
+            )
+        return order
 
     def _projection(self, columns: Any) -> pa.Schema:
         if columns is None:
@@ -390,6 +434,9 @@ class SearchTable:
         left = plan.limit
         if left == 0:
             return
+        if plan.order:
+            yield from self._ordered(plan)
+            return
         uri, options = self._view.uri, self._options
 
         def open_store() -> Any:
@@ -419,11 +466,58 @@ class SearchTable:
                 if left == 0:
                     return
 
+    def _ordered(self, plan: _ReadPlan) -> Iterator[pa.RecordBatch]:
+        """The first ``plan.limit`` rows in ``plan.order``: each split's best rows
+        (by score: Tantivy's top ``limit`` hits of the split, all of them when an
+        exact ``where`` filter follows) merged into one bounded :class:`TopK`."""
+        assert plan.limit is not None
+        uri, options = self._view.uri, self._options
+        scored = any(key.column == SCORE for key in plan.order)
+        scoring = Scoring(None if plan.where is not None else plan.limit) if scored else None
+
+        def open_store() -> Any:
+            return open_table_store(uri, options)
+
+        top = TopK(plan.order, plan.limit)
+        batches = split_batches(
+            uri,
+            plan.entries,
+            open_store=open_store,
+            read=self._read,
+            schema=plan.read_schema,
+            search=plan.search,
+            conditions=plan.conditions,
+            companion_root=self._companion_root,
+            options=options,
+            parallel=self._companion_root is not None,
+            scoring=scoring,
+        )
+        with contextlib.closing(batches):
+            for batch in batches:
+                if plan.where is not None:
+                    batch = batch.filter(plan.where.mask(batch))
+                top.add(batch)
+        found = top.result()
+        if found is None:
+            return
+        for batch in found.to_batches():
+            if batch.num_rows:
+                yield _select(batch, plan.output)
+
 
 class _ReadPlan:
-    """What one read does: the columns out and read, the search, the splits."""
+    """What one read does: the columns out and read, the search, the splits, the order."""
 
-    __slots__ = ("conditions", "entries", "limit", "output", "read_schema", "search", "where")
+    __slots__ = (
+        "conditions",
+        "entries",
+        "limit",
+        "order",
+        "output",
+        "read_schema",
+        "search",
+        "where",
+    )
 
     def __init__(
         self,
@@ -434,6 +528,7 @@ class _ReadPlan:
         where: WhereFilter | None,
         entries: Sequence[SplitEntry],
         limit: int | None,
+        order: Sequence[OrderKey] = (),
     ) -> None:
         self.output = output
         self.read_schema = read_schema
@@ -442,6 +537,7 @@ class _ReadPlan:
         self.where = where
         self.entries = tuple(entries)
         self.limit = limit
+        self.order = tuple(order)
 
 
 def _fast_only(plan: TablePlan) -> TablePlan:

@@ -20,6 +20,7 @@ from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.docstore import DecodeSession
 from indextables.search.read.docstore.pool import DecoderThreads
 from indextables.search.read.splitreader import COMPANION_MANIFEST, SplitEntry, read_split
+from indextables.search.read.topk import Scoring
 
 __all__ = ["read_any_split"]
 
@@ -36,12 +37,14 @@ def read_any_split(
     docstore_threads: DecoderThreads = "auto",
     companion_threads: DecoderThreads = "auto",
     cache_session: DecodeSession | None = None,
+    scoring: Scoring | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The matching rows of one unbundled split (see the module docstring);
-    ``docstore_threads`` and ``cache_session`` as :func:`read_split`'s.
+    ``docstore_threads``, ``cache_session`` and ``scoring`` as :func:`read_split`'s.
 
     Raises:
-        CompanionError: a companion split of a table that is not a companion index.
+        CompanionError: a companion split of a table that is not a companion index,
+            or ``scoring`` asked of a companion split.
     """
     if not os.path.exists(os.path.join(directory, COMPANION_MANIFEST)):
         yield from read_split(
@@ -52,8 +55,15 @@ def read_any_split(
             conditions=conditions,
             docstore_threads=docstore_threads,
             cache_session=cache_session,
+            scoring=scoring,
         )
         return
+    if scoring is not None:
+        raise CompanionError(
+            f"split {entry.ref.path} is a companion split: ordering by _score is not "
+            "available on companion indexes (their rows are read from the source's "
+            "Parquet files, a read that does not carry Tantivy's scores)"
+        )
     if companion_root is None:
         raise CompanionError(
             f"split {entry.ref.path} is a companion split, but its table's configuration "

@@ -34,6 +34,7 @@ from indextables.search.read.convert import column_from_docs, has_clamped_dates
 from indextables.search.read.docstore import DecodeSession, DocStoreError
 from indextables.search.read.docstore.pool import DecoderThreads
 from indextables.search.read.rowcopy import RowCopy, exact_in_docs
+from indextables.search.read.topk import Scoring, score_field
 from indextables.search.schema.mapping import (
     ROW_KEY_FIELD,
     FieldKind,
@@ -80,9 +81,14 @@ def read_split(
     conditions: Sequence[Condition],
     docstore_threads: DecoderThreads = "auto",
     cache_session: DecodeSession | None = None,
+    scoring: Scoring | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Search one unbundled split and yield its matching rows as Arrow batches of ``schema``
     (the table's columns to read, partition columns included).
+
+    ``scoring``: add a last column ``_score`` (float32), Tantivy's BM25 score of
+    the row for the query within this split (1.0 for every row when nothing is
+    searched), keeping only the best ``scoring.limit`` hits when it is set.
 
     ``docstore_threads`` (the ``read.docStoreThreads`` option): whether a large
     stored-row decode may run on the doc-store decoder's threads (:mod:`.docstore.pool`).
@@ -109,6 +115,10 @@ def read_split(
         return
     fields = _fields(index, entry)
     traits = split_traits(directory, identity=identity)
+
+    def source_of() -> _DocSource:
+        return _DocSource(directory, entry, identity, docstore_threads, cache_session)
+
     query = _query(
         index,
         fields,
@@ -121,6 +131,11 @@ def read_split(
     rows = RowCopy.open(os.path.join(directory, ROWS_FILE), identity=identity)
     if rows is not None:
         rows = rows.resolved(traits.segments)
+    if scoring is not None:
+        yield from _scored(
+            searcher, query, total, scoring, schema, entry, fields, rows, source_of()
+        )
+        return
     if query is None and rows is not None and _copy_covers(rows, schema, entry, fields):
         yield from _scan_rows(rows, schema, entry, fields)
         return
@@ -130,12 +145,37 @@ def read_split(
         if not hits and search.query:
             notice_case_mismatch(searcher, search.query, fields)
         addresses = in_store_order(hits)
-    source = _DocSource(directory, entry, identity, docstore_threads, cache_session)
+    source = source_of()
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
         yield _batch(searcher, chunk, schema, entry, fields, rows, source)
     if query is None:
         bulkrows.release_pages(directory, identity=identity)
+
+
+def _scored(
+    searcher: tantivy.Searcher,
+    query: tantivy.Query | None,
+    total: int,
+    scoring: Scoring,
+    schema: pa.Schema,
+    entry: SplitEntry,
+    fields: Mapping[str, FieldSpec],
+    rows: RowCopy | None,
+    source: _DocSource,
+) -> Iterator[pa.RecordBatch]:
+    """The split's hits with their ``_score``, read in store order (see :func:`read_split`)."""
+    limit = total if scoring.limit is None else min(scoring.limit, total)
+    if limit == 0:
+        return
+    found = searcher.search(query or tantivy.Query.all_query(), limit=limit, count=False).hits
+    hits = sorted(found, key=_ADDRESS)
+    out = pa.schema([*schema, score_field()])
+    for start in range(0, len(hits), BATCH_ROWS):
+        chunk = hits[start : start + BATCH_ROWS]
+        batch = _batch(searcher, [h[1] for h in chunk], schema, entry, fields, rows, source)
+        scores = pa.array([h[0] for h in chunk], pa.float32())
+        yield pa.RecordBatch.from_arrays([*batch.columns, scores], schema=out)
 
 
 def in_store_order(hits: list[Any]) -> list[Any]:

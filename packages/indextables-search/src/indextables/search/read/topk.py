@@ -1,0 +1,198 @@
+"""Ordered top-k reads: ``order_by`` parsed and checked, and a bounded merge of the hits.
+
+``order_by`` names fast fields, partition columns or ``_score`` (Tantivy's BM25
+score of the split the row comes from), each ``ASC`` or ``DESC``. Values order as
+Spark orders them: ``ASC`` puts nulls first, ``DESC`` puts them last, NaN is
+greater than every other value, ``-0.0`` equals ``0.0``. Rows equal on every key
+keep the order an unordered read gives them: split order, then the row's place
+in its split (document address order for a searched split).
+
+:class:`TopK` keeps the best ``k`` rows seen so far: each batch is merged into
+that buffer and cut back to ``k`` rows, so memory is bounded by ``k`` plus one
+batch, whatever the number of hits, and the hits are never sorted together.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from indextables.search.errors import ArgumentError
+
+__all__ = ["MAX_TOP", "SCORE", "OrderKey", "Scoring", "TopK", "parse_order_by", "score_field"]
+
+SCORE = "_score"
+# The largest k an ordered read keeps (its buffer holds k rows).
+MAX_TOP = 1_000_000
+_POSITION = "__topk_position"
+_ITEM = re.compile(r"^\s*(\S+?)(?:\s+(\S+))?\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class OrderKey:
+    """One sort key: a column of the read (or ``_score``) and its direction."""
+
+    column: str
+    descending: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    """A split read that scores its hits: each row gets ``_score`` (float32).
+
+    Attributes:
+        limit: only the split's best ``limit`` hits by score (ties: lower document
+            address first, as Tantivy's collector keeps them); None: every hit.
+    """
+
+    limit: int | None = None
+
+
+def score_field() -> pa.Field:
+    """The ``_score`` column an ordered read by score adds."""
+    return pa.field(SCORE, pa.float32())
+
+
+def parse_order_by(
+    order_by: Any,
+    *,
+    schema: pa.Schema,
+    fields: Mapping[str, Any],
+    partition_columns: Sequence[str],
+) -> tuple[OrderKey, ...]:
+    """The keys of ``order_by`` (``"ts DESC"``, ``"a ASC, b DESC"``, ``"_score"`` or a
+    list of such items); columns named as the table's schema names them.
+
+    ``_score`` alone defaults to ``DESC`` (best first), a column to ``ASC``.
+
+    Raises:
+        ArgumentError: not a string or list of strings, an empty key, an unknown
+            column, a column without a fast field (not a partition column), a
+            direction other than ASC/DESC, or a key named twice.
+    """
+    if isinstance(order_by, str):
+        items = order_by.split(",")
+    elif isinstance(order_by, Sequence) and all(isinstance(i, str) for i in order_by):
+        items = [part for item in order_by for part in item.split(",")]
+    else:
+        raise ArgumentError(
+            f"order_by={order_by!r} must be a string such as 'ts DESC, host ASC' or a list of them"
+        )
+    by_name = {f.name.lower(): f for f in schema}
+    partitions = {c.lower() for c in partition_columns}
+    keys: list[OrderKey] = []
+    seen: set[str] = set()
+    for item in items:
+        found = _ITEM.match(item)
+        if found is None:
+            raise ArgumentError(f"order_by={order_by!r} has an empty key")
+        name, direction = found.group(1), found.group(2)
+        lowered = name.lower()
+        if lowered == SCORE:
+            column = SCORE
+        else:
+            arrow_field = by_name.get(lowered)
+            if arrow_field is None:
+                raise ArgumentError(
+                    f"order_by names {name!r}, which the table does not have "
+                    f"(columns: {', '.join(schema.names)}, or {SCORE})"
+                )
+            spec = fields.get(lowered)
+            if lowered not in partitions and (spec is None or not spec.fast):
+                raise ArgumentError(
+                    f"order_by names {arrow_field.name!r}, which has no fast field: only fast "
+                    "fields, partition columns and _score order a search (indexWriter.fastFields)"
+                )
+            if not _orderable(arrow_field.type):
+                raise ArgumentError(
+                    f"order_by names {arrow_field.name!r} of type {arrow_field.type}, "
+                    "which has no order"
+                )
+            column = arrow_field.name
+        if direction is None:
+            descending = column == SCORE
+        elif direction.upper() in ("ASC", "DESC"):
+            descending = direction.upper() == "DESC"
+        else:
+            raise ArgumentError(
+                f"order_by key {item.strip()!r} has direction {direction!r}: use ASC or DESC"
+            )
+        if column.lower() in seen:
+            raise ArgumentError(f"order_by names {column!r} twice")
+        seen.add(column.lower())
+        keys.append(OrderKey(column, descending))
+    return tuple(keys)
+
+
+def _orderable(data_type: pa.DataType) -> bool:
+    return not (
+        pa.types.is_nested(data_type)
+        or pa.types.is_binary(data_type)
+        or pa.types.is_large_binary(data_type)
+        or pa.types.is_fixed_size_binary(data_type)
+    )
+
+
+class TopK:
+    """The first ``k`` rows by ``keys`` of the batches added, ties in arrival order."""
+
+    def __init__(self, keys: Sequence[OrderKey], k: int) -> None:
+        self._keys = tuple(keys)
+        self._k = k
+        self._kept: pa.Table | None = None
+        self._seen = 0
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        """Merge ``batch`` (holding every key column) into the kept rows."""
+        if not batch.num_rows or not self._k:
+            return
+        positions = pa.array(range(self._seen, self._seen + batch.num_rows), pa.int64())
+        self._seen += batch.num_rows
+        table = pa.Table.from_batches([batch]).append_column(_POSITION, positions)
+        if self._kept is not None:
+            table = pa.concat_tables([self._kept, table])
+        self._kept = table.take(self._best(table, self._k)).combine_chunks()
+
+    def result(self) -> pa.Table | None:
+        """The kept rows, best first (without the position column); None when none."""
+        if self._kept is None:
+            return None
+        return self._kept.drop_columns([_POSITION])
+
+    def _best(self, table: pa.Table, k: int) -> pa.Array:
+        """The indices of the first ``k`` rows of ``table`` in order."""
+        columns: dict[str, pa.Array] = {}
+        sort_keys: list[tuple[str, str]] = []
+        for number, key in enumerate(self._keys):
+            rank, value = _rank_and_value(table.column(key.column).combine_chunks())
+            order = "descending" if key.descending else "ascending"
+            columns[f"r{number}"], columns[f"v{number}"] = rank, value
+            sort_keys += [(f"r{number}", order), (f"v{number}", order)]
+        columns["p"] = table.column(_POSITION).combine_chunks()
+        sort_keys.append(("p", "ascending"))
+        keys = pa.table(columns)
+        if keys.num_rows <= k:
+            return pc.sort_indices(keys, sort_keys=sort_keys)
+        chosen = pc.select_k_unstable(keys, k=k, sort_keys=sort_keys)
+        return chosen.take(pc.sort_indices(keys.take(chosen), sort_keys=sort_keys))
+
+
+def _rank_and_value(values: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """Spark's order of one key as two columns: a class (null 0, a value 1, NaN 2),
+    then the value (null for null and NaN, -0.0 read as 0.0)."""
+    if isinstance(values, pa.DictionaryArray):
+        values = values.dictionary_decode()
+    valid = pc.is_valid(values)
+    rank = pc.if_else(valid, pa.scalar(1, pa.int8()), pa.scalar(0, pa.int8()))
+    if pa.types.is_floating(values.type):
+        nan = pc.fill_null(pc.is_nan(values), False)
+        rank = pc.if_else(nan, pa.scalar(2, pa.int8()), rank)
+        values = pc.if_else(
+            nan, pa.scalar(None, values.type), pc.add(values, 0.0).cast(values.type)
+        )
+    return rank, values
