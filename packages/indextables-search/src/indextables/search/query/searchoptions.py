@@ -413,6 +413,8 @@ def _iso(value: datetime) -> str:
 
 # Tantivy's refusal of a query whose clauses all exclude.
 _ONLY_EXCLUSIONS = "Only excluding terms given"
+# Tantivy's refusal of a regex (a wildcard term's) whose automaton is too large.
+_REGEX_TOO_LARGE = "Compiled regex exceeds size limit"
 # Tantivy's en_stem analyzer drops tokens of 40 bytes or more, whatever the options say.
 _EN_STEM_TOKEN_LIMIT = 40
 
@@ -458,6 +460,11 @@ def _parse(
         layout = layout_error(str(error), option, shown)
         if layout is not None:
             raise layout from None
+        if regexes and _REGEX_TOO_LARGE in str(error):
+            raise QuerySyntaxError(
+                f"option {option}={shown!r}: a wildcard term is too complex for the index "
+                f"({error}): use fewer wildcards, or filter with a where condition (LIKE)"
+            ) from None
         raise QuerySyntaxError(
             f"option {option}={shown!r} is not a valid Tantivy query: {error}"
         ) from None
@@ -470,14 +477,23 @@ def _parse(
     return parsed
 
 
-def _term_counter(index: tantivy.Index) -> Callable[[str, str, int], int]:
-    """How many terms of a field of ``index`` start with a prefix (at most ``most``)."""
+def _term_counter(index: tantivy.Index) -> Callable[[str, str, re.Pattern[str] | None, int], int]:
+    """How many terms of a field of ``index`` start with a prefix and match a pattern (at
+    most ``most``; ``termexpand.CountTerms``)."""
     searchers: list[tantivy.Searcher] = []
 
-    def count(name: str, prefix: str, most: int) -> int:
+    def count(name: str, prefix: str, pattern: re.Pattern[str] | None, most: int) -> int:
         if not searchers:
             searchers.append(index.searcher())
-        return len(searchers[0].terms_with_prefix(name, prefix, limit=most))
+        if pattern is None:
+            return len(searchers[0].terms_with_prefix(name, prefix, limit=most))
+        found = 0
+        for term, _ in searchers[0].terms_with_prefix(name, prefix):
+            if pattern.fullmatch(term):
+                found += 1
+                if found >= most:
+                    break
+        return found
 
     return count
 

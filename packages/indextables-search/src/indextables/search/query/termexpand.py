@@ -1,25 +1,29 @@
-"""Prefix terms in query text (``f:pre*``), answered over the field's term dictionary.
+"""Wildcard terms in query text (``f:pre*``, ``f:*suf``, ``f:*mid*``, ``f:a*b``,
+``f:h?llo``), answered over the field's term dictionary.
 
 Tantivy's parser reads ``msg:hel*`` as the plain term ``hel`` (its analyzer drops
-the ``*``). :func:`rewrite_prefix_terms` writes each prefix term it can answer
-exactly as Tantivy's regex clause over whole terms, ``f:/hel[\\s\\S]*/``, which
-the caller parses with regexes allowed:
+the ``*``). :func:`rewrite_prefix_terms` writes each wildcard term it can answer
+exactly as Tantivy's regex clause over whole terms (``f:/hel[\\s\\S]*/``; ``*``
+is any characters, ``?`` one character), which the caller parses with regexes
+allowed:
 
-- on a ``text`` field with the ``default`` analyzer, a prefix that is one token
-  (letters and digits only), lowercased as the analyzer lowercases (character by
-  character): ``msg:Hel*`` finds the rows with a token starting ``hel``;
-- on a ``text`` field with the ``whitespace`` analyzer, a prefix without spaces,
+- on a ``text`` field with the ``default`` analyzer, a pattern within one token
+  (letters and digits besides the wildcards), lowercased as the analyzer
+  lowercases (character by character): ``msg:Hel*`` finds the rows with a token
+  starting ``hel``;
+- on a ``text`` field with the ``whitespace`` analyzer, a pattern without spaces,
   lowercased the same way;
-- on an exact (``string``) field, the whole value's prefix, case-sensitive:
+- on an exact (``string``) field, a pattern over the whole value, case-sensitive:
   ``host:web-*`` finds the values starting ``web-``.
 
-Other forms (suffix, infix, ``?``, fuzzy, a bare term, a boost, ``en_stem`` and
-JSON fields, a prefix spanning several tokens) are left to
+Other forms (fuzzy, a bare term, a boost, an escaped wildcard, ``en_stem`` and
+JSON fields, a pattern spanning several tokens) are left to
 :func:`~indextables.search.query.termforms.check_term_forms`, which refuses
-them. A prefix that more than :data:`MAX_TERM_EXPANSIONS` terms of a split
-start with is refused with a :class:`~indextables.search.errors.QuerySyntaxError`
-naming the term and the limit (``count_terms`` counts them on the split's
-index).
+them. A pattern matching more than :data:`MAX_TERM_EXPANSIONS` terms of a split
+is refused with a :class:`~indextables.search.errors.QuerySyntaxError` naming
+the term and the limit (``count_terms`` counts them on the split's index, over
+the terms starting with the pattern's literal prefix: a leading wildcard walks
+the field's whole term dictionary).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from indextables.search.errors import QuerySyntaxError
 from indextables.search.query.querytext import skip_space, token_end
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 
-__all__ = ["MAX_TERM_EXPANSIONS", "prefix_regex", "rewrite_prefix_terms"]
+__all__ = ["MAX_TERM_EXPANSIONS", "rewrite_prefix_terms", "wildcard_regex"]
 
 MAX_TERM_EXPANSIONS: Final = 100_000
 """The most terms of one split a prefix term may stand for."""
@@ -42,9 +46,10 @@ _FIELD_REGEX: Final = re.compile(r"(?:[A-Za-z_][\w.\-]*:\s*)?/")
 _OPERATORS: Final = frozenset({"AND", "OR", "NOT", "&&", "||", "-", "+", "*"})
 _ASCII_WORD: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
-CountTerms = Callable[[str, str, int], int]
-"""``(field, prefix, most)`` -> how many of the split's terms of ``field`` start with
-``prefix``, counting at most ``most``."""
+CountTerms = Callable[[str, str, "re.Pattern[str] | None", int], int]
+"""``(field, prefix, pattern, most)`` -> how many of the split's terms of ``field`` start
+with ``prefix`` and fully match ``pattern`` (every one when None), counting at most
+``most``."""
 
 
 def rewrite_prefix_terms(
@@ -56,7 +61,7 @@ def rewrite_prefix_terms(
     Raises:
         QuerySyntaxError: a prefix more terms start with than :data:`MAX_TERM_EXPANSIONS`.
     """
-    if "*" not in text:
+    if "*" not in text and "?" not in text:
         return text, False
     out: list[str] = []
     copied = 0
@@ -75,14 +80,14 @@ def rewrite_prefix_terms(
         clause = _prefix_clause(text[body:end], fields)
         regexes = regexes or _FIELD_REGEX.match(text, body) is not None
         if clause is not None and token not in _OPERATORS:
-            name, prefix, regex = clause
+            name, prefix, pattern, regex = clause
             if count_terms is not None:
-                found = count_terms(name, prefix, MAX_TERM_EXPANSIONS + 1)
+                found = count_terms(name, prefix, pattern, MAX_TERM_EXPANSIONS + 1)
                 if found > MAX_TERM_EXPANSIONS:
                     raise QuerySyntaxError(
-                        f"option {option}: the prefix term {text[body:end]!r} stands for more "
+                        f"option {option}: the wildcard term {text[body:end]!r} stands for more "
                         f"than {MAX_TERM_EXPANSIONS:,} terms of column {name!r} in one split "
-                        "(MAX_TERM_EXPANSIONS): write a longer prefix"
+                        "(MAX_TERM_EXPANSIONS): write a longer literal prefix"
                     )
             out.append(text[copied:body])
             out.append(f"{name}:/{regex}/")
@@ -99,33 +104,43 @@ def rewrite_prefix_terms(
     return "".join(out), True
 
 
-def _prefix_clause(clause: str, fields: Mapping[str, FieldSpec]) -> tuple[str, str, str] | None:
-    """(field, prefix term, regex) for an answerable ``f:pre*`` clause, else None."""
+def _prefix_clause(
+    clause: str, fields: Mapping[str, FieldSpec]
+) -> tuple[str, str, re.Pattern[str] | None, str] | None:
+    """(field, literal prefix, the pattern as a Python regex or None for a plain prefix,
+    Tantivy's regex) for an answerable wildcard clause, else None."""
     found = _FIELD.match(clause)
     if found is None:
         return None
     value = clause[found.end() :]
-    if len(value) < 2 or not value.endswith("*") or any(c in value[:-1] for c in '*?~\\"^'):
+    if value in ("", "*") or not any(c in value for c in "*?"):
+        return None
+    if value[0] in "[{<>/(" or any(c in value for c in '~\\"^'):
         return None
     spec = fields.get(found.group(1).lower())
     if spec is None or not spec.indexed:
         return None
-    prefix = value[:-1]
-    if value[0] in "[{<>/(":
-        return None
+    literals = value.replace("*", "").replace("?", "")
     if spec.kind is FieldKind.STRING:
-        term = prefix
+        pattern = value
     elif spec.kind is FieldKind.TEXT and spec.tokenizer == "default":
-        if not all(c.isalnum() for c in prefix):
+        if not all(c.isalnum() for c in literals):
             return None  # more than one token, or characters the analyzer drops
-        term = _lowercased(prefix)
+        pattern = _lowercased(value)
     elif spec.kind is FieldKind.TEXT and spec.tokenizer == "whitespace":
-        if any(c.isspace() for c in prefix):
+        if any(c.isspace() for c in literals):
             return None
-        term = _lowercased(prefix)
+        pattern = _lowercased(value)
     else:
         return None
-    return spec.name, term, prefix_regex(term)
+    prefix = re.split(r"[*?]", pattern, maxsplit=1)[0]
+    plain = pattern == prefix + "*"
+    python = None if plain else re.compile(_python_regex(pattern), re.DOTALL)
+    return spec.name, prefix, python, wildcard_regex(pattern)
+
+
+def _python_regex(pattern: str) -> str:
+    return "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
 
 
 def _lowercased(text: str) -> str:
@@ -133,8 +148,18 @@ def _lowercased(text: str) -> str:
     return "".join(c.lower() for c in text)
 
 
-def prefix_regex(prefix: str) -> str:
-    """The regex (Tantivy's dialect, in query text) of every term starting with ``prefix``:
-    ASCII letters and digits as themselves, every other character as ``\\x{hex}``."""
-    literal = "".join(c if c in _ASCII_WORD else f"\\x{{{ord(c):x}}}" for c in prefix)
-    return f"{literal}[\\s\\S]*"  # no parenthesis: the text's scans read it as one token
+def wildcard_regex(pattern: str) -> str:
+    """The regex (Tantivy's dialect, in query text) of every term ``pattern`` matches
+    (``*`` any characters, ``?`` one): ASCII letters and digits as themselves, every other
+    character as ``\\x{hex}``, and no parenthesis (the text's scans read it as one token)."""
+    parts = []
+    for char in pattern:
+        if char == "*":
+            parts.append("[\\s\\S]*")
+        elif char == "?":
+            parts.append("[\\s\\S]")
+        elif char in _ASCII_WORD:
+            parts.append(char)
+        else:
+            parts.append(f"\\x{{{ord(char):x}}}")
+    return "".join(parts)
