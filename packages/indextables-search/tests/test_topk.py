@@ -164,6 +164,13 @@ def test_score_merge_across_splits_equals_a_full_sort(tmp_path: Path) -> None:
             got = table.search(f"message:{word}", order_by="_score", limit=k)
             assert got.column("id").to_pylist() == [h[4] for h in ranked[:k]]
             assert got.column("_score").to_pylist() == [h[1] for h in ranked[:k]]
+        # Keys after _score, and _score ascending: every hit of a split is scored.
+        got = table.search(f"message:{word}", order_by="_score, id DESC", limit=9)
+        by_id = sorted(ranked, key=lambda h: (-h[1], -h[4]))
+        assert got.column("id").to_pylist() == [h[4] for h in by_id[:9]]
+        got = table.search(f"message:{word}", order_by="_score ASC", limit=9)
+        worst = sorted(ranked, key=lambda h: (h[1], h[2], h[3]))
+        assert got.column("id").to_pylist() == [h[4] for h in worst[:9]]
         # A where filter the index does not answer: every hit is scored, then filtered.
         kept = [h for h in ranked if h[5] and h[5][0].endswith("-1")]
         where = "host LIKE '%-1'"

@@ -46,6 +46,7 @@ from indextables.search.read.splitreader import SplitEntry
 from indextables.search.read.topk import (
     MAX_TOP,
     SCORE,
+    Ordering,
     OrderKey,
     Scoring,
     TopK,
@@ -473,7 +474,12 @@ class SearchTable:
         assert plan.limit is not None
         uri, options = self._view.uri, self._options
         scored = any(key.column == SCORE for key in plan.order)
-        scoring = Scoring(None if plan.where is not None else plan.limit) if scored else None
+        exact = plan.where is None  # an exact filter after the split reads needs every hit
+        # Tantivy's collector keeps a split's best hits by score alone (ties: lower
+        # address), the order's own rule only when _score DESC is the whole order.
+        by_score = plan.order == (OrderKey(SCORE, True),)
+        scoring = Scoring(plan.limit if exact and by_score else None) if scored else None
+        ordering = Ordering(plan.order, plan.limit) if exact and not scored else None
 
         def open_store() -> Any:
             return open_table_store(uri, options)
@@ -491,6 +497,7 @@ class SearchTable:
             options=options,
             parallel=self._companion_root is not None,
             scoring=scoring,
+            ordering=ordering,
         )
         with contextlib.closing(batches):
             for batch in batches:

@@ -20,7 +20,7 @@ from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.docstore import DecodeSession
 from indextables.search.read.docstore.pool import DecoderThreads
 from indextables.search.read.splitreader import COMPANION_MANIFEST, SplitEntry, read_split
-from indextables.search.read.topk import Scoring
+from indextables.search.read.topk import Ordering, Scoring
 
 __all__ = ["read_any_split"]
 
@@ -38,9 +38,12 @@ def read_any_split(
     companion_threads: DecoderThreads = "auto",
     cache_session: DecodeSession | None = None,
     scoring: Scoring | None = None,
+    ordering: Ordering | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The matching rows of one unbundled split (see the module docstring);
-    ``docstore_threads``, ``cache_session`` and ``scoring`` as :func:`read_split`'s.
+    ``docstore_threads``, ``cache_session``, ``scoring`` and ``ordering`` as
+    :func:`read_split`'s (a companion split ignores ``ordering``: its caller orders
+    every hit).
 
     Raises:
         CompanionError: a companion split of a table that is not a companion index,
@@ -56,6 +59,7 @@ def read_any_split(
             docstore_threads=docstore_threads,
             cache_session=cache_session,
             scoring=scoring,
+            ordering=ordering,
         )
         return
     if scoring is not None:

@@ -28,7 +28,7 @@ from indextables.search.read.anysplit import read_any_split
 from indextables.search.read.bulkrows import search_session
 from indextables.search.read.splitorder import ordered_batches, splits_at_once
 from indextables.search.read.splitreader import SplitEntry
-from indextables.search.read.topk import Scoring
+from indextables.search.read.topk import Ordering, Scoring
 from indextables.search.splits.splitcache import SplitCache
 
 __all__ = ["split_batches"]
@@ -49,6 +49,7 @@ def split_batches(
     row_cap: int | None = None,
     stop_at: int | None = None,
     scoring: Scoring | None = None,
+    ordering: Ordering | None = None,
 ) -> Generator[pa.RecordBatch, None, None]:
     """Every batch of ``entries`` (splits of the table at ``uri``) in ``schema``, in order.
 
@@ -57,7 +58,8 @@ def split_batches(
     query; ``companion_root``: where a companion table's Parquet files are (None: not
     a companion); ``options``: the read's options (a companion source's storage).
     ``parallel``, ``row_cap`` and ``stop_at`` as :func:`ordered_batches` takes them;
-    ``scoring``: each split's hits carry their ``_score`` (:func:`read_any_split`).
+    ``scoring``: each split's hits carry their ``_score``; ``ordering``: each split
+    keeps its own first rows by the keys (both as :func:`read_any_split` takes them).
 
     Raises:
         RowCapExceeded: more than ``row_cap`` rows.
@@ -82,6 +84,7 @@ def split_batches(
                 companion_threads=companion_threads,
                 cache_session=session,
                 scoring=scoring,
+                ordering=ordering,
             )
             return cache.batches(uri, refs[number], open_store, split, directory=directory(number))
 

@@ -34,7 +34,7 @@ from indextables.search.read.convert import column_from_docs, has_clamped_dates
 from indextables.search.read.docstore import DecodeSession, DocStoreError
 from indextables.search.read.docstore.pool import DecoderThreads
 from indextables.search.read.rowcopy import RowCopy, exact_in_docs
-from indextables.search.read.topk import Scoring, score_field
+from indextables.search.read.topk import Ordering, Scoring, TopK, score_field
 from indextables.search.schema.mapping import (
     ROW_KEY_FIELD,
     FieldKind,
@@ -82,6 +82,7 @@ def read_split(
     docstore_threads: DecoderThreads = "auto",
     cache_session: DecodeSession | None = None,
     scoring: Scoring | None = None,
+    ordering: Ordering | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Search one unbundled split and yield its matching rows as Arrow batches of ``schema``
     (the table's columns to read, partition columns included).
@@ -145,6 +146,8 @@ def read_split(
         if not hits and search.query:
             notice_case_mismatch(searcher, search.query, fields)
         addresses = in_store_order(hits)
+    if ordering is not None and len(addresses) > ordering.limit:
+        addresses = _first_by_keys(searcher, addresses, ordering, schema, entry, fields)
     source = source_of()
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
@@ -176,6 +179,40 @@ def _scored(
         batch = _batch(searcher, [h[1] for h in chunk], schema, entry, fields, rows, source)
         scores = pa.array([h[0] for h in chunk], pa.float32())
         yield pa.RecordBatch.from_arrays([*batch.columns, scores], schema=out)
+
+
+def _first_by_keys(
+    searcher: tantivy.Searcher,
+    addresses: list[Any],
+    ordering: Ordering,
+    schema: pa.Schema,
+    entry: SplitEntry,
+    fields: Mapping[str, FieldSpec],
+) -> list[Any]:
+    """The first ``ordering.limit`` of ``addresses`` by the keys, in store order
+    (ties keep store order); all of them when a key has no numeric fast field."""
+    partitions = {k.lower(): v for k, v in entry.partition_values.items()}
+    types = {f.name.lower(): f.type for f in schema}
+    columns: dict[str, pa.Array] = {}
+    for key in ordering.keys:
+        name = key.column.lower()
+        if name in partitions:
+            columns[key.column] = partition_column(partitions[name], types[name], len(addresses))
+        elif _is_fast_numeric(fields, name) and name in types:
+            values = searcher.fast_field_values(fields[name].name, addresses)
+            columns[key.column] = pa.array(values).cast(types[name])
+        else:
+            return addresses
+    columns[_PLACE] = pa.array(range(len(addresses)), pa.int64())
+    top = TopK(ordering.keys, ordering.limit)
+    top.add(pa.RecordBatch.from_pydict(columns))
+    found = top.result()
+    if found is None:
+        return []
+    return [addresses[i] for i in sorted(found.column(_PLACE).to_pylist())]
+
+
+_PLACE = "__place"
 
 
 def in_store_order(hits: list[Any]) -> list[Any]:

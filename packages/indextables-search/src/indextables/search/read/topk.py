@@ -24,7 +24,16 @@ import pyarrow.compute as pc
 
 from indextables.search.errors import ArgumentError
 
-__all__ = ["MAX_TOP", "SCORE", "OrderKey", "Scoring", "TopK", "parse_order_by", "score_field"]
+__all__ = [
+    "MAX_TOP",
+    "SCORE",
+    "OrderKey",
+    "Ordering",
+    "Scoring",
+    "TopK",
+    "parse_order_by",
+    "score_field",
+]
 
 SCORE = "_score"
 # The largest k an ordered read keeps (its buffer holds k rows).
@@ -51,6 +60,15 @@ class Scoring:
     """
 
     limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ordering:
+    """A split read that keeps only its first ``limit`` hits by ``keys`` (no exact
+    ``where`` filter follows it), when it can read the keys' fast values."""
+
+    keys: tuple[OrderKey, ...]
+    limit: int
 
 
 def score_field() -> pa.Field:
