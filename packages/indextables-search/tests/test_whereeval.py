@@ -33,6 +33,11 @@ from indextables.search.errors import QuerySyntaxError
 from indextables.search.query.whereeval import compile_where
 
 NEG_NAN = struct.unpack("<d", struct.pack("<Q", 0xFFF8_0000_0000_0000))[0]
+# Signaling NaNs (quiet bit clear; R's NA_real_ and one with the sign bit set): NaN to Spark.
+SIGNALING_NANS = [
+    struct.unpack("<d", struct.pack("<Q", bits))[0]
+    for bits in (0x7FF0_0000_0000_07A2, 0xFFF0_0000_0000_0123)
+]
 UTC = dt.UTC
 
 SCHEMA = pa.schema(
@@ -312,6 +317,7 @@ def test_high_precision_decimal_against_double_is_refused() -> None:
 
 INTS = [0, 1, -1, 7, 2**31 - 1, -(2**31), 2**63 - 1, -(2**63), 3_000_000_000]
 DOUBLES = [0.0, -0.0, 1.5, -2.25, 0.1, math.nan, NEG_NAN, math.inf, -math.inf, 1e300, -1e-300, 3.0]
+DOUBLES += SIGNALING_NANS
 STRINGS = [
     "",
     "a",
