@@ -136,12 +136,13 @@ def _search_args(
     merged under ``options`` (``check_more`` checks the call's own arguments first)."""
     from indextables.pyspark.read.searchargs import SearchArgs
     from indextables.pyspark.sessionconf import session_options
+    from indextables.pyspark.tablepath import absolute_table_path
 
     _check_spark(spark)
     _check_search_args(path, where, query, textsearch, fieldmatch, options)
     check_more()
     return SearchArgs(
-        path=path,
+        path=absolute_table_path(path, spark),
         where=where,
         query=query,
         textsearch=textsearch,
@@ -367,6 +368,7 @@ def write(
     from collections.abc import Mapping as _Mapping
 
     from indextables.pyspark.sessionconf import session_options
+    from indextables.pyspark.tablepath import absolute_table_path
     from indextables.pyspark.writing.tablewrite import write as _write
 
     if not (hasattr(df, "write") and hasattr(df, "sparkSession")):
@@ -381,6 +383,7 @@ def write(
     for column in partition_by or ():
         _check_args(**{"partition_by entry": (column, (str,))})
     merged = session_options(df.sparkSession, options)
+    path = absolute_table_path(path, df.sparkSession)
     return _write(df, path, mode=mode, partition_by=partition_by, options=merged)
 
 
@@ -439,9 +442,11 @@ def textsearch(
     """Rows whose tokenized ``column`` matches the Tantivy ``query`` (see :mod:`.searchoptions`)."""
     from indextables.pyspark.read.searchreads import textsearch as _textsearch
     from indextables.pyspark.sessionconf import session_options
+    from indextables.pyspark.tablepath import absolute_table_path
 
     _check_spark(spark)
     _check_args(path=(path, (str,)), column=(column, (str,)), query=(query, (str,)))
+    path = absolute_table_path(path, spark)
     return _textsearch(spark, path, column, query, **session_options(spark, options))
 
 
@@ -451,9 +456,11 @@ def fieldmatch(
     """Rows whose exact (string) ``column`` equals ``value`` (see :mod:`.searchoptions`)."""
     from indextables.pyspark.read.searchreads import fieldmatch as _fieldmatch
     from indextables.pyspark.sessionconf import session_options
+    from indextables.pyspark.tablepath import absolute_table_path
 
     _check_spark(spark)
     _check_args(path=(path, (str,)), column=(column, (str,)), value=(value, (str,)))
+    path = absolute_table_path(path, spark)
     return _fieldmatch(spark, path, column, value, **session_options(spark, options))
 
 

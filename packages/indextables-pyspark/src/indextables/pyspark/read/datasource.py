@@ -15,6 +15,7 @@ from typing import Any
 from indextables.pyspark.errors import OptionError
 from indextables.pyspark.read.reader import IndexTablesReader
 from indextables.pyspark.read.sparktypes import arrow_schema
+from indextables.pyspark.tablepath import planning_table_path
 from indextables.pyspark.writing.writer import IndexTablesWriter, WritePlan
 from indextables.search.options import (
     check_option_keys,
@@ -42,7 +43,8 @@ class IndexTablesDataSource(DataSource):
         path = lower_keys(self.options).get("path")
         if not path:
             raise OptionError('no table path: use .load("<uri>") / .save("<uri>") or option path')
-        return path
+        # Resolved here, in the driver's planning worker: the tasks get the absolute path.
+        return planning_table_path(path)
 
     def view(self) -> TableView:
         """The requested snapshot of the table (time-travel options applied)."""

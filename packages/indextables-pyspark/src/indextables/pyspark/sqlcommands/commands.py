@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from indextables.protocol import errors as protocol_errors
 from indextables.pyspark.errors import RetentionTooShortError, SqlCommandError
 from indextables.pyspark.read.planguard import sweep_claims
+from indextables.pyspark.tablepath import absolute_table_path
 from indextables.search.refkeys import warn_ignored
 from indextables.search.table.tableaccess import table_handle
 from pyspark.sql.types import (
@@ -189,6 +190,8 @@ def run_sql(
             return _delta_verb(spark, text)
         return spark.sql(text)
     name, args = parsed
+    if "path" in args:  # resolved here: MERGE SPLITS hands the path to Spark tasks
+        args = {**args, "path": absolute_table_path(args["path"], spark)}
     opts = dict(options or {})
     warn_ignored(opts)
     if name == "merge":
