@@ -339,9 +339,7 @@ class _Parser:
         negative = self.accept("keyword", "NOT") is not None
         if self.accept("keyword", "IN"):
             self.expect("punct", "(")
-            values = [self.literal()]
-            while self.accept("punct", ","):
-                values.append(self.literal())
+            values = self.in_values()
             self.expect("punct", ")")
             node = InList(left, tuple(values))
         elif self.accept("keyword", "LIKE"):
@@ -357,6 +355,34 @@ class _Parser:
         else:
             return Truth(left)
         return Not(node) if negative else node
+
+    def in_values(self) -> list[Literal]:
+        """The literals of an IN list, up to its closing parenthesis (not consumed).
+
+        One loop over the tokens: a number followed by a comma or a parenthesis (so
+        without a type suffix) is read at once, anything else as :meth:`literal` reads it.
+        """
+        tokens, end = self.tokens, len(self.tokens)
+        values: list[Literal] = []
+        while True:
+            i = self.index
+            token = tokens[i] if i < end else None
+            following = tokens[i + 1] if i + 1 < end else None
+            if (
+                token is not None
+                and token.kind == "number"
+                and following is not None
+                and following.kind == "punct"
+            ):
+                self.index = i + 1
+                values.append(self.number(token.text))
+            else:
+                values.append(self.literal())
+            i = self.index
+            if i < end and tokens[i].kind == "punct" and tokens[i].text == ",":
+                self.index = i + 1
+            else:
+                return values
 
     def literal(self) -> Literal:
         operand = self.operand()
