@@ -15,10 +15,12 @@ import math
 import random
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 import pytest
+from goldenfixtures import GOLDEN_NAMES
 
 from indextables.protocol.splitbundle import unbundle_split
 from indextables.search import SearchTable, open_table, write_table
@@ -208,3 +210,40 @@ def _split_directory(table: SearchTable, path: str, target: Path) -> str:
         if dictionary_kind(data) == "sstable":
             term.write_bytes(to_fst(data))
     return str(target)
+
+
+@pytest.mark.parametrize("name", GOLDEN_NAMES)
+def test_reference_splits_order_by_their_fast_fields(name: str, golden_copy: Any) -> None:
+    table = open_table(str(golden_copy(name)))
+    fast = [
+        f.name
+        for f in table.schema
+        if f.name.lower() in table.partition_columns or _is_fast(table, f.name)
+    ]
+    assert fast
+    rng = random.Random(name)
+    for _ in range(4):
+        keys = [(c, rng.random() < 0.5) for c in rng.sample(fast, min(2, len(fast)))]
+        k = rng.choice([0, 1, 3, 1000])
+        text = ", ".join(f"{c} {'DESC' if d else 'ASC'}" for c, d in keys)
+        same_ids(table.search(order_by=text, limit=k), oracle(table, keys, k))
+    if table.count():
+        scored = table.search(order_by="_score", limit=5)
+        assert scored.column("_score").to_pylist() == [1.0] * scored.num_rows
+
+
+def _is_fast(table: SearchTable, name: str) -> bool:
+    try:
+        table.search(order_by=name, limit=0)
+    except ArgumentError:
+        return False
+    return True
+
+
+def test_score_beside_a_column_named_score_is_refused(tmp_path: Path) -> None:
+    uri = str(tmp_path / "named")
+    write_table(uri, pa.table({"_score": [1, 2], "m": ["a b", "b"]}))
+    table = open_table(uri)
+    with pytest.raises(ArgumentError, match="shadow"):
+        table.search("m:b", order_by="_score", limit=1)
+    assert table.search(order_by="m", limit=1).column("_score").to_pylist() == [1]

@@ -382,6 +382,11 @@ class SearchTable:
         needed |= {key.column for key in order if key.column != SCORE}
         read_schema = pa.schema([f for f in self._schema if f.name in needed])
         if any(key.column == SCORE for key in order):
+            if SCORE in {name.lower() for name in self._schema.names}:
+                raise ArgumentError(
+                    f"order_by={order_by!r} ranks by {SCORE}, a name the table's own "
+                    f"column {SCORE!r} has: the score column would shadow it"
+                )
             output = pa.schema([*output, score_field()])
         entries = plan_splits(self._view, self._options, conditions)
         return _ReadPlan(output, read_schema, spec, conditions, where_filter, entries, limit, order)
