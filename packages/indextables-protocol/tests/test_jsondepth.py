@@ -93,3 +93,20 @@ def test_a_deep_last_checkpoint_is_an_ignored_hint(tmp_path: Path, schema: Any) 
     pointer = read_last_checkpoint(store)
     assert pointer is not None
     assert pointer.version == 1
+
+
+def test_a_split_footer_whose_file_table_is_deep_json_is_corrupt() -> None:
+    import struct
+
+    from indextables.protocol.splitbundle import SPLIT_MAGIC, SPLIT_VERSION, parse_split_footer
+
+    def footer(table: bytes) -> bytes:
+        meta = struct.pack("<II", SPLIT_MAGIC, SPLIT_VERSION) + table
+        return meta + struct.pack("<I", len(meta)) + struct.pack("<I", 0)
+
+    good = parse_split_footer(footer(b'{"files":{"a":{"start":0,"end":0}}}'), footer_start_offset=0)
+    assert good.files == {"a": (0, 0)}
+    with pytest.raises(CorruptFileError, match=r"^s\.split: bad split file table"):
+        parse_split_footer(
+            footer(b'{"files":' + b"[" * DEEP), footer_start_offset=0, path="s.split"
+        )

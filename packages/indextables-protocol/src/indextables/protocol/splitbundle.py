@@ -123,7 +123,7 @@ def _file_table(meta: bytes, path: str) -> dict[str, tuple[int, int]]:
     try:
         table = json.loads(meta[8:])
         return {str(name): (int(r["start"]), int(r["end"])) for name, r in table["files"].items()}
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise CorruptFileError(path, f"bad split file table: {exc!r}") from None
 
 

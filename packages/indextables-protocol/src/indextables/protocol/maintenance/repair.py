@@ -112,7 +112,7 @@ def _metadata_from_splits(table: TableLike, entries: list[FileEntry]) -> Metadat
                 for field in meta["schema"]
                 if not field["name"].startswith("_")
             ]
-        except (ProtocolError, KeyError, TypeError, ValueError):
+        except (ProtocolError, KeyError, TypeError, ValueError, RecursionError):
             continue
         partitions = tuple(entry.partition_values)
         fields += [
