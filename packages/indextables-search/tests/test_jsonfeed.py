@@ -23,7 +23,13 @@ import tantivy
 from indextables.search import open_table, write_table
 from indextables.search.errors import OptionError
 from indextables.search.options import check_option_keys, parse_indexing, parse_write
-from indextables.search.schema.mapping import FieldKind, FieldSpec, field_specs, tantivy_schema
+from indextables.search.schema.mapping import (
+    ROW_KEY_FIELD,
+    FieldKind,
+    FieldSpec,
+    field_specs,
+    tantivy_schema,
+)
 from indextables.search.write.jsonfeed import (
     MAX_DOCUMENT_ROWS,
     decimal_text,
@@ -418,3 +424,86 @@ def test_write_table_takes_the_feed_option(
     write_table(str(tmp_path / "t"), data, options=options, workers=1)
     assert bool(calls) is fed
     assert open_table(str(tmp_path / "t")).search("s:a").num_rows == 1
+
+
+def _keys(searcher: tantivy.Searcher, query: tantivy.Query, limit: int) -> dict:
+    """Row key -> DocAddress of the documents ``query`` matches."""
+    hits = searcher.search(query, limit, order_by_field=ROW_KEY_FIELD, order=tantivy.Order.Asc)
+    return dict(hits.hits)
+
+
+def _contents(part: PartitionIndex, specs: tuple[FieldSpec, ...], rows: int) -> dict:
+    """What tantivy-py reads from an index, keyed by row key: stored documents, every
+    orderable fast field's values, and the rows of a set of queries."""
+    part.index.reload()
+    searcher = part.index.searcher()
+    schema = part.index.schema
+    every = _keys(searcher, tantivy.Query.all_query(), rows)
+    key_of = {(a.segment_ord, a.doc): key for key, a in every.items()}
+    out: dict = {
+        "stored": {k: repr(sorted(searcher.doc(a).to_dict().items())) for k, a in every.items()}
+    }
+    # Not F64: ordering by a float fast field holding NaN panics inside Tantivy's sort.
+    fast_kinds = (FieldKind.I64, FieldKind.BOOL, FieldKind.DATE, FieldKind.STRING)
+    for spec in specs:
+        if spec.fast and spec.kind in fast_kinds:
+            hits = searcher.search(tantivy.Query.all_query(), rows, order_by_field=spec.name).hits
+            values = {key_of[(a.segment_ord, a.doc)]: repr(v) for v, a in hits}
+            out[f"fast {spec.name}"] = values
+            exists = _keys(searcher, tantivy.Query.exists_query(spec.name), rows)
+            out[f"exists {spec.name}"] = sorted(exists)
+    queries = {
+        "word": tantivy.Query.term_query(schema, "t", "word"),
+        "a1": tantivy.Query.term_query(schema, "s", "a1"),
+        "i64>=0": tantivy.Query.range_query(schema, "i64", tantivy.FieldType.Integer, 0, None),
+        "f in [-1, 1]": tantivy.Query.range_query(schema, "f", tantivy.FieldType.Float, -1.0, 1.0),
+        "b": tantivy.Query.term_query(schema, "b", True),
+        "ts>=2000": tantivy.Query.range_query(
+            schema, "ts", tantivy.FieldType.Date, dt.datetime(2000, 1, 1, tzinfo=UTC), None
+        ),
+    }
+    for name, query in queries.items():
+        out[f"query {name}"] = sorted(_keys(searcher, query, rows))
+    float_ranges = [(0.0, None), (None, -1e-300), (1e300, None), (-1e-5, 1e-5), (-0.0, 0.0)]
+    for spec in specs:
+        if spec.kind is FieldKind.F64:  # the float fast values, through fast-field ranges
+            for low, high in float_ranges:
+                query = tantivy.Query.range_query(
+                    schema, spec.name, tantivy.FieldType.Float, low, high
+                )
+                out[f"range {spec.name} {low} {high}"] = sorted(_keys(searcher, query, rows))
+            exists = _keys(searcher, tantivy.Query.exists_query(spec.name), rows)
+            out[f"exists {spec.name}"] = sorted(exists)
+    out["segments"] = (
+        len(searcher.segment_readers()) if hasattr(searcher, "segment_readers") else None
+    )
+    return out
+
+
+@pytest.mark.slow
+def test_json_feed_indexes_of_many_segments_read_the_same() -> None:
+    # Tantivy's files are not deterministic once several segments merge in the
+    # background (two typed-document writes differ too): what tantivy-py reads must agree.
+    rng = random.Random(21)
+    batches = [_batch(rng, 400) for _ in range(24)]
+    specs = field_specs(batches[0].schema, parse_indexing(OPTIONS))
+    rows = sum(b.num_rows for b in batches)
+    schema = tantivy_schema(specs, row_key=True)
+    got = []
+    for feed in ("documents", "json"):
+        part = PartitionIndex.create(specs, schema, heap_size=15_000_000)
+        try:
+            for batch in batches:
+                part.add(batch, specs, schema, feed=feed)
+            part.commit()
+            with open(os.path.join(part.directory, "meta.json"), encoding="utf-8") as handle:
+                segments = len(json.load(handle)["segments"])
+            assert segments > 1
+            got.append(_contents(part, specs, rows))
+        finally:
+            part.discard()
+    typed, fed = got
+    assert len(typed["stored"]) == rows
+    assert sorted(typed) == sorted(fed)
+    for name in typed:
+        assert fed[name] == typed[name], name
