@@ -110,3 +110,33 @@ def test_a_split_footer_whose_file_table_is_deep_json_is_corrupt() -> None:
         parse_split_footer(
             footer(b'{"files":' + b"[" * DEEP), footer_start_offset=0, path="s.split"
         )
+
+
+def test_repair_skips_a_split_whose_meta_json_is_deep(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from indextables.protocol.maintenance.repair import _metadata_from_splits
+    from indextables.protocol.splitbundle import write_split_bundle
+
+    def bundled(name: str, meta: bytes) -> tuple[Any, Any]:  # an add as a file entry
+        index = tmp_path / f"{name}.index"
+        index.mkdir()
+        (index / "meta.json").write_bytes(meta)
+        with (tmp_path / name).open("wb") as dest:
+            footer = write_split_bundle(index, dest)
+        return AddAction(name, {}, (tmp_path / name).stat().st_size, 1, True), footer
+
+    # The writer reads meta.json itself: bundle a flat one, then nest its bytes.
+    deep, footer = bundled("deep.split", b'{"x":"' + b"x" * DEEP + b'"}')
+    start, end = footer.files["meta.json"]
+    with (tmp_path / "deep.split").open("r+b") as split:
+        split.seek(start)
+        split.write(b"[" * (end - start))
+    good, _ = bundled(
+        "good.split", json.dumps({"schema": [{"name": "id", "type": "i64"}]}).encode()
+    )
+    table: Any = SimpleNamespace(store=LocalStore(tmp_path))
+    assert _metadata_from_splits(table, [deep]) is None
+    rebuilt = _metadata_from_splits(table, [deep, good])
+    assert rebuilt is not None
+    assert [f["name"] for f in json.loads(rebuilt.schema_string)["fields"]] == ["id"]
