@@ -41,6 +41,7 @@ from indextables.search.query.conditions import translate_predicate
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
 from indextables.search.query.whereeval import WhereFilter, compile_where
 from indextables.search.read.plan import plan_splits, view_fields
+from indextables.search.read.snippets import Highlight, parse_highlight
 from indextables.search.read.splitbatches import split_batches
 from indextables.search.read.splitreader import SplitEntry
 from indextables.search.read.topk import (
@@ -176,6 +177,8 @@ class SearchTable:
         columns: Sequence[str] | None = None,
         limit: int | None = None,
         order_by: str | Sequence[str] | None = None,
+        highlight: Sequence[str] | None = None,
+        snippet_chars: int | None = None,
     ) -> pa.Table:
         """The rows matching a search as one Arrow table (see :meth:`scan`)."""
         reader = self.scan(
@@ -186,6 +189,8 @@ class SearchTable:
             columns=columns,
             limit=limit,
             order_by=order_by,
+            highlight=highlight,
+            snippet_chars=snippet_chars,
         )
         return reader.read_all()
 
@@ -199,6 +204,8 @@ class SearchTable:
         columns: Sequence[str] | None = None,
         limit: int | None = None,
         order_by: str | Sequence[str] | None = None,
+        highlight: Sequence[str] | None = None,
+        snippet_chars: int | None = None,
     ) -> pa.RecordBatchReader:
         """The rows matching a search, streamed split by split.
 
@@ -219,16 +226,23 @@ class SearchTable:
                 greatest; ties in split order, then document order. Needs
                 ``limit`` (at most 1,000,000): each split keeps its own best
                 ``limit`` rows, merged into a buffer of that size.
+            highlight: text columns whose best fragment for the query is added as
+                a string column ``_snippet_<column>`` (matched terms in
+                ``<b>...</b>``, the rest HTML-escaped: tantivy-py's
+                ``SnippetGenerator``), null where the value is null.
+            snippet_chars: a fragment's length in characters (default 150).
 
         Raises:
             ArgumentError: an argument of the wrong type or an unknown column; an
                 ``order_by`` key that is unknown, has no fast field or a bad
                 direction; ``order_by`` without ``limit`` or above the maximum.
-            CompanionError: ``order_by="_score"`` on a companion index.
+            CompanionError: ``order_by="_score"`` or ``highlight`` on a companion index.
             QuerySyntaxError, FieldKindError: a query that does not parse, or a
                 search on a column of the wrong kind.
         """
-        plan = self._plan(query, where, textsearch, fieldmatch, columns, limit, order_by)
+        plan = self._plan(
+            query, where, textsearch, fieldmatch, columns, limit, order_by, highlight, snippet_chars
+        )
         return pa.RecordBatchReader.from_batches(plan.output, self._rows(plan))
 
     def count(
@@ -368,6 +382,8 @@ class SearchTable:
         columns: Any,
         limit: Any,
         order_by: Any = None,
+        highlight: Any = None,
+        snippet_chars: Any = None,
     ) -> _ReadPlan:
         spec = self._search_spec(query, where, textsearch, fieldmatch)
         if limit is not None and (
@@ -388,8 +404,15 @@ class SearchTable:
                     f"column {SCORE!r} has: the score column would shadow it"
                 )
             output = pa.schema([*output, score_field()])
+        marked = parse_highlight(
+            highlight, snippet_chars, schema=self._schema, fields=view_fields(self._view)
+        )
+        if marked is not None:
+            output = pa.schema([*output, *marked.fields()])
         entries = plan_splits(self._view, self._options, conditions)
-        return _ReadPlan(output, read_schema, spec, conditions, where_filter, entries, limit, order)
+        return _ReadPlan(
+            output, read_schema, spec, conditions, where_filter, entries, limit, order, marked
+        )
 
     def _order(self, order_by: Any, limit: int | None) -> tuple[OrderKey, ...]:
         if order_by is None:
@@ -459,6 +482,7 @@ class SearchTable:
             companion_root=self._companion_root,
             options=options,
             parallel=self._companion_root is not None and left is None,
+            highlight=plan.highlight,
         )
         with contextlib.closing(batches):
             for batch in batches:
@@ -503,6 +527,7 @@ class SearchTable:
             parallel=self._companion_root is not None,
             scoring=scoring,
             ordering=ordering,
+            highlight=plan.highlight,
         )
         with contextlib.closing(batches):
             for batch in batches:
@@ -523,6 +548,7 @@ class _ReadPlan:
     __slots__ = (
         "conditions",
         "entries",
+        "highlight",
         "limit",
         "order",
         "output",
@@ -541,6 +567,7 @@ class _ReadPlan:
         entries: Sequence[SplitEntry],
         limit: int | None,
         order: Sequence[OrderKey] = (),
+        highlight: Highlight | None = None,
     ) -> None:
         self.output = output
         self.read_schema = read_schema
@@ -550,6 +577,7 @@ class _ReadPlan:
         self.entries = tuple(entries)
         self.limit = limit
         self.order = tuple(order)
+        self.highlight = highlight
 
 
 def _fast_only(plan: TablePlan) -> TablePlan:

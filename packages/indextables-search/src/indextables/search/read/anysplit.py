@@ -19,6 +19,7 @@ from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.docstore import DecodeSession
 from indextables.search.read.docstore.pool import DecoderThreads
+from indextables.search.read.snippets import Highlight
 from indextables.search.read.splitreader import COMPANION_MANIFEST, SplitEntry, read_split
 from indextables.search.read.topk import Ordering, Scoring
 
@@ -39,15 +40,16 @@ def read_any_split(
     cache_session: DecodeSession | None = None,
     scoring: Scoring | None = None,
     ordering: Ordering | None = None,
+    highlight: Highlight | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The matching rows of one unbundled split (see the module docstring);
-    ``docstore_threads``, ``cache_session``, ``scoring`` and ``ordering`` as
-    :func:`read_split`'s (a companion split ignores ``ordering``: its caller orders
+    ``docstore_threads``, ``cache_session``, ``scoring``, ``ordering`` and
+    ``highlight`` as :func:`read_split`'s (a companion split ignores ``ordering``: its caller orders
     every hit).
 
     Raises:
         CompanionError: a companion split of a table that is not a companion index,
-            or ``scoring`` asked of a companion split.
+            or ``scoring`` or ``highlight`` asked of a companion split.
     """
     if not os.path.exists(os.path.join(directory, COMPANION_MANIFEST)):
         yield from read_split(
@@ -60,8 +62,15 @@ def read_any_split(
             cache_session=cache_session,
             scoring=scoring,
             ordering=ordering,
+            highlight=highlight,
         )
         return
+    if highlight is not None:
+        raise CompanionError(
+            f"split {entry.ref.path} is a companion split: highlight is not available "
+            "on companion indexes (their text is in the source's Parquet files, which "
+            "Tantivy's snippet generator does not read)"
+        )
     if scoring is not None:
         raise CompanionError(
             f"split {entry.ref.path} is a companion split: ordering by _score is not "

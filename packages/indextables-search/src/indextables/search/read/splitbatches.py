@@ -26,6 +26,7 @@ from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.anysplit import read_any_split
 from indextables.search.read.bulkrows import search_session
+from indextables.search.read.snippets import Highlight
 from indextables.search.read.splitorder import ordered_batches, splits_at_once
 from indextables.search.read.splitreader import SplitEntry
 from indextables.search.read.topk import Ordering, Scoring
@@ -50,6 +51,7 @@ def split_batches(
     stop_at: int | None = None,
     scoring: Scoring | None = None,
     ordering: Ordering | None = None,
+    highlight: Highlight | None = None,
 ) -> Generator[pa.RecordBatch, None, None]:
     """Every batch of ``entries`` (splits of the table at ``uri``) in ``schema``, in order.
 
@@ -59,7 +61,8 @@ def split_batches(
     a companion); ``options``: the read's options (a companion source's storage).
     ``parallel``, ``row_cap`` and ``stop_at`` as :func:`ordered_batches` takes them;
     ``scoring``: each split's hits carry their ``_score``; ``ordering``: each split
-    keeps its own first rows by the keys (both as :func:`read_any_split` takes them).
+    keeps its own first rows by the keys; ``highlight``: snippet columns (all three
+    as :func:`read_any_split` takes them).
 
     Raises:
         RowCapExceeded: more than ``row_cap`` rows.
@@ -85,6 +88,7 @@ def split_batches(
                 cache_session=session,
                 scoring=scoring,
                 ordering=ordering,
+                highlight=highlight,
             )
             return cache.batches(uri, refs[number], open_store, split, directory=directory(number))
 

@@ -34,6 +34,7 @@ from indextables.search.read.convert import column_from_docs, has_clamped_dates
 from indextables.search.read.docstore import DecodeSession, DocStoreError
 from indextables.search.read.docstore.pool import DecoderThreads
 from indextables.search.read.rowcopy import RowCopy, exact_in_docs
+from indextables.search.read.snippets import Highlight, Snippets
 from indextables.search.read.topk import Ordering, Scoring, TopK, score_field
 from indextables.search.schema.mapping import (
     ROW_KEY_FIELD,
@@ -83,6 +84,7 @@ def read_split(
     cache_session: DecodeSession | None = None,
     scoring: Scoring | None = None,
     ordering: Ordering | None = None,
+    highlight: Highlight | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Search one unbundled split and yield its matching rows as Arrow batches of ``schema``
     (the table's columns to read, partition columns included).
@@ -132,12 +134,21 @@ def read_split(
     rows = RowCopy.open(os.path.join(directory, ROWS_FILE), identity=identity)
     if rows is not None:
         rows = rows.resolved(traits.segments)
+    snippets = None
+    if highlight is not None:
+        names = {key: spec.name for key, spec in fields.items()}
+        snippets = Snippets(searcher, index, query or tantivy.Query.all_query(), highlight, names)
     if scoring is not None:
         yield from _scored(
-            searcher, query, total, scoring, schema, entry, fields, rows, source_of()
+            searcher, query, total, scoring, schema, entry, fields, rows, source_of(), snippets
         )
         return
-    if query is None and rows is not None and _copy_covers(rows, schema, entry, fields):
+    if (
+        snippets is None
+        and query is None
+        and rows is not None
+        and _copy_covers(rows, schema, entry, fields)
+    ):
         yield from _scan_rows(rows, schema, entry, fields)
         return
     addresses = _every_address(directory, total, identity) if query is None else None
@@ -151,7 +162,9 @@ def read_split(
     source = source_of()
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
-        yield _batch(searcher, chunk, schema, entry, fields, rows, source)
+        yield _with_snippets(
+            _batch(searcher, chunk, schema, entry, fields, rows, source), chunk, snippets
+        )
     if query is None:
         bulkrows.release_pages(directory, identity=identity)
 
@@ -166,6 +179,7 @@ def _scored(
     fields: Mapping[str, FieldSpec],
     rows: RowCopy | None,
     source: _DocSource,
+    snippets: Snippets | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The split's hits with their ``_score``, read in store order (see :func:`read_split`)."""
     limit = total if scoring.limit is None else min(scoring.limit, total)
@@ -176,9 +190,22 @@ def _scored(
     out = pa.schema([*schema, score_field()])
     for start in range(0, len(hits), BATCH_ROWS):
         chunk = hits[start : start + BATCH_ROWS]
-        batch = _batch(searcher, [h[1] for h in chunk], schema, entry, fields, rows, source)
+        addresses = [h[1] for h in chunk]
+        batch = _batch(searcher, addresses, schema, entry, fields, rows, source)
         scores = pa.array([h[0] for h in chunk], pa.float32())
-        yield pa.RecordBatch.from_arrays([*batch.columns, scores], schema=out)
+        scored = pa.RecordBatch.from_arrays([*batch.columns, scores], schema=out)
+        yield _with_snippets(scored, addresses, snippets)
+
+
+def _with_snippets(
+    batch: pa.RecordBatch, addresses: Sequence[Any], snippets: Snippets | None
+) -> pa.RecordBatch:
+    """``batch`` with the snippet columns of its rows appended (as is without snippets)."""
+    if snippets is None:
+        return batch
+    found = snippets.columns(addresses)
+    schema = pa.schema([*batch.schema, *snippets.fields])
+    return pa.RecordBatch.from_arrays([*batch.columns, *found], schema=schema)
 
 
 def _first_by_keys(
