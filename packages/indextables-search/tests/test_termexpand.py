@@ -120,11 +120,12 @@ def test_prefixes_inside_boolean_structure(table: tuple[str, list[str], list[str
 
 def test_forms_not_answered_yet_are_still_refused(table: tuple[str, list[str], list[str]]) -> None:
     uri = table[0]
-    for query in ["t:ab~1", "t:a-b*", "t:a-?", "t:ab*^2", "ab*", "t:a\\*b"]:
+    for query in ["t:ab~3", "t:a-b~1", "t:a-b*", "t:a-?", "t:ab*^2", "ab*", "t:a\\*b"]:
         with pytest.raises(QuerySyntaxError, match="which the index does not support"):
             open_table(uri).search(query)
-    with pytest.raises(QuerySyntaxError, match="regex terms"):
-        open_table(uri).search("t:ab* AND t:/a.*/")
+    for query in ["t:ab* AND t:/a.*/", "t:abc~1 AND t:/a.*/"]:
+        with pytest.raises(QuerySyntaxError, match=r"regex terms|Regex queries are not allowed"):
+            open_table(uri).search(query)
 
 
 def test_a_prefix_standing_for_too_many_terms_is_refused(
@@ -218,3 +219,73 @@ def test_wildcard_patterns_match_the_models(
         assert _ids(uri, f"s:{pattern}") == want, pattern
         asked += 1
     assert asked >= 5
+
+
+def _osa(first: str, second: str) -> int:
+    """Optimal string alignment distance, the textbook table (no cut-off)."""
+    rows, cols = len(first) + 1, len(second) + 1
+    table = [[max(i, j) if i == 0 or j == 0 else 0 for j in range(cols)] for i in range(rows)]
+    for i in range(1, rows):
+        for j in range(1, cols):
+            cost = 0 if first[i - 1] == second[j - 1] else 1
+            table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and first[i - 1] == second[j - 2] and first[i - 2] == second[j - 1]:
+                table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1)
+    return table[-1][-1]
+
+
+def _edited(rng: random.Random, word: str, alphabet: list[str]) -> str:
+    chars = list(word)
+    for _ in range(rng.randint(0, 3)):
+        pick, at = rng.random(), rng.randint(0, len(chars))
+        if pick < 0.3 and at < len(chars):
+            del chars[at]
+        elif pick < 0.6:
+            chars.insert(at, rng.choice(alphabet))
+        elif pick < 0.8 and at < len(chars):
+            chars[at] = rng.choice(alphabet)
+        elif at + 1 < len(chars):
+            chars[at], chars[at + 1] = chars[at + 1], chars[at]
+    return "".join(chars)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fuzzy_terms_match_the_edit_distance_model(
+    table: tuple[str, list[str], list[str]], seed: int
+) -> None:
+    uri, texts, values = table
+    rng = random.Random(200 + seed)
+    letters = [c for c in ALPHABET if c.isalnum()]
+    words = [run for t in texts for run in "".join(c if c.isalnum() else " " for c in t).split()]
+    asked = 0
+    for _ in range(25):
+        distance = rng.choice([1, 2])
+        term = _edited(rng, rng.choice([w for w in words if len(w) <= 20]), letters)
+        if not term:
+            continue
+        lowered = "".join(c.lower() for c in term)
+        want = [
+            i for i, t in enumerate(texts) if any(_osa(lowered, k) <= distance for k in _tokens(t))
+        ]
+        assert _ids(uri, f"t:{term}~{distance}") == want, (term, distance)
+        value = _edited(rng, rng.choice([v for v in values if len(v) <= 20]), ALPHABET)
+        if not value or any(c in value for c in ' \t\n\r()"*?~\\^[]{}<>/:') or value[0] in "-+":
+            continue
+        want = [i for i, v in enumerate(values) if _osa(value, v) <= distance]
+        assert _ids(uri, f"s:{value}~{distance}") == want, (value, distance)
+        asked += 1
+    assert asked >= 5
+
+
+def test_fuzzy_terms_inside_boolean_structure(table: tuple[str, list[str], list[str]]) -> None:
+    uri, texts, _ = table
+
+    def near(i: int, term: str) -> bool:
+        return any(_osa(term, k) <= 1 for k in _tokens(texts[i]))
+
+    rows = range(len(texts))
+    assert _ids(uri, "t:abc~1 AND NOT t:xyz~1") == [
+        i for i in rows if near(i, "abc") and not near(i, "xyz")
+    ]
+    assert _ids(uri, "NOT t:abc~1") == [i for i in rows if not near(i, "abc")]
+    assert _ids(uri, "t:qqqqqq~1 OR t:abc~1") == [i for i in rows if near(i, "abc")]

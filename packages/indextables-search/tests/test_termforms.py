@@ -30,7 +30,7 @@ def table_path(tmp_path_factory: pytest.TempPathFactory) -> str:
     [
         ("msg:he-l*", r"wildcard \(\*\)"),  # Tantivy alone: the words "he" and "l"
         ("msg:hel*^2", r"wildcard \(\*\)"),
-        ("msg:hello~1", r"fuzzy term \(~\)"),
+        ("msg:hello~3", r"fuzzy term \(~\)"),  # distances 1 and 2 only
         (r"s:a\*b", r"wildcard \(\*\)"),  # Tantivy keeps the backslash in the term
         ("hel*", r"wildcard \(\*\)"),  # on the default fields
     ],
@@ -61,6 +61,7 @@ def test_wildcards_and_fuzzy_terms_are_refused(table_path: str, query: str, mark
         ("msg:hel?", [2]),
         ("msg:h*o AND n:1", [1]),
         ("n:[1 TO 4] AND NOT s:a*b", [1, 3, 4]),
+        ("msg:hello~1", [1]),  # fuzzy terms: query/fuzzyterms.py
     ],
 )
 def test_forms_tantivy_answers_are_left_alone(table_path: str, query: str, ids: list[int]) -> None:

@@ -432,16 +432,23 @@ def _parse(
     """Parse ``text`` (the option's text as rewritten); errors quote ``given``, the text
     the user wrote, when there is one. ``token_limit``: the shortest token length limit of
     the fields (``tokenless``; 1 parses every clause alone to check it); ``fields``: the
-    fields by lowercase name, for prefix terms (``termexpand``; none without them)."""
+    fields by lowercase name, for wildcard and fuzzy terms (``termexpand``,
+    ``fuzzyterms``; none without them)."""
+    from indextables.search.query.fuzzyterms import rewrite_fuzzy_terms
     from indextables.search.query.negation import exclusion_only_groups, rewrite_negations
-    from indextables.search.query.termexpand import rewrite_prefix_terms
+    from indextables.search.query.termexpand import check_no_regex_terms, rewrite_prefix_terms
     from indextables.search.query.termforms import check_term_forms
     from indextables.search.query.tokenless import nothing_for_tokenless
 
     shown = text if given is None else given
     regexes = False
     if fields is not None:
+        written = text
         text, regexes = rewrite_prefix_terms(text, fields, _term_counter(index), option)
+        text, fuzzy_regexes = rewrite_fuzzy_terms(text, fields, _term_lister(index), option)
+        regexes = regexes or fuzzy_regexes
+        if regexes:
+            check_no_regex_terms(written, option)
     check_term_forms(text, option, shown)
     rewritten = nothing_for_tokenless(
         rewrite_negations(text, option),
@@ -496,6 +503,15 @@ def _term_counter(index: tantivy.Index) -> Callable[[str, str, re.Pattern[str] |
         return found
 
     return count
+
+
+def _term_lister(index: tantivy.Index) -> Callable[[str], list[str]]:
+    """Every term of a field of ``index`` (``fuzzyterms.ListTerms``)."""
+
+    def terms(name: str) -> list[str]:
+        return [term for term, _ in index.searcher().terms_with_prefix(name, "")]
+
+    return terms
 
 
 def _parses_empty(index: tantivy.Index, defaults: list[str], clause: str) -> bool:

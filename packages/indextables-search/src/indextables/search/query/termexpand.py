@@ -36,7 +36,12 @@ from indextables.search.errors import QuerySyntaxError
 from indextables.search.query.querytext import skip_space, token_end
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 
-__all__ = ["MAX_TERM_EXPANSIONS", "rewrite_prefix_terms", "wildcard_regex"]
+__all__ = [
+    "MAX_TERM_EXPANSIONS",
+    "check_no_regex_terms",
+    "rewrite_prefix_terms",
+    "wildcard_regex",
+]
 
 MAX_TERM_EXPANSIONS: Final = 100_000
 """The most terms of one split a prefix term may stand for."""
@@ -66,7 +71,6 @@ def rewrite_prefix_terms(
     out: list[str] = []
     copied = 0
     position = 0
-    regexes = False  # the text has regex clauses of its own
     while position < len(text):
         position = skip_space(text, position)
         if position >= len(text):
@@ -78,7 +82,6 @@ def rewrite_prefix_terms(
         token = text[position:end]
         body = position + len(token) - len(token.lstrip("+-"))
         clause = _prefix_clause(text[body:end], fields)
-        regexes = regexes or _FIELD_REGEX.match(text, body) is not None
         if clause is not None and token not in _OPERATORS:
             name, prefix, pattern, regex = clause
             if count_terms is not None:
@@ -95,13 +98,33 @@ def rewrite_prefix_terms(
         position = max(end, position + 1)
     if copied == 0:
         return text, False
-    if regexes:
-        raise QuerySyntaxError(
-            f"option {option}={text!r}: regex terms (f:/re/) are not supported; write a "
-            "prefix term (f:pre*) or filter with a where condition (f RLIKE '...')"
-        )
     out.append(text[copied:])
     return "".join(out), True
+
+
+def check_no_regex_terms(text: str, option: str) -> None:
+    """Refuse a regex clause (``f:/re/``) the user wrote in a text whose rewritten form is
+    parsed with regexes allowed (for the wildcard and fuzzy terms' own clauses).
+
+    Raises:
+        QuerySyntaxError: naming the option.
+    """
+    position = 0
+    while position < len(text):
+        position = skip_space(text, position)
+        if position >= len(text):
+            return
+        if text[position] in "()":
+            position += 1
+            continue
+        end = token_end(text, position)
+        body = position + len(text[position:end]) - len(text[position:end].lstrip("+-"))
+        if _FIELD_REGEX.match(text, body) is not None:
+            raise QuerySyntaxError(
+                f"option {option}={text!r}: regex terms (f:/re/) are not supported; write a "
+                "wildcard term (f:pre*) or filter with a where condition (f RLIKE '...')"
+            )
+        position = max(end, position + 1)
 
 
 def _prefix_clause(

@@ -1,0 +1,168 @@
+"""Fuzzy terms in query text (``f:term~1``, ``f:term~2``), answered over the split's terms.
+
+Tantivy's parser reads ``msg:helo~1`` as other terms than meant (the analyzer
+splits at the ``~``). :func:`rewrite_fuzzy_terms` replaces each fuzzy term it
+can answer by the set of the split's terms of that field within the edit
+distance (Levenshtein over characters, a transposition of two neighbouring
+characters counting one edit, as Tantivy's fuzzy query and the reference count
+it): ``f: IN ["t1" "t2"]``, or :data:`~indextables.search.query.tokenless.NOTHING`
+when no term is that close. The field rules are the wildcard terms' (a term
+within one token on ``default`` text fields, lowercased character by character;
+no space on ``whitespace`` ones; the whole value, case-sensitive, on exact
+fields); other forms are left to
+:func:`~indextables.search.query.termforms.check_term_forms`, which refuses them.
+
+Finding the terms walks the field's whole term dictionary of the split; more
+than :data:`~indextables.search.query.termexpand.MAX_TERM_EXPANSIONS` of them is
+refused with a :class:`~indextables.search.errors.QuerySyntaxError` naming the
+term and the limit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Final
+
+from indextables.search.errors import QuerySyntaxError
+from indextables.search.query import termexpand
+from indextables.search.query.querytext import skip_space, token_end
+from indextables.search.query.termexpand import wildcard_regex
+from indextables.search.query.tokenless import NOTHING
+from indextables.search.schema.mapping import FieldKind, FieldSpec
+
+__all__ = ["edit_distance", "rewrite_fuzzy_terms"]
+
+_FUZZY: Final = re.compile(r"([A-Za-z_][\w.\-]*):(.+)~([12])")
+
+ListTerms = Callable[[str], Iterable[str]]
+"""``field`` -> every term of ``field`` in the split."""
+
+
+def rewrite_fuzzy_terms(
+    text: str, fields: Mapping[str, FieldSpec], list_terms: ListTerms, option: str
+) -> tuple[str, bool]:
+    """``text`` with each answerable fuzzy term as the set of terms it stands for, and
+    whether that wrote regex clauses (the caller then parses with regexes allowed).
+
+    Raises:
+        QuerySyntaxError: a fuzzy term standing for more terms than the expansion limit.
+    """
+    if "~" not in text:
+        return text, False
+    regexes = False
+    out: list[str] = []
+    copied = 0
+    position = 0
+    while position < len(text):
+        position = skip_space(text, position)
+        if position >= len(text):
+            break
+        if text[position] in "()":
+            position += 1
+            continue
+        end = token_end(text, position)
+        token = text[position:end]
+        body = position + len(token) - len(token.lstrip("+-"))
+        clause = _fuzzy_clause(text[body:end], fields)
+        if clause is not None:
+            name, term, distance = clause
+            near = _near_terms(list_terms(name), term, distance)
+            if len(near) > termexpand.MAX_TERM_EXPANSIONS:
+                raise QuerySyntaxError(
+                    f"option {option}: the fuzzy term {text[body:end]!r} stands for more "
+                    f"than {termexpand.MAX_TERM_EXPANSIONS:,} terms of column {name!r} in one "
+                    "split (MAX_TERM_EXPANSIONS): use a smaller distance or a longer term"
+                )
+            out.append(text[copied:body])
+            clause_text, with_regex = _term_set(name, near, fields[name.lower()].is_tokenized)
+            out.append(clause_text)
+            regexes = regexes or with_regex
+            copied = end
+        position = max(end, position + 1)
+    if copied == 0:
+        return text, False
+    out.append(text[copied:])
+    return "".join(out), regexes
+
+
+def _fuzzy_clause(clause: str, fields: Mapping[str, FieldSpec]) -> tuple[str, str, int] | None:
+    found = _FUZZY.fullmatch(clause)
+    if found is None:
+        return None
+    term = found.group(2)
+    if term[0] in "[{<>/(" or any(c in term for c in '*?~\\"^'):
+        return None
+    spec = fields.get(found.group(1).lower())
+    if spec is None or not spec.indexed:
+        return None
+    if spec.kind is FieldKind.STRING:
+        pass
+    elif spec.kind is FieldKind.TEXT and spec.tokenizer == "default":
+        if not all(c.isalnum() for c in term):
+            return None  # more than one token, or characters the analyzer drops
+        term = _lowercased(term)
+    elif spec.kind is FieldKind.TEXT and spec.tokenizer == "whitespace":
+        if any(c.isspace() for c in term):
+            return None
+        term = _lowercased(term)
+    else:
+        return None
+    return spec.name, term, int(found.group(3))
+
+
+def _lowercased(text: str) -> str:
+    return "".join(c.lower() for c in text)
+
+
+def _near_terms(terms: Iterable[str], term: str, distance: int) -> list[str]:
+    """The terms within ``distance`` edits of ``term`` (counting past the limit stops)."""
+    near: list[str] = []
+    for candidate in terms:
+        if abs(len(candidate) - len(term)) <= distance and (
+            edit_distance(candidate, term, distance) <= distance
+        ):
+            near.append(candidate)
+            if len(near) > termexpand.MAX_TERM_EXPANSIONS:
+                break
+    return near
+
+
+def edit_distance(first: str, second: str, most: int) -> int:
+    """The optimal-string-alignment distance of two strings (insertions, deletions,
+    substitutions and transpositions of neighbours, one edit each), or ``most + 1`` as
+    soon as it must exceed ``most``."""
+    before: list[int] = []
+    previous = list(range(len(second) + 1))
+    for i, a in enumerate(first, 1):
+        current = [i] + [0] * len(second)
+        for j, b in enumerate(second, 1):
+            cost = 0 if a == b else 1
+            best = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a == second[j - 2] and first[i - 2] == b:
+                best = min(best, before[j - 2] + 1)
+            current[j] = best
+        if min(current) > most:
+            return most + 1
+        before, previous = previous, current
+    return previous[-1]
+
+
+def _term_set(name: str, terms: list[str], tokenized: bool) -> tuple[str, bool]:
+    """The clause matching exactly ``terms`` of field ``name``, and whether it holds regex
+    clauses: a term set, with each term an analyzer would split again (on a tokenized
+    field, a term with a character other than a letter or digit, as ``İ`` lowercases to
+    ``i`` and a combining dot) as a regex clause of its own."""
+    if not terms:
+        return NOTHING, False
+    plain = [t for t in terms if not tokenized or all(c.isalnum() for c in t)]
+    regexes = [f"{name}:/{wildcard_regex(t)}/" for t in terms if t not in set(plain)]
+    quoted = ['"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in sorted(plain)]
+    if any("]" in t or "}" in t for t in plain):
+        # The text's scans read a bracket inside quotes as the set's end: a disjunction.
+        clauses = [f"{name}:{q}" for q in quoted]
+    else:
+        clauses = [f"{name}: IN [{' '.join(quoted)}]"] if quoted else []
+    clauses += regexes
+    text = clauses[0] if len(clauses) == 1 else "(" + " OR ".join(clauses) + ")"
+    return text, bool(regexes)
