@@ -300,11 +300,12 @@ def _traced_lines(action: Callable[[], object]) -> int:
             count += 1
         return trace
 
+    previous = sys.gettrace()  # a coverage tracer, say: put back afterwards
     sys.settrace(trace)
     try:
         action()
     finally:
-        sys.settrace(None)
+        sys.settrace(previous)
     return count
 
 
