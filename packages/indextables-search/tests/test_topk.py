@@ -19,12 +19,13 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from goldenfixtures import GOLDEN_NAMES
 
 from indextables.protocol.splitbundle import unbundle_split
-from indextables.search import SearchTable, open_table, write_table
-from indextables.search.errors import ArgumentError
+from indextables.search import SearchTable, build_companion, open_table, write_table
+from indextables.search.errors import ArgumentError, CompanionError
 from indextables.search.read.topk import MAX_TOP
 from indextables.search.schema.tokenizers import open_index
 from indextables.search.splits.termdict import dictionary_kind, to_fst
@@ -247,3 +248,29 @@ def test_score_beside_a_column_named_score_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ArgumentError, match="shadow"):
         table.search("m:b", order_by="_score", limit=1)
     assert table.search(order_by="m", limit=1).column("_score").to_pylist() == [1]
+
+
+def test_companion_index_orders_by_fast_fields_and_refuses_score(tmp_path: Path) -> None:
+    rng = random.Random(21)
+    source = tmp_path / "src"
+    source.mkdir()
+    for number in range(3):
+        count = 40
+        part = pa.table(
+            {
+                "id": pa.array(range(number * count, (number + 1) * count), pa.int64()),
+                "f": pa.array([rng.choice(FLOATS) for _ in range(count)], pa.float64()),
+                "i": pa.array([rng.choice([None, 1, 2]) for _ in range(count)], pa.int64()),
+            }
+        )
+        pq.write_table(part, source / f"part-{number:03d}.parquet")
+    build_companion(str(source), str(tmp_path / "idx"), source_format="parquet")
+    table = open_table(str(tmp_path / "idx"))
+    for text, keys in [
+        ("f DESC, i", [("f", True), ("i", False)]),
+        ("i, f", [("i", False), ("f", False)]),
+    ]:
+        for k in (0, 1, 17, 500):
+            same_ids(table.search(order_by=text, limit=k), oracle(table, keys, k))
+    with pytest.raises(CompanionError, match="_score"):
+        table.search(order_by="_score", limit=3)
