@@ -88,10 +88,13 @@ def run_scenario(tmp_path: Path) -> Any:
 
     A second SparkContext cannot live in the test process beside the session
     fixture, so sessions with other settings run as scripts that print one
-    line ``RESULT <json>``. The script gets ``args`` as its arguments.
+    line ``RESULT <json>``. The script gets ``args`` as its arguments; ``timeout`` bounds
+    a hang only (a loaded machine runs a local-cluster scenario for minutes).
     """
 
-    def run(script: str, *args: str, env: dict[str, str] | None = None) -> Any:
+    def run(
+        script: str, *args: str, env: dict[str, str] | None = None, timeout: float = 600
+    ) -> Any:
         path = tmp_path / "scenario.py"
         path.write_text(script)
         done = subprocess.run(
@@ -99,7 +102,7 @@ def run_scenario(tmp_path: Path) -> Any:
             env={**os.environ, **(env or {})},
             capture_output=True,
             text=True,
-            timeout=600,
+            timeout=timeout,
             check=False,
         )
         lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
