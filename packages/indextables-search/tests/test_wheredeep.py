@@ -396,3 +396,14 @@ def test_long_conditions_through_a_table_match_the_model(table_uri: str) -> None
     for where, keep in cases:
         want = sorted(((r["id"], r["p"]) for r in table if keep(r)), key=str)
         assert _searched(table_uri, where) == want
+
+
+def test_a_syntax_error_in_a_long_condition_shows_its_start() -> None:
+    where = "id IN (" + ", ".join(map(str, range(100_000))) + ", )"
+    with pytest.raises(QuerySyntaxError) as caught:
+        compile_where(where, pa.schema([("id", pa.int64())]))
+    message = str(caught.value)
+    assert message.startswith("where='id IN (0, 1, 2, ")
+    assert f"({len(where)} characters)" in message
+    assert "expected a column or a literal at ')'" in message
+    assert len(message) < 400

@@ -275,7 +275,7 @@ class _Parser:
     def fail(self, message: str) -> QuerySyntaxError:
         token = self.peek()
         at = f"at {token.text!r} (position {token.position})" if token else "at the end"
-        return QuerySyntaxError(f"where={self.text!r}: {message} {at}")
+        return QuerySyntaxError(f"where={_shortened(self.text)}: {message} {at}")
 
     def peek(self, ahead: int = 0) -> Any:
         i = self.index + ahead
