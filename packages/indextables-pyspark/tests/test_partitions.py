@@ -30,6 +30,7 @@ from pyspark.sql.types import (
 import indextables.pyspark as itp
 from indextables.pyspark.errors import OptionError
 from indextables.pyspark.read.sparktypes import arrow_type
+from indextables.pyspark.streamstart import run_stream
 from indextables.search.query.filters import Condition, may_match_file
 from indextables.search.query.partitionprune import partition_may_match, partition_predicate
 from indextables.search.schema.partitionvalues import (
@@ -488,16 +489,17 @@ def test_streaming_source_reads_null_and_special_partitions(
     spark: Any, tables: dict[str, tuple[str, str]]
 ) -> None:
     ours, parquet = tables["double"]
-    query = (
-        spark.readStream.format(FMT)
-        .option("startingVersion", "-1")
-        .load(ours)
-        .writeStream.format("memory")
-        .queryName("partition_values_stream")
-        .trigger(availableNow=True)
-        .start()
+    run_stream(
+        lambda: (
+            spark.readStream.format(FMT)
+            .option("startingVersion", "-1")
+            .load(ours)
+            .writeStream.format("memory")
+            .queryName("partition_values_stream")
+            .trigger(availableNow=True)
+            .start()
+        )
     )
-    query.awaitTermination()
     streamed = spark.table("partition_values_stream").select("id", "message", "p")
     assert _rows(streamed) == _rows(_parquet(spark, parquet, "double"))
 

@@ -8,6 +8,10 @@ from typing import Any
 
 import pytest
 
+from indextables.pyspark.streamstart import run_stream
+
+# Every query is started through run_stream: started again if its source's Python worker
+# misses Spark's fixed 10 s start wait (a loaded machine), see indextables.pyspark.streamstart.
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 FMT = "indextables"
 
@@ -19,16 +23,17 @@ def test_stream_reads_rows_added_after_the_start_version(
     path = str(tmp_path / "src")
     spark.range(5).write.format(FMT).mode("append").save(path)
     spark.range(100, 103).write.format(FMT).mode("append").save(path)
-    query = (
-        spark.readStream.format(FMT)
-        .option("startingVersion", "1")
-        .load(path)
-        .writeStream.format("memory")
-        .queryName(f"streamed_rows_{next(iter(trigger)).lower()}")
-        .trigger(**trigger)
-        .start()
+    run_stream(
+        lambda: (
+            spark.readStream.format(FMT)
+            .option("startingVersion", "1")
+            .load(path)
+            .writeStream.format("memory")
+            .queryName(f"streamed_rows_{next(iter(trigger)).lower()}")
+            .trigger(**trigger)
+            .start()
+        )
     )
-    query.awaitTermination()
     table = f"streamed_rows_{next(iter(trigger)).lower()}"
     rows = sorted(r.id for r in spark.sql(f"SELECT id FROM {table}").collect())
     assert rows == [100, 101, 102]
@@ -41,16 +46,18 @@ def test_a_new_stream_without_starting_version_reads_the_snapshot_then_the_chang
     path = str(tmp_path / "src_default")
     spark.range(3).write.format(FMT).mode("append").save(path)
     spark.range(10, 12).write.format(FMT).mode("append").save(path)
-    query = (
-        spark.readStream.format(FMT)
-        .load(path)
-        .writeStream.format("memory")
-        .queryName("default_start_rows")
-        .trigger(processingTime="1 second")
-        .start()
+    query = run_stream(
+        lambda: (
+            spark.readStream.format(FMT)
+            .load(path)
+            .writeStream.format("memory")
+            .queryName("default_start_rows")
+            .trigger(processingTime="1 second")
+            .start()
+        ),
+        until="available",
     )
     try:
-        query.processAllAvailable()
         rows = sorted(r.id for r in spark.sql("SELECT id FROM default_start_rows").collect())
         assert rows == [0, 1, 2, 10, 11]
         spark.range(20, 22).write.format(FMT).mode("append").save(path)
@@ -70,13 +77,14 @@ def test_stream_sink_commits_each_batch_once(spark: Any, tmp_path: Path) -> None
 
     def run() -> None:
         stream = spark.readStream.format(FMT).option("startingVersion", "-1").load(source)
-        query = (
-            stream.writeStream.format(FMT)
-            .option("checkpointLocation", checkpoint)
-            .trigger(availableNow=True)
-            .start(sink)
+        run_stream(
+            lambda: (
+                stream.writeStream.format(FMT)
+                .option("checkpointLocation", checkpoint)
+                .trigger(availableNow=True)
+                .start(sink)
+            )
         )
-        query.awaitTermination()
 
     run()
     run()  # a restart with the same checkpoint: nothing new, nothing twice
@@ -98,17 +106,19 @@ def test_processing_time_trigger_picks_up_new_commits(spark: Any, tmp_path: Path
 
     path = str(tmp_path / "src3")
     spark.range(2).write.format(FMT).mode("append").save(path)
-    query = (
-        spark.readStream.format(FMT)
-        .option("startingVersion", "latest")  # only rows committed from now on
-        .load(path)
-        .writeStream.format("memory")
-        .queryName("live_rows")
-        .trigger(processingTime="1 second")
-        .start()
+    query = run_stream(  # processed what is available: the start offset is fixed now
+        lambda: (
+            spark.readStream.format(FMT)
+            .option("startingVersion", "latest")  # only rows committed from now on
+            .load(path)
+            .writeStream.format("memory")
+            .queryName("live_rows")
+            .trigger(processingTime="1 second")
+            .start()
+        ),
+        until="available",
     )
     try:
-        query.processAllAvailable()  # the start offset is fixed before the new commit
         spark.range(50, 53).write.format(FMT).mode("append").save(path)
         deadline = time.monotonic() + 120
         rows: list[int] = []
@@ -126,15 +136,16 @@ def test_stream_from_version_0_of_a_reference_table_with_a_stale_state_v0(
     """13_after_purge's state-v0 holds version 5's files: rows after version 0 are all rows."""
     path = str(golden_copy("13_after_purge"))
     assert spark.read.format(FMT).option("versionAsOf", "0").load(path).count() == 0
-    query = (
-        spark.readStream.format(FMT)
-        .option("startingVersion", "0")
-        .load(path)
-        .writeStream.format("memory")
-        .queryName("after_version_0")
-        .trigger(availableNow=True)
-        .start()
+    run_stream(
+        lambda: (
+            spark.readStream.format(FMT)
+            .option("startingVersion", "0")
+            .load(path)
+            .writeStream.format("memory")
+            .queryName("after_version_0")
+            .trigger(availableNow=True)
+            .start()
+        )
     )
-    query.awaitTermination()
     rows = [r.asDict() for r in spark.sql("SELECT * FROM after_version_0").collect()]
     assert sort_rows(rows) == sort_rows(expected("13_after_purge")["rows"])
