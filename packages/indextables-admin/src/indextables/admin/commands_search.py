@@ -75,12 +75,40 @@ def _columns(text: str | None) -> list[str] | None:
     return names
 
 
+def _highlight(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    names = split_top_level((text,))
+    if not names:
+        raise UsageError("--highlight is empty: give text column names, e.g. --highlight message")
+    return names
+
+
 @click.command("search")
 @_TABLE
 @_QUERY
 @_WHERE
 @click.option("--columns", "columns", default=None, help="Columns to show, e.g. id,message.")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="At most N rows.")
+@click.option(
+    "--order-by",
+    "order_by",
+    default=None,
+    help="The first --limit rows in this order, e.g. '_score' or 'ts DESC, host'.",
+)
+@click.option(
+    "--highlight",
+    "highlight",
+    default=None,
+    help="Text columns to add a _snippet_<column> of, e.g. message,title.",
+)
+@click.option(
+    "--snippet-chars",
+    "snippet_chars",
+    type=click.IntRange(min=1),
+    default=None,
+    help="A snippet's length in characters (default 150).",
+)
 @_VERSION
 @rows_options
 @rows_command
@@ -91,12 +119,25 @@ def search_command(
     where: str | None,
     columns: str | None,
     limit: int | None,
+    order_by: str | None,
+    highlight: str | None,
+    snippet_chars: int | None,
     version: int | None,
 ) -> None:
     """Rows matching QUERY (Tantivy syntax, e.g. message:timeout) and --where."""
     found = _open(cmd, table, version)
-    reader = found.scan(query, where=where, columns=_columns(columns), limit=limit)
+    reader = found.scan(
+        query,
+        where=where,
+        columns=_columns(columns),
+        limit=limit,
+        order_by=order_by,
+        highlight=_highlight(highlight),
+        snippet_chars=snippet_chars,
+    )
     header = {"table": table, "version": found.version, "query": query, "where": where}
+    if order_by is not None:
+        header["order_by"] = order_by
     write_rows(
         cmd.stdout,
         _format(cmd),
