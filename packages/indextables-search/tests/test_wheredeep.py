@@ -267,6 +267,12 @@ def test_in_list_of_200k_values_matches_the_model() -> None:
             ["1", "2147483647", "1.0", "1.5", "100000000000000000000"],
             [1, 2**31 - 1],
         ),
+        (
+            pa.string_view(),
+            ["x", None, "y"],
+            ["'y'", "'z'"],
+            ["y", "z"],
+        ),
         (pa.bool_(), [True, False, None], ["true"], [True]),
         (
             pa.timestamp("us", "UTC"),

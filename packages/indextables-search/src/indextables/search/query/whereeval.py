@@ -243,6 +243,8 @@ class _Compiler:
         domain: _Domain
         if ct.is_integral(t) or pa.types.is_timestamp(t):
             domain = _Domain(pa.int64())
+        elif pa.types.is_string_view(t):
+            domain = _Domain(pa.large_string())  # is_in has no string_view kernel
         elif ct.is_decimal(t) or ct.is_string(t):
             domain = _Domain(t)
         elif ct.is_boolean(t):
