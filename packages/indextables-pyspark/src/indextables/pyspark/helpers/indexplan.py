@@ -31,6 +31,7 @@ from indextables.pyspark.read.datasource import (
 )
 from indextables.pyspark.read.localsearch import parse_placement, pinned_read_options
 from indextables.pyspark.read.searchargs import SearchArgs
+from indextables.pyspark.sparkjobs import run_tasks
 from indextables.search.aggregate.tableplan import (
     SplitFn,
     SplitRunner,
@@ -105,7 +106,9 @@ class SparkTasks:
     """The engine's :class:`~indextables.search.aggregate.tableplan.SplitRunner` on Spark.
 
     Each task runs a group of splits (:func:`~indextables.search.aggregate.tableplan.run_group`)
-    in an executor; the job is described as ``indextables <what> of <uri> v<version>``.
+    in an executor, as a DataFrame job (:func:`~indextables.pyspark.sparkjobs.run_tasks`, so
+    over Spark Connect too); the job is described as ``indextables <what> of <uri> v<version>``
+    on a classic session and tagged ``indextables-<what>`` over Connect.
     """
 
     spark: SparkSession
@@ -121,16 +124,16 @@ class SparkTasks:
             for i in range(0, len(entries), _SPLITS_PER_TASK)
         ]
         task = functools.partial(run_group, plan.uri, dict(plan.options), plan.read, fn)
-        context = self.spark.sparkContext
-        description = context.getLocalProperty("spark.job.description")
-        context.setJobDescription(
-            f"indextables {self.what} of {plan.uri} v{self.version}: {len(entries)} splits"
-        )
         _LOG.debug(
             "%s of %s: %d splits as %d Spark tasks", self.what, plan.uri, len(entries), len(groups)
         )
-        try:
-            results: list[list[T]] = context.parallelize(groups, len(groups)).map(task).collect()
-        finally:
-            context.setLocalProperty("spark.job.description", description)  # type: ignore[arg-type]
+        results = run_tasks(
+            self.spark,
+            groups,
+            task,
+            description=(
+                f"indextables {self.what} of {plan.uri} v{self.version}: {len(entries)} splits"
+            ),
+            tag=f"indextables-{self.what}",
+        )
         return [r for group in results for r in group]

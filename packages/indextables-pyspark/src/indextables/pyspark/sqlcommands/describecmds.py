@@ -18,7 +18,7 @@ import json
 import platform
 import socket
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from importlib import metadata
@@ -35,6 +35,7 @@ from indextables.protocol.actions import (
 from indextables.protocol.lastcheckpoint import state_dir_name
 from indextables.protocol.splitbundle import read_split_footer
 from indextables.protocol.state import FileEntry
+from indextables.pyspark.sparkjobs import default_parallelism, is_connect, run_tasks
 from indextables.storage import redaction
 
 if TYPE_CHECKING:
@@ -280,10 +281,9 @@ def _versions() -> list[tuple[str, str, str | None]]:
     return found
 
 
-def _worker_rows(_: Iterable[int]) -> Iterator[tuple[str, str, str, str | None]]:
+def _worker_rows(_: int) -> list[tuple[str, str, str, str | None]]:
     host = socket.gethostname()
-    for kind, name, value in _versions():
-        yield host, kind, name, value
+    return [(host, kind, name, value) for kind, name, value in _versions()]
 
 
 def environment_rows(spark: SparkSession, options: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -309,8 +309,9 @@ def environment_rows(spark: SparkSession, options: Mapping[str, str]) -> list[di
 
     for kind, name, value in _versions():
         add(host, "driver", kind, name, value)
-    context = spark.sparkContext
-    settings = dict(context.getConf().getAll())
+    # A classic session adds its SparkContext's settings; over Spark Connect the
+    # session's settings are what the server tells the client.
+    settings = {} if is_connect(spark) else dict(spark.sparkContext.getConf().getAll())
     settings.update(spark.conf.getAll)
     for name in sorted(settings):
         shown = redaction.redact_name(name)
@@ -318,9 +319,16 @@ def environment_rows(spark: SparkSession, options: Mapping[str, str]) -> list[di
     for name in sorted(options):
         shown = redaction.redact_name(name)
         add(host, "driver", "option", shown, redact_setting(name, options[name]))
-    tasks = max(1, context.defaultParallelism)
+    tasks = default_parallelism(spark)
     seen: set[tuple[str, str, str, str | None]] = set()
-    for worker in context.parallelize(range(tasks), tasks).mapPartitions(_worker_rows).collect():
+    found = run_tasks(
+        spark,
+        list(range(tasks)),
+        _worker_rows,
+        description="indextables describe environment",
+        tag="indextables-describe-environment",
+    )
+    for worker in (row for rows_of_task in found for row in rows_of_task):
         if worker not in seen:
             seen.add(worker)
             add(worker[0], "worker", *worker[1:])

@@ -1,4 +1,8 @@
-"""MERGE SPLITS as Spark tasks: one task per merge group (the engine plans and commits)."""
+"""MERGE SPLITS as Spark tasks: one task per merge group (the engine plans and commits).
+
+The tasks are a DataFrame job (:mod:`indextables.pyspark.sparkjobs`): the same code on
+classic and Spark Connect sessions.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from indextables.pyspark.sparkjobs import run_tasks
 from indextables.search.table.tableaccess import TableView
 from indextables.search.write.merge import (
     DEFAULT_TARGET_SIZE,
@@ -52,22 +57,21 @@ def run_as_tasks(
     *,
     job_group: str | None = None,
 ) -> list[MergeOutcome]:
-    """Merge ``groups`` as Spark tasks, one task per group.
+    """Merge ``groups`` as Spark tasks, one task per group (a DataFrame job, so over
+    Spark Connect too: :func:`~indextables.pyspark.sparkjobs.run_tasks`).
 
-    With ``job_group``, the jobs run in that Spark job group; the calling
-    thread's own group and description are restored afterwards.
+    With ``job_group``, the jobs run in that Spark job group on a classic session
+    (the calling thread's own group and description are restored afterwards) and
+    carry it as their tag over Connect.
     """
-    args = (uri, dict(options), view.schema_json, view.partition_columns)
-    context = spark.sparkContext
-    previous = context.getLocalProperty("spark.jobGroup.id")
-    description = context.getLocalProperty("spark.job.description")
-    if job_group is not None:
-        context.setJobGroup(job_group, f"indextables merge of {uri}")
-    try:
-        rdd = context.parallelize(list(groups), len(groups))
-        outcomes: list[MergeOutcome] = rdd.map(lambda g: merge_group(*args, g)).collect()
-    finally:
-        if job_group is not None:
-            context.setLocalProperty("spark.jobGroup.id", previous)  # type: ignore[arg-type]
-            context.setLocalProperty("spark.job.description", description)  # type: ignore[arg-type]
-    return outcomes
+    task = functools.partial(
+        merge_group, uri, dict(options), view.schema_json, view.partition_columns
+    )
+    return run_tasks(
+        spark,
+        list(groups),
+        task,
+        description=f"indextables merge of {uri}: {len(groups)} groups",
+        tag="indextables-merge",
+        job_group=job_group,
+    )

@@ -20,10 +20,10 @@ many partitions the DataFrame happened to have.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from indextables.pyspark.sparkjobs import default_parallelism
 from indextables.search.options import OptimizeWrite
 
 if TYPE_CHECKING:
@@ -33,14 +33,9 @@ __all__ = ["distribute", "write_tasks"]
 
 
 def write_tasks(spark: SparkSession) -> int:
-    """How many write tasks keep every executor core busy: Spark's default parallelism."""
-    try:
-        return max(1, int(spark.sparkContext.defaultParallelism))
-    except Exception:  # Spark Connect has no SparkContext: its configured default instead
-        configured = spark.conf.get("spark.default.parallelism", None)
-        if configured is not None and configured.strip().isdigit():
-            return max(1, int(configured))
-        return max(1, os.cpu_count() or 1)
+    """How many write tasks keep every executor core busy (see
+    :func:`~indextables.pyspark.sparkjobs.default_parallelism`)."""
+    return default_parallelism(spark)
 
 
 def distribute(
