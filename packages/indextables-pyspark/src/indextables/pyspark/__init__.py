@@ -204,9 +204,19 @@ def search(
     fieldmatch: Mapping[str, str] | None = None,
     limit: int | None = None,
     options: Mapping[str, Any] | None = None,
+    order_by: str | Sequence[str] | None = None,
+    highlight: Sequence[str] | None = None,
+    snippet_chars: int | None = None,
 ) -> DataFrame:
     """Interactive search: the matching rows, searched in the driver when small
-    (see :mod:`.localsearch`), through Spark tasks otherwise."""
+    (see :mod:`.localsearch`), through Spark tasks otherwise.
+
+    ``order_by`` (with ``limit``: ``"_score"``, ``"ts DESC, host"``) returns the
+    first ``limit`` rows in that order, ``_score`` adding a float ``_score`` column;
+    ``highlight`` (text columns) adds ``_snippet_<column>`` string columns,
+    ``snippet_chars`` long. Either runs in the driver through the engine
+    (:mod:`.rankedsearch`; docs/search.md, "Ranking, sorting and snippets").
+    """
     from indextables.pyspark.read.localsearch import search as _search
 
     def check_limit() -> None:
@@ -224,6 +234,17 @@ def search(
         options=options,
         check_more=check_limit,
     )
+    if order_by is not None or highlight is not None or snippet_chars is not None:
+        from indextables.pyspark.read.rankedsearch import ranked_search
+
+        return ranked_search(
+            spark,
+            args,
+            limit=limit,
+            order_by=order_by,
+            highlight=highlight,
+            snippet_chars=snippet_chars,
+        )
     return _search(spark, args, limit=limit)
 
 
