@@ -277,9 +277,13 @@ def test_version_travels_in_time(table_uri: str) -> None:
         (pl.col("host") == "a\\b", "`host` = 'a\\\\b'", True),
         (pl.lit(5) >= pl.col("id"), "`id` <= 5", True),
         (pl.col("id").is_in([1, 2]), "`id` IN (1, 2)", True),
-        ((pl.col("id") > 1) & (pl.col("score") > 2), "`id` > 1", False),
-        ((pl.col("id") > 1) | (pl.col("score") > 2), None, None),
-        (pl.col("score") == 2.0, None, None),  # floats: NaN and -0.0 stay with Polars
+        ((pl.col("id") > 1) & pl.col("score").is_nan(), "`id` > 1", False),
+        ((pl.col("id") > 1) | pl.col("score").is_nan(), None, None),
+        (~((pl.col("id") > 1) & pl.col("score").is_nan()), None, None),  # NOT of a superset
+        (pl.col("score") == 2.0, "`score` = 2.0", True),  # NaN and -0.0 alike in both
+        (pl.col("host").str.contains("a.b"), None, None),  # a regular expression
+        (pl.col("host").str.contains("a.b", literal=True), "`host` LIKE '%a.b%'", True),
+        (pl.col("host").str.starts_with("5%_\\"), "`host` LIKE '5\\\\%\\\\_\\\\\\\\%'", True),
         (pl.col("host") == 5, None, None),  # a literal of another kind
     ],
 )
