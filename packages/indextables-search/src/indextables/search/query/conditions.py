@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from indextables.protocol.predicateparser import like_prefix
 from indextables.search.query import wheregrammar as w
+from indextables.search.query.likepattern import like_pieces, like_shape
 from indextables.search.schema import columntypes as ct
 
 __all__ = [
@@ -40,9 +41,10 @@ class Condition:
 
     Attributes:
         op: one of ``=``, ``<``, ``<=``, ``>``, ``>=``, ``in``, ``null``, ``notnull``,
-            ``prefix``, ``suffix``, ``contains``, ``!=``.
+            ``prefix``, ``suffix``, ``contains``, ``like``, ``!=``.
         column: the (top-level) column name as Spark gave it.
-        values: the operand values (one for comparisons, several for ``in``).
+        values: the operand values (one for comparisons, several for ``in``; for
+            ``like``, the Spark ``LIKE`` pattern as written, escapes still in it).
         path: for a field nested in a struct column, the field names below
             ``column`` (``s.a.b`` is column ``s``, path ``("a", "b")``); only
             ``=`` and ``in`` conditions have one. Empty for the column itself.
@@ -79,7 +81,7 @@ def translate_where(where: str, schema: pa.Schema) -> Translation:
     The conjuncts are those of Spark's reading (:mod:`.conjuncts`, trees of
     :mod:`.wheregrammar`). A conjunct translates when it compares one
     top-level column with literals (either side), tests it for null, matches
-    a ``LIKE 'prefix%'`` pattern, or is a boolean column alone or negated;
+    a ``LIKE`` pattern, or is a boolean column alone or negated;
     literals are typed by the column's type, as Spark itself would compare
     them. Left out: a literal that does not convert exactly, a timestamp
     (Spark reads those in the session time zone), a number on a string
@@ -228,17 +230,33 @@ _FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 def _like(node: w.Like, negated: bool, types: Mapping[str, pa.DataType]) -> Condition | None:
     """``[NOT] LIKE``: a prefix for ``'text%'``, an equality for a pattern without
-    wildcards; on string columns only (Spark matches another type's value as its
-    string: ``5 LIKE '05'`` and ``true LIKE 'TRUE'`` are false)."""
+    wildcards, and under ``LIKE`` (not negated) a suffix, a substring or the whole
+    pattern (:func:`_like_pattern`); on string columns only (Spark matches another
+    type's value as its string: ``5 LIKE '05'`` and ``true LIKE 'TRUE'`` are false)."""
     column = _column(node.operand, types)
-    found = like_prefix(node.pattern.value)
-    if column is None or found is None or not ct.is_string(types[column.lower()]):
+    if column is None or not ct.is_string(types[column.lower()]):
         return None
+    found = like_prefix(node.pattern.value)
+    if found is None:
+        return None if negated else _like_pattern(node.pattern.value, column)
     text, wildcard = found
     if wildcard:
         return None if negated else Condition("prefix", column, (text,))
     value = _string_value(text)
     return None if value is None else Condition("!=" if negated else "=", column, (value,))
+
+
+def _like_pattern(pattern: str, column: str) -> Condition | None:
+    """A ``LIKE`` pattern other than an equality or a prefix: ``suffix`` for ``'%s'``,
+    ``contains`` for ``'%m%'``, else ``like`` with the pattern itself (None: an escape
+    Spark refuses, left to the where filter's error)."""
+    pieces = like_pieces(pattern)
+    if pieces is None:
+        return None
+    shape = like_shape(pieces)
+    if shape is not None:
+        return Condition(shape[0], column, (shape[1],))
+    return Condition("like", column, (pattern,))
 
 
 def _column(operand: w.Operand, types: Mapping[str, pa.DataType]) -> str | None:

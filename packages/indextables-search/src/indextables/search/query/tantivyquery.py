@@ -15,7 +15,11 @@ orders or indexes values differently from Spark, the query is widened
   cannot equal it); a longer operand is not pushed. A prefix is pushed only
   on splits whose writer recorded that every value of the column was indexed
   (:func:`fully_indexed_columns`). Suffixes and substrings (``StringEndsWith``,
-  ``StringContains``) follow the same rule. Every regex writes each character
+  ``StringContains``, ``LIKE '%s'``, ``LIKE '%m%'``) and any other ``LIKE``
+  pattern (:func:`like_pattern`) follow the same rule: on such a split the
+  regex over the term dictionary matches exactly the rows the pattern keeps.
+  Tokenized (``text``) fields take none of them: their terms are tokens, not
+  values. Every regex writes each character
   but ASCII letters and digits as ``\\x{..}`` and starts with ``(?s)``, so a
   line break in a value or an operand is matched like any character.
 - Null tests: an exists query reads a fast field. It is exact on numeric,
@@ -49,6 +53,7 @@ from typing import Any, Final, Literal
 import tantivy
 
 from indextables.search.query.conditions import Condition
+from indextables.search.query.likepattern import ANY, ONE, like_pieces
 from indextables.search.read.convert import TANTIVY_MAX_MICROS, TANTIVY_MIN_MICROS
 from indextables.search.schema import columntypes as ct
 from indextables.search.schema.mapping import FieldKind, FieldSpec
@@ -62,6 +67,7 @@ __all__ = [
     "date_bounds",
     "fully_indexed_columns",
     "fully_indexed_tag",
+    "like_pattern",
     "present_query",
     "presence_exact",
     "range_searchable",
@@ -497,8 +503,11 @@ def _string_query(
         return _any_of([tantivy.Query.term_query(schema, spec.name, v) for v in values])
     pattern = _PATTERNS.get(condition.op)
     if pattern is not None and fully_indexed:
+        regex = pattern(values[0])
+        if regex is None:
+            return None
         try:
-            return tantivy.Query.regex_query(schema, spec.name, pattern(values[0]))
+            return tantivy.Query.regex_query(schema, spec.name, regex)
         except ValueError:
             return None  # e.g. a pattern too large for the automaton
     return None  # Tantivy has no range queries on text fields.
@@ -528,7 +537,23 @@ def contains_pattern(part: str) -> str:
     return f"(?s).*{_literal(part)}.*"
 
 
-_PATTERNS = {"prefix": prefix_pattern, "suffix": suffix_pattern, "contains": contains_pattern}
+def like_pattern(pattern: str) -> str | None:
+    """A Tantivy regex matching exactly the terms Spark's ``LIKE pattern`` keeps (None: an
+    escape Spark refuses): ``%`` is ``.*``, ``_`` is ``.`` (one code point), the literal
+    runs are escaped as a prefix is. Tantivy matches a regex against whole terms."""
+    pieces = like_pieces(pattern)
+    if pieces is None:
+        return None
+    parts = [".*" if p.kind == ANY else "." if p.kind == ONE else _literal(p.text) for p in pieces]
+    return "(?s)" + "".join(parts)
+
+
+_PATTERNS: Final[dict[str, Callable[[str], str | None]]] = {
+    "prefix": prefix_pattern,
+    "suffix": suffix_pattern,
+    "contains": contains_pattern,
+    "like": like_pattern,
+}
 
 
 def conjunction(queries: Sequence[tantivy.Query]) -> tantivy.Query:

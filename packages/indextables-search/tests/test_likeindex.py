@@ -1,0 +1,213 @@
+"""``where`` LIKE patterns answered through the term dictionary of exact string fields.
+
+Random patterns (seeded: ``%``, ``_``, escapes, regex metacharacters, unicode,
+line breaks, the empty pattern, patterns matching nothing or every value) over
+hostile string columns (nulls, ``""``, values beyond the term limit, unicode,
+line breaks) are compared with DuckDB's ``LIKE ... ESCAPE '\\'`` over the same
+rows. A second check counts the rows the ``where`` filter evaluates: on splits
+whose every value is indexed it sees only the rows the pattern keeps.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+import tantivy
+
+from indextables.search import open_table, write_table
+from indextables.search.query.conditions import Condition, translate_where
+from indextables.search.query.tantivyquery import MAX_TERM_BYTES, like_pattern, to_query
+from indextables.search.query.whereeval import WhereFilter
+from indextables.search.schema.mapping import FieldKind, FieldSpec
+
+ALPHABET = ["a", "b", "-", ".", "*", "%", "_", "\\", "\n", "é", "İ", "日", "(", "[", "$", "^", "|"]
+ALPHABET += ["?", "+", "{", "}", "'", " ", "\u0301"]
+OPTIONS = {"spark.indextables.indexing.typemap.message": "text"}
+
+
+def _value(rng: random.Random) -> str | None:
+    roll = rng.random()
+    if roll < 0.1:
+        return None
+    if roll < 0.15:
+        return ""
+    return "".join(rng.choices(ALPHABET, k=rng.randrange(1, 7)))
+
+
+def _rows(seed: int, count: int, *, huge: bool) -> pa.Table:
+    rng = random.Random(seed)
+    hosts = [_value(rng) for _ in range(count)]
+    if huge:  # beyond the term limit: not indexed, so this split records no fullyIndexed tag
+        hosts[0] = "a" * (MAX_TERM_BYTES + 1)
+        hosts[1] = "b%" + "é" * MAX_TERM_BYTES + "a"
+    return pa.table(
+        {
+            "id": pa.array(range(seed * 10_000, seed * 10_000 + count), pa.int64()),
+            "host": pa.array(hosts, pa.string()),
+            "message": pa.array([h or "x" for h in hosts], pa.string()),
+        }
+    )
+
+
+def _pattern(rng: random.Random) -> str:
+    pieces = []
+    for _ in range(rng.randrange(0, 5)):
+        roll = rng.random()
+        if roll < 0.3:
+            pieces.append("%")
+        elif roll < 0.45:
+            pieces.append("_")
+        else:
+            c = rng.choice(ALPHABET)
+            pieces.append("\\" + c if c in "%_\\" else c)
+    return "".join(pieces)
+
+
+def _sql(pattern: str) -> str:
+    """``pattern`` as a Spark SQL string literal (whose value it is)."""
+    return "'" + pattern.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+FIXED = ["", "%", "%%", "_", "%_%", "a%", "%a", "%a%", "a_b", "\\%%", "%\\_", "%\\\\%", "zzz%q"]
+FIXED += ["%.*%", "%[%", "é%", "%İ", "_\n%", "%日_%", "%\u0301"]
+
+
+def _write(uri: str, parts: list[pa.Table]) -> None:
+    for part in parts:
+        options = OPTIONS if "message" in part.column_names else {}
+        write_table(uri, part, options=options)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_like_equals_duckdb_on_hostile_strings(tmp_path: Path, seed: int) -> None:
+    parts = [_rows(seed * 3 + k, 120, huge=k == 0) for k in range(3)]
+    uri = str(tmp_path / "t")
+    _write(uri, parts)
+    table = open_table(uri)
+    data = pa.concat_tables(parts)
+    db = duckdb.connect()
+    db.register("rows", data)
+    rng = random.Random(seed)
+    patterns = FIXED + [_pattern(rng) for _ in range(60)]
+    for pattern in patterns:
+        for negated in (False, True):
+            keyword = "NOT LIKE" if negated else "LIKE"
+            expected = {
+                r[0]
+                for r in db.execute(
+                    f"SELECT id FROM rows WHERE host {keyword} ? ESCAPE '\\'", [pattern]
+                ).fetchall()
+            }
+            where = f"host {keyword} {_sql(pattern)}"
+            got = set(table.search(where=where, columns=["id"]).column("id").to_pylist())
+            assert got == expected, (where, sorted(got ^ expected)[:5])
+    # A pattern on a text column is evaluated on every row, as before (the index holds tokens).
+    found = table.search(where="message LIKE '%a%'", columns=["id"]).column("id").to_pylist()
+    text = {r[0] for r in db.execute("SELECT id FROM rows WHERE message LIKE '%a%'").fetchall()}
+    assert set(found) == text
+
+
+def _evaluated(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of rows each call of the ``where`` filter evaluates."""
+    seen: list[int] = []
+    original = WhereFilter.mask
+
+    def counting(self: WhereFilter, batch: pa.RecordBatch) -> pa.BooleanArray:
+        seen.append(batch.num_rows)
+        return original(self, batch)
+
+    monkeypatch.setattr(WhereFilter, "mask", counting)
+    return seen
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["web-1%", "%-7", "%b-1%", "w_b-2_", "%-1_", "%\\_%", "we%-3"],
+)
+def test_the_index_answers_like_on_fully_indexed_splits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pattern: str
+) -> None:
+    rng = random.Random(7)
+    hosts = [
+        None if rng.random() < 0.1 else rng.choice(["web", "db", "w_b"]) + f"-{rng.randrange(40)}"
+        for _ in range(400)
+    ]
+    data = pa.table({"id": pa.array(range(400), pa.int64()), "host": pa.array(hosts)})
+    uri = str(tmp_path / "t")
+    _write(uri, [data.slice(0, 200), data.slice(200)])
+    db = duckdb.connect()
+    db.register("rows", data)
+    expected = {
+        r[0]
+        for r in db.execute(
+            "SELECT id FROM rows WHERE host LIKE ? ESCAPE '\\'", [pattern]
+        ).fetchall()
+    }
+    assert 0 < len(expected) < len(data) // 2
+    seen = _evaluated(monkeypatch)
+    got = open_table(uri).search(where=f"host LIKE {_sql(pattern)}", columns=["id"])
+    assert set(got.column("id").to_pylist()) == expected
+    assert sum(seen) == len(expected)  # every row read is one the pattern keeps
+
+
+def test_like_translates_to_index_conditions() -> None:
+    schema = pa.schema([("host", pa.string()), ("n", pa.int64())])
+    cases = {
+        "host LIKE 'ab%'": Condition("prefix", "host", ("ab",)),
+        "host LIKE '%ab'": Condition("suffix", "host", ("ab",)),
+        "host LIKE '%%ab%'": Condition("contains", "host", ("ab",)),
+        "host LIKE '%a\\\\%b%'": Condition("contains", "host", ("a%b",)),
+        "host LIKE 'a_b'": Condition("like", "host", ("a_b",)),
+        "host LIKE '%'": Condition("prefix", "host", ("",)),
+        "host LIKE '_%'": Condition("like", "host", ("_%",)),
+    }
+    for where, condition in cases.items():
+        translation = translate_where(where, schema)
+        assert translation.conditions == (condition,), where
+        assert translation.complete
+    for where in ["host NOT LIKE '%a%'", "host LIKE 'a\\\\b'", "n LIKE '%1%'"]:
+        assert not translate_where(where, schema).complete, where
+
+
+def test_like_pattern_regex_matches_as_spark_like() -> None:
+    """Tantivy's regex over a raw field against a Python model of LIKE (fullmatch)."""
+    import re
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("s", stored=True, tokenizer_name="raw")
+    schema = builder.build()
+    index = tantivy.Index(schema)
+    writer = index.writer(15_000_000, 1)
+    rng = random.Random(11)
+    values = sorted({_value(rng) or "" for _ in range(300)})
+    for v in values:
+        writer.add_document(tantivy.Document(s=v))
+    writer.commit()
+    index.reload()
+    searcher = index.searcher()
+    spec = FieldSpec("s", FieldKind.STRING, "raw", True, True, False)
+
+    def model(pattern: str) -> re.Pattern[str]:
+        out, i = [], 0
+        while i < len(pattern):
+            c = pattern[i]
+            if c == "\\":
+                out.append(re.escape(pattern[i + 1]))
+                i += 2
+                continue
+            out.append(".*" if c == "%" else "." if c == "_" else re.escape(c))
+            i += 1
+        return re.compile("".join(out), re.DOTALL)
+
+    for pattern in FIXED + [_pattern(rng) for _ in range(80)]:
+        query = to_query(Condition("like", "s", (pattern,)), spec, schema, fully_indexed={"s"})
+        assert query is not None, pattern
+        hits = searcher.search(query, len(values) + 1).hits
+        got = {searcher.doc(a)["s"][0] for _, a in hits}
+        assert got == {v for v in values if model(pattern).fullmatch(v)}, pattern
+    assert like_pattern("a\\b") is None  # an escape Spark refuses
+    assert to_query(Condition("like", "s", ("a_",)), spec, schema) is None  # not fully indexed
