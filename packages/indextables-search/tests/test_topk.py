@@ -26,6 +26,7 @@ from goldenfixtures import GOLDEN_NAMES
 from indextables.protocol.splitbundle import unbundle_split
 from indextables.search import SearchTable, build_companion, open_table, write_table
 from indextables.search.errors import ArgumentError, CompanionError
+from indextables.search.read import topk
 from indextables.search.read.topk import MAX_TOP
 from indextables.search.schema.tokenizers import open_index
 from indextables.search.splits.termdict import dictionary_kind, to_fst
@@ -195,6 +196,7 @@ def test_order_by_refusals(tmp_path: Path) -> None:
         ({"order_by": "ts", "limit": None}, "limit"),
         ({"order_by": "ts", "limit": MAX_TOP + 1}, "limit"),
         ({"order_by": "ts,", "limit": 3}, "empty"),
+        ({"order_by": "ts DESC now", "limit": 3}, "is not 'column'"),
         ({"order_by": 5, "limit": 3}, "order_by"),
     ]
     for arguments, named in bad:
@@ -274,3 +276,32 @@ def test_companion_index_orders_by_fast_fields_and_refuses_score(tmp_path: Path)
             same_ids(table.search(order_by=text, limit=k), oracle(table, keys, k))
     with pytest.raises(CompanionError, match="_score"):
         table.search(order_by="_score", limit=3)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_topk_merging_batch_by_batch_equals_duckdbs_order(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Merges after every batch (a tiny merge threshold) keep the same rows as one sort."""
+    monkeypatch.setattr(topk, "_MIN_MERGE", 1)
+    rng = random.Random(seed)
+    data = rows(seed, 400).drop_columns(["p"])
+    keys = [(c, rng.random() < 0.5) for c in rng.sample(["f", "i", "ts", "host", "flag"], 2)]
+    numbered = data.append_column("rn", pa.array(range(data.num_rows), pa.int64()))
+    order = ", ".join(f'"{c}" {"DESC NULLS LAST" if d else "ASC NULLS FIRST"}' for c, d in keys)
+    for k in (1, 5, 64, 399, 1000):
+        top = topk.TopK([topk.OrderKey(c, d) for c, d in keys], k)
+        start = 0
+        while start < data.num_rows:
+            size = rng.randrange(1, 50)
+            for batch in data.slice(start, size).to_batches():
+                top.add(batch)
+            start += size
+        got = top.result()
+        assert got is not None
+        want = (
+            duckdb.from_arrow(numbered)
+            .query("t", f"SELECT id FROM t ORDER BY {order}, rn LIMIT {k}")
+            .fetchall()
+        )
+        assert got.column("id").to_pylist() == [r[0] for r in want]

@@ -39,6 +39,8 @@ SCORE = "_score"
 # The largest k an ordered read keeps (its buffer holds k rows).
 MAX_TOP = 1_000_000
 _POSITION = "__topk_position"
+# The fewest waiting rows merged into the kept ones (fewer merges for a small k).
+_MIN_MERGE = 65536
 _ITEM = re.compile(r"^\s*(\S+?)(?:\s+(\S+))?\s*$")
 
 
@@ -106,9 +108,13 @@ def parse_order_by(
     keys: list[OrderKey] = []
     seen: set[str] = set()
     for item in items:
+        if not item.strip():
+            raise ArgumentError(f"order_by={order_by!r} has an empty key")
         found = _ITEM.match(item)
         if found is None:
-            raise ArgumentError(f"order_by={order_by!r} has an empty key")
+            raise ArgumentError(
+                f"order_by key {item.strip()!r} is not 'column', 'column ASC' or 'column DESC'"
+            )
         name, direction = found.group(1), found.group(2)
         lowered = name.lower()
         if lowered == SCORE:
@@ -157,30 +163,47 @@ def _orderable(data_type: pa.DataType) -> bool:
 
 
 class TopK:
-    """The first ``k`` rows by ``keys`` of the batches added, ties in arrival order."""
+    """The first ``k`` rows by ``keys`` of the batches added, ties in arrival order.
+
+    Batches wait until they hold as many rows as the kept ones (at least
+    ``_MIN_MERGE``), then are merged and cut back to ``k``: at most about ``2k``
+    rows plus one batch are held, and each row takes part in a bounded number of
+    merges whatever ``k`` is.
+    """
 
     def __init__(self, keys: Sequence[OrderKey], k: int) -> None:
         self._keys = tuple(keys)
         self._k = k
         self._kept: pa.Table | None = None
+        self._pending: list[pa.Table] = []
+        self._pending_rows = 0
         self._seen = 0
 
     def add(self, batch: pa.RecordBatch) -> None:
-        """Merge ``batch`` (holding every key column) into the kept rows."""
+        """Take ``batch`` (holding every key column) into account."""
         if not batch.num_rows or not self._k:
             return
         positions = pa.array(range(self._seen, self._seen + batch.num_rows), pa.int64())
         self._seen += batch.num_rows
-        table = pa.Table.from_batches([batch]).append_column(_POSITION, positions)
-        if self._kept is not None:
-            table = pa.concat_tables([self._kept, table])
-        self._kept = table.take(self._best(table, self._k)).combine_chunks()
+        self._pending.append(pa.Table.from_batches([batch]).append_column(_POSITION, positions))
+        self._pending_rows += batch.num_rows
+        if self._pending_rows >= max(self._k, _MIN_MERGE):
+            self._merge()
 
     def result(self) -> pa.Table | None:
         """The kept rows, best first (without the position column); None when none."""
+        self._merge()
         if self._kept is None:
             return None
         return self._kept.drop_columns([_POSITION])
+
+    def _merge(self) -> None:
+        if not self._pending:
+            return
+        tables = [self._kept, *self._pending] if self._kept is not None else self._pending
+        table = pa.concat_tables(tables)
+        self._pending, self._pending_rows = [], 0
+        self._kept = table.take(self._best(table, self._k)).combine_chunks()
 
     def _best(self, table: pa.Table, k: int) -> pa.Array:
         """The indices of the first ``k`` rows of ``table`` in order."""
