@@ -7,9 +7,10 @@ greater than every other value, ``-0.0`` equals ``0.0``. Rows equal on every key
 keep the order an unordered read gives them: split order, then the row's place
 in its split (document address order for a searched split).
 
-:class:`TopK` keeps the best ``k`` rows seen so far: each batch is merged into
-that buffer and cut back to ``k`` rows, so memory is bounded by ``k`` plus one
-batch, whatever the number of hits, and the hits are never sorted together.
+:class:`TopK` keeps the best ``k`` rows seen so far: waiting batches are merged
+into that buffer and cut back to ``k`` rows, so memory is bounded by about ``2k``
+rows plus ``_MIN_MERGE``, whatever the number of hits, and the hits are never
+sorted together.
 """
 
 from __future__ import annotations
