@@ -16,6 +16,7 @@ __all__ = [
     "group_ends",
     "group_end",
     "quote_end",
+    "regex_end",
     "skip_space",
     "token_end",
 ]
@@ -97,8 +98,9 @@ def quote_end(text: str, position: int, limit: int | None = None) -> int:
 
 
 def token_end(text: str, position: int, limit: int | None = None) -> int:
-    """The end of one clause or operator: up to a space or parenthesis outside quotes and
-    brackets; ``f:[a TO b]``, ``f: IN [a b]`` and ``f:"a b"^2`` are one token each."""
+    """The end of one clause or operator: up to a space or parenthesis outside quotes,
+    brackets and regexes; ``f:[a TO b]``, ``f: IN [a b]``, ``f:"a b"^2`` and ``f:/a(b|c)/``
+    are one token each."""
     end = len(text) if limit is None else limit
     if text[position] in "-+" and (position + 1 >= end or text[position + 1] in SPACE):
         return position + 1
@@ -106,6 +108,7 @@ def token_end(text: str, position: int, limit: int | None = None) -> int:
         text[position + 1] == "(" or _NOT_WORD.match(text, position + 1, end)
     ):
         return position + 1
+    start = value = position
     while position < end:
         char = text[position]
         if char == "\\":
@@ -114,9 +117,11 @@ def token_end(text: str, position: int, limit: int | None = None) -> int:
             position = quote_end(text, position, end)
         elif char in "[{":
             position = bracket_end(text, position, end)
+        elif char == "/" and (position in (start, value) or text[position - 1] in ":+-"):
+            position = regex_end(text, position, end)  # ``f:/re/``: one token, any characters
         elif char == ":" and position + 1 < end and text[position + 1] in SPACE:
             # ``f: IN [a b]`` or ``f: value``: the field's value follows the spaces.
-            position = skip_space(text, position + 1, end)
+            position = value = skip_space(text, position + 1, end)
             if text.startswith("IN", position, end) and (
                 position + 2 >= end or text[position + 2] in SPACE
             ):
@@ -125,6 +130,20 @@ def token_end(text: str, position: int, limit: int | None = None) -> int:
             return position
         else:
             position += 1
+    return end
+
+
+def regex_end(text: str, position: int, limit: int | None = None) -> int:
+    """The index after the regex ``/.../`` opened at ``position`` (``\\/`` escapes a slash)."""
+    end = len(text) if limit is None else limit
+    position += 1
+    while position < end:
+        if text[position] == "\\":
+            position += 2
+            continue
+        if text[position] == "/":
+            return position + 1
+        position += 1
     return end
 
 

@@ -436,7 +436,7 @@ def _parse(
     ``fuzzyterms``; none without them)."""
     from indextables.search.query.fuzzyterms import rewrite_fuzzy_terms
     from indextables.search.query.negation import exclusion_only_groups, rewrite_negations
-    from indextables.search.query.termexpand import check_no_regex_terms, rewrite_prefix_terms
+    from indextables.search.query.termexpand import has_regex_terms, rewrite_prefix_terms
     from indextables.search.query.termforms import check_term_forms
     from indextables.search.query.tokenless import nothing_for_tokenless
 
@@ -446,9 +446,7 @@ def _parse(
         written = text
         text, regexes = rewrite_prefix_terms(text, fields, _term_counter(index), option)
         text, fuzzy_regexes = rewrite_fuzzy_terms(text, fields, _term_lister(index), option)
-        regexes = regexes or fuzzy_regexes
-        if regexes:
-            check_no_regex_terms(written, option)
+        regexes = regexes or fuzzy_regexes or has_regex_terms(written)
     check_term_forms(text, option, shown)
     rewritten = nothing_for_tokenless(
         rewrite_negations(text, option),

@@ -38,7 +38,7 @@ from indextables.search.schema.mapping import FieldKind, FieldSpec
 
 __all__ = [
     "MAX_TERM_EXPANSIONS",
-    "check_no_regex_terms",
+    "has_regex_terms",
     "rewrite_prefix_terms",
     "wildcard_regex",
 ]
@@ -102,29 +102,25 @@ def rewrite_prefix_terms(
     return "".join(out), True
 
 
-def check_no_regex_terms(text: str, option: str) -> None:
-    """Refuse a regex clause (``f:/re/``) the user wrote in a text whose rewritten form is
-    parsed with regexes allowed (for the wildcard and fuzzy terms' own clauses).
-
-    Raises:
-        QuerySyntaxError: naming the option.
-    """
+def has_regex_terms(text: str) -> bool:
+    """Whether ``text`` holds a regex clause (``f:/re/``, Tantivy's regex over whole terms),
+    which the caller then parses with regexes allowed."""
+    if "/" not in text:
+        return False
     position = 0
     while position < len(text):
         position = skip_space(text, position)
         if position >= len(text):
-            return
+            return False
         if text[position] in "()":
             position += 1
             continue
         end = token_end(text, position)
         body = position + len(text[position:end]) - len(text[position:end].lstrip("+-"))
         if _FIELD_REGEX.match(text, body) is not None:
-            raise QuerySyntaxError(
-                f"option {option}={text!r}: regex terms (f:/re/) are not supported; write a "
-                "wildcard term (f:pre*) or filter with a where condition (f RLIKE '...')"
-            )
+            return True
         position = max(end, position + 1)
+    return False
 
 
 def _prefix_clause(

@@ -60,7 +60,7 @@ def _check_token(token: str, text: str, option: str) -> None:
     if colon and re.fullmatch(r"[A-Za-z_][\w.\-]*", field):
         value = rest.lstrip()
     if not value or value == "*" or value[0] in '"[{<>/' or value.startswith("IN"):
-        return  # exists, a phrase, a range, a comparison, a regex (refused) or a term set
+        return  # exists, a phrase, a range, a comparison, a regex or a term set
     value = re.sub(r"\^[\d.]+$", "", value)  # a boost
     found = _MARK.search(value)
     if found is None:
