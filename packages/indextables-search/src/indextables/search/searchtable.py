@@ -327,6 +327,14 @@ class SearchTable:
         """The table's rows (those ``where`` keeps) as a pandas DataFrame."""
         return self.to_arrow(columns=columns, where=where).to_pandas()
 
+    def to_duckdb(self, connection: Any = None, name: str | None = None) -> Any:
+        """Register the table in DuckDB as the view ``name`` (a new connection when
+        ``connection`` is None) with DuckDB's filters and projection pushed into the
+        engine; returns the connection (see :mod:`indextables.search.duckdbscan`)."""
+        from indextables.search.duckdbscan import register_duckdb
+
+        return register_duckdb(self, connection=connection, name=name)
+
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         """Every row as an Arrow C stream: Polars, DuckDB and pyarrow read the table directly."""
         return self.scan().__arrow_c_stream__(requested_schema)
