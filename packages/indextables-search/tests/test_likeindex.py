@@ -211,3 +211,25 @@ def test_like_pattern_regex_matches_as_spark_like() -> None:
         assert got == {v for v in values if model(pattern).fullmatch(v)}, pattern
     assert like_pattern("a\\b") is None  # an escape Spark refuses
     assert to_query(Condition("like", "s", ("a_",)), spec, schema) is None  # not fully indexed
+
+
+def test_a_search_tokenizes_its_where_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact filter and the index conditions share one parse of ``where``."""
+    from indextables.protocol import predicateparser
+
+    data = pa.table({"id": pa.array(range(50), pa.int64()), "host": [f"h{i}" for i in range(50)]})
+    uri = str(tmp_path / "t")
+    _write(uri, [data])
+    table = open_table(uri)
+    calls: list[str] = []
+    original = predicateparser.tokenize
+
+    def counting(text: str) -> list[predicateparser.Token]:
+        calls.append(text)
+        return original(text)
+
+    monkeypatch.setattr(predicateparser, "tokenize", counting)
+    where = "id IN (" + ", ".join(str(i) for i in range(0, 50, 7)) + ") AND host LIKE 'h%'"
+    got = table.search(where=where, columns=["id"]).column("id").to_pylist()
+    assert sorted(got) == list(range(0, 50, 7))
+    assert calls.count(where) == 1

@@ -37,9 +37,10 @@ from indextables.search.boundedcache import BoundedCache
 from indextables.search.companion.sync import companion_root
 from indextables.search.errors import ArgumentError
 from indextables.search.options import parse_read
-from indextables.search.query.conditions import translate_predicate
+from indextables.search.query.conditions import translate_where
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
 from indextables.search.query.whereeval import WhereFilter, compile_where
+from indextables.search.query.wheregrammar import parse_where
 from indextables.search.read.plan import plan_splits, view_fields
 from indextables.search.read.snippets import Highlight, parse_highlight
 from indextables.search.read.splitbatches import split_batches
@@ -400,8 +401,10 @@ class SearchTable:
             raise ArgumentError(f"limit={limit!r} must be an int from 0 to {_MAX_LIMIT}")
         order = self._order(order_by, limit)
         output = self._projection(columns)
-        where_filter = compile_where(where, self._schema) if where else None
-        conditions = translate_predicate(where, self._schema) if where else ()
+        # One parse serves both the exact filter and the index conditions.
+        tree = parse_where(where) if where else None
+        where_filter = compile_where(where, self._schema, tree=tree) if where else None
+        conditions = translate_where(where, self._schema, tree=tree).conditions if where else ()
         needed = {f.name for f in output} | set(where_filter.columns if where_filter else ())
         needed |= {key.column for key in order if key.column != SCORE}
         read_schema = pa.schema([f for f in self._schema if f.name in needed])

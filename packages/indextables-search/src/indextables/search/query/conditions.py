@@ -75,7 +75,7 @@ def translate_predicate(where: str, schema: pa.Schema) -> tuple[Condition, ...]:
     return translate_where(where, schema).conditions
 
 
-def translate_where(where: str, schema: pa.Schema) -> Translation:
+def translate_where(where: str, schema: pa.Schema, *, tree: w.Node | None = None) -> Translation:
     """The conditions of the top-level conjuncts of a SQL ``where`` string that translate.
 
     The conjuncts are those of Spark's reading (:mod:`.conjuncts`, trees of
@@ -91,6 +91,10 @@ def translate_where(where: str, schema: pa.Schema) -> Translation:
     anything the grammar does not parse. Spark still applies the whole
     condition to the rows.
 
+    ``tree``: the whole ``where`` as :func:`~.wheregrammar.parse_where` parsed it
+    (whose literals it already checked), its top-level ``AND`` its conjuncts; then
+    ``where`` is neither tokenized nor parsed again.
+
     Raises:
         QueryError: a DECIMAL literal beyond 38 digits (Spark refuses it too).
     """
@@ -98,12 +102,16 @@ def translate_where(where: str, schema: pa.Schema) -> Translation:
     from indextables.protocol.predicateparser import tokenize
     from indextables.search.query.conjuncts import conjuncts
 
-    try:
-        tokens = tokenize(where)
-    except ProtocolError:
-        return Translation((), False)
-    _check_literal_precision(where, tokens)
-    found = conjuncts(where, tokens)
+    found: list[w.Node | None] | None
+    if tree is not None:
+        found = list(tree.children) if isinstance(tree, w.And) else [tree]
+    else:
+        try:
+            tokens = tokenize(where)
+        except ProtocolError:
+            return Translation((), False)
+        _check_literal_precision(where, tokens)
+        found = conjuncts(where, tokens)
     if found is None:
         return Translation((), False)
     types = {f.name.lower(): f.type for f in schema}

@@ -59,14 +59,16 @@ class WhereFilter:
         return filled
 
 
-def compile_where(where: str, schema: pa.Schema) -> WhereFilter:
-    """The filter of ``where`` over rows of ``schema``.
+def compile_where(where: str, schema: pa.Schema, *, tree: g.Node | None = None) -> WhereFilter:
+    """The filter of ``where`` over rows of ``schema`` (``tree``: ``where`` already parsed
+    by :func:`~indextables.search.query.wheregrammar.parse_where`, not parsed again).
 
     Raises:
         QuerySyntaxError: a condition that does not parse, names a column the
             schema lacks, or that this evaluator cannot answer exactly.
     """
-    tree = g.parse_where(where)
+    if tree is None:
+        tree = g.parse_where(where)
     compiler = _Compiler(where, schema)
     evaluate = compiler.node(tree)
     return WhereFilter(where, tuple(compiler.used), evaluate)
