@@ -158,7 +158,7 @@ def read_split(
             notice_case_mismatch(searcher, search.query, fields)
         addresses = in_store_order(hits)
     if ordering is not None and len(addresses) > ordering.limit:
-        addresses = _first_by_keys(searcher, addresses, ordering, schema, entry, fields)
+        addresses = _first_by_keys(searcher, addresses, ordering, schema, entry, fields, rows)
     source = source_of()
     for start in range(0, len(addresses), BATCH_ROWS):
         chunk = addresses[start : start + BATCH_ROWS]
@@ -215,9 +215,13 @@ def _first_by_keys(
     schema: pa.Schema,
     entry: SplitEntry,
     fields: Mapping[str, FieldSpec],
+    copy: RowCopy | None = None,
 ) -> list[Any]:
     """The first ``ordering.limit`` of ``addresses`` by the keys, in store order
-    (ties keep store order); all of them when a key has no numeric fast field."""
+    (ties keep store order). A key's values come from its numeric fast field, or
+    from the split's Arrow copy (dates always, other columns as written), by row
+    key; all the addresses when a key has neither."""
+    keyed = copy if copy is not None and copy.keyed else None
     partitions = {k.lower(): v for k, v in entry.partition_values.items()}
     types = {f.name.lower(): f.type for f in schema}
     columns: dict[str, pa.Array] = {}
@@ -228,6 +232,9 @@ def _first_by_keys(
         elif _is_fast_numeric(fields, name) and name in types:
             values = searcher.fast_field_values(fields[name].name, addresses)
             columns[key.column] = pa.array(values).cast(types[name])
+        elif keyed is not None and keyed.has(name) and _stored(fields, name) and name in types:
+            taken = _RowFetch(searcher, addresses, keyed, {name}).column(name)
+            columns[key.column] = taken.cast(types[name])
         else:
             return addresses
     columns[_PLACE] = pa.array(range(len(addresses)), pa.int64())
