@@ -109,6 +109,15 @@ def test_filter_where_reads_pyarrow_expressions() -> None:
     assert filter_where(ds.field("w`x") > 1, schema) is None
 
 
+def test_a_deeply_nested_filter_is_left_to_pyarrow() -> None:
+    schema = pa.schema([("a", pa.int32())])
+    deep = ds.field("a") > 0
+    for _ in range(5000):
+        deep = ~deep
+    found = filter_where(deep, schema)
+    assert found is None or found.where is None or found.where.count("NOT") == 5000
+
+
 def test_duckdb_count_speed_figures(tmp_path: Path) -> None:
     """Prints DuckDB's ``count(*)`` with an exact filter over the engine beside DuckDB over
     the same rows as a plain pyarrow dataset (figures only)."""

@@ -154,7 +154,7 @@ def filter_where(expression: Any, schema: pa.Schema) -> ReadFilter | None:
     parser = _Parser(entries, literals, {f.name: f.type for f in schema})
     try:
         found = parser.node()
-    except (_Unreadable, IndexError, ValueError, TypeError):
+    except (_Unreadable, IndexError, ValueError, TypeError, RecursionError):
         return None
     if parser.at != len(entries):
         return None
