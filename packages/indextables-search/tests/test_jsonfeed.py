@@ -37,6 +37,7 @@ from indextables.search.write.jsonfeed import (
     json_lines,
     parsed_like_tantivy,
 )
+from indextables.search.write.merge import merge_settings
 from indextables.search.write.splitwriter import PartitionIndex
 
 UTC = dt.UTC
@@ -320,6 +321,8 @@ def test_feed_option() -> None:
     assert parse_write({key: "documents"}).feed == "documents"
     assert parse_write({key.lower(): " JSON "}).feed == "json"
     check_option_keys({key: "documents"})
+    assert merge_settings({key: "documents"}).feed == "documents"  # re-indexing merges
+    assert merge_settings({}).feed == "json"
     with pytest.raises(OptionError, match=r"indexWriter\.feed"):
         parse_write({key: "arrow"})
 
