@@ -19,6 +19,7 @@ import pytest
 import tantivy
 
 from indextables.search import open_table, write_table
+from indextables.search.query import tantivyquery
 from indextables.search.query.conditions import Condition, translate_where
 from indextables.search.query.tantivyquery import MAX_TERM_BYTES, like_pattern, to_query
 from indextables.search.query.whereeval import WhereFilter
@@ -233,3 +234,27 @@ def test_a_search_tokenizes_its_where_once(tmp_path: Path, monkeypatch: pytest.M
     got = table.search(where=where, columns=["id"]).column("id").to_pylist()
     assert sorted(got) == list(range(0, 50, 7))
     assert calls.count(where) == 1
+
+
+def test_a_pattern_too_large_for_the_automaton_is_evaluated_and_tried_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``'%a' + 20 * '_'`` needs a DFA beyond Tantivy's size limit: the where filter answers,
+    and the later splits do not build the automaton again."""
+    hosts = ["a" * 21, "b" + "a" * 21, "a" * 20, None, "xa" + "é" * 20]
+    data = pa.table({"id": pa.array(range(5), pa.int64()), "host": hosts})
+    uri = str(tmp_path / "t")
+    _write(uri, [data.slice(0, 2), data.slice(2, 2), data.slice(4)])
+    built: list[str] = []
+    original = tantivy.Query.regex_query
+
+    def counting(schema: tantivy.Schema, name: str, regex: str) -> tantivy.Query:
+        built.append(regex)
+        return original(schema, name, regex)
+
+    monkeypatch.setattr(tantivy.Query, "regex_query", counting)
+    monkeypatch.setattr(tantivyquery, "_REFUSED_REGEXES", {})  # none refused before
+    pattern = "%a" + "_" * 20
+    got = open_table(uri).search(where=f"host LIKE '{pattern}'", columns=["id"])
+    assert sorted(got.column("id").to_pylist()) == [0, 1, 4]
+    assert built == [like_pattern(pattern)]

@@ -504,13 +504,23 @@ def _string_query(
     pattern = _PATTERNS.get(condition.op)
     if pattern is not None and fully_indexed:
         regex = pattern(values[0])
-        if regex is None:
+        if regex is None or regex in _REFUSED_REGEXES:
             return None
         try:
             return tantivy.Query.regex_query(schema, spec.name, regex)
         except ValueError:
-            return None  # e.g. a pattern too large for the automaton
+            # A pattern too large for the automaton (Tantivy gives up after building up
+            # to its size limit, ~0.3-1.5 s): not tried again on the next split.
+            if len(_REFUSED_REGEXES) >= _MAX_REFUSED:
+                _REFUSED_REGEXES.pop(next(iter(_REFUSED_REGEXES)))
+            _REFUSED_REGEXES[regex] = None
+            return None
     return None  # Tantivy has no range queries on text fields.
+
+
+# Regexes Tantivy refused (insertion order: the oldest is dropped first), bounded.
+_REFUSED_REGEXES: Final[dict[str, None]] = {}
+_MAX_REFUSED: Final = 64
 
 
 def _literal(text: str) -> str:
