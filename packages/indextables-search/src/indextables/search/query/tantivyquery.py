@@ -47,6 +47,7 @@ from __future__ import annotations
 import json
 import math
 import operator
+import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, Final, Literal
 
@@ -511,9 +512,10 @@ def _string_query(
         except ValueError:
             # A pattern too large for the automaton (Tantivy gives up after building up
             # to its size limit, ~0.3-1.5 s): not tried again on the next split.
-            if len(_REFUSED_REGEXES) >= _MAX_REFUSED:
-                _REFUSED_REGEXES.pop(next(iter(_REFUSED_REGEXES)))
-            _REFUSED_REGEXES[regex] = None
+            with _REFUSED_LOCK:  # splits are read on several threads
+                if len(_REFUSED_REGEXES) >= _MAX_REFUSED:
+                    _REFUSED_REGEXES.pop(next(iter(_REFUSED_REGEXES)))
+                _REFUSED_REGEXES[regex] = None
             return None
     return None  # Tantivy has no range queries on text fields.
 
@@ -521,6 +523,7 @@ def _string_query(
 # Regexes Tantivy refused (insertion order: the oldest is dropped first), bounded.
 _REFUSED_REGEXES: Final[dict[str, None]] = {}
 _MAX_REFUSED: Final = 64
+_REFUSED_LOCK: Final = threading.Lock()
 
 
 def _literal(text: str) -> str:
