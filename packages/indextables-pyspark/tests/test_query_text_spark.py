@@ -61,6 +61,11 @@ def _read_ids(spark: Any, path: str, query: str) -> list[int]:
         ("d:<-1e20", lambda r: r["d"] < -1e20),
         ("d:[-5e-324 TO 0]", lambda r: -5e-324 <= r["d"] <= 0),
         ("d:[-1.0E308 TO -1.0E-300]", lambda r: -1e308 <= r["d"] <= -1e-300),
+        # Wildcard, fuzzy and regex terms (query/termexpand.py, query/fuzzyterms.py).
+        ("t:Alp*", lambda r: any(w.startswith("alp") for w in r["t"].split())),
+        ("t:*mma AND NOT t:b?ta", lambda r: "gamma" in r["t"].split() and "beta" not in r["t"]),
+        ("t:alpah~1", lambda r: "alpha" in r["t"].split()),
+        ("t:/(be|ga).*/", lambda r: "beta" in r["t"].split() or "gamma" in r["t"].split()),
     ],
 )
 def test_spark_reads_answer_as_the_model(spark: Any, table: str, query: str, keeps: Any) -> None:
