@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -107,14 +108,44 @@ def _duck_column(column: str) -> str:
     return f"CAST({column} AS DOUBLE)" if column == "f32" else column
 
 
-def _like_pattern(value: str, rng: random.Random) -> str:
-    """A pattern some of the rows match: a prefix of ``value`` (its ``%``, ``_`` and ``\\``
-    escaped) and ``%``, or the value with one character as ``_``."""
-    escaped = [("\\" + ch) if ch in "%_\\" else ch for ch in value]
-    if len(escaped) > 1 and rng.random() < 0.5:
-        at = rng.randrange(len(escaped))
-        return "".join(escaped[:at]) + "_" + "".join(escaped[at + 1 :])
-    return "".join(escaped[: rng.randint(0, min(3, len(escaped)))]) + "%"
+def _escaped(text: str) -> str:
+    return "".join(("\\" + ch) if ch in "%_\\" else ch for ch in text)
+
+
+def _like_model(pattern: str) -> re.Pattern[str]:
+    """The pattern as a Python regex (``%`` any text, ``_`` one character, ``\\`` escapes):
+    ``fullmatch`` is LIKE's meaning, ``match`` (a prefix) the mistake to tell apart."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+        i += 1
+    return re.compile("".join(out), re.S)
+
+
+def _like_pattern(values: list[str], rng: random.Random) -> str:
+    """A pattern some of ``values`` match, chosen (where one exists) so that LIKE read as
+    a prefix match (unanchored at the end) keeps other values: a value with one
+    character as ``_``, ``%`` and a suffix, or a prefix and ``%``."""
+    candidates: list[str] = []
+    for value in rng.sample(values, len(values)):
+        chars = [_escaped(ch) for ch in value]
+        if len(chars) > 1:
+            at = rng.randrange(len(chars))
+            candidates.append("".join(chars[:at]) + "_" + "".join(chars[at + 1 :]))
+        candidates.append("%" + "".join(chars[-2:]))
+        candidates.append("".join(chars[: rng.randint(1, 3)]) + "%")
+    for pattern in candidates:
+        model = _like_model(pattern)
+        exact = {v for v in values if model.fullmatch(v)}
+        loose = {v for v in values if model.match(v)}
+        if exact and exact != loose:
+            return pattern
+    return candidates[-1] if candidates else "%"
 
 
 def operator_matrix(data: pa.Table, seed: int) -> list[Condition]:
@@ -155,7 +186,7 @@ def _condition(
     if op in ("LIKE", "NOT LIKE"):
         if kind != "string":
             return refused(f"{column} {op} '1%'")
-        pattern = _like_pattern(rng.choice(values), rng)
+        pattern = _like_pattern(values, rng)
         return Condition(
             op,
             kind,
