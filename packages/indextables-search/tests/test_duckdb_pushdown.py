@@ -15,7 +15,7 @@ import pytest
 
 import indextables.search.searchtable as searchtable
 from indextables.search import SearchTable, open_table, write_table
-from indextables.search.duckdbscan import filter_where
+from indextables.search.duckdbscan import EngineDataset, filter_where
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from diffcases import OPTIONS, PARTITION_BY, condition, rows
@@ -107,6 +107,20 @@ def test_filter_where_reads_pyarrow_expressions() -> None:
     assert (wider.where, wider.exact, wider.columns) == ("`a` > 1", False, ("a", "f"))
     assert filter_where(ds.field("f") > 0.5, schema).where is None  # type: ignore[union-attr]
     assert filter_where(ds.field("w`x") > 1, schema) is None
+
+
+def test_the_dataset_reads_the_engine_through_every_method(tmp_path: Path) -> None:
+    table, data = build(tmp_path, 5)
+    dataset = EngineDataset.over(table)
+    plain = ds.dataset(data)
+    where = (ds.field("i8") > 0) | ds.field("s").is_null()
+    assert dataset.count_rows() == plain.count_rows() == ROWS
+    assert dataset.count_rows(filter=where) == plain.count_rows(filter=where)
+    got = dataset.to_table(columns=["id", "s"], filter=where).sort_by("id")
+    assert got.equals(plain.to_table(columns=["id", "s"], filter=where).sort_by("id"))
+    batches = list(dataset.to_batches(columns=["id"], filter=where))
+    assert sum(b.num_rows for b in batches) == got.num_rows
+    assert dataset.head(5, columns=["id"]).num_rows == 5
 
 
 def test_a_deeply_nested_filter_is_left_to_pyarrow() -> None:

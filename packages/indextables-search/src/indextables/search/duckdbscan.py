@@ -88,7 +88,8 @@ def register_duckdb(table: SearchTable, *, connection: Any = None, name: str | N
 
 
 class EngineDataset(ds.InMemoryDataset):  # type: ignore[misc]
-    """A dataset of the table's schema whose scans are the engine's (see the module)."""
+    """A dataset of the table's schema whose scans are the engine's (see the module);
+    pyarrow's ``to_table``, ``to_batches``, ``head`` and ``count_rows`` call ``scanner``."""
 
     table: Any
 
