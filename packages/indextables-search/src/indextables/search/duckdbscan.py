@@ -61,6 +61,8 @@ _COMPARISONS: Final = {
     "greater_equal": ">=",
 }
 _FLIPPED: Final = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_EMIT_NULL: Final = 2  # pyarrow's SetLookupOptions.null_matching_behavior
+_INCONCLUSIVE: Final = 3
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAX_NODES: Final = 10_000  # a filter larger than this is left to pyarrow alone
 
@@ -179,6 +181,7 @@ class _Parser:
         self.entries, self.literals, self.types = entries, literals, types
         self.at = 0
         self.columns: list[str] = []
+        self.plain_in: dict[str, tuple[str, str]] = {}
 
     def take(self) -> tuple[str, str]:
         entry = self.entries[self.at]
@@ -266,21 +269,30 @@ class _Parser:
         texts = [_sql_value(v, self.types.get(column)) for v in values.values]
         if not texts or any(t is None for t in texts):
             return None
-        # Without a null in the set, a non-null value is in it or not under either
-        # null-matching behaviour; a null value gives false or null: dropped alike.
-        return f"{_quoted(column)} IN ({', '.join(t for t in texts if t)})", True
+        # Without a null in the set, a non-null value is in it or not under every
+        # null-matching behaviour, as in SQL; a null value gives null (EMIT_NULL,
+        # INCONCLUSIVE), as SQL's IN does, or false (MATCH, SKIP), which SQL says by
+        # IS NOT NULL (the two differ under a NOT).
+        plain = f"{_quoted(column)} IN ({', '.join(t for t in texts if t)})"
+        behaviour = options.get("null_matching_behavior")
+        if behaviour is not None and behaviour.as_py() in (_EMIT_NULL, _INCONCLUSIVE):
+            return plain, True
+        guarded = f"({_quoted(column)} IS NOT NULL) AND ({plain})"
+        self.plain_in[guarded] = (column, plain)
+        return guarded, True
 
     def if_valid(self, arguments: list[Any], sqls: list[Any]) -> tuple[str, bool] | None:
-        """DuckDB's ``IN``: ``if_else(is_valid(x), is_in(x, ...), null)``, which keeps the
-        rows ``is_in`` keeps among those where ``x`` is not null."""
-        condition, _, otherwise = arguments
+        """DuckDB's ``IN``: ``if_else(is_valid(x), is_in(x, ...), null)``: null for a null
+        ``x``, else ``is_in``'s answer: SQL's ``x IN (...)``."""
+        _, _, otherwise = arguments
         null = otherwise[0] == "literal" and not otherwise[1].is_valid
-        if not null or condition[0] != "sql" or sqls[1] in (None, _NOT_SQL):
+        guard, then = sqls[0], sqls[1]
+        if not null or guard in (None, _NOT_SQL) or then in (None, _NOT_SQL):
             return None
-        guard = sqls[0]
-        if guard in (None, _NOT_SQL) or not guard[0].endswith("IS NOT NULL"):
+        found = self.plain_in.get(then[0])
+        if found is None or guard[0] != f"{_quoted(found[0])} IS NOT NULL":
             return None
-        return f"({guard[0]}) AND ({sqls[1][0]})", guard[1] and sqls[1][1]
+        return found[1], True
 
 
 _NOT_SQL: Final = ("", False)  # an argument that is a column or a literal, not a condition
