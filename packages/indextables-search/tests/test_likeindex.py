@@ -21,6 +21,7 @@ import tantivy
 from indextables.search import open_table, write_table
 from indextables.search.query import tantivyquery
 from indextables.search.query.conditions import Condition, translate_where
+from indextables.search.query.indexexact import LIKE_OPS
 from indextables.search.query.tantivyquery import MAX_TERM_BYTES, like_pattern, to_query
 from indextables.search.query.whereeval import WhereFilter
 from indextables.search.schema.mapping import FieldKind, FieldSpec
@@ -258,3 +259,105 @@ def test_a_pattern_too_large_for_the_automaton_is_evaluated_and_tried_once(
     got = open_table(uri).search(where=f"host LIKE '{pattern}'", columns=["id"])
     assert sorted(got.column("id").to_pylist()) == [0, 1, 4]
     assert built == [like_pattern(pattern)]
+
+
+_COUNT_LOG = "indextables.search.searchtable"
+
+
+def _count_sources(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What answered each ``count`` call: ``"log"``, ``"index"`` or ``"rows"``."""
+    return [
+        r.getMessage().rsplit(" ", 1)[-1]
+        for r in caplog.records
+        if r.name == _COUNT_LOG and r.getMessage().startswith("count of ")
+    ]
+
+
+def _unrecorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Count as on splits whose writer recorded no fully-indexed columns (the reference's):
+    the split checks the columns itself."""
+    from indextables.search.aggregate import tablecount
+
+    original = tablecount.split_fully_indexed
+
+    def without_record(index, searcher, fields, split_tags, columns):  # type: ignore[no-untyped-def]
+        return original(index, searcher, fields, (), columns)
+
+    monkeypatch.setattr(tablecount, "split_fully_indexed", without_record)
+
+
+def _patterned(where: str) -> bool:
+    """Whether ``where`` has a condition the term dictionary answers only on fully indexed
+    splits (a LIKE pattern with a wildcard)."""
+    schema = pa.schema([("id", pa.int64()), ("host", pa.string())])
+    return any(c.op in LIKE_OPS for c in translate_where(where, schema).conditions)
+
+
+@pytest.mark.parametrize("recorded", [True, False], ids=["recorded", "checked"])
+def test_like_counts_equal_duckdb_and_come_from_the_index(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    recorded: bool,
+) -> None:
+    """Counts with random LIKE patterns equal DuckDB's. On splits whose every value is
+    indexed (recorded by the writer or checked on the split) the index answers them;
+    a split holding a value beyond the term limit sends the count to the rows."""
+    import logging
+
+    if not recorded:
+        _unrecorded(monkeypatch)
+    caplog.set_level(logging.DEBUG, logger=_COUNT_LOG)
+    rng = random.Random(5)
+    patterns = FIXED + [_pattern(rng) for _ in range(60)]
+    for huge in (False, True):
+        parts = [_rows(40 + k, 120, huge=huge and k == 1) for k in range(3)]
+        uri = str(tmp_path / f"t{huge}")
+        _write(uri, parts)
+        table = open_table(uri)
+        db = duckdb.connect()
+        db.register("rows", pa.concat_tables(parts))
+        sources: list[str] = []
+        for pattern in patterns:
+            for keyword, extra in (("LIKE", ""), ("LIKE", " AND id >= 410050"), ("NOT LIKE", "")):
+                (expected,) = db.execute(
+                    f"SELECT count(*) FROM rows WHERE host {keyword} ? ESCAPE '\\'{extra}",
+                    [pattern],
+                ).fetchone()
+                where = f"host {keyword} {_sql(pattern)}{extra}"
+                caplog.clear()
+                assert table.count(where=where) == expected, where
+                (source,) = _count_sources(caplog)
+                if keyword == "LIKE" and _patterned(where):
+                    sources.append(source)
+        if huge:
+            assert set(sources) == {"rows"}  # one split cannot be counted exactly
+        else:
+            assert set(sources) == {"index"}, sources
+
+
+def test_like_aggregates_equal_duckdb_from_the_index(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    caplog.set_level(logging.DEBUG, logger=_COUNT_LOG)
+    parts = [_rows(60 + k, 120, huge=False) for k in range(2)]
+    uri = str(tmp_path / "t")
+    _write(uri, parts)
+    table = open_table(uri)
+    db = duckdb.connect()
+    db.register("rows", pa.concat_tables(parts))
+    rng = random.Random(8)
+    for pattern in [p for p in FIXED + [_pattern(rng) for _ in range(30)] if "%" in p or "_" in p]:
+        expected = db.execute(
+            "SELECT count(*), sum(id), min(id) FROM rows WHERE host LIKE ? ESCAPE '\\'", [pattern]
+        ).fetchone()
+        caplog.clear()
+        got = table.aggregate(
+            metrics={"n": "count", "s": ("sum", "id"), "lo": ("min", "id")},
+            where=f"host LIKE {_sql(pattern)}",
+        )
+        assert tuple(got.to_pylist()[0].values()) == expected, pattern
+        answered = [r.getMessage() for r in caplog.records if r.name == _COUNT_LOG]
+        assert answered[-1].endswith("from the index"), (pattern, answered)

@@ -25,8 +25,8 @@ from indextables.search.aggregate.tableplan import SplitRunner, TablePlan, run_s
 from indextables.search.boundedcache import BoundedCache
 from indextables.search.query.casenotice import notice_case_mismatch
 from indextables.search.query.conditions import Condition
+from indextables.search.query.indexexact import LIKE_OPS, exact_query, split_fully_indexed
 from indextables.search.query.indexexact import count as index_count
-from indextables.search.query.indexexact import exact_query, split_fully_indexed
 from indextables.search.query.searchoptions import SearchSpec
 from indextables.search.read.splitreader import SplitEntry, open_split, split_traits
 from indextables.search.schema.mapping import FieldSpec, specs_from_doc_mapping
@@ -141,8 +141,8 @@ def _split_query(
     conditions: Sequence[Condition],
 ) -> Any:
     """The split's exact query, or :data:`_NOT_EXACT`."""
-    prefixed = (c.column.lower() for c in conditions if c.op == "prefix" and not c.path)
-    fully_indexed = split_fully_indexed(index, searcher, fields, entry.split_tags, prefixed)
+    patterned = (c.column.lower() for c in conditions if c.op in LIKE_OPS and not c.path)
+    fully_indexed = split_fully_indexed(index, searcher, fields, entry.split_tags, patterned)
     try:
         traits = split_traits(directory, identity=identity)
         return exact_query(

@@ -11,8 +11,11 @@ Tantivy query of :mod:`.tantivyquery` matches precisely the rows Spark keeps:
   (a NaN's sign decides where Tantivy sorts it; Spark puts every NaN above
   every number);
 - exact string columns: ``=`` and IN (a value too long to be indexed cannot
-  equal an operand short enough to be); a prefix on splits that record the
-  column as fully indexed;
+  equal an operand short enough to be); a prefix, suffix, substring or any
+  other ``LIKE`` pattern (:data:`LIKE_OPS`) on splits whose every value of
+  the column is indexed (recorded by the writer, or checked on the split:
+  :func:`split_fully_indexed`), where the regex over the term dictionary
+  matches exactly the values the pattern keeps;
 - booleans: ``=``, IN and comparisons (``false < true``); IS [NOT] NULL on
   numeric, boolean and date fields that are fast or indexed (an indexed one
   holds a value exactly where it holds a term).
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import pyarrow as pa
 import tantivy
@@ -47,7 +50,11 @@ from indextables.search.query.tantivyquery import (
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 from indextables.search.schema.partitionvalues import spark_value
 
-__all__ = ["count", "exact_query", "nan_free", "partition_holds"]
+__all__ = ["LIKE_OPS", "count", "exact_query", "nan_free", "partition_holds"]
+
+#: Condition operators answered by a regex over an exact string field's term dictionary:
+#: exact only where every value of the column is indexed (:func:`split_fully_indexed`).
+LIKE_OPS: Final = frozenset({"prefix", "suffix", "contains", "like"})
 
 
 def partition_holds(
@@ -225,7 +232,7 @@ def _exact_kind(condition: Condition, spec: FieldSpec, fully_indexed: frozenset[
     if spec.kind in (FieldKind.I64, FieldKind.F64):
         return op in ("=", "<", "<=", ">", ">=", "in") and _numbers(condition.values)
     if spec.is_exact:
-        if op == "prefix":
+        if op in LIKE_OPS:
             return spec.name.lower() in fully_indexed
         return op in ("=", "in")
     return (
