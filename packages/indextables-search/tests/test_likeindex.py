@@ -361,3 +361,61 @@ def test_like_aggregates_equal_duckdb_from_the_index(
         assert tuple(got.to_pylist()[0].values()) == expected, pattern
         answered = [r.getMessage() for r in caplog.records if r.name == _COUNT_LOG]
         assert answered[-1].endswith("from the index"), (pattern, answered)
+
+
+def _escaped(pattern: str, escape: str) -> str:
+    """``pattern`` (``\\`` escapes) written with the escape character ``escape``."""
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            c = pattern[i + 1]
+            out.append(escape + c if c in "%_" or c == escape else c)
+            i += 2
+            continue
+        out.append(escape + c if c == escape else c)
+        i += 1
+    return "".join(out)
+
+
+@pytest.mark.parametrize("escape", ["!", "#", "\\", "a", "日"])
+def test_like_escape_equals_duckdb(tmp_path: Path, escape: str) -> None:
+    parts = [_rows(70 + k, 120, huge=k == 0) for k in range(2)]
+    uri = str(tmp_path / "t")
+    _write(uri, parts)
+    table = open_table(uri)
+    db = duckdb.connect()
+    db.register("rows", pa.concat_tables(parts))
+    rng = random.Random(ord(escape))
+    for base in FIXED + [_pattern(rng) for _ in range(40)]:
+        pattern = _escaped(base, escape)
+        (expected, negated) = db.execute(
+            "SELECT count(*) FILTER (host LIKE $1 ESCAPE '\\'),"
+            " count(*) FILTER (NOT host LIKE $1 ESCAPE '\\') FROM rows",
+            [base],
+        ).fetchone()
+        if escape.isascii():  # DuckDB takes a one-byte escape only
+            assert db.execute(
+                "SELECT count(*) FROM rows WHERE host LIKE ? ESCAPE ?", [pattern, escape]
+            ).fetchone() == (expected,), (base, pattern)
+        where = f"host LIKE {_sql(pattern)} ESCAPE {_sql(escape)}"
+        assert table.count(where=where) == expected, where
+        got = table.search(where=f"NOT ({where})", columns=["id"]).num_rows
+        assert got == negated, where
+
+
+def test_like_escape_refusals_are_typed() -> None:
+    from indextables.search.errors import QuerySyntaxError
+    from indextables.search.query.wheregrammar import Like, parse_where
+
+    node = parse_where("host LIKE 'a!%b\\\\c!!' ESCAPE '!'")
+    assert isinstance(node, Like)
+    assert node.pattern.value == "a\\%b\\\\c!"
+    for where, message in [
+        ("host LIKE 'a!' ESCAPE '!'", "ends with the escape"),
+        ("host LIKE 'a!b' ESCAPE '!'", "may not precede 'b'"),
+        ("host LIKE 'a' ESCAPE '!!'", "one character"),
+        ("host LIKE 'a' ESCAPE x", "one-character string after ESCAPE"),
+    ]:
+        with pytest.raises(QuerySyntaxError, match=message):
+            parse_where(where)

@@ -291,7 +291,7 @@ def test_decimal_columns_compare_exactly_column_at_a_time() -> None:
         ("i", "not a condition"),
         ("i = ", "expected"),
         ("i = 1 i = 2", "unexpected"),
-        ("s LIKE 'a' ESCAPE '/'", "unexpected"),
+        ("s LIKE 'a/' ESCAPE '/'", "ends with the escape character"),
         ("i = 0.0000000000000000001", "beyond 38 digits"),
         ("dec = 1.5e0 AND x.y = 1", "nested"),
         ("b = 1", "b = 1"),

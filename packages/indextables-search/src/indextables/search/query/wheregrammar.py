@@ -5,8 +5,9 @@ single-quoted strings unescaped as Spark's parser does, back-quoted names); the
 grammar is the protocol's predicate grammar (OR, AND, NOT, parentheses,
 comparisons, ``[NOT] IN``, ``IS [NOT] NULL``, ``[NOT] LIKE``, ``[NOT] BETWEEN``),
 extended with what user conditions need and the partition grammar does not parse:
-any ``LIKE`` pattern, a literal on either side, ``NULL``/``TRUE``/``FALSE``,
-``DATE '...'``/``TIMESTAMP[_NTZ|_LTZ] '...'`` literals and a bare boolean operand.
+any ``LIKE`` pattern (``ESCAPE 'c'`` rewritten to the default ``\\`` escapes), a
+literal on either side, ``NULL``/``TRUE``/``FALSE``, ``DATE '...'``/
+``TIMESTAMP[_NTZ|_LTZ] '...'`` literals and a bare boolean operand.
 
 Numeric literals are typed as Spark's parser types them: an integer is an
 ``int``/``bigint``/``decimal(p,0)`` (kept as an exact ``int``), a number with a
@@ -344,7 +345,7 @@ class _Parser:
             node = InList(left, tuple(values))
         elif self.accept("keyword", "LIKE"):
             token = self.expect("string")
-            node = Like(left, Literal("string", token.text, _quoted(token.text)))
+            node = Like(left, self.like_pattern(token.text))
         elif self.accept("keyword", "BETWEEN"):
             low = self.operand()
             self.expect("keyword", "AND")
@@ -355,6 +356,47 @@ class _Parser:
         else:
             return Truth(left)
         return Not(node) if negative else node
+
+    def like_pattern(self, pattern: str) -> Literal:
+        """The pattern of ``LIKE 'pattern' [ESCAPE 'c']``, written with Spark's default
+        escape ``\\`` (so every reader of :class:`Like` sees one form)."""
+        token, following = self.peek(), self.peek(1)
+        if not (
+            token is not None
+            and token.kind == "name"
+            and not token.quote
+            and token.text.upper() == "ESCAPE"
+        ):
+            return Literal("string", pattern, _quoted(pattern))
+        if following is None or following.kind != "string":
+            raise self.fail("expected a one-character string after ESCAPE")
+        self.index += 2
+        escape = following.text
+        if len(escape) != 1:
+            raise self.fail(f"the ESCAPE character must be one character, not {escape!r}")
+        text = f"{_quoted(pattern)} ESCAPE {_quoted(escape)}"
+        return Literal("string", self.unescaped(pattern, escape, text), text)
+
+    def unescaped(self, pattern: str, escape: str, text: str) -> str:
+        """``pattern`` with the escape ``escape`` rewritten to ``\\`` escapes, as Spark reads
+        it: the escape before ``%``, ``_`` or itself is that character, before anything
+        else (or last) an error."""
+        out: list[str] = []
+        i, end = 0, len(pattern)
+        while i < end:
+            c = pattern[i]
+            if c == escape:
+                if i + 1 == end:
+                    raise self.fail(f"LIKE {text}: the pattern ends with the escape character")
+                c = pattern[i + 1]
+                if c not in "%_" and c != escape:
+                    raise self.fail(f"LIKE {text}: the escape character may not precede {c!r}")
+                out.append("\\" + c if c in "%_\\" else c)
+                i += 2
+                continue
+            out.append("\\\\" if c == "\\" else c)
+            i += 1
+        return "".join(out)
 
     def in_values(self) -> list[Literal]:
         """The literals of an IN list, up to its closing parenthesis (not consumed).
