@@ -419,3 +419,65 @@ def test_like_escape_refusals_are_typed() -> None:
     ]:
         with pytest.raises(QuerySyntaxError, match=message):
             parse_where(where)
+
+
+@pytest.mark.parametrize("recorded", [True, False], ids=["recorded", "checked"])
+def test_string_functions_equal_duckdb(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recorded: bool
+) -> None:
+    """Spark's ``startswith``/``endswith``/``contains(col, 's')`` against DuckDB's
+    ``starts_with``/``ends_with``/``contains``: rows, negations and counts."""
+    if not recorded:
+        _unrecorded(monkeypatch)
+    parts = [_rows(80 + k, 120, huge=k == 0) for k in range(3)]
+    uri = str(tmp_path / "t")
+    _write(uri, parts)
+    table = open_table(uri)
+    db = duckdb.connect()
+    db.register("rows", pa.concat_tables(parts))
+    rng = random.Random(13)
+    operands = ["", "a", "%", "_", "\\", "a%b", "\n"] + [_value(rng) or "" for _ in range(30)]
+    functions = {"startswith": "starts_with", "endswith": "ends_with", "contains": "contains"}
+    for spark, duck in functions.items():
+        for operand in operands:
+            for neg in ("", "NOT "):
+                expected = {
+                    r[0]
+                    for r in db.execute(
+                        f"SELECT id FROM rows WHERE {neg}{duck}(host, ?)", [operand]
+                    ).fetchall()
+                }
+                where = f"{neg}{spark.upper() if neg else spark}(host, {_sql(operand)})"
+                got = table.search(where=where, columns=["id"]).column("id").to_pylist()
+                assert set(got) == expected, where
+                assert table.count(where=where) == len(expected), where
+                assert table.count(where=f"{where} AND id >= 810000") == len(
+                    {i for i in expected if i >= 810000}
+                ), where
+
+
+def test_string_function_refusals_are_typed() -> None:
+    from indextables.search.errors import QuerySyntaxError
+    from indextables.search.query.wheregrammar import parse_where
+
+    for where, message in [
+        ("startswith('a', 'b')", "takes a column first"),
+        ("endswith(host, 1)", "takes a string literal second"),
+        ("contains(host 'a')", "expected ,"),
+        ("contains(host, 'a'", "expected \\)"),
+    ]:
+        with pytest.raises(QuerySyntaxError, match=message):
+            parse_where(where)
+
+
+def test_string_functions_translate_to_index_conditions() -> None:
+    schema = pa.schema([("host", pa.string())])
+    cases = {
+        "startswith(host, 'a%')": Condition("prefix", "host", ("a%",)),
+        "ENDSWITH(host, '_b')": Condition("suffix", "host", ("_b",)),
+        "contains(host, 'a\\\\b')": Condition("contains", "host", ("a\\b",)),
+    }
+    for where, condition in cases.items():
+        translation = translate_where(where, schema)
+        assert translation.conditions == (condition,), where
+        assert translation.complete

@@ -7,7 +7,8 @@ comparisons, ``[NOT] IN``, ``IS [NOT] NULL``, ``[NOT] LIKE``, ``[NOT] BETWEEN``)
 extended with what user conditions need and the partition grammar does not parse:
 any ``LIKE`` pattern (``ESCAPE 'c'`` rewritten to the default ``\\`` escapes), a
 literal on either side, ``NULL``/``TRUE``/``FALSE``, ``DATE '...'``/
-``TIMESTAMP[_NTZ|_LTZ] '...'`` literals and a bare boolean operand.
+``TIMESTAMP[_NTZ|_LTZ] '...'`` literals, a bare boolean operand, and Spark's
+``startswith``/``endswith``/``contains(col, 's')`` (read as the ``LIKE`` they equal).
 
 Numeric literals are typed as Spark's parser types them: an integer is an
 ``int``/``bigint``/``decimal(p,0)`` (kept as an exact ``int``), a number with a
@@ -45,6 +46,9 @@ __all__ = [
     "parse_where",
 ]
 
+# Spark's string functions read as the LIKE pattern they equal: what goes before and after
+# the escaped operand.
+_STRING_TESTS: Final = {"STARTSWITH": ("", "%"), "ENDSWITH": ("%", ""), "CONTAINS": ("%", "%")}
 _MAX_DECIMAL_DIGITS: Final = 38
 # Type suffixes of numeric literals read here (Spark's ``S``, ``Y`` and ``F`` are refused).
 _SUFFIXES: Final = frozenset({"D", "BD", "L"})
@@ -328,6 +332,17 @@ class _Parser:
                 group = groups.pop()
 
     def predicate(self) -> Node:
+        token, following = self.peek(), self.peek(1)
+        if (
+            token is not None
+            and token.kind == "name"
+            and not token.quote
+            and token.text.upper() in _STRING_TESTS
+            and following is not None
+            and following.kind == "punct"
+            and following.text == "("
+        ):
+            return self.string_test(token.text)
         left = self.operand()
         op = self.accept("op")
         if op is not None:
@@ -356,6 +371,24 @@ class _Parser:
         else:
             return Truth(left)
         return Not(node) if negative else node
+
+    def string_test(self, name: str) -> Like:
+        """``startswith(col, 's')``, ``endswith(...)``, ``contains(...)`` as the ``LIKE``
+        Spark's functions are equal to: ``'s%'``, ``'%s'``, ``'%s%'`` (``s`` escaped); a
+        null on either side gives null in both, ``''`` matches every value."""
+        self.index += 2
+        column = self.operand()
+        if not isinstance(column, Column):
+            raise self.fail(f"{name}() takes a column first")
+        self.expect("punct", ",")
+        operand = self.operand()
+        if not (isinstance(operand, Literal) and operand.kind == "string"):
+            raise self.fail(f"{name}() takes a string literal second")
+        self.expect("punct", ")")
+        escaped = "".join("\\" + c if c in "%_\\" else c for c in operand.value)
+        before, after = _STRING_TESTS[name.upper()]
+        pattern = before + escaped + after
+        return Like(column, Literal("string", pattern, _quoted(pattern)))
 
     def like_pattern(self, pattern: str) -> Literal:
         """The pattern of ``LIKE 'pattern' [ESCAPE 'c']``, written with Spark's default
