@@ -26,7 +26,7 @@ from typing import Final
 
 from indextables.search.errors import QuerySyntaxError
 from indextables.search.query import termexpand
-from indextables.search.query.querytext import skip_space, token_end
+from indextables.search.query.querytext import clause_spans
 from indextables.search.query.termexpand import wildcard_regex
 from indextables.search.query.tokenless import NOTHING
 from indextables.search.schema.mapping import FieldKind, FieldSpec
@@ -53,17 +53,7 @@ def rewrite_fuzzy_terms(
     regexes = False
     out: list[str] = []
     copied = 0
-    position = 0
-    while position < len(text):
-        position = skip_space(text, position)
-        if position >= len(text):
-            break
-        if text[position] in "()":
-            position += 1
-            continue
-        end = token_end(text, position)
-        token = text[position:end]
-        body = position + len(token) - len(token.lstrip("+-"))
+    for _, body, end in clause_spans(text):
         clause = _fuzzy_clause(text[body:end], fields)
         if clause is not None:
             name, term, distance = clause
@@ -79,7 +69,6 @@ def rewrite_fuzzy_terms(
             out.append(clause_text)
             regexes = regexes or with_regex
             copied = end
-        position = max(end, position + 1)
     if copied == 0:
         return text, False
     out.append(text[copied:])

@@ -8,11 +8,13 @@ A token is one clause or operator: ``f:[a TO b]``, ``f: IN [a b]`` and
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Final
 
 __all__ = [
     "SPACE",
     "bracket_end",
+    "clause_spans",
     "group_ends",
     "group_end",
     "quote_end",
@@ -153,3 +155,24 @@ def bracket_end(text: str, position: int, limit: int | None = None) -> int:
     while position < end and text[position] not in closers:
         position += 2 if text[position] == "\\" else 1
     return min(position + 1, end)
+
+
+def clause_spans(text: str) -> Iterator[tuple[str, int, int]]:
+    """Each token of ``text`` outside parentheses as ``(token, body, end)``: the token's
+    text, where it starts after its leading ``+``/``-`` occurs, and where it ends.
+
+    Group parentheses are stepped over, so the tokens inside a group come too; the
+    rewrites that replace single clauses in place walk the text with this.
+    """
+    position = 0
+    while position < len(text):
+        position = skip_space(text, position)
+        if position >= len(text):
+            break
+        if text[position] in "()":
+            position += 1
+            continue
+        end = token_end(text, position)
+        token = text[position:end]
+        yield token, position + len(token) - len(token.lstrip("+-")), end
+        position = max(end, position + 1)

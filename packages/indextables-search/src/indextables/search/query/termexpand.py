@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Final
 
 from indextables.search.errors import QuerySyntaxError
-from indextables.search.query.querytext import skip_space, token_end
+from indextables.search.query.querytext import clause_spans
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 
 __all__ = [
@@ -70,17 +70,7 @@ def rewrite_prefix_terms(
         return text, False
     out: list[str] = []
     copied = 0
-    position = 0
-    while position < len(text):
-        position = skip_space(text, position)
-        if position >= len(text):
-            break
-        if text[position] in "()":
-            position += 1
-            continue
-        end = token_end(text, position)
-        token = text[position:end]
-        body = position + len(token) - len(token.lstrip("+-"))
+    for token, body, end in clause_spans(text):
         clause = _prefix_clause(text[body:end], fields)
         if clause is not None and token not in _OPERATORS:
             name, prefix, pattern, regex = clause
@@ -95,7 +85,6 @@ def rewrite_prefix_terms(
             out.append(text[copied:body])
             out.append(f"{name}:/{regex}/")
             copied = end
-        position = max(end, position + 1)
     if copied == 0:
         return text, False
     out.append(text[copied:])
@@ -107,20 +96,7 @@ def has_regex_terms(text: str) -> bool:
     which the caller then parses with regexes allowed."""
     if "/" not in text:
         return False
-    position = 0
-    while position < len(text):
-        position = skip_space(text, position)
-        if position >= len(text):
-            return False
-        if text[position] in "()":
-            position += 1
-            continue
-        end = token_end(text, position)
-        body = position + len(text[position:end]) - len(text[position:end].lstrip("+-"))
-        if _FIELD_REGEX.match(text, body) is not None:
-            return True
-        position = max(end, position + 1)
-    return False
+    return any(_FIELD_REGEX.match(text, body) is not None for _, body, _ in clause_spans(text))
 
 
 def _prefix_clause(

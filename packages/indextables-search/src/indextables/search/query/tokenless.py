@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from indextables.search.query.querytext import skip_space, token_end
+from indextables.search.query.querytext import clause_spans
 
 __all__ = ["NOTHING", "nothing_for_tokenless"]
 
@@ -45,24 +45,13 @@ def nothing_for_tokenless(text: str, is_empty: Callable[[str], bool], token_limi
     always yield a token and are not parsed alone.
     """
     out: list[str] = []
-    position = 0
     copied = 0
-    while position < len(text):
-        position = skip_space(text, position)
-        if position >= len(text):
-            break
-        if text[position] in "()":
-            position += 1
-            continue
-        end = token_end(text, position)
-        token = text[position:end]
-        body_start = position + (len(token) - len(token.lstrip("+-")))
+    for token, body_start, end in clause_spans(text):
         clause = _BOOST.sub("", text[body_start:end])
         if token not in _OPERATORS and _may_be_tokenless(clause, token_limit) and is_empty(clause):
             out.append(text[copied:body_start])
             out.append(NOTHING)
             copied = end
-        position = max(end, position + 1)
     out.append(text[copied:])
     return "".join(out)
 
