@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -477,24 +477,7 @@ class SearchTable:
         if plan.order:
             yield from self._ordered(plan)
             return
-        uri, options = self._view.uri, self._options
-
-        def open_store() -> Any:
-            return open_table_store(uri, options)
-
-        batches = split_batches(
-            uri,
-            plan.entries,
-            open_store=open_store,
-            read=self._read,
-            schema=plan.read_schema,
-            search=plan.search,
-            conditions=plan.conditions,
-            companion_root=self._companion_root,
-            options=options,
-            parallel=self._companion_root is not None and left is None,
-            highlight=plan.highlight,
-        )
+        batches = self._split_batches(plan, parallel=left is None)
         with contextlib.closing(batches):
             for batch in batches:
                 if plan.where is not None:
@@ -507,25 +490,22 @@ class SearchTable:
                 if left == 0:
                     return
 
-    def _ordered(self, plan: _ReadPlan) -> Iterator[pa.RecordBatch]:
-        """The first ``plan.limit`` rows in ``plan.order``: each split's best rows
-        (by score: Tantivy's top ``limit`` hits of the split, all of them when an
-        exact ``where`` filter follows) merged into one bounded :class:`TopK`."""
-        assert plan.limit is not None
+    def _split_batches(
+        self,
+        plan: _ReadPlan,
+        *,
+        parallel: bool,
+        scoring: Scoring | None = None,
+        ordering: Ordering | None = None,
+    ) -> Generator[pa.RecordBatch, None, None]:
+        """The planned splits' batches; a companion's splits are read several at once
+        when ``parallel``."""
         uri, options = self._view.uri, self._options
-        scored = any(key.column == SCORE for key in plan.order)
-        exact = plan.where is None  # an exact filter after the split reads needs every hit
-        # Tantivy's collector keeps a split's best hits by score alone (ties: lower
-        # address), the order's own rule only when _score DESC is the whole order.
-        by_score = plan.order == (OrderKey(SCORE, True),)
-        scoring = Scoring(plan.limit if exact and by_score else None) if scored else None
-        ordering = Ordering(plan.order, plan.limit) if exact and not scored else None
 
         def open_store() -> Any:
             return open_table_store(uri, options)
 
-        top = TopK(plan.order, plan.limit)
-        batches = split_batches(
+        return split_batches(
             uri,
             plan.entries,
             open_store=open_store,
@@ -535,11 +515,26 @@ class SearchTable:
             conditions=plan.conditions,
             companion_root=self._companion_root,
             options=options,
-            parallel=self._companion_root is not None,
+            parallel=parallel and self._companion_root is not None,
             scoring=scoring,
             ordering=ordering,
             highlight=plan.highlight,
         )
+
+    def _ordered(self, plan: _ReadPlan) -> Iterator[pa.RecordBatch]:
+        """The first ``plan.limit`` rows in ``plan.order``: each split's best rows
+        (by score: Tantivy's top ``limit`` hits of the split, all of them when an
+        exact ``where`` filter follows) merged into one bounded :class:`TopK`."""
+        assert plan.limit is not None
+        scored = any(key.column == SCORE for key in plan.order)
+        exact = plan.where is None  # an exact filter after the split reads needs every hit
+        # Tantivy's collector keeps a split's best hits by score alone (ties: lower
+        # address), the order's own rule only when _score DESC is the whole order.
+        by_score = plan.order == (OrderKey(SCORE, True),)
+        scoring = Scoring(plan.limit if exact and by_score else None) if scored else None
+        ordering = Ordering(plan.order, plan.limit) if exact and not scored else None
+        top = TopK(plan.order, plan.limit)
+        batches = self._split_batches(plan, parallel=True, scoring=scoring, ordering=ordering)
         with contextlib.closing(batches):
             for batch in batches:
                 if plan.where is not None:
