@@ -413,3 +413,41 @@ def test_a_syntax_error_in_a_long_condition_shows_its_start() -> None:
     assert f"({len(where)} characters)" in message
     assert "expected a column or a literal at ')'" in message
     assert len(message) < 400
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_integer_in_lists_through_the_index_equal_the_model(tmp_path: Any, seed: int) -> None:
+    """An integer IN list becomes one term-set query on an indexed field (a union of range
+    queries read the fast field once per value); negatives, duplicates, the long's ends and
+    operands beyond them are answered as the model answers them."""
+    import tantivy
+
+    from indextables.search import open_table, write_table
+    from indextables.search.query.tantivyquery import to_query
+    from indextables.search.schema.mapping import FieldKind, FieldSpec
+
+    rng = random.Random(seed)
+    extremes = [-(2**63), 2**63 - 1, 0, -1]
+    column = [rng.choice([None, rng.choice(extremes), rng.randint(-50, 50)]) for _ in range(400)]
+    uri = str(tmp_path / "t")
+    for part in (column[:150], column[150:]):
+        write_table(uri, pa.table({"n": pa.array(part, pa.int64())}))
+    table = open_table(uri)
+    for _ in range(20):
+        operands = [rng.choice([*extremes, 2**63, -(2**63) - 1]) for _ in range(3)]
+        operands += [rng.randint(-60, 60) for _ in range(rng.randint(2, 40))]
+        where = f"n IN ({', '.join(map(str, operands))})"
+        wanted = sum(1 for v in column if v is not None and v in operands)
+        assert table.count(where=where) == wanted, where
+        assert table.search(where=where, columns=["n"]).num_rows == wanted, where
+        assert table.count(where=f"NOT ({where})") == sum(
+            1 for v in column if v is not None and v not in operands
+        ), where
+    spec = FieldSpec(
+        name="n", kind=FieldKind.I64, tokenizer=None, indexed=True, fast=True, stored=True
+    )
+    builder = tantivy.SchemaBuilder()
+    builder.add_integer_field("n", indexed=True, fast=True)
+    condition = translate_where("n IN (1, 2, 3)", pa.schema([("n", pa.int64())])).conditions[0]
+    query = to_query(condition, spec, builder.build())
+    assert "TermSetQuery" in repr(query)
