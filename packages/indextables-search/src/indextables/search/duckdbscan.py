@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -47,8 +47,25 @@ from indextables.search.schema.columntypes import (
     is_timestamp_ntz,
 )
 
-if TYPE_CHECKING:
-    from indextables.search.searchtable import SearchTable
+
+class SearchTable(Protocol):
+    """What the scan needs of :class:`indextables.search.SearchTable` (named here so this
+    module, which the table imports, does not import it back)."""
+
+    @property
+    def uri(self) -> str: ...
+
+    @property
+    def schema(self) -> pa.Schema: ...
+
+    def scan(
+        self,
+        query: str | None = None,
+        *,
+        where: str | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> Any: ...
+
 
 __all__ = ["filter_where", "register_duckdb"]
 
