@@ -180,4 +180,44 @@ def test_a_directory_is_private_and_names_this_process(root: Path) -> None:
     assert os.path.isdir(directory)
     with pytest.raises(ValueError, match="kind"):
         scratch_directory("nothing")
-    assert set(scratchdirs.KINDS) == {"write", "validate", "merge"}
+    assert set(scratchdirs.KINDS) == {"write", "validate", "merge", "companion"}
+
+
+def test_a_companion_split_of_several_indexes_gathers_them_in_a_scratch_directory(
+    root: Path,
+) -> None:
+    """The directory a companion build gathers a split's capped indexes in is named by its
+    process, so a build killed midway leaves nothing the next process keeps."""
+    import tantivy
+
+    from indextables.search.companion.build import companion_schema
+    from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD
+    from indextables.search.companion.segments import CappedIndex
+    from indextables.search.options import IndexingOptions
+    from indextables.search.schema.mapping import field_specs
+
+    specs = field_specs(pa.schema([("s", pa.string())]), IndexingOptions())
+    hidden = (FILE_HASH_FIELD, ROW_IN_FILE_FIELD)
+    index = CappedIndex(
+        specs, companion_schema(specs), heap_size=15_000_000, hidden_fast=hidden,
+        segment_docs=8, commit_docs=8,
+    )  # fmt: skip
+
+    def document(row: int) -> tantivy.Document:
+        doc = tantivy.Document()
+        doc.add_text("s", f"v{row}")
+        doc.add_unsigned(FILE_HASH_FIELD, 7)
+        doc.add_unsigned(ROW_IN_FILE_FIELD, row)
+        return doc
+
+    try:
+        for start in range(0, 24, 8):
+            index.add((document(r) for r in range(start, start + 8)), 8)
+        index.finish()
+        assert index.indexes == 3
+        assert os.path.dirname(index.directory) == str(root)
+        owner = owner_of(os.path.basename(index.directory))
+        assert owner is not None
+        assert owner.pid == os.getpid()
+    finally:
+        index.discard()

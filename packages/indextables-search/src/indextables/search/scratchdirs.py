@@ -34,7 +34,7 @@ from typing import Final
 __all__ = ["KINDS", "Owner", "owner_of", "scratch_directory", "sweep"]
 
 #: The kinds of scratch directory; a sweep looks at these names only.
-KINDS: Final = ("write", "validate", "merge")
+KINDS: Final = ("write", "validate", "merge", "companion")
 _UNKNOWN: Final = "x"
 _NAME: Final = re.compile(
     r"indextables-(" + "|".join(KINDS) + r")-(\d{1,10})\.(\d{1,20}|x)\.([0-9a-f]{8}|x)-[^/]+"

@@ -24,7 +24,6 @@ moved, nothing is re-indexed).
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -32,6 +31,7 @@ from typing import Any
 import tantivy
 
 from indextables.search.schema.mapping import FieldSpec
+from indextables.search.scratchdirs import scratch_directory
 from indextables.search.write.segmentmerge import merge_segments
 from indextables.search.write.splitwriter import PartitionIndex
 from indextables.search.write.stats import StatsCollector
@@ -154,7 +154,7 @@ class CappedIndex:
         if len(self._done) == 1:
             self.directory, self._index = self._done[0].directory, self._done[0].index
             return
-        self._merged = tempfile.mkdtemp(prefix="indextables-companion-")
+        self._merged = scratch_directory("companion")
         merge_segments([part.directory for part in self._done], self._merged)
         self.directory, self._index = self._merged, tantivy.Index.open(self._merged)
 
