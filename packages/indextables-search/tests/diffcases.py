@@ -424,6 +424,16 @@ def _search_part(rng: random.Random) -> dict[str, Any]:
     return {"fieldmatch": {"s": value}, "match": lambda r: r["s"] == value}
 
 
+def _float_text(rng: random.Random, value: float) -> str:
+    """``value`` as a query literal in a random one of the notations users write."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    forms = [repr(value), f"{value:e}", f"{value:E}", f"{value:.17g}", str(value)]
+    return rng.choice([f for f in forms if float(f) == value or value == 0.0])
+
+
 def _spark_equal(value: Any, operand: Any) -> bool:
     """Spark's ``=`` on doubles: every NaN equals every NaN, ``-0.0`` equals ``0.0``."""
     if value is None:
@@ -437,15 +447,41 @@ def _special_part(rng: random.Random, valued: Sequence[str]) -> dict[str, Any]:
     """A ``query`` clause Tantivy's parser alone answered wrongly, and its oracle: a term
     set on a float or timestamp field (Spark's IN), a range open at both ends (has a
     value) on one of the ``valued`` (fast) columns."""
-    form = rng.choice(["floats", "instants", "valued"] if valued else ["floats", "instants"])
+    forms = ["floats", "instants", "bounds", "tokenless"] + (["valued"] if valued else [])
+    form = rng.choice(forms)
     if form == "floats":
         members = rng.sample(DOUBLES, rng.randint(1, 3))
-        texts = [repr(m).replace("nan", "NaN") for m in members]
-        if any("e" in t.lower() for t in texts):
-            members, texts = [0.0], ["0"]
+        texts = [_float_text(rng, m) for m in members]
         return {
             "query": f"f64: IN [{' '.join(texts)}]",
             "match": lambda r: any(_spark_equal(r["f64"], m) for m in members),
+        }
+    if form == "bounds":
+        # Finite bounds in any notation a user or Spark prints (1e-05, -1E+20, .5, 5.).
+        finite = [d for d in DOUBLES if math.isfinite(d)] + [-1e-5, -1e20, -5e-324, -1e308]
+        low, high = sorted(rng.sample(finite, 2))
+        text = f"f64:[{_float_text(rng, low)} TO {_float_text(rng, high)}]"
+
+        def between(r: dict[str, Any]) -> bool:
+            value = r["f64"]
+            return value is not None and not math.isnan(value) and low <= value <= high
+
+        return {"query": text, "match": between}
+    if form == "tokenless":
+        # A clause that yields no token matches nothing: a conjunction with it matches
+        # nothing, a disjunction is its other side, its negation matches everything.
+        other = _search_part(rng)
+        while "query" not in other:
+            other = _search_part(rng)
+        empty = rng.choice(['t:"!!"', 't:"-"', 't:""', "t:" + "z" * 300])
+        shape, keeps = rng.choice(
+            [("({k}) AND {z}", False), ("+({k}) +{z}", False), ("{z} && ({k})", False),
+             ("({k}) OR {z}", True), ("({k}) AND NOT {z}", True), ("({k}) -{z}", True)]
+        )  # fmt: skip
+        match = other["match"]
+        return {
+            "query": shape.format(k=other["query"], z=empty),
+            "match": match if keeps else (lambda r: False),
         }
     if form == "instants":
         chosen = rng.sample(INSTANTS, rng.randint(1, 2))
