@@ -122,7 +122,7 @@ SCENARIO = textwrap.dedent(
         slow = worker_start_failed(error)
         result["plain"] = "worker did not connect back" if slow else repr(error)
     os.remove(mark)  # the next first worker is slow again
-    query = run_stream(start)
+    query = run_stream(start, attempts=8)
     result["starts"] = len(starts)
     result["rows"] = sorted(r.id for r in spark.sql(f"SELECT id FROM rows{len(starts)}").collect())
     print("RESULT " + json.dumps(result))
@@ -143,6 +143,6 @@ def test_a_stream_whose_worker_starts_slowly_runs_when_started_again(
     result = run_scenario(SCENARIO, str(wrapper), str(mark), str(tmp_path / "table"))
     assert result["plain"] == "worker did not connect back"  # Spark's fixed 10 s wait ran out
     assert result["rows"] == [0, 1, 2, 3, 4]
-    # The plain start, then run_stream's delayed one and one or two more (at a high load an
-    # undelayed worker may miss the 10 s too: the failure this guards against).
-    assert 3 <= result["starts"] <= 4
+    # The plain start, then run_stream's delayed one and at least one more (at a high load an
+    # undelayed worker may miss the 10 s too, the failure this guards against: room for it).
+    assert 3 <= result["starts"] <= 9
