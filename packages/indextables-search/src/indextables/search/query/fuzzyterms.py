@@ -29,7 +29,7 @@ from indextables.search.query import termexpand
 from indextables.search.query.querytext import clause_spans
 from indextables.search.query.termexpand import wildcard_regex
 from indextables.search.query.tokenless import NOTHING
-from indextables.search.schema.mapping import FieldKind, FieldSpec
+from indextables.search.schema.mapping import FieldSpec
 
 __all__ = ["edit_distance", "rewrite_fuzzy_terms"]
 
@@ -83,25 +83,10 @@ def _fuzzy_clause(clause: str, fields: Mapping[str, FieldSpec]) -> tuple[str, st
     if term[0] in "[{<>/(" or any(c in term for c in '*?~\\"^'):
         return None
     spec = fields.get(found.group(1).lower())
-    if spec is None or not spec.indexed:
+    analyzed = termexpand.analyzed_term(spec, term, term)
+    if spec is None or analyzed is None:
         return None
-    if spec.kind is FieldKind.STRING:
-        pass
-    elif spec.kind is FieldKind.TEXT and spec.tokenizer == "default":
-        if not all(c.isalnum() for c in term):
-            return None  # more than one token, or characters the analyzer drops
-        term = _lowercased(term)
-    elif spec.kind is FieldKind.TEXT and spec.tokenizer == "whitespace":
-        if any(c.isspace() for c in term):
-            return None
-        term = _lowercased(term)
-    else:
-        return None
-    return spec.name, term, int(found.group(3))
-
-
-def _lowercased(text: str) -> str:
-    return "".join(c.lower() for c in text)
+    return spec.name, analyzed, int(found.group(3))
 
 
 def _near_terms(terms: Iterable[str], term: str, distance: int) -> list[str]:

@@ -113,20 +113,8 @@ def _prefix_clause(
     if value[0] in "[{<>/(" or any(c in value for c in '~\\"^'):
         return None
     spec = fields.get(found.group(1).lower())
-    if spec is None or not spec.indexed:
-        return None
-    literals = value.replace("*", "").replace("?", "")
-    if spec.kind is FieldKind.STRING:
-        pattern = value
-    elif spec.kind is FieldKind.TEXT and spec.tokenizer == "default":
-        if not all(c.isalnum() for c in literals):
-            return None  # more than one token, or characters the analyzer drops
-        pattern = _lowercased(value)
-    elif spec.kind is FieldKind.TEXT and spec.tokenizer == "whitespace":
-        if any(c.isspace() for c in literals):
-            return None
-        pattern = _lowercased(value)
-    else:
+    pattern = analyzed_term(spec, value, value.replace("*", "").replace("?", ""))
+    if spec is None or pattern is None:
         return None
     prefix = re.split(r"[*?]", pattern, maxsplit=1)[0]
     plain = pattern == prefix + "*"
@@ -138,8 +126,23 @@ def _python_regex(pattern: str) -> str:
     return "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
 
 
-def _lowercased(text: str) -> str:
-    """As Tantivy's lowercasing filter: each character on its own (no final-sigma rule)."""
+def analyzed_term(spec: FieldSpec | None, text: str, literals: str) -> str | None:
+    """``text`` as the field's analyzer leaves one term of it (exact strings as written,
+    the default and whitespace analyzers lowercasing each character on its own, as
+    Tantivy's filter does: no final-sigma rule), or None when ``spec`` is no indexed field
+    of those kinds or ``literals`` (``text`` without its pattern characters) would not
+    stay one token."""
+    if spec is None or not spec.indexed:
+        return None
+    if spec.kind is FieldKind.STRING:
+        return text
+    if spec.kind is not FieldKind.TEXT:
+        return None
+    if spec.tokenizer == "default":
+        if not all(c.isalnum() for c in literals):
+            return None  # more than one token, or characters the analyzer drops
+    elif spec.tokenizer != "whitespace" or any(c.isspace() for c in literals):
+        return None
     return "".join(c.lower() for c in text)
 
 
