@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 import tantivy
 
+from indextables.search import oplog
 from indextables.search.boundedcache import BoundedCache
 from indextables.search.errors import CompanionError
 from indextables.search.query.casenotice import notice_case_mismatch
@@ -185,7 +186,8 @@ def _scored(
     limit = total if scoring.limit is None else min(scoring.limit, total)
     if limit == 0:
         return
-    found = searcher.search(query or tantivy.Query.all_query(), limit=limit, count=False).hits
+    with oplog.timed("search"):
+        found = searcher.search(query or tantivy.Query.all_query(), limit=limit, count=False).hits
     hits = sorted(found, key=_ADDRESS)
     out = pa.schema([*schema, score_field()])
     for start in range(0, len(hits), BATCH_ROWS):
@@ -364,7 +366,8 @@ def _stored(fields: Mapping[str, FieldSpec], key: str) -> bool:
 
 def _search(searcher: tantivy.Searcher, query: tantivy.Query, total: int) -> list[Any]:
     # search(limit=0) panics in tantivy-py: callers guarantee total >= 1.
-    return list(map(_ADDRESS, searcher.search(query, limit=total, count=False).hits))
+    with oplog.timed("search"):
+        return list(map(_ADDRESS, searcher.search(query, limit=total, count=False).hits))
 
 
 _ADDRESS = operator.itemgetter(1)  # a hit is (score, DocAddress)
@@ -626,3 +629,59 @@ class _RowFetch:
 def _is_fast_numeric(fields: Mapping[str, FieldSpec], name: str) -> bool:
     spec = fields.get(name.lower())
     return spec is not None and spec.fast and spec.kind in _FAST_NUMERIC
+
+
+def matching_addresses(
+    directory: str,
+    entry: SplitEntry,
+    schema: pa.Schema,
+    *,
+    search: SearchSpec,
+    conditions: Sequence[Condition],
+    where: Any = None,
+) -> list[Any]:
+    """The addresses of the live documents of one unbundled split that a search matches,
+    in store order (DELETE finds its documents here).
+
+    The index query is :func:`read_split`'s; ``where`` (a compiled
+    :class:`~indextables.search.query.whereeval.WhereFilter`, or None) is then applied
+    exactly to the hits' rows, read with the columns of ``schema`` (those it reads).
+
+    Raises:
+        CompanionError: a companion split.
+    """
+    if os.path.exists(os.path.join(directory, COMPANION_MANIFEST)):
+        raise CompanionError(
+            f"split {entry.ref.path} is a companion split (its rows live in the source "
+            "table's Parquet files); its documents are not addressed here"
+        )
+    identity = content_identity(directory)
+    index, searcher = open_split(directory, identity=identity)
+    total = searcher.num_docs
+    if total == 0:
+        return []
+    fields = _fields(index, entry)
+    traits = split_traits(directory, identity=identity)
+    query = _query(
+        index,
+        fields,
+        search,
+        conditions,
+        fully_indexed_columns(entry.split_tags),
+        traits,
+        whole_second_dates(schema),
+    )
+    addresses = in_store_order(_search(searcher, query or tantivy.Query.all_query(), total))
+    if where is None:
+        return addresses
+    rows = RowCopy.open(os.path.join(directory, ROWS_FILE), identity=identity)
+    if rows is not None:
+        rows = rows.resolved(traits.segments)
+    source = _DocSource(directory, entry, identity)
+    kept: list[Any] = []
+    for start in range(0, len(addresses), BATCH_ROWS):
+        chunk = addresses[start : start + BATCH_ROWS]
+        batch = _batch(searcher, chunk, schema, entry, fields, rows, source)
+        mask = where.mask(batch).to_pylist()
+        kept.extend(a for a, keep in zip(chunk, mask, strict=True) if keep is True)
+    return kept
