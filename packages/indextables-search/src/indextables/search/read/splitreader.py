@@ -21,7 +21,6 @@ from typing import Any
 import pyarrow as pa
 import tantivy
 
-from indextables.search import oplog
 from indextables.search.boundedcache import BoundedCache
 from indextables.search.errors import CompanionError
 from indextables.search.query.casenotice import notice_case_mismatch
@@ -186,8 +185,7 @@ def _scored(
     limit = total if scoring.limit is None else min(scoring.limit, total)
     if limit == 0:
         return
-    with oplog.timed("search"):
-        found = searcher.search(query or tantivy.Query.all_query(), limit=limit, count=False).hits
+    found = searcher.search(query or tantivy.Query.all_query(), limit=limit, count=False).hits
     hits = sorted(found, key=_ADDRESS)
     out = pa.schema([*schema, score_field()])
     for start in range(0, len(hits), BATCH_ROWS):
@@ -366,8 +364,7 @@ def _stored(fields: Mapping[str, FieldSpec], key: str) -> bool:
 
 def _search(searcher: tantivy.Searcher, query: tantivy.Query, total: int) -> list[Any]:
     # search(limit=0) panics in tantivy-py: callers guarantee total >= 1.
-    with oplog.timed("search"):
-        return list(map(_ADDRESS, searcher.search(query, limit=total, count=False).hits))
+    return list(map(_ADDRESS, searcher.search(query, limit=total, count=False).hits))
 
 
 _ADDRESS = operator.itemgetter(1)  # a hit is (score, DocAddress)
