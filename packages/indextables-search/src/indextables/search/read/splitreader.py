@@ -147,6 +147,7 @@ def read_split(
         snippets is None
         and query is None
         and rows is not None
+        and not traits.deletes
         and _copy_covers(rows, schema, entry, fields)
     ):
         yield from _scan_rows(rows, schema, entry, fields)
@@ -388,12 +389,15 @@ class SplitTraits:
         positions: lowercase names of the text and JSON fields whose postings
             hold positions (phrase queries need them).
         segments: the segment ids in meta.json's order (Tantivy's segment ordinals).
+        deletes: some segment has deleted documents (a ``.del`` alive bitset): the
+            Arrow copy still holds their rows, so it is read only at live documents.
     """
 
     exact_dates: frozenset[str] = frozenset()
     own: bool = False
     positions: frozenset[str] = frozenset()
     segments: tuple[str, ...] = ()
+    deletes: bool = False
 
 
 _EXACT_PRECISIONS = ("microseconds", "nanoseconds")
@@ -425,7 +429,8 @@ def _traits(directory: str, identity: str) -> SplitTraits:
             and options.get("precision") in _EXACT_PRECISIONS
         ):
             exact.add(str(name).lower())
-    return SplitTraits(frozenset(exact), own, frozenset(positions), segments)
+    deletes = any(s.get("deletes") for s in meta.get("segments", []))
+    return SplitTraits(frozenset(exact), own, frozenset(positions), segments, deletes)
 
 
 def _query(
