@@ -11,14 +11,17 @@ from indextables.search.companion.streaming import sync_companion_forever
 from indextables.search.companion.sync import CompanionResult
 from indextables.search.searchtable import SearchTable, open_table
 from indextables.search.version import __version__
+from indextables.search.write.deleterows import DeleteResult, delete_rows
 from indextables.search.write.tablewrite import WriteResult, write_table
 
 __all__ = [
     "CompanionResult",
+    "DeleteResult",
     "SearchTable",
     "WriteResult",
     "__version__",
     "build_companion",
+    "delete_rows",
     "open_table",
     "sync_companion_forever",
     "write_table",
