@@ -41,10 +41,11 @@ class Condition:
 
     Attributes:
         op: one of ``=``, ``<``, ``<=``, ``>``, ``>=``, ``in``, ``null``, ``notnull``,
-            ``prefix``, ``suffix``, ``contains``, ``like``, ``!=``.
+            ``prefix``, ``suffix``, ``contains``, ``like``, ``rlike``, ``!=``.
         column: the (top-level) column name as Spark gave it.
         values: the operand values (one for comparisons, several for ``in``; for
-            ``like``, the Spark ``LIKE`` pattern as written, escapes still in it).
+            ``like``, the Spark ``LIKE`` pattern as written, escapes still in it; for
+            ``rlike``, the Java regex).
         path: for a field nested in a struct column, the field names below
             ``column`` (``s.a.b`` is column ``s``, path ``("a", "b")``); only
             ``=`` and ``in`` conditions have one. Empty for the column itself.
@@ -211,6 +212,11 @@ def _condition_of(node: w.Node, types: Mapping[str, pa.DataType]) -> Condition |
         return Condition("notnull" if negated else "null", column)
     if isinstance(target, w.Like):
         return _like(target, negated, types)
+    if isinstance(target, w.Regex):
+        column = _column(target.operand, types)
+        if negated or column is None or not ct.is_string(types[column.lower()]):
+            return None
+        return Condition("rlike", column, (target.pattern.value,))
     if isinstance(target, w.InList):
         column = _column(target.operand, types)
         if column is None or negated:

@@ -12,7 +12,8 @@ Tantivy query of :mod:`.tantivyquery` matches precisely the rows Spark keeps:
   every number);
 - exact string columns: ``=`` and IN (a value too long to be indexed cannot
   equal an operand short enough to be); a prefix, suffix, substring or any
-  other ``LIKE`` pattern (:data:`LIKE_OPS`) on splits whose every value of
+  other ``LIKE`` pattern and an ``RLIKE`` regex Tantivy's dialect reads alike
+  (:data:`LIKE_OPS`) on splits whose every value of
   the column is indexed (recorded by the writer, or checked on the split:
   :func:`split_fully_indexed`), where the regex over the term dictionary
   matches exactly the values the pattern keeps;
@@ -54,7 +55,7 @@ __all__ = ["LIKE_OPS", "count", "exact_query", "nan_free", "partition_holds"]
 
 #: Condition operators answered by a regex over an exact string field's term dictionary:
 #: exact only where every value of the column is indexed (:func:`split_fully_indexed`).
-LIKE_OPS: Final = frozenset({"prefix", "suffix", "contains", "like"})
+LIKE_OPS: Final = frozenset({"prefix", "suffix", "contains", "like", "rlike"})
 
 
 def partition_holds(

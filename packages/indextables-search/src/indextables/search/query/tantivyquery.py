@@ -18,6 +18,8 @@ orders or indexes values differently from Spark, the query is widened
   ``StringContains``, ``LIKE '%s'``, ``LIKE '%m%'``) and any other ``LIKE``
   pattern (:func:`like_pattern`) follow the same rule: on such a split the
   regex over the term dictionary matches exactly the rows the pattern keeps.
+  ``RLIKE`` too, when its Java regex is of the subset
+  :mod:`~indextables.search.query.rlikepattern` rewrites (else not pushed).
   Tokenized (``text``) fields take none of them: their terms are tokens, not
   values. Every regex writes each character
   but ASCII letters and digits as ``\\x{..}`` and starts with ``(?s)``, so a
@@ -55,6 +57,7 @@ import tantivy
 
 from indextables.search.query.conditions import Condition
 from indextables.search.query.likepattern import ANY, ONE, like_pieces
+from indextables.search.query.rlikepattern import rlike_tantivy_regex
 from indextables.search.read.convert import TANTIVY_MAX_MICROS, TANTIVY_MIN_MICROS
 from indextables.search.schema import columntypes as ct
 from indextables.search.schema.mapping import FieldKind, FieldSpec
@@ -571,6 +574,7 @@ _PATTERNS: Final[dict[str, Callable[[str], str | None]]] = {
     "suffix": suffix_pattern,
     "contains": contains_pattern,
     "like": like_pattern,
+    "rlike": rlike_tantivy_regex,
 }
 
 

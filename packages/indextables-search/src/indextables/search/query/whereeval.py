@@ -27,6 +27,7 @@ from indextables.search.errors import QuerySyntaxError
 from indextables.search.query import wherecompare as wc
 from indextables.search.query import wheregrammar as g
 from indextables.search.query import wherepairs as wp
+from indextables.search.query.rlikepattern import Invalid, Unsupported, java_regex
 from indextables.search.schema import columntypes as ct
 
 __all__ = ["WhereFilter", "compile_where"]
@@ -138,6 +139,8 @@ class _Compiler:
             return lambda batch: pc.is_null(_column(batch, name))
         if isinstance(node, g.Like):
             return self.like(node)
+        if isinstance(node, g.Regex):
+            return self.regex(node)
         return self.truth(node)
 
     def operand_column(self, operand: g.Operand, what: str) -> g.Column:
@@ -322,6 +325,30 @@ class _Compiler:
             )
         _check_utf8(self, part, node.pattern.value)
         regex = self.like_regex(part, node.pattern.value)
+        name = f.name
+        return lambda batch: pc.match_substring_regex(_column(batch, name), regex)
+
+    def regex(self, node: g.Regex) -> Evaluator:
+        """``RLIKE``: Spark's Java regex as a find, evaluated with RE2 once rewritten
+        (:mod:`.rlikepattern`: the subset where the dialects agree; the rest is refused)."""
+        column = self.operand_column(node.operand, "RLIKE")
+        f = self.column(column)
+        part = f"{column.name} RLIKE {node.pattern.text}"
+        if not ct.is_string(f.type):
+            raise self.refuse(
+                part, f"RLIKE needs a string column, {f.name} is {ct.type_name(f.type)}"
+            )
+        _check_utf8(self, part, node.pattern.value)
+        try:
+            regex = java_regex(node.pattern.value).find_regex()
+        except Invalid as exc:
+            raise self.refuse(part, f"the pattern is not a valid Java regex ({exc})") from None
+        except Unsupported as exc:
+            raise self.refuse(
+                part,
+                f"the pattern uses a construct evaluated only by Spark's Java regex ({exc}); "
+                "see docs/search.md, RLIKE",
+            ) from None
         name = f.name
         return lambda batch: pc.match_substring_regex(_column(batch, name), regex)
 

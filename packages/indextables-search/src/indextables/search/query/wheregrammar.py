@@ -8,7 +8,9 @@ extended with what user conditions need and the partition grammar does not parse
 any ``LIKE`` pattern (``ESCAPE 'c'`` rewritten to the default ``\\`` escapes), a
 literal on either side, ``NULL``/``TRUE``/``FALSE``, ``DATE '...'``/
 ``TIMESTAMP[_NTZ|_LTZ] '...'`` literals, a bare boolean operand, and Spark's
-``startswith``/``endswith``/``contains(col, 's')`` (read as the ``LIKE`` they equal).
+``startswith``/``endswith``/``contains(col, 's')`` (read as the ``LIKE`` they equal),
+``[NOT] RLIKE``/``[NOT] REGEXP`` and ``rlike``/``regexp``/``regexp_like(col, 're')``
+(:class:`Regex`: a Java regex, a find).
 
 Numeric literals are typed as Spark's parser types them: an integer is an
 ``int``/``bigint``/``decimal(p,0)`` (kept as an exact ``int``), a number with a
@@ -38,6 +40,7 @@ __all__ = [
     "Node",
     "Not",
     "Or",
+    "Regex",
     "all_of",
     "any_of",
     "depth",
@@ -49,6 +52,10 @@ __all__ = [
 # Spark's string functions read as the LIKE pattern they equal: what goes before and after
 # the escaped operand.
 _STRING_TESTS: Final = {"STARTSWITH": ("", "%"), "ENDSWITH": ("%", ""), "CONTAINS": ("%", "%")}
+# Spark's regex functions (``regexp_like(col, 're')``), the same as ``col RLIKE 're'``.
+_REGEX_TESTS: Final = frozenset({"RLIKE", "REGEXP", "REGEXP_LIKE"})
+# Spark's regex operators: ``col RLIKE 're'`` and ``col REGEXP 're'``.
+_REGEX_OPS: Final = frozenset({"RLIKE", "REGEXP"})
 _MAX_DECIMAL_DIGITS: Final = 38
 # Type suffixes of numeric literals read here (Spark's ``S``, ``Y`` and ``F`` are refused).
 _SUFFIXES: Final = frozenset({"D", "BD", "L"})
@@ -119,6 +126,15 @@ class Like:
 
 
 @dataclass(frozen=True, slots=True)
+class Regex:
+    """``operand RLIKE pattern``: Spark's Java regex, true when it matches anywhere in the
+    value (the pattern as a string value)."""
+
+    operand: Operand
+    pattern: Literal
+
+
+@dataclass(frozen=True, slots=True)
 class Not:
     """``NOT child``."""
 
@@ -146,7 +162,7 @@ class Truth:
     operand: Operand
 
 
-Node = Compare | InList | IsNull | Like | Not | And | Or | Truth
+Node = Compare | InList | IsNull | Like | Regex | Not | And | Or | Truth
 
 
 MAX_DEPTH: Final = 256
@@ -343,6 +359,16 @@ class _Parser:
             and following.text == "("
         ):
             return self.string_test(token.text)
+        if (
+            token is not None
+            and token.kind == "name"
+            and not token.quote
+            and token.text.upper() in _REGEX_TESTS
+            and following is not None
+            and following.kind == "punct"
+            and following.text == "("
+        ):
+            return self.regex_test(token.text)
         left = self.operand()
         op = self.accept("op")
         if op is not None:
@@ -361,13 +387,16 @@ class _Parser:
         elif self.accept("keyword", "LIKE"):
             token = self.expect("string")
             node = Like(left, self.like_pattern(token.text))
+        elif self.regex_operator():
+            token = self.expect("string")
+            node = Regex(left, Literal("string", token.text, _quoted(token.text)))
         elif self.accept("keyword", "BETWEEN"):
             low = self.operand()
             self.expect("keyword", "AND")
             high = self.operand()
             node = And((Compare(">=", left, low), Compare("<=", left, high)))
         elif negative:
-            raise self.fail("expected IN, LIKE or BETWEEN after NOT")
+            raise self.fail("expected IN, LIKE, RLIKE or BETWEEN after NOT")
         else:
             return Truth(left)
         return Not(node) if negative else node
@@ -389,6 +418,32 @@ class _Parser:
         before, after = _STRING_TESTS[name.upper()]
         pattern = before + escaped + after
         return Like(column, Literal("string", pattern, _quoted(pattern)))
+
+    def regex_operator(self) -> bool:
+        """Whether ``RLIKE`` or ``REGEXP`` (an unquoted name) is next (consumed)."""
+        token = self.peek()
+        if (
+            token is not None
+            and token.kind == "name"
+            and not token.quote
+            and token.text.upper() in _REGEX_OPS
+        ):
+            self.index += 1
+            return True
+        return False
+
+    def regex_test(self, name: str) -> Regex:
+        """``rlike(col, 're')``, ``regexp(...)``, ``regexp_like(...)``: ``col RLIKE 're'``."""
+        self.index += 2
+        column = self.operand()
+        if not isinstance(column, Column):
+            raise self.fail(f"{name}() takes a column first")
+        self.expect("punct", ",")
+        operand = self.operand()
+        if not (isinstance(operand, Literal) and operand.kind == "string"):
+            raise self.fail(f"{name}() takes a string literal second")
+        self.expect("punct", ")")
+        return Regex(column, operand)
 
     def like_pattern(self, pattern: str) -> Literal:
         """The pattern of ``LIKE 'pattern' [ESCAPE 'c']``, written with Spark's default
