@@ -21,32 +21,39 @@ term and the limit.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
 from indextables.search.errors import QuerySyntaxError
 from indextables.search.query import termexpand
 from indextables.search.query.querytext import clause_spans
-from indextables.search.query.termexpand import wildcard_regex
+from indextables.search.query.termexpand import atoms_regex
 from indextables.search.query.tokenless import NOTHING
 from indextables.search.schema.mapping import FieldSpec
 
 __all__ = ["edit_distance", "rewrite_fuzzy_terms"]
 
-_FUZZY: Final = re.compile(r"([A-Za-z_][\w.\-]*):(.+)~([12])")
+_FUZZY: Final = re.compile(r"(?:([A-Za-z_][\w.\-]*):)?(.+)~([12])(\^\d+(?:\.\d+)?)?")
 
 ListTerms = Callable[[str], Iterable[str]]
 """``field`` -> every term of ``field`` in the split."""
 
 
 def rewrite_fuzzy_terms(
-    text: str, fields: Mapping[str, FieldSpec], list_terms: ListTerms, option: str
+    text: str,
+    fields: Mapping[str, FieldSpec],
+    list_terms: ListTerms,
+    option: str,
+    defaults: Sequence[str] = (),
+    limit: int = termexpand.MAX_TERM_EXPANSIONS,
 ) -> tuple[str, bool]:
     """``text`` with each answerable fuzzy term as the set of terms it stands for, and
     whether that wrote regex clauses (the caller then parses with regexes allowed).
+    ``defaults``: the fields a fuzzy term without a field searches (one group each,
+    joined by OR).
 
     Raises:
-        QuerySyntaxError: a fuzzy term standing for more terms than the expansion limit.
+        QuerySyntaxError: a fuzzy term standing for more terms than ``limit``.
     """
     if "~" not in text:
         return text, False
@@ -54,20 +61,25 @@ def rewrite_fuzzy_terms(
     out: list[str] = []
     copied = 0
     for _, body, end in clause_spans(text):
-        clause = _fuzzy_clause(text[body:end], fields)
+        clause = _fuzzy_clause(text[body:end], fields, defaults)
         if clause is not None:
-            name, term, distance = clause
-            near = _near_terms(list_terms(name), term, distance)
-            if len(near) > termexpand.MAX_TERM_EXPANSIONS:
-                raise QuerySyntaxError(
-                    f"option {option}: the fuzzy term {text[body:end]!r} stands for more "
-                    f"than {termexpand.MAX_TERM_EXPANSIONS:,} terms of column {name!r} in one "
-                    "split (MAX_TERM_EXPANSIONS): use a smaller distance or a longer term"
-                )
+            names, term, distance, boost = clause
+            groups = []
+            for name in names:
+                near = _near_terms(list_terms(name), term, distance, limit)
+                if len(near) > limit:
+                    raise QuerySyntaxError(
+                        f"option {option}: the fuzzy term {text[body:end]!r} stands for more "
+                        f"than {limit:,} terms of column {name!r} in one split "
+                        "(max_term_expansions): use a smaller distance or a longer term, or "
+                        "raise the limit"
+                    )
+                tokenized = fields[name.lower()].is_tokenized
+                clause_text, with_regex = _term_set(name, near, tokenized, boost)
+                groups.append(clause_text)
+                regexes = regexes or with_regex
             out.append(text[copied:body])
-            clause_text, with_regex = _term_set(name, near, fields[name.lower()].is_tokenized)
-            out.append(clause_text)
-            regexes = regexes or with_regex
+            out.append(groups[0] if len(groups) == 1 else "(" + " OR ".join(groups) + ")")
             copied = end
     if copied == 0:
         return text, False
@@ -75,21 +87,35 @@ def rewrite_fuzzy_terms(
     return "".join(out), regexes
 
 
-def _fuzzy_clause(clause: str, fields: Mapping[str, FieldSpec]) -> tuple[str, str, int] | None:
+def _fuzzy_clause(
+    clause: str, fields: Mapping[str, FieldSpec], defaults: Sequence[str]
+) -> tuple[list[str], str, int, str] | None:
+    """(the field names, the analyzed term, the distance, the boost text) of an
+    answerable fuzzy clause, else None."""
     found = _FUZZY.fullmatch(clause)
     if found is None:
         return None
     term = found.group(2)
-    if term[0] in "[{<>/(" or any(c in term for c in '*?~\\"^'):
+    if term[0] in "[{<>/(-+" or any(c in term for c in '*?~\\"^'):
         return None
-    spec = fields.get(found.group(1).lower())
-    analyzed = termexpand.analyzed_term(spec, term, term)
-    if spec is None or analyzed is None:
+    if ":" in term and not found.group(1):
+        return None  # ``1:b~1``: no field name Tantivy reads
+    names = [found.group(1)] if found.group(1) else list(defaults)
+    analyzed = None
+    kept = []
+    for name in names:
+        spec = fields.get(name.lower())
+        form = termexpand.analyzed_term(spec, term, term)
+        if spec is None or form is None or (analyzed is not None and form != analyzed):
+            return None
+        analyzed = form
+        kept.append(spec.name)
+    if analyzed is None:
         return None
-    return spec.name, analyzed, int(found.group(3))
+    return kept, analyzed, int(found.group(3)), found.group(4) or ""
 
 
-def _near_terms(terms: Iterable[str], term: str, distance: int) -> list[str]:
+def _near_terms(terms: Iterable[str], term: str, distance: int, limit: int) -> list[str]:
     """The terms within ``distance`` edits of ``term`` (counting past the limit stops)."""
     near: list[str] = []
     for candidate in terms:
@@ -97,7 +123,7 @@ def _near_terms(terms: Iterable[str], term: str, distance: int) -> list[str]:
             edit_distance(candidate, term, distance) <= distance
         ):
             near.append(candidate)
-            if len(near) > termexpand.MAX_TERM_EXPANSIONS:
+            if len(near) > limit:
                 break
     return near
 
@@ -122,7 +148,7 @@ def edit_distance(first: str, second: str, most: int) -> int:
     return previous[-1]
 
 
-def _term_set(name: str, terms: list[str], tokenized: bool) -> tuple[str, bool]:
+def _term_set(name: str, terms: list[str], tokenized: bool, boost: str) -> tuple[str, bool]:
     """The clause matching exactly ``terms`` of field ``name``, and whether it holds regex
     clauses: a term set, with each term an analyzer would split again (on a tokenized
     field, a term with a character other than a letter or digit, as ``İ`` lowercases to
@@ -130,13 +156,13 @@ def _term_set(name: str, terms: list[str], tokenized: bool) -> tuple[str, bool]:
     if not terms:
         return NOTHING, False
     plain = [t for t in terms if not tokenized or all(c.isalnum() for c in t)]
-    regexes = [f"{name}:/{wildcard_regex(t)}/" for t in terms if t not in set(plain)]
+    regexes = [f"{name}:/{atoms_regex(list(t))}/{boost}" for t in terms if t not in set(plain)]
     quoted = ['"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in sorted(plain)]
     if any("]" in t or "}" in t for t in plain):
         # The text's scans read a bracket inside quotes as the set's end: a disjunction.
-        clauses = [f"{name}:{q}" for q in quoted]
+        clauses = [f"{name}:{q}{boost}" for q in quoted]
     else:
-        clauses = [f"{name}: IN [{' '.join(quoted)}]"] if quoted else []
+        clauses = [f"{name}: IN [{' '.join(quoted)}]{boost}"] if quoted else []
     clauses += regexes
     text = clauses[0] if len(clauses) == 1 else "(" + " OR ".join(clauses) + ")"
     return text, bool(regexes)

@@ -33,6 +33,7 @@ from indextables.search.errors import (
     OptionError,
     QuerySyntaxError,
 )
+from indextables.search.query import termexpand
 from indextables.search.query.datequery import (
     clauses,
     edge_date_literals,
@@ -41,6 +42,7 @@ from indextables.search.query.datequery import (
 )
 from indextables.search.query.floatquery import spark_float_clauses
 from indextables.search.query.parsedform import exists_fields, string_terms
+from indextables.search.query.termexpand import check_expansion_limit
 from indextables.search.query.validationindex import validation_index
 from indextables.search.read.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
 from indextables.search.schema import columntypes as ct
@@ -56,11 +58,16 @@ class SearchSpec:
         text_search: column -> query for tokenized columns.
         field_match: column -> exact value for exact columns (an address, CIDR or
             trailing-wildcard form for ip columns).
+        max_term_expansions: the most terms of one split a wildcard, fuzzy or
+            phrase-prefix term may stand for (``termexpand``; None:
+            :data:`~indextables.search.query.termexpand.MAX_TERM_EXPANSIONS`); more is
+            refused.
     """
 
     query: str | None = None
     text_search: Mapping[str, str] = field(default_factory=dict)
     field_match: Mapping[str, str] = field(default_factory=dict)
+    max_term_expansions: int | None = None
 
     def __post_init__(self) -> None:
         """Refuse query text beyond the size and nesting limits (``querylimits``) before
@@ -71,6 +78,8 @@ class SearchSpec:
         """
         from indextables.search.query.querylimits import check_query_limits
 
+        if self.max_term_expansions is not None:
+            check_expansion_limit(self.max_term_expansions)
         if self.query:
             check_query_limits(self.query, "query")
         for column, text in self.text_search.items():
@@ -298,7 +307,14 @@ def build_query(
         safe = spark_float_clauses(_open_ranges(ip_dated, doubles), doubles)
         parts.append(
             _parse(
-                index, safe, defaults, "query", spec.query, token_limit=token_limit, fields=fields
+                index,
+                safe,
+                defaults,
+                "query",
+                spec.query,
+                token_limit=token_limit,
+                fields=fields,
+                limit=spec.max_term_expansions,
             )
         )
     for column in (*spec.text_search, *spec.field_match):
@@ -312,7 +328,16 @@ def build_query(
         safe = _date_safe(text, dates, coarse, option)
         safe = spark_float_clauses(_open_ranges(safe, doubles), doubles)
         parts.append(
-            _parse(index, safe, [name], option, text, token_limit=token_limit, fields=fields)
+            _parse(
+                index,
+                safe,
+                [name],
+                option,
+                text,
+                token_limit=token_limit,
+                fields=fields,
+                limit=spec.max_term_expansions,
+            )
         )
     for column, value in spec.field_match.items():
         found = fields[column.lower()]
@@ -428,12 +453,14 @@ def _parse(
     *,
     token_limit: int = 1,
     fields: Mapping[str, FieldSpec] | None = None,
+    limit: int | None = None,
 ) -> tantivy.Query:
     """Parse ``text`` (the option's text as rewritten); errors quote ``given``, the text
     the user wrote, when there is one. ``token_limit``: the shortest token length limit of
     the fields (``tokenless``; 1 parses every clause alone to check it); ``fields``: the
-    fields by lowercase name, for wildcard and fuzzy terms (``termexpand``,
-    ``fuzzyterms``; none without them)."""
+    fields by lowercase name, for wildcard, fuzzy and phrase-prefix terms (``termexpand``,
+    ``fuzzyterms``, ``phraseprefix``; none without them), ``limit`` the most terms of the
+    split each may stand for (None: ``termexpand.MAX_TERM_EXPANSIONS``)."""
     from indextables.search.query.fuzzyterms import rewrite_fuzzy_terms
     from indextables.search.query.negation import exclusion_only_groups, rewrite_negations
     from indextables.search.query.termexpand import has_regex_terms, rewrite_prefix_terms
@@ -444,8 +471,12 @@ def _parse(
     regexes = False
     if fields is not None:
         written = text
-        text, regexes = rewrite_prefix_terms(text, fields, _term_counter(index), option)
-        text, fuzzy_regexes = rewrite_fuzzy_terms(text, fields, _term_lister(index), option)
+        limit = termexpand.MAX_TERM_EXPANSIONS if limit is None else limit
+        counter = _term_counter(index)
+        text, regexes = rewrite_prefix_terms(text, fields, counter, option, defaults, limit)
+        text, fuzzy_regexes = rewrite_fuzzy_terms(
+            text, fields, _term_lister(index), option, defaults, limit
+        )
         regexes = regexes or fuzzy_regexes or has_regex_terms(written)
     check_term_forms(text, option, shown)
     rewritten = nothing_for_tokenless(

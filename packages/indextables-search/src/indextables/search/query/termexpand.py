@@ -1,53 +1,67 @@
 """Wildcard terms in query text (``f:pre*``, ``f:*suf``, ``f:*mid*``, ``f:a*b``,
-``f:h?llo``), answered over the field's term dictionary.
+``f:h?llo``, bare ``hel*``), answered over the field's term dictionary.
 
 Tantivy's parser reads ``msg:hel*`` as the plain term ``hel`` (its analyzer drops
-the ``*``). :func:`rewrite_prefix_terms` writes each wildcard term it can answer
-exactly as Tantivy's regex clause over whole terms (``f:/hel[\\s\\S]*/``; ``*``
-is any characters, ``?`` one character), which the caller parses with regexes
-allowed:
+the ``*``). :func:`rewrite_prefix_terms` writes each wildcard term as Tantivy
+regex clauses over whole terms (``f:/hel[\\s\\S]*/``; ``*`` is any characters,
+``?`` one character), which the caller parses with regexes allowed. A term is a
+pattern when it holds a ``*`` or ``?``, escaped or not; ``\\*``, ``\\?`` and
+``\\\\`` stand for the character itself. The pattern is cut into tokens by the
+field's tokenizer rules, the wildcards counting as token characters:
 
-- on a ``text`` field with the ``default`` analyzer, a pattern within one token
-  (letters and digits besides the wildcards), lowercased as the analyzer
-  lowercases (character by character): ``msg:Hel*`` finds the rows with a token
-  starting ``hel``;
-- on a ``text`` field with the ``whitespace`` analyzer, a pattern without spaces,
+- on a ``text`` field with the ``default`` analyzer, at every other character
+  than a letter or digit (an escaped ``*`` too: the tokenizer drops it), each
+  token lowercased as the analyzer lowercases (character by character);
+- on a ``text`` field with the ``whitespace`` analyzer, at escaped spaces,
   lowercased the same way;
-- on an exact (``string``) field, a pattern over the whole value, case-sensitive:
-  ``host:web-*`` finds the values starting ``web-``.
+- on an exact (``string``) field not at all: the pattern covers the whole value,
+  case-sensitive (``host:web-*`` finds the values starting ``web-``).
 
-Other forms (fuzzy, a bare term, a boost, an escaped wildcard, ``en_stem`` and
-JSON fields, a pattern spanning several tokens) are left to
-:func:`~indextables.search.query.termforms.check_term_forms`, which refuses
-them. A pattern matching more than :data:`MAX_TERM_EXPANSIONS` terms of a split
-is refused with a :class:`~indextables.search.errors.QuerySyntaxError` naming
-the term and the limit (``count_terms`` counts them on the split's index, over
-the terms starting with the pattern's literal prefix: a leading wildcard walks
-the field's whole term dictionary).
+Each token becomes one regex clause, and a pattern of several tokens requires
+them all (``msg:web-1*`` is ``msg:/web/ AND msg:/1[\\s\\S]*/``: a row with a token
+``web`` and a token starting ``1``, anywhere in the field, as the reference's
+one clause per token joined by AND). A token of ``*`` alone next to others is
+dropped (every token of a row with the others matches it). A term without a
+field (``hel*``) searches the default fields (those a bare term searches), one
+group per field joined by OR; a boost (``hel*^2``) is kept on every clause. A
+bare regex (``/h[ae]llo/``) is written per default field the same way.
+
+Other forms (``en_stem`` and JSON fields, a quote or ``~`` inside a term) are
+left to :func:`~indextables.search.query.termforms.check_term_forms`, which
+refuses them. A token matching more terms of a split than the expansion limit
+(``max_term_expansions``, :data:`MAX_TERM_EXPANSIONS` by default) is refused
+with a :class:`~indextables.search.errors.QuerySyntaxError` naming the term and
+the limit (``count_terms`` counts them on the split's index, over the terms
+starting with the token's literal prefix: a leading wildcard walks the field's
+whole term dictionary).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from enum import Enum
 from typing import Final
 
 from indextables.search.errors import QuerySyntaxError
-from indextables.search.query.querytext import clause_spans
+from indextables.search.query.querytext import clause_spans, regex_end
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 
 __all__ = [
     "MAX_TERM_EXPANSIONS",
+    "check_expansion_limit",
     "has_regex_terms",
     "rewrite_prefix_terms",
     "wildcard_regex",
 ]
 
 MAX_TERM_EXPANSIONS: Final = 100_000
-"""The most terms of one split a prefix term may stand for."""
+"""The default of the most terms of one split a wildcard, fuzzy or phrase-prefix term may
+stand for (the ``max_term_expansions`` option)."""
 
 _FIELD: Final = re.compile(r"([A-Za-z_][\w.\-]*):")
 _FIELD_REGEX: Final = re.compile(r"(?:[A-Za-z_][\w.\-]*:\s*)?/")
+_BOOST: Final = re.compile(r"\^\d+(?:\.\d+)?$")
 _OPERATORS: Final = frozenset({"AND", "OR", "NOT", "&&", "||", "-", "+", "*"})
 _ASCII_WORD: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
@@ -57,33 +71,57 @@ with ``prefix`` and fully match ``pattern`` (every one when None), counting at m
 ``most``."""
 
 
-def rewrite_prefix_terms(
-    text: str, fields: Mapping[str, FieldSpec], count_terms: CountTerms | None, option: str
-) -> tuple[str, bool]:
-    """``text`` with each answerable prefix term as a regex clause (module doc), and
-    whether any was rewritten (the caller then parses with regexes allowed).
+class Wild(Enum):
+    """A wildcard of a pattern token: ``*`` any characters, ``?`` one character."""
+
+    ANY = "*"
+    ONE = "?"
+
+
+Atom = str | Wild
+"""One character of a pattern token, or a wildcard."""
+
+
+def check_expansion_limit(limit: object, option: str = "max_term_expansions") -> int:
+    """``limit`` as the expansion limit: an int of at least 1.
 
     Raises:
-        QuerySyntaxError: a prefix more terms start with than :data:`MAX_TERM_EXPANSIONS`.
+        QuerySyntaxError: naming the option and the value.
     """
-    if "*" not in text and "?" not in text:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise QuerySyntaxError(f"option {option}={limit!r} must be an integer of at least 1")
+    return limit
+
+
+def rewrite_prefix_terms(
+    text: str,
+    fields: Mapping[str, FieldSpec],
+    count_terms: CountTerms | None,
+    option: str,
+    defaults: Sequence[str] = (),
+    limit: int = MAX_TERM_EXPANSIONS,
+) -> tuple[str, bool]:
+    """``text`` with each answerable wildcard term (and each bare regex) as regex clauses
+    (module doc), and whether any was rewritten (the caller then parses with regexes
+    allowed). ``defaults``: the names of the fields a term without a field searches.
+
+    Raises:
+        QuerySyntaxError: a token more terms match than ``limit``.
+    """
+    if "*" not in text and "?" not in text and "/" not in text:
         return text, False
     out: list[str] = []
     copied = 0
     for token, body, end in clause_spans(text):
-        clause = _prefix_clause(text[body:end], fields)
-        if clause is not None and token not in _OPERATORS:
-            name, prefix, pattern, regex = clause
-            if count_terms is not None:
-                found = count_terms(name, prefix, pattern, MAX_TERM_EXPANSIONS + 1)
-                if found > MAX_TERM_EXPANSIONS:
-                    raise QuerySyntaxError(
-                        f"option {option}: the wildcard term {text[body:end]!r} stands for more "
-                        f"than {MAX_TERM_EXPANSIONS:,} terms of column {name!r} in one split "
-                        "(MAX_TERM_EXPANSIONS): write a longer literal prefix"
-                    )
+        if token in _OPERATORS:
+            continue
+        clause = text[body:end]
+        written = _bare_regex(clause, fields, defaults)
+        if written is None:
+            written = _pattern_text(clause, fields, defaults, count_terms, option, limit)
+        if written is not None:
             out.append(text[copied:body])
-            out.append(f"{name}:/{regex}/")
+            out.append(written)
             copied = end
     if copied == 0:
         return text, False
@@ -99,31 +137,140 @@ def has_regex_terms(text: str) -> bool:
     return any(_FIELD_REGEX.match(text, body) is not None for _, body, _ in clause_spans(text))
 
 
-def _prefix_clause(
-    clause: str, fields: Mapping[str, FieldSpec]
-) -> tuple[str, str, re.Pattern[str] | None, str] | None:
-    """(field, literal prefix, the pattern as a Python regex or None for a plain prefix,
-    Tantivy's regex) for an answerable wildcard clause, else None."""
-    found = _FIELD.match(clause)
-    if found is None:
+def _bare_regex(
+    clause: str, fields: Mapping[str, FieldSpec], defaults: Sequence[str]
+) -> str | None:
+    """``/re/`` (a boost after it kept) as the regex on every default field, else None."""
+    if not clause.startswith("/") or not defaults:
         return None
-    value = clause[found.end() :]
+    end = regex_end(clause, 0)
+    rest = clause[end:]
+    if end < 2 or clause[end - 1] != "/" or (rest and _BOOST.fullmatch(rest) is None):
+        return None
+    names = [fields[d.lower()].name for d in defaults if d.lower() in fields]
+    if not names:
+        return None
+    return _any_of([f"{name}:{clause}" for name in names])
+
+
+def _any_of(clauses: Sequence[str]) -> str:
+    return clauses[0] if len(clauses) == 1 else "(" + " OR ".join(clauses) + ")"
+
+
+def _pattern_text(
+    clause: str,
+    fields: Mapping[str, FieldSpec],
+    defaults: Sequence[str],
+    count_terms: CountTerms | None,
+    option: str,
+    limit: int,
+) -> str | None:
+    """The regex clauses of a wildcard clause (module doc), or None when it is none or
+    not answerable."""
+    found = _FIELD.match(clause)
+    value = clause[found.end() :] if found else clause
+    boost = _BOOST.search(value)
+    suffix = boost.group(0) if boost else ""
+    value = value[: len(value) - len(suffix)]
     if value in ("", "*") or not any(c in value for c in "*?"):
         return None
-    if value[0] in "[{<>/(" or any(c in value for c in '~\\"^'):
+    if value[0] in '[{<>/("-+' or any(c in value for c in '~"^'):
         return None
-    spec = fields.get(found.group(1).lower())
-    pattern = analyzed_term(spec, value, value.replace("*", "").replace("?", ""))
-    if spec is None or pattern is None:
-        return None
-    prefix = re.split(r"[*?]", pattern, maxsplit=1)[0]
-    plain = pattern == prefix + "*"
-    python = None if plain else re.compile(_python_regex(pattern), re.DOTALL)
-    return spec.name, prefix, python, wildcard_regex(pattern)
+    if found is None and ":" in value:
+        return None  # ``1:b*``: no field name Tantivy reads
+    names = [found.group(1)] if found else list(defaults)
+    groups = []
+    for name in names:
+        spec = fields.get(name.lower())
+        tokens = None if spec is None else pattern_tokens(spec, value)
+        if spec is None or tokens is None:
+            return None
+        leaves = []
+        for atoms in tokens:
+            if count_terms is not None:
+                prefix, python = _counting_form(atoms)
+                if count_terms(spec.name, prefix, python, limit + 1) > limit:
+                    raise QuerySyntaxError(
+                        f"option {option}: the wildcard term {clause!r} stands for more "
+                        f"than {limit:,} terms of column {spec.name!r} in one split "
+                        "(max_term_expansions): write a longer literal prefix, or raise "
+                        "the limit"
+                    )
+            leaves.append(f"{spec.name}:/{atoms_regex(atoms)}/{suffix}")
+        groups.append(leaves[0] if len(leaves) == 1 else "(" + " AND ".join(leaves) + ")")
+    return _any_of(groups)
 
 
-def _python_regex(pattern: str) -> str:
-    return "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+def pattern_tokens(spec: FieldSpec, value: str) -> list[list[Atom]] | None:
+    """The tokens of pattern ``value`` on ``spec``'s field (module doc): each a list of
+    characters (lowercased where the analyzer lowercases) and wildcards; None when the
+    field takes no patterns or a backslash ends ``value``."""
+    if not spec.indexed or spec.kind not in (FieldKind.STRING, FieldKind.TEXT):
+        return None
+    if spec.kind is FieldKind.TEXT and spec.tokenizer not in ("default", "whitespace", "raw"):
+        return None
+    items: list[tuple[str, bool]] = []  # (character, is a wildcard)
+    position = 0
+    while position < len(value):
+        char = value[position]
+        if char == "\\":
+            if position + 1 >= len(value):
+                return None
+            items.append((value[position + 1], False))
+            position += 2
+            continue
+        items.append((char, char in "*?"))
+        position += 1
+    if spec.is_exact:
+        return [[Wild(c) if wild else c for c, wild in items]]
+    whitespace = spec.tokenizer == "whitespace"
+    tokens: list[list[Atom]] = [[]]
+    for char, wild in items:
+        if wild:
+            tokens[-1].append(Wild(char))
+        elif char.isspace() if whitespace else not char.isalnum():
+            tokens.append([])
+        else:
+            tokens[-1].extend(char.lower())
+    tokens = [t for t in tokens if t]
+    if not tokens:
+        return None
+    meaningful = [t for t in tokens if any(a is not Wild.ANY for a in t)]
+    return meaningful or tokens[:1]
+
+
+def _counting_form(atoms: list[Atom]) -> tuple[str, re.Pattern[str] | None]:
+    """(the token's literal prefix, a Python regex of the whole token, or None when the
+    token is that prefix and one ``*``)."""
+    prefix = ""
+    for atom in atoms:
+        if isinstance(atom, Wild):
+            break
+        prefix += atom
+    rest = atoms[len(prefix) :]
+    if rest == [Wild.ANY]:
+        return prefix, None
+    python = "".join(
+        ".*" if a is Wild.ANY else "." if a is Wild.ONE else re.escape(a) for a in atoms
+    )
+    return prefix, re.compile(python, re.DOTALL)
+
+
+def atoms_regex(atoms: Sequence[Atom]) -> str:
+    """Tantivy's regex (in query text) of the terms a pattern token matches: ASCII letters
+    and digits as themselves, every other character as ``\\x{hex}``, and no parenthesis
+    (the text's scans read it as one token)."""
+    parts = []
+    for atom in atoms:
+        if atom is Wild.ANY:
+            parts.append("[\\s\\S]*")
+        elif atom is Wild.ONE:
+            parts.append("[\\s\\S]")
+        elif atom in _ASCII_WORD:
+            parts.append(atom)
+        else:
+            parts.append(f"\\x{{{ord(atom):x}}}")
+    return "".join(parts)
 
 
 def analyzed_term(spec: FieldSpec | None, text: str, literals: str) -> str | None:
@@ -148,16 +295,5 @@ def analyzed_term(spec: FieldSpec | None, text: str, literals: str) -> str | Non
 
 def wildcard_regex(pattern: str) -> str:
     """The regex (Tantivy's dialect, in query text) of every term ``pattern`` matches
-    (``*`` any characters, ``?`` one): ASCII letters and digits as themselves, every other
-    character as ``\\x{hex}``, and no parenthesis (the text's scans read it as one token)."""
-    parts = []
-    for char in pattern:
-        if char == "*":
-            parts.append("[\\s\\S]*")
-        elif char == "?":
-            parts.append("[\\s\\S]")
-        elif char in _ASCII_WORD:
-            parts.append(char)
-        else:
-            parts.append(f"\\x{{{ord(char):x}}}")
-    return "".join(parts)
+    (``*`` any characters, ``?`` one, every other character itself)."""
+    return atoms_regex([Wild(c) if c in "*?" else c for c in pattern])
