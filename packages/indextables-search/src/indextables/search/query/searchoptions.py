@@ -463,6 +463,7 @@ def _parse(
     split each may stand for (None: ``termexpand.MAX_TERM_EXPANSIONS``)."""
     from indextables.search.query.fuzzyterms import rewrite_fuzzy_terms
     from indextables.search.query.negation import exclusion_only_groups, rewrite_negations
+    from indextables.search.query.phraseprefix import rewrite_phrase_prefixes
     from indextables.search.query.termexpand import has_regex_terms, rewrite_prefix_terms
     from indextables.search.query.termforms import check_term_forms
     from indextables.search.query.tokenless import nothing_for_tokenless
@@ -473,11 +474,14 @@ def _parse(
         written = text
         limit = termexpand.MAX_TERM_EXPANSIONS if limit is None else limit
         counter = _term_counter(index)
-        text, regexes = rewrite_prefix_terms(text, fields, counter, option, defaults, limit)
+        text, regexes = rewrite_phrase_prefixes(
+            text, fields, _prefix_lister(index), option, defaults, limit
+        )
+        text, wildcards = rewrite_prefix_terms(text, fields, counter, option, defaults, limit)
         text, fuzzy_regexes = rewrite_fuzzy_terms(
             text, fields, _term_lister(index), option, defaults, limit
         )
-        regexes = regexes or fuzzy_regexes or has_regex_terms(written)
+        regexes = regexes or wildcards or fuzzy_regexes or has_regex_terms(written)
     check_term_forms(text, option, shown)
     rewritten = nothing_for_tokenless(
         rewrite_negations(text, option),
@@ -532,6 +536,17 @@ def _term_counter(index: tantivy.Index) -> Callable[[str, str, re.Pattern[str] |
         return found
 
     return count
+
+
+def _prefix_lister(index: tantivy.Index) -> Callable[[str, str, int], list[str]]:
+    """The terms of a field of ``index`` starting with a prefix, at most ``most``
+    (``phraseprefix.PrefixTerms``)."""
+
+    def terms(name: str, prefix: str, most: int) -> list[str]:
+        found = index.searcher().terms_with_prefix(name, prefix, limit=most)
+        return [term for term, _ in found]
+
+    return terms
 
 
 def _term_lister(index: tantivy.Index) -> Callable[[str], list[str]]:
