@@ -98,6 +98,14 @@ _COMMANDS: list[tuple[str, re.Pattern[str]]] = [
             r"REPAIR INDEXFILES TRANSACTION LOG " + _PATH + r" AT LOCATION '(?P<target>[^']+)'"
         ),
     ),
+    (
+        # Only a quoted path: DELETE FROM <catalog table> stays Spark's.
+        "delete",
+        _pattern(
+            r"DELETE FROM (?:'(?P<path>[^']+)'|\"(?P<dpath>[^\"]+)\")"
+            r"(?: QUERY '(?P<query>(?:[^']|'')*)')?(?: WHERE (?P<where>.+?))?"
+        ),
+    ),
 ]
 
 
@@ -126,7 +134,7 @@ def parse(text: str) -> tuple[str, dict[str, str]] | None:
         r"^\s*(DESCRIBE|CHECKPOINT|COMPACT|PURGE|TRUNCATE|DROP|REPAIR)\s+(INDEX|TANTIVY4SPARK)",
         text,
         _FLAGS,
-    ) or re.match(r"^\s*MERGE\s+SPLITS\b", text, _FLAGS):
+    ) or re.match(r"^\s*(MERGE\s+SPLITS\b|DELETE\s+FROM\s+['\"])", text, _FLAGS):
         raise SqlCommandError(f"cannot parse IndexTables command: {text.strip()!r}")
     return None
 
@@ -196,6 +204,8 @@ def run_sql(
     warn_ignored(opts)
     if name == "merge":
         return frame(spark, MERGE_SCHEMA, [_merge(spark, args, opts)])
+    if name == "delete":
+        return frame(spark, DELETE_SCHEMA, [_delete(args, opts)])
     if name == "environment":
         from indextables.pyspark.sqlcommands.describecmds import environment_rows
 
@@ -400,6 +410,13 @@ COMPONENT_SCHEMA = _struct(
     ("component_type", _S),
     ("field_name", _S),
 )
+DELETE_SCHEMA = _struct(
+    ("table_path", _S),
+    ("status", _S),
+    ("num_deleted_rows", _L),
+    ("splits_changed", _L),
+    ("version", _L),
+)
 ENVIRONMENT_SCHEMA = _struct(
     ("host", _S),
     ("role", _S),
@@ -571,6 +588,26 @@ def _truncate(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
 
 def _drop_partitions(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
     return _as_rows(table.drop_partitions(args["where"]), table_path=args["path"])
+
+
+def _delete(args: dict[str, str], options: dict[str, str]) -> dict[str, Any]:
+    """DELETE FROM '<path>' [QUERY '<query>'] [WHERE <condition>]: the engine's delete_rows."""
+    from indextables.search.write.deleterows import delete_rows
+
+    if "query" not in args and "where" not in args:
+        raise SqlCommandError(
+            f"DELETE FROM {args['path']!r} needs a WHERE condition or a QUERY "
+            "(to delete every row, overwrite the table)"
+        )
+    query = args["query"].replace("''", "'") if "query" in args else None
+    result = delete_rows(args["path"], where=args.get("where"), query=query, options=options)
+    return {
+        "table_path": args["path"],
+        "status": "SUCCESS" if result.version is not None else "NO_ACTION",
+        "num_deleted_rows": result.rows_deleted,
+        "splits_changed": result.splits_changed,
+        "version": result.version,
+    }
 
 
 def _repair(table: Any, args: dict[str, str]) -> list[dict[str, Any]]:
