@@ -7,6 +7,7 @@ while planning, so a bad value fails before any task is scheduled.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -478,6 +479,10 @@ class ReadOptions:
             pages of its hits on two threads: ``auto`` (unless the 1-minute load
             average of other work is at or above the cores), ``on`` or ``off``
             (``read.companionThreads``).
+        split_threads: how many splits a full scan of the engine (``SearchTable``'s
+            ``to_arrow``, ``scan``, ``to_polars``... with no query and no condition
+            on a data column) reads at once, in order (``read.splitThreads``,
+            default :data:`DEFAULT_SPLIT_THREADS`: the usable cores, at most 4).
     """
 
     version_as_of: int | None = None
@@ -491,6 +496,7 @@ class ReadOptions:
     selective_splits_per_task: int = 16
     docstore_threads: DecoderThreads = "auto"
     companion_threads: DecoderThreads = "auto"
+    split_threads: int = field(default_factory=lambda: _default_split_threads())
 
     @property
     def cache_directory(self) -> str:
@@ -532,6 +538,7 @@ def parse_read(options: Mapping[str, str]) -> ReadOptions:
         selective_splits_per_task=selective,
         docstore_threads=_docstore_threads(opts),
         companion_threads=_threads_choice(opts, COMPANION_THREADS_KEY),
+        split_threads=_split_threads(opts),
     )
 
 
@@ -539,6 +546,29 @@ DOCSTORE_THREADS_KEY = PREFIX + "read.docstorethreads"
 
 
 COMPANION_THREADS_KEY = PREFIX + "read.companionthreads"
+SPLIT_THREADS_KEY = PREFIX + "read.splitthreads"
+#: Splits a full scan reads at once by default: the usable cores, at most 4.
+DEFAULT_SPLIT_THREADS: int = min(
+    4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+)
+_SPLIT_THREADS_NAME = "spark.indextables.read.splitThreads"
+#: The most splits a full scan may read at once (each holds up to 32 MB of batches).
+MAX_SPLIT_THREADS = 64
+
+
+def _default_split_threads() -> int:
+    return DEFAULT_SPLIT_THREADS
+
+
+def _split_threads(opts: Mapping[str, str]) -> int:
+    if SPLIT_THREADS_KEY not in opts:
+        return DEFAULT_SPLIT_THREADS
+    number = parse_int(_SPLIT_THREADS_NAME, opts[SPLIT_THREADS_KEY], minimum=1)
+    if number > MAX_SPLIT_THREADS:
+        raise OptionError(
+            f"option {_SPLIT_THREADS_NAME}={number} must be at most {MAX_SPLIT_THREADS}"
+        )
+    return number
 
 
 def _docstore_threads(opts: Mapping[str, str]) -> DecoderThreads:
@@ -776,6 +806,7 @@ _DOCUMENTED_SPELLING = {
     "spark.indextables.cache.directorypath": "spark.indextables.cache.directoryPath",
     "spark.indextables.read.docstorethreads": "spark.indextables.read.docStoreThreads",
     "spark.indextables.read.companionthreads": "spark.indextables.read.companionThreads",
+    "spark.indextables.read.splitthreads": "spark.indextables.read.splitThreads",
     "spark.indextables.indexwriter.docstoreblocksize": (
         "spark.indextables.indexWriter.docStoreBlockSize"
     ),

@@ -184,6 +184,7 @@ HONOURED = frozenset(
         "read.maxsplitspertask",
         "read.docstorethreads",
         "read.companionthreads",
+        "read.splitthreads",
         "cache.directorypath",
         "cache.maxsize",
         "merge.heapsize",

@@ -41,6 +41,7 @@ from indextables.search.query.conditions import translate_where
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
 from indextables.search.query.whereeval import WhereFilter, compile_where
 from indextables.search.query.wheregrammar import parse_where
+from indextables.search.read.fullscan import is_full_scan
 from indextables.search.read.plan import plan_splits, view_fields
 from indextables.search.read.snippets import Highlight, parse_highlight
 from indextables.search.read.splitbatches import split_batches
@@ -324,6 +325,12 @@ class SearchTable:
         """The table's rows (those ``where`` keeps) as one Arrow table."""
         return self.search(columns=columns, where=where)
 
+    def to_polars(self, columns: Sequence[str] | None = None, where: str | None = None) -> Any:
+        """The table's rows (those ``where`` keeps) as a Polars DataFrame (needs ``polars``)."""
+        import polars as pl
+
+        return pl.from_arrow(self.to_arrow(columns=columns, where=where))
+
     def to_pandas(self, columns: Sequence[str] | None = None, where: str | None = None) -> Any:
         """The table's rows (those ``where`` keeps) as a pandas DataFrame."""
         return self.to_arrow(columns=columns, where=where).to_pandas()
@@ -498,9 +505,20 @@ class SearchTable:
         scoring: Scoring | None = None,
         ordering: Ordering | None = None,
     ) -> Generator[pa.RecordBatch, None, None]:
-        """The planned splits' batches; a companion's splits are read several at once
-        when ``parallel``."""
+        """The planned splits' batches; a companion's splits, and a full scan's
+        (:func:`~indextables.search.read.fullscan.is_full_scan`), are read several at
+        once (``read.splitThreads``) when ``parallel``."""
         uri, options = self._view.uri, self._options
+        full = (
+            scoring is None
+            and ordering is None
+            and is_full_scan(
+                plan.search,
+                plan.conditions,
+                self._view.partition_columns,
+                highlighted=plan.highlight is not None,
+            )
+        )
 
         def open_store() -> Any:
             return open_table_store(uri, options)
@@ -515,7 +533,7 @@ class SearchTable:
             conditions=plan.conditions,
             companion_root=self._companion_root,
             options=options,
-            parallel=parallel and self._companion_root is not None,
+            parallel=parallel and (self._companion_root is not None or full),
             scoring=scoring,
             ordering=ordering,
             highlight=plan.highlight,

@@ -48,7 +48,9 @@ __all__ = [
     "bulk_columns",
     "enabled",
     "search_session",
+    "served",
     "split_stores",
+    "whole_columns",
 ]
 
 # meta.json field type -> the decoder's kind.
@@ -233,6 +235,54 @@ def bulk_columns(
     Raises:
         DocStoreError: a store that cannot be decoded (the caller falls back).
     """
+    specs, targets = _served(stores, columns)
+    if not specs:
+        return BulkColumns({}, frozenset())
+    parts: list[StorePart] = []
+    for ordinal, docs in segment_runs(addresses):
+        if not 0 <= ordinal < len(stores.stores):
+            raise DocStoreError(f"segment ordinal {ordinal} outside the split's doc stores")
+        parts.append(StorePart(stores.stores[ordinal], docs, _BLOCKS, (stores.key, ordinal)))
+    batch = decode_parts(parts, specs, threads=threads, session=session)
+    return _typed(batch, specs, targets)
+
+
+def served(stores: SplitStores, columns: Sequence[pa.Field]) -> frozenset[str]:
+    """The lowercase names of the ``columns`` :func:`bulk_columns` serves from ``stores``."""
+    _, targets = _served(stores, columns)
+    return frozenset(t.name.lower() for t in targets.values())
+
+
+def whole_columns(
+    stores: SplitStores,
+    ordinal: int,
+    start: int,
+    stop: int,
+    columns: Sequence[pa.Field],
+    *,
+    threads: DecoderThreads = "auto",
+    session: DecodeSession | None = None,
+) -> BulkColumns:
+    """The ``columns`` :func:`bulk_columns` serves, for documents ``start .. stop - 1`` of
+    segment ``ordinal`` in doc id order (a run of a whole-split read: no addresses).
+
+    Raises:
+        DocStoreError: a store that cannot be decoded, or a run outside the segment.
+    """
+    if not 0 <= ordinal < len(stores.stores):
+        raise DocStoreError(f"segment ordinal {ordinal} outside the split's doc stores")
+    specs, targets = _served(stores, columns)
+    if not specs or stop <= start:
+        return BulkColumns({}, frozenset())
+    part = StorePart(stores.stores[ordinal], range(start, stop), _BLOCKS, (stores.key, ordinal))
+    batch = decode_parts([part], specs, threads=threads, session=session)
+    return _typed(batch, specs, targets)
+
+
+def _served(
+    stores: SplitStores, columns: Sequence[pa.Field]
+) -> tuple[dict[int, FieldSpec], dict[int, pa.Field]]:
+    """The decoder's specs of the ``columns`` served in bulk, and their read fields, by field id."""
     specs: dict[int, FieldSpec] = {}
     targets: dict[int, pa.Field] = {}
     for column in columns:
@@ -245,14 +295,13 @@ def bulk_columns(
             continue
         specs[field_id] = FieldSpec(column.name, kind)
         targets[field_id] = column
-    if not specs:
-        return BulkColumns({}, frozenset())
-    parts: list[StorePart] = []
-    for ordinal, docs in segment_runs(addresses):
-        if not 0 <= ordinal < len(stores.stores):
-            raise DocStoreError(f"segment ordinal {ordinal} outside the split's doc stores")
-        parts.append(StorePart(stores.stores[ordinal], docs, _BLOCKS, (stores.key, ordinal)))
-    batch = decode_parts(parts, specs, threads=threads, session=session)
+    return specs, targets
+
+
+def _typed(
+    batch: pa.RecordBatch, specs: Mapping[int, FieldSpec], targets: Mapping[int, pa.Field]
+) -> BulkColumns:
+    """A decoded batch's columns typed to their read fields."""
     arrays: dict[str, pa.Array] = {}
     clamped: set[str] = set()
     for field_id, spec in specs.items():

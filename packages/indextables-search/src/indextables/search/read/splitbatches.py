@@ -59,7 +59,8 @@ def split_batches(
     options (split cache, decoder and page threads); ``search``/``conditions``: the
     query; ``companion_root``: where a companion table's Parquet files are (None: not
     a companion); ``options``: the read's options (a companion source's storage).
-    ``parallel``, ``row_cap`` and ``stop_at`` as :func:`ordered_batches` takes them;
+    ``parallel``, ``row_cap`` and ``stop_at`` as :func:`ordered_batches` takes them
+    (``read.split_threads`` splits at once at most);
     ``scoring``: each split's hits carry their ``_score``; ``ordering``: each split
     keeps its own first rows by the keys; ``highlight``: snippet columns (all three
     as :func:`read_any_split` takes them).
@@ -70,7 +71,10 @@ def split_batches(
     cache = SplitCache(read.cache_directory, read.cache_max_bytes)
     refs = [entry.ref for entry in entries]
     companion_threads = beside_splits(
-        read.companion_threads, splits_at_once(len(entries), parallel=parallel, stop_at=stop_at)
+        read.companion_threads,
+        splits_at_once(
+            len(entries), parallel=parallel, stop_at=stop_at, threads=read.split_threads
+        ),
     )
     with search_session() as session, cache.directories(uri, refs, open_store) as directory:
 
@@ -93,5 +97,10 @@ def split_batches(
             return cache.batches(uri, refs[number], open_store, split, directory=directory(number))
 
         yield from ordered_batches(
-            batches, len(entries), parallel=parallel, row_cap=row_cap, stop_at=stop_at
+            batches,
+            len(entries),
+            parallel=parallel,
+            row_cap=row_cap,
+            stop_at=stop_at,
+            threads=read.split_threads,
         )

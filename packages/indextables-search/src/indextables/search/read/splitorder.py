@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import pyarrow as pa
 
+from indextables.search import oplog
 from indextables.search.read.docstore.pool import ProcessPool
 
 __all__ = [
@@ -45,11 +47,14 @@ class RowCapExceeded(Exception):
     """The rows read passed the row cap (a control-flow signal, not a user error)."""
 
 
-def splits_at_once(count: int, *, parallel: bool, stop_at: int | None = None) -> int:
-    """How many of ``count`` splits :func:`ordered_batches` reads at once."""
+def splits_at_once(
+    count: int, *, parallel: bool, stop_at: int | None = None, threads: int | None = None
+) -> int:
+    """How many of ``count`` splits :func:`ordered_batches` reads at once (``threads``: at
+    most this many, default :data:`READ_THREADS`)."""
     if not parallel or stop_at is not None or count < 2:
         return 1
-    return max(1, min(count, READ_THREADS))
+    return max(1, min(count, READ_THREADS if threads is None else threads))
 
 
 def ordered_batches(
@@ -59,21 +64,25 @@ def ordered_batches(
     parallel: bool,
     row_cap: int | None = None,
     stop_at: int | None = None,
+    threads: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Every batch of splits ``0 .. count - 1`` (``batches(i)`` reads split ``i``), in order.
 
-    With ``parallel`` (and two splits or more), up to :data:`READ_THREADS`
-    splits are read at once. A ``stop_at`` read goes split by split and stops
-    once that many rows are out (mid-split).
+    With ``parallel`` (and two splits or more), up to ``threads`` (default
+    :data:`READ_THREADS`) splits are read at once, each holding at most
+    :data:`HELD_BYTES` of batches ahead of its turn. A ``stop_at`` read goes
+    split by split and stops once that many rows are out (mid-split).
 
     Raises:
         RowCapExceeded: more than ``row_cap`` rows (at most ``row_cap`` rows
             past it per split in flight are read).
     """
-    if splits_at_once(count, parallel=parallel, stop_at=stop_at) < 2:
+    width = splits_at_once(count, parallel=parallel, stop_at=stop_at, threads=threads)
+    if width < 2:
         yield from in_order(map(batches, range(count)), row_cap, stop_at)
         return
-    splits = ahead(_readers.get(), batches, count, row_cap)
+    pool = _readers.get() if width <= READ_THREADS else _wide_readers(width).get()
+    splits = ahead(pool, batches, count, row_cap, width=width)
     try:
         yield from in_order(splits, row_cap, None)
     finally:
@@ -83,6 +92,18 @@ def ordered_batches(
 # The process's split readers, made on first use and kept: an interactive search does not
 # start (and wait for) threads of its own on every call.
 _readers = ProcessPool(workers=lambda: READ_THREADS, prefix="indextables-splits")
+_wide: dict[int, ProcessPool] = {}
+_wide_lock = threading.Lock()
+
+
+def _wide_readers(width: int) -> ProcessPool:
+    """The process's pool of ``width`` split readers (more than :data:`READ_THREADS` asked)."""
+    with _wide_lock:
+        found = _wide.get(width)
+        if found is None:
+            found = ProcessPool(workers=lambda: width, prefix=f"indextables-splits{width}")
+            _wide[width] = found
+        return found
 
 
 def in_order(
@@ -105,8 +126,11 @@ def ahead(
     batches: Callable[[int], Iterator[pa.RecordBatch]],
     count: int,
     row_cap: int | None,
+    *,
+    width: int | None = None,
 ) -> Generator[Iterator[pa.RecordBatch], None, None]:
-    """Each split's batches in order, read by ``pool`` up to one split per thread ahead.
+    """Each split's batches in order, read by ``pool`` up to one split per thread ahead
+    (``width`` splits in flight at most, default :data:`READ_THREADS`).
 
     A split's read ahead stops past :data:`HELD_BYTES` or ``row_cap`` rows (one
     split alone passing the cap makes the whole read pass it); the rest of the
@@ -129,8 +153,9 @@ def ahead(
     submitted = 0
     try:
         while window or submitted < count:
-            while submitted < count and len(window) < READ_THREADS:
-                window.append(pool.submit(head, submitted))
+            while submitted < count and len(window) < (width or READ_THREADS):
+                # the running operation goes along (its search seconds)
+                window.append(pool.submit(oplog.in_context(head), submitted))
                 submitted += 1
             held, rest = window.popleft().result()
             try:

@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 import tantivy
 
+from indextables.search import oplog
 from indextables.search.boundedcache import BoundedCache
 from indextables.search.errors import CompanionError
 from indextables.search.query.casenotice import notice_case_mismatch
@@ -36,6 +37,7 @@ from indextables.search.read.docstore.pool import DecoderThreads
 from indextables.search.read.rowcopy import RowCopy, exact_in_docs
 from indextables.search.read.snippets import Highlight, Snippets
 from indextables.search.read.topk import Ordering, Scoring, TopK, score_field
+from indextables.search.read.wholesplit import whole_split_batches
 from indextables.search.schema.mapping import (
     ROW_KEY_FIELD,
     FieldKind,
@@ -152,12 +154,36 @@ def read_split(
     ):
         yield from _scan_rows(rows, schema, entry, fields)
         return
+    done = 0
+    if snippets is None and query is None and ordering is None:
+        whole = whole_split_batches(
+            directory,
+            identity,
+            searcher,
+            schema,
+            partition_values=entry.partition_values,
+            fields=fields,
+            copy=rows,
+            threads=docstore_threads,
+            session=cache_session,
+        )
+        if whole is not None:
+            for batch in _until_failure(whole, entry):
+                if batch is None:
+                    break  # the rest of the split from the per-hit path
+                yield batch
+                done += batch.num_rows
+            else:
+                bulkrows.release_pages(directory, identity=identity)
+                return
     addresses = _every_address(directory, total, identity) if query is None else None
     if addresses is None:
         hits = _search(searcher, query or tantivy.Query.all_query(), total)
         if not hits and search.query:
             notice_case_mismatch(searcher, search.query, fields)
         addresses = in_store_order(hits)
+    if done:
+        addresses = addresses[done:]  # the rows before came from the whole-split read
     if ordering is not None and len(addresses) > ordering.limit:
         addresses = _first_by_keys(searcher, addresses, ordering, schema, entry, fields, rows)
     source = source_of()
@@ -168,6 +194,21 @@ def read_split(
         )
     if query is None:
         bulkrows.release_pages(directory, identity=identity)
+
+
+def _until_failure(
+    batches: Iterator[pa.RecordBatch], entry: SplitEntry
+) -> Iterator[pa.RecordBatch | None]:
+    """``batches``, then None if reading them failed (logged, the split named)."""
+    try:
+        yield from batches
+    except (DocStoreError, pa.ArrowException, OSError) as exc:
+        _log.warning(
+            "split %s: its whole-split read failed (%s); reading the rest hit by hit",
+            entry.ref.path,
+            exc,
+        )
+        yield None
 
 
 def _scored(
@@ -186,7 +227,8 @@ def _scored(
     limit = total if scoring.limit is None else min(scoring.limit, total)
     if limit == 0:
         return
-    found = searcher.search(query or tantivy.Query.all_query(), limit=limit, count=False).hits
+    with oplog.timed("search"):
+        found = searcher.search(query or tantivy.Query.all_query(), limit=limit, count=False).hits
     hits = sorted(found, key=_ADDRESS)
     out = pa.schema([*schema, score_field()])
     for start in range(0, len(hits), BATCH_ROWS):
@@ -365,7 +407,8 @@ def _stored(fields: Mapping[str, FieldSpec], key: str) -> bool:
 
 def _search(searcher: tantivy.Searcher, query: tantivy.Query, total: int) -> list[Any]:
     # search(limit=0) panics in tantivy-py: callers guarantee total >= 1.
-    return list(map(_ADDRESS, searcher.search(query, limit=total, count=False).hits))
+    with oplog.timed("search"):
+        return list(map(_ADDRESS, searcher.search(query, limit=total, count=False).hits))
 
 
 _ADDRESS = operator.itemgetter(1)  # a hit is (score, DocAddress)
