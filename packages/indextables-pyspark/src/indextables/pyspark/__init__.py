@@ -168,12 +168,17 @@ def session_options(
 def register(spark: SparkSession) -> None:
     """Register the ``indextables`` format with ``spark`` (unless auto-registered) and turn on
     filter pushdown (``spark.sql.python.filterPushdown.enabled``, off by default in Spark):
-    without it every read downloads every split and Spark filters the rows afterwards."""
+    without it every read downloads every split and Spark filters the rows afterwards.
+    Errors get short: the error's own line without Python or JVM frames (see
+    :func:`indextables.pyspark.errors.short_errors`, which names the settings that show
+    them)."""
+    from indextables.pyspark.errors import short_errors
     from indextables.pyspark.read.datasource import IndexTablesDataSource
 
     _check_spark(spark)
     spark.dataSource.register(IndexTablesDataSource)
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    short_errors(spark)
 
 
 def sql(spark: SparkSession, text: str, *, options: Mapping[str, Any] | None = None) -> DataFrame:
