@@ -9,6 +9,8 @@ See docs/search.md.
 from indextables.search.companion.api import build_companion
 from indextables.search.companion.streaming import sync_companion_forever
 from indextables.search.companion.sync import CompanionResult
+from indextables.search.metrics import OperationMetrics, ScanMetrics
+from indextables.search.oplog import last_metrics
 from indextables.search.searchtable import SearchTable, open_table
 from indextables.search.version import __version__
 from indextables.search.write.deleterows import DeleteResult, delete_rows
@@ -17,11 +19,14 @@ from indextables.search.write.tablewrite import WriteResult, write_table
 __all__ = [
     "CompanionResult",
     "DeleteResult",
+    "OperationMetrics",
+    "ScanMetrics",
     "SearchTable",
     "WriteResult",
     "__version__",
     "build_companion",
     "delete_rows",
+    "last_metrics",
     "open_table",
     "sync_companion_forever",
     "write_table",

@@ -23,6 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from indextables.search import oplog
 from indextables.search.aggregate.aggspec import (
     GroupSpec,
     output_names,
@@ -36,6 +37,7 @@ from indextables.search.aggregate.tableplan import TablePlan, plan_table
 from indextables.search.boundedcache import BoundedCache
 from indextables.search.companion.sync import companion_root
 from indextables.search.errors import ArgumentError
+from indextables.search.metrics import OperationMetrics
 from indextables.search.options import parse_read
 from indextables.search.query.conditions import translate_where
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
@@ -130,6 +132,7 @@ class SearchTable:
         self._schema = arrow_schema(view.schema_json)
         self._companion_root = companion_root(view.configuration, self._options)
         self._plans: BoundedCache[tuple[Any, ...], TablePlan] = BoundedCache(max_entries=_PLANS)
+        self._last_metrics: OperationMetrics | None = None
 
     def __repr__(self) -> str:
         return f"SearchTable({self.uri!r}, version={self.version})"
@@ -163,6 +166,20 @@ class SearchTable:
     def partition_columns(self) -> tuple[str, ...]:
         """The partition columns, in order."""
         return tuple(self._view.partition_columns)
+
+    @property
+    def last_metrics(self) -> OperationMetrics | None:
+        """The measurements of the last search, scan, count or aggregate finished on this
+        snapshot (None before the first): splits considered, pruned and read, cache hits
+        and misses, bytes fetched, seconds per phase. A scan's are there once its
+        stream is read to the end or closed (docs/search.md, "Logging and metrics")."""
+        return getattr(self, "_last_metrics", None)
+
+    def _remember(self, metrics: OperationMetrics) -> None:
+        self._last_metrics = metrics
+
+    def _operation(self, name: str) -> contextlib.AbstractContextManager[oplog.Operation]:
+        return oplog.operation(_LOG, name, uri=self.uri, version=self.version, done=self._remember)
 
     @property
     def files(self) -> list[str]:
@@ -242,10 +259,27 @@ class SearchTable:
             QuerySyntaxError, FieldKindError: a query that does not parse, or a
                 search on a column of the wrong kind.
         """
-        plan = self._plan(
-            query, where, textsearch, fieldmatch, columns, limit, order_by, highlight, snippet_chars
+        op = oplog.start(_LOG, "search", uri=self.uri, version=self.version)
+        try:
+            with op.active():
+                plan = self._plan(
+                    query,
+                    where,
+                    textsearch,
+                    fieldmatch,
+                    columns,
+                    limit,
+                    order_by,
+                    highlight,
+                    snippet_chars,
+                )
+        except BaseException as error:
+            self._remember(op.finish(error))
+            raise
+        batches = oplog.tracked(
+            op, self._rows(plan), rows=lambda batch: batch.num_rows, done=self._remember
         )
-        return pa.RecordBatchReader.from_batches(plan.output, self._rows(plan))
+        return pa.RecordBatchReader.from_batches(plan.output, batches)
 
     def count(
         self,
@@ -261,11 +295,14 @@ class SearchTable:
         constrained, else from Tantivy's count per split; when the index
         cannot answer exactly, from the rows the exact ``where`` filter keeps.
         """
-        plan = self._count_plan(query, where, textsearch, fieldmatch)
-        found, source = count_table(
-            plan, lambda: self._count_rows(query, where, textsearch, fieldmatch)
-        )
-        _LOG.debug("count of %s v%d answered from the %s", self.uri, self.version, source)
+        with self._operation("count") as op:
+            plan = self._count_plan(query, where, textsearch, fieldmatch)
+            op.planned(considered=len(self._view.splits), kept=len(plan.splits))
+            found, source = count_table(
+                plan, lambda: self._count_rows(query, where, textsearch, fieldmatch)
+            )
+            op.add(rows=found)
+            op.set(source=source)
         return found
 
     def aggregate(
@@ -305,7 +342,21 @@ class SearchTable:
         groups = parse_group_by(group_by)
         wanted = parse_metrics(metrics)
         output_names(groups, wanted)
+        with self._operation("aggregate") as op:
+            return self._aggregated(op, groups, wanted, where, query, textsearch, fieldmatch)
+
+    def _aggregated(
+        self,
+        op: oplog.Operation,
+        groups: Sequence[GroupSpec],
+        wanted: Sequence[Any],
+        where: Any,
+        query: Any,
+        textsearch: Any,
+        fieldmatch: Any,
+    ) -> pa.Table:
         plan = self._count_plan(query, where, textsearch, fieldmatch)
+        op.planned(considered=len(self._view.splits), kept=len(plan.splits))
 
         def from_rows(schema: pa.Schema) -> pa.Table:
             needed = {g.column.lower() for g in groups}
@@ -318,7 +369,8 @@ class SearchTable:
 
         fields_plan = _fast_only(plan) if self._companion_root else plan
         table, source = aggregate_table(fields_plan, groups, wanted, from_rows)
-        _LOG.debug("aggregate of %s v%d answered from the %s", self.uri, self.version, source)
+        op.add(rows=table.num_rows)
+        op.set(source=source)
         return table
 
     def to_arrow(self, columns: Sequence[str] | None = None, where: str | None = None) -> pa.Table:
@@ -370,7 +422,8 @@ class SearchTable:
         if found is not None:
             return found
         spec = self._search_spec(query, where, textsearch, fieldmatch)
-        found = plan_table(self._view, self._options, self._read, search=spec, where=where)
+        with oplog.timed("plan"):
+            found = plan_table(self._view, self._options, self._read, search=spec, where=where)
         self._plans.put(key, found)
         return found
 

@@ -25,6 +25,7 @@ from typing import Any, Protocol, TypeVar
 
 import pyarrow as pa
 
+from indextables.search import oplog
 from indextables.search.options import ReadOptions
 from indextables.search.query.conditions import Condition, translate_where
 from indextables.search.query.filters import file_matcher
@@ -263,6 +264,7 @@ def run_local(plan: TablePlan, fn: SplitFn[T], /) -> list[T]:
         return []
     cache = SplitCache(plan.read.cache_directory, plan.read.cache_max_bytes)
     uri, options = plan.uri, plan.options
+    op = oplog.current()
 
     def open_store() -> Any:
         return open_table_store(uri, options)
@@ -272,7 +274,14 @@ def run_local(plan: TablePlan, fn: SplitFn[T], /) -> list[T]:
         def one(i: int) -> T:
             entry = entries[i]
             call = functools.partial(_apply, fn, entry=entry)
-            return cache.use(uri, entry.ref, open_store, call, directory=directory(i))
+            with oplog.timed("fetch"):
+                found = directory(i)
+            began = time.perf_counter()
+            result = cache.use(uri, entry.ref, open_store, call, directory=found)
+            if op is not None:
+                op.add(splits_read=1)
+                op.split(entry.ref.path, seconds=time.perf_counter() - began)
+            return result
 
         total = len(entries)
         start = time.perf_counter()
@@ -281,7 +290,7 @@ def run_local(plan: TablePlan, fn: SplitFn[T], /) -> list[T]:
             results += [_progress(one(i), i, total, uri) for i in range(1, total)]
             return results
         pool = split_pool()
-        futures = [pool.submit(one, i) for i in range(1, total)]
+        futures = [pool.submit(oplog.in_context(one), i) for i in range(1, total)]
         try:
             results += [_progress(f.result(), i, total, uri) for i, f in enumerate(futures, 1)]
             return results
@@ -310,9 +319,10 @@ _pool_lock = threading.Lock()
 
 
 def _progress(result: T, i: int, total: int, uri: str) -> T:
-    """``result``, logging every tenth of a long run (10 splits or more) at INFO."""
+    """``result``, every tenth of a long run (10 splits or more) logged at DEBUG (the
+    operation's one INFO line follows at its end: :mod:`indextables.search.oplog`)."""
     if total >= 10 and (i + 1) % max(1, total // 10) == 0:
-        _LOG.info("indextables: %d/%d splits of %s", i + 1, total, uri)
+        _LOG.debug("indextables: %d/%d splits of %s", i + 1, total, uri)
     return result
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from indextables.protocol.predicates import Predicate
+from indextables.search import oplog
 from indextables.search.options import parse_indexing
 from indextables.search.query.conditions import Condition
 from indextables.search.query.filters import file_matcher
@@ -110,10 +111,15 @@ def plan_splits(
         single_columns=singles,
         partition_types=types,
     )
-    planned, applied = _engine_pruned(view, options, conditions, fields, types, singles)
-    # The engine's stats filter is the matcher's: its survivors need no second check.
-    stats = None if applied == matcher.stats else matcher.stats
-    return prune_entries(planned, partition_ok=matcher.partition_ok, stats=stats)
+    with oplog.timed("plan"):
+        planned, applied = _engine_pruned(view, options, conditions, fields, types, singles)
+        # The engine's stats filter is the matcher's: its survivors need no second check.
+        stats = None if applied == matcher.stats else matcher.stats
+        entries = prune_entries(planned, partition_ok=matcher.partition_ok, stats=stats)
+    # A planning view knows only the splits its pushed filters kept.
+    considered = len(view.splits) if view.files_loaded else len(planned)
+    oplog.note_planned(considered=considered, kept=len(entries))
+    return entries
 
 
 def _engine_pruned(

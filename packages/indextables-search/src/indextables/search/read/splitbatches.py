@@ -20,6 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from indextables.search import oplog
 from indextables.search.companion.pagethreads import beside_splits
 from indextables.search.options import ReadOptions
 from indextables.search.query.conditions import Condition
@@ -76,7 +77,12 @@ def split_batches(
             len(entries), parallel=parallel, stop_at=stop_at, threads=read.split_threads
         ),
     )
+    op = oplog.current()
     with search_session() as session, cache.directories(uri, refs, open_store) as directory:
+
+        def fetched(number: int) -> str:
+            with oplog.timed("fetch"):
+                return directory(number)
 
         def batches(number: int) -> Iterator[pa.RecordBatch]:
             split = functools.partial(
@@ -94,7 +100,8 @@ def split_batches(
                 ordering=ordering,
                 highlight=highlight,
             )
-            return cache.batches(uri, refs[number], open_store, split, directory=directory(number))
+            found = cache.batches(uri, refs[number], open_store, split, directory=fetched(number))
+            return oplog.split_read(op, refs[number].path, found)
 
         yield from ordered_batches(
             batches,

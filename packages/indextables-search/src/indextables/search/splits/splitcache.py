@@ -83,6 +83,7 @@ from typing import TYPE_CHECKING, Final, NoReturn, TypeVar
 
 from indextables.protocol.errors import CorruptFileError
 from indextables.protocol.store import ObjectStore
+from indextables.search import oplog
 from indextables.search.aggregate.aggmerge import NotExact
 from indextables.search.errors import (
     CacheDirectoryError,
@@ -474,6 +475,12 @@ class SplitCache:
         through :meth:`use` or :meth:`batches` with ``directory=``.
         """
         local = [self.cached(table_uri, split) for split in splits]
+        missed = [split for split, hit in zip(splits, local, strict=True) if hit is None]
+        oplog.note(
+            cache_hits=len(splits) - len(missed),
+            cache_misses=len(missed),
+            bytes_fetched=sum(split.size for split in missed),
+        )
         pending: dict[int, Future[str]] = {}
         pool = None
         if None in local:

@@ -9,12 +9,14 @@ commit, and the same checks before any row is indexed (:mod:`.writeplan`).
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
+from indextables.search import oplog
 from indextables.search.errors import ArgumentError, OptionError
 from indextables.search.options import lower_keys
 from indextables.search.schema.schemajson import spark_json
@@ -29,6 +31,7 @@ from indextables.search.write.writeplan import plan_table_write, split_writer
 
 __all__ = ["WriteResult", "write_table"]
 
+_LOG = logging.getLogger(__name__)
 _MODES = ("append", "overwrite")
 
 
@@ -47,6 +50,7 @@ class WriteResult:
     rows: int
 
 
+@oplog.logged(_LOG, "write")
 def write_table(
     uri: str,
     data: Any,
@@ -107,6 +111,8 @@ def write_table(
         read_version=plan.read_version,
         configuration=plan.configuration,
     )
+    oplog.note(rows=counted.rows, splits_written=len(adds), bytes_written=sum(a.size for a in adds))
+    oplog.note_version(version)
     return WriteResult(version=version, files_added=len(adds), rows=counted.rows)
 
 
