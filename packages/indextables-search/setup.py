@@ -1,4 +1,5 @@
-"""Build the optional Cython kernels (term dictionary, doc store, companion pages).
+"""Build the optional Cython kernels (term dictionary, doc store, companion pages, segment
+writer).
 
 Pure twins work without them.
 
@@ -17,6 +18,7 @@ from setuptools.command.build_ext import build_ext
 EXT_SOURCE = "src/indextables/search/splits/termdict/_kernels.pyx"
 DOCSTORE_SOURCE = "src/indextables/search/read/docstore/_kernels.pyx"
 COMPANION_SOURCE = "src/indextables/search/companion/_kernels.pyx"
+SEGWRITER_SOURCE = "src/indextables/search/write/segwriter/_kernels.pyx"
 
 
 class OptionalBuildExt(build_ext):
@@ -85,6 +87,11 @@ def extensions() -> list:  # type: ignore[type-arg]
         Extension(
             "indextables.search.companion._kernels",
             [COMPANION_SOURCE],
+            extra_compile_args=["-O3"],
+        ),
+        Extension(
+            "indextables.search.write.segwriter._kernels",
+            [SEGWRITER_SOURCE],
             extra_compile_args=["-O3"],
         ),
     ]

@@ -1,0 +1,20 @@
+"""A bulk writer of Tantivy segments from Arrow columns (in progress, not used by any write path).
+
+Built in stages, each checked against tantivy-py before the next:
+
+* :mod:`.tokenize`: the tokens of the index's analyzers (``default``/``simple``,
+  ``whitespace``, ``raw``), identical to Tantivy's, with the Unicode tables read from
+  tantivy-py (:mod:`.unicodeprobe`, :mod:`._unicodetables`); Cython kernels without
+  the GIL and a pure twin (:mod:`.impl`).
+
+The segment files themselves (postings, positions, term dictionary, fieldnorms, fast
+fields, doc store, ``meta.json``) are not written yet: every write path still
+indexes through tantivy-py.
+"""
+
+from __future__ import annotations
+
+from indextables.search.write.segwriter.errors import SegmentWriteError
+from indextables.search.write.segwriter.tokenize import Analyzer, Tokens, analyzer_for, tokenize
+
+__all__ = ["Analyzer", "SegmentWriteError", "Tokens", "analyzer_for", "tokenize"]

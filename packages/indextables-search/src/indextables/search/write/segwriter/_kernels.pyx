@@ -1,0 +1,300 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Cython kernels of the segment writer (twin: ``_kernels_py``, same functions and errors).
+
+``tokenize`` runs without the GIL over the whole column: UTF-8 decoding (strict:
+overlong forms, surrogates and code points past U+10FFFF are errors), the split
+by the alphanumeric or whitespace table, the lowercase mapping and the length
+filter, into growing C buffers handed back as ``bytes``.
+"""
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.stdint cimport int64_t, uint32_t, uint8_t
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcpy
+
+from indextables.search.write.segwriter._unicodetables import ALPHANUMERIC, LOWERCASE, WHITESPACE
+from indextables.search.write.segwriter.errors import SegmentWriteError
+
+cdef enum:
+    C_SIMPLE = 0
+    C_WHITESPACE = 1
+    C_RAW = 2
+    CODE_POINTS = 0x110000
+
+MODE_SIMPLE = C_SIMPLE
+MODE_WHITESPACE = C_WHITESPACE
+MODE_RAW = C_RAW
+NOGIL = True
+
+cdef uint8_t _alnum[CODE_POINTS >> 3]
+cdef uint8_t _space[CODE_POINTS >> 3]
+cdef uint8_t _lowered[CODE_POINTS >> 3]
+cdef uint32_t[::1] _lower_keys
+cdef int64_t[::1] _lower_starts
+cdef bytes _lower_text
+
+
+cdef void _fill(uint8_t* bits, object ranges):
+    cdef uint32_t c
+    for first, last in ranges:
+        for c in range(<uint32_t>first, <uint32_t>last + 1):
+            bits[c >> 3] |= <uint8_t>(1 << (c & 7))
+
+
+def _init_tables():
+    global _lower_keys, _lower_starts, _lower_text
+    _fill(_alnum, ALPHANUMERIC)
+    _fill(_space, WHITESPACE)
+    keys = sorted(LOWERCASE)
+    _fill(_lowered, [(c, c) for c in keys])
+    import array
+
+    _lower_keys = array.array("I", keys)
+    starts = array.array("q", [0])
+    parts = []
+    total = 0
+    for c in keys:
+        part = LOWERCASE[c].encode("utf-8")
+        parts.append(part)
+        total += len(part)
+        starts.append(total)
+    _lower_starts = starts
+    _lower_text = b"".join(parts)
+
+
+_init_tables()
+
+
+cdef struct Buf:
+    char* data
+    Py_ssize_t size
+    Py_ssize_t capacity
+
+
+cdef inline int _reserve(Buf* buf, Py_ssize_t extra) noexcept nogil:
+    """0, or -1 when memory runs out."""
+    cdef Py_ssize_t want = buf.size + extra
+    cdef Py_ssize_t capacity
+    cdef char* grown
+    if want <= buf.capacity:
+        return 0
+    capacity = buf.capacity * 2 if buf.capacity else 4096
+    while capacity < want:
+        capacity *= 2
+    grown = <char*>realloc(buf.data, capacity)
+    if grown == NULL:
+        return -1
+    buf.data = grown
+    buf.capacity = capacity
+    return 0
+
+
+cdef inline int _put(Buf* buf, const void* src, Py_ssize_t n) noexcept nogil:
+    if _reserve(buf, n):
+        return -1
+    memcpy(buf.data + buf.size, src, n)
+    buf.size += n
+    return 0
+
+
+cdef inline Py_ssize_t _decode(
+    const unsigned char* s, Py_ssize_t i, Py_ssize_t end, uint32_t* cp
+) noexcept nogil:
+    """The length of the UTF-8 sequence at ``i`` (its code point in ``cp``), -1 if malformed."""
+    cdef uint32_t c0 = s[i], c1, c2, c3, value
+    if c0 < 0x80:
+        cp[0] = c0
+        return 1
+    if c0 < 0xC2:
+        return -1
+    if c0 < 0xE0:
+        if i + 1 >= end:
+            return -1
+        c1 = s[i + 1]
+        if c1 & 0xC0 != 0x80:
+            return -1
+        cp[0] = ((c0 & 0x1F) << 6) | (c1 & 0x3F)
+        return 2
+    if c0 < 0xF0:
+        if i + 2 >= end:
+            return -1
+        c1 = s[i + 1]
+        c2 = s[i + 2]
+        if c1 & 0xC0 != 0x80 or c2 & 0xC0 != 0x80:
+            return -1
+        value = ((c0 & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F)
+        if value < 0x800 or 0xD800 <= value <= 0xDFFF:
+            return -1
+        cp[0] = value
+        return 3
+    if c0 < 0xF5:
+        if i + 3 >= end:
+            return -1
+        c1 = s[i + 1]
+        c2 = s[i + 2]
+        c3 = s[i + 3]
+        if c1 & 0xC0 != 0x80 or c2 & 0xC0 != 0x80 or c3 & 0xC0 != 0x80:
+            return -1
+        value = ((c0 & 0x07) << 18) | ((c1 & 0x3F) << 12) | ((c2 & 0x3F) << 6) | (c3 & 0x3F)
+        if value < 0x10000 or value > 0x10FFFF:
+            return -1
+        cp[0] = value
+        return 4
+    return -1
+
+
+cdef inline bint _bit(const uint8_t* bits, uint32_t c) noexcept nogil:
+    return (bits[c >> 3] >> (c & 7)) & 1
+
+
+cdef inline int _put_lower(
+    Buf* out, const unsigned char* s, Py_ssize_t i, Py_ssize_t n, uint32_t c,
+    const uint32_t* keys, Py_ssize_t nkeys, const int64_t* starts, const char* text,
+) noexcept nogil:
+    """Append the lowercase form of the character ``c`` (``n`` bytes at ``s + i``)."""
+    cdef Py_ssize_t lo = 0, hi = nkeys, mid
+    cdef char ch
+    if c < 0x80:
+        ch = <char>(c + 32 if 0x41 <= c <= 0x5A else c)
+        return _put(out, &ch, 1)
+    if not _bit(_lowered, c):
+        return _put(out, s + i, n)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < c:
+            lo = mid + 1
+        else:
+            hi = mid
+    return _put(out, text + starts[lo], starts[lo + 1] - starts[lo])
+
+
+cdef inline int _emit(
+    Buf* ends, Buf* positions, Buf* rows, int64_t end, uint32_t position, int64_t row
+) noexcept nogil:
+    if _put(ends, &end, 8) or _put(positions, &position, 4) or _put(rows, &row, 8):
+        return -1
+    return 0
+
+
+cdef inline int64_t _offset(const unsigned char* offsets, Py_ssize_t k) noexcept nogil:
+    cdef int64_t value
+    memcpy(&value, offsets + 8 * k, 8)
+    return value
+
+
+cdef bytes _take(Buf* buf):
+    return PyBytes_FromStringAndSize(buf.data, buf.size) if buf.size else b""
+
+
+def tokenize(
+    const unsigned char[::1] data,
+    const unsigned char[::1] offsets,
+    const unsigned char[::1] valid,
+    int mode,
+    Py_ssize_t limit,
+):
+    """The tokens of every valid row: (token bytes, int64 offsets with a leading 0,
+    uint32 positions, int64 rows), little-endian (see ``_kernels_py.tokenize``)."""
+    cdef Py_ssize_t nrows = valid.shape[0], size = data.shape[0]
+    cdef const unsigned char* src = &data[0] if size else NULL
+    cdef const unsigned char* offs
+    cdef const unsigned char* flags = &valid[0] if nrows else NULL
+    cdef Buf out, ends, positions, rows
+    cdef Py_ssize_t row, i, end, n, token_start, bad_row = -1, bad_byte = 0
+    cdef int64_t previous = 0, value, zero = 0
+    cdef uint32_t c = 0, position
+    cdef bint inside, failed = False
+    cdef const uint32_t* keys = &_lower_keys[0]
+    cdef Py_ssize_t nkeys = _lower_keys.shape[0]
+    cdef const int64_t* starts = &_lower_starts[0]
+    cdef const char* text = _lower_text
+    cdef const uint8_t* splits = &_alnum[0]
+    cdef bint split_on_set = mode == C_WHITESPACE
+    if mode != C_SIMPLE and mode != C_WHITESPACE and mode != C_RAW:
+        raise SegmentWriteError(f"unknown tokenizer mode {mode}")
+    if mode == C_WHITESPACE:
+        splits = &_space[0]
+    if offsets.shape[0] != 8 * (nrows + 1):
+        raise SegmentWriteError(
+            f"{offsets.shape[0] // 8} offsets for {nrows} rows (expected {nrows + 1})"
+        )
+    offs = &offsets[0]
+    for row in range(nrows + 1):
+        value = _offset(offs, row)
+        if value < previous or value > size:
+            raise SegmentWriteError(
+                f"row {max(row - 1, 0)}: offset {value} out of order or past the {size} data bytes"
+            )
+        previous = value
+    out.data = ends.data = positions.data = rows.data = NULL
+    out.size = ends.size = positions.size = rows.size = 0
+    out.capacity = ends.capacity = positions.capacity = rows.capacity = 0
+    try:
+        with nogil:
+            if _put(&ends, &zero, 8):
+                failed = True
+            row = 0
+            while row < nrows and not failed and bad_row < 0:
+                if not flags[row]:
+                    row += 1
+                    continue
+                i = _offset(offs, row)
+                end = _offset(offs, row + 1)
+                if mode == C_RAW:
+                    while i < end:
+                        n = _decode(src, i, end, &c)
+                        if n < 0:
+                            bad_row = row
+                            bad_byte = i - _offset(offs, row)
+                            break
+                        i += n
+                    if bad_row >= 0:
+                        break
+                    i = _offset(offs, row)
+                    if _put(&out, src + i, end - i) or _emit(
+                        &ends, &positions, &rows, out.size, 0, row
+                    ):
+                        failed = True
+                    row += 1
+                    continue
+                position = 0
+                inside = False
+                token_start = out.size
+                while i < end:
+                    n = _decode(src, i, end, &c)
+                    if n < 0:
+                        bad_row = row
+                        bad_byte = i - _offset(offs, row)
+                        break
+                    if _bit(splits, c) != split_on_set:
+                        if not inside:
+                            inside = True
+                            token_start = out.size
+                        if _put_lower(&out, src, i, n, c, keys, nkeys, starts, text):
+                            failed = True
+                            break
+                    elif inside:
+                        inside = False
+                        if limit and out.size - token_start >= limit:
+                            out.size = token_start
+                        elif _emit(&ends, &positions, &rows, out.size, position, row):
+                            failed = True
+                            break
+                        position += 1
+                    i += n
+                if inside and bad_row < 0 and not failed:
+                    if limit and out.size - token_start >= limit:
+                        out.size = token_start
+                    elif _emit(&ends, &positions, &rows, out.size, position, row):
+                        failed = True
+                row += 1
+        if failed:
+            raise MemoryError("tokenizing a column")
+        if bad_row >= 0:
+            raise SegmentWriteError(f"row {bad_row}: not UTF-8 at byte {bad_byte}")
+        return _take(&out), _take(&ends), _take(&positions), _take(&rows)
+    finally:
+        free(out.data)
+        free(ends.data)
+        free(positions.data)
+        free(rows.data)

@@ -1,0 +1,114 @@
+"""Pure-Python twin of the segment writer's Cython kernels (``_kernels.pyx``).
+
+Same functions, same results, same errors; the tests run both.
+
+``tokenize`` turns a column of UTF-8 values into its tokens the way Tantivy's
+analyzers do (see :mod:`.tokenize` for the rules), returning four buffers: the
+token bytes, their ``int64`` offsets (a leading 0, one end per token), the
+``uint32`` position of each token within its value and the ``int64`` row it
+came from, all little-endian.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from array import array
+
+from indextables.search.write.segwriter._unicodetables import ALPHANUMERIC, LOWERCASE, WHITESPACE
+from indextables.search.write.segwriter.errors import SegmentWriteError
+
+__all__ = ["MODE_RAW", "MODE_SIMPLE", "MODE_WHITESPACE", "NOGIL", "tokenize"]
+
+MODE_SIMPLE = 0
+MODE_WHITESPACE = 1
+MODE_RAW = 2
+NOGIL = False
+
+
+def _char_class(ranges: tuple[tuple[int, int], ...], negate: bool) -> re.Pattern[str]:
+    parts = "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+        for a, b in ranges
+    )
+    return re.compile(f"[{'^' if negate else ''}{parts}]+")
+
+
+_RUNS = {
+    MODE_SIMPLE: _char_class(ALPHANUMERIC, negate=False),
+    MODE_WHITESPACE: _char_class(WHITESPACE, negate=True),
+}
+_LOWER = dict(LOWERCASE)
+
+
+def _checked_offsets(offsets: memoryview, size: int, rows: int) -> None:
+    if len(offsets) != rows + 1:
+        raise SegmentWriteError(f"{len(offsets)} offsets for {rows} rows (expected {rows + 1})")
+    previous = 0
+    for row in range(rows + 1):
+        value = offsets[row]
+        if value < previous or value > size:
+            raise SegmentWriteError(
+                f"row {max(row - 1, 0)}: offset {value} out of order or past the {size} data bytes"
+            )
+        previous = value
+
+
+def tokenize(
+    data: bytes | memoryview,
+    offsets: bytes | memoryview,
+    valid: bytes | memoryview,
+    mode: int,
+    limit: int,
+) -> tuple[bytes, bytes, bytes, bytes]:
+    """The tokens of every valid row (see the module docstring for the buffers).
+
+    Args:
+        data: the values' UTF-8 bytes, one after the other.
+        offsets: ``int64`` little-endian, one start per row and the final end.
+        valid: one byte per row, 0 for a null (no tokens).
+        mode: :data:`MODE_SIMPLE`, :data:`MODE_WHITESPACE` or :data:`MODE_RAW`.
+        limit: a token of this many UTF-8 bytes or more (lowercased) is dropped, its
+            position left unused; 0 for no limit. Raw values are never dropped.
+
+    Raises:
+        SegmentWriteError: a value is not UTF-8, offsets out of order or range, an
+            unknown mode.
+    """
+    source = memoryview(data).cast("B")
+    bounds = memoryview(offsets).cast("B").cast("q")
+    flags = memoryview(valid).cast("B")
+    if mode not in (MODE_SIMPLE, MODE_WHITESPACE, MODE_RAW):
+        raise SegmentWriteError(f"unknown tokenizer mode {mode}")
+    _checked_offsets(bounds, len(source), len(flags))
+    out = bytearray()
+    ends = array("q", [0])
+    positions = array("I")
+    rows = array("q")
+    runs = _RUNS.get(mode)
+    for row in range(len(flags)):
+        if not flags[row]:
+            continue
+        raw = bytes(source[bounds[row] : bounds[row + 1]])
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SegmentWriteError(f"row {row}: not UTF-8 at byte {exc.start}") from None
+        if runs is None:
+            out += raw
+            ends.append(len(out))
+            positions.append(0)
+            rows.append(row)
+            continue
+        for position, match in enumerate(runs.finditer(text)):
+            token = match.group().translate(_LOWER).encode("utf-8")
+            if limit and len(token) >= limit:
+                continue
+            out += token
+            ends.append(len(out))
+            positions.append(position)
+            rows.append(row)
+    if sys.byteorder != "little":  # pragma: no cover - the buffers are little-endian
+        for part in (ends, positions, rows):
+            part.byteswap()
+    return bytes(out), ends.tobytes(), positions.tobytes(), rows.tobytes()
