@@ -11,6 +11,7 @@ tox installs in this test env too: a missing numpy fails these tests (never a sk
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -161,3 +162,20 @@ def test_companion_size(tmp_path: Path) -> None:
         rf"^total +{_FIGURE} .*\(source Parquet {_FIGURE} B, {_FIGURE} B/row\)$",
         rf"^  \.idx +message +{_FIGURE} +{_FIGURE} B/row$",
     )
+
+
+def test_scan(tmp_path: Path) -> None:
+    figures = tmp_path / "scan.json"
+    args = ("--rows", ROWS, "--repeat", "1", "--json", str(figures))
+    out = _run("scan.py", *args, tmp_path=tmp_path)
+    _has(
+        out,
+        rf"^full scans, 2,000 log rows \({_FIGURE} splits, read\.splitThreads {_FIGURE}\)",
+        rf"^to_arrow\(\), every column +indextables +{_FIGURE} ms .* pl\.read_delta +{_FIGURE} ms"
+        rf".* speed vs baseline = +{_FIGURE}x +results 2000 / 2000$",
+        r"^polars str\.contains vs query= .* results (\d+) / \1$",
+        r"^duckdb count\(\*\) where host = 'host-42' .* results (\d+) / \1$",
+    )
+    saved = json.loads(figures.read_text(encoding="utf-8"))
+    assert saved["rows"] == 2000
+    assert {f["baseline"] for f in saved["figures"]} >= {"pl.read_delta", "pl.scan_delta"}
