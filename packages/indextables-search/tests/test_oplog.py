@@ -257,3 +257,47 @@ def test_importing_every_module_logs_nothing_and_installs_no_handler() -> None:
     assert found["records"] == []
     assert found["handlers"] == []
     assert found["root"] == 0
+
+
+def test_merge_splits_logs_one_line(
+    table: tuple[str, pa.Table], caplog: pytest.LogCaptureFixture
+) -> None:
+    from indextables.search.write.merge import merge_table
+
+    uri, data = table
+    before = open_table(uri).files
+    with caplog.at_level(logging.INFO, logger="indextables"):
+        result = merge_table(uri, options=SECRETS)
+    infos = _infos(caplog)
+    assert [r.name for r in infos] == ["indextables.search.write.merge"]
+    fields = _fields(infos[0])
+    assert infos[0].getMessage().startswith("merge splits uri=")
+    after = open_table(uri).files
+    merged = len(set(before) - set(after))
+    assert fields["splits_read"] == str(merged)
+    assert fields["splits_written"] == str(len(set(after) - set(before)))
+    assert fields["status"] == result["status"]
+    assert open_table(uri).count() == data.num_rows
+    _no_secret(caplog)
+
+
+def test_a_companion_build_logs_one_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import pyarrow.parquet as pq
+
+    from indextables.search import build_companion
+
+    source = tmp_path / "src"
+    source.mkdir()
+    data = _rows(5, 120).select(["level", "message", "latency"])
+    for i in range(3):
+        pq.write_table(data.slice(i * 40, 40), source / f"part-{i}.parquet")
+    with caplog.at_level(logging.INFO, logger="indextables"):
+        result = build_companion(str(source), str(tmp_path / "idx"), source_format="parquet")
+    infos = _infos(caplog)
+    assert [r.name for r in infos] == ["indextables.search.companion.sync"]
+    assert infos[0].getMessage().startswith("companion build uri=")
+    fields = _fields(infos[0])
+    assert fields["splits_written"] == str(result.splits_created) != "0"
+    assert fields["parquet_files_indexed"] == "3"
+    sizes = sum(p.stat().st_size for p in (tmp_path / "idx").rglob("*.split"))
+    assert fields["bytes_written"] == str(sizes)

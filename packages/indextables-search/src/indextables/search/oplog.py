@@ -35,7 +35,7 @@ import inspect
 import logging
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from typing import Any, ParamSpec, TypeVar
 
 from indextables.search.metrics import COUNTERS, PHASES, OperationMetrics
@@ -53,6 +53,7 @@ __all__ = [
     "note_seconds",
     "note_version",
     "operation",
+    "record",
     "split_read",
     "start",
     "timed",
@@ -244,10 +245,16 @@ def last_metrics() -> OperationMetrics | None:
 
 
 def logged(
-    logger: logging.Logger, name: str, *, uri: str = "uri"
+    logger: logging.Logger,
+    name: str,
+    *,
+    uri: str = "uri",
+    fields: Callable[[Any], Mapping[str, object]] | None = None,
 ) -> Callable[[Callable[P, T]], Callable[P, T]]:
     """Run each call of the decorated function as one :func:`operation`, the table
-    being its argument named ``uri``; the function adds its counters with :func:`note`."""
+    being its argument named ``uri``. The function adds its counters with
+    :func:`note`; ``fields(result)`` may name more from what it returns (counters
+    of :data:`~indextables.search.metrics.COUNTERS`, ``version``, other fields)."""
 
     def wrap(fn: Callable[P, T]) -> Callable[P, T]:
         signature = inspect.signature(fn)
@@ -258,12 +265,26 @@ def logged(
                 target = signature.bind_partial(*args, **kwargs).arguments.get(uri)
             except TypeError:
                 target = None
-            with operation(logger, name, uri="-" if target is None else str(target)):
-                return fn(*args, **kwargs)
+            with operation(logger, name, uri="-" if target is None else str(target)) as op:
+                result = fn(*args, **kwargs)
+                if fields is not None:
+                    record(op, fields(result))
+                return result
 
         return call
 
     return wrap
+
+
+def record(op: Operation, found: Mapping[str, object]) -> None:
+    """Counters, the version and other fields of ``found`` into ``op``."""
+    for key, value in found.items():
+        if key == "version":
+            op.set_version(value if isinstance(value, int) else None)
+        elif key in COUNTERS and isinstance(value, int):
+            op.add(**{key: value})
+        elif isinstance(value, str | int | float):
+            op.set(**{key: value})
 
 
 def note_version(version: int | None) -> None:

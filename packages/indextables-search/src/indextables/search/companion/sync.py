@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from indextables.protocol.actions import AddAction
 from indextables.protocol.errors import TableNotFoundError
+from indextables.search import oplog
 from indextables.search.companion.build import IDENTITY_TAG, CompanionGroup, identity_tag
 from indextables.search.companion.decimals import index_schema
 from indextables.search.companion.layout import (
@@ -136,6 +137,21 @@ def companion_root(configuration: Mapping[str, str], options: Mapping[str, str])
     return config.get("parquetStorageRoot") or config.get("sourceTablePath") or ""
 
 
+def _build_fields(result: CompanionResult) -> dict[str, object]:
+    """The log line's fields of a companion build (see :mod:`indextables.search.oplog`)."""
+    return {
+        "source_version": result.source_version,
+        "splits_written": result.splits_created,
+        "bytes_written": result.split_bytes_uploaded,
+        "bytes_fetched": result.parquet_bytes_downloaded,
+        "status": result.status,
+        "source": result.source_path,
+        "splits_invalidated": result.splits_invalidated,
+        "parquet_files_indexed": result.parquet_files_indexed,
+    }
+
+
+@oplog.logged(_LOG, "companion build", uri="index_uri", fields=_build_fields)
 def build_companion_index(
     index_uri: str,
     settings: CompanionSettings,

@@ -32,6 +32,7 @@ from typing import Any
 import pyarrow as pa
 
 from indextables.protocol.actions import AddAction, RemoveAction
+from indextables.search import oplog
 from indextables.search.errors import CompanionError
 from indextables.search.options import (
     DEFAULT_DOCSTORE_BLOCK_SIZE,
@@ -312,6 +313,18 @@ def _rows(
 Runner = Callable[[str, Mapping[str, str], TableView, Sequence[MergeGroup]], list[MergeOutcome]]
 
 
+def _merge_fields(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The log line's fields of a MERGE SPLITS result row."""
+    return {
+        "splits_read": result.get("merged_files", 0),
+        "splits_written": result.get("new_files", 0),
+        "bytes_written": result.get("new_size", 0),
+        "status": result.get("status"),
+        "merge_groups": result.get("merge_groups"),
+    }
+
+
+@oplog.logged(_log, "merge splits", fields=_merge_fields)
 def merge_table(
     uri: str,
     *,
