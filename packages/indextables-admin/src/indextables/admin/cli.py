@@ -21,6 +21,7 @@ from indextables.admin.commands_inspect import (
 from indextables.admin.commands_maintain import (
     checkpoint_command,
     compact_command,
+    delete_command,
     drop_partitions_command,
     gc_command,
     purge_command,
@@ -129,6 +130,7 @@ for _command in (
     purge_command,
     truncate_time_travel_command,
     drop_partitions_command,
+    delete_command,
     repair_command,
     validate_command,
     gc_command,

@@ -1,5 +1,5 @@
 """Commands that change a table: checkpoint, compact, purge, truncate-time-travel,
-drop-partitions, repair, validate, gc."""
+drop-partitions, delete, repair, validate, gc."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "checkpoint_command",
     "compact_command",
+    "delete_command",
     "drop_partitions_command",
     "gc_command",
     "purge_command",
@@ -202,6 +203,42 @@ def drop_partitions_command(cmd: CommandContext, table: str, where: str, dry_run
     with cmd.progress.phase("dropping partitions"):
         result = api.drop_partitions(table, where=where, storage_options=cmd.storage_options)
     cmd.output.document(views.record(result), title=f"drop partitions of {table}")
+
+
+@click.command("delete")
+@_TABLE
+@click.option("--where", "where", default=None, help="SQL condition on the rows to delete.")
+@click.option("--query", "query", default=None, help="Tantivy query the rows to delete match.")
+@click.option(
+    "--dry-run", is_flag=True, help="Count the rows and splits a delete takes; change nothing."
+)
+@_YES
+@common_options
+@admin_command
+def delete_command(
+    cmd: CommandContext, table: str, where: str | None, query: str | None, dry_run: bool
+) -> None:
+    """Delete the rows matching --where and/or --query (Tantivy delete bitsets, no re-index)."""
+    from indextables.admin.commands_search import search_options
+    from indextables.search import delete_rows
+
+    if where is None and query is None:
+        raise click.UsageError("delete needs --where or --query (or both)")
+    options = search_options(cmd.storage_options)
+    if dry_run or needs_confirmation(cmd):
+        with cmd.progress.phase("finding rows"):
+            plan = delete_rows(table, where=where, query=query, options=options, dry_run=True)
+        if dry_run:
+            cmd.output.document(views.record(plan), title=f"delete from {table} (dry run)")
+            return
+        confirm_destructive(
+            cmd,
+            f"Deleting removes {plan.rows_deleted} row(s) in {plan.splits_changed} split(s) "
+            f"of {table}",
+        )
+    with cmd.progress.phase("deleting rows"):
+        result = delete_rows(table, where=where, query=query, options=options)
+    cmd.output.document(views.record(result), title=f"delete from {table}")
 
 
 def _non_empty_destination(_ctx: click.Context, param: click.Parameter, value: str) -> str:
