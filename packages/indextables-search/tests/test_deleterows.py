@@ -245,3 +245,27 @@ def test_a_delete_racing_one_on_the_same_split_fails_with_a_conflict(tmp_path: P
     table = open_table(uri)
     assert table.count() == 299
     assert table.count(where="id = 5") == 1
+
+
+@pytest.mark.parametrize("name", ["04_partitioned", "02_five_appends"])
+def test_splits_the_reference_wrote_take_deletes(
+    tmp_path: Path, golden_copy: Any, expected: Any, name: str
+) -> None:
+    uri = str(golden_copy(name))
+    rows_before = expected(name)["rows"]
+    ids = sorted(r["id"] for r in rows_before)
+    cut = ids[len(ids) // 2]
+    result = delete_rows(uri, where=f"id >= {cut}")
+    alive = {i for i in ids if i < cut}
+    assert result.rows_deleted == len(ids) - len(alive)
+    table = open_table(uri)
+    assert table.count() == len(alive)
+    assert sorted(table.search(columns=["id"]).column("id").to_pylist()) == sorted(alive)
+    seen: set[int] = set()
+    for number, split in enumerate(load_view(uri, {}).splits):
+        index = _raw_index(uri, split.path, tmp_path / f"raw{number}")
+        searcher = index.searcher()
+        hits = searcher.search(tantivy.Query.all_query(), limit=1000).hits
+        seen |= {searcher.doc(address)["id"][0] for _, address in hits}
+        assert searcher.num_docs == split.num_records == len(hits)
+    assert seen == alive
