@@ -269,3 +269,21 @@ def test_splits_the_reference_wrote_take_deletes(
         seen |= {searcher.doc(address)["id"][0] for _, address in hits}
         assert searcher.num_docs == split.num_records == len(hits)
     assert seen == alive
+
+
+@pytest.mark.parametrize("copy", ["all", None])
+def test_merge_splits_after_a_delete_keeps_the_rows_deleted(
+    tmp_path: Path, copy: str | None
+) -> None:
+    from indextables.search.write.merge import merge_table
+
+    uri, data = _simple_table(tmp_path, copy=copy)
+    delete_rows(uri, where="level = 'WARN'")
+    merged = merge_table(uri)
+    assert merged["merged_files"] == 3
+    left = sorted(r["id"] for r in data.to_pylist() if r["level"] != "WARN")
+    table = open_table(uri)
+    assert len(table.files) == 1
+    assert table.count() == len(left)
+    assert sorted(table.search(columns=["id"]).column("id").to_pylist()) == left
+    assert table.count(query="level:WARN") == 0
