@@ -187,6 +187,7 @@ class _CommitPlan:
     removes: tuple[str, ...]
     registry: Mapping[str, str]
     metadata: MetadataAction | None
+    schema: tuple[str, str] | None = None  # (the schema read, the schema to commit)
 
 
 class Table:
@@ -332,6 +333,7 @@ class Table:
         mode: Mode = "append",
         metadata: MetadataAction | None = None,
         read_version: int | None = None,
+        schema_string: str | None = None,
     ) -> int:
         """Commit adds and removes as one new version and return it.
 
@@ -340,11 +342,22 @@ class Table:
         removed file must still be live when the commit lands: if a concurrent
         commit removed one, this raises rather than dropping data silently.
 
+        ``schema_string`` (schema evolution: the writer added columns) commits a
+        ``metaData`` action with that schema in the same version, the rest of the
+        metadata as it is when the commit lands. The schema must still be the one
+        of ``read_version`` (or equal ``schema_string`` already): a concurrent
+        schema change is a conflict, never overwritten.
+
         Raises:
             CommitConflictError: lost every race, or a removed file is gone.
             UnsupportedProtocolError: the table needs a newer writer.
         """
         plan = self._plan(adds, removes, mode=mode, metadata=metadata, read_version=read_version)
+        if schema_string is not None:
+            if metadata is not None:
+                raise ValueError("give metadata or schema_string, not both")
+            read = self.reader.load(read_version, partition_filter=MatchNothing())
+            plan = replace(plan, schema=(read.metadata.schema_string, schema_string))
         outcome = run_commit(
             self.reader,
             lambda snap: self._actions(snap, plan),
@@ -402,6 +415,8 @@ class Table:
             )
         actions: list[Action] = []
         metadata = plan.metadata
+        if plan.schema is not None:
+            metadata = self._schema_metadata(snap, *plan.schema)
         missing = {r: j for r, j in plan.registry.items() if r not in snap.schema_registry}
         if missing:
             base = metadata or snap.metadata
@@ -425,6 +440,19 @@ class Table:
             )
         actions.extend(plan.adds)
         return actions
+
+    def _schema_metadata(self, snap: Snapshot, read: str, wanted: str) -> MetadataAction | None:
+        """``snap``'s metadata with schema ``wanted`` (None when it has it already)."""
+        current = snap.metadata.schema_string
+        if current == wanted:
+            return None
+        if current != read:
+            raise CommitConflictError(
+                f"{self.uri}: the table's schema changed at version {snap.version} while "
+                "this write added columns to the schema it read; write again",
+                version=snap.version + 1,
+            )
+        return replace(snap.metadata, schema_string=wanted)
 
     def _after_commit(self, version: int, actions: Sequence[Action]) -> None:
         """Write a state when due; a failure here never undoes the commit."""

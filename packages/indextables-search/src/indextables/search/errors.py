@@ -93,6 +93,19 @@ class RetentionTooShortError(IndexTablesSearchError, _protocol_errors.RetentionT
     lifts it). Also the protocol's ``RetentionTooShortError`` (and a ``ValueError``)."""
 
 
+class TableExistsError(IndexTablesSearchError, _protocol_errors.TableExistsError):
+    """A write with ``mode="error"`` to a table that already has a committed version;
+    the message names the table. Also the protocol's ``TableExistsError`` (and a
+    ``FileExistsError``)."""
+
+
+class SchemaMismatchError(OptionError):
+    """Data whose columns do not fit the table's schema: a new column without
+    ``schema_mode="merge"``, a missing column the table does not allow to be null, or a
+    type that is no safe upcast of the column's; the message names the column (and both
+    types). Also an ``OptionError``, as such writes were refused before."""
+
+
 class DuplicateColumnError(IndexTablesSearchError, ValueError):
     """Columns (or fields of one struct) whose names differ only in case: Spark's
     ``COLUMN_ALREADY_EXISTS``; the index keys its fields case-insensitively."""

@@ -59,7 +59,14 @@ from indextables.search.read.topk import (
     score_field,
 )
 from indextables.search.schema.schemajson import arrow_schema
-from indextables.search.table.tableaccess import TableView, load_view, open_table_store
+from indextables.search.storeoptions import with_storage_options
+from indextables.search.table.tableaccess import (
+    TableView,
+    load_view,
+    open_table_store,
+    table_handle,
+)
+from indextables.search.table.tablehistory import CommitRecord, table_history
 
 __all__ = ["SearchTable", "open_table"]
 
@@ -78,6 +85,7 @@ def open_table(
     version: int | None = None,
     timestamp: datetime | str | int | None = None,
     options: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> SearchTable:
     """The table at ``uri`` as of its current version, or of ``version`` / ``timestamp``.
 
@@ -87,6 +95,8 @@ def open_table(
         timestamp: time travel to the version current at this time: a datetime (naive
             is UTC), an ISO-8601 string or epoch milliseconds (``timestampAsOf``).
         options: read options, as for ``spark.read`` (store credentials, cache settings).
+        storage_options: store options by their names (``region``, ``endpoint_url``...:
+            docs/storage.md), the same as ``options`` keys ``storage.<name>``.
 
     Raises:
         ArgumentError: an argument of the wrong type.
@@ -98,7 +108,9 @@ def open_table(
         raise ArgumentError(f"uri={uri!r} must be a non-empty string")
     if options is not None and not isinstance(options, Mapping):
         raise ArgumentError(f"options={options!r} must be a mapping of option keys to values")
-    opts = {str(k): str(v) for k, v in (options or {}).items()}
+    opts = with_storage_options(
+        {str(k): str(v) for k, v in (options or {}).items()}, storage_options
+    )
     if version is not None:
         if isinstance(version, bool) or not isinstance(version, int) or version < 0:
             raise ArgumentError(f"version={version!r} must be a table version (an int >= 0)")
@@ -185,6 +197,17 @@ class SearchTable:
     def files(self) -> list[str]:
         """The live splits' paths, relative to the table root."""
         return [split.path for split in self._view.splits]
+
+    def history(self, limit: int | None = None) -> list[CommitRecord]:
+        """The table's retained versions, newest first, as delta-rs' ``history()``
+        (:class:`~indextables.search.table.tablehistory.CommitRecord`: version, time,
+        operation, parameters, files and rows added and removed); ``limit`` keeps
+        the newest ones. Read from the log now: versions after this snapshot's too."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise ArgumentError(f"limit={limit!r} must be None or an int >= 0")
+        if limit is not None and limit < 0:
+            raise ArgumentError(f"limit={limit!r} must be None or an int >= 0")
+        return table_history(table_handle(self.uri, self._options), limit=limit)
 
     def search(
         self,

@@ -291,12 +291,15 @@ def commit_write(
     overwrite: bool,
     read_version: int | None = None,
     configuration: Mapping[str, str] | None = None,
+    evolve_schema: bool = False,
 ) -> int:
     """Commit the adds of one write (creating the table if needed); return the new version.
 
     An overwrite removes the files live at ``read_version`` (the version the
     job planned against), so a file appended after planning is never dropped
     silently: the engine refuses the commit if the removed set changed.
+    ``evolve_schema`` (the write added columns to an existing table) commits
+    ``schema_json`` as the table's schema in the same version.
     """
     engine = _engine()
     store_options = storage_options(options)
@@ -316,6 +319,12 @@ def commit_write(
         except TableExistsError:  # another job created it first: append to theirs
             table = engine.open_table(uri, storage_options=store_options, config=config)
     mode = "overwrite" if overwrite else "append"
+    if evolve_schema and read_version is not None:
+        return int(
+            table.commit(
+                adds=list(adds), mode=mode, read_version=read_version, schema_string=schema_json
+            )
+        )
     return int(table.commit(adds=list(adds), mode=mode, read_version=read_version))
 
 

@@ -16,8 +16,15 @@ Arrow form):
 * timestamps -> microseconds; nanoseconds are *floored* to the microsecond (as
   PySpark's ``floor_temporal``), seconds and milliseconds are exact. A timezone-aware
   timestamp becomes the UTC instant (``timestamp``), a naive one ``timestamp_ntz``;
-* types Spark has no type for (unsigned integers, ``float16``, ``date64``,
-  ``time``, ``duration``, intervals, unions...) are refused, naming the column.
+* unsigned integers, which Spark has no type for, become the next wider signed
+  type when ``write_table`` asks (``unsigned=True``: ``uint8`` -> short, ``uint16`` ->
+  int, ``uint32`` -> long, ``uint64`` -> long with a value beyond the long's range
+  refused, naming the column); otherwise they are refused;
+* types Spark has no type for (``float16``, ``date64``, ``time``, ``duration``,
+  intervals, unions...) are refused, naming the column.
+
+:func:`align_batch` then puts a batch in a table's schema (column order, safe
+upcasts, nulls for the columns it lacks: :mod:`.schemamerge`).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from indextables.search.errors import ArgumentError, UnsupportedTypeError
 from indextables.search.schema import columntypes as ct
 from indextables.search.schema.plainarrow import is_plain, plain_array, plain_type
 
-__all__ = ["as_reader", "conform_batch", "spark_arrow_schema"]
+__all__ = ["align_batch", "as_reader", "conform_batch", "spark_arrow_schema"]
 
 _UTC = "UTC"
 
@@ -73,25 +80,36 @@ def as_reader(data: Any) -> pa.RecordBatchReader:
 _SPARK_DECIMAL_DIGITS = 38
 
 
-def spark_arrow_schema(schema: pa.Schema) -> pa.Schema:
+def spark_arrow_schema(schema: pa.Schema, *, unsigned: bool = False) -> pa.Schema:
     """The Arrow schema Spark would hold ``schema``'s data in (names and nullability kept).
+
+    ``unsigned``: unsigned integers become the next wider signed type (see the
+    module docstring) instead of being refused.
 
     Raises:
         UnsupportedTypeError: a column (or a field inside one) of a type Spark has
             no type for, named by its path.
     """
     return pa.schema(
-        [pa.field(f.name, spark_arrow_type(f.type, f.name), nullable=f.nullable) for f in schema]
+        [
+            pa.field(f.name, spark_arrow_type(f.type, f.name, unsigned=unsigned), f.nullable)
+            for f in schema
+        ]
     )
 
 
-def spark_arrow_type(t: pa.DataType, path: str) -> pa.DataType:
+_WIDER_SIGNED = {8: pa.int16(), 16: pa.int32(), 32: pa.int64(), 64: pa.int64()}
+
+
+def spark_arrow_type(t: pa.DataType, path: str, *, unsigned: bool = False) -> pa.DataType:
     """The Arrow type Spark holds values of Arrow type ``t`` in."""
     types = pa.types
     if not is_plain(t):
-        return spark_arrow_type(plain_type(t), path)
+        return spark_arrow_type(plain_type(t), path, unsigned=unsigned)
     if types.is_boolean(t) or types.is_signed_integer(t):
         return t
+    if unsigned and types.is_unsigned_integer(t):
+        return _WIDER_SIGNED[t.bit_width]
     if types.is_decimal(t):
         if t.precision > _SPARK_DECIMAL_DIGITS:
             raise UnsupportedTypeError(
@@ -110,16 +128,20 @@ def spark_arrow_type(t: pa.DataType, path: str) -> pa.DataType:
         return pa.timestamp("us", tz=_UTC if t.tz is not None else None)
     if types.is_list(t) or types.is_large_list(t) or types.is_fixed_size_list(t):
         item = t.value_field
-        inner = spark_arrow_type(item.type, f"{path}[]")
+        inner = spark_arrow_type(item.type, f"{path}[]", unsigned=unsigned)
         return pa.list_(pa.field("element", inner, nullable=item.nullable))
     if types.is_map(t):
-        key = spark_arrow_type(t.key_type, f"{path}.<key>")
-        value = spark_arrow_type(t.item_type, f"{path}.<value>")
+        key = spark_arrow_type(t.key_type, f"{path}.<key>", unsigned=unsigned)
+        value = spark_arrow_type(t.item_type, f"{path}.<value>", unsigned=unsigned)
         return pa.map_(key, pa.field("value", value, nullable=t.item_field.nullable))
     if types.is_struct(t):
         return pa.struct(
             [
-                pa.field(f.name, spark_arrow_type(f.type, f"{path}.{f.name}"), nullable=f.nullable)
+                pa.field(
+                    f.name,
+                    spark_arrow_type(f.type, f"{path}.{f.name}", unsigned=unsigned),
+                    nullable=f.nullable,
+                )
                 for f in ct.fields_of(t)
             ]
         )
@@ -152,6 +174,35 @@ def conform_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowIndexError) as error:
             raise UnsupportedTypeError(
                 f"column {name!r} ({column.type}) cannot be held as Spark's {want.type}: {error}"
+            ) from None
+    return pa.RecordBatch.from_arrays(columns, schema=target)
+
+
+def align_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    """``batch`` (Spark's types) in the table schema ``target``: its columns in
+    ``target``'s order and types (matched by name ignoring case; the types are safe
+    upcasts, checked by :func:`.schemamerge.resolve_schema`), nulls where it has none.
+
+    Raises:
+        UnsupportedTypeError: a value the table's type cannot hold (a ``uint64``
+            beyond the long's range), naming the column.
+    """
+    if batch.schema.equals(target):
+        return batch
+    index = {name.lower(): i for i, name in enumerate(batch.schema.names)}
+    columns = []
+    for want in target:
+        at = index.get(want.name.lower())
+        if at is None:
+            columns.append(pa.nulls(batch.num_rows, type=want.type))
+            continue
+        column = batch.column(at)
+        try:
+            columns.append(column if column.type.equals(want.type) else column.cast(want.type))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
+            raise UnsupportedTypeError(
+                f"column {want.name!r} ({column.type}) cannot be held as the table's "
+                f"{want.type}: {error}"
             ) from None
     return pa.RecordBatch.from_arrays(columns, schema=target)
 

@@ -4,6 +4,12 @@ The table is the one Spark's data source writes for the same rows: the same
 splits (:class:`~indextables.search.write.splitwriter.SplitWriter`, as one Spark
 write task), the same schema JSON, partition value strings, configuration and
 commit, and the same checks before any row is indexed (:mod:`.writeplan`).
+
+Modes are delta-rs's and Spark's ``SaveMode``s: ``"error"`` (Spark's
+``errorifexists``) refuses a table that exists, ``"ignore"`` then writes nothing,
+``"append"`` (the default, see docs/search.md "Writing tables") adds rows,
+``"overwrite"`` replaces them. Appends take safe upcasts of the table's types,
+and ``schema_mode="merge"`` adds new columns (:mod:`.schemamerge`).
 """
 
 from __future__ import annotations
@@ -17,11 +23,17 @@ from typing import Any
 import pyarrow as pa
 
 from indextables.search import oplog
-from indextables.search.errors import ArgumentError, OptionError
+from indextables.search.errors import ArgumentError, OptionError, TableExistsError
 from indextables.search.options import lower_keys
 from indextables.search.schema.schemajson import spark_json
-from indextables.search.table.tableaccess import commit_write
-from indextables.search.write.arrowinput import as_reader, conform_batch, spark_arrow_schema
+from indextables.search.storeoptions import with_storage_options
+from indextables.search.table.tableaccess import commit_write, load_head, table_exists
+from indextables.search.write.arrowinput import (
+    align_batch,
+    as_reader,
+    conform_batch,
+    spark_arrow_schema,
+)
 from indextables.search.write.parallelwrite import (
     check_workers,
     default_workers,
@@ -32,7 +44,8 @@ from indextables.search.write.writeplan import plan_table_write, split_writer
 __all__ = ["WriteResult", "write_table"]
 
 _LOG = logging.getLogger(__name__)
-_MODES = ("append", "overwrite")
+_MODES = ("error", "ignore", "append", "overwrite")
+_SCHEMA_MODES = (None, "merge")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +69,10 @@ def write_table(
     data: Any,
     *,
     mode: str = "append",
+    schema_mode: str | None = None,
     partition_by: Sequence[str] | str = (),
     options: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
     workers: int | None = None,
 ) -> WriteResult:
     """Write ``data`` to the table at ``uri`` in one commit (creating the table if needed).
@@ -68,11 +83,24 @@ def write_table(
             ``RecordBatchReader``, a pandas or Polars DataFrame, or any object with
             ``__arrow_c_stream__``. Types are taken as Spark's ``createDataFrame``
             takes Arrow data (see docs/search.md, "Writing tables").
-        mode: ``"append"`` adds the rows; ``"overwrite"`` replaces the table's rows.
+        mode: ``"append"`` (the default) adds the rows; ``"overwrite"`` replaces the
+            table's rows; ``"error"`` raises :class:`TableExistsError` when the table
+            has a committed version; ``"ignore"`` then writes nothing (and returns the
+            table's version, no files, no rows). The data is not read in those cases.
+        schema_mode: None (the default): the data's columns must be the table's, each
+            of its type or a safe upcast of it (wider integers, float to double, wider
+            decimals); ``"merge"``: columns the table lacks are added to its schema
+            (in the same commit; older versions keep the old schema, their splits
+            read the new columns as null) and nullable table columns the data lacks
+            are written as nulls.
         partition_by: partition columns (as ``partitionBy``); an existing table's
             partitioning is kept and may not be contradicted.
         options: write options, as for ``df.write.format("indextables")``
-            (``spark.indextables.indexing.*``, ``indexWriter.*``, store options).
+            (``spark.indextables.indexing.*``, ``indexWriter.*``, store options as
+            ``storage.<name>``).
+        storage_options: store options by their names (``region``,
+            ``endpoint_url``...: docs/storage.md), as delta-rs and the admin API take
+            them; the same as ``options`` with ``storage.<name>`` keys.
         workers: how many writers index the rows at once, each into its own
             splits (threads of this process, each with its own Tantivy writer:
             see :mod:`.parallelwrite`); None (the default) takes option
@@ -82,23 +110,36 @@ def write_table(
 
     Raises:
         ArgumentError: an argument of the wrong type or value.
-        OptionError: an unknown or bad option, partitioning or schema that does not fit.
+        TableExistsError: ``mode="error"`` and the table exists.
+        OptionError: an unknown or bad option, partitioning that does not fit.
+        SchemaMismatchError: (an ``OptionError``) columns that do not fit the table's.
         DuplicateColumnError: names equal but for case.
         UnsupportedTypeError: a column of a type Spark or the index cannot hold.
     """
-    opts = _options(uri, mode, partition_by, options)
+    opts = with_storage_options(_options(uri, mode, partition_by, options), storage_options)
+    if schema_mode not in _SCHEMA_MODES:
+        raise ArgumentError(f"schema_mode={schema_mode!r} must be None or 'merge'")
     if workers is not None:
         check_workers(workers)
+    if mode in ("error", "ignore") and table_exists(uri, opts):
+        version = load_head(uri, opts).version
+        if mode == "error":
+            raise TableExistsError(
+                f"{uri!r} is already a table (version {version}); write with "
+                'mode="append" or "overwrite", or "ignore" to leave it as it is'
+            )
+        return WriteResult(version=version, files_added=0, rows=0)
     reader = as_reader(data)
-    target = spark_arrow_schema(reader.schema)
-    plan = plan_table_write(uri, opts, target)
+    given = spark_arrow_schema(reader.schema, unsigned=True)
+    plan = plan_table_write(uri, opts, given, upcast=True, merge_schema=schema_mode == "merge")
+    target = plan.schema
     if plan.on_write.enabled and not plan.on_write.deferred:
         raise OptionError(
             "mergeOnWrite/purgeOnWrite run only after Spark writes; write_table does not "
             "run them (run MERGE SPLITS / PURGE INDEXTABLE afterwards, or set "
             "spark.indextables.onWrite.deferred=true)"
         )
-    counted = _Counted(reader, target)
+    counted = _Counted(reader, given, target)
     threads = workers or plan.write_options.threads or default_workers()
     adds = write_parallel(counted, functools.partial(split_writer, plan), workers=threads)
     version = commit_write(
@@ -110,6 +151,7 @@ def write_table(
         overwrite=mode == "overwrite",
         read_version=plan.read_version,
         configuration=plan.configuration,
+        evolve_schema=bool(plan.added_columns),
     )
     oplog.note(rows=counted.rows, splits_written=len(adds), bytes_written=sum(a.size for a in adds))
     oplog.note_version(version)
@@ -145,12 +187,13 @@ def _options(
 class _Counted:
     """The reader's batches in Spark's types, counting rows as they pass."""
 
-    def __init__(self, reader: pa.RecordBatchReader, target: pa.Schema) -> None:
+    def __init__(self, reader: pa.RecordBatchReader, given: pa.Schema, target: pa.Schema) -> None:
         self.reader = reader
+        self.given = given
         self.target = target
         self.rows = 0
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         for batch in self.reader:
             self.rows += batch.num_rows
-            yield conform_batch(batch, self.target)
+            yield align_batch(conform_batch(batch, self.given), self.target)

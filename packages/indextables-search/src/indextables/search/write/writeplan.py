@@ -29,6 +29,7 @@ from indextables.search.schema.mapping import FieldSpec, field_specs
 from indextables.search.schema.partitionvalues import check_partition_types
 from indextables.search.schema.schemajson import arrow_schema
 from indextables.search.table.tableaccess import TableView
+from indextables.search.write.schemamerge import resolve_schema
 from indextables.search.write.splitwriter import SplitWriter
 
 __all__ = ["TableWritePlan", "check_case_unique", "plan_table_write", "split_writer"]
@@ -48,6 +49,8 @@ class TableWritePlan:
         read_version: the table version the write was planned against (None for
             a new table); an overwrite removes exactly that version's files.
         on_write: merge-on-write / purge-on-write settings.
+        added_columns: columns the write adds to an existing table's schema
+            (``schema_mode="merge"``); ``schema`` then is the new table schema.
     """
 
     uri: str
@@ -58,6 +61,7 @@ class TableWritePlan:
     configuration: Mapping[str, str]
     read_version: int | None = None
     on_write: OnWriteOptions = field(default_factory=OnWriteOptions)
+    added_columns: tuple[str, ...] = ()
 
 
 def split_writer(plan: TableWritePlan) -> SplitWriter:
@@ -78,8 +82,21 @@ def split_writer(plan: TableWritePlan) -> SplitWriter:
     )
 
 
-def plan_table_write(uri: str, options: Mapping[str, str], schema: pa.Schema) -> TableWritePlan:
+def plan_table_write(
+    uri: str,
+    options: Mapping[str, str],
+    schema: pa.Schema,
+    *,
+    upcast: bool = False,
+    merge_schema: bool = False,
+) -> TableWritePlan:
     """Validate a write of ``schema`` against the options and the existing table, if any.
+
+    By default an existing table's columns must be exactly the data's. With
+    ``upcast`` (``write_table``) the data may hold safe upcasts of the table's
+    types and the plan's schema is the table's (:mod:`.schemamerge`); with
+    ``merge_schema`` too, new columns are added and missing nullable ones written
+    as nulls.
 
     Raises:
         OptionError: bad option keys or values, partitioning that contradicts the
@@ -112,14 +129,25 @@ def plan_table_write(uri: str, options: Mapping[str, str], schema: pa.Schema) ->
     merged.update(lower_keys(options))
     write = parse_write(merged)
     on_write = parse_on_write(options)
-    if existing is not None:
+    added: tuple[str, ...] = ()
+    if existing is not None and (upcast or merge_schema):
+        write = _check_partitioning(write, existing)
+        resolution = resolve_schema(
+            arrow_schema(existing.schema_json),
+            schema,
+            merge=merge_schema,
+            partition_columns=existing.partition_columns,
+            uri=uri,
+        )
+        schema, added = resolution.schema, resolution.added
+    elif existing is not None:
         write = _check_against_table(write, existing, schema)
     _check_partitions(write.partition_columns, schema)
     specs = field_specs(schema, parse_indexing(merged), partition_columns=write.partition_columns)
     configuration = {k: v for k, v in merged.items() if k.startswith(INDEXING)}
     read_version = existing.version if existing is not None else None
     return TableWritePlan(
-        uri, dict(options), schema, specs, write, configuration, read_version, on_write
+        uri, dict(options), schema, specs, write, configuration, read_version, on_write, added
     )
 
 
@@ -171,13 +199,18 @@ def _check_partitions(columns: tuple[str, ...], schema: pa.Schema) -> None:
     check_partition_types(columns, schema)
 
 
-def _check_against_table(write: WriteOptions, table: TableView, schema: pa.Schema) -> WriteOptions:
+def _check_partitioning(write: WriteOptions, table: TableView) -> WriteOptions:
     asked = write.partition_columns
     if asked and tuple(asked) != table.partition_columns:
         raise OptionError(
             f"partitionBy={','.join(asked)} differs from the table's partition columns "
             f"({','.join(table.partition_columns) or 'none'}) at {table.uri}"
         )
+    return replace(write, partition_columns=table.partition_columns)
+
+
+def _check_against_table(write: WriteOptions, table: TableView, schema: pa.Schema) -> WriteOptions:
+    write = _check_partitioning(write, table)
     existing = arrow_schema(table.schema_json)
     have = {f.name.lower(): ct.type_name(f.type) for f in existing}
     given = {f.name.lower(): ct.type_name(f.type) for f in schema}
@@ -186,4 +219,4 @@ def _check_against_table(write: WriteOptions, table: TableView, schema: pa.Schem
             f"the DataFrame's columns {sorted(given.items())} do not match the table's "
             f"{sorted(have.items())} at {table.uri}"
         )
-    return replace(write, partition_columns=table.partition_columns)
+    return write
