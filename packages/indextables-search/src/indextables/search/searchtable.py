@@ -278,7 +278,7 @@ class SearchTable:
             ArgumentError: an argument of the wrong type or an unknown column; an
                 ``order_by`` key that is unknown, has no fast field or a bad
                 direction; ``order_by`` without ``limit`` or above the maximum.
-            CompanionError: ``order_by="_score"`` or ``highlight`` on a companion index.
+            CompanionError: ``order_by="_score"`` on a companion index.
             QuerySyntaxError, FieldKindError: a query that does not parse, or a
                 search on a column of the wrong kind.
         """
@@ -499,7 +499,11 @@ class SearchTable:
                 )
             output = pa.schema([*output, score_field()])
         marked = parse_highlight(
-            highlight, snippet_chars, schema=self._schema, fields=view_fields(self._view)
+            highlight,
+            snippet_chars,
+            schema=self._schema,
+            fields=view_fields(self._view),
+            text_from_source=self._companion_root is not None,
         )
         if marked is not None:
             output = pa.schema([*output, *marked.fields()])

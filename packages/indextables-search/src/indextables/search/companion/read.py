@@ -53,6 +53,7 @@ from indextables.search.errors import CompanionError, CompanionSourceError, Stal
 from indextables.search.query.conditions import Condition
 from indextables.search.query.searchoptions import SearchSpec, whole_second_dates
 from indextables.search.query.tantivyquery import fully_indexed_columns
+from indextables.search.read.snippets import Highlight, Snippets
 from indextables.search.read.splitreader import (
     BATCH_ROWS,
     SplitEntry,
@@ -88,14 +89,45 @@ def read_companion_split(
     root: str,
     options: Mapping[str, str] | None = None,
     threads: PageThreads = "auto",
+    highlight: Highlight | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The rows of one companion split that match, as batches of ``schema``.
 
     ``root`` is the source table root the manifest's relative paths resolve against;
     ``options`` the table's options (their storage options reach a source on object
     storage: :mod:`.sourceio`); ``threads`` the ``read.companionThreads`` option
-    (:mod:`.pagethreads`).
+    (:mod:`.pagethreads`); ``highlight``: snippet columns appended, from the text the
+    source's Parquet holds (read for them when ``schema`` lacks the column).
     """
+    batches = _matching(
+        directory, entry, schema, search=search, conditions=conditions, root=root,
+        options=options, threads=threads, highlight=highlight,
+    )  # fmt: skip
+    for batch, snippets in batches:
+        if snippets is None or highlight is None:
+            yield batch
+            continue
+        texts = [batch.column(name) for name in highlight.columns]
+        columns = [batch.column(f.name) for f in schema]
+        fields = [*schema, *snippets.fields]
+        found = snippets.columns_from_text(texts)
+        yield pa.RecordBatch.from_arrays([*columns, *found], schema=pa.schema(fields))
+
+
+def _matching(
+    directory: str,
+    entry: SplitEntry,
+    schema: pa.Schema,
+    *,
+    search: SearchSpec,
+    conditions: Sequence[Condition],
+    root: str,
+    options: Mapping[str, str] | None,
+    threads: PageThreads,
+    highlight: Highlight | None,
+) -> Iterator[tuple[pa.RecordBatch, Snippets | None]]:
+    """The matching rows as batches of ``schema`` widened by the highlighted columns it
+    lacks, each with the split's snippet generators (None without ``highlight``)."""
     workers = page_workers(threads)
     manifest = split_manifest(directory)
     hashed = {
@@ -119,6 +151,13 @@ def read_companion_split(
         index, fields, search, conditions, fully_indexed_columns(entry.split_tags), traits,
         whole_second_dates(schema),
     )  # fmt: skip
+    snippets = None
+    if highlight is not None:
+        names = {key: spec.name for key, spec in fields.items()}
+        snippets = Snippets(searcher, index, query or tantivy.Query.all_query(), highlight, names)
+        present = set(schema.names)
+        extra = [pa.field(c, pa.string()) for c in highlight.columns if c not in present]
+        schema = pa.schema([*schema, *extra])
     filesystem, base = source_filesystem(root, options)
     reader = _FileRows(manifest, filesystem, base, schema, entry.partition_values, workers=workers)
     if query is None and searcher.num_docs < manifest.total_rows:
@@ -126,7 +165,8 @@ def read_companion_split(
         query = tantivy.Query.all_query()
     if query is None:
         for number in range(len(manifest.parquet_files)):
-            yield from reader.whole_file(number)
+            for batch in reader.whole_file(number):
+                yield batch, snippets
         return
     hits = searcher.search(query, limit=searcher.num_docs, count=False).hits
     addresses = sorted((a for _, a in hits), key=lambda a: (a.segment_ord, a.doc))
@@ -142,7 +182,7 @@ def read_companion_split(
             part = located[offset : min(stop, offset + BATCH_ROWS)]
             take = pa.array([position for _, _, position in part], pa.int64())
             given = {name: array.take(take) for name, array in values.items()}
-            yield reader.rows(number, [row for _, row, _ in part], given=given)
+            yield reader.rows(number, [row for _, row, _ in part], given=given), snippets
         start = stop
 
 

@@ -45,11 +45,11 @@ def read_any_split(
     """The matching rows of one unbundled split (see the module docstring);
     ``docstore_threads``, ``cache_session``, ``scoring``, ``ordering`` and
     ``highlight`` as :func:`read_split`'s (a companion split ignores ``ordering``: its caller orders
-    every hit).
+    every hit; its snippets come from the source's text).
 
     Raises:
         CompanionError: a companion split of a table that is not a companion index,
-            or ``scoring`` or ``highlight`` asked of a companion split.
+            or ``scoring`` asked of a companion split.
     """
     if not os.path.exists(os.path.join(directory, COMPANION_MANIFEST)):
         yield from read_split(
@@ -65,12 +65,6 @@ def read_any_split(
             highlight=highlight,
         )
         return
-    if highlight is not None:
-        raise CompanionError(
-            f"split {entry.ref.path} is a companion split: highlight is not available "
-            "on companion indexes (their text is in the source's Parquet files, which "
-            "Tantivy's snippet generator does not read)"
-        )
     if scoring is not None:
         raise CompanionError(
             f"split {entry.ref.path} is a companion split: ordering by _score is not "
@@ -84,5 +78,5 @@ def read_any_split(
         )
     yield from read_companion_split(
         directory, entry, schema, search=search, conditions=conditions, root=companion_root,
-        options=companion_options, threads=companion_threads,
+        options=companion_options, threads=companion_threads, highlight=highlight,
     )  # fmt: skip

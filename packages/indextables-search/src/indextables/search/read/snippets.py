@@ -7,6 +7,11 @@ as ``to_html()`` renders it (matched terms in ``<b>...</b>``, the rest
 HTML-escaped). A row whose value is null has a null snippet; a row the query's
 terms do not reach in that field (it matched through another field) has ``""``.
 The generator is built per split, from that split's term statistics.
+
+A companion split stores no text: its values are read from the source's Parquet
+and handed to the same generator (:meth:`Snippets.columns_from_text`), which
+tokenizes them with the field's analyzer, so a companion's snippets are those a
+split holding the same rows would give.
 """
 
 from __future__ import annotations
@@ -60,8 +65,12 @@ def parse_highlight(
     *,
     schema: pa.Schema,
     fields: Mapping[str, Any],
+    text_from_source: bool = False,
 ) -> Highlight | None:
     """The :class:`Highlight` of a search's ``highlight``/``snippet_chars`` arguments.
+
+    ``text_from_source``: a companion index, whose text columns are read from the
+    source's Parquet (an indexed text field need not be stored).
 
     Raises:
         ArgumentError: not a list of column names, an unknown column, one that is
@@ -91,7 +100,11 @@ def parse_highlight(
                 f"(columns: {', '.join(schema.names)})"
             )
         spec = fields.get(arrow_field.name.lower())
-        if spec is None or spec.kind is not FieldKind.TEXT or not spec.stored:
+        if (
+            spec is None
+            or spec.kind is not FieldKind.TEXT
+            or not (spec.stored or (text_from_source and spec.indexed))
+        ):
             raise ArgumentError(
                 f"highlight names {arrow_field.name!r}, which is not a stored text "
                 "(tokenized) column: snippets come from a text field's stored value "
@@ -145,4 +158,20 @@ class Snippets:
                 for doc in docs
             ]
             out.append(pa.array(values, pa.string()))
+        return out
+
+    def columns_from_text(self, texts: Sequence[pa.Array]) -> list[pa.Array]:
+        """The snippet columns of rows whose text is given (one array per highlighted
+        column, in order: a companion's values, read from the source's Parquet)."""
+        out = []
+        for name, generator, values in zip(self._names, self._generators, texts, strict=True):
+            snippets: list[str | None] = []
+            for value in values.to_pylist():
+                if value is None:
+                    snippets.append(None)
+                    continue
+                doc = tantivy.Document()
+                doc.add_text(name, value)
+                snippets.append(generator.snippet_from_doc(doc).to_html())
+            out.append(pa.array(snippets, pa.string()))
         return out
