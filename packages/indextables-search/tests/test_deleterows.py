@@ -287,3 +287,10 @@ def test_merge_splits_after_a_delete_keeps_the_rows_deleted(
     assert table.count() == len(left)
     assert sorted(table.search(columns=["id"]).column("id").to_pylist()) == left
     assert table.count(query="level:WARN") == 0
+
+
+def test_the_documented_example_runs(tmp_path: Path) -> None:
+    from docexample import run_example
+
+    lines = run_example("Deleting rows", tmp_path).strip().splitlines()
+    assert lines == ["1 1 2", "2 3"]
