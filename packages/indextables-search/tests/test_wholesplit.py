@@ -312,3 +312,21 @@ def test_to_polars_reads_the_rows_polars_keeps(tmp_path: Path) -> None:
     frame = pl.from_arrow(data.select(["id", "s", "i32"]))
     expected = frame.filter(pl.col("i32") > 0).sort("id")
     assert got.to_dicts() == expected.to_dicts()
+
+
+@pytest.mark.parametrize("mode", ["required", "all"])
+def test_a_projection_reads_the_same_rows_as_the_whole_table(tmp_path: Path, mode: str) -> None:
+    """Only the asked columns are read from the copy: each projection equals those columns
+    of the whole read, which equals the written rows."""
+    uri, data = _written(tmp_path, 41, mode, appends=2)
+    table = open_table(uri)
+    whole = table.to_arrow()
+    expected = data.take(whole.column("id").combine_chunks()).select(whole.column_names)
+    typed = [c.cast(f.type) for c, f in zip(expected.columns, whole.schema, strict=True)]
+    assert _bits(whole, one_nan=True).equals(
+        _bits(pa.table(typed, schema=whole.schema), one_nan=True)
+    )
+    rng = random.Random(41)
+    for _ in range(6):
+        names = rng.sample(whole.column_names, rng.randint(1, 4))
+        assert _bits(table.to_arrow(columns=names)).equals(_bits(whole.select(names))), names

@@ -383,8 +383,18 @@ def _scan_rows(
     from stored documents.
     """
     partitions = {k.lower(): v for k, v in entry.partition_values.items()}
+    wanted = {
+        f.name.lower()
+        for f in schema
+        if f.name.lower() not in partitions and _stored(fields, f.name.lower()) and copy.has(f.name)
+    }
+    # Only the asked columns are read (a column is decompressed only when included);
+    # one column at least, for the batches' row counts.
+    included = sorted(copy.columns[k] for k in wanted) or [0]
+    options = pa.ipc.IpcReadOptions(included_fields=included)
     with pa.memory_map(copy.path) as source:
-        reader = pa.ipc.open_file(source)
+        reader = pa.ipc.open_file(source, options=options)
+        place = {n.lower(): i for i, n in enumerate(reader.schema.names)}
         for number in range(reader.num_record_batches):
             batch = reader.get_batch(number)
             arrays = []
@@ -392,8 +402,10 @@ def _scan_rows(
                 key = arrow_field.name.lower()
                 if key in partitions:
                     column = partition_column(partitions[key], arrow_field.type, batch.num_rows)
-                elif _stored(fields, key) and copy.has(key):
-                    column = batch.column(copy.columns[key]).cast(arrow_field.type)
+                elif key in wanted:
+                    column = batch.column(place[key])
+                    if column.type != arrow_field.type:
+                        column = column.cast(arrow_field.type)
                 else:
                     column = pa.nulls(batch.num_rows, type=arrow_field.type)
                 arrays.append(column)
