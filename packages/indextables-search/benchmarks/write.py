@@ -32,6 +32,12 @@ and by re-indexing the rows (the path kept for splits without an Arrow copy),
 each in rows/s against the write rate, with where the segment merge's time
 goes, and a count and a search on each merged table (many segments vs one).
 
+``--tokenize-only``: the segment writer's first stage alone (``write/segwriter``, not a
+write path yet): the tokens of every text and string column of the rows by its Cython
+kernel and by its pure twin, against tantivy-py's own analyzers over the same values
+(``pre_tokenize`` per value) and the whole bare tantivy-py pipeline above, in rows per
+CPU-second.
+
 ``--docstore-block-size N`` writes every split (ours, the floor's index, the merges'
 sources) with ``indexWriter.docStoreBlockSize=N``.
 
@@ -62,6 +68,7 @@ from logdata import OPTIONS, chunks, set_block_size
 from indextables.protocol.splitbundle import parse_split_footer
 from indextables.search import open_table, write_table
 from indextables.search.options import DEFAULT_ARROW_COPY, parse_indexing, parse_write
+from indextables.search.schema import tokenizers
 from indextables.search.schema.mapping import (
     ROW_KEY_FIELD,
     FieldKind,
@@ -70,6 +77,7 @@ from indextables.search.schema.mapping import (
 )
 from indextables.search.table.tableaccess import load_view
 from indextables.search.write.parallelwrite import default_workers
+from indextables.search.write.segwriter import analyzer_for, impl, tokenize
 
 ARROW_COPY = "spark.indextables.indexWriter.arrowCopy"
 FEED = "spark.indextables.indexWriter.feed"
@@ -291,12 +299,89 @@ def merge_figures(batches: Sequence[pa.RecordBatch], count: int, root: str) -> N
                 print(f"          {name.strip():<20} {got[name]:7.2f} s of {got['merge']:.2f} s")
 
 
+def _token_runs(batches: Sequence[pa.RecordBatch]) -> dict[str, Callable[[str], None]]:
+    """The tokenizer runs of :func:`tokenize_figures`, keyed by label."""
+    specs = field_specs(batches[0].schema, parse_indexing(OPTIONS))
+    fields = []
+    for spec in specs:
+        if spec.kind in (FieldKind.TEXT, FieldKind.STRING):
+            name = spec.tokenizer_name if spec.kind is FieldKind.TEXT else "raw"
+            analyzer = analyzer_for(name or "raw")
+            if analyzer is not None:
+                fields.append((spec.name, name or "raw", analyzer))
+    columns = [(name, [b.column(name) for b in batches]) for name, _, _ in fields]
+
+    def kernel(twin: str) -> Callable[[str], None]:
+        def run(_: str) -> None:
+            previous = os.environ.get(impl.IMPL_ENV)
+            os.environ[impl.IMPL_ENV] = twin
+            try:
+                for (name, chunk_list), (_, _, analyzer) in zip(columns, fields, strict=True):
+                    for chunk in chunk_list:
+                        tokenize(chunk, analyzer, name=name)
+            finally:
+                if previous is None:
+                    del os.environ[impl.IMPL_ENV]
+                else:
+                    os.environ[impl.IMPL_ENV] = previous
+
+        return run
+
+    oracles = []
+    for name, tokenizer, _ in fields:
+        base, limit = tokenizers.split_limit(tokenizer)
+        oracles.append(
+            (
+                name,
+                tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw()).build()
+                if base == "raw"
+                else tokenizers.analyzer(base or "default", limit),
+            )
+        )
+
+    def reference(_: str) -> None:
+        for name, oracle in oracles:
+            for batch in batches:
+                pre_tokenize = oracle.pre_tokenize
+                for value in batch.column(name).to_pylist():
+                    if value is not None:
+                        pre_tokenize(value).tokens  # noqa: B018 - the tokens are what it costs
+
+    return {
+        "segwriter cython": kernel("cython"),
+        "segwriter python": kernel("python"),
+        "tantivy analyzers": reference,
+        "tantivy floor": floor(batches),
+    }
+
+
+def tokenize_figures(batches: Sequence[pa.RecordBatch], repeat: int, root: str) -> None:
+    """Rows per CPU-second of the segment writer's tokenizer against tantivy-py's."""
+    rows = sum(b.num_rows for b in batches)
+    print(f"tokens of the text and string columns, {rows:,} log rows, median of {repeat}:")
+    rates = {}
+    for label, (wall, cpu) in timed_rounds(_token_runs(batches), repeat, root).items():
+        rates[label] = rows / cpu
+        print(
+            f"  {label:<18} {rows / cpu:>12,.0f} rows per CPU-second ({cpu:6.2f} s, "
+            f"wall {wall:6.2f} s)",
+            flush=True,
+        )
+    ours_rate = rates["segwriter cython"]
+    print(
+        f"  CPU : cython / tantivy analyzers = {ours_rate / rates['tantivy analyzers']:.2f}x, "
+        f"cython / python twin = {ours_rate / rates['segwriter python']:.2f}x, "
+        f"our tokens cost {rates['tantivy floor'] / ours_rate:.1%} of the floor's CPU"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--merge-splits", type=int, default=20)
     parser.add_argument("--merge-only", action="store_true")
+    parser.add_argument("--tokenize-only", action="store_true")
     parser.add_argument(
         "--docstore-block-size",
         type=int,
@@ -310,6 +395,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     set_block_size(args.docstore_block_size)
     batches = list(chunks(0, args.rows))
     print(f"doc-store block size: {parse_write(OPTIONS).docstore_block_size:,} bytes")
+    if args.tokenize_only:
+        with tempfile.TemporaryDirectory(prefix="indextables-bench-tokens-") as root:
+            tokenize_figures(batches, args.repeat, root)
+        return 0
     if args.merge_only:
         with tempfile.TemporaryDirectory(prefix="indextables-bench-merge-") as root:
             merge_figures(batches, args.merge_splits, root)

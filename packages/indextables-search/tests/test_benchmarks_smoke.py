@@ -105,6 +105,19 @@ def test_write(tmp_path: Path) -> None:
     )
 
 
+def test_write_tokenize_only(tmp_path: Path) -> None:
+    out = _run("write.py", "--rows", ROWS, "--repeat", "1", "--tokenize-only", tmp_path=tmp_path)
+    _has(
+        out,
+        r"^tokens of the text and string columns, 2,000 log rows, median of 1:$",
+        rf"^  segwriter cython +{_FIGURE} rows per CPU-second",
+        rf"^  segwriter python +{_FIGURE} rows per CPU-second",
+        rf"^  tantivy analyzers +{_FIGURE} rows per CPU-second",
+        rf"^  tantivy floor +{_FIGURE} rows per CPU-second",
+        rf"^  CPU : cython / tantivy analyzers = {_FIGURE}x",
+    )
+
+
 def test_arrowcopy(tmp_path: Path) -> None:
     out = _run("arrowcopy.py", "--rows", ROWS, "--repeat", "1", tmp_path=tmp_path)
     _has(
