@@ -24,7 +24,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -38,26 +37,26 @@ from logdata import OPTIONS, chunks
 BIG = 20_000_000
 NEEDLE_WORD = "needlezz"
 EXACT_SQL = "host = 'host-42'"
+COPY_KEY = "spark.indextables.indexWriter.arrowCopy"
 
 
-def _tables(root: str, rows: int) -> tuple[str, str]:
-    """The IndexTables and Delta tables of ``rows`` log rows under ``root`` (written once)."""
+def _tables(root: str, rows: int, arrow_copy: str | None) -> tuple[str, str]:
+    """The IndexTables and Delta tables of ``rows`` log rows under ``root`` (written once;
+    ``arrow_copy``: the ``indexWriter.arrowCopy`` mode, None for the default)."""
     import deltalake
     import pyarrow as pa
 
     from indextables.search import write_table
 
-    ours, delta = (
-        os.path.join(root, f"scan-{rows}-indextables"),
-        os.path.join(root, f"scan-{rows}-delta"),
-    )
-    if not os.path.isdir(ours) or not os.path.isdir(delta):
-        shutil.rmtree(ours, ignore_errors=True)
-        shutil.rmtree(delta, ignore_errors=True)
-        schema = next(chunks(0, 1)).schema
-        write_table(
-            ours, pa.RecordBatchReader.from_batches(schema, chunks(0, rows)), options=OPTIONS
-        )
+    mode = arrow_copy or "default"
+    ours = os.path.join(root, f"scan-{rows}-indextables-{mode}")
+    delta = os.path.join(root, f"scan-{rows}-delta")
+    schema = next(chunks(0, 1)).schema
+    if not os.path.isdir(ours):
+        options = {**OPTIONS, **({COPY_KEY: arrow_copy} if arrow_copy else {})}
+        rows_in = pa.RecordBatchReader.from_batches(schema, chunks(0, rows))
+        write_table(ours, rows_in, options=options)
+    if not os.path.isdir(delta):
         deltalake.write_deltalake(delta, pa.RecordBatchReader.from_batches(schema, chunks(0, rows)))
     return ours, delta
 
@@ -82,7 +81,7 @@ def _figure(
     }
 
 
-def run(root: str, rows: int, repeat: int) -> dict[str, Any]:
+def run(root: str, rows: int, repeat: int, arrow_copy: str | None = None) -> dict[str, Any]:
     import deltalake
     import duckdb
     import polars as pl
@@ -91,12 +90,13 @@ def run(root: str, rows: int, repeat: int) -> dict[str, Any]:
     from indextables.search.options import DEFAULT_SPLIT_THREADS
     from indextables.search.polars import scan_indextables
 
-    ours_uri, delta_uri = _tables(root, rows)
+    ours_uri, delta_uri = _tables(root, rows, arrow_copy)
     table = open_table(ours_uri)
     delta = deltalake.DeltaTable(delta_uri)
     print(
         f"full scans, {rows:,} log rows ({len(table.files)} splits, read.splitThreads "
-        f"{DEFAULT_SPLIT_THREADS}), median of {repeat} warm runs:",
+        f"{DEFAULT_SPLIT_THREADS}, indexWriter.arrowCopy {arrow_copy or 'default'}), "
+        f"median of {repeat} warm runs:",
         flush=True,
     )
     figures: list[dict[str, Any]] = []
@@ -164,6 +164,7 @@ def run(root: str, rows: int, repeat: int) -> dict[str, Any]:
         "rows": rows,
         "splits": len(table.files),
         "split_threads": DEFAULT_SPLIT_THREADS,
+        "arrow_copy": arrow_copy or "default",
         "repeat": repeat,
         "cores": os.cpu_count(),
         "load_average": list(os.getloadavg()),
@@ -178,14 +179,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     found.set_defaults(rows=200_000)
     found.add_argument("--big", action="store_true", help=f"{BIG:,} rows")
     found.add_argument("--json", default=None, help="also write the figures as JSON here")
+    found.add_argument(
+        "--arrow-copy",
+        choices=("required", "numeric", "all"),
+        default=None,
+        help="write the table with this indexWriter.arrowCopy mode (default: the engine's)",
+    )
     args = found.parse_args(argv)
     rows = BIG if args.big else args.rows
     if args.path is None:
         with tempfile.TemporaryDirectory(prefix="indextables-bench-scan-") as root:
-            result = run(root, rows, args.repeat)
+            result = run(root, rows, args.repeat, args.arrow_copy)
     else:
         os.makedirs(args.path, exist_ok=True)
-        result = run(args.path, rows, args.repeat)
+        result = run(args.path, rows, args.repeat, args.arrow_copy)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump(result, out, indent=2)

@@ -183,7 +183,8 @@ def test_scan(tmp_path: Path) -> None:
     out = _run("scan.py", *args, tmp_path=tmp_path)
     _has(
         out,
-        rf"^full scans, 2,000 log rows \({_FIGURE} splits, read\.splitThreads {_FIGURE}\)",
+        rf"^full scans, 2,000 log rows \({_FIGURE} splits, read\.splitThreads {_FIGURE}, "
+        r"indexWriter\.arrowCopy default\)",
         rf"^to_arrow\(\), every column +indextables +{_FIGURE} ms .* pl\.read_delta +{_FIGURE} ms"
         rf".* speed vs baseline = +{_FIGURE}x +results 2000 / 2000$",
         r"^polars str\.contains vs query= .* results (\d+) / \1$",
