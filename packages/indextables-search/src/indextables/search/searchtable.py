@@ -401,10 +401,11 @@ class SearchTable:
         return self.search(columns=columns, where=where)
 
     def to_polars(self, columns: Sequence[str] | None = None, where: str | None = None) -> Any:
-        """The table's rows (those ``where`` keeps) as a Polars DataFrame (needs ``polars``)."""
+        """The table's rows (those ``where`` keeps) as a Polars DataFrame (needs ``polars``),
+        its columns in the chunks they were read in (joining them costs a copy)."""
         import polars as pl
 
-        return pl.from_arrow(self.to_arrow(columns=columns, where=where))
+        return pl.from_arrow(self.to_arrow(columns=columns, where=where), rechunk=False)
 
     def to_pandas(self, columns: Sequence[str] | None = None, where: str | None = None) -> Any:
         """The table's rows (those ``where`` keeps) as a pandas DataFrame."""
