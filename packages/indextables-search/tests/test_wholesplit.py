@@ -330,3 +330,21 @@ def test_a_projection_reads_the_same_rows_as_the_whole_table(tmp_path: Path, mod
     for _ in range(6):
         names = rng.sample(whole.column_names, rng.randint(1, 4))
         assert _bits(table.to_arrow(columns=names)).equals(_bits(whole.select(names))), names
+
+
+def test_polars_full_reads_take_the_whole_split_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pl = pytest.importorskip("polars")
+    from indextables.search.polars import scan_indextables
+
+    uri, data = _written(tmp_path, 51, "required", appends=2)
+    table = open_table(uri)
+    spied = _spy(monkeypatch)
+    frame = scan_indextables(table).select(["id", "s", "t"]).collect()
+    assert spied["whole"] == len(table.files)
+    expected = pl.from_arrow(data.select(["id", "s", "t"]))
+    assert frame.sort("id").to_dicts() == expected.sort("id").to_dicts()
+    found = scan_indextables(table).filter(pl.col("t").str.contains("alpha")).collect()
+    kept = pl.from_arrow(data).filter(pl.col("t").str.contains("alpha"))
+    assert sorted(found["id"].to_list()) == sorted(kept["id"].to_list())
