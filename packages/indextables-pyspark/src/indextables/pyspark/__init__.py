@@ -50,6 +50,7 @@ if _typing.TYPE_CHECKING:  # typing names stay out of dir(itp): annotations are 
         Histogram,
         RangeBuckets,
     )
+    from indextables.search.metrics import OperationMetrics
     from pyspark.sql import DataFrame, SparkSession
 
 FORMAT = "indextables"
@@ -197,6 +198,16 @@ def sql(spark: SparkSession, text: str, *, options: Mapping[str, Any] | None = N
     _check_args(text=(text, (str,)))
     _check_options(options)
     return run_sql(spark, text, options=session_options(spark, options))
+
+
+def last_metrics() -> OperationMetrics | None:
+    """The measurements of the last ``itp.*`` call or IndexTables command finished on
+    this thread (None before the first): splits considered, pruned and read, rows,
+    cache hits and misses, bytes, seconds per phase (docs/pyspark.md, "Logging and
+    metrics"). Each call also logs them as one INFO line."""
+    from indextables.search.oplog import last_metrics as _last
+
+    return _last()
 
 
 def search(

@@ -24,6 +24,7 @@ from indextables.pyspark.helpers.indexplan import plan
 from indextables.pyspark.read.arrowframe import arrow_dataframe
 from indextables.pyspark.read.searchargs import SearchArgs
 from indextables.pyspark.read.sparktypes import arrow_schema, arrow_type
+from indextables.search import oplog
 from indextables.search.aggregate.aggspec import (
     DateHistogram,
     GroupSpec,
@@ -63,6 +64,7 @@ _COMPUTED: dict[pa.DataType, DataType] = {
 }
 
 
+@oplog.logged(_LOG, "aggregate", uri="args.path")
 def aggregate(
     spark: SparkSession,
     args: SearchArgs,
@@ -105,10 +107,11 @@ def aggregate(
         runner=index_plan.runner(spark, "aggregate"),
     )
     answered = "Spark groupBy" if source == "rows" else source
-    _LOG.debug("aggregate of %s v%d answered from the %s", args.path, index_plan.version, answered)
+    oplog.note_fields(source=answered)
     if isinstance(found, pa.Table):
         schema = output_schema(index_plan.schema, groups, wanted)
         table = found.cast(arrow_schema(schema)).combine_chunks()
+        oplog.note(rows=table.num_rows)
         batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
         return arrow_dataframe(spark, batches, schema)
     return found

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from indextables.pyspark.helpers.indexplan import plan
 from indextables.pyspark.read.searchargs import SearchArgs
+from indextables.search import oplog
 from indextables.search.aggregate.tablecount import count_table
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 _LOG = logging.getLogger(__name__)
 
 
+@oplog.logged(_LOG, "count", uri="args.path", fields=lambda found: {"rows": found})
 def count(spark: SparkSession, args: SearchArgs) -> int:
     """How many rows of the table at ``args.path`` match the search and ``args.where``.
 
@@ -36,5 +38,5 @@ def count(spark: SparkSession, args: SearchArgs) -> int:
         runner=index_plan.runner(spark, "count"),
     )
     answered = "Spark read" if source == "rows" else source
-    _LOG.debug("count of %s v%d answered from the %s", args.path, index_plan.version, answered)
+    oplog.note_fields(source=answered)
     return found

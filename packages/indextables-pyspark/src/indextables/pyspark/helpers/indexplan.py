@@ -32,6 +32,7 @@ from indextables.pyspark.read.datasource import (
 from indextables.pyspark.read.localsearch import parse_placement, pinned_read_options
 from indextables.pyspark.read.searchargs import SearchArgs
 from indextables.pyspark.sparkjobs import run_tasks
+from indextables.search import oplog
 from indextables.search.aggregate.tableplan import (
     SplitFn,
     SplitRunner,
@@ -95,6 +96,10 @@ def plan(args: SearchArgs) -> IndexPlan:
     table = plan_table(
         reader.view, pinned, parse_read(read_options), search=reader.search, where=args.where
     )
+    # a planning view (a where) knows only the splits its partition filter kept
+    considered = len(view.splits) if view.files_loaded else len(table.splits)
+    oplog.note_planned(considered=considered, kept=len(table.splits))
+    oplog.note_version(view.version)
     local = placement.mode == "local" or (
         placement.mode == "auto" and len(table.splits) <= placement.local_max_splits
     )
@@ -136,4 +141,5 @@ class SparkTasks:
             ),
             tag=f"indextables-{self.what}",
         )
+        oplog.note(splits_read=len(entries))  # read by the executors: no cache figures
         return [r for group in results for r in group]

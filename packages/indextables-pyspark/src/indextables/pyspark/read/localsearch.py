@@ -19,6 +19,7 @@ read is pinned to it with ``versionAsOf``).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -34,6 +35,7 @@ from indextables.pyspark.read.datasource import (
 from indextables.pyspark.read.searchargs import SearchArgs
 from indextables.pyspark.read.sparktypes import arrow_schema
 from indextables.pyspark.read.splitgroup import group_batches
+from indextables.search import oplog
 from indextables.search.options import PREFIX, lower_keys, parse_int, parse_read
 from indextables.search.query.conditions import translate_predicate
 from indextables.search.read.splitorder import RowCapExceeded
@@ -42,6 +44,7 @@ from indextables.search.table.tableaccess import TableView, load_head, open_tabl
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+_LOG = logging.getLogger(__name__)
 MODE = PREFIX + "search.mode"
 LOCAL_MAX_SPLITS = PREFIX + "search.localmaxsplits"
 LOCAL_MAX_ROWS = PREFIX + "search.localmaxrows"
@@ -92,6 +95,7 @@ def parse_placement(options: Mapping[str, str]) -> SearchPlacement:
     )
 
 
+@oplog.logged(_LOG, "search", uri="args.path")
 def search(spark: SparkSession, args: SearchArgs, *, limit: int | None = None) -> DataFrame:
     """The rows of the table at ``args.path`` matching a search, as a DataFrame.
 
@@ -133,6 +137,7 @@ def search(spark: SparkSession, args: SearchArgs, *, limit: int | None = None) -
         frame = (
             spark.read.format(FORMAT).options(**pinned_read_options(read_options, version)).load()
         )
+    oplog.note_version(version)
     if where:
         frame = frame.where(where)
     return frame if limit is None else frame.limit(limit)

@@ -10,12 +10,14 @@ columns then ``_score`` (float) and ``_snippet_<column>`` (string) when asked.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from indextables.pyspark.read.arrowframe import arrow_dataframe
 from indextables.pyspark.read.datasource import IndexTablesDataSource, table_schema
 from indextables.pyspark.read.searchargs import SearchArgs
+from indextables.search import oplog
 from indextables.search.read.snippets import snippet_name
 from indextables.search.read.topk import SCORE
 from indextables.search.searchtable import SearchTable
@@ -26,6 +28,10 @@ if TYPE_CHECKING:
 __all__ = ["ranked_search"]
 
 
+_LOG = logging.getLogger(__name__)
+
+
+@oplog.logged(_LOG, "search", uri="args.path")
 def ranked_search(
     spark: SparkSession,
     args: SearchArgs,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -22,6 +23,7 @@ from indextables.protocol import errors as protocol_errors
 from indextables.pyspark.errors import RetentionTooShortError, SqlCommandError
 from indextables.pyspark.read.planguard import sweep_claims
 from indextables.pyspark.tablepath import absolute_table_path
+from indextables.search import oplog
 from indextables.search.refkeys import warn_ignored
 from indextables.search.table.tableaccess import table_handle
 from pyspark.sql.types import (
@@ -45,6 +47,7 @@ _PATH = r"(?:'(?P<path>[^']+)'|\"(?P<dpath>[^\"]+)\"|(?!" + _KEYWORDS + r")(?P<b
 _VALUE = r"(?:'[^']*'|\"[^\"]*\"|\S+)"
 _KW = r"(?:INDEXTABLES|TANTIVY4SPARK)"
 _FLAGS = re.IGNORECASE | re.DOTALL
+_LOG = logging.getLogger(__name__)
 _LOG_SUFFIX = "_transaction_log"
 PRECOMMIT_MESSAGE = (
     "PRECOMMIT merge is not implemented (nor in the reference, which answers 'pending'): "
@@ -177,6 +180,35 @@ def _target_size(value: str) -> int:
 
 
 def run_sql(
+    spark: SparkSession, text: str, *, options: Mapping[str, str] | None = None
+) -> DataFrame:
+    """Run one statement: an IndexTables maintenance command or anything ``spark.sql`` takes.
+
+    ``options`` (credentials, engine settings) reach every command. Each
+    IndexTables command logs its one INFO line (:mod:`indextables.search.oplog`).
+
+    Raises:
+        SqlCommandError: an IndexTables statement that does not parse or is not supported.
+    """
+    from indextables.pyspark.sqlcommands.companioncmd import is_companion_statement
+
+    if is_companion_statement(text):
+        name, path = "companion", _first_quoted(text)
+    else:
+        parsed = parse(text)
+        if parsed is None:
+            return _run_sql(spark, text, options=options)
+        name, path = parsed[0], parsed[1].get("path", "-")
+    with oplog.operation(_LOG, f"sql {name}", uri=path):
+        return _run_sql(spark, text, options=options)
+
+
+def _first_quoted(text: str) -> str:
+    found = re.search(r"['`]([^'`]+)['`]", text)
+    return found.group(1) if found else "-"
+
+
+def _run_sql(
     spark: SparkSession, text: str, *, options: Mapping[str, str] | None = None
 ) -> DataFrame:
     """Run one statement: an IndexTables maintenance command or anything ``spark.sql`` takes.

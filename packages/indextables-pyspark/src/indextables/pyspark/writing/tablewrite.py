@@ -16,6 +16,7 @@ spread over the executors' cores (:mod:`.optimizewrite`), so every core indexes.
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,12 +28,14 @@ from indextables.pyspark.read.datasource import FORMAT
 from indextables.pyspark.writing.mergetasks import run_as_tasks
 from indextables.pyspark.writing.onwrite import OnWriteResult, after_write
 from indextables.pyspark.writing.optimizewrite import distribute
+from indextables.search import oplog
 from indextables.search.options import ON_WRITE_DEFERRED, parse_on_write, parse_optimize_write
 from indextables.search.table.tableaccess import load_view
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+_LOG = logging.getLogger(__name__)
 MODES = ("append", "overwrite")
 JOB_GROUP = "indextables-merge-on-write"
 
@@ -56,6 +59,7 @@ class WriteResult:
     maintenance: Future[OnWriteResult] | None = None
 
 
+@oplog.logged(_LOG, "write", uri="path", fields=lambda result: {"version": result.version})
 def write(
     df: DataFrame,
     path: str,
