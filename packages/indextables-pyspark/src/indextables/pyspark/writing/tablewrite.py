@@ -29,14 +29,15 @@ from indextables.pyspark.writing.mergetasks import run_as_tasks
 from indextables.pyspark.writing.onwrite import OnWriteResult, after_write
 from indextables.pyspark.writing.optimizewrite import distribute
 from indextables.search import oplog
+from indextables.search.errors import TableExistsError
 from indextables.search.options import ON_WRITE_DEFERRED, parse_on_write, parse_optimize_write
-from indextables.search.table.tableaccess import load_view
+from indextables.search.table.tableaccess import load_head, load_view, table_exists
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 _LOG = logging.getLogger(__name__)
-MODES = ("append", "overwrite")
+MODES = ("error", "ignore", "append", "overwrite")
 JOB_GROUP = "indextables-merge-on-write"
 
 _lock = threading.Lock()
@@ -73,7 +74,12 @@ def write(
     Args:
         df: the rows to write.
         path: the table URI (created on first write).
-        mode: ``append`` or ``overwrite``.
+        mode: ``append`` (the default) or ``overwrite``, or as ``write_table``
+            takes them: ``error`` (Spark's ``errorifexists``) raises
+            ``TableExistsError`` when ``path`` holds a table, ``ignore`` then writes
+            nothing (the table's version is returned); on a new table both write.
+            Spark's Python data sources take only append and overwrite, so these two
+            are decided here before Spark writes.
         partition_by: partition columns (the ``partitionBy`` option).
         options: any other write options (indexing, mergeOnWrite, purgeOnWrite, store).
 
@@ -87,6 +93,16 @@ def write(
     if mode not in MODES:
         raise OptionError(f"mode={mode!r} must be one of {', '.join(MODES)}")
     opts = {str(k): str(v) for k, v in (options or {}).items()}
+    if mode in ("error", "ignore"):
+        if table_exists(path, opts):
+            version = load_head(path, opts).version
+            if mode == "error":
+                raise TableExistsError(
+                    f"{path!r} is already a table (version {version}); write with "
+                    'mode="append" or "overwrite", or "ignore" to leave it as it is'
+                )
+            return WriteResult(path, version)
+        mode = "append"
     if partition_by:
         opts["partitionBy"] = ",".join(partition_by)
     settings = parse_on_write(opts)
