@@ -49,6 +49,7 @@ __all__ = [
     "logged",
     "line",
     "note",
+    "note_fields",
     "note_planned",
     "note_seconds",
     "note_version",
@@ -252,7 +253,8 @@ def logged(
     fields: Callable[[Any], Mapping[str, object]] | None = None,
 ) -> Callable[[Callable[P, T]], Callable[P, T]]:
     """Run each call of the decorated function as one :func:`operation`, the table
-    being its argument named ``uri``. The function adds its counters with
+    being its argument named ``uri`` (``"args.path"``: that attribute of the argument
+    ``args``). The function adds its counters with
     :func:`note`; ``fields(result)`` may name more from what it returns (counters
     of :data:`~indextables.search.metrics.COUNTERS`, ``version``, other fields)."""
 
@@ -261,10 +263,7 @@ def logged(
 
         @functools.wraps(fn)
         def call(*args: P.args, **kwargs: P.kwargs) -> T:
-            try:
-                target = signature.bind_partial(*args, **kwargs).arguments.get(uri)
-            except TypeError:
-                target = None
+            target = _argument(signature, uri, args, kwargs)
             with operation(logger, name, uri="-" if target is None else str(target)) as op:
                 result = fn(*args, **kwargs)
                 if fields is not None:
@@ -276,6 +275,19 @@ def logged(
     return wrap
 
 
+def _argument(
+    signature: inspect.Signature, name: str, args: Any, kwargs: Mapping[str, Any]
+) -> object:
+    head, *attributes = name.split(".")
+    try:
+        found: object = signature.bind_partial(*args, **kwargs).arguments.get(head)
+    except TypeError:
+        return None
+    for attribute in attributes:
+        found = getattr(found, attribute, None)
+    return found
+
+
 def record(op: Operation, found: Mapping[str, object]) -> None:
     """Counters, the version and other fields of ``found`` into ``op``."""
     for key, value in found.items():
@@ -285,6 +297,13 @@ def record(op: Operation, found: Mapping[str, object]) -> None:
             op.add(**{key: value})
         elif isinstance(value, str | int | float):
             op.set(**{key: value})
+
+
+def note_fields(**fields: str | int | float | None) -> None:
+    """Further fields of the running operation's line (nothing when none is running)."""
+    op = _CURRENT.get()
+    if op is not None:
+        op.set(**fields)
 
 
 def note_version(version: int | None) -> None:
