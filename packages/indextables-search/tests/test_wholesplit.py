@@ -348,3 +348,18 @@ def test_polars_full_reads_take_the_whole_split_path(
     found = scan_indextables(table).filter(pl.col("t").str.contains("alpha")).collect()
     kept = pl.from_arrow(data).filter(pl.col("t").str.contains("alpha"))
     assert sorted(found["id"].to_list()) == sorted(kept["id"].to_list())
+
+
+def test_rows_deleted_by_delete_rows_stay_deleted_in_a_full_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from indextables.search import delete_rows
+
+    uri, data = _written(tmp_path, 61, "required", appends=2)
+    delete_rows(uri, where="i32 > 0")
+    table = open_table(uri)
+    spied = _spy(monkeypatch)
+    found = table.to_arrow(columns=["id", "i32", "t"])
+    kept = data.filter(pc.fill_null(pc.less_equal(data.column("i32"), 0), True))
+    assert sorted(found.column("id").to_pylist()) == sorted(kept.column("id").to_pylist())
+    assert spied["whole"] < len(table.files)  # the splits with deletes: live documents only

@@ -155,7 +155,7 @@ def read_split(
         yield from _scan_rows(rows, schema, entry, fields)
         return
     done = 0
-    if snippets is None and query is None and ordering is None:
+    if snippets is None and query is None and ordering is None and not traits.deletes:
         whole = whole_split_batches(
             directory,
             identity,
