@@ -6,10 +6,11 @@ Built in stages, each checked against tantivy-py before the next:
   ``whitespace``, ``raw``), identical to Tantivy's, with the Unicode tables read from
   tantivy-py (:mod:`.unicodeprobe`, :mod:`._unicodetables`); Cython kernels without
   the GIL and a pure twin (:mod:`.impl`).
+* :mod:`.fieldnorm`: the ``.fieldnorm`` file from those tokens, byte for byte tantivy-py's.
 
-The segment files themselves (postings, positions, term dictionary, fieldnorms, fast
-fields, doc store, ``meta.json``) are not written yet: every write path still
-indexes through tantivy-py.
+The other segment files (postings, positions, term dictionary, fast fields, doc
+store, ``meta.json``) are not written yet: every write path still indexes through
+tantivy-py.
 """
 
 from __future__ import annotations
