@@ -294,3 +294,19 @@ def test_the_documented_example_runs(tmp_path: Path) -> None:
 
     lines = run_example("Deleting rows", tmp_path).strip().splitlines()
     assert lines == ["1 1 2", "2 3"]
+
+
+def test_a_delete_logs_one_info_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    uri, data = _simple_table(tmp_path, copy=None)
+    errors = data.column("level").to_pylist().count("ERROR")
+    with caplog.at_level(logging.INFO, logger="indextables.search.write.deleterows"):
+        result = delete_rows(uri, where="level = 'ERROR'")
+    lines = [r for r in caplog.records if r.name == "indextables.search.write.deleterows"]
+    assert len(lines) == 1
+    text = lines[0].getMessage()
+    assert lines[0].levelno == logging.INFO
+    assert f"version={result.version}" in text
+    assert f"rows={errors}" in text
+    assert "splits_changed=3" in text

@@ -34,6 +34,7 @@ from typing import Any
 import pyarrow as pa
 
 from indextables.protocol.actions import AddAction, RemoveAction
+from indextables.search import oplog
 from indextables.search.errors import ArgumentError, CompanionError
 from indextables.search.options import parse_read
 from indextables.search.query.conditions import translate_where
@@ -286,6 +287,16 @@ def _rewritten(store: Any, plan: DeletePlan, change: SplitDelete) -> AddAction:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _delete_fields(result: DeleteResult) -> dict[str, Any]:
+    """The log line's fields of a delete."""
+    return {
+        "version": result.version,
+        "rows": result.rows_deleted,
+        "splits_changed": result.splits_changed,
+    }
+
+
+@oplog.logged(_log, "delete", fields=_delete_fields)
 def delete_rows(
     uri: str,
     *,
@@ -304,7 +315,8 @@ def delete_rows(
         dry_run: find the rows and splits, commit nothing.
 
     A delete matching nothing commits nothing (``version`` None). See the module's
-    text for how the rows are deleted.
+    text for how the rows are deleted. Logs one INFO line (``oplog``: the table,
+    the version committed, rows deleted, splits changed).
 
     Raises:
         ArgumentError: neither ``where`` nor ``query``, or an argument of the wrong type.
@@ -319,14 +331,6 @@ def delete_rows(
     opts = {str(k): str(v) for k, v in (options or {}).items()}
     view = load_view(uri, opts)
     plan = plan_deletes(view, where=where, query=query, options=opts)
+    oplog.note_fields(read_version=plan.version, dry_run=str(dry_run).lower())
     version = None if dry_run else commit_deletes(plan, options=opts)
-    _log.info(
-        "delete from %s (v%d%s): %d rows in %d splits%s",
-        uri,
-        plan.version,
-        ", dry run" if dry_run else "",
-        plan.rows,
-        len(plan.splits),
-        f", committed v{version}" if version is not None else "",
-    )
     return DeleteResult(plan.rows, len(plan.splits), version)
