@@ -163,8 +163,14 @@ _AZURE = frozenset(f.name for f in fields(AzureOptions)) - {"common"}
 KNOWN = _COMMON | _S3 | _AZURE
 
 
+#: The data source options' spelling of a store option (``storage.region``), accepted too.
+DATA_SOURCE_PREFIX = "storage."
+
+
 def canonical(options: Mapping[str, object]) -> dict[str, object]:
     """Map aliases to canonical names, drop unrelated Spark keys and ``None`` values.
+
+    ``storage.<name>`` (the data source options' spelling) is ``<name>``.
 
     Raises:
         ConfigurationError: an unknown option name, or two names for one option
@@ -189,6 +195,8 @@ def canonical(options: Mapping[str, object]) -> dict[str, object]:
                 continue  # other spark.indextables.* settings are not ours
         elif name in KNOWN:
             target = name
+        elif lowered.startswith(DATA_SOURCE_PREFIX) and name[len(DATA_SOURCE_PREFIX) :] in KNOWN:
+            target = name[len(DATA_SOURCE_PREFIX) :]  # the data source's spelling
         else:
             raise ConfigurationError(
                 f"unknown storage option {redact_name(name)!r}; known: {sorted(KNOWN)}"
