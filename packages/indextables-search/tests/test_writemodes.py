@@ -390,3 +390,27 @@ def test_history_names_the_columns_a_schema_merge_added(tmp_path: Path) -> None:
     assert newest.operation == "WRITE"
     assert json.loads(newest.parameters["addedColumns"]) == ["b", "c"]
     assert (newest.files_added, newest.rows_added) == (1, 1)
+
+
+def test_a_schema_change_committed_meanwhile_is_a_conflict_never_overwritten(
+    tmp_path: Path,
+) -> None:
+    from indextables.protocol.errors import CommitConflictError
+    from indextables.search.table.tableaccess import table_handle
+
+    uri = str(tmp_path / "t")
+    read = write_table(uri, pa.table({"a": [1]})).version
+    write_table(uri, pa.table({"a": [2], "b": ["x"]}), schema_mode="merge")  # meanwhile
+    mine = json.dumps(
+        {
+            "type": "struct",
+            "fields": [
+                {"name": "a", "type": "long", "nullable": True, "metadata": {}},
+                {"name": "c", "type": "double", "nullable": True, "metadata": {}},
+            ],
+        }
+    )
+    table = table_handle(uri, {})
+    with pytest.raises(CommitConflictError, match="schema changed"):
+        table.commit(read_version=read, schema_string=mine)
+    assert open_table(uri).schema.names == ["a", "b"]
