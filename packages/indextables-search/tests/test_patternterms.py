@@ -14,7 +14,8 @@ import pytest
 from goldenfixtures import GOLDEN_NAMES, load_expected
 
 from indextables.search import open_table, write_table
-from indextables.search.errors import QuerySyntaxError
+from indextables.search.errors import OptionError, QuerySyntaxError
+from indextables.search.query.searchoptions import SearchSpec
 
 # Case-folding edges (U+0130 lowercases to i and a combining dot, capital sigma, sharp s),
 # a combining mark (no token character), digits of another script, separators.
@@ -121,9 +122,15 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> Table:
     return uri, rows
 
 
-def _ids(uri: str, query: str, **options: Any) -> list[int]:
-    found = open_table(uri).search(query, columns=["id"], **options)
+def _ids(uri: str, query: str) -> list[int]:
+    found = open_table(uri).search(query, columns=["id"])
     return sorted(found.column("id").to_pylist())
+
+
+def _limited(uri: str, query: str, limit: object) -> list[int]:
+    """The rows of ``query`` with the expansion limit set as a read option."""
+    table = open_table(uri, options={"spark.indextables.query.maxTermExpansions": str(limit)})
+    return sorted(table.search(query, columns=["id"]).column("id").to_pylist())
 
 
 def _mutate(rng: random.Random, word: str, punctuation: str) -> str:
@@ -283,6 +290,28 @@ def test_patterns_matching_every_term_or_none(table: Table) -> None:
     assert _ids(uri, "t:qqqq*") == []
     assert _ids(uri, "s:*") == [r["id"] for r in rows]  # the exists form stays
     assert _ids(uri, "s:?*") == [r["id"] for r in rows if r["s"]]
+
+
+def test_expansion_limit_is_an_option_naming_the_term(tmp_path: Path) -> None:
+    uri = str(tmp_path / "t")
+    words = [f"w{i:03d}" for i in range(20)]
+    write_table(
+        uri,
+        pa.table({"id": list(range(20)), "t": words}),
+        options={"spark.indextables.indexing.typemap.t": "text"},
+    )
+    assert _limited(uri, "w01*", 10) == list(range(10, 20))
+    with pytest.raises(QuerySyntaxError, match=r"'w0\*' stands for more than 10 terms"):
+        _limited(uri, "w0*", 10)
+    with pytest.raises(QuerySyntaxError, match=r"'w001~1' stands for more than 3 terms"):
+        _limited(uri, "w001~1", 3)
+    assert _limited(uri, "w001~1", 20) == [i for i, w in enumerate(words) if _osa("w001", w) <= 1]
+    for bad in ["0", "-1", "ten", "1.5"]:
+        with pytest.raises(OptionError, match=r"spark\.indextables\.query\.maxTermExpansions"):
+            _limited(uri, "w0*", bad)
+    for bad_value in [0, -1, True, 1.5]:
+        with pytest.raises(QuerySyntaxError, match="max_term_expansions"):
+            SearchSpec(query="w0*", max_term_expansions=bad_value)  # type: ignore[arg-type]
 
 
 def test_an_invalid_regex_is_refused_naming_it(table: Table) -> None:

@@ -71,9 +71,15 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> Table:
     return uri, rows
 
 
-def _ids(uri: str, query: str, **options: Any) -> list[int]:
-    found = open_table(uri).search(query, columns=["id"], **options)
+def _ids(uri: str, query: str) -> list[int]:
+    found = open_table(uri).search(query, columns=["id"])
     return sorted(found.column("id").to_pylist())
+
+
+def _limited(uri: str, query: str, limit: object) -> list[int]:
+    """The rows of ``query`` with the expansion limit set as a read option."""
+    table = open_table(uri, options={"spark.indextables.query.maxTermExpansions": str(limit)})
+    return sorted(table.search(query, columns=["id"]).column("id").to_pylist())
 
 
 def _phrase(rng: random.Random, rows: list[dict[str, Any]], key: str, whitespace: bool) -> str:
@@ -152,6 +158,19 @@ def test_one_word_phrases_exact_fields_and_hostile_words(table: Table) -> None:
     assert _ids(uri, 't:"the \u0130stanbul"*') == [
         r["id"] for r in rows if phrase_match(["the"], "i\u0307stanbul", positions(r["t"], False))
     ]
+
+
+def test_phrase_prefix_bounded_by_the_limit(tmp_path: Path) -> None:
+    uri = str(tmp_path / "t")
+    texts = [f"go w{i:03d}" for i in range(80)]
+    data = pa.table({"id": list(range(80)), "t": texts})
+    write_table(uri, data, options={"spark.indextables.indexing.typemap.t": "text"})
+    assert _ids(uri, 't:"go w"*') == list(range(80))
+    assert _ids(uri, 't:"go w0"*^3') == list(range(80))
+    with pytest.raises(QuerySyntaxError, match=r"""'t:"go w"\*' stands for more than 70 terms"""):
+        _limited(uri, 't:"go w"*', 70)
+    with pytest.raises(QuerySyntaxError, match=r"""'t:"w"\*' stands for more than 70 terms"""):
+        _limited(uri, 't:"w"*', 70)
 
 
 def test_phrase_prefix_on_a_stemmed_field_is_refused(tmp_path: Path) -> None:

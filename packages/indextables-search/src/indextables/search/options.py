@@ -483,6 +483,10 @@ class ReadOptions:
             ``to_arrow``, ``scan``, ``to_polars``... with no query and no condition
             on a data column) reads at once, in order (``read.splitThreads``,
             default :data:`DEFAULT_SPLIT_THREADS`: the usable cores, at most 4).
+        max_term_expansions: the most terms of one split a wildcard, fuzzy or
+            phrase-prefix term of the search may stand for
+            (``query.maxTermExpansions``; None: the default,
+            ``indextables.search.query.termexpand.MAX_TERM_EXPANSIONS``).
     """
 
     version_as_of: int | None = None
@@ -497,6 +501,7 @@ class ReadOptions:
     docstore_threads: DecoderThreads = "auto"
     companion_threads: DecoderThreads = "auto"
     split_threads: int = field(default_factory=lambda: _default_split_threads())
+    max_term_expansions: int | None = None
 
     @property
     def cache_directory(self) -> str:
@@ -539,7 +544,16 @@ def parse_read(options: Mapping[str, str]) -> ReadOptions:
         docstore_threads=_docstore_threads(opts),
         companion_threads=_threads_choice(opts, COMPANION_THREADS_KEY),
         split_threads=_split_threads(opts),
+        max_term_expansions=(
+            parse_int(MAX_TERM_EXPANSIONS_NAME, opts[MAX_TERM_EXPANSIONS_KEY], minimum=1)
+            if MAX_TERM_EXPANSIONS_KEY in opts
+            else None
+        ),
     )
+
+
+MAX_TERM_EXPANSIONS_KEY = PREFIX + "query.maxtermexpansions"
+MAX_TERM_EXPANSIONS_NAME = "spark.indextables.query.maxTermExpansions"
 
 
 DOCSTORE_THREADS_KEY = PREFIX + "read.docstorethreads"
@@ -807,6 +821,7 @@ _DOCUMENTED_SPELLING = {
     "spark.indextables.read.docstorethreads": "spark.indextables.read.docStoreThreads",
     "spark.indextables.read.companionthreads": "spark.indextables.read.companionThreads",
     "spark.indextables.read.splitthreads": "spark.indextables.read.splitThreads",
+    "spark.indextables.query.maxtermexpansions": "spark.indextables.query.maxTermExpansions",
     "spark.indextables.indexwriter.docstoreblocksize": (
         "spark.indextables.indexWriter.docStoreBlockSize"
     ),

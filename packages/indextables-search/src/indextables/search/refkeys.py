@@ -185,6 +185,7 @@ HONOURED = frozenset(
         "read.docstorethreads",
         "read.companionthreads",
         "read.splitthreads",
+        "query.maxtermexpansions",
         "cache.directorypath",
         "cache.maxsize",
         "merge.heapsize",

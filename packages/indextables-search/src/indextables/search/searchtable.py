@@ -456,7 +456,7 @@ class SearchTable:
         _check_text("where", where)
         text_search = _check_mapping("textsearch", textsearch)
         field_match = _check_mapping("fieldmatch", fieldmatch)
-        spec = SearchSpec(query or None, text_search, field_match)
+        spec = SearchSpec(query or None, text_search, field_match, self._read.max_term_expansions)
         if not spec.is_empty:
             validate(
                 spec,

@@ -110,7 +110,9 @@ def make_reader(
     """A reader of ``view`` for the read ``options`` (search options validated here)."""
     warn_ignored(options)
     read = parse_read(options)
-    search = SearchSpec(read.query, dict(read.text_search), dict(read.field_match))
+    search = SearchSpec(
+        read.query, dict(read.text_search), dict(read.field_match), read.max_term_expansions
+    )
     return IndexTablesReader(view, schema, options=options, read_options=read, search=search)
 
 
