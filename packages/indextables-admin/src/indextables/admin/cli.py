@@ -101,6 +101,7 @@ def cli(
     quiet: bool | None,
     verbose: bool | None,
     storage_option: tuple[str, ...],
+    stats: bool | None,
 ) -> None:
     """Search, inspect and maintain IndexTables tables on any store, without Spark.
 
@@ -112,6 +113,7 @@ def cli(
         quiet=bool(quiet),
         verbose=bool(verbose),
         storage_options=storage_option,
+        stats=bool(stats),
     )
 
 

@@ -7,6 +7,7 @@ The options shared by every command (``--output``, ``--quiet``,
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import traceback
@@ -23,7 +24,9 @@ from indextables.admin.options import parse_storage_options, storage_options_fro
 from indextables.admin.output import Output, OutputFormat, RedactingOutput, make_output
 from indextables.admin.progress import Progress
 from indextables.admin.redact import is_secret_key, redact_text
+from indextables.admin.stats import write_stats
 from indextables.protocol.errors import ProtocolError
+from indextables.search import oplog
 
 __all__ = [
     "CommandContext",
@@ -39,6 +42,7 @@ __all__ = [
 P = ParamSpec("P")
 F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -49,6 +53,7 @@ class GlobalOptions:
     quiet: bool = False
     verbose: bool = False
     storage_options: tuple[str, ...] = ()
+    stats: bool = False
 
 
 @dataclass(slots=True)
@@ -65,6 +70,8 @@ class CommandContext:
     #: to ``stdout`` themselves in this form; the others hand documents to ``output``.
     output_format: str = "text"
     stdout: TextIO = sys.stdout
+    #: ``--stats``: write the operation's measurements to stderr after it.
+    stats: bool = False
 
     @property
     def secrets(self) -> list[str]:
@@ -116,6 +123,16 @@ def _shared_options(func: Callable[P, R], formats: Sequence[str]) -> Callable[P,
             "--verbose", "-v", is_flag=True, default=None, help="Show tracebacks on errors."
         ),
         click.option(
+            "--stats",
+            is_flag=True,
+            default=None,
+            help=(
+                "After the command, write what it measured to stderr (splits considered, "
+                "pruned and read, rows, bytes, cache hits and misses, seconds per phase); "
+                "one JSON line with --output json."
+            ),
+        ),
+        click.option(
             "--storage-option",
             "--option",
             "-S",
@@ -148,15 +165,38 @@ def admin_command(
     def callback(**params: Any) -> None:
         click_ctx = click.get_current_context()
         cmd = _build_context(click_ctx, params, formats)
+        name = " ".join(click_ctx.command_path.split()[1:]) or click_ctx.info_name or "command"
+        table = params.get("table")
+        op = oplog.start(_LOG, name, uri=table if isinstance(table, str) else "-")
         try:
-            with cmd.progress.session():
+            with cmd.progress.session(), op.active():
                 func(cmd, **params)
-        except (click.exceptions.Exit, click.ClickException, click.Abort):
-            raise  # click's own control flow: exits, usage errors, a "no" at a prompt
+        except click.exceptions.Exit as done:
+            op.set(exit_code=done.exit_code)
+            _finish(cmd, op, None)
+            raise
+        except (click.ClickException, click.Abort) as error:
+            _finish(cmd, op, error)
+            raise  # click's own control flow: usage errors, a "no" at a prompt
         except Exception as error:  # every failure becomes an exit code, never a crash
-            click_ctx.exit(_report(cmd, error, table=params.get("table")))
+            _finish(cmd, op, error)
+            click_ctx.exit(_report(cmd, error, table=table))
+        _finish(cmd, op, None)
 
     return callback
+
+
+def _finish(cmd: CommandContext, op: oplog.Operation, error: BaseException | None) -> None:
+    """End the command's operation (its INFO line); under ``--stats`` show its figures."""
+    metrics = op.finish(error)
+    if cmd.stats:
+        secrets = cmd.secrets
+        write_stats(
+            sys.stderr,
+            metrics,
+            as_json=cmd.output_format == "json",
+            scrub=lambda text: redact_text(text, secrets),
+        )
 
 
 def rows_command(func: Callable[..., None]) -> Callable[..., None]:
@@ -176,6 +216,7 @@ def _build_context(
         )
     quiet = bool(params.pop("quiet", None) or shared.quiet)
     verbose = bool(params.pop("verbose", None) or shared.verbose)
+    stats = bool(params.pop("stats", None) or shared.stats)
     pairs = (*shared.storage_options, *params.pop("storage_option", ()))
     yes = bool(params.pop("yes", False))
     stdout, stderr = sys.stdout, sys.stderr
@@ -190,6 +231,7 @@ def _build_context(
         interactive=sys.stdin.isatty(),
         output_format=output_format,
         stdout=stdout,
+        stats=stats,
     )
     try:
         cmd.storage_options = {**storage_options_from_env(), **parse_storage_options(pairs)}

@@ -203,6 +203,11 @@ class Operation:
             self.parent.add(
                 **{name: getattr(metrics, name) for name in COUNTERS if name not in planned}
             )
+            if self.parent.version is None:
+                self.parent.set_version(metrics.version)
+            with self.parent._lock:
+                for key, value in metrics.details:
+                    self.parent._details.setdefault(key, value)
             self.parent.add_seconds("plan", metrics.plan_seconds)
             self.parent.add_seconds("fetch", metrics.fetch_seconds)
             self.parent.add_seconds("search", metrics.search_seconds)
