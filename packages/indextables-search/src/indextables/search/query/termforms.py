@@ -11,7 +11,11 @@ term), naming the option and the term. A lone ``*`` (every document), ``f:*``
 (the field has a value), range bounds (``[* TO 5]``) and quoted phrases with a
 slop (``"a b"~2``) are left alone, and
 IP wildcard forms (``ip:10.0.*.*``) are rewritten into ranges before this runs, as are
-the prefix terms :mod:`~indextables.search.query.termexpand` answers (``msg:hel*``).
+the wildcard, fuzzy and phrase-prefix terms :mod:`~indextables.search.query.termexpand`,
+:mod:`~indextables.search.query.fuzzyterms` and
+:mod:`~indextables.search.query.phraseprefix` answer (``msg:hel*``, ``hel*``,
+``msg:web-1*``, ``host:a\\*b``, ``msg:helo~1``): what reaches this check is a form they
+leave (a fuzzy term over several tokens, a pattern on an ``en_stem`` or JSON field).
 """
 
 from __future__ import annotations
