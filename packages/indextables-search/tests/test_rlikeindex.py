@@ -252,6 +252,7 @@ def test_rlike_counts_come_from_the_index(tmp_path: Path, caplog: pytest.LogCapt
         ("[a[b]]", "only by Spark's Java regex"),
         ("a{1001}", "only by Spark's Java regex"),
         ("(" * 101 + ")" * 101, "only by Spark's Java regex"),
+        ("(a{1000}){1000}", "too large to evaluate"),
     ],
 )
 def test_rlike_refusals_are_typed_and_name_the_pattern(

@@ -349,6 +349,10 @@ class _Compiler:
                 f"the pattern uses a construct evaluated only by Spark's Java regex ({exc}); "
                 "see docs/search.md, RLIKE",
             ) from None
+        try:  # RE2 bounds a program's size (nested repetitions): refused here, not per batch
+            pc.match_substring_regex(pa.array([""], pa.string()), regex)
+        except pa.ArrowInvalid as exc:
+            raise self.refuse(part, f"the pattern is too large to evaluate ({exc})") from None
         name = f.name
         return lambda batch: pc.match_substring_regex(_column(batch, name), regex)
 
