@@ -47,7 +47,7 @@ def ranked_search(
     Raises:
         ArgumentError: bad ``order_by``/``highlight``/``snippet_chars`` (as
             :meth:`SearchTable.search` raises them), or ``order_by`` without ``limit``.
-        CompanionError: ``_score`` or ``highlight`` on a companion index.
+        CompanionError: ``_score`` on a companion index.
     """
     from pyspark.sql.types import FloatType, StringType, StructField, StructType
 
