@@ -49,18 +49,21 @@ def twin(request: Any, monkeypatch: pytest.MonkeyPatch) -> str:
     return str(request.param)
 
 
-def _tantivy_fieldnorm(directory: Path, columns: dict[str, list[str | None]]) -> bytes:
+def _tantivy_index(
+    directory: Path, columns: dict[str, list[str | None]], text_fields: list[tuple[str, str]]
+) -> tuple[tantivy.Index, bytes]:
+    """tantivy-py's one-segment index of the rows, and its ``.fieldnorm`` file."""
     builder = tantivy.SchemaBuilder()
-    for name, tokenizer in TEXT_FIELDS:
+    for name, tokenizer in text_fields:
         builder.add_text_field(name, tokenizer_name=tokenizer)
     builder.add_unsigned_field("n", fast=True, indexed=True)
     index = tantivy.Index(builder.build(), path=str(directory))
-    register_tokenizers(index, tuple(t for _, t in TEXT_FIELDS))
+    register_tokenizers(index, tuple(t for _, t in text_fields))
     writer = index.writer(200_000_000, 1)
     rows = len(next(iter(columns.values())))
     for row in range(rows):
         doc = tantivy.Document()
-        for name, _ in TEXT_FIELDS:
+        for name, _ in text_fields:
             value = columns[name][row]
             if value is not None:
                 doc.add_text(name, value)
@@ -69,13 +72,19 @@ def _tantivy_fieldnorm(directory: Path, columns: dict[str, list[str | None]]) ->
     writer.commit()
     writer.wait_merging_threads()
     (path,) = glob.glob(str(directory / "*.fieldnorm"))
-    return Path(path).read_bytes()
+    return index, Path(path).read_bytes()
 
 
-def _ours(columns: dict[str, list[str | None]]) -> bytes:
+def _tantivy_fieldnorm(directory: Path, columns: dict[str, list[str | None]]) -> bytes:
+    return _tantivy_index(directory, columns, TEXT_FIELDS)[1]
+
+
+def _ours(
+    columns: dict[str, list[str | None]], text_fields: list[tuple[str, str]] = TEXT_FIELDS
+) -> bytes:
     rows = len(next(iter(columns.values())))
     fields = []
-    for field, (name, tokenizer) in enumerate(TEXT_FIELDS):
+    for field, (name, tokenizer) in enumerate(text_fields):
         analyzer = analyzer_for(tokenizer)
         assert analyzer is not None
         tokens = tokenize(pa.array(columns[name], pa.string()), analyzer, name=name)
@@ -142,3 +151,34 @@ def test_bad_fieldnorm_inputs_are_our_errors() -> None:
     tokens = tokenize(pa.array(["a b", "c"]), Analyzer("simple"), name="t")
     with pytest.raises(SegmentWriteError, match="beyond the 1 documents"):
         token_counts(tokens, 1)
+
+
+def test_tokens_past_65530_bytes_are_dropped_as_tantivys_indexer_drops_them(
+    tmp_path: Path, twin: str
+) -> None:
+    fields = [("exact", "raw"), ("ws", "whitespace_limit_200000")]
+    lengths = [65529, 65530, 65531, 70000]
+    columns: dict[str, list[str | None]] = {
+        # U+023A (2 bytes) lowercases to 3 bytes: 21,844 of them cross the limit only then.
+        "exact": [*("a" * n for n in lengths), "\u023a" * 21844],
+        "ws": [*(f"{'b' * n} c" for n in lengths), "\u023a" * 21844 + " c"],
+    }
+    index, want = _tantivy_index(tmp_path, columns, fields)
+    assert _ours(columns, fields) == want
+    index.reload()
+    searcher = index.searcher()
+    for name, tokenizer in fields:
+        analyzer = analyzer_for(tokenizer)
+        assert analyzer is not None
+        tokens = tokenize(pa.array(columns[name]), analyzer, name=name)
+        ours = set(tokens.terms.to_pylist())
+        for value in columns[name]:
+            assert value is not None
+            term = value.split(" ")[0]
+            term = term if name == "exact" else term.lower().replace("\u023a", "\u2c65")
+            query = tantivy.Query.term_query(index.schema, name, term)
+            assert (len(searcher.search(query, 10).hits) == 1) == (term.encode() in ours), (
+                name,
+                len(term),
+            )
+        assert (b"c" in ours) == (name == "ws")

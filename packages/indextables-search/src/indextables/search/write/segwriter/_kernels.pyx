@@ -251,6 +251,9 @@ def tokenize(
                     if bad_row >= 0:
                         break
                     i = _offset(offs, row)
+                    if limit and end - i >= limit:
+                        row += 1
+                        continue
                     if _put(&out, src + i, end - i) or _emit(
                         &ends, &positions, &rows, out.size, 0, row
                     ):

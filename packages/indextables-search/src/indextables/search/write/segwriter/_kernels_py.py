@@ -69,7 +69,7 @@ def tokenize(
         valid: one byte per row, 0 for a null (no tokens).
         mode: :data:`MODE_SIMPLE`, :data:`MODE_WHITESPACE` or :data:`MODE_RAW`.
         limit: a token of this many UTF-8 bytes or more (lowercased) is dropped, its
-            position left unused; 0 for no limit. Raw values are never dropped.
+            position left unused; 0 for no limit.
 
     Raises:
         SegmentWriteError: a value is not UTF-8, offsets out of order or range, an
@@ -95,6 +95,8 @@ def tokenize(
         except UnicodeDecodeError as exc:
             raise SegmentWriteError(f"row {row}: not UTF-8 at byte {exc.start}") from None
         if runs is None:
+            if limit and len(raw) >= limit:
+                continue
             out += raw
             ends.append(len(out))
             positions.append(0)

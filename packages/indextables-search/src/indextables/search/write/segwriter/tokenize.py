@@ -12,6 +12,9 @@ every index (the reference's):
   feed, carriage return, space; not vertical tab, not Unicode spaces);
 * ``raw``: the whole value as one token, empty values included, case kept.
 
+Whatever the analyzer, a token of more than :data:`MAX_TOKEN_BYTES` (65,530) bytes is
+dropped as Tantivy's indexer drops it (not indexed, not counted in the fieldnorm).
+
 Each token's position is its index among the tokenizer's tokens of its value: a
 dropped token leaves its position unused, as in Tantivy. Null values have no tokens.
 The Unicode tables come from tantivy-py itself (:mod:`.unicodeprobe`); the kernels
@@ -30,7 +33,10 @@ from indextables.search.schema.tokenizers import split_limit
 from indextables.search.write.segwriter import impl
 from indextables.search.write.segwriter.errors import SegmentWriteError
 
-__all__ = ["Analyzer", "Tokens", "analyzer_for", "tokenize"]
+__all__ = ["MAX_TOKEN_BYTES", "Analyzer", "Tokens", "analyzer_for", "tokenize"]
+
+#: Tantivy indexes no token longer than this (``MAX_TOKEN_LEN``): it skips it, uncounted.
+MAX_TOKEN_BYTES = 65530
 
 AnalyzerKind = Literal["simple", "whitespace", "raw"]
 _MODES: dict[str, int] = {"simple": 0, "whitespace": 1, "raw": 2}
@@ -109,7 +115,9 @@ def _chunk_tokens(chunk: pa.Array, analyzer: Analyzer, first_row: int) -> Tokens
     offset_bytes = _bytes_view(
         offsets.buffers()[1], offsets.offset * 8, (offsets.offset + rows + 1) * 8
     )
-    limit = 0 if analyzer.kind == "raw" else analyzer.limit
+    limit = MAX_TOKEN_BYTES + 1
+    if analyzer.kind != "raw":
+        limit = min(limit, analyzer.limit)
     out, ends, positions, rows = impl.kernels().tokenize(
         data,
         offset_bytes,
