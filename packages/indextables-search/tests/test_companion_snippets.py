@@ -10,6 +10,7 @@ accents, nulls and long texts.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -111,3 +112,62 @@ def test_companion_highlight_refuses_exact_columns(tables: tuple[str, str]) -> N
     index, _ = tables
     with pytest.raises(ArgumentError, match="host"):
         open_table(index).search("msg:error", highlight=["host"])
+
+
+@pytest.mark.parametrize("query", ["msg:timeout", "msg:café OR msg:timeout", "s:A"])
+def test_reference_companion_split_snippets_equal_tantivy_py(tmp_path: Path, query: str) -> None:
+    """A companion split in tantivy4java's layout (nothing stored, written from its
+    documented form): each hit's snippet is tantivy-py's ``SnippetGenerator`` on that
+    index, given a document of the row's text from the source's Parquet."""
+    import tantivy
+    from companion_reference_fixture import (
+        reference_doc_mapping,
+        source_schema,
+        write_reference_split,
+    )
+    from test_companion import hostile
+
+    from indextables.search.query.searchoptions import SearchSpec
+    from indextables.search.read.anysplit import read_any_split
+    from indextables.search.read.snippets import Highlight
+    from indextables.search.read.splitreader import SplitEntry
+    from indextables.search.splits.splitfetch import SplitRef
+
+    root = tmp_path / "src"
+    files = ("data/part-00000.parquet", "data/part-00001.parquet")
+    (root / "data").mkdir(parents=True)
+    rng = random.Random(2025)
+    texts: dict[int, str | None] = {}
+    for relative, first in zip(files, (0, 200), strict=True):
+        table = hostile(rng, first, 40).select(source_schema().names).cast(source_schema())
+        pq.write_table(table, root / relative, row_group_size=8)
+        texts.update(zip(table["id"].to_pylist(), table["msg"].to_pylist(), strict=True))
+    directory = str(tmp_path / "split")
+    write_reference_split(directory, str(root), files, reverse=True)
+    entry = SplitEntry(SplitRef("x.split", 0), {}, reference_doc_mapping())
+    schema = pa.schema([source_schema().field("id")])
+    batches = read_any_split(
+        directory, entry, schema, search=SearchSpec(query=query), conditions=(),
+        companion_root=str(root), highlight=Highlight(("msg",), 60),
+    )  # fmt: skip
+    got = pa.Table.from_batches(list(batches))
+    assert got.column_names == ["id", "_snippet_msg"]
+    index = tantivy.Index.open(directory)
+    searcher = index.searcher()
+    parsed = index.parse_query(query, ["msg"])
+    generator = tantivy.SnippetGenerator.create(searcher, parsed, index.schema, "msg")
+    generator.set_max_num_chars(60)
+
+    def snippet(text: str | None) -> str | None:
+        if text is None:
+            return None
+        doc = tantivy.Document()
+        doc.add_text("msg", text)
+        return generator.snippet_from_doc(doc).to_html()
+
+    hits = searcher.search(parsed, limit=1000).hits
+    assert got.num_rows == len(hits) > 0
+    want = {i: snippet(texts[i]) for i in got["id"].to_pylist()}
+    assert dict(zip(got["id"].to_pylist(), got["_snippet_msg"].to_pylist(), strict=True)) == want
+    marked = any("<b>" in (s or "") for s in want.values())
+    assert marked == query.startswith("msg:")
