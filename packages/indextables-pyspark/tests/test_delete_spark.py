@@ -99,6 +99,14 @@ def test_delete_from_then_spark_reads_the_rows_left(spark: Any, tmp_path: Path, 
     assert sorted(r.id for r in searched.select("id").collect()) == sorted(net)
     before = spark.read.format("indextables").option("versionAsOf", "2").load(path)
     assert before.count() == 150  # time travel before the deletes sees every row
+    assert itp.count(spark, path) == len(alive)  # from the log's numRecords
+    assert itp.count(spark, path, where="level = 'WARN'") == len(warned)  # from the index
+    assert itp.count(spark, path, version=2) == 150
+    totals = itp.aggregate(spark, path, group_by=["level"], metrics={"c": "count"}).collect()
+    assert {r.level: r.c for r in totals} == {
+        level: sum(1 for r in rows if r["id"] in alive and r["level"] == level)
+        for level in {r["level"] for r in rows if r["id"] in alive}
+    }
 
 
 @pytest.mark.spark
