@@ -310,3 +310,34 @@ def test_a_delete_logs_one_info_line(tmp_path: Path, caplog: pytest.LogCaptureFi
     assert f"version={result.version}" in text
     assert f"rows={errors}" in text
     assert "splits_changed=3" in text
+
+
+def test_a_delete_racing_a_merge_an_overwrite_or_an_append(tmp_path: Path) -> None:
+    from indextables.search.write.merge import merge_table
+
+    uri, data = _simple_table(tmp_path)
+    # A MERGE SPLITS committed after the delete planned: the delete conflicts.
+    plan = plan_deletes(load_view(uri, {}), where="id = 5")
+    assert merge_table(uri)["new_files"] == 1
+    with pytest.raises(CommitConflictError):
+        commit_deletes(plan)
+    assert open_table(uri).count(where="id = 5") == 1
+    # An append committed meanwhile: the delete wins and the appended rows stay.
+    plan = plan_deletes(load_view(uri, {}), where="id = 5")
+    extra = pa.table({"id": [1000, 5], "level": ["INFO", "INFO"], "msg": ["net x", "net y"]})
+    write_table(uri, extra)
+    commit_deletes(plan)
+    table = open_table(uri)
+    assert table.count() == 301
+    assert sorted(table.search(where="id = 5 OR id = 1000").column("msg").to_pylist()) == [
+        "net x",
+        "net y",
+    ]
+    # An overwrite committed meanwhile: the delete conflicts and the new rows stay.
+    plan = plan_deletes(load_view(uri, {}), where="id = 1000")
+    write_table(uri, data.slice(0, 10), mode="overwrite")
+    with pytest.raises(CommitConflictError):
+        commit_deletes(plan)
+    assert sorted(open_table(uri).search(columns=["id"]).column("id").to_pylist()) == list(
+        range(10)
+    )
