@@ -7,6 +7,8 @@ Built in stages, each checked against tantivy-py before the next:
   tantivy-py (:mod:`.unicodeprobe`, :mod:`._unicodetables`); Cython kernels without
   the GIL and a pure twin (:mod:`.impl`).
 * :mod:`.fieldnorm`: the ``.fieldnorm`` file from those tokens, byte for byte tantivy-py's.
+* :mod:`.invert`: a field's tokens inverted (sorted terms, document frequencies, each
+  term's documents, term frequencies and positions), the input of the postings files.
 
 The other segment files (postings, positions, term dictionary, fast fields, doc
 store, ``meta.json``) are not written yet: every write path still indexes through
