@@ -314,6 +314,13 @@ def test_expansion_limit_is_an_option_naming_the_term(tmp_path: Path) -> None:
             SearchSpec(query="w0*", max_term_expansions=bad_value)  # type: ignore[arg-type]
 
 
+def test_bare_patterns_without_default_fields_are_refused_naming_them(tmp_path: Path) -> None:
+    uri = str(tmp_path / "t")
+    write_table(uri, pa.table({"id": [1, 2]}))
+    with pytest.raises(QuerySyntaxError, match=r"'hel\*' is a wildcard"):
+        open_table(uri).search("hel*")
+
+
 def test_an_invalid_regex_is_refused_naming_it(table: Table) -> None:
     for query in ["t:/h(/", "/h(/", "s:/[a/"]:
         with pytest.raises(QuerySyntaxError, match=rf"{re.escape(repr(query))} is not a valid "):

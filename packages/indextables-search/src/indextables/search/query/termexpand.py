@@ -179,6 +179,8 @@ def _pattern_text(
     if found is None and ":" in value:
         return None  # ``1:b*``: no field name Tantivy reads
     names = [found.group(1)] if found else list(defaults)
+    if not names:
+        return None  # no default field: left to the check, which names the term
     groups = []
     for name in names:
         spec = fields.get(name.lower())
