@@ -94,6 +94,11 @@ def _check(uri: str, data: pa.Table, duck: Any, alive: set[int], version: int | 
     assert sorted(groups.to_pylist(), key=repr) == sorted(
         ({"p": p, "c": c, "m": m} for p, c, m in found), key=repr
     )
+    groups = table.aggregate(group_by=["b"], metrics={"c": "count", "lo": ("min", "i16")})
+    found = duck.execute(f"SELECT b, count(*), min(i16) {live} GROUP BY b").fetchall()
+    assert sorted(groups.to_pylist(), key=repr) == sorted(
+        ({"b": b, "c": c, "lo": lo} for b, c, lo in found), key=repr
+    )
 
 
 @pytest.mark.parametrize(("seed", "copy"), [(1, "all"), (2, None), (3, "all")])
