@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from indextables.search import open_table, write_table
+from indextables.search import CommitRecord, open_table, write_table
 from indextables.search.errors import (
     ArgumentError,
     NotATableError,
@@ -387,6 +387,7 @@ def test_history_names_the_columns_a_schema_merge_added(tmp_path: Path) -> None:
     write_table(uri, pa.table({"a": [1]}))
     write_table(uri, pa.table({"a": [2], "b": ["x"], "c": [1.5]}), schema_mode="merge")
     newest = open_table(uri).history(limit=1)[0]
+    assert isinstance(newest, CommitRecord)
     assert newest.operation == "WRITE"
     assert json.loads(newest.parameters["addedColumns"]) == ["b", "c"]
     assert (newest.files_added, newest.rows_added) == (1, 1)

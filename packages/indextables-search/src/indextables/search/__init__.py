@@ -12,11 +12,13 @@ from indextables.search.companion.sync import CompanionResult
 from indextables.search.metrics import OperationMetrics, ScanMetrics
 from indextables.search.oplog import last_metrics
 from indextables.search.searchtable import SearchTable, open_table
+from indextables.search.table.tablehistory import CommitRecord
 from indextables.search.version import __version__
 from indextables.search.write.deleterows import DeleteResult, delete_rows
 from indextables.search.write.tablewrite import WriteResult, write_table
 
 __all__ = [
+    "CommitRecord",
     "CompanionResult",
     "DeleteResult",
     "OperationMetrics",
