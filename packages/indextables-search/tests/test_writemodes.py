@@ -415,3 +415,23 @@ def test_a_schema_change_committed_meanwhile_is_a_conflict_never_overwritten(
     with pytest.raises(CommitConflictError, match="schema changed"):
         table.commit(read_version=read, schema_string=mine)
     assert open_table(uri).schema.names == ["a", "b"]
+
+
+@pytest.mark.parametrize("mode", ["error", "ignore"])
+def test_a_table_created_while_an_error_or_ignore_write_ran_is_never_appended_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    import indextables.search.write.tablewrite as tablewrite
+
+    uri = str(tmp_path / "t")
+    theirs = write_table(uri, pa.table({"a": [1, 2]}))
+    # the write's check ran before the other writer created the table
+    monkeypatch.setattr(tablewrite, "table_exists", lambda *_: False)
+    if mode == "error":
+        with pytest.raises(TableExistsError, match="became a table while this write ran"):
+            write_table(uri, pa.table({"a": [3]}), mode=mode)
+    else:
+        result = write_table(uri, pa.table({"a": [3]}), mode=mode)
+        assert (result.version, result.files_added, result.rows) == (theirs.version, 0, 0)
+    assert open_table(uri).version == theirs.version
+    assert sorted(open_table(uri).to_arrow().column("a").to_pylist()) == [1, 2]

@@ -17,6 +17,7 @@ from indextables.protocol.actions import AddAction
 from indextables.protocol.errors import TableExistsError, TableNotFoundError
 from indextables.protocol.store import ObjectStore
 from indextables.search.errors import NotATableError, OptionError, VersionNotFoundError
+from indextables.search.errors import TableExistsError as WriteTableExistsError
 from indextables.search.options import lower_keys
 from indextables.search.table.livesplits import LiveSplit, LiveSplits
 
@@ -292,6 +293,7 @@ def commit_write(
     read_version: int | None = None,
     configuration: Mapping[str, str] | None = None,
     evolve_schema: bool = False,
+    create_only: bool = False,
 ) -> int:
     """Commit the adds of one write (creating the table if needed); return the new version.
 
@@ -299,14 +301,18 @@ def commit_write(
     job planned against), so a file appended after planning is never dropped
     silently: the engine refuses the commit if the removed set changed.
     ``evolve_schema`` (the write added columns to an existing table) commits
-    ``schema_json`` as the table's schema in the same version.
+    ``schema_json`` as the table's schema in the same version. ``create_only``
+    (``mode="error"``/``"ignore"`` found no table) commits only by creating the
+    table: one created meanwhile is a ``TableExistsError``, never appended to.
     """
     engine = _engine()
     store_options = storage_options(options)
     config = engine_config(options)
-    try:
-        table = engine.open_table(uri, storage_options=store_options, config=config)
-    except TableNotFoundError:
+    table = None
+    if not create_only:
+        with contextlib.suppress(TableNotFoundError):
+            table = engine.open_table(uri, storage_options=store_options, config=config)
+    if table is None:
         try:
             table = engine.create_table(
                 uri,
@@ -317,6 +323,10 @@ def commit_write(
                 config=config,
             )
         except TableExistsError:  # another job created it first: append to theirs
+            if create_only:
+                raise WriteTableExistsError(
+                    f"{uri!r} became a table while this write ran (mode error/ignore)"
+                ) from None
             table = engine.open_table(uri, storage_options=store_options, config=config)
     mode = "overwrite" if overwrite else "append"
     if evolve_schema and read_version is not None:

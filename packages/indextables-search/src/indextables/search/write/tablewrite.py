@@ -142,17 +142,23 @@ def write_table(
     counted = _Counted(reader, given, target)
     threads = workers or plan.write_options.threads or default_workers()
     adds = write_parallel(counted, functools.partial(split_writer, plan), workers=threads)
-    version = commit_write(
-        uri,
-        opts,
-        schema_json=spark_json(target),
-        partition_columns=plan.write_options.partition_columns,
-        adds=adds,
-        overwrite=mode == "overwrite",
-        read_version=plan.read_version,
-        configuration=plan.configuration,
-        evolve_schema=bool(plan.added_columns),
-    )
+    try:
+        version = commit_write(
+            uri,
+            opts,
+            schema_json=spark_json(target),
+            partition_columns=plan.write_options.partition_columns,
+            adds=adds,
+            overwrite=mode == "overwrite",
+            read_version=plan.read_version,
+            configuration=plan.configuration,
+            evolve_schema=bool(plan.added_columns),
+            create_only=mode in ("error", "ignore"),
+        )
+    except TableExistsError:  # created by another writer meanwhile; its splits stay unused
+        if mode == "error":
+            raise
+        return WriteResult(version=load_head(uri, opts).version, files_added=0, rows=0)
     oplog.note(rows=counted.rows, splits_written=len(adds), bytes_written=sum(a.size for a in adds))
     oplog.note_version(version)
     return WriteResult(version=version, files_added=len(adds), rows=counted.rows)
