@@ -46,7 +46,11 @@ def answer_paths(caplog: pytest.LogCaptureFixture) -> Callable[[], list[str]]:
     caplog.set_level(logging.DEBUG, logger=_LOG_NAME)
 
     def taken() -> list[str]:
-        found = [r.getMessage().rsplit(" ", 1)[-1] for r in caplog.records if r.name == _LOG_NAME]
+        found = [
+            r.getMessage().rsplit(" ", 1)[-1]
+            for r in caplog.records
+            if r.name == _LOG_NAME and " answered from the " in r.getMessage()
+        ]
         caplog.clear()
         return found
 

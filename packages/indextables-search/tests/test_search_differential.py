@@ -67,7 +67,11 @@ def oracle_ids(duck: Any, data: pa.Table, case: Case) -> list[int]:
 
 
 def sources(caplog: pytest.LogCaptureFixture) -> list[str]:
-    found = [r.getMessage().rsplit(" ", 1)[-1] for r in caplog.records if r.name == _LOG_NAME]
+    found = [
+        r.getMessage().rsplit(" ", 1)[-1]
+        for r in caplog.records
+        if r.name == _LOG_NAME and " answered from the " in r.getMessage()
+    ]
     caplog.clear()
     return found
 

@@ -108,6 +108,7 @@ def aggregate(
     )
     answered = "Spark groupBy" if source == "rows" else source
     oplog.note_fields(source=answered)
+    _LOG.debug("aggregate of %s v%d answered from the %s", args.path, index_plan.version, answered)
     if isinstance(found, pa.Table):
         schema = output_schema(index_plan.schema, groups, wanted)
         table = found.cast(arrow_schema(schema)).combine_chunks()

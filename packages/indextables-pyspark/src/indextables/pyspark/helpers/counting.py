@@ -39,4 +39,5 @@ def count(spark: SparkSession, args: SearchArgs) -> int:
     )
     answered = "Spark read" if source == "rows" else source
     oplog.note_fields(source=answered)
+    _LOG.debug("count of %s v%d answered from the %s", args.path, index_plan.version, answered)
     return found
