@@ -9,13 +9,13 @@
   per 2,000,000 rows), written once under ``--scale-path`` and reused by later
   runs (or the search benchmark's table of S rows under ``--scale-path``), and
   how each side's time grows from M to S rows;
-- issue 24's targets on the scale table in one block: ours, Spark's Parquet
+- the read targets on the scale table in one block: ours, Spark's Parquet
   read, their ratio, the engine's own time for the query (``SearchTable.search``
   in the driver, no Spark) and the hand-over cost (ours minus the engine's).
 
 Usage: python benchmarks/run.py [--write-rows 1000000] [--search-rows 2000000]
            [--scale-rows 20000000] [--scale-path DIR] [--repeat 5] [--skip-write]
-(issue 24's figures on the search benchmark's table: ``--skip-write --search-rows 0
+(the read targets on the search benchmark's table: ``--skip-write --search-rows 0
 --scale-path /tmp/bench/20m``)
        python benchmarks/run.py <script> [its options], <script> one of
            splitio, termdict, plan_big, profile_needle, count, merge, write
@@ -136,7 +136,7 @@ def engine(table_path: str, repeat: int, options: dict[str, str]) -> dict[str, f
     return {label: t[0] for label, t in times.items()}
 
 
-# Issue 24's targets: (label, ratio wanted against Parquet, the engine's query).
+# The read targets: (label, ratio wanted against Parquet, the engine's query).
 TARGETS = (
     ("exact, itp.search where", 4.0, "exact"),
     ("exact, spark.read filter", 3.0, "exact"),
@@ -145,9 +145,9 @@ TARGETS = (
 
 
 def targets(rows: int, results: dict[str, Any]) -> None:
-    """Issue 24's rows: ours, Spark's Parquet read, the ratio, and the hand-over cost."""
+    """The read targets' rows: ours, Spark's Parquet read, the ratio, and the hand-over cost."""
     load = os.getloadavg()[0]
-    print(f"issue 24 targets at {rows:,} rows (same run; 1-minute load {load:.1f}):")
+    print(f"read targets at {rows:,} rows (same run; 1-minute load {load:.1f}):")
     for label, wanted, query in TARGETS:
         (ours, _, found), (base, _, _) = results[label]
         mine = results["engine"][query]
