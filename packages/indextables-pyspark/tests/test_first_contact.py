@@ -1,4 +1,4 @@
-"""Issue 22 (first contact): errors, messages and the public namespace a newcomer meets."""
+"""First contact: errors, messages and the public namespace a newcomer meets."""
 
 from __future__ import annotations
 
@@ -345,7 +345,7 @@ def test_search_helpers_name_a_missing_column_at_the_call(spark: Any, logs: str)
 
 
 def test_no_hypothesis_test_depends_on_the_machine_speed() -> None:
-    """Issue 22, item 8: every package whose tests use Hypothesis loads a profile with no
+    """Every package whose tests use Hypothesis loads a profile with no
     deadline and no "too slow" health check, and no test's own settings bring them back."""
     import re
 
