@@ -36,7 +36,7 @@ def test_every_file_uri_form_reads_writes_and_searches_the_table(
     itp.write(df, uri, options=text)
     assert itp.count(spark, str(table)) == 4
     described = itp.sql(spark, f"DESCRIBE INDEXTABLES STATE '{uri}'").collect()
-    # Right after the writes: no checkpoint yet, said as such (issue 22, item 6).
+    # Right after the writes: no checkpoint yet, said as such.
     assert described[0]["format"] == "none"
     assert "no checkpoint yet" in described[0]["status"], described[0]["status"]
     assert "No state found" not in described[0]["status"]
