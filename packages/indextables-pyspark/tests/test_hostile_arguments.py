@@ -1,4 +1,4 @@
-"""Every public ``itp.*`` function checks its arguments (issue 21 item 8): hostile values
+"""Every public ``itp.*`` function checks its arguments: hostile values
 raise this package's ArgumentError naming the argument, never a raw TypeError,
 AttributeError or Py4JError."""
 
