@@ -1,4 +1,4 @@
-"""Literals and arguments at the edges (issue 21, items 8, 9 and 12), against Spark over Parquet."""
+"""Literals and arguments at the edges, against Spark over Parquet."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def test_out_of_range_integer_literals_answer_as_spark(
         f"id < {HUGE}",
         f"d < -{HUGE}",
         f"d < {HUGE}BD",
-        f"d > {HUGE}.5",  # a fraction: Spark's DECIMAL past 38 digits (issue 21)
+        f"d > {HUGE}.5",  # a fraction: Spark's DECIMAL past 38 digits
         "d > 12345678901234567890123456789012345678.5",  # 39 digits
         "d > 0." + "0" * 40 + "1",  # scale 41
     ],
