@@ -1,4 +1,4 @@
-"""Columns of a search's hits decoded in bulk from a split's doc stores (issue 24).
+"""Columns of a search's hits decoded in bulk from a split's doc stores.
 
 The split reader's stored-document columns, equal to what one ``searcher.doc()``
 per hit and :func:`~indextables.search.read.convert.column_from_docs` give,
