@@ -1,4 +1,4 @@
-"""Bulk decoder of Tantivy's document store into Arrow columns (issue 24, bulk row retrieval).
+"""Bulk decoder of Tantivy's document store into Arrow columns (bulk row retrieval).
 
 Self-contained (pyarrow, zstandard and the stdlib only): ``read_store`` parses a
 segment's ``.store`` file, ``decode_docs`` decodes a set of documents into a
