@@ -1,4 +1,4 @@
-"""The doc-store block size of written splits: the default (issue 24) and mixed sizes.
+"""The doc-store block size of written splits: the default and mixed sizes.
 
 A scattered hit decompresses its block up to the hit, so the default block size
 bounds the cost of one row (docs/performance.md, "Doc-store block size").
