@@ -1,4 +1,4 @@
-"""Numeric ``query`` clauses on float/double fields compare as Spark does (issue 21, item 12):
+"""Numeric ``query`` clauses on float/double fields compare as Spark does:
 -0.0 = 0.0, every NaN (either sign bit, any payload) equals NaN and sorts above +inf."""
 
 from __future__ import annotations
