@@ -1,4 +1,4 @@
-"""Numeric literals in ``where`` as Spark types them (issue 21): DECIMAL past 38 digits is
+"""Numeric literals in ``where`` as Spark types them: DECIMAL past 38 digits is
 refused with this package's error naming the literal, suffixed literals (``D``, ``L``,
 ``BD``) are read with their type. Spark's own answers were checked with Spark 4 over Parquet
 (tests/test_literals.py of the pyspark package runs the same cases through Spark)."""
