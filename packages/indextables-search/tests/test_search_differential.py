@@ -1,4 +1,4 @@
-"""The engine against oracles on random hostile tables (issue 23's differential test).
+"""The engine against oracles on random hostile tables (the engine's differential test).
 
 Per seed, a table of every column kind the engine writes (integers of each
 width, float/double with NaN, -0.0 and infinities, booleans, dates, instants,
@@ -255,7 +255,7 @@ def test_engine_matches_oracles_on_each_doc_store_decoder(
     monkeypatch: pytest.MonkeyPatch,
     decoder: str,
 ) -> None:
-    """The same differential with rows decoded in bulk by each doc-store twin (issue 24):
+    """The same differential with rows decoded in bulk by each doc-store twin:
     the twins are compared with each other elsewhere (test_docstore, test_bulkrows); here
     each is compared with the oracles, and must really have served columns."""
     from indextables.search.read import bulkrows
