@@ -2,8 +2,8 @@
 
 tantivy-py indexes the same rows in one segment (the analyzers every index registers);
 its term dictionary gives each term's byte ranges in its ``.idx`` and ``.pos`` files,
-and ours must equal them for every term below one 128-entry block (the others are
-refused until blocks are written).
+and ours must equal them for every term: VInt tails, bitpacked 128-entry blocks, skip
+data with block maxima.
 """
 
 from __future__ import annotations
@@ -21,9 +21,12 @@ from indextables.search.schema.tokenizers import register_tokenizers
 from indextables.search.splits.termdict.composite import split_composite, split_footer
 from indextables.search.splits.termdict.fstform import decode_fst_dict
 from indextables.search.write.segwriter import SegmentWriteError, analyzer_for, impl, tokenize
+from indextables.search.write.segwriter.fieldnorm import fieldnorm_ids, token_counts
 from indextables.search.write.segwriter.invert import invert
 from indextables.search.write.segwriter.postings import (
     BLOCK_LEN,
+    Bm25Norms,
+    bitpack,
     field_header,
     term_positions,
     term_postings,
@@ -58,17 +61,20 @@ def _segment_files(directory: Path, ext: str) -> dict[int, bytes]:
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_small_terms_postings_and_positions_are_tantivys(
+def test_every_terms_postings_and_positions_are_tantivys(
     tmp_path: Path, twin: str, seed: int
 ) -> None:
     rng = random.Random(seed)
     words = [f"w{k}" for k in range(300)] + ["Caf\u00e9", "\u00c9T\u00c9", "x" * 300, "\u4e2d"]
-    rows = 200
+    rows = 700
     columns = {name: [_value(rng, words, 25) for _ in range(rows)] for name, _, _ in FIELDS}
-    # Terms past one block: "the" in about 180 documents (postings), and a, b, c in at
-    # most 100 documents with well over 128 positions each.
+    # Terms of several blocks: "the" in about 630 documents (postings), and a, b, c
+    # with frequencies up to 40 and thousands of positions.
     columns["ws"] = [None if v is None else v + " the" for v in columns["ws"]]
-    columns["tags"] = [_value(rng, ["a", "b", "c"], 12) if r < 100 else None for r in range(rows)]
+    columns["body"] = [
+        None if v is None else v + " The" * rng.randrange(1, 4) for v in columns["body"]
+    ]
+    columns["tags"] = [_value(rng, ["a", "b", "c"], rng.choice([3, 120])) for r in range(rows)]
     builder = tantivy.SchemaBuilder()
     for name, tokenizer, option in FIELDS:
         builder.add_text_field(name, tokenizer_name=tokenizer, index_option=option)
@@ -86,13 +92,14 @@ def test_small_terms_postings_and_positions_are_tantivys(
     writer.wait_merging_threads()
     terms = {f: decode_fst_dict(b) for f, b in _segment_files(tmp_path, "term").items()}
     idx, pos = _segment_files(tmp_path, "idx"), _segment_files(tmp_path, "pos")
-    checked = refused_postings = refused_positions = 0
+    checked = blocks = 0
     for field, (name, tokenizer, option) in enumerate(FIELDS):
         analyzer = analyzer_for(tokenizer)
         assert analyzer is not None
         tokens = tokenize(pa.array(columns[name], pa.string()), analyzer, name=name)
         assert idx[field][:8] == field_header(len(tokens.rows))
         postings = idx[field][8:]
+        norms = Bm25Norms(fieldnorm_ids(token_counts(tokens, rows)), len(tokens.rows))
         inverted = invert(tokens)
         theirs = terms[field]
         assert inverted.terms.to_pylist() == theirs.keys
@@ -110,26 +117,42 @@ def test_small_terms_postings_and_positions_are_tantivys(
             want = postings[
                 theirs.postings_start[k] : theirs.postings_start[k] + theirs.postings_len[k]
             ]
-            if len(term_docs) >= BLOCK_LEN:
-                with pytest.raises(SegmentWriteError, match="128-document blocks"):
-                    term_postings(term_docs, term_freqs)
-                refused_postings += 1
-                continue
-            assert term_postings(term_docs, None if option == "basic" else term_freqs) == want
+            got = term_postings(
+                term_docs,
+                None if option == "basic" else term_freqs,
+                positions=option == "position",
+                norms=norms,
+            )
+            assert got == want, (name, theirs.keys[k], len(term_docs))
             if option == "position":
                 want_pos = pos[field][
                     theirs.positions_start[k] : theirs.positions_start[k] + theirs.positions_len[k]
                 ]
-                if sum(term_freqs) >= BLOCK_LEN:
-                    with pytest.raises(SegmentWriteError, match="128-position blocks"):
-                        term_positions(per_doc)
-                    refused_positions += 1
-                    continue
-                assert term_positions(per_doc) == want_pos
+                assert term_positions(per_doc) == want_pos, (name, theirs.keys[k])
+                blocks += sum(term_freqs) >= BLOCK_LEN
+            blocks += len(term_docs) >= BLOCK_LEN
             checked += 1
     assert checked > 500
-    assert refused_postings > 0
-    assert refused_positions > 0
+    assert blocks > 6
+
+
+def test_bitpack_matches_a_bit_by_bit_model() -> None:
+    rng = random.Random(9)
+    for num_bits in range(33):
+        values = [rng.getrandbits(num_bits) for _ in range(BLOCK_LEN)]
+        packed = bitpack(values, num_bits)
+        assert len(packed) == num_bits * BLOCK_LEN // 8
+        # Lane j holds values j, j+4, ... LSB first; word w of lane j is u32 4w+j.
+        words = [
+            int.from_bytes(packed[4 * i : 4 * i + 4], "little") for i in range(len(packed) // 4)
+        ]
+        for index, value in enumerate(values):
+            lane, slot = index % 4, index // 4
+            read = 0
+            for bit in range(num_bits):
+                at = slot * num_bits + bit
+                read |= ((words[4 * (at // 32) + lane] >> (at % 32)) & 1) << bit
+            assert read == value
 
 
 def test_postings_inputs_out_of_order_are_our_errors() -> None:

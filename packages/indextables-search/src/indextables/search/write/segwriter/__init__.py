@@ -9,11 +9,11 @@ Built in stages, each checked against tantivy-py before the next:
 * :mod:`.fieldnorm`: the ``.fieldnorm`` file from those tokens, byte for byte tantivy-py's.
 * :mod:`.invert`: a field's tokens inverted (sorted terms, document frequencies, each
   term's documents, term frequencies and positions), the input of the postings files.
-* :mod:`.postings`: each term's ``.idx`` and ``.pos`` bytes, byte for byte tantivy-py's,
-  for terms below one 128-entry block (bitpacked blocks and skip data not yet).
+* :mod:`.postings`: each term's ``.idx`` and ``.pos`` bytes (``VInt`` tails, bitpacked
+  128-entry blocks, skip data with BM25 block maxima), byte for byte tantivy-py's.
 
-The rest (bitpacked postings blocks, the term dictionary, fast fields, doc store,
-``meta.json``, assembling a segment) is not written yet: every write path still indexes through
+The rest (the term dictionary with the postings' byte ranges, fast fields, doc
+store, ``meta.json``, assembling a segment) is not written yet: every write path still indexes through
 tantivy-py.
 """
 
