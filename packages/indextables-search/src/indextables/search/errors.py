@@ -116,6 +116,12 @@ class ArgumentError(IndexTablesSearchError, TypeError, ValueError):
     the message names the argument."""
 
 
+class ReplaceWhereMismatchError(IndexTablesSearchError, ValueError):
+    """A ``replace_where`` write whose data holds a row the condition does not match
+    (Delta's ``DELTA_REPLACE_WHERE_MISMATCH``); the message names the condition and a
+    sample row, and nothing is committed."""
+
+
 class ArithmeticOverflowError(IndexTablesSearchError, ArithmeticError):
     """An integral sum outside the range of a long, refused as Spark's ANSI mode refuses
     it (``ARITHMETIC_OVERFLOW``); the message names the metric."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,7 +61,9 @@ __all__ = [
     "DeleteResult",
     "SplitDelete",
     "commit_deletes",
+    "delete_actions",
     "delete_rows",
+    "discard_uncommitted",
     "plan_deletes",
 ]
 
@@ -228,26 +230,39 @@ def commit_deletes(plan: DeletePlan, *, options: Mapping[str, str] | None = None
     store = open_table_store(plan.uri, opts)
     adds: list[AddAction] = []
     try:
-        for change in plan.splits:
-            if change.deleted < change.alive:
-                adds.append(_rewritten(store, plan, change))
-        removes = [
-            RemoveAction(
-                path=c.split.path,
-                data_change=True,
-                partition_values=dict(c.split.partition_values),
-                size=c.split.size,
-            )
-            for c in plan.splits
-        ]
+        removes = delete_actions(store, plan, adds)
         return int(table_handle(plan.uri, opts).commit(adds=adds, removes=removes))
     except BaseException:
-        for add in adds:  # not committed: nothing references them
-            try:
-                store.delete(add.path)
-            except Exception:  # best effort: the original error matters
-                _log.warning("could not remove the uncommitted split %s", add.path)
+        discard_uncommitted(store, adds)
         raise
+
+
+def delete_actions(store: Any, plan: DeletePlan, adds: list[AddAction]) -> list[RemoveAction]:
+    """Upload the plan's rewritten splits, appending their adds to ``adds`` as they are
+    uploaded (so a caller can remove them if anything fails); return the removes of
+    every split the plan changes. Nothing is committed."""
+    for change in plan.splits:
+        if change.deleted < change.alive:
+            adds.append(_rewritten(store, plan, change))
+    return [
+        RemoveAction(
+            path=c.split.path,
+            data_change=True,
+            partition_values=dict(c.split.partition_values),
+            size=c.split.size,
+        )
+        for c in plan.splits
+    ]
+
+
+def discard_uncommitted(store: Any, adds: Sequence[AddAction]) -> None:
+    """Delete the uploaded, uncommitted splits of ``adds`` (best effort: nothing
+    references them, and the error that stopped the commit matters more)."""
+    for add in adds:
+        try:
+            store.delete(add.path)
+        except Exception:
+            _log.warning("could not remove the uncommitted split %s", add.path)
 
 
 def _rewritten(store: Any, plan: DeletePlan, change: SplitDelete) -> AddAction:

@@ -39,6 +39,7 @@ from indextables.search.write.parallelwrite import (
     default_workers,
     write_parallel,
 )
+from indextables.search.write.replacewhere import RowGuard, commit_replace, row_guard
 from indextables.search.write.writeplan import plan_table_write, split_writer
 
 __all__ = ["WriteResult", "write_table"]
@@ -74,6 +75,7 @@ def write_table(
     options: Mapping[str, Any] | None = None,
     storage_options: Mapping[str, Any] | None = None,
     workers: int | None = None,
+    replace_where: str | None = None,
 ) -> WriteResult:
     """Write ``data`` to the table at ``uri`` in one commit (creating the table if needed).
 
@@ -107,6 +109,10 @@ def write_table(
             ``spark.indextables.indexWriter.threads``, or without it the
             number of cores this process may use. All of them commit in one version, or,
             when any fails, nothing is committed.
+        replace_where: with ``mode="overwrite"``, a SQL condition (as ``delete_rows``'s
+            ``where``): only the rows it matches are replaced by ``data``, in one
+            commit, and every row of ``data`` must match it (Delta's ``replaceWhere``;
+            see :mod:`.replacewhere`).
 
     Raises:
         ArgumentError: an argument of the wrong type or value.
@@ -115,7 +121,10 @@ def write_table(
         SchemaMismatchError: (an ``OptionError``) columns that do not fit the table's.
         DuplicateColumnError: names equal but for case.
         UnsupportedTypeError: a column of a type Spark or the index cannot hold.
+        ReplaceWhereMismatchError: a row of ``data`` outside ``replace_where``.
     """
+    if replace_where is not None and mode != "overwrite":
+        raise ArgumentError(f'replace_where needs mode="overwrite", not mode={mode!r}')
     opts = with_storage_options(_options(uri, mode, partition_by, options), storage_options)
     if schema_mode not in _SCHEMA_MODES:
         raise ArgumentError(f"schema_mode={schema_mode!r} must be None or 'merge'")
@@ -139,9 +148,23 @@ def write_table(
             "run them (run MERGE SPLITS / PURGE INDEXTABLE afterwards, or set "
             "spark.indextables.onWrite.deferred=true)"
         )
-    counted = _Counted(reader, given, target)
+    guard = row_guard(replace_where, target) if replace_where is not None else None
+    counted = _Counted(reader, given, target, guard)
     threads = workers or plan.write_options.threads or default_workers()
     adds = write_parallel(counted, functools.partial(split_writer, plan), workers=threads)
+    if guard is not None and plan.read_version is not None:
+        replaced = commit_replace(
+            uri,
+            opts,
+            where=guard.where.text,
+            adds=adds,
+            read_version=plan.read_version,
+            schema_json=spark_json(target) if plan.added_columns else None,
+        )
+        written = sum(a.size for a in adds)
+        oplog.note(rows=counted.rows, splits_written=len(adds), bytes_written=written)
+        oplog.note_version(replaced.version)
+        return WriteResult(version=replaced.version, files_added=len(adds), rows=counted.rows)
     try:
         version = commit_write(
             uri,
@@ -193,13 +216,23 @@ def _options(
 class _Counted:
     """The reader's batches in Spark's types, counting rows as they pass."""
 
-    def __init__(self, reader: pa.RecordBatchReader, given: pa.Schema, target: pa.Schema) -> None:
+    def __init__(
+        self,
+        reader: pa.RecordBatchReader,
+        given: pa.Schema,
+        target: pa.Schema,
+        guard: RowGuard | None = None,
+    ) -> None:
         self.reader = reader
         self.given = given
         self.target = target
+        self.guard = guard
         self.rows = 0
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         for batch in self.reader:
             self.rows += batch.num_rows
-            yield align_batch(conform_batch(batch, self.given), self.target)
+            aligned = align_batch(conform_batch(batch, self.given), self.target)
+            if self.guard is not None:
+                self.guard.check(aligned)
+            yield aligned
