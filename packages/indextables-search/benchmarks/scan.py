@@ -83,7 +83,7 @@ def _figure(
 
 def run(root: str, rows: int, repeat: int, arrow_copy: str | None = None) -> dict[str, Any]:
     import deltalake
-    import duckdb
+    import duckdb  # type: ignore[import-not-found, unused-ignore]
     import polars as pl
 
     from indextables.search import open_table
