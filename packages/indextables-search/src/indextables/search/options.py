@@ -282,7 +282,7 @@ DEFAULT_BATCH_SIZE = 10_000
 #: The doc-store block size (uncompressed bytes) of written splits. 4K, not Tantivy's
 #: 16K: a scattered hit decompresses its block up to the hit, and on the benchmark's
 #: log rows 4K blocks cut that decode by ~45% for +5% split bytes (docs/performance.md,
-#: "Doc-store block size"). Any size is standard Tantivy (readers find blocks through
+#: "What each operation costs"). Any size is standard Tantivy (readers find blocks through
 #: the store's skip index), so splits of every size read and merge together.
 DEFAULT_DOCSTORE_BLOCK_SIZE = 4096
 ARROW_COPY_KEY = PREFIX + "indexwriter.arrowcopy"
