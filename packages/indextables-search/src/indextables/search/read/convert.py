@@ -132,7 +132,7 @@ def documents(
     building row by row keeps a document in cache until ``add_document``
     takes it, and was 1.5x cheaper than adding column by column to a list of
     documents (``map`` per column: 0.75 vs 0.50 CPU-s for 400,000 log rows,
-    docs/performance.md, "Write CPU against the floor"). Every document gets
+    benchmarks/results/write-2026-11-27T1535Z.json). Every document gets
     its fields in the same order: the columns without nulls, ``unsigned``,
     the columns with nulls, the row key.
     """
