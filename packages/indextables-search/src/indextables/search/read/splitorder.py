@@ -14,8 +14,7 @@ started and waits for the running ones, closing them, before it returns.
 Used by the Spark adapter's interactive search and selective read tasks.
 :class:`~indextables.search.searchtable.SearchTable` reads its splits one after
 the other: on 2 cores, reading two at once measured no faster for an exact
-match and slower for a needle (docs/performance.md, "Splits at once in the
-engine").
+match and slower for a needle (benchmarks/results/pyspark-2026-11-28T1108Z.json).
 """
 
 from __future__ import annotations
