@@ -1,7 +1,7 @@
 """The doc-store block size of written splits: the default and mixed sizes.
 
 A scattered hit decompresses its block up to the hit, so the default block size
-bounds the cost of one row (docs/performance.md, "Doc-store block size").
+bounds the cost of one row (docs/performance.md, "What each operation costs").
 """
 
 from __future__ import annotations
