@@ -9,7 +9,7 @@ Parquet copy):
   ``groupBy().count()``.
 
 Usage: python benchmarks/run.py count [--rows 200000] [--repeat 3]
-(the issue's figures are for 2,000,000 rows: ``--rows 2000000``).
+(the targets are for 2,000,000 rows: ``--rows 2000000``).
 """
 
 from __future__ import annotations
