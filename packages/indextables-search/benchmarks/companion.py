@@ -27,7 +27,7 @@ Usage: ``python benchmarks/companion.py [--rows 2000000] [--files 4] [--repeat 3
 ``tox -e bench-search -- --companion``
 (``run.py --companion`` hands over here). Everything is written to a fresh temporary
 directory, or ``--path``. ``--spark`` (pyspark env) adds ``itp.search`` on the
-companion beside Spark's Parquet read. ``--search-only`` (the issue's 20M scale:
+companion beside Spark's Parquet read. ``--search-only`` (the 20M scale:
 ``--rows 20000000 --files 40 --path DIR``) writes the source and builds its companion
 once under ``--path`` (reused after), then times only the searches; ``--layout small``
 builds and searches the small layout's companion of the same source instead.
