@@ -1,6 +1,6 @@
 """Log-search term forms through the engine vs DuckDB over a Parquet copy (figures only).
 
-On N log rows (``--rows``, default 2,000,000; the issue's targets: ``--rows
+On N log rows (``--rows``, default 2,000,000; the targets: ``--rows
 20000000``) written as an IndexTables table and as Parquet, DuckDB with 2 threads:
 
 - a prefix term on ``message`` matching ~0.05% of rows (``message:zyxq*``) vs
