@@ -17,7 +17,7 @@ without Spark) and its Parquet copy, in one run:
 Usage: python benchmarks/run.py [--rows 2000000] [--repeat 5] [--path DIR]
 (``--write``: the write benchmark, ``write.py``, instead; ``--companion``: the
 companion benchmark, ``companion.py``, 2,000,000 rows unless ``--rows``)
-(the issue's figures: ``--rows 20000000``; ``--docstore-block-size N``: tables
+(the targets' scale: ``--rows 20000000``; ``--docstore-block-size N``: tables
 written with ``indexWriter.docStoreBlockSize=N``, named ``logs-<rows>-bs<N>``).
 Tables are written once under ``--path`` (default ~/.cache/indextables-bench-search)
 and reused.
