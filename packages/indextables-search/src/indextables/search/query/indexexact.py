@@ -183,7 +183,9 @@ def exact_query(
     parts: list[tantivy.Query] = []
     if not search.is_empty:
         try:
-            option_query = build_query(index, search, fields, exact_dates=exact_dates)
+            option_query = build_query(
+                index, search, fields, exact_dates=exact_dates, missing_match_nothing=True
+            )
         except InexactDateBoundError as error:
             # Here the column types are unknown (a ``date`` column is exact either way):
             # the read path, which knows them, answers or refuses.

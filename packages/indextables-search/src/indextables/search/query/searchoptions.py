@@ -43,6 +43,7 @@ from indextables.search.query.datequery import (
 from indextables.search.query.floatquery import spark_float_clauses
 from indextables.search.query.parsedform import exists_fields, string_terms
 from indextables.search.query.termexpand import check_expansion_limit
+from indextables.search.query.tokenless import nothing_for_missing_fields
 from indextables.search.query.validationindex import validation_index
 from indextables.search.read.convert import TANTIVY_MAX_DATE, TANTIVY_MIN_DATE
 from indextables.search.schema import columntypes as ct
@@ -269,8 +270,15 @@ def build_query(
     *,
     exact_dates: Collection[str] | None = None,
     whole_dates: Collection[str] = frozenset(),
+    missing_match_nothing: bool = False,
 ) -> tantivy.Query | None:
     """The Tantivy query of the search options (None when there is none).
+
+    ``missing_match_nothing``: ``index`` is one split's, searched after :func:`validate`
+    checked the text against the table's fields; a clause on a field this split's index
+    lacks (a column a schema change added after it was written, null in its every row)
+    then matches nothing (``tokenless.nothing_for_missing_fields``). Without it such a
+    clause is a ``QuerySyntaxError`` naming the field.
 
     ``exact_dates`` names (lowercase) the date fields whose range queries
     compare microseconds on the split searched (``SplitTraits.exact_dates``);
@@ -300,10 +308,12 @@ def build_query(
     token_limit = min(
         [f.token_length for f in fields.values() if f.is_tokenized] + [_EN_STEM_TOKEN_LIMIT]
     )
+    missing = _missing_fields(index, fields) if missing_match_nothing else _no_field_missing
     if spec.query:
         from indextables.search.query.ipforms import rewrite_ip_forms
 
-        ip_dated = _date_safe(rewrite_ip_forms(spec.query, fields), dates, coarse, "query")
+        present = nothing_for_missing_fields(spec.query, missing)
+        ip_dated = _date_safe(rewrite_ip_forms(present, fields), dates, coarse, "query")
         safe = spark_float_clauses(_open_ranges(ip_dated, doubles), doubles)
         parts.append(
             _parse(
@@ -325,7 +335,7 @@ def build_query(
     for column, text in spec.text_search.items():
         name = fields[column.lower()].name
         option = f"textsearch.{column}"
-        safe = _date_safe(text, dates, coarse, option)
+        safe = _date_safe(nothing_for_missing_fields(text, missing), dates, coarse, option)
         safe = spark_float_clauses(_open_ranges(safe, doubles), doubles)
         parts.append(
             _parse(
@@ -350,6 +360,39 @@ def build_query(
     if len(parts) == 1:
         return parts[0]
     return tantivy.Query.boolean_query([(tantivy.Occur.Must, p) for p in parts])
+
+
+# Tantivy's refusal of a clause on a field its index lacks.
+_NO_SUCH_FIELD = "Field does not exist"
+
+
+def _no_field_missing(name: str) -> bool:
+    return False
+
+
+def _missing_fields(index: tantivy.Index, fields: Mapping[str, FieldSpec]) -> Callable[[str], bool]:
+    """Whether a field name written in a query is absent from ``index`` (``tokenless``):
+    a column a schema change added after the split was written. A name is present when
+    it or a dotted prefix of it (a JSON path) is one of ``fields``; any other name is
+    asked of the split's parser (a split listed without its doc mapping has no
+    ``fields``). Names the table does not have at all were refused by :func:`validate`,
+    whose index holds every field of the table."""
+    known: dict[str, bool] = {}
+
+    def missing(name: str) -> bool:
+        parts = name.lower().split(".")
+        if any(".".join(parts[:n]) in fields for n in range(1, len(parts) + 1)):
+            return False
+        if name not in known:
+            try:
+                index.parse_query(f"{name}:x", [])  # ``name:*`` parses on any name
+            except ValueError as error:
+                known[name] = _NO_SUCH_FIELD in str(error)
+            else:
+                known[name] = False
+        return known[name]
+
+    return missing
 
 
 # A range open at both ends: ``f:[* TO *]``, any brackets.

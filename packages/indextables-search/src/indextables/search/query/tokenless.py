@@ -15,6 +15,14 @@ by the parser itself (the clause parsed alone is Tantivy's ``EmptyQuery``), on
 the split's own index and analyzers; only clauses that could be tokenless are
 parsed alone: those with no letter or digit, and those at least as long as the
 shortest token length limit of the fields.
+
+:func:`nothing_for_missing_fields` replaces, the same way, each clause on a field
+the split's index does not have: a column a schema change (``schema_mode="merge"``)
+added after the split was written is null in every row of it, so no clause on it
+matches there (``-col:x`` matches every row, ``col:x OR y`` is ``y``). A field
+group ``col:(a OR b)`` is replaced whole; wildcards, fuzzy terms, regexes, phrases,
+ranges, term sets and ``col:*`` alike. Whether the field is missing is the caller's
+to say (the split's own fields, else its parser).
 """
 
 from __future__ import annotations
@@ -23,15 +31,16 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from indextables.search.query.querytext import clause_spans
+from indextables.search.query.querytext import clause_spans, group_end
 
-__all__ = ["NOTHING", "nothing_for_tokenless"]
+__all__ = ["NOTHING", "nothing_for_missing_fields", "nothing_for_tokenless"]
 
 NOTHING: Final = "(* AND -*)"
 """A group that matches no document, in Tantivy's query syntax."""
 
 _OPERATORS: Final = frozenset({"AND", "OR", "NOT", "&&", "||", "-", "+"})
 _FIELD: Final = re.compile(r"[A-Za-z_][\w.\-]*:\s*")
+_FIELD_NAME: Final = re.compile(r"(\w[\w.\-]*):")
 _BOOST: Final = re.compile(r"\^[\d.]+$")
 _SLOP: Final = re.compile(r"~\d+$")
 
@@ -52,6 +61,32 @@ def nothing_for_tokenless(text: str, is_empty: Callable[[str], bool], token_limi
             out.append(text[copied:body_start])
             out.append(NOTHING)
             copied = end
+    out.append(text[copied:])
+    return "".join(out)
+
+
+def nothing_for_missing_fields(text: str, is_missing: Callable[[str], bool]) -> str:
+    """``text`` with each clause on a field ``is_missing`` names replaced by :data:`NOTHING`.
+
+    ``is_missing(name)`` is asked about each field name a clause is written on (as written:
+    ``attrs.k`` for a JSON path); its ``+``/``-`` stay, and ``name:(...)`` is replaced
+    with its group.
+    """
+    if ":" not in text:
+        return text
+    out: list[str] = []
+    copied = 0
+    for token, body_start, end in clause_spans(text):
+        if body_start < copied or token in _OPERATORS:
+            continue  # inside a field group already replaced, or an operator
+        field = _FIELD_NAME.match(text, body_start, end)
+        if field is None or not is_missing(field.group(1)):
+            continue
+        if end < len(text) and text[end] == "(" and not text[field.end() : end].strip():
+            end = group_end(text, end)  # ``name:(a OR b)``: the field's whole group
+        out.append(text[copied:body_start])
+        out.append(NOTHING)
+        copied = end
     out.append(text[copied:])
     return "".join(out)
 

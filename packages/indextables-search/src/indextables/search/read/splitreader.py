@@ -499,7 +499,14 @@ def _query(
 ) -> tantivy.Query | None:
     parts: list[tantivy.Query] = []
     option_query = (
-        build_query(index, search, fields, exact_dates=traits.exact_dates, whole_dates=whole_dates)
+        build_query(
+            index,
+            search,
+            fields,
+            exact_dates=traits.exact_dates,
+            whole_dates=whole_dates,
+            missing_match_nothing=True,
+        )
         if not search.is_empty
         else None
     )
