@@ -36,6 +36,10 @@ SCRIPTS: dict[str, tuple[tuple[str, ...], str]] = {
         rf"count, partition filter\s+indextables\s+{_FIGURE} ms.*ratio\s+{_FIGURE}x",
     ),
     "merge.py": (("--rows", "2000", "--splits", "3"), rf"merge / write = {_FIGURE}x"),
+    "connect_count.py": (
+        ("--rows", "400", "--splits", "2", "--repeat", "1"),
+        rf"connect / classic = {_FIGURE}x \(distributed count\)",
+    ),
     "plan_big.py": (
         ("--files", "50", "--path", "{tmp}/plan", "--repeat", "1"),
         rf"plan id = X \(statistics\).*median\s+{_FIGURE} ms",
