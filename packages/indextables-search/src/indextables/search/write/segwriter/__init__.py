@@ -11,10 +11,12 @@ Built in stages, each checked against tantivy-py before the next:
   term's documents, term frequencies and positions), the input of the postings files.
 * :mod:`.postings`: each term's ``.idx`` and ``.pos`` bytes (``VInt`` tails, bitpacked
   128-entry blocks, skip data with BM25 block maxima), byte for byte tantivy-py's.
+* :mod:`.invertedfiles`: a segment's ``.idx``, ``.pos``, ``.term`` (FST form) and
+  ``.fieldnorm`` files for its text fields, byte for byte tantivy-py's.
 
-The rest (the term dictionary with the postings' byte ranges, fast fields, doc
-store, ``meta.json``, assembling a segment) is not written yet: every write path still indexes through
-tantivy-py.
+The rest (fast fields, doc store, ``meta.json``, non-text fields, a whole segment
+tantivy-py opens) is not written yet, and the postings are encoded in Python (no
+kernel yet): every write path still indexes through tantivy-py.
 """
 
 from __future__ import annotations
