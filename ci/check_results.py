@@ -2,7 +2,8 @@
 
 Every ``benchmarks/results/*.json`` file must parse as JSON and hold one
 recorded run (or a list of runs) with the keys benchmarks/results/README.md
-requires: a ``benchmark`` name, a date, and a list of figure objects.
+requires: a ``benchmark`` name and a date; ``figures``, where a file has them, must
+be a non-empty list of figure objects.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ def _run_problems(where: str, run: Any, *, inherited_date: bool) -> list[str]:
         for d in dates
         if not isinstance(d, str) or not DATE.match(d)
     ]
-    figures = run.get("figures")
+    if "figures" not in run:
+        return found
+    figures = run["figures"]
     if not isinstance(figures, list) or not figures:
         found.append(f"{where}: 'figures' must be a non-empty list")
     elif not all(isinstance(f, dict) and f for f in figures):
