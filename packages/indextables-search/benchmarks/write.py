@@ -32,11 +32,12 @@ and by re-indexing the rows (the path kept for splits without an Arrow copy),
 each in rows/s against the write rate, with where the segment merge's time
 goes, and a count and a search on each merged table (many segments vs one).
 
-``--tokenize-only``: the segment writer's first stage alone (``write/segwriter``, not a
+``--tokenize-only``: the segment writer's stages alone (``write/segwriter``, not a
 write path yet): the tokens of every text and string column of the rows by its Cython
-kernel and by its pure twin, against tantivy-py's own analyzers over the same values
-(``pre_tokenize`` per value) and the whole bare tantivy-py pipeline above, in rows per
-CPU-second.
+kernel and by its pure twin, the inverted-index files of those columns (tokens,
+fieldnorms, postings, positions, term dictionary: ``invertedfiles.py``), against
+tantivy-py's own analyzers over the same values (``pre_tokenize`` per value) and the
+whole bare tantivy-py pipeline above, in rows per CPU-second.
 
 ``--docstore-block-size N`` writes every split (ours, the floor's index, the merges'
 sources) with ``indexWriter.docStoreBlockSize=N``.
@@ -78,6 +79,7 @@ from indextables.search.schema.mapping import (
 from indextables.search.table.tableaccess import load_view
 from indextables.search.write.parallelwrite import default_workers
 from indextables.search.write.segwriter import analyzer_for, impl, tokenize
+from indextables.search.write.segwriter.invertedfiles import TextField, inverted_files
 
 ARROW_COPY = "spark.indextables.indexWriter.arrowCopy"
 FEED = "spark.indextables.indexWriter.feed"
@@ -302,13 +304,16 @@ def merge_figures(batches: Sequence[pa.RecordBatch], count: int, root: str) -> N
 def _token_runs(batches: Sequence[pa.RecordBatch]) -> dict[str, Callable[[str], None]]:
     """The tokenizer runs of :func:`tokenize_figures`, keyed by label."""
     specs = field_specs(batches[0].schema, parse_indexing(OPTIONS))
+    rows = sum(b.num_rows for b in batches)
     fields = []
+    records: list[str] = []
     for spec in specs:
         if spec.kind in (FieldKind.TEXT, FieldKind.STRING):
             name = spec.tokenizer_name if spec.kind is FieldKind.TEXT else "raw"
             analyzer = analyzer_for(name or "raw")
-            if analyzer is not None:
+            if analyzer is not None and spec.indexed:
                 fields.append((spec.name, name or "raw", analyzer))
+                records.append(spec.record_option)
     columns = [(name, [b.column(name) for b in batches]) for name, _, _ in fields]
 
     def kernel(twin: str) -> Callable[[str], None]:
@@ -347,8 +352,18 @@ def _token_runs(batches: Sequence[pa.RecordBatch]) -> dict[str, Callable[[str], 
                     if value is not None:
                         pre_tokenize(value).tokens  # noqa: B018 - the tokens are what it costs
 
+    text_fields = [
+        TextField(k, name, analyzer, "basic" if tokenizer == "raw" else record)  # type: ignore[arg-type]
+        for k, ((name, tokenizer, analyzer), record) in enumerate(zip(fields, records, strict=True))
+    ]
+    table_columns = [pa.chunked_array(chunk_list) for _, chunk_list in columns]
+
+    def inverted(_: str) -> None:
+        inverted_files(table_columns, text_fields, rows)
+
     return {
         "segwriter cython": kernel("cython"),
+        "segwriter inverted": inverted,
         "segwriter python": kernel("python"),
         "tantivy analyzers": reference,
         "tantivy floor": floor(batches),
@@ -372,6 +387,10 @@ def tokenize_figures(batches: Sequence[pa.RecordBatch], repeat: int, root: str) 
         f"  CPU : cython / tantivy analyzers = {ours_rate / rates['tantivy analyzers']:.2f}x, "
         f"cython / python twin = {ours_rate / rates['segwriter python']:.2f}x, "
         f"our tokens cost {rates['tantivy floor'] / ours_rate:.1%} of the floor's CPU"
+    )
+    print(
+        f"  CPU : inverted files (text and string fields only) / floor (every file) = "
+        f"{rates['segwriter inverted'] / rates['tantivy floor']:.2f}x"
     )
 
 

@@ -114,7 +114,10 @@ def test_write_tokenize_only(tmp_path: Path) -> None:
         rf"^  segwriter python +{_FIGURE} rows per CPU-second",
         rf"^  tantivy analyzers +{_FIGURE} rows per CPU-second",
         rf"^  tantivy floor +{_FIGURE} rows per CPU-second",
+        rf"^  segwriter inverted +{_FIGURE} rows per CPU-second",
         rf"^  CPU : cython / tantivy analyzers = {_FIGURE}x",
+        rf"^  CPU : inverted files \(text and string fields only\) / floor \(every file\) = "
+        rf"{_FIGURE}x",
     )
 
 
