@@ -222,6 +222,8 @@ def test_hand_picked_multi_token_and_escaped_patterns(tmp_path: Path) -> None:
     assert _ids(uri, "m:web-* AND NOT m:1?") == []
     assert _ids(uri, "m:web-* AND NOT m:17") == [0, 2]
     assert _ids(uri, "-m:web-1* AND h:*") == [3, 4, 5]
+    assert _ids(uri, "m:wab~1^2") == [0, 1, 2]  # a boosted fuzzy term
+    assert _ids(uri, "wab~1^0.5 AND h:web-1*") == [0]
 
 
 def test_boosted_patterns_score_as_boosted(tmp_path: Path) -> None:
