@@ -4,6 +4,9 @@ MODE_RAW: int
 NOGIL: bool
 
 def tokenize(
-    data: bytes | memoryview, offsets: bytes | memoryview, valid: bytes | memoryview, mode: int,
+    data: bytes | memoryview,
+    offsets: bytes | memoryview,
+    valid: bytes | memoryview,
+    mode: int,
     limit: int,
 ) -> tuple[bytes, bytes, bytes, bytes]: ...
