@@ -75,7 +75,10 @@ def test_itp_write_logs_one_line_with_its_version(
     infos = _infos(caplog)
     assert [r.name for r in infos] == ["indextables.pyspark.writing.tablewrite"]
     assert infos[0].getMessage().startswith("write ")
-    assert _fields(infos[0])["version"] == str(result.version)
+    fields = _fields(infos[0])
+    assert fields["version"] == str(result.version)
+    assert fields["rows"] == str(len(rows))
+    assert fields["splits_written"] == str(len(open_table(path).files))
     metrics = itp.last_metrics()
     assert metrics is not None
     assert (metrics.operation, metrics.version) == ("write", result.version)

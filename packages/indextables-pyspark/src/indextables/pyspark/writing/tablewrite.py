@@ -31,7 +31,13 @@ from indextables.pyspark.writing.optimizewrite import distribute
 from indextables.search import oplog
 from indextables.search.errors import TableExistsError
 from indextables.search.options import ON_WRITE_DEFERRED, parse_on_write, parse_optimize_write
-from indextables.search.table.tableaccess import load_head, load_view, table_exists
+from indextables.search.table.tableaccess import (
+    load_head,
+    load_view,
+    table_exists,
+    table_handle,
+)
+from indextables.search.table.tablehistory import table_history
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -112,6 +118,7 @@ def write(
         df = distribute(df, settings=optimize, partition_columns=partition_by or ())
         df.write.format(FORMAT).mode(mode).options(**save_options).save(path)
     version = load_view(path, opts).version
+    _note_commit(path, opts, version)
     if not settings.enabled:
         return WriteResult(path, version)
     job = functools.partial(
@@ -127,6 +134,19 @@ def write(
     done: Future[OnWriteResult] = Future()
     done.set_result(job())
     return WriteResult(path, version, done)
+
+
+def _note_commit(path: str, options: Mapping[str, str], version: int) -> None:
+    """The rows and splits the write's version added, on the operation's log line (read
+    from the log: the Spark tasks that wrote them report nothing to this process)."""
+    try:
+        newest = table_history(table_handle(path, options), limit=1)
+    except Exception as error:  # the figures are for the log line only
+        _LOG.debug("no commit figures for %s v%d: %s", path, version, error)
+        return
+    for record in newest:
+        if record.version == version:
+            oplog.note(splits_written=record.files_added or 0, rows=record.rows_added or 0)
 
 
 def _executor() -> ThreadPoolExecutor:
