@@ -400,8 +400,10 @@ def write(
     mode: str = "append",
     partition_by: Sequence[str] | None = None,
     options: Mapping[str, Any] | None = None,
+    replace_where: str | None = None,
 ) -> WriteResult:
-    """Write ``df``; merge-on-write then runs as Spark tasks (see :mod:`.tablewrite`)."""
+    """Write ``df``; merge-on-write then runs as Spark tasks (see :mod:`.tablewrite`).
+    ``replace_where`` (with ``mode="overwrite"``): replace only the rows it matches."""
     from collections.abc import Mapping as _Mapping
 
     from indextables.pyspark.sessionconf import session_options
@@ -415,13 +417,21 @@ def write(
         mode=(mode, (str,)),
         partition_by=(partition_by, (list, tuple, type(None))),
         options=(options, (_Mapping, type(None))),
+        replace_where=(replace_where, (str, type(None))),
     )
     _check_options(options)
     for column in partition_by or ():
         _check_args(**{"partition_by entry": (column, (str,))})
     merged = session_options(df.sparkSession, options)
     path = absolute_table_path(path, df.sparkSession)
-    return _write(df, path, mode=mode, partition_by=partition_by, options=merged)
+    return _write(
+        df,
+        path,
+        mode=mode,
+        partition_by=partition_by,
+        options=merged,
+        replace_where=replace_where,
+    )
 
 
 def sync_companion_forever(

@@ -790,6 +790,7 @@ PLAIN_KEYS = (
     "startingVersion",
     "partitionBy",
     "writerId",
+    "replaceWhere",
 )
 #: Families of plain keys with a dynamic suffix (``textsearch.<column>``).
 PLAIN_PREFIXES = ("textsearch.", "fieldmatch.")

@@ -74,6 +74,7 @@ def write(
     mode: str = "append",
     partition_by: Sequence[str] | None = None,
     options: Mapping[str, Any] | None = None,
+    replace_where: str | None = None,
 ) -> WriteResult:
     """Write ``df`` to the table at ``path``, then run the enabled after-write maintenance.
 
@@ -88,6 +89,9 @@ def write(
             are decided here before Spark writes.
         partition_by: partition columns (the ``partitionBy`` option).
         options: any other write options (indexing, mergeOnWrite, purgeOnWrite, store).
+        replace_where: with ``mode="overwrite"``, replace only the rows this SQL
+            condition matches (the ``replaceWhere`` option: every row of ``df`` must
+            match it).
 
     Returns:
         The committed version and, when maintenance is enabled, its future.
@@ -111,6 +115,8 @@ def write(
         mode = "append"
     if partition_by:
         opts["partitionBy"] = ",".join(partition_by)
+    if replace_where is not None:
+        opts["replaceWhere"] = str(replace_where)
     settings = parse_on_write(opts)
     optimize = parse_optimize_write(opts)
     save_options = {**opts, ON_WRITE_DEFERRED: "true"} if settings.enabled else opts

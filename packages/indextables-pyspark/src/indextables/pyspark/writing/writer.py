@@ -10,14 +10,17 @@ version. A failed job commits nothing: its uploaded splits are orphans that
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
 
 from indextables.protocol.actions import AddAction
+from indextables.search.errors import OptionError
+from indextables.search.options import lower_keys
 from indextables.search.table.tableaccess import commit_write
 from indextables.search.write.parallelwrite import write_parallel
+from indextables.search.write.replacewhere import RowGuard, commit_replace, row_guard
 from indextables.search.write.writeplan import TableWritePlan, split_writer
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
@@ -52,6 +55,9 @@ class IndexTablesWriter(DataSourceArrowWriter):
     def __init__(self, plan: WritePlan, *, overwrite: bool) -> None:
         self.plan = plan
         self.overwrite = overwrite
+        self.replace_where = replace_condition(plan.table.options, overwrite=overwrite)
+        if self.replace_where is not None:  # a bad condition fails here, before any task
+            row_guard(self.replace_where, plan.table.schema)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> SplitsMessage:
         """Index this task's rows into one split per partition value and writer; upload them.
@@ -62,13 +68,32 @@ class IndexTablesWriter(DataSourceArrowWriter):
         # ``indexWriter.threads`` writers per task (default 1: Spark runs a task per core).
         workers = plan.write_options.threads or 1
         make = functools.partial(split_writer, plan)
+        if self.replace_where is not None:
+            iterator = _guarded(iterator, row_guard(self.replace_where, plan.schema))
         return SplitsMessage(tuple(write_parallel(iterator, make, workers=workers)))
 
     def commit(self, messages: Sequence[WriterCommitMessage | None]) -> None:
         """Commit every task's adds in one version, then run the after-write maintenance."""
         adds = [a for m in messages if isinstance(m, SplitsMessage) for a in m.adds]
         plan = self.plan.table
-        version = commit_write(
+        if self.replace_where is not None and plan.read_version is not None:
+            version = commit_replace(
+                plan.uri,
+                plan.options,
+                where=self.replace_where,
+                adds=adds,
+                read_version=plan.read_version,
+            ).version
+        else:
+            version = self._commit(adds)
+        if plan.on_write.enabled and not plan.on_write.deferred:
+            from indextables.pyspark.writing.onwrite import after_write
+
+            after_write(plan.uri, plan.options, plan.on_write, version=version)
+
+    def _commit(self, adds: list[AddAction]) -> int:
+        plan = self.plan.table
+        return commit_write(
             plan.uri,
             plan.options,
             schema_json=self.plan.spark_schema.json(),
@@ -78,10 +103,35 @@ class IndexTablesWriter(DataSourceArrowWriter):
             read_version=plan.read_version,
             configuration=plan.configuration,
         )
-        if plan.on_write.enabled and not plan.on_write.deferred:
-            from indextables.pyspark.writing.onwrite import after_write
-
-            after_write(plan.uri, plan.options, plan.on_write, version=version)
 
     def abort(self, messages: Sequence[WriterCommitMessage | None]) -> None:
         """Commit nothing; uploaded splits stay as orphans for PURGE to remove."""
+
+
+REPLACE_WHERE_KEY = "replacewhere"
+
+
+def replace_condition(options: Mapping[str, str], *, overwrite: bool) -> str | None:
+    """The ``replaceWhere`` option's condition (Delta's option: with overwrite, only the
+    rows it matches are replaced; see ``indextables.search.write.replacewhere``).
+
+    Raises:
+        OptionError: ``replaceWhere`` without overwrite, or empty.
+    """
+    value = lower_keys(options).get(REPLACE_WHERE_KEY)
+    if value is None:
+        return None
+    if not overwrite:
+        raise OptionError(
+            f"option replaceWhere={value!r} needs mode overwrite (it replaces the rows "
+            "the condition matches)"
+        )
+    if not value.strip():
+        raise OptionError("option replaceWhere must be a non-empty condition")
+    return value
+
+
+def _guarded(batches: Iterator[pa.RecordBatch], guard: RowGuard) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        guard.check(batch)
+        yield batch
