@@ -276,3 +276,36 @@ def test_nothing_for_missing_fields_replaces_clauses_and_field_groups_in_place()
     }
     for text, want in cases.items():
         assert nothing_for_missing_fields(text, missing) == want, text
+
+
+def test_a_companion_index_of_a_delta_table_whose_schema_grew(tmp_path: Path) -> None:
+    """A companion's splits built before the source gained a column answer a query on it."""
+    from deltalake import write_deltalake
+
+    from indextables.search import build_companion
+
+    source, index = str(tmp_path / "delta"), str(tmp_path / "idx")
+    rng = random.Random(9)
+    first = [{"id": i, "msg": rng.choice(MSGS)} for i in range(20)]
+    write_deltalake(source, pa.Table.from_pylist(first))
+    build_companion(source, index, source_format="delta")
+    second = [
+        {"id": 20 + i, "msg": rng.choice(MSGS), "tag": _maybe(rng, rng.choice(TAGS))}
+        for i in range(20)
+    ]
+    write_deltalake(source, pa.Table.from_pylist(second), mode="append", schema_mode="merge")
+    build_companion(source, index, source_format="delta")
+    rows = [{"tag": None, **r} for r in first] + second
+    searched = open_table(index)
+    for query, keeps in [
+        ("tag:ab", lambda r: r["tag"] == "ab"),
+        ("-tag:ab", lambda r: r["tag"] != "ab"),
+        ("tag:ab OR msg:m1", lambda r: r["tag"] == "ab" or r["msg"] == "m1"),
+        (
+            "msg:m2 AND NOT tag:a*",
+            lambda r: r["msg"] == "m2" and not (r["tag"] or "").startswith("a"),
+        ),
+    ]:
+        want = sorted(r["id"] for r in rows if keeps(r))
+        assert sorted(searched.search(query, columns=["id"]).column("id").to_pylist()) == want
+        assert searched.count(query) == len(want), query
