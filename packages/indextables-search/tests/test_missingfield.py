@@ -297,7 +297,7 @@ def test_a_companion_index_of_a_delta_table_whose_schema_grew(tmp_path: Path) ->
     build_companion(source, index, source_format="delta")
     rows = [{"tag": None, **r} for r in first] + second
     searched = open_table(index)
-    for query, keeps in [
+    cases: list[tuple[str, Keeps]] = [
         ("tag:ab", lambda r: r["tag"] == "ab"),
         ("-tag:ab", lambda r: r["tag"] != "ab"),
         ("tag:ab OR msg:m1", lambda r: r["tag"] == "ab" or r["msg"] == "m1"),
@@ -305,7 +305,8 @@ def test_a_companion_index_of_a_delta_table_whose_schema_grew(tmp_path: Path) ->
             "msg:m2 AND NOT tag:a*",
             lambda r: r["msg"] == "m2" and not (r["tag"] or "").startswith("a"),
         ),
-    ]:
+    ]
+    for query, keeps in cases:
         want = sorted(r["id"] for r in rows if keeps(r))
         assert sorted(searched.search(query, columns=["id"]).column("id").to_pylist()) == want
         assert searched.count(query) == len(want), query
