@@ -327,3 +327,26 @@ def test_regex_terms_match_pythons_re_over_whole_terms(
         assert _ids(uri, f"s:/{regex}/") == want, regex
         both = [i for i in range(len(texts)) if i in set(want) and "a" in _tokens(texts[i])]
         assert _ids(uri, f"s:/{regex}/ AND t:a") == both, regex
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7])
+def test_fuzzy_terms_are_found_across_dictionary_chunks(
+    table: tuple[str, list[str], list[str]], chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The dictionary is handed to the distance kernel in chunks: a term near the asked one
+    # in any chunk (first, middle, last, a partial one) is found, in dictionary order.
+    from indextables.search.query import fuzzyterms
+
+    monkeypatch.setattr(fuzzyterms, "_CHUNK_TERMS", chunk)
+    uri, texts, values = table
+    rng = random.Random(90 + chunk)
+    for _ in range(12):
+        value = rng.choice([v for v in values if 0 < len(v) <= 20])
+        if any(c in value for c in ' \t\n\r()"*?~\\^[]{}<>/:') or value[0] in "-+":
+            continue
+        want = [i for i, v in enumerate(values) if _osa(value, v) <= 1]
+        assert _ids(uri, f"s:{value}~1") == want, value
+    terms = sorted({v for v in values if v})
+    near = fuzzyterms._near_terms(iter(terms), terms[0], 2, limit=len(terms))
+    assert near == [t for t in terms if _osa(terms[0], t) <= 2]
+    assert fuzzyterms._near_terms(iter(terms), terms[0], 2, limit=0) == near[:1]
