@@ -326,7 +326,7 @@ class SearchTable:
             )
             op.add(rows=found)
             op.set(source=source)
-        _LOG.debug("count of %s v%d answered from the %s", self.uri, self.version, source)
+        _LOG.debug("count of %s v%d answered from the %s", op.uri, self.version, source)
         return found
 
     def aggregate(
@@ -395,7 +395,7 @@ class SearchTable:
         table, source = aggregate_table(fields_plan, groups, wanted, from_rows)
         op.add(rows=table.num_rows)
         op.set(source=source)
-        _LOG.debug("aggregate of %s v%d answered from the %s", self.uri, self.version, source)
+        _LOG.debug("aggregate of %s v%d answered from the %s", op.uri, self.version, source)
         return table
 
     def to_arrow(self, columns: Sequence[str] | None = None, where: str | None = None) -> pa.Table:

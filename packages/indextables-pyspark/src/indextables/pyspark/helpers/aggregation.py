@@ -38,6 +38,7 @@ from indextables.search.aggregate.aggspec import (
 )
 from indextables.search.aggregate.tableagg import aggregate_table
 from indextables.search.aggregate.tableagg import output_schema as arrow_output_schema
+from indextables.storage.redaction import redact_uri
 from pyspark.sql.types import (
     ByteType,
     DataType,
@@ -108,7 +109,8 @@ def aggregate(
     )
     answered = "Spark groupBy" if source == "rows" else source
     oplog.note_fields(source=answered)
-    _LOG.debug("aggregate of %s v%d answered from the %s", args.path, index_plan.version, answered)
+    shown = redact_uri(args.path)
+    _LOG.debug("aggregate of %s v%d answered from the %s", shown, index_plan.version, answered)
     if isinstance(found, pa.Table):
         schema = output_schema(index_plan.schema, groups, wanted)
         table = found.cast(arrow_schema(schema)).combine_chunks()

@@ -17,6 +17,7 @@ from indextables.pyspark.helpers.indexplan import plan
 from indextables.pyspark.read.searchargs import SearchArgs
 from indextables.search import oplog
 from indextables.search.aggregate.tablecount import count_table
+from indextables.storage.redaction import redact_uri
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -39,5 +40,6 @@ def count(spark: SparkSession, args: SearchArgs) -> int:
     )
     answered = "Spark read" if source == "rows" else source
     oplog.note_fields(source=answered)
-    _LOG.debug("count of %s v%d answered from the %s", args.path, index_plan.version, answered)
+    shown = redact_uri(args.path)
+    _LOG.debug("count of %s v%d answered from the %s", shown, index_plan.version, answered)
     return found
