@@ -310,3 +310,34 @@ def test_a_companion_index_of_a_delta_table_whose_schema_grew(tmp_path: Path) ->
         want = sorted(r["id"] for r in rows if keeps(r))
         assert sorted(searched.search(query, columns=["id"]).column("id").to_pylist()) == want
         assert searched.count(query) == len(want), query
+
+
+def test_a_split_listed_without_its_doc_mapping_asks_its_own_parser() -> None:
+    """Without the split's fields (no doc mapping in the log), whether a field is missing
+    is the split's parser's answer: its own fields are searched, others match nothing."""
+    import tantivy
+
+    from indextables.search.query.searchoptions import SearchSpec, build_query
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("msg", stored=True, tokenizer_name="raw")
+    builder.add_json_field("attrs", stored=True)
+    index = tantivy.Index(builder.build())
+    writer = index.writer(15_000_000, 1)
+    for i, msg in enumerate(["m1", "m2", "m1", "m3"]):
+        writer.add_document(tantivy.Document(msg=msg, attrs={"k": f"v{i}"}))
+    writer.commit()
+    index.reload()
+    searcher = index.searcher()
+
+    def hits(text: str) -> int:
+        query = build_query(index, SearchSpec(query=text), {}, missing_match_nothing=True)
+        assert query is not None
+        return len(searcher.search(query, limit=10).hits)
+
+    assert hits("tag:x OR msg:m1") == hits("msg:m1") == 2
+    assert hits("-tag:x") == 4
+    assert hits("msg:m1 AND tag:x") == 0
+    assert hits("attrs.k:v1 OR new.k:v2") == 1
+    with pytest.raises(QuerySyntaxError, match="tag"):
+        build_query(index, SearchSpec(query="tag:x OR msg:m1"), {})
