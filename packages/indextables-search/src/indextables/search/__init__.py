@@ -15,12 +15,14 @@ from indextables.search.searchtable import SearchTable, open_table
 from indextables.search.table.tablehistory import CommitRecord
 from indextables.search.version import __version__
 from indextables.search.write.deleterows import DeleteResult, delete_rows
+from indextables.search.write.mergesplits import MergeResult, merge_splits
 from indextables.search.write.tablewrite import WriteResult, write_table
 
 __all__ = [
     "CommitRecord",
     "CompanionResult",
     "DeleteResult",
+    "MergeResult",
     "OperationMetrics",
     "ScanMetrics",
     "SearchTable",
@@ -29,6 +31,7 @@ __all__ = [
     "build_companion",
     "delete_rows",
     "last_metrics",
+    "merge_splits",
     "open_table",
     "sync_companion_forever",
     "write_table",

@@ -79,6 +79,11 @@ class LiveSplit:
         return self._file.num_merge_ops or 0
 
     @property
+    def delete_opstamp(self) -> int | None:
+        """The add's ``deleteOpstamp``: set when the split carries deleted documents."""
+        return self._file.delete_opstamp
+
+    @property
     def entry(self) -> SplitEntry:
         """What a read task needs: where the split is and how to read it."""
         return _split_entry(self._file, dict(self.partition_values), self.doc_mapping_json)

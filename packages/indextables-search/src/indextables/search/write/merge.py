@@ -334,11 +334,16 @@ def merge_table(
     where: str | None = None,
     max_groups: int | None = None,
     max_sources: int | None = None,
+    purge_deletes: bool = False,
+    min_deleted_fraction: float | None = None,
 ) -> dict[str, Any]:
     """Run MERGE SPLITS on the table at ``uri``; return the result row.
 
     ``run`` merges each batch of groups (default: :func:`run_in_process`; the Spark
-    adapter runs them as tasks).
+    adapter runs them as tasks). ``purge_deletes`` (PURGE DELETES) also rewrites,
+    each on its own, every split holding deleted documents that no group takes
+    (with ``min_deleted_fraction``, only those whose deleted share of documents
+    is at least that): see :mod:`.purgedeletes`.
 
     Raises:
         CompanionError: the table is a companion index.
@@ -362,6 +367,18 @@ def merge_table(
         max_groups=max_groups,
         max_sources=max_sources,
     )
+    if purge_deletes:
+        from indextables.search.write.purgedeletes import purge_groups
+
+        groups += purge_groups(
+            uri,
+            opts,
+            view.splits,
+            taken=groups,
+            where=where,
+            skipped=skipped,
+            min_deleted_fraction=min_deleted_fraction,
+        )
     result: dict[str, Any] = {"table_path": uri, "merge_groups": len(groups)}
     if not groups:
         return {**result, "status": "NO_ACTION", "merged_files": 0, "new_files": 0}
