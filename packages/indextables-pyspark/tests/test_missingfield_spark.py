@@ -14,7 +14,7 @@ import pytest
 
 from indextables.search import write_table
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 FMT = "indextables"
 TAGS = ["ab", "ac", "ba"]
