@@ -24,7 +24,7 @@ from connectserver import ConnectServer, connect_server
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
-CHECKS = ["counts", "aggregate", "search", "merge", "environment", "errors"]
+CHECKS = ["counts", "aggregate", "search", "environment", "errors"]
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,8 @@
 """The rest of the Connect suites over a separate Spark Connect server (slow lane).
 
-Merge-on-write, CHECKPOINT, PURGE, DESCRIBE STATE and TRANSACTION LOG, streaming
-from and into a table, companion builds; the fast subset is test_connect_server.py.
+MERGE SPLITS, merge-on-write, CHECKPOINT, PURGE, DESCRIBE STATE and TRANSACTION LOG,
+streaming from and into a table, companion builds; the fast subset is
+test_connect_server.py.
 Same arrangement: one server for the module, one client process, each answer
 compared with the classic session's on its own copy of the table and a model.
 """
@@ -21,7 +22,7 @@ from connectserver import ConnectServer, connect_server
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.slow]
 
-CHECKS = ["onwrite", "maintenance", "stream", "companion"]
+CHECKS = ["merge", "onwrite", "maintenance", "stream", "companion"]
 
 
 @pytest.fixture(scope="module")
