@@ -42,7 +42,7 @@ from pyspark.sql.types import (
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-_KEYWORDS = r"(?:WHERE|TARGET|MAX|PRECOMMIT|OLDER|TRANSACTION|DRY|INCLUDE|AT)\b"
+_KEYWORDS = r"(?:WHERE|TARGET|MAX|PURGE|PRECOMMIT|OLDER|TRANSACTION|DRY|INCLUDE|AT)\b"
 _PATH = r"(?:'(?P<path>[^']+)'|\"(?P<dpath>[^\"]+)\"|(?!" + _KEYWORDS + r")(?P<bare>\S+))"
 _VALUE = r"(?:'[^']*'|\"[^\"]*\"|\S+)"
 _KW = r"(?:INDEXTABLES|TANTIVY4SPARK)"
@@ -67,6 +67,7 @@ _COMMANDS: list[tuple[str, re.Pattern[str]]] = [
             r"(?: TARGET SIZE (?P<size>" + _VALUE + r"))?"
             r"(?: MAX (?:DEST SPLITS|GROUPS) (?P<dest>" + _VALUE + r"))?"
             r"(?: MAX SOURCE SPLITS PER MERGE (?P<sources>" + _VALUE + r"))?"
+            r"(?P<purge> PURGE DELETES(?: MIN DELETED FRACTION (?P<fraction>" + _VALUE + r"))?)?"
             r"(?P<precommit> PRECOMMIT)?"
         ),
     ),
@@ -165,6 +166,19 @@ def _check_values(args: Mapping[str, str]) -> None:
         _positive("MAX SOURCE SPLITS PER MERGE", args["sources"], 2)
     if "size" in args:
         _target_size(args["size"])
+    if "fraction" in args:
+        _fraction(args["fraction"])
+
+
+def _fraction(value: str) -> float:
+    """MIN DELETED FRACTION's share, above 0 and at most 1."""
+    try:
+        number = float(_unquote(value))
+    except ValueError:
+        raise SqlCommandError(f"MIN DELETED FRACTION {value!r} is not a number") from None
+    if not 0 < number <= 1:
+        raise SqlCommandError(f"MIN DELETED FRACTION must be above 0 and at most 1, got {value}")
+    return number
 
 
 def _target_size(value: str) -> int:
@@ -522,11 +536,17 @@ def _merge(spark: SparkSession, args: dict[str, str], options: dict[str, str]) -
         where=args.get("where"),
         max_groups=dest,
         max_sources=sources,
+        purge_deletes="purge" in args,
+        min_deleted_fraction=_fraction(args["fraction"]) if "fraction" in args else None,
     )
     merged, groups = result.get("merged_files", 0), result.get("merge_groups", 0)
     new_files, skipped = result.get("new_files", 0), result.get("skipped_groups", 0)
     if not groups:
-        status, message = "no_action", "no group of two or more splits to merge"
+        status, message = (
+            "no_action",
+            "no group of two or more splits to merge"
+            + (" and no split with deleted documents" if "purge" in args else ""),
+        )
     elif not new_files:
         status, message = "failed", f"every group failed ({skipped}); recorded as merge skips"
     elif skipped:

@@ -35,8 +35,11 @@ def merge_splits(
     where: str | None = None,
     max_groups: int | None = None,
     max_sources: int | None = None,
+    purge_deletes: bool = False,
+    min_deleted_fraction: float | None = None,
 ) -> dict[str, Any]:
-    """Run MERGE SPLITS on the table at ``uri`` with its groups as Spark tasks."""
+    """Run MERGE SPLITS on the table at ``uri`` with its groups as Spark tasks
+    (``purge_deletes``: PURGE DELETES, see ``indextables.search.write.purgedeletes``)."""
     return merge_table(
         uri,
         run=functools.partial(run_as_tasks, spark),
@@ -45,6 +48,8 @@ def merge_splits(
         where=where,
         max_groups=max_groups,
         max_sources=max_sources,
+        purge_deletes=purge_deletes,
+        min_deleted_fraction=min_deleted_fraction,
     )
 
 
