@@ -1,5 +1,5 @@
 """Commands that change a table: checkpoint, compact, purge, truncate-time-travel,
-drop-partitions, delete, repair, validate, gc."""
+drop-partitions, delete, merge-splits, repair, validate, gc."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ __all__ = [
     "delete_command",
     "drop_partitions_command",
     "gc_command",
+    "merge_splits_command",
     "purge_command",
     "repair_command",
     "truncate_time_travel_command",
@@ -239,6 +240,68 @@ def delete_command(
     with cmd.progress.phase("deleting rows"):
         result = delete_rows(table, where=where, query=query, options=options)
     cmd.output.document(views.record(result), title=f"delete from {table}")
+
+
+def _target_size(_ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    from indextables.search.errors import OptionError
+    from indextables.search.options import parse_size
+
+    if value is None:
+        return None
+    try:
+        return parse_size("--target-size", value)
+    except OptionError as error:
+        raise click.BadParameter(str(error), param=param) from None
+
+
+@click.command("merge-splits")
+@_TABLE
+@click.option("--where", "where", default=None, help="Partition predicate: merge only those.")
+@click.option(
+    "--target-size",
+    "target_size",
+    default=None,
+    callback=_target_size,
+    help="Merged splits' size bound (e.g. 512M, 4G; default 1G).",
+)
+@click.option(
+    "--purge-deletes",
+    is_flag=True,
+    help="Also rewrite every split holding deleted rows, so their bytes leave the live splits.",
+)
+@click.option(
+    "--min-deleted-fraction",
+    "min_deleted_fraction",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=None,
+    help="With --purge-deletes: only splits whose deleted rows are at least this share.",
+)
+@common_options
+@admin_command
+def merge_splits_command(
+    cmd: CommandContext,
+    table: str,
+    where: str | None,
+    target_size: int | None,
+    purge_deletes: bool,
+    min_deleted_fraction: float | None,
+) -> None:
+    """Bin-pack small splits into bigger ones (MERGE SPLITS), in one commit."""
+    from indextables.admin.commands_search import search_options
+    from indextables.search import merge_splits
+
+    if min_deleted_fraction is not None and not purge_deletes:
+        raise click.UsageError("--min-deleted-fraction needs --purge-deletes")
+    with cmd.progress.phase("merging splits"):
+        result = merge_splits(
+            table,
+            where=where,
+            target_size=target_size,
+            purge_deletes=purge_deletes,
+            min_deleted_fraction=min_deleted_fraction,
+            options=search_options(cmd.storage_options),
+        )
+    cmd.output.document(views.record(result), title=f"merge splits of {table}")
 
 
 def _non_empty_destination(_ctx: click.Context, param: click.Parameter, value: str) -> str:
