@@ -3,7 +3,9 @@
 Source offsets are table versions: ``{"version": v}`` means every file added
 up to version ``v`` has been emitted. A micro-batch ``(start, end]`` reads the
 files live at ``end`` that were not live at ``start`` and were added with
-``dataChange`` (merges and compactions add no new rows). Option
+``dataChange`` (merges and compactions add no new rows); a commit that removes
+rows stops the stream unless ``ignoreDeletes``/``skipChangeCommits`` skip it
+(:mod:`.streamchanges`, Delta's rules). Option
 ``startingVersion``: unset (the default, Delta's convention: the table's rows
 at the query's start first, then every later commit), ``latest`` (only rows
 committed after the query starts), or a version ``n`` (rows added after ``n``;
@@ -22,9 +24,11 @@ from typing import Any
 
 import pyarrow as pa
 
+from indextables.protocol.errors import VersionNotFoundError
 from indextables.pyspark.read.planguard import new_token
 from indextables.pyspark.read.reader import ReadTask
 from indextables.pyspark.read.sparktypes import arrow_schema
+from indextables.pyspark.streamchanges import emitted_paths, stream_policy
 from indextables.pyspark.writing.writer import SplitsMessage, WritePlan
 from indextables.search.options import lower_keys, parse_read
 from indextables.search.query.searchoptions import SearchSpec
@@ -49,6 +53,7 @@ class IndexTablesStreamReader(DataSourceStreamReader):
         self.options = dict(options)
         self.schema = schema
         self.read_options = parse_read(options)
+        self.policy = stream_policy(options)
 
     def initialOffset(self) -> dict[str, int]:
         """Where a new query starts (see ``startingVersion``)."""
@@ -65,17 +70,47 @@ class IndexTablesStreamReader(DataSourceStreamReader):
         return {"version": load_view(self.path, self.options).version}
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
-        """Tasks over the splits added in versions ``(start, end]``."""
-        before: set[str] = set()
-        if start["version"] >= 0:
-            earlier = load_view(self.path, self.options, version=start["version"])
-            before = set(split_paths(earlier.splits))
-        after = load_view(self.path, self.options, version=end["version"]).splits
-        added = [i for i, path in enumerate(split_paths(after)) if path not in before]
-        new = [s.entry for s in select_splits(after, added)]
+        """Tasks over the splits added in versions ``(start, end]`` (the snapshot at
+        ``end`` when ``start`` is -1)."""
+        if start["version"] < 0:
+            after = load_view(self.path, self.options, version=end["version"]).splits
+            new = [s.entry for s in after]
+        else:
+            new = self._added(start["version"], end["version"])
         size = self.read_options.splits_per_task
         token = new_token()
         return [ReadTask(tuple(new[i : i + size]), token, 0.0) for i in range(0, len(new), size)]
+
+    def _added(self, start: int, end: int) -> list[Any]:
+        """The entries of the splits each version in ``(start, end]`` adds and the policy
+        emits, from the snapshot of that version.
+
+        Raises:
+            StreamChangeError: a commit that removes rows, not skipped by the options.
+        """
+        reader = table_handle(self.path, self.options).reader
+        new: list[Any] = []
+        for version in range(start + 1, end + 1):
+            try:
+                actions = reader.actions(version)
+            except VersionNotFoundError:  # purged: only the snapshots can tell
+                return self._live_diff(start, end)
+            paths = set(emitted_paths(self.path, actions, version, self.policy))
+            if not paths:
+                continue
+            splits = load_view(self.path, self.options, version=version).splits
+            wanted = [i for i, p in enumerate(split_paths(splits)) if p in paths]
+            new.extend(s.entry for s in select_splits(splits, wanted))
+        return new
+
+    def _live_diff(self, start: int, end: int) -> list[Any]:
+        """The splits live at ``end`` and not at ``start`` (for ranges whose version files
+        are gone; commits that removed rows cannot be told apart there)."""
+        earlier = load_view(self.path, self.options, version=start)
+        before = set(split_paths(earlier.splits))
+        after = load_view(self.path, self.options, version=end).splits
+        added = [i for i, path in enumerate(split_paths(after)) if path not in before]
+        return [s.entry for s in select_splits(after, added)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """The rows of one task's splits."""

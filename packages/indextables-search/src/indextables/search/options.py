@@ -791,6 +791,8 @@ PLAIN_KEYS = (
     "partitionBy",
     "writerId",
     "replaceWhere",
+    "ignoreDeletes",
+    "skipChangeCommits",
 )
 #: Families of plain keys with a dynamic suffix (``textsearch.<column>``).
 PLAIN_PREFIXES = ("textsearch.", "fieldmatch.")
