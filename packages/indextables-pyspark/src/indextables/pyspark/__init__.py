@@ -536,6 +536,7 @@ __all__ = [
     "fieldmatch",
     "from_spark_error",
     "histogram",
+    "last_metrics",
     "range",
     "register",
     "search",
