@@ -29,7 +29,7 @@ from rapidfuzz.distance import OSA
 
 from indextables.search.errors import QuerySyntaxError
 from indextables.search.query import termexpand
-from indextables.search.query.querytext import clause_spans
+from indextables.search.query.querytext import either, splice_clauses
 from indextables.search.query.termexpand import atoms_regex
 from indextables.search.query.tokenless import NOTHING
 from indextables.search.schema.mapping import FieldSpec
@@ -60,34 +60,31 @@ def rewrite_fuzzy_terms(
     """
     if "~" not in text:
         return text, False
-    regexes = False
-    out: list[str] = []
-    copied = 0
-    for _, body, end in clause_spans(text):
-        clause = _fuzzy_clause(text[body:end], fields, defaults)
-        if clause is not None:
-            names, term, distance, boost = clause
-            groups = []
-            for name in names:
-                near = _near_terms(list_terms(name), term, distance, limit)
-                if len(near) > limit:
-                    raise QuerySyntaxError(
-                        f"option {option}: the fuzzy term {text[body:end]!r} stands for more "
-                        f"than {limit:,} terms of column {name!r} in one split "
-                        "(max_term_expansions): use a smaller distance or a longer term, or "
-                        "raise the limit"
-                    )
-                tokenized = fields[name.lower()].is_tokenized
-                clause_text, with_regex = _term_set(name, near, tokenized, boost)
-                groups.append(clause_text)
-                regexes = regexes or with_regex
-            out.append(text[copied:body])
-            out.append(groups[0] if len(groups) == 1 else "(" + " OR ".join(groups) + ")")
-            copied = end
-    if copied == 0:
-        return text, False
-    out.append(text[copied:])
-    return "".join(out), regexes
+
+    def rewrite(_: str, clause: str) -> tuple[str, bool] | None:
+        found = _fuzzy_clause(clause, fields, defaults)
+        if found is None:
+            return None
+        names, term, distance, boost = found
+        groups = []
+        regexes = False
+        for name in names:
+            near = _near_terms(list_terms(name), term, distance, limit)
+            if len(near) > limit:
+                raise QuerySyntaxError(
+                    f"option {option}: the fuzzy term {clause!r} stands for more "
+                    f"than {limit:,} terms of column {name!r} in one split "
+                    "(max_term_expansions): use a smaller distance or a longer term, or "
+                    "raise the limit"
+                )
+            tokenized = fields[name.lower()].is_tokenized
+            clause_text, with_regex = _term_set(name, near, tokenized, boost)
+            groups.append(clause_text)
+            regexes = regexes or with_regex
+        return either(groups), regexes
+
+    written, _, regexes = splice_clauses(text, rewrite)
+    return written, regexes
 
 
 def _fuzzy_clause(

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from indextables.search.errors import QuerySyntaxError
-from indextables.search.query.querytext import clause_spans, quote_end
+from indextables.search.query.querytext import either, quote_end, splice_clauses
 from indextables.search.query.termexpand import Wild, atoms_regex
 from indextables.search.query.tokenless import NOTHING
 from indextables.search.schema.mapping import FieldKind, FieldSpec
@@ -61,19 +61,16 @@ def rewrite_phrase_prefixes(
     """
     if '"' not in text or "*" not in text:
         return text, False
-    out: list[str] = []
-    copied = 0
-    regexes = False
-    for _, body, end in clause_spans(text):
-        clause = text[body:end]
+
+    def rewrite(_: str, clause: str) -> tuple[str, bool] | None:
         found = _CLAUSE.fullmatch(clause)
         if found is None or quote_end(found.group(2), 0) != len(found.group(2)):
-            continue
+            return None
         phrase = _unescape(found.group(2)[1:-1])
         names = [found.group(1)] if found.group(1) else list(defaults)
         specs = [fields.get(n.lower()) for n in names]
         if not specs or any(s is None for s in specs):
-            continue  # a column the split does not have: Tantivy's parse names it
+            return None  # a column the split does not have: Tantivy's parse names it
         refused = next((s for s in specs if s is not None and not _answerable(s)), None)
         if refused is not None:
             raise QuerySyntaxError(
@@ -85,18 +82,16 @@ def rewrite_phrase_prefixes(
             )
         boost = found.group(3) or ""
         groups = []
+        regexes = False
         for spec in specs:
             assert spec is not None
             written, regex = _clause(spec, phrase, boost, clause, prefix_terms, option, limit)
             groups.append(written)
             regexes = regexes or regex
-        out.append(text[copied:body])
-        out.append(groups[0] if len(groups) == 1 else "(" + " OR ".join(groups) + ")")
-        copied = end
-    if copied == 0:
-        return text, False
-    out.append(text[copied:])
-    return "".join(out), regexes
+        return either(groups), regexes
+
+    written, _, regexes = splice_clauses(text, rewrite)
+    return written, regexes
 
 
 def _answerable(spec: FieldSpec) -> bool:

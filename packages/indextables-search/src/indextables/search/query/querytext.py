@@ -8,18 +8,20 @@ A token is one clause or operator: ``f:[a TO b]``, ``f: IN [a b]`` and
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
 __all__ = [
     "SPACE",
     "bracket_end",
     "clause_spans",
+    "either",
     "group_ends",
     "group_end",
     "quote_end",
     "regex_end",
     "skip_space",
+    "splice_clauses",
     "token_end",
 ]
 
@@ -176,3 +178,34 @@ def clause_spans(text: str) -> Iterator[tuple[str, int, int]]:
         token = text[position:end]
         yield token, position + len(token) - len(token.lstrip("+-")), end
         position = max(end, position + 1)
+
+
+ClauseRewrite = Callable[[str, str], "tuple[str, bool] | None"]
+"""``(token, clause)`` -> (the clause's replacement, whether it holds a regex clause), or
+None to keep the clause. ``clause`` is the token without its leading ``+``/``-``."""
+
+
+def splice_clauses(text: str, rewrite: ClauseRewrite) -> tuple[str, bool, bool]:
+    """``text`` with each clause (:func:`clause_spans`) replaced in place by what
+    ``rewrite`` gives for it (its ``+``/``-`` kept), whether any was replaced, and whether
+    any replacement holds a regex clause. ``text`` itself when nothing was replaced."""
+    out: list[str] = []
+    copied = 0
+    regexes = False
+    for token, body, end in clause_spans(text):
+        written = rewrite(token, text[body:end])
+        if written is None:
+            continue
+        out.append(text[copied:body])
+        out.append(written[0])
+        regexes = regexes or written[1]
+        copied = end
+    if copied == 0:
+        return text, False, False
+    out.append(text[copied:])
+    return "".join(out), True, regexes
+
+
+def either(groups: Sequence[str]) -> str:
+    """One clause matching what any of ``groups`` matches (the group itself if alone)."""
+    return groups[0] if len(groups) == 1 else "(" + " OR ".join(groups) + ")"

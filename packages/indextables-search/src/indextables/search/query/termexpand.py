@@ -44,7 +44,7 @@ from enum import Enum
 from typing import Final
 
 from indextables.search.errors import QuerySyntaxError
-from indextables.search.query.querytext import clause_spans, regex_end
+from indextables.search.query.querytext import clause_spans, regex_end, splice_clauses
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 
 __all__ = [
@@ -110,23 +110,17 @@ def rewrite_prefix_terms(
     """
     if "*" not in text and "?" not in text and "/" not in text:
         return text, False
-    out: list[str] = []
-    copied = 0
-    for token, body, end in clause_spans(text):
+
+    def rewrite(token: str, clause: str) -> tuple[str, bool] | None:
         if token in _OPERATORS:
-            continue
-        clause = text[body:end]
+            return None
         written = _bare_regex(clause, fields, defaults)
         if written is None:
             written = _pattern_text(clause, fields, defaults, count_terms, option, limit)
-        if written is not None:
-            out.append(text[copied:body])
-            out.append(written)
-            copied = end
-    if copied == 0:
-        return text, False
-    out.append(text[copied:])
-    return "".join(out), True
+        return None if written is None else (written, True)
+
+    written, replaced, _ = splice_clauses(text, rewrite)
+    return written, replaced
 
 
 def has_regex_terms(text: str) -> bool:
