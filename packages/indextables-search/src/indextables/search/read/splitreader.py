@@ -108,13 +108,9 @@ def read_split(
     Raises:
         CompanionError: a companion split.
     """
-    if os.path.exists(os.path.join(directory, COMPANION_MANIFEST)):
-        raise CompanionError(
-            f"split {entry.ref.path} is a companion split (its rows live in the source "
-            "table's Parquet files); this read path does not serve companion indexes"
-        )
-    identity = content_identity(directory)
-    index, searcher = open_split(directory, identity=identity)
+    identity, index, searcher = _open_own_split(
+        directory, entry, "this read path does not serve companion indexes"
+    )
     total = searcher.num_docs
     if total == 0:
         return
@@ -714,13 +710,9 @@ def matching_addresses(
     Raises:
         CompanionError: a companion split.
     """
-    if os.path.exists(os.path.join(directory, COMPANION_MANIFEST)):
-        raise CompanionError(
-            f"split {entry.ref.path} is a companion split (its rows live in the source "
-            "table's Parquet files); its documents are not addressed here"
-        )
-    identity = content_identity(directory)
-    index, searcher = open_split(directory, identity=identity)
+    identity, index, searcher = _open_own_split(
+        directory, entry, "its documents are not addressed here"
+    )
     total = searcher.num_docs
     if total == 0:
         return []
@@ -749,3 +741,19 @@ def matching_addresses(
         mask = where.mask(batch).to_pylist()
         kept.extend(a for a, keep in zip(chunk, mask, strict=True) if keep is True)
     return kept
+
+
+def _open_own_split(directory: str, entry: SplitEntry, refusal: str) -> tuple[Any, Any, Any]:
+    """(content identity, index, searcher) of an unbundled split that holds its rows.
+
+    Raises:
+        CompanionError: a companion split (``refusal`` says what it cannot do).
+    """
+    if os.path.exists(os.path.join(directory, COMPANION_MANIFEST)):
+        raise CompanionError(
+            f"split {entry.ref.path} is a companion split (its rows live in the source "
+            f"table's Parquet files); {refusal}"
+        )
+    identity = content_identity(directory)
+    index, searcher = open_split(directory, identity=identity)
+    return identity, index, searcher
