@@ -181,6 +181,13 @@ def _path_of(item: str | RemoveAction | FileEntry) -> str:
     return item if isinstance(item, str) else item.path
 
 
+def _rearranged(item: str | RemoveAction | FileEntry) -> bool:
+    """Whether a remove given to ``commit`` says it changes no data (a remove action with
+    ``dataChange=false``: a MERGE SPLITS or purge rewrite); paths and file entries are
+    plain removals."""
+    return isinstance(item, RemoveAction) and not item.data_change
+
+
 @dataclass(frozen=True, slots=True)
 class _CommitPlan:
     adds: tuple[AddAction, ...]
@@ -188,6 +195,7 @@ class _CommitPlan:
     registry: Mapping[str, str]
     metadata: MetadataAction | None
     schema: tuple[str, str] | None = None  # (the schema read, the schema to commit)
+    rearranged: frozenset[str] = frozenset()  # removes committed with dataChange=false
 
 
 class Table:
@@ -342,6 +350,10 @@ class Table:
         removed file must still be live when the commit lands: if a concurrent
         commit removed one, this raises rather than dropping data silently.
 
+        Each remove is written with ``dataChange=true`` unless it is given as a
+        :class:`RemoveAction` with ``data_change=False`` (a MERGE SPLITS or purge
+        rewrite, whose adds carry ``dataChange=false`` too, as Delta's OPTIMIZE).
+
         ``schema_string`` (schema evolution: the writer added columns) commits a
         ``metaData`` action with that schema in the same version, the rest of the
         metadata as it is when the commit lands. The schema must still be the one
@@ -391,11 +403,22 @@ class Table:
     ) -> _CommitPlan:
         if mode not in ("append", "overwrite"):
             raise ValueError(f"mode must be 'append' or 'overwrite', not {mode!r}")
-        paths = [_path_of(r) for r in removes]
+        given = list(removes)
+        paths = [_path_of(r) for r in given]
+        rearranged = {_path_of(r) for r in given if _rearranged(r)}
+        rearranged -= {_path_of(r) for r in given if not _rearranged(r)}
         if mode == "overwrite":
-            paths += [f.path for f in self.reader.load(read_version).files]
+            replaced = [f.path for f in self.reader.load(read_version).files]
+            paths += replaced
+            rearranged -= set(replaced)
         new_adds, registry = deduplicate_adds([_as_add(a) for a in adds], {})
-        return _CommitPlan(tuple(new_adds), tuple(dict.fromkeys(paths)), registry, metadata)
+        return _CommitPlan(
+            tuple(new_adds),
+            tuple(dict.fromkeys(paths)),
+            registry,
+            metadata,
+            rearranged=frozenset(rearranged),
+        )
 
     def _actions(self, snap: Snapshot, plan: _CommitPlan) -> list[Action]:
         live = {f.path: f for f in snap.files}
@@ -431,7 +454,7 @@ class Table:
             actions.append(
                 RemoveAction(
                     path,
-                    True,
+                    path not in plan.rearranged,
                     deletion_timestamp=now,
                     extended_file_metadata=True,
                     partition_values=dict(entry.partition_values),
