@@ -338,7 +338,7 @@ def test_fuzzy_terms_are_found_across_dictionary_chunks(
     from indextables.search.query import fuzzyterms
 
     monkeypatch.setattr(fuzzyterms, "_CHUNK_TERMS", chunk)
-    uri, texts, values = table
+    uri, _, values = table
     rng = random.Random(90 + chunk)
     for _ in range(12):
         value = rng.choice([v for v in values if 0 < len(v) <= 20])

@@ -59,6 +59,7 @@ from indextables.search.table.tableaccess import (
     table_handle,
 )
 from indextables.search.write.mergestats import merged_bounds, merged_tags
+from indextables.search.write.purgedeletes import purge_splits
 from indextables.search.write.segmentmerge import SegmentMergeRefused, merge_segments
 from indextables.search.write.splitwriter import (
     SplitWriter,
@@ -368,17 +369,17 @@ def merge_table(
         max_sources=max_sources,
     )
     if purge_deletes:
-        from indextables.search.write.purgedeletes import purge_groups
-
-        groups += purge_groups(
+        held = {s.path for g in groups for s in g.splits}
+        alone = purge_splits(
             uri,
             opts,
             view.splits,
-            taken=groups,
+            held=held,
             where=where,
             skipped=skipped,
             min_deleted_fraction=min_deleted_fraction,
         )
+        groups += [MergeGroup((s,)) for s in alone]
     result: dict[str, Any] = {"table_path": uri, "merge_groups": len(groups)}
     if not groups:
         return {**result, "status": "NO_ACTION", "merged_files": 0, "new_files": 0}

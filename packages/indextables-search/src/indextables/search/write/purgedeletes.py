@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from indextables.search.errors import ArgumentError
 from indextables.search.options import parse_read
 from indextables.search.splits.splitcache import SplitCache
 from indextables.search.table.livesplits import LiveSplit
 from indextables.search.table.tableaccess import open_table_store
-from indextables.search.write.merge import MergeGroup
 
-__all__ = ["check_fraction", "deleted_fraction", "purge_groups"]
+__all__ = ["check_fraction", "deleted_fraction", "purge_splits"]
 
 
 def check_fraction(value: object) -> float | None:
@@ -48,19 +47,20 @@ def check_fraction(value: object) -> float | None:
     return float(value)
 
 
-def purge_groups(
+def purge_splits(
     uri: str,
     options: Mapping[str, str],
     splits: Sequence[LiveSplit],
     *,
-    taken: Sequence[MergeGroup],
+    held: Collection[str],
     where: str | None = None,
     skipped: frozenset[str] = frozenset(),
     min_deleted_fraction: float | None = None,
-) -> list[MergeGroup]:
-    """One group per split with deleted documents that no group of ``taken`` holds."""
+) -> list[LiveSplit]:
+    """The splits with deleted documents (above ``min_deleted_fraction`` if given) whose
+    paths ``held`` (the splits other merge groups take) does not name: each is rewritten
+    alone."""
     fraction = check_fraction(min_deleted_fraction)
-    held = {s.path for g in taken for s in g.splits}
     predicate = None
     if where:
         from indextables.protocol.predicates import parse_predicate
@@ -76,7 +76,7 @@ def purge_groups(
     ]
     if fraction is not None:
         found = [s for s in found if deleted_fraction(uri, options, s) >= fraction]
-    return [MergeGroup((s,)) for s in found]
+    return found
 
 
 def deleted_fraction(uri: str, options: Mapping[str, str], split: LiveSplit) -> float:
