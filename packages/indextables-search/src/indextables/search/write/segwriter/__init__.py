@@ -13,8 +13,10 @@ Built in stages, each checked against tantivy-py before the next:
   128-entry blocks, skip data with BM25 block maxima), byte for byte tantivy-py's.
 * :mod:`.invertedfiles`: a segment's ``.idx``, ``.pos``, ``.term`` (FST form) and
   ``.fieldnorm`` files for its text fields, byte for byte tantivy-py's.
+* :mod:`.docstore`: the ``.store`` file of stored fields (LZ4 blocks as ``lz4_flex``
+  makes them, :mod:`.lz4block`, or none; the skip index), byte for byte tantivy-py's.
 
-The rest (fast fields, doc store, ``meta.json``, non-text fields, a whole segment
+The rest (fast fields, ``meta.json``, non-text fields, a whole segment
 tantivy-py opens) is not written yet, and the postings are encoded in Python (no
 kernel yet): every write path still indexes through tantivy-py.
 """
