@@ -196,3 +196,30 @@ def test_scan(tmp_path: Path) -> None:
     saved = json.loads(figures.read_text(encoding="utf-8"))
     assert saved["rows"] == 2000
     assert {f["baseline"] for f in saved["figures"]} >= {"pl.read_delta", "pl.scan_delta"}
+
+
+def test_mutations(tmp_path: Path) -> None:
+    figures = tmp_path / "mutations.json"
+    args = ("--rows", ROWS, "--splits", "2", "--repeat", "1", "--json", str(figures))
+    out = _run("mutations.py", *args, tmp_path=tmp_path)
+    _has(
+        out,
+        r"^row deletes and replace_where, 2,000 log rows, flat table \d+ splits, "
+        r"day table \d+ splits, median of 1:$",
+        r"^\(a\) delete bucket = 7: 2 rows \(0\.10%\)$",
+        rf"^delete_rows +{_FIGURE} s  write_table overwrite, live rows +{_FIGURE} s  "
+        rf"baseline / ours = +{_FIGURE}x$",
+        rf"^delete_rows +{_FIGURE} s  merge_splits purge_deletes +{_FIGURE} s",
+        r"^\(b\) replace_where day = 3: 200 rows$",
+        rf"^replace_where day = 3 +{_FIGURE} s  write_table append +{_FIGURE} s",
+        r"^\(c\) replace_where bucket = 7: 2 rows$",
+        rf"^  replace_where bucket = 7 +splits replaced +\d+ added +\d+  bytes fetched {_FIGURE}"
+        rf"  replaced {_FIGURE}  written {_FIGURE}$",
+    )
+    saved = json.loads(figures.read_text(encoding="utf-8"))
+    assert saved["rows"] == 2000
+    assert len(saved["figures"]) == 4
+    assert {f["baseline_operation"] for f in saved["figures"]} >= {
+        "merge_splits purge_deletes",
+        "write_table append",
+    }
