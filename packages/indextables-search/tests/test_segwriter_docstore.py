@@ -2,7 +2,8 @@
 
 tantivy-py stores the same rows (one segment, the block size and compressor set in its
 ``meta.json``); its ``.store`` file is the oracle for ours, and the repository's doc-store
-reader decodes ours back to the rows (compared with the Python values given).
+reader decodes ours back to the rows (compared with the Python values given). The LZ4
+kernel runs as both twins.
 """
 
 from __future__ import annotations
@@ -19,12 +20,22 @@ import pytest
 import tantivy
 
 from indextables.search.read.docstore import FieldSpec, read_store
+from indextables.search.read.docstore._kernels_py import lz4_decompress
 from indextables.search.read.docstore.decode import decode_docs
-from indextables.search.write.segwriter import SegmentWriteError
+from indextables.search.write.segwriter import SegmentWriteError, impl
+from indextables.search.write.segwriter import _kernels_py as pure
 from indextables.search.write.segwriter.docstore import StoredColumn, store_file
 from indextables.search.write.segwriter.lz4block import lz4_block
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+@pytest.fixture(params=["python", "cython"])
+def twin(request: Any, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv(impl.IMPL_ENV, request.param)
+    assert impl.kernels().__name__.endswith("_kernels" if request.param == "cython" else "_py")
+    return str(request.param)
+
 
 # (name, kind, Arrow type), in schema order (field id = index); the names are not in
 # schema order, so a document's values follow the names (tantivy-py's order).
@@ -133,7 +144,7 @@ def _columns(rows: list[tuple[Any, ...]]) -> list[StoredColumn]:
     ],
 )
 def test_store_file_is_tantivy_pys(
-    tmp_path: Path, seed: int, n: int, block: int, comp: str
+    twin: str, tmp_path: Path, seed: int, n: int, block: int, comp: str
 ) -> None:
     rows = _rows(seed, n)
     theirs = _tantivy_store(tmp_path, rows, block, comp)
@@ -166,12 +177,12 @@ def test_store_file_is_tantivy_pys(
         assert got == want, name
 
 
-def test_lz4_block_round_trips_and_matches_tantivy_on_edge_lengths(tmp_path: Path) -> None:
+def test_lz4_block_round_trips_and_matches_tantivy_on_edge_lengths(
+    twin: str, tmp_path: Path
+) -> None:
     # Lengths around the literal-only limit (13 bytes) and the end margins, over a
     # repetitive input (matches everywhere), through tantivy-py's own store of one text
     # value each: the block bytes after the 4-byte size are the LZ4 block.
-    from indextables.search.read.docstore._kernels_py import lz4_decompress
-
     rows = [
         ("ab" * (k // 2) + "a" * (k % 2), None, None, None, None, None, None) for k in range(80)
     ]
@@ -184,6 +195,30 @@ def test_lz4_block_round_trips_and_matches_tantivy_on_edge_lengths(tmp_path: Pat
         assert read_store(ours).data == theirs.data
         raw = lz4_decompress(block[4:], int.from_bytes(block[:4], "little"))
         assert lz4_block(raw) == block[4:]
+
+
+def test_lz4_twins_agree_on_random_hostile_input() -> None:
+    # Both twins, byte for byte, over seeded inputs: literal-only lengths, runs (long
+    # matches, overlapping copies), few-symbol text, random bytes, inputs on both sides
+    # of the 65,535-byte table switch; each block decompresses back to its input.
+    from indextables.search.write.segwriter import _kernels as compiled
+
+    rng = random.Random(7)
+    lengths = [0, 1, 12, 13, 14, 18, 19, 20, 255, 270, 4096, 65534, 65535, 65536, 100_000]
+    for length in lengths + [rng.randint(0, 20_000) for _ in range(60)]:
+        shape = rng.random()
+        if shape < 0.25:
+            src = bytes(rng.randrange(256) for _ in range(length))
+        elif shape < 0.5:
+            src = bytes([rng.randrange(256)]) * length
+        elif shape < 0.75:
+            src = bytes(rng.choice(b"ab\x00\xff") for _ in range(length))
+        else:
+            chunk = bytes(rng.randrange(256) for _ in range(rng.randint(1, 70)))
+            src = (chunk * (length // len(chunk) + 1))[:length]
+        ours = compiled.lz4_block(src)
+        assert ours == pure.lz4_block(src), length
+        assert lz4_decompress(ours, len(src)) == src
 
 
 def test_store_file_refuses_bad_input() -> None:

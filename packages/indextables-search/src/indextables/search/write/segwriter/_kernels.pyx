@@ -8,9 +8,9 @@ filter, into growing C buffers handed back as ``bytes``.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from libc.stdint cimport int64_t, uint32_t, uint8_t
-from libc.stdlib cimport free, realloc
-from libc.string cimport memcpy
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp, memcpy, memset
 
 from indextables.search.write.segwriter._unicodetables import ALPHANUMERIC, LOWERCASE, WHITESPACE
 from indextables.search.write.segwriter.errors import SegmentWriteError
@@ -301,3 +301,113 @@ def tokenize(
         free(ends.data)
         free(positions.data)
         free(rows.data)
+
+
+# LZ4 blocks as lz4_flex makes them (see ``lz4block``; the twin is ``_kernels_py.lz4_block``).
+
+cdef inline uint32_t _lz4_slot(const uint8_t* s, Py_ssize_t pos, bint small) noexcept nogil:
+    cdef uint32_t v32
+    cdef uint64_t v64 = 0
+    cdef int i
+    if small:
+        v32 = (<uint32_t>s[pos] | (<uint32_t>s[pos + 1] << 8) | (<uint32_t>s[pos + 2] << 16)
+               | (<uint32_t>s[pos + 3] << 24))
+        return (<uint32_t>(v32 * <uint32_t>2654435761u)) >> 20
+    for i in range(8):
+        v64 |= (<uint64_t>s[pos + i]) << (8 * i)
+    return <uint32_t>(((v64 << 24) * <uint64_t>889523592379ULL) >> 52)
+
+
+cdef inline Py_ssize_t _lz4_length(uint8_t* out, Py_ssize_t o, Py_ssize_t n) noexcept nogil:
+    while n >= 255:
+        out[o] = 255
+        o += 1
+        n -= 255
+    out[o] = <uint8_t>n
+    return o + 1
+
+
+cdef Py_ssize_t _lz4_literals(
+    const uint8_t* s, Py_ssize_t n, Py_ssize_t start, uint8_t* out, Py_ssize_t o
+) noexcept nogil:
+    cdef Py_ssize_t length = n - start
+    out[o] = <uint8_t>((length if length < 15 else 15) << 4)
+    o += 1
+    if length >= 15:
+        o = _lz4_length(out, o, length - 15)
+    memcpy(out + o, s + start, length)
+    return o + length
+
+
+cdef Py_ssize_t _lz4_compress(const uint8_t* s, Py_ssize_t n, uint8_t* out) noexcept nogil:
+    cdef uint32_t table[4096]
+    cdef bint small = n < 65535
+    cdef Py_ssize_t last_check = n - 12, match_end = n - 6
+    cdef Py_ssize_t literal_start = 0, cur = 1, next_cur, step, misses, candidate
+    cdef Py_ssize_t literals, offset, start, duplicate, o = 0
+    cdef uint32_t h
+    if n < 13:
+        return _lz4_literals(s, n, 0, out, 0)
+    memset(table, 0, sizeof(table))
+    table[_lz4_slot(s, 0, small)] = 0
+    while True:
+        misses = 32
+        next_cur = cur
+        while True:
+            step = misses >> 5
+            misses += 1
+            cur = next_cur
+            next_cur += step
+            if cur > last_check:
+                return _lz4_literals(s, n, literal_start, out, o)
+            h = _lz4_slot(s, cur, small)
+            candidate = table[h]
+            table[h] = <uint32_t>cur
+            if cur - candidate > 65535:
+                continue
+            if memcmp(s + candidate, s + cur, 4) == 0:
+                break
+        while candidate > 0 and cur > literal_start and s[cur - 1] == s[candidate - 1]:
+            cur -= 1
+            candidate -= 1
+        literals = cur - literal_start
+        offset = cur - candidate
+        cur += 4
+        candidate += 4
+        start = cur
+        while cur < match_end and s[cur] == s[candidate]:
+            cur += 1
+            candidate += 1
+        duplicate = cur - start
+        table[_lz4_slot(s, cur - 2, small)] = <uint32_t>(cur - 2)
+        out[o] = <uint8_t>(((literals if literals < 15 else 15) << 4)
+                           | (duplicate if duplicate < 15 else 15))
+        o += 1
+        if literals >= 15:
+            o = _lz4_length(out, o, literals - 15)
+        memcpy(out + o, s + literal_start, literals)
+        o += literals
+        out[o] = <uint8_t>(offset & 0xFF)
+        out[o + 1] = <uint8_t>(offset >> 8)
+        o += 2
+        if duplicate >= 15:
+            o = _lz4_length(out, o, duplicate - 15)
+        literal_start = cur
+
+
+def lz4_block(const uint8_t[::1] src not None) -> bytes:
+    """``src`` as one raw LZ4 block, the bytes ``lz4_flex`` makes (without the GIL)."""
+    cdef Py_ssize_t n = src.shape[0]
+    # LZ4's worst case: every byte a literal, one length byte per 255.
+    cdef Py_ssize_t cap = n + n // 255 + 32
+    cdef uint8_t* out = <uint8_t*>malloc(cap)
+    cdef Py_ssize_t length
+    cdef const uint8_t* s = &src[0] if n else <const uint8_t*>b""
+    if out == NULL:
+        raise MemoryError("lz4_block: no memory for the output")
+    try:
+        with nogil:
+            length = _lz4_compress(s, n, out)
+        return PyBytes_FromStringAndSize(<char*>out, length)
+    finally:
+        free(out)
