@@ -230,3 +230,15 @@ def test_store_file_refuses_bad_input() -> None:
         store_file([StoredColumn("flag", 0, "ip", pa.array(["a"]))], 1)  # type: ignore[arg-type]
     with pytest.raises(SegmentWriteError, match="count: row 0"):
         store_file([StoredColumn("count", 0, "u64", pa.array([-1]))], 1)
+    with pytest.raises(SegmentWriteError, match="flag: row 0: not a bool"):
+        store_file([StoredColumn("flag", 0, "bool", pa.array([1]))], 1)
+    with pytest.raises(SegmentWriteError, match="at: a date column must be timestamps"):
+        store_file([StoredColumn("at", 0, "date", pa.array(["2020-01-01"]))], 1)
+    year_3000 = pa.array([datetime.datetime(3000, 1, 1)], pa.timestamp("us"))
+    with pytest.raises(SegmentWriteError, match="at: a date outside the i64 nanoseconds"):
+        store_file([StoredColumn("at", 0, "date", year_3000)], 1)
+    # Invalid UTF-8 behind an Arrow string column (Arrow does not check it here).
+    offsets = pa.py_buffer(bytes([0, 0, 0, 0, 2, 0, 0, 0]))
+    broken = pa.Array.from_buffers(pa.string(), 1, [None, offsets, pa.py_buffer(b"\xc3(")])
+    with pytest.raises(SegmentWriteError, match="title: values Arrow cannot read"):
+        store_file([StoredColumn("title", 0, "text", broken)], 1)

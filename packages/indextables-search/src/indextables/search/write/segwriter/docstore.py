@@ -92,11 +92,16 @@ def _encoded(column: StoredColumn) -> list[bytes | None]:
     values = column.values
     kind = column.kind
     if kind == "date":
+        if not pa.types.is_timestamp(values.type):
+            raise SegmentWriteError(
+                f"{column.name}: a date column must be timestamps, not {values.type}"
+            )
         try:
-            values = values.cast(pa.timestamp("ns", tz=getattr(values.type, "tz", None)))
-            values = values.cast(pa.int64())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError) as exc:
-            raise SegmentWriteError(f"{column.name}: not a timestamp column ({exc})") from exc
+            values = values.cast(pa.timestamp("ns", tz=values.type.tz)).cast(pa.int64())
+        except pa.ArrowInvalid as exc:
+            raise SegmentWriteError(
+                f"{column.name}: a date outside the i64 nanoseconds Tantivy stores ({exc})"
+            ) from exc
     try:
         items = values.to_pylist()
     except (UnicodeDecodeError, pa.ArrowException) as exc:
