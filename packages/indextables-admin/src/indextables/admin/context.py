@@ -7,6 +7,7 @@ The options shared by every command (``--output``, ``--quiet``,
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -14,7 +15,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import wraps
-from typing import Any, ParamSpec, TextIO, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, TextIO, TypeVar, cast
 
 import click
 
@@ -26,7 +27,9 @@ from indextables.admin.progress import Progress
 from indextables.admin.redact import is_secret_key, redact_text
 from indextables.admin.stats import write_stats
 from indextables.protocol.errors import ProtocolError
-from indextables.search import oplog
+
+if TYPE_CHECKING:
+    from indextables.search.oplog import Operation
 
 __all__ = [
     "CommandContext",
@@ -167,12 +170,13 @@ def admin_command(
         cmd = _build_context(click_ctx, params, formats)
         name = " ".join(click_ctx.command_path.split()[1:]) or click_ctx.info_name or "command"
         table = params.get("table")
-        op = oplog.start(_LOG, name, uri=table if isinstance(table, str) else "-")
+        op = _start(name, table)
         try:
-            with cmd.progress.session(), op.active():
+            with cmd.progress.session(), op.active() if op else contextlib.nullcontext():
                 func(cmd, **params)
         except click.exceptions.Exit as done:
-            op.set(exit_code=done.exit_code)
+            if op is not None:
+                op.set(exit_code=done.exit_code)
             _finish(cmd, op, None)
             raise
         except (click.ClickException, click.Abort) as error:
@@ -186,8 +190,21 @@ def admin_command(
     return callback
 
 
-def _finish(cmd: CommandContext, op: oplog.Operation, error: BaseException | None) -> None:
+def _start(name: str, table: Any) -> Operation | None:
+    """The command's operation (its INFO line and ``--stats`` figures), or None when the
+    engine cannot be imported: ``indextables version`` must still run and say why (a
+    bad ``INDEXTABLES_AVROSTATE_IMPL`` fails every import of the engine)."""
+    try:
+        from indextables.search import oplog
+    except Exception:  # reported by the command itself (``version``) or by its own import
+        return None
+    return oplog.start(_LOG, name, uri=table if isinstance(table, str) else "-")
+
+
+def _finish(cmd: CommandContext, op: Operation | None, error: BaseException | None) -> None:
     """End the command's operation (its INFO line); under ``--stats`` show its figures."""
+    if op is None:
+        return
     metrics = op.finish(error)
     if cmd.stats:
         secrets = cmd.secrets

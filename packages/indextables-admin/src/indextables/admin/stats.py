@@ -20,15 +20,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from indextables.search.metrics import PHASES, OperationMetrics
+if TYPE_CHECKING:
+    from indextables.search.metrics import OperationMetrics
 
 __all__ = ["stats_text", "write_stats"]
 
 
 def stats_text(metrics: OperationMetrics) -> str:
     """The one-line text form of ``metrics``."""
+    from indextables.search.metrics import PHASES  # the engine loads only when used
+
     version = "" if metrics.version is None else f" v{metrics.version}"
     parts = [
         f"splits {metrics.splits_considered:,} considered, {metrics.splits_pruned:,} pruned, "
