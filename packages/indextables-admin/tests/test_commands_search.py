@@ -215,7 +215,9 @@ def test_search_text_shows_at_most_the_first_rows_and_stops_reading(
         return original(*args, **kwargs)
 
     monkeypatch.setattr(splitbatches, "read_any_split", counted)
-    run = cli_run("search", log_table, "--columns", "id,level")
+    # One split at a time (a full read otherwise reads splitThreads splits ahead).
+    one = ("-S", "spark.indextables.read.splitThreads=1")
+    run = cli_run("search", log_table, "--columns", "id,level", *one)
     assert run.exit_code == 0, run.stderr
     assert "(30+ rows)" in run.stdout
     assert "only the first 30 rows are shown" in run.stdout

@@ -257,9 +257,9 @@ def test_a_selective_task_searches_its_splits_at_once_and_keeps_their_order(
     pools: list[Any] = []
     read_ahead = splitorder.ahead
 
-    def counted(pool: Any, *args: Any) -> Any:
+    def counted(pool: Any, *args: Any, **kwargs: Any) -> Any:
         pools.append(pool)
-        return read_ahead(pool, *args)
+        return read_ahead(pool, *args, **kwargs)
 
     monkeypatch.setattr(splitorder, "ahead", counted)
     monkeypatch.setattr(splitorder, "READ_THREADS", 3)

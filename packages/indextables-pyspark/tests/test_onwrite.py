@@ -164,7 +164,7 @@ def test_itp_write_merges_as_spark_tasks(spark: Any, tmp_path: Path, background:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"mode": "errorifexists"}, "must be one of append, overwrite"),
+        ({"mode": "errorifexists"}, "must be one of error, ignore, append, overwrite"),
         ({"options": {POW + "enabled": "true", POW + "splitRetentionHours": "1"}}, "minimum 24"),
     ],
 )
