@@ -54,7 +54,7 @@ class Twins:
         self._what = what
         self._hint = hint
         self._also_auto = also_auto
-        self._override: ModuleType | None = None
+        self._override: tuple[ImplName, ModuleType] | None = None
 
     def load(self, name: ImplName) -> ModuleType:
         """Import one implementation by name.
@@ -70,11 +70,14 @@ class Twins:
             ) from exc
 
     def choose(self) -> tuple[ImplName, ModuleType]:
-        """The implementation the environment variable asks for now, with its name.
+        """The implementation a :meth:`using` block set, else the one the environment
+        variable asks for now, with its name.
 
         Raises:
             error: the variable holds something else, or ``cython`` is not built.
         """
+        if self._override is not None:
+            return self._override
         wanted = os.environ.get(self.env, "auto").strip().lower() or "auto"
         if wanted == "cython":
             return "cython", self.load("cython")
@@ -90,14 +93,15 @@ class Twins:
 
     def current(self, default: ModuleType) -> ModuleType:
         """The module a :meth:`using` block set, else ``default``."""
-        return self._override if self._override is not None else default
+        return self._override[1] if self._override is not None else default
 
     @contextlib.contextmanager
     def using(self, name: ImplName) -> Iterator[ModuleType]:
         """Run a block with a given implementation (tests compare both twins this way)."""
         previous = self._override
-        self._override = self.load(name)
+        module = self.load(name)
+        self._override = (name, module)
         try:
-            yield self._override
+            yield module
         finally:
             self._override = previous
