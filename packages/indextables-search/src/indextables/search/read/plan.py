@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from indextables.protocol.predicates import Predicate
 from indextables.search import oplog
+from indextables.search.errors import IndexTablesSearchError
 from indextables.search.options import parse_indexing
 from indextables.search.query.conditions import Condition
 from indextables.search.query.filters import file_matcher
@@ -23,7 +24,12 @@ from indextables.search.query.partitionprune import partition_predicate
 from indextables.search.query.pruning import stats_predicate
 from indextables.search.read.splitreader import SplitEntry
 from indextables.search.schema import columntypes as ct
-from indextables.search.schema.mapping import FieldSpec, field_specs, specs_from_doc_mapping
+from indextables.search.schema.mapping import (
+    FieldSpec,
+    field_spec,
+    field_specs,
+    specs_from_doc_mapping,
+)
 from indextables.search.schema.schemajson import arrow_schema
 from indextables.search.table.livesplits import LiveSplit, prune_entries, split_doc_mappings
 from indextables.search.table.tableaccess import TableView, load_view
@@ -77,7 +83,30 @@ def view_fields(view: TableView) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for mapping in sorted(mappings):
         fields.update(specs_from_doc_mapping(mapping))
-    return fields
+    return fields | _unwritten_fields(view, fields)
+
+
+def _unwritten_fields(view: TableView, fields: Mapping[str, Any]) -> dict[str, FieldSpec]:
+    """The schema's columns no doc mapping holds (a schema change added them and no split
+    was written since), as the table's indexing options would index them. They are null
+    in every row: each split searched lacks the field, so a clause on one matches nothing,
+    and an ``order_by`` key or a group over one is null, as for an all-null column."""
+    partitions = {c.lower() for c in view.partition_columns}
+    unwritten = [
+        f
+        for f in arrow_schema(view.schema_json)
+        if f.name.lower() not in fields and f.name.lower() not in partitions
+    ]
+    if not unwritten:
+        return {}
+    indexing = parse_indexing(view.configuration)
+    specs: dict[str, FieldSpec] = {}
+    for column in unwritten:
+        try:
+            specs[column.name.lower()] = field_spec(column.name, column.type, indexing)
+        except IndexTablesSearchError:
+            continue  # the options do not fit this column: it stays unsearchable
+    return specs
 
 
 def partition_types(view: TableView) -> dict[str, pa.DataType]:
