@@ -346,3 +346,39 @@ def test_a_delete_racing_a_merge_an_overwrite_or_an_append(tmp_path: Path) -> No
     assert sorted(open_table(uri).search(columns=["id"]).column("id").to_pylist()) == list(
         range(10)
     )
+
+
+def _split_files(uri: str) -> dict[str, int]:
+    return {p.name: p.stat().st_size for p in Path(uri).rglob("*.split")}
+
+
+@pytest.mark.parametrize(
+    ("where", "read", "rewritten"),
+    [
+        ("id < 150 AND level = 'ERROR'", 2, 2),  # the third split's statistics prune it
+        ("id < 100", 1, 0),  # one split, every row: removed, nothing written
+        ("level = 'WARN'", 3, 3),
+    ],
+)
+def test_a_delete_reports_splits_read_and_bytes_written(
+    tmp_path: Path, where: str, read: int, rewritten: int
+) -> None:
+    from indextables.search import last_metrics
+
+    uri, _ = _simple_table(tmp_path, copy=None)
+    before = _split_files(uri)
+    dry = delete_rows(uri, where=where, dry_run=True)
+    metrics = last_metrics()
+    assert metrics is not None
+    assert metrics.operation == "delete"
+    assert (metrics.splits_read, metrics.splits_written, metrics.bytes_written) == (read, 0, 0)
+    result = delete_rows(uri, where=where)
+    metrics = last_metrics()
+    assert metrics is not None
+    assert metrics.version == result.version is not None
+    new = {name: size for name, size in _split_files(uri).items() if name not in before}
+    assert len(new) == rewritten
+    assert metrics.rows == result.rows_deleted == dry.rows_deleted
+    assert metrics.splits_read == read
+    assert metrics.splits_written == rewritten
+    assert metrics.bytes_written == sum(new.values())

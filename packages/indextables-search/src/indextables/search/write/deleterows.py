@@ -201,6 +201,7 @@ def plan_deletes(
             return {k: tuple(v) for k, v in docs.items()}, alive
 
         docs, alive = cache.use(view.uri, entry.ref, open_store, matches)
+        oplog.note(splits_read=1)
         if docs:
             found.append(SplitDelete(live[entry.ref.path], docs, alive))
     return DeletePlan(view.uri, view.version, view.partition_columns, tuple(found))
@@ -231,10 +232,12 @@ def commit_deletes(plan: DeletePlan, *, options: Mapping[str, str] | None = None
     adds: list[AddAction] = []
     try:
         removes = delete_actions(store, plan, adds)
-        return int(table_handle(plan.uri, opts).commit(adds=adds, removes=removes))
+        version = int(table_handle(plan.uri, opts).commit(adds=adds, removes=removes))
     except BaseException:
         discard_uncommitted(store, adds)
         raise
+    oplog.note(splits_written=len(adds), bytes_written=sum(a.size for a in adds))
+    return version
 
 
 def delete_actions(store: Any, plan: DeletePlan, adds: list[AddAction]) -> list[RemoveAction]:
@@ -331,7 +334,8 @@ def delete_rows(
 
     A delete matching nothing commits nothing (``version`` None). See the module's
     text for how the rows are deleted. Logs one INFO line (``oplog``: the table,
-    the version committed, rows deleted, splits changed).
+    the version committed, rows deleted, splits changed, splits read, splits and
+    bytes written), whose metrics ``last_metrics()`` returns.
 
     Raises:
         ArgumentError: neither ``where`` nor ``query``, or an argument of the wrong type.
