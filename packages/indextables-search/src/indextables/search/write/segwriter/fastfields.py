@@ -43,6 +43,7 @@ from indextables.search.write.segwriter.columnar_index import (
     optional_index,
 )
 from indextables.search.write.segwriter.columnar_sstable import range_sstable, void_sstable
+from indextables.search.write.segwriter.columnar_u128 import compact_space_values
 from indextables.search.write.segwriter.errors import SegmentWriteError
 from indextables.search.write.segwriter.fieldnorm import FOOTER_JSON
 
@@ -265,8 +266,8 @@ def _column(field: FastField, column: pa.Array | pa.ChunkedArray, max_doc: int) 
         return _dictionary_column(field, values, max_doc)
     index = _index(values.counts, max_doc)
     if field.kind == "ip":
-        _ip_u128(field, values.flat)
-        raise SegmentWriteError(f"fast field {field.name!r}: ip fast fields are not written yet")
+        body = compact_space_values(_ip_u128(field, values.flat))
+        return index + body + _U32.pack(len(index))
     return _u64_column(index, _u64_values(field, values.flat))
 
 
