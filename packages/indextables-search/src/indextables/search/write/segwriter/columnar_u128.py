@@ -17,6 +17,7 @@ range its start and end as deltas from the previous bound; ``u32`` the footer le
 from __future__ import annotations
 
 import bisect
+import itertools
 import struct
 from collections.abc import Sequence
 from typing import Final
@@ -91,7 +92,7 @@ def _compact_space(unique: Sequence[int], total: int) -> list[Blank]:
     if unique:
         low, high = unique[0], unique[-1]
         heap = _RustMaxHeap()
-        for first, second in zip(unique, unique[1:], strict=False):
+        for first, second in itertools.pairwise(unique):
             if (second - 1) - (first + 1) >= 2:
                 heap.push((first + 1, second - 1))
         amplitude = min(high - low + 1, _U128_MAX)
@@ -122,9 +123,7 @@ def _compact_space(unique: Sequence[int], total: int) -> list[Blank]:
     covered: list[Blank] = []
     if blanks and blanks[0][0] != 0:
         covered.append((0, blanks[0][0] - 1))
-    covered += [
-        (left[1] + 1, right[0] - 1) for left, right in zip(blanks, blanks[1:], strict=False)
-    ]
+    covered += [(left[1] + 1, right[0] - 1) for left, right in itertools.pairwise(blanks)]
     if blanks and blanks[-1][1] != _U128_MAX:
         covered.append((blanks[-1][1] + 1, _U128_MAX))
     return covered or [(0, 0)]
