@@ -21,6 +21,7 @@ precision and scale), one with an exponent a ``double``.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Final
@@ -347,28 +348,29 @@ class _Parser:
                 node = negated(node, group.nots)
                 group = groups.pop()
 
-    def predicate(self) -> Node:
+    def function_call(self, names: Collection[str]) -> str | None:
+        """The name of the function about to be called when the next tokens are an
+        unquoted name of ``names`` (compared upper-cased) and ``(``; else None."""
         token, following = self.peek(), self.peek(1)
         if (
             token is not None
             and token.kind == "name"
             and not token.quote
-            and token.text.upper() in _STRING_TESTS
+            and token.text.upper() in names
             and following is not None
             and following.kind == "punct"
             and following.text == "("
         ):
-            return self.string_test(token.text)
-        if (
-            token is not None
-            and token.kind == "name"
-            and not token.quote
-            and token.text.upper() in _REGEX_TESTS
-            and following is not None
-            and following.kind == "punct"
-            and following.text == "("
-        ):
-            return self.regex_test(token.text)
+            return str(token.text)
+        return None
+
+    def predicate(self) -> Node:
+        name = self.function_call(_STRING_TESTS)
+        if name is not None:
+            return self.string_test(name)
+        name = self.function_call(_REGEX_TESTS)
+        if name is not None:
+            return self.regex_test(name)
         left = self.operand()
         op = self.accept("op")
         if op is not None:
