@@ -1,7 +1,10 @@
+import numpy as np
+
 MODE_SIMPLE: int
 MODE_WHITESPACE: int
 MODE_RAW: int
 NOGIL: bool
+BLOCK_LEN: int
 
 def tokenize(
     data: bytes | memoryview,
@@ -10,4 +13,20 @@ def tokenize(
     mode: int,
     limit: int,
 ) -> tuple[bytes, bytes, bytes, bytes]: ...
+
+# The inversion, postings and positions (numpy arrays of the dtypes the twin names).
+def invert_tokens(
+    ranks: np.ndarray, rows: np.ndarray, positions: np.ndarray, groups: int
+) -> tuple[bytes, bytes, bytes, bytes] | None: ...
+def postings(
+    doc_starts: np.ndarray,
+    docs: np.ndarray,
+    term_freqs: np.ndarray,
+    fieldnorms: np.ndarray,
+    norms: np.ndarray,
+    record: int,
+) -> tuple[bytes, bytes]: ...
+def positions(
+    doc_starts: np.ndarray, term_freqs: np.ndarray, positions: np.ndarray
+) -> tuple[bytes, bytes]: ...
 def lz4_block(src: bytes | memoryview) -> bytes: ...

@@ -303,6 +303,456 @@ def tokenize(
         free(rows.data)
 
 
+# The inversion, postings and positions (twins: ``_kernels_py.invert_tokens``, ``postings``
+# and ``positions``; the layout is described in ``postings.py``).
+
+cdef enum:
+    C_BLOCK = 128
+    C_BASIC = 0
+    C_FREQ = 1
+    C_POSITION = 2
+    E_NONE = 0
+    E_DOCS = 1
+    E_FREQ = 2
+    E_NORM = 3
+    E_SUM = 4
+    E_POSITIONS = 5
+    E_COUNT = 6
+    E_MEMORY = 7
+
+BLOCK_LEN = C_BLOCK
+
+
+cdef inline int _vint(Buf* buf, uint64_t value) noexcept nogil:
+    cdef uint8_t tmp[10]
+    cdef int n = 0
+    while value >= 0x80:
+        tmp[n] = <uint8_t>(value & 0x7F)
+        value >>= 7
+        n += 1
+    tmp[n] = <uint8_t>(value | 0x80)
+    return _put(buf, tmp, n + 1)
+
+
+cdef inline int _byte(Buf* buf, uint8_t value) noexcept nogil:
+    return _put(buf, &value, 1)
+
+
+cdef inline void _store_u32(uint8_t* p, uint32_t value) noexcept nogil:
+    p[0] = <uint8_t>(value & 0xFF)
+    p[1] = <uint8_t>((value >> 8) & 0xFF)
+    p[2] = <uint8_t>((value >> 16) & 0xFF)
+    p[3] = <uint8_t>(value >> 24)
+
+
+cdef inline int _u32(Buf* buf, uint32_t value) noexcept nogil:
+    cdef uint8_t tmp[4]
+    _store_u32(tmp, value)
+    return _put(buf, tmp, 4)
+
+
+cdef inline int _num_bits(const uint32_t* values) noexcept nogil:
+    cdef uint32_t combined = 0
+    cdef int i, bits = 0
+    for i in range(C_BLOCK):
+        combined |= values[i]
+    while combined:
+        bits += 1
+        combined >>= 1
+    return bits
+
+
+cdef inline int _pack(Buf* buf, const uint32_t* values, int bits) noexcept nogil:
+    """Append 128 values of ``bits`` bits in BitPacker4x's layout (lanes of u32 words)."""
+    cdef uint8_t* out
+    cdef uint64_t acc
+    cdef int lane, i, filled, word
+    if bits == 0:
+        return 0
+    if _reserve(buf, 16 * bits):
+        return -1
+    out = <uint8_t*>buf.data + buf.size
+    for lane in range(4):
+        acc = 0
+        filled = 0
+        word = 0
+        for i in range(32):
+            acc |= (<uint64_t>values[4 * i + lane]) << filled
+            filled += bits
+            if filled >= 32:
+                _store_u32(out + 4 * (4 * word + lane), <uint32_t>acc)
+                acc >>= 32
+                filled -= 32
+                word += 1
+    buf.size += 16 * bits
+    return 0
+
+
+cdef void _clear(Buf* buf) noexcept nogil:
+    buf.data = NULL
+    buf.size = 0
+    buf.capacity = 0
+
+
+cdef inline int _block_max(
+    const uint32_t* docs, const uint32_t* freqs, const uint8_t* codes, const float* norms,
+    uint8_t* best_code, uint32_t* best_freq,
+) noexcept nogil:
+    """The (fieldnorm code, frequency) of the block's best BM25 document, the last of equals."""
+    cdef int j
+    cdef float tf, score, best = 0
+    cdef uint8_t code
+    for j in range(C_BLOCK):
+        code = codes[docs[j]]
+        tf = <float>freqs[j]
+        score = tf / (tf + norms[code])
+        if j == 0 or not score < best:
+            best = score
+            best_code[0] = code
+            best_freq[0] = freqs[j]
+    return 0
+
+
+cdef object _check_starts(const int64_t[::1] starts, Py_ssize_t count, str what):
+    cdef Py_ssize_t k, n = starts.shape[0]
+    if n == 0 or starts[0] != 0 or starts[n - 1] != count:
+        raise SegmentWriteError(f"term starts must run from 0 to the {count} {what}")
+    for k in range(1, n):
+        if starts[k] < starts[k - 1]:
+            raise SegmentWriteError(f"term starts decrease at term {k - 1}")
+
+
+def postings(
+    const int64_t[::1] doc_starts not None,
+    const uint32_t[::1] docs not None,
+    const uint32_t[::1] term_freqs not None,
+    const uint8_t[::1] fieldnorms not None,
+    const float[::1] norms not None,
+    int record,
+):
+    """Every term's ``.idx`` postings back to back, without the GIL: (bytes, int64 ends
+    with a leading 0, as bytes); see ``_kernels_py.postings``."""
+    cdef Py_ssize_t nterms = doc_starts.shape[0] - 1, ndocs = docs.shape[0]
+    cdef Py_ssize_t nnorms = fieldnorms.shape[0], t, k, j, start, end
+    cdef const uint32_t* d = &docs[0] if ndocs else NULL
+    cdef const uint32_t* f = NULL
+    cdef const uint8_t* codes = &fieldnorms[0] if nnorms else NULL
+    cdef const float* nv = NULL
+    cdef uint32_t deltas[C_BLOCK]
+    cdef uint32_t last, previous, best_freq = 0, bad = 0
+    cdef uint64_t total
+    cdef uint8_t best_code = 0
+    cdef int bits, error = E_NONE
+    cdef Buf out, skip, body, ends
+    cdef int64_t at
+    if record != C_BASIC and record != C_FREQ and record != C_POSITION:
+        raise SegmentWriteError(f"unknown postings record {record}")
+    _check_starts(doc_starts, ndocs, "documents")
+    if record != C_BASIC:
+        if term_freqs.shape[0] != ndocs:
+            raise SegmentWriteError(
+                f"{term_freqs.shape[0]} term frequencies for {ndocs} documents"
+            )
+        f = &term_freqs[0] if ndocs else NULL
+    if nnorms:
+        if norms.shape[0] != 256:
+            raise SegmentWriteError(f"{norms.shape[0]} BM25 norms (expected 256)")
+        nv = &norms[0]
+    _clear(&out)
+    _clear(&skip)
+    _clear(&body)
+    _clear(&ends)
+    try:
+        with nogil:
+            at = 0
+            if _put(&ends, &at, 8):
+                error = E_MEMORY
+            t = 0
+            while t < nterms and error == E_NONE:
+                start = doc_starts[t]
+                end = doc_starts[t + 1]
+                for k in range(start + 1, end):
+                    if d[k] <= d[k - 1]:
+                        error = E_DOCS
+                        bad = d[k]
+                        break
+                if error == E_NONE and nnorms and record != C_BASIC:
+                    for k in range(start, end):
+                        if d[k] >= nnorms:
+                            error = E_NORM
+                            bad = d[k]
+                            break
+                if error == E_NONE and record != C_BASIC:
+                    for k in range(start, end):
+                        if f[k] == 0:
+                            error = E_FREQ
+                            bad = d[k]
+                            break
+                if error != E_NONE:
+                    break
+                skip.size = 0
+                body.size = 0
+                last = 0
+                k = start
+                while end - k >= C_BLOCK and error == E_NONE:
+                    deltas[0] = d[k] if k == start else d[k] - last - 1
+                    for j in range(1, C_BLOCK):
+                        deltas[j] = d[k + j] - d[k + j - 1] - 1
+                    bits = _num_bits(deltas)
+                    last = d[k + C_BLOCK - 1]
+                    if _pack(&body, deltas, bits) or _u32(&skip, last) or _byte(
+                        &skip, <uint8_t>(bits | 0x40)
+                    ):
+                        error = E_MEMORY
+                        break
+                    if record != C_BASIC:
+                        total = 0
+                        for j in range(C_BLOCK):
+                            deltas[j] = f[k + j] - 1
+                            total += f[k + j]
+                        bits = _num_bits(deltas)
+                        if _pack(&body, deltas, bits) or _byte(&skip, <uint8_t>bits):
+                            error = E_MEMORY
+                            break
+                        if record == C_POSITION:
+                            if total > 0xFFFFFFFFu:
+                                error = E_SUM
+                                bad = d[k]
+                                break
+                            if _u32(&skip, <uint32_t>total):
+                                error = E_MEMORY
+                                break
+                        best_code = 0
+                        best_freq = 0
+                        if nnorms:
+                            _block_max(d + k, f + k, codes, nv, &best_code, &best_freq)
+                        if _byte(&skip, best_code) or _byte(
+                            &skip, <uint8_t>(best_freq if best_freq < 255 else 255)
+                        ):
+                            error = E_MEMORY
+                            break
+                    k += C_BLOCK
+                if error != E_NONE:
+                    break
+                previous = last
+                for j in range(k, end):
+                    if _vint(&body, d[j] - previous):
+                        error = E_MEMORY
+                    previous = d[j]
+                if record != C_BASIC:
+                    for j in range(k, end):
+                        if _vint(&body, f[j]):
+                            error = E_MEMORY
+                if end - start >= C_BLOCK:
+                    if _vint(&out, skip.size) or _put(&out, skip.data, skip.size):
+                        error = E_MEMORY
+                if _put(&out, body.data, body.size):
+                    error = E_MEMORY
+                at = out.size
+                if _put(&ends, &at, 8):
+                    error = E_MEMORY
+                t += 1
+        if error == E_MEMORY:
+            raise MemoryError("encoding postings")
+        if error == E_DOCS:
+            raise SegmentWriteError(f"postings documents not ascending at {bad}")
+        if error == E_NORM:
+            raise SegmentWriteError(f"document {bad} has no fieldnorm ({nnorms} documents)")
+        if error == E_FREQ:
+            raise SegmentWriteError(f"term frequency 0 for document {bad}")
+        if error == E_SUM:
+            raise SegmentWriteError(f"a block's term frequencies from document {bad} pass 2**32")
+        return _take(&out), _take(&ends)
+    finally:
+        free(out.data)
+        free(skip.data)
+        free(body.data)
+        free(ends.data)
+
+
+def positions(
+    const int64_t[::1] doc_starts not None,
+    const uint32_t[::1] term_freqs not None,
+    const uint32_t[::1] positions not None,
+):
+    """Every term's ``.pos`` bytes back to back, without the GIL: (bytes, int64 ends with
+    a leading 0, as bytes); see ``_kernels_py.positions``."""
+    cdef Py_ssize_t nterms = doc_starts.shape[0] - 1, ndocs = term_freqs.shape[0]
+    cdef Py_ssize_t npos = positions.shape[0], t, k, j, count, blocks, b
+    cdef const uint32_t* f = &term_freqs[0] if ndocs else NULL
+    cdef const uint32_t* p = &positions[0] if npos else NULL
+    cdef uint32_t* deltas
+    cdef uint32_t previous, bad = 0
+    cdef Py_ssize_t at = 0
+    cdef int error = E_NONE
+    cdef Buf out, scratch, ends
+    cdef int64_t end_at
+    _check_starts(doc_starts, ndocs, "documents")
+    _clear(&out)
+    _clear(&scratch)
+    _clear(&ends)
+    try:
+        with nogil:
+            end_at = 0
+            if _put(&ends, &end_at, 8):
+                error = E_MEMORY
+            t = 0
+            while t < nterms and error == E_NONE:
+                scratch.size = 0
+                for k in range(doc_starts[t], doc_starts[t + 1]):
+                    if at + f[k] > npos:
+                        error = E_COUNT
+                        break
+                    if _reserve(&scratch, 4 * f[k]):
+                        error = E_MEMORY
+                        break
+                    deltas = <uint32_t*>scratch.data + scratch.size // 4
+                    previous = 0
+                    for j in range(f[k]):
+                        if p[at + j] < previous:
+                            error = E_POSITIONS
+                            bad = p[at + j]
+                            break
+                        deltas[j] = p[at + j] - previous
+                        previous = p[at + j]
+                    if error != E_NONE:
+                        break
+                    at += f[k]
+                    scratch.size += 4 * f[k]
+                if error != E_NONE:
+                    break
+                deltas = <uint32_t*>scratch.data
+                count = scratch.size // 4
+                blocks = count // C_BLOCK
+                if _vint(&out, blocks) or _reserve(&out, blocks):
+                    error = E_MEMORY
+                    break
+                for b in range(blocks):
+                    out.data[out.size] = <char>_num_bits(deltas + C_BLOCK * b)
+                    out.size += 1
+                for b in range(blocks):
+                    if _pack(&out, deltas + C_BLOCK * b, _num_bits(deltas + C_BLOCK * b)):
+                        error = E_MEMORY
+                for j in range(C_BLOCK * blocks, count):
+                    if _vint(&out, deltas[j]):
+                        error = E_MEMORY
+                end_at = out.size
+                if _put(&ends, &end_at, 8):
+                    error = E_MEMORY
+                t += 1
+            if error == E_NONE and at != npos:
+                error = E_COUNT
+        if error == E_MEMORY:
+            raise MemoryError("encoding positions")
+        if error == E_POSITIONS:
+            raise SegmentWriteError(f"positions not ascending at {bad}")
+        if error == E_COUNT:
+            raise SegmentWriteError(
+                f"term frequencies do not sum to the {npos} positions"
+            )
+        return _take(&out), _take(&ends)
+    finally:
+        free(out.data)
+        free(scratch.data)
+        free(ends.data)
+
+
+def invert_tokens(
+    const uint32_t[::1] ranks not None,
+    const int64_t[::1] rows not None,
+    const uint32_t[::1] positions not None,
+    Py_ssize_t groups,
+):
+    """A field's tokens inverted without the GIL (see ``_kernels_py.invert_tokens``):
+    (doc_starts int64, docs uint32, term_freqs uint32, positions uint32) as bytes, or
+    None when the tokens are not in row then position order."""
+    cdef Py_ssize_t n = ranks.shape[0], i, t, k, ndocs = 0, bad = -1
+    cdef int64_t* slots = NULL
+    cdef int64_t* starts
+    cdef uint32_t* docs
+    cdef uint32_t* freqs
+    cdef uint32_t* placed
+    cdef int64_t* placed_rows = NULL
+    cdef int64_t running = 0, c, row, previous_row
+    cdef bint ordered = True
+    cdef int error = E_NONE
+    cdef bytes starts_out, docs_out, freqs_out, positions_out
+    if rows.shape[0] != n or positions.shape[0] != n:
+        raise SegmentWriteError(
+            f"{n} token ranks, {rows.shape[0]} rows and {positions.shape[0]} positions"
+        )
+    if groups < 0:
+        raise SegmentWriteError(f"{groups} groups")
+    slots = <int64_t*>malloc(8 * (groups + 1))
+    placed_rows = <int64_t*>malloc(8 * n + 8)
+    if slots == NULL or placed_rows == NULL:
+        free(slots)
+        free(placed_rows)
+        raise MemoryError("invert_tokens")
+    starts_out = PyBytes_FromStringAndSize(NULL, 8 * (groups + 1))
+    docs_out = PyBytes_FromStringAndSize(NULL, 4 * n)
+    freqs_out = PyBytes_FromStringAndSize(NULL, 4 * n)
+    positions_out = PyBytes_FromStringAndSize(NULL, 4 * n)
+    starts = <int64_t*><char*>starts_out
+    docs = <uint32_t*><char*>docs_out
+    freqs = <uint32_t*><char*>freqs_out
+    placed = <uint32_t*><char*>positions_out
+    try:
+        with nogil:
+            memset(slots, 0, 8 * (groups + 1))
+            for i in range(n):
+                if ranks[i] >= groups:
+                    error = E_COUNT
+                    bad = i
+                    break
+                if rows[i] < 0 or rows[i] > 0xFFFFFFFFLL:
+                    error = E_DOCS
+                    bad = i
+                    break
+                if i and (rows[i] < rows[i - 1] or (
+                    rows[i] == rows[i - 1] and positions[i] < positions[i - 1]
+                )):
+                    ordered = False
+                slots[ranks[i]] += 1
+            if error == E_NONE and ordered:
+                for t in range(groups):
+                    c = slots[t]
+                    slots[t] = running
+                    running += c
+                slots[groups] = running
+                for i in range(n):
+                    k = slots[ranks[i]]
+                    placed[k] = positions[i]
+                    placed_rows[k] = rows[i]
+                    slots[ranks[i]] = k + 1
+                # slots[t] is now term t's end; term t starts where term t-1 ended.
+                i = 0
+                for t in range(groups):
+                    starts[t] = ndocs
+                    previous_row = -1
+                    while i < slots[t]:
+                        row = placed_rows[i]
+                        if row != previous_row:
+                            docs[ndocs] = <uint32_t>row
+                            freqs[ndocs] = 1
+                            ndocs += 1
+                            previous_row = row
+                        else:
+                            freqs[ndocs - 1] += 1
+                        i += 1
+                starts[groups] = ndocs
+        if error == E_COUNT:
+            raise SegmentWriteError(f"rank {ranks[bad]} at {bad} is not below {groups}")
+        if error == E_DOCS:
+            raise SegmentWriteError(f"token row {rows[bad]} is not a u32 document")
+        if not ordered:
+            return None
+        return starts_out, docs_out[: 4 * ndocs], freqs_out[: 4 * ndocs], positions_out
+    finally:
+        free(slots)
+        free(placed_rows)
+
+
 # LZ4 blocks as lz4_flex makes them (see ``lz4block``; the twin is ``_kernels_py.lz4_block``).
 
 cdef inline uint32_t _lz4_slot(const uint8_t* s, Py_ssize_t pos, bint small) noexcept nogil:

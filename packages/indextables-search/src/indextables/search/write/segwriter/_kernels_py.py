@@ -12,14 +12,28 @@ came from, all little-endian.
 from __future__ import annotations
 
 import re
+import struct
 import sys
 from array import array
 from typing import Final
 
+import numpy as np
+
 from indextables.search.write.segwriter._unicodetables import ALPHANUMERIC, LOWERCASE, WHITESPACE
 from indextables.search.write.segwriter.errors import SegmentWriteError
 
-__all__ = ["MODE_RAW", "MODE_SIMPLE", "MODE_WHITESPACE", "NOGIL", "lz4_block", "tokenize"]
+__all__ = [
+    "BLOCK_LEN",
+    "MODE_RAW",
+    "MODE_SIMPLE",
+    "MODE_WHITESPACE",
+    "NOGIL",
+    "invert_tokens",
+    "lz4_block",
+    "positions",
+    "postings",
+    "tokenize",
+]
 
 MODE_SIMPLE = 0
 MODE_WHITESPACE = 1
@@ -115,6 +129,253 @@ def tokenize(
         for part in (ends, positions, rows):
             part.byteswap()
     return bytes(out), ends.tobytes(), positions.tobytes(), rows.tobytes()
+
+
+# The inversion, postings and positions (the layout: ``postings.py``).
+BLOCK_LEN: Final = 128
+_RECORDS: Final = (0, 1, 2)  # documents, with frequencies, with positions
+_U32_MAX: Final = 0xFFFFFFFF
+
+
+def _vint(value: int, out: bytearray) -> None:
+    while value >= 0x80:
+        out.append(value & 0x7F)
+        value >>= 7
+    out.append(value | 0x80)
+
+
+def _num_bits(values: list[int]) -> int:
+    combined = 0
+    for value in values:
+        combined |= value
+    return combined.bit_length()
+
+
+def _pack(values: list[int], num_bits: int, out: bytearray) -> None:
+    """128 values of ``num_bits`` bits in BitPacker4x's layout (four lanes of u32 words)."""
+    if num_bits == 0:
+        return
+    words = [0] * (4 * num_bits)
+    for lane in range(4):
+        stream = 0
+        for i in range(BLOCK_LEN // 4):
+            stream |= values[4 * i + lane] << (i * num_bits)
+        for w in range(num_bits):
+            words[4 * w + lane] = (stream >> (32 * w)) & _U32_MAX
+    out += struct.pack(f"<{len(words)}I", *words)
+
+
+def _ints(values: object) -> list[int]:
+    return memoryview(values).tolist()  # type: ignore[arg-type]
+
+
+def _check_starts(starts: list[int], count: int) -> None:
+    if not starts or starts[0] != 0 or starts[-1] != count:
+        raise SegmentWriteError(f"term starts must run from 0 to the {count} documents")
+    for k in range(1, len(starts)):
+        if starts[k] < starts[k - 1]:
+            raise SegmentWriteError(f"term starts decrease at term {k - 1}")
+
+
+def _block_max(
+    docs: list[int], freqs: list[int], codes: bytes, norms: np.ndarray
+) -> tuple[int, int]:
+    """The (fieldnorm code, frequency) of the block's best BM25 document, the last of equals."""
+    block_codes = [codes[doc] for doc in docs]
+    tf = np.array(freqs, dtype=np.float32)
+    scores = (tf / (tf + norms[block_codes])).tolist()  # f32 values, exact as floats
+    best = 0
+    for j in range(1, len(scores)):
+        if not scores[j] < scores[best]:
+            best = j
+    return block_codes[best], freqs[best]
+
+
+def postings(
+    doc_starts: object,
+    docs: object,
+    term_freqs: object,
+    fieldnorms: object,
+    norms: object,
+    record: int,
+) -> tuple[bytes, bytes]:
+    """Every term's ``.idx`` postings back to back, and their int64 ends (a leading 0).
+
+    ``doc_starts`` (int64, one more than the terms) cuts ``docs`` (uint32, strictly
+    ascending per term) and ``term_freqs`` (uint32, read unless ``record`` is 0:
+    documents only; 1: with frequencies, 2: with positions) into terms;
+    ``fieldnorms`` (one code per document, or empty: no block maxima) and ``norms``
+    (the 256 f32 BM25 length norms) give each block's maximum.
+    """
+    if record not in _RECORDS:
+        raise SegmentWriteError(f"unknown postings record {record}")
+    starts, doc_list = _ints(doc_starts), _ints(docs)
+    _check_starts(starts, len(doc_list))
+    freq_list: list[int] = []
+    if record:
+        freq_list = _ints(term_freqs)
+        if len(freq_list) != len(doc_list):
+            raise SegmentWriteError(
+                f"{len(freq_list)} term frequencies for {len(doc_list)} documents"
+            )
+    codes = bytes(memoryview(fieldnorms))  # type: ignore[arg-type]
+    norm_values = np.asarray(norms, dtype=np.float32)
+    if codes and norm_values.shape != (256,):
+        raise SegmentWriteError(f"{norm_values.size} BM25 norms (expected 256)")
+    out = bytearray()
+    ends = array("q", [0])
+    for t in range(len(starts) - 1):
+        start, end = starts[t], starts[t + 1]
+        term_docs = doc_list[start:end]
+        for k in range(1, len(term_docs)):
+            if term_docs[k] <= term_docs[k - 1]:
+                raise SegmentWriteError(f"postings documents not ascending at {term_docs[k]}")
+        term_freqs_list = freq_list[start:end]
+        if record and codes:
+            for doc in term_docs:
+                if doc >= len(codes):
+                    raise SegmentWriteError(
+                        f"document {doc} has no fieldnorm ({len(codes)} documents)"
+                    )
+        for doc, freq in zip(term_docs, term_freqs_list, strict=False):
+            if freq == 0:
+                raise SegmentWriteError(f"term frequency 0 for document {doc}")
+        skip = bytearray()
+        body = bytearray()
+        last = 0
+        k = 0
+        while len(term_docs) - k >= BLOCK_LEN:
+            block = term_docs[k : k + BLOCK_LEN]
+            first = block[0] if k == 0 else block[0] - last - 1
+            deltas = [first] + [block[j] - block[j - 1] - 1 for j in range(1, BLOCK_LEN)]
+            num_bits = _num_bits(deltas)
+            _pack(deltas, num_bits, body)
+            last = block[-1]
+            skip += struct.pack("<IB", last, num_bits | 0x40)
+            if record:
+                freqs = term_freqs_list[k : k + BLOCK_LEN]
+                minus_one = [f - 1 for f in freqs]
+                tf_bits = _num_bits(minus_one)
+                _pack(minus_one, tf_bits, body)
+                skip.append(tf_bits)
+                if record == 2:
+                    total = sum(freqs)
+                    if total > _U32_MAX:
+                        raise SegmentWriteError(
+                            f"a block's term frequencies from document {block[0]} pass 2**32"
+                        )
+                    skip += struct.pack("<I", total)
+                code, freq = _block_max(block, freqs, codes, norm_values) if codes else (0, 0)
+                skip += bytes([code, min(freq, 255)])
+            k += BLOCK_LEN
+        previous = last
+        for doc in term_docs[k:]:
+            _vint(doc - previous, body)
+            previous = doc
+        for freq in term_freqs_list[k:]:
+            _vint(freq, body)
+        if len(term_docs) >= BLOCK_LEN:
+            _vint(len(skip), out)
+            out += skip
+        out += body
+        ends.append(len(out))
+    if sys.byteorder != "little":  # pragma: no cover - the buffers are little-endian
+        ends.byteswap()
+    return bytes(out), ends.tobytes()
+
+
+def positions(doc_starts: object, term_freqs: object, positions: object) -> tuple[bytes, bytes]:
+    """Every term's ``.pos`` bytes back to back, and their int64 ends (a leading 0).
+
+    ``doc_starts`` (int64) cuts the (term, document) entries into terms,
+    ``term_freqs`` (uint32) gives each entry's count of ``positions`` (uint32,
+    ascending within an entry; they follow the entries in order).
+    """
+    starts, freqs, all_positions = _ints(doc_starts), _ints(term_freqs), _ints(positions)
+    _check_starts(starts, len(freqs))
+    out = bytearray()
+    ends = array("q", [0])
+    at = 0
+    for t in range(len(starts) - 1):
+        deltas: list[int] = []
+        for k in range(starts[t], starts[t + 1]):
+            if at + freqs[k] > len(all_positions):
+                raise SegmentWriteError(
+                    f"term frequencies do not sum to the {len(all_positions)} positions"
+                )
+            previous = 0
+            for position in all_positions[at : at + freqs[k]]:
+                if position < previous:
+                    raise SegmentWriteError(f"positions not ascending at {position}")
+                deltas.append(position - previous)
+                previous = position
+            at += freqs[k]
+        full = len(deltas) - len(deltas) % BLOCK_LEN
+        _vint(full // BLOCK_LEN, out)
+        blocks = [deltas[s : s + BLOCK_LEN] for s in range(0, full, BLOCK_LEN)]
+        widths = [_num_bits(block) for block in blocks]
+        out += bytes(widths)
+        for block, num_bits in zip(blocks, widths, strict=True):
+            _pack(block, num_bits, out)
+        for delta in deltas[full:]:
+            _vint(delta, out)
+        ends.append(len(out))
+    if at != len(all_positions):
+        raise SegmentWriteError(
+            f"term frequencies do not sum to the {len(all_positions)} positions"
+        )
+    if sys.byteorder != "little":  # pragma: no cover - the buffers are little-endian
+        ends.byteswap()
+    return bytes(out), ends.tobytes()
+
+
+def invert_tokens(
+    ranks: object, rows: object, positions: object, groups: int
+) -> tuple[bytes, bytes, bytes, bytes] | None:
+    """A field's tokens inverted: each token's term rank (uint32, below ``groups``), row
+    (int64, a u32 document) and position (uint32), in row then position order, give
+    (per term where its documents start: int64, ``groups + 1`` entries; the documents:
+    uint32; their term frequencies: uint32; the positions by term, document,
+    position: uint32), all bytes; None when the tokens are not in that order."""
+    rank_values = np.asarray(memoryview(ranks)).astype(np.uint32, copy=False)  # type: ignore[arg-type]
+    row_values = np.asarray(memoryview(rows)).astype(np.int64, copy=False)  # type: ignore[arg-type]
+    position_values = np.asarray(memoryview(positions)).astype(np.uint32, copy=False)  # type: ignore[arg-type]
+    n = rank_values.size
+    if row_values.size != n or position_values.size != n:
+        raise SegmentWriteError(
+            f"{n} token ranks, {row_values.size} rows and {position_values.size} positions"
+        )
+    if groups < 0:
+        raise SegmentWriteError(f"{groups} groups")
+    bad_rank = np.flatnonzero(rank_values >= groups)
+    bad_row = np.flatnonzero((row_values < 0) | (row_values > _U32_MAX))
+    if bad_rank.size and (not bad_row.size or bad_rank[0] <= bad_row[0]):
+        at = int(bad_rank[0])
+        raise SegmentWriteError(f"rank {int(rank_values[at])} at {at} is not below {groups}")
+    if bad_row.size:
+        raise SegmentWriteError(f"token row {int(row_values[bad_row[0]])} is not a u32 document")
+    if n > 1:
+        step = np.diff(row_values)
+        back = np.diff(position_values.astype(np.int64)) < 0
+        if (step < 0).any() or (back & (step == 0)).any():
+            return None
+    order = np.argsort(rank_values, kind="stable")
+    sorted_ranks, sorted_rows = rank_values[order], row_values[order]
+    new_doc = np.ones(n, dtype=bool)
+    if n > 1:
+        new_doc[1:] = (sorted_ranks[1:] != sorted_ranks[:-1]) | (
+            sorted_rows[1:] != sorted_rows[:-1]
+        )
+    doc_first = np.flatnonzero(new_doc)
+    freqs = np.diff(np.append(doc_first, n))
+    per_term = np.bincount(sorted_ranks[doc_first], minlength=groups)[:groups]
+    starts = np.concatenate([[0], np.cumsum(per_term)]).astype("<i8")
+    return (
+        starts.tobytes(),
+        sorted_rows[doc_first].astype("<u4").tobytes(),
+        freqs.astype("<u4").tobytes(),
+        position_values[order].astype("<u4").tobytes(),
+    )
 
 
 # LZ4 blocks as lz4_flex makes them (see ``lz4block`` for the rules).

@@ -2,8 +2,13 @@
 positions (what the ``.term``, ``.idx`` and ``.pos`` files will be written from).
 
 Terms sort bytewise (unsigned, shorter prefix first), as Tantivy's term dictionary
-does; each term's documents ascend, and each document's positions ascend. The sort is
-pyarrow's (one ``sort_indices`` over term, row, position), the grouping numpy's.
+does; each term's documents ascend, and each document's positions ascend. The terms
+are dictionary-encoded and their distinct values sorted (pyarrow); as the tokenizer
+gives tokens in row then position order, a stable grouping by term rank puts every
+token in place: the kernels' ``invert_tokens`` (Cython without the GIL: a counting
+sort of the ranks, then each term's documents and frequencies in one pass; or its
+numpy twin). Tokens in another order are first put in row then position order with
+numpy's ``lexsort``.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from indextables.search.write.segwriter import impl
+from indextables.search.write.segwriter.errors import SegmentWriteError
 from indextables.search.write.segwriter.tokenize import Tokens
 
 __all__ = ["InvertedField", "invert"]
@@ -41,34 +48,37 @@ class InvertedField:
     positions: pa.UInt32Array
 
 
-def _starts(changes: np.ndarray, size: int) -> np.ndarray:
-    """Indices where a new run begins (``changes`` marks entries differing from the one before)."""
-    return np.concatenate([[0], np.flatnonzero(changes) + 1, [size]]).astype(np.int64)
-
-
 def invert(tokens: Tokens) -> InvertedField:
     """The inverted form of one field's tokens (document ids are the tokens' rows)."""
-    table = pa.table({"t": tokens.terms, "r": tokens.rows, "p": tokens.positions})
-    order = pc.sort_indices(
-        table, sort_keys=[("t", "ascending"), ("r", "ascending"), ("p", "ascending")]
+    count = len(tokens.terms)
+    rows = tokens.rows.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    positions = tokens.positions.to_numpy(zero_copy_only=False).astype(np.uint32, copy=False)
+    encoded = pc.dictionary_encode(tokens.terms)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    dictionary = encoded.dictionary
+    sorted_terms = pc.sort_indices(dictionary).to_numpy(zero_copy_only=False)
+    rank = np.empty(len(dictionary), dtype=np.uint32)
+    rank[sorted_terms] = np.arange(len(dictionary), dtype=np.uint32)
+    token_rank = rank[encoded.indices.to_numpy(zero_copy_only=False)] if count else rank[:0]
+    kernels = impl.kernels()
+    inverted = kernels.invert_tokens(token_rank, rows, positions, len(dictionary))
+    if inverted is None:  # not the tokenizer's order: put the tokens in it first
+        order = np.lexsort((positions, rows))
+        token_rank, rows, positions = token_rank[order], rows[order], positions[order]
+        inverted = kernels.invert_tokens(token_rank, rows, positions, len(dictionary))
+    if inverted is None:  # pragma: no cover - lexsort's order is the tokenizer's
+        raise SegmentWriteError("tokens could not be put in row then position order")
+    starts, docs, freqs, placed = (
+        np.frombuffer(part, dtype=dtype)
+        for part, dtype in zip(inverted, ("<i8", "<u4", "<u4", "<u4"), strict=True)
     )
-    table = table.take(order)
-    count = table.num_rows
-    term_ids = table.column("t").combine_chunks().dictionary_encode().indices.to_numpy()
-    rows = table.column("r").to_numpy()
-    term_edges = _starts(term_ids[1:] != term_ids[:-1], count) if count else np.zeros(1, np.int64)
-    doc_change = (term_ids[1:] != term_ids[:-1]) | (rows[1:] != rows[:-1])
-    doc_edges = _starts(doc_change, count) if count else np.zeros(1, np.int64)
-    doc_first = doc_edges[:-1]
-    term_first = term_edges[:-1]
-    # Each term's first posting is the posting starting at its first occurrence.
-    doc_starts = np.searchsorted(doc_first, term_edges).astype(np.int64)
-    terms = table.column("t").combine_chunks().take(pa.array(term_first))
+    terms = dictionary.take(pa.array(sorted_terms, pa.int64()))
     return InvertedField(
         terms=terms.cast(pa.large_binary()),
-        doc_freq=pa.array(np.diff(doc_starts).astype(np.uint32)),
-        doc_starts=pa.array(doc_starts),
-        docs=pa.array(rows[doc_first].astype(np.uint32)),
-        term_freqs=pa.array(np.diff(doc_edges).astype(np.uint32)),
-        positions=table.column("p").combine_chunks().cast(pa.uint32()),
+        doc_freq=pa.array(np.diff(starts).astype(np.uint32)),
+        doc_starts=pa.array(starts.astype(np.int64)),
+        docs=pa.array(docs.astype(np.uint32)),
+        term_freqs=pa.array(freqs.astype(np.uint32)),
+        positions=pa.array(placed.astype(np.uint32)),
     )

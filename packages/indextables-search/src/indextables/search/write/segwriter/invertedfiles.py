@@ -17,8 +17,8 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
+import numpy as np
 import pyarrow as pa
 
 from indextables.search.splits.termdict.composite import FieldBlob, join_composite, with_footer
@@ -30,18 +30,17 @@ from indextables.search.write.segwriter.fieldnorm import (
     fieldnorm_ids,
     token_counts,
 )
-from indextables.search.write.segwriter.invert import invert
+from indextables.search.write.segwriter.invert import InvertedField, invert
 from indextables.search.write.segwriter.postings import (
     Bm25Norms,
+    FieldPostings,
+    Record,
     field_header,
-    term_positions,
-    term_postings,
+    field_postings,
 )
 from indextables.search.write.segwriter.tokenize import Analyzer, tokenize
 
-__all__ = ["TextField", "inverted_files"]
-
-Record = Literal["basic", "freq", "position"]
+__all__ = ["TextField", "field_terms", "inverted_files"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +62,36 @@ class TextField:
     fieldnorms: bool = True
 
 
+def field_terms(inverted: InvertedField, encoded: FieldPostings) -> FieldTerms:
+    """The term dictionary's entries of a field: each term with its document frequency
+    and its postings and positions byte ranges (no per-term Python objects)."""
+    terms = inverted.terms
+    count = len(terms)
+    offsets = np.frombuffer(
+        terms.buffers()[1], dtype="<i8", count=count + 1, offset=8 * terms.offset
+    )
+    data = terms.buffers()[2]
+    first, last = (int(offsets[0]), int(offsets[-1])) if count else (0, 0)
+    key_data = data.to_pybytes()[first:last] if data is not None and count else b""
+    ends = (offsets[1:] - first).astype("<u8")
+
+    def column(values: np.ndarray) -> array[int]:
+        out = array("Q")
+        out.frombytes(np.ascontiguousarray(values, dtype="<u8").tobytes())
+        return out
+
+    with_positions = bool(encoded.positions)
+    return FieldTerms(
+        key_data,
+        column(ends),
+        column(inverted.doc_freq.to_numpy(zero_copy_only=False)),
+        column(encoded.postings_ends[:-1]),
+        column(np.diff(encoded.postings_ends)),
+        column(encoded.positions_ends[:-1] if with_positions else np.zeros(count)),
+        column(np.diff(encoded.positions_ends) if with_positions else np.zeros(count)),
+    )
+
+
 def _field_files(
     column: pa.Array | pa.ChunkedArray, field: TextField, max_doc: int
 ) -> tuple[bytes, bytes, bytes, bytes | None, int]:
@@ -73,39 +102,10 @@ def _field_files(
     codes = fieldnorm_ids(counts) if field.fieldnorms else None
     norms = Bm25Norms(codes, total) if codes is not None and max_doc else None
     inverted = invert(tokens)
-    starts = inverted.doc_starts.to_pylist()
-    docs, freqs = inverted.docs.to_pylist(), inverted.term_freqs.to_pylist()
-    positions = inverted.positions.to_pylist()
-    with_freqs = field.record != "basic"
-    with_positions = field.record == "position"
-    postings = bytearray()
-    pos = bytearray()
-    columns: list[array[int]] = [array("Q") for _ in range(5)]
-    at = 0
-    for k in range(len(inverted.terms)):
-        term_docs = docs[starts[k] : starts[k + 1]]
-        term_freqs = freqs[starts[k] : starts[k + 1]]
-        encoded = term_postings(
-            term_docs, term_freqs if with_freqs else None, positions=with_positions, norms=norms
-        )
-        columns[0].append(len(term_docs))
-        columns[1].append(len(postings))
-        columns[2].append(len(encoded))
-        postings += encoded
-        if with_positions:
-            per_doc = []
-            for freq in term_freqs:
-                per_doc.append(positions[at : at + freq])
-                at += freq
-            encoded_positions = term_positions(per_doc)
-            columns[3].append(len(pos))
-            columns[4].append(len(encoded_positions))
-            pos += encoded_positions
-        else:
-            columns[3].append(0)
-            columns[4].append(0)
-    terms = FieldTerms.from_keys(inverted.terms.to_pylist(), columns)
-    return field_header(total) + bytes(postings), bytes(pos), encode_fst_dict(terms), codes, total
+    encoded = field_postings(inverted, record=field.record, norms=norms)
+    terms = field_terms(inverted, encoded)
+    idx = field_header(total) + encoded.postings
+    return idx, encoded.positions, encode_fst_dict(terms), codes, total
 
 
 def inverted_files(

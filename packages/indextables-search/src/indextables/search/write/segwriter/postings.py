@@ -23,25 +23,33 @@ term's postings in term order:
 A term's ``.pos`` bytes: each document's positions as deltas (its first from 0), all
 documents' in one sequence cut into blocks of 128 bitpacked as above (no deltas), the
 rest ``VInt``; preceded by ``VInt`` the number of blocks and one bit-width byte each.
+
+The encoding runs in the segment writer's kernels (:mod:`.impl`: Cython without the
+GIL, or the pure twin), a whole field per call (:func:`field_postings`); the per-term
+functions call the same kernels on one term.
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from typing import Final
+from dataclasses import dataclass
+from typing import Final, Literal
 
 import numpy as np
 
-from indextables.search.splits.vint import encode_vint
+from indextables.search.write.segwriter import impl
 from indextables.search.write.segwriter.errors import SegmentWriteError
 from indextables.search.write.segwriter.fieldnorm import FIELDNORM_VALUES
+from indextables.search.write.segwriter.invert import InvertedField
 
 __all__ = [
     "BLOCK_LEN",
     "Bm25Norms",
+    "FieldPostings",
     "bitpack",
     "field_header",
+    "field_postings",
     "term_positions",
     "term_postings",
 ]
@@ -51,6 +59,10 @@ BLOCK_LEN: Final = 128
 _LANES: Final = 4
 _K1: Final = np.float32(1.2)
 _B: Final = np.float32(0.75)
+_RECORDS: Final = {"basic": 0, "freq": 1, "position": 2}
+_NO_NORMS: Final = np.zeros(256, dtype=np.float32)
+
+Record = Literal["basic", "freq", "position"]
 
 
 class Bm25Norms:
@@ -81,6 +93,24 @@ class Bm25Norms:
         return best
 
 
+@dataclass(frozen=True, slots=True)
+class FieldPostings:
+    """A field's encoded terms, back to back in term order.
+
+    Attributes:
+        postings: every term's ``.idx`` bytes (without the field's 8-byte header).
+        postings_ends: int64, a leading 0 then where each term's postings end.
+        positions: every term's ``.pos`` bytes (empty without positions).
+        positions_ends: int64, a leading 0 then where each term's positions end (all
+            0 without positions).
+    """
+
+    postings: bytes
+    postings_ends: np.ndarray
+    positions: bytes
+    positions_ends: np.ndarray
+
+
 def bitpack(values: Sequence[int], num_bits: int) -> bytes:
     """128 values of ``num_bits`` bits each in ``BitPacker4x``'s layout."""
     if num_bits == 0:
@@ -95,16 +125,60 @@ def bitpack(values: Sequence[int], num_bits: int) -> bytes:
     return struct.pack(f"<{len(words)}I", *words)
 
 
-def _bits(values: Sequence[int]) -> int:
-    combined = 0
-    for value in values:
-        combined |= value
-    return combined.bit_length()
-
-
 def field_header(total_tokens: int) -> bytes:
     """The start of a field's ``.idx`` blob: its total token count."""
     return struct.pack("<Q", total_tokens)
+
+
+def _u32(values: Sequence[int] | np.ndarray, what: str) -> np.ndarray:
+    """``values`` as a contiguous uint32 array (refusing what does not fit)."""
+    array = np.asarray(values)
+    if array.dtype == np.uint32:
+        return np.ascontiguousarray(array)
+    if array.size == 0:
+        return np.zeros(0, dtype=np.uint32)
+    if array.dtype.kind not in "iu" or int(array.min()) < 0 or int(array.max()) > 0xFFFFFFFF:
+        raise SegmentWriteError(f"{what} must be u32 integers")
+    return array.astype(np.uint32)
+
+
+def _codes(norms: Bm25Norms | None) -> np.ndarray:
+    if norms is None:
+        return np.zeros(0, dtype=np.uint8)
+    return np.frombuffer(norms.fieldnorms, dtype=np.uint8)
+
+
+def _ends(raw: bytes) -> np.ndarray:
+    return np.frombuffer(raw, dtype="<i8").astype(np.int64, copy=False)
+
+
+def field_postings(
+    inverted: InvertedField, *, record: Record, norms: Bm25Norms | None = None
+) -> FieldPostings:
+    """Every term's postings (and, with ``record="position"``, positions) of a field.
+
+    Args:
+        inverted: the field's inverted tokens.
+        record: what the field's postings record (documents, frequencies, positions).
+        norms: the field's fieldnorms (None: the field has none; block maxima are 0).
+
+    Raises:
+        SegmentWriteError: an unknown ``record``, or inverted columns that disagree.
+    """
+    if record not in _RECORDS:
+        raise SegmentWriteError(f"unknown postings record {record!r}")
+    kernels = impl.kernels()
+    starts = np.ascontiguousarray(inverted.doc_starts.to_numpy(zero_copy_only=False), np.int64)
+    docs = _u32(inverted.docs.to_numpy(zero_copy_only=False), "documents")
+    freqs = _u32(inverted.term_freqs.to_numpy(zero_copy_only=False), "term frequencies")
+    codes = _codes(norms)
+    values = np.ascontiguousarray(norms.norms, np.float32) if norms is not None else _NO_NORMS
+    body, ends = kernels.postings(starts, docs, freqs, codes, values, _RECORDS[record])
+    if record != "position":
+        return FieldPostings(body, _ends(ends), b"", np.zeros(len(starts), np.int64))
+    positions = _u32(inverted.positions.to_numpy(zero_copy_only=False), "positions")
+    pos, pos_ends = kernels.positions(starts, freqs, positions)
+    return FieldPostings(body, _ends(ends), pos, _ends(pos_ends))
 
 
 def term_postings(
@@ -124,48 +198,24 @@ def term_postings(
 
     Raises:
         SegmentWriteError: documents not strictly ascending, or frequencies not one per
-            document.
+            document (or 0).
     """
     if term_freqs is not None and len(term_freqs) != len(docs):
         raise SegmentWriteError(f"{len(term_freqs)} term frequencies for {len(docs)} documents")
-    for k in range(1, len(docs)):
-        if docs[k] <= docs[k - 1]:
-            raise SegmentWriteError(f"postings documents not ascending at {docs[k]}")
-    skip = bytearray()
-    out = bytearray()
-    last = 0
-    start = 0
-    while len(docs) - start >= BLOCK_LEN:
-        block = docs[start : start + BLOCK_LEN]
-        # The first block counts from "before 0" (its first delta is the document).
-        first = block[0] if start == 0 else block[0] - last - 1
-        deltas = [first] + [block[k] - block[k - 1] - 1 for k in range(1, BLOCK_LEN)]
-        num_bits = _bits(deltas)
-        out += bitpack(deltas, num_bits)
-        last = block[-1]
-        skip += struct.pack("<IB", last, num_bits | 0x40)
-        if term_freqs is not None:
-            freqs = term_freqs[start : start + BLOCK_LEN]
-            minus_one = [f - 1 for f in freqs]
-            tf_bits = _bits(minus_one)
-            out += bitpack(minus_one, tf_bits)
-            skip.append(tf_bits)
-            if positions:
-                skip += struct.pack("<I", sum(freqs))
-            code, freq = norms.block_max(block, freqs) if norms is not None else (0, 0)
-            skip += bytes([code, min(freq, 255)])
-        start += BLOCK_LEN
-    previous = last
-    for doc in docs[start:]:
-        encode_vint(doc - previous, out)
-        previous = doc
-    for freq in (term_freqs or [])[start:]:
-        encode_vint(freq, out)
-    if len(docs) < BLOCK_LEN:
-        return bytes(out)
-    head = bytearray()
-    encode_vint(len(skip), head)
-    return bytes(head + skip + out)
+    record = 0 if term_freqs is None else 2 if positions else 1
+    doc_array = _u32(docs, "documents")
+    freq_array = _u32(term_freqs if term_freqs is not None else [], "term frequencies")
+    codes = _codes(norms)
+    values = np.ascontiguousarray(norms.norms, np.float32) if norms is not None else _NO_NORMS
+    body, _ = impl.kernels().postings(
+        np.array([0, len(doc_array)], np.int64),
+        doc_array,
+        freq_array,
+        codes,
+        values,
+        record,
+    )
+    return bytes(body)
 
 
 def term_positions(positions: Sequence[Sequence[int]]) -> bytes:
@@ -174,24 +224,7 @@ def term_positions(positions: Sequence[Sequence[int]]) -> bytes:
     Raises:
         SegmentWriteError: a document's positions not ascending.
     """
-    deltas: list[int] = []
-    for doc_positions in positions:
-        previous = 0
-        for position in doc_positions:
-            if position < previous:
-                raise SegmentWriteError(f"positions not ascending at {position}")
-            deltas.append(position - previous)
-            previous = position
-    widths = bytearray()
-    body = bytearray()
-    full = len(deltas) - len(deltas) % BLOCK_LEN
-    for start in range(0, full, BLOCK_LEN):
-        block = deltas[start : start + BLOCK_LEN]
-        num_bits = _bits(block)
-        widths.append(num_bits)
-        body += bitpack(block, num_bits)
-    for delta in deltas[full:]:
-        encode_vint(delta, body)
-    head = bytearray()
-    encode_vint(len(widths), head)
-    return bytes(head + widths + body)
+    freqs = _u32([len(doc_positions) for doc_positions in positions], "term frequencies")
+    flat = _u32([p for doc_positions in positions for p in doc_positions], "positions")
+    body, _ = impl.kernels().positions(np.array([0, len(freqs)], np.int64), freqs, flat)
+    return bytes(body)
