@@ -315,30 +315,28 @@ class _Compiler:
         instant = self.timestamp_literal(part, f, literal)
         return int(instant) if instant.denominator == 1 else _NEVER
 
-    def like(self, node: g.Like) -> Evaluator:
-        column = self.operand_column(node.operand, "LIKE")
+    def pattern_column(self, operand: g.Operand, pattern: g.Literal, what: str) -> tuple[str, str]:
+        """The string column a ``LIKE``/``RLIKE`` (``what``) tests and the condition's
+        text for messages, once the column is a string and the pattern valid UTF-8."""
+        column = self.operand_column(operand, what)
         f = self.column(column)
-        part = f"{column.name} LIKE {node.pattern.text}"
+        part = f"{column.name} {what} {pattern.text}"
         if not ct.is_string(f.type):
             raise self.refuse(
-                part, f"LIKE needs a string column, {f.name} is {ct.type_name(f.type)}"
+                part, f"{what} needs a string column, {f.name} is {ct.type_name(f.type)}"
             )
-        _check_utf8(self, part, node.pattern.value)
+        _check_utf8(self, part, pattern.value)
+        return f.name, part
+
+    def like(self, node: g.Like) -> Evaluator:
+        name, part = self.pattern_column(node.operand, node.pattern, "LIKE")
         regex = self.like_regex(part, node.pattern.value)
-        name = f.name
         return lambda batch: pc.match_substring_regex(_column(batch, name), regex)
 
     def regex(self, node: g.Regex) -> Evaluator:
         """``RLIKE``: Spark's Java regex as a find, evaluated with RE2 once rewritten
         (:mod:`.rlikepattern`: the subset where the dialects agree; the rest is refused)."""
-        column = self.operand_column(node.operand, "RLIKE")
-        f = self.column(column)
-        part = f"{column.name} RLIKE {node.pattern.text}"
-        if not ct.is_string(f.type):
-            raise self.refuse(
-                part, f"RLIKE needs a string column, {f.name} is {ct.type_name(f.type)}"
-            )
-        _check_utf8(self, part, node.pattern.value)
+        name, part = self.pattern_column(node.operand, node.pattern, "RLIKE")
         try:
             regex = java_regex(node.pattern.value).find_regex()
         except Invalid as exc:
@@ -353,7 +351,6 @@ class _Compiler:
             pc.match_substring_regex(pa.array([""], pa.string()), regex)
         except pa.ArrowInvalid as exc:
             raise self.refuse(part, f"the pattern is too large to evaluate ({exc})") from None
-        name = f.name
         return lambda batch: pc.match_substring_regex(_column(batch, name), regex)
 
     def like_regex(self, part: str, pattern: str) -> str:
