@@ -52,16 +52,16 @@ def _build_schema() -> tantivy.Schema:
     b = tantivy.SchemaBuilder()
     b.add_text_field("body", stored=True, tokenizer_name="default", index_option="position")
     b.add_text_field("ws", stored=False, tokenizer_name="whitespace", index_option="freq")
-    b.add_text_field("s", stored=True, tokenizer_name="raw", index_option="position")
+    b.add_text_field("s", stored=True, fast=True, tokenizer_name="raw", index_option="position")
     b.add_text_field("note", stored=True, tokenizer_name="raw", index_option="basic")
-    b.add_integer_field("i", stored=True, indexed=True)
-    b.add_unsigned_field("u", stored=True, indexed=True)
-    b.add_float_field("f", stored=True, indexed=True)
-    b.add_boolean_field("b", stored=True, indexed=True)
-    b.add_date_field("d", stored=True, indexed=True)
-    b.add_bytes_field("by", stored=True, indexed=True)
+    b.add_integer_field("i", stored=True, indexed=True, fast=True)
+    b.add_unsigned_field("u", stored=True, indexed=True, fast=True)
+    b.add_float_field("f", stored=True, indexed=True, fast=True)
+    b.add_boolean_field("b", stored=True, indexed=True, fast=True)
+    b.add_date_field("d", stored=True, indexed=True, fast=True)
+    b.add_bytes_field("by", stored=True, indexed=True, fast=True)
     b.add_ip_addr_field("ip", stored=False, indexed=True)
-    b.add_integer_field("tags", stored=False, indexed=True)
+    b.add_integer_field("tags", stored=False, indexed=True, fast=True)
     b.add_integer_field("only", stored=True, indexed=False)
     b.add_float_field("normed", stored=False, indexed=True)
     return b.build()
@@ -140,7 +140,7 @@ def _rows(rng: random.Random, count: int) -> dict[str, list[Any]]:
     def maybe(make: Callable[[], Any]) -> list[Any]:
         return [None if rng.random() < 0.1 else make() for _ in range(count)]
 
-    strings = [None, "", "x", "X", "a b", "\u00e9", "z" * 70000, "k1", "k2"]
+    strings = [None, "", "x", "X", "a b", "\u00e9", "z" * 65535, "k1", "k2"]
     u_pool = [0, 1, 2**63, 2**64 - 1, rng.getrandbits(64), rng.randrange(9)]
     tag_pool = [None, *range(-3, 4)]
     i_pool = [-(2**63), 2**63 - 1, -1, 0, 1] + [rng.randrange(-50, 50) for _ in range(20)]
@@ -237,7 +237,7 @@ def _queries(schema: tantivy.Schema, rows: dict[str, list[Any]]) -> list[tantivy
     queries.append(Q.fuzzy_term_query(schema, "body", "w11", distance=1))
     queries.append(Q.fuzzy_term_query(schema, "body", "w1", distance=1, prefix=True))
     queries.append(Q.phrase_prefix_query(schema, "body", ["the", "w"]))
-    for word in ("", "x", "X", "a b", "k1", "z" * 70000, "\u00e9"):
+    for word in ("", "x", "X", "a b", "k1", "z" * 65535, "z" * 65530, "\u00e9"):
         queries.append(Q.term_query(schema, "s", word))
     queries.append(Q.regex_query(schema, "s", "k.*"))
     for name in ("i", "u", "f", "b", "d", "by", "tags", "normed"):
@@ -266,6 +266,8 @@ def _queries(schema: tantivy.Schema, rows: dict[str, list[Any]]) -> list[tantivy
             except ValueError:
                 continue
             queries.append(query)
+    for name in ("s", "i", "u", "f", "b", "d", "tags", "by"):
+        queries.append(Q.exists_query(name))
     queries.append(
         Q.boolean_query(
             [(tantivy.Occur.Must, Q.term_query(schema, "body", "the")),
@@ -387,5 +389,7 @@ def test_bad_columns_are_named(tmp_path: Path) -> None:
         write_segment(str(tmp_path), fields, {"ip": pa.array(["1.2.3"])}, 1)
     with pytest.raises(SegmentWriteError, match="column 'd': a date field takes timestamps"):
         write_segment(str(tmp_path), fields, {"d": pa.array(["2020-01-01"])}, 1)
+    with pytest.raises(SegmentWriteError, match=r"column 's': a fast value of 65536 bytes"):
+        write_segment(str(tmp_path), fields, {"s": pa.array(["z" * 65536])}, 1)
     with pytest.raises(SegmentWriteError, match="at least one document"):
         write_segment(str(tmp_path), fields, {}, 0)

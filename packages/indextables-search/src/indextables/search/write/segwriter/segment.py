@@ -8,9 +8,9 @@ segment is written for exactly the schema Tantivy will open it with. Per extensi
   indexed fields from :func:`.numericterms.value_terms` (documents only, no positions),
   every field's blob in field-id order in one composite file each;
 * ``.store``: the stored fields (:mod:`.docstore`);
-* ``.fast``: the fast fields. A segment without any holds an empty columnar file
-  (its document count only); fast fields need ``fastfields.fast_file``, and a schema
-  with one is refused (:class:`SegmentWriteError`) while that module is absent.
+* ``.fast``: the fast fields (:func:`.fastfields.fast_file`); a segment without any
+  holds an empty columnar file (its document count only). A fast text or bytes value
+  past 65,535 bytes is refused (Tantivy keeps its first 65,535 bytes there).
 
 Not written (refused with :class:`SegmentWriteError` naming the field): JSON and facet
 fields, text analyzers the writer does not implement (stemming and other custom ones),
@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from indextables.search.splits.termdict.composite import (
     FieldBlob,
@@ -78,6 +79,8 @@ _EMPTY_COLUMNAR_HEAD: Final = bytes.fromhex(
     "00000000000000000000000004000000000000000000000000000000030000002000000000000000"
 )
 _EMPTY_COLUMNAR_TAIL: Final = bytes.fromhex("0200000002717742")
+#: The longest fast text or bytes value the writer takes (Tantivy cuts longer ones).
+MAX_FAST_BYTES: Final = 65535
 _FAST_MODULE: Final = "indextables.search.write.segwriter.fastfields"
 
 
@@ -366,7 +369,26 @@ def _fast(
     if writer is None:
         names = ", ".join(repr(f.name) for f in fast)
         raise SegmentWriteError(f"fast fields are not written yet (fields {names})")
-    return writer(fast, {f.name: values_of(f) for f in fast}, max_doc)
+    columns = {f.name: values_of(f) for f in fast}
+    for spec in fast:
+        if spec.type in ("text", "bytes"):
+            _check_fast_lengths(spec.name, columns[spec.name])
+    return writer(fast, columns, max_doc)
+
+
+def _check_fast_lengths(name: str, column: pa.Array | pa.ChunkedArray) -> None:
+    """Refuse a fast text or bytes value Tantivy would cut (its columnar keeps 65,535 bytes)."""
+    values = column
+    if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
+        values = pc.list_flatten(values)
+    if not len(values) or values.null_count == len(values):
+        return
+    longest = pc.max(pc.binary_length(values)).as_py()
+    if longest is not None and longest > MAX_FAST_BYTES:
+        raise SegmentWriteError(
+            f"column {name!r}: a fast value of {longest} bytes (Tantivy keeps the first "
+            f"{MAX_FAST_BYTES} in its fast column; not written yet)"
+        )
 
 
 def write_segment(
