@@ -101,6 +101,21 @@ def scanned_rows(spark: SparkSession, path: str, where: str, *, pushed: bool) ->
     return _scan_output(plan), result
 
 
+def scanned_ids(
+    spark: SparkSession, path: str, where: Any, *, pushed: bool
+) -> tuple[int, list[int]]:
+    """(rows the scan returned, the sorted ``id`` values kept) of one filtered read.
+
+    ``where`` is a SQL string or a Column. One Spark job gives both: the kept rows and
+    the scan's row count of the same executed plan.
+    """
+    with pushdown(spark, pushed):
+        df = spark.read.format(FMT).load(path).where(where).select("id")
+        ids = sorted(df.toArrow().column("id").to_pylist())
+        plan = df._jdf.queryExecution().executedPlan()
+    return _scan_output(plan), ids
+
+
 def _scan_output(node: Any) -> int:
     if node.nodeName().startswith("BatchScan"):
         return int(node.metrics().get("numOutputRows").get().value())
