@@ -55,6 +55,10 @@ from indextables.search.read.topk import (
     OrderKey,
     Scoring,
     TopK,
+    comparable_cutoff,
+    cutoff_condition,
+    cuts,
+    first_key_ceiling,
     parse_order_by,
     score_field,
 )
@@ -635,18 +639,86 @@ class SearchTable:
         scoring = Scoring(plan.limit if exact and by_score else None) if scored else None
         ordering = Ordering(plan.order, plan.limit) if exact and not scored else None
         top = TopK(plan.order, plan.limit)
-        batches = self._split_batches(plan, parallel=True, scoring=scoring, ordering=ordering)
-        with contextlib.closing(batches):
-            for batch in batches:
-                if plan.where is not None:
-                    batch = batch.filter(plan.where.mask(batch))
-                top.add(batch)
+        cutting = ordering is not None and cuts(
+            plan.order,
+            fields=view_fields(self._view),
+            partition_columns=self._view.partition_columns,
+        )
+        if ordering is not None and cutting and self._companion_root is None:
+            self._ordered_by_cutoff(plan, ordering, top)
+        else:
+            batches = self._split_batches(plan, parallel=True, scoring=scoring, ordering=ordering)
+            with contextlib.closing(batches):
+                for batch in batches:
+                    if plan.where is not None:
+                        batch = batch.filter(plan.where.mask(batch))
+                    top.add(batch)
         found = top.result()
         if found is None:
             return
         for batch in found.to_batches():
             if batch.num_rows:
                 yield _select(batch, plan.output)
+
+    def _ordered_by_cutoff(self, plan: _ReadPlan, ordering: Ordering, top: TopK) -> None:
+        """Each split's first rows into ``top``, one split after the other (as an
+        unordered read of this table goes), newest split first for a ``DESC`` first
+        key: once ``top`` is full, the next splits search only the rows whose first key
+        reaches its cutoff (:func:`~.topk.cutoff_condition`), so a split holding none
+        reads no row. Ties still go by the splits' order in the table."""
+        fields = view_fields(self._view)
+        places = list(range(len(plan.entries)))
+        ceilings = self._ceilings(plan)
+        if any(c is not None for c in ceilings):
+            # Splits of unknown reach first, then by their max, highest first.
+            places.sort(key=lambda p: _reach_order(ceilings[p]))
+        else:
+            places.reverse()  # appends come last: their values are the likeliest to lead
+        for place in places:
+            reach, ceiling = comparable_cutoff(top.cutoff()), ceilings[place]
+            if reach is not None and ceiling is not None and ceiling < reach:
+                continue  # its every row orders after the kept ones
+            bound = cutoff_condition(
+                plan.order,
+                top.cutoff(),
+                fields=fields,
+                partition_columns=self._view.partition_columns,
+            )
+            conditions = plan.conditions if bound is None else (*plan.conditions, bound)
+            one = _ReadPlan(
+                plan.output,
+                plan.read_schema,
+                plan.search,
+                conditions,
+                plan.where,
+                (plan.entries[place],),
+                plan.limit,
+                plan.order,
+                plan.highlight,
+            )
+            batches = self._split_batches(one, parallel=False, ordering=ordering)
+            with contextlib.closing(batches):
+                for batch in batches:
+                    top.add(batch, split=place)
+
+    def _ceilings(self, plan: _ReadPlan) -> list[int | None]:
+        """Each planned split's :func:`~.topk.first_key_ceiling` (all None for an ASC
+        first key or one without such statistics)."""
+        key = plan.order[0]
+        if not key.descending or key.column == SCORE:
+            return [None] * len(plan.entries)
+        found = self._schema.field(key.column) if key.column in self._schema.names else None
+        if found is None or key.column.lower() in {c.lower() for c in self._view.partition_columns}:
+            return [None] * len(plan.entries)
+        stats = {s.path: s.max_values for s in self._view.splits}
+        return [
+            first_key_ceiling(plan.order, found.type, stats.get(e.ref.path)) for e in plan.entries
+        ]
+
+
+def _reach_order(ceiling: int | None) -> tuple[bool, int]:
+    """Sort key of a split by its first key's ceiling: unknown first, then highest first."""
+    return (ceiling is not None, -ceiling if ceiling is not None else 0)
 
 
 class _ReadPlan:

@@ -15,6 +15,8 @@ sorted together.
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,7 +25,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from indextables.protocol.statsfilter import STATS_TRUNCATION
 from indextables.search.errors import ArgumentError
+from indextables.search.query.conditions import Condition
+from indextables.search.schema.mapping import FieldKind
+from indextables.search.temporal import operand_micros
 
 __all__ = [
     "MAX_TOP",
@@ -32,6 +38,9 @@ __all__ = [
     "Ordering",
     "Scoring",
     "TopK",
+    "cutoff_condition",
+    "cuts",
+    "first_key_ceiling",
     "parse_order_by",
     "score_field",
 ]
@@ -40,8 +49,12 @@ SCORE = "_score"
 # The largest k an ordered read keeps (its buffer holds k rows).
 MAX_TOP = 1_000_000
 _POSITION = "__topk_position"
+# Positions of one split's rows (``TopK.add(split=...)``): split * span + row in split.
+_SPLIT_SPAN = 1 << 40
 # The fewest waiting rows merged into the kept ones (fewer merges for a small k).
 _MIN_MERGE = 65536
+_INTEGER = re.compile(r"-?[0-9]{1,19}")
+_STATS_TRUNCATION = STATS_TRUNCATION
 _ITEM = re.compile(r"^\s*(\S+?)(?:\s+(\S+))?\s*$")
 
 
@@ -154,6 +167,76 @@ def parse_order_by(
     return tuple(keys)
 
 
+#: Field kinds whose range query (``query.tantivyquery``) bounds a key for :func:`cutoff_condition`.
+_BOUNDED_KINDS = (FieldKind.I64, FieldKind.F64, FieldKind.DATE)
+
+
+def cutoff_condition(
+    keys: Sequence[OrderKey],
+    cutoff: Any,
+    *,
+    fields: Mapping[str, Any],
+    partition_columns: Sequence[str],
+) -> Condition | None:
+    """A condition every row that may still enter a full :class:`TopK` meets: the first
+    key at or past ``cutoff`` (:meth:`TopK.cutoff`) toward the front, or None.
+
+    Only a ``DESC`` first key on a fast integer, double or date field gives one: nulls
+    order last there, and the index's range query matches a superset of the values at
+    or above ``cutoff`` (NaN, ``-0.0`` and dates as :mod:`~.tantivyquery` widens them).
+    Rows tied with ``cutoff`` stay: a later key or their position may still put them in.
+    """
+    if cutoff is None or isinstance(cutoff, bool):
+        return None
+    if not cuts(keys, fields=fields, partition_columns=partition_columns):
+        return None
+    return Condition(">=", keys[0].column, (cutoff,))
+
+
+def cuts(
+    keys: Sequence[OrderKey], *, fields: Mapping[str, Any], partition_columns: Sequence[str]
+) -> bool:
+    """Whether :func:`cutoff_condition` can bound the first key of ``keys``."""
+    if not keys or not keys[0].descending or keys[0].column == SCORE:
+        return False
+    name = keys[0].column.lower()
+    spec = fields.get(name)
+    if name in {c.lower() for c in partition_columns} or spec is None:
+        return False
+    return bool(spec.fast and spec.kind in _BOUNDED_KINDS)
+
+
+def first_key_ceiling(
+    keys: Sequence[OrderKey], data_type: pa.DataType | None, max_values: Mapping[str, str] | None
+) -> int | None:
+    """The largest value a split's rows can hold in a ``DESC`` first key, from its max
+    statistic: integer columns, and timestamps (statistics in epoch microseconds); None
+    when unknown (no statistic, another form, a possibly truncated one, another kind:
+    a double's max may leave NaN out)."""
+    if not keys or not keys[0].descending or keys[0].column == SCORE or data_type is None:
+        return None
+    if not (pa.types.is_integer(data_type) or pa.types.is_timestamp(data_type)) or not max_values:
+        return None
+    text = max_values.get(keys[0].column)
+    if text is None:
+        lowered = keys[0].column.lower()
+        text = next((v for k, v in max_values.items() if k.lower() == lowered), None)
+    if text is None or len(text) >= _STATS_TRUNCATION or not _INTEGER.fullmatch(text):
+        return None
+    return int(text)
+
+
+def comparable_cutoff(cutoff: Any) -> int | None:
+    """:meth:`TopK.cutoff` as :func:`first_key_ceiling` compares it (None: not comparable)."""
+    if isinstance(cutoff, bool):
+        return None
+    if isinstance(cutoff, int):
+        return cutoff
+    if isinstance(cutoff, dt.datetime):
+        return operand_micros(cutoff)
+    return None
+
+
 def _orderable(data_type: pa.DataType) -> bool:
     return not (
         pa.types.is_nested(data_type)
@@ -179,12 +262,38 @@ class TopK:
         self._pending: list[pa.Table] = []
         self._pending_rows = 0
         self._seen = 0
+        self._split_rows: dict[int, int] = {}
 
-    def add(self, batch: pa.RecordBatch) -> None:
-        """Take ``batch`` (holding every key column) into account."""
+    def cutoff(self) -> Any:
+        """The first key's value in the ``k``-th kept row once ``k`` rows are kept: a row
+        whose first key orders after it can never be kept. None while fewer rows are
+        kept, when that value is null or NaN, or has no Python value."""
+        self._merge()
+        if self._kept is None or self._kept.num_rows < self._k or not self._k:
+            return None
+        try:
+            value = self._kept.column(self._keys[0].column)[self._k - 1].as_py()
+        except (ValueError, OverflowError, pa.ArrowException):
+            return None  # a date beyond Python's years
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return None
+        return value
+
+    def add(self, batch: pa.RecordBatch, *, split: int | None = None) -> None:
+        """Take ``batch`` (holding every key column) into account.
+
+        ``split``: the place of the batch's split in the unordered read, when splits
+        are added out of that order (ties then still go by split, then by arrival
+        within the split); every batch of one ``TopK`` gives one or none.
+        """
         if not batch.num_rows or not self._k:
             return
-        positions = pa.array(range(self._seen, self._seen + batch.num_rows), pa.int64())
+        if split is None:
+            first = self._seen
+        else:
+            first = split * _SPLIT_SPAN + self._split_rows.get(split, 0)
+            self._split_rows[split] = self._split_rows.get(split, 0) + batch.num_rows
+        positions = pa.array(range(first, first + batch.num_rows), pa.int64())
         self._seen += batch.num_rows
         self._pending.append(pa.Table.from_batches([batch]).append_column(_POSITION, positions))
         self._pending_rows += batch.num_rows
