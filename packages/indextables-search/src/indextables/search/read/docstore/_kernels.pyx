@@ -397,177 +397,228 @@ cdef Py_ssize_t _locate(
 
 
 cdef struct _Job:
-    # One block whose wanted documents are located without the GIL (add_lz4_parts).
-    const uint8_t* src  # the LZ4 body (past its size header)
+    # One touched block of an add_lz4_parts call, in the order its rows come out.
+    const uint8_t* src  # JOB_PARTIAL: the LZ4 body (past its size header); JOB_CACHED: the block
     Py_ssize_t length   # its bytes
-    Py_ssize_t size     # the declared uncompressed size
+    Py_ssize_t size     # JOB_PARTIAL: the declared uncompressed size
     Py_ssize_t hit0     # its first hit's index in the hit bounds
     Py_ssize_t m        # its hits
-    Py_ssize_t decoded  # bytes decompressed, or -1 (the whole-block path)
+    int kind            # JOB_PARTIAL, JOB_CACHED or JOB_WHOLE
+    Py_ssize_t group    # its group (part, block, hits) of pass 1
 
 
-cdef Py_ssize_t _locate_jobs(
-    _Job* jobs, Py_ssize_t njobs, uint8_t* scratch, Py_ssize_t* hits,
-    uint8_t** arena, Py_ssize_t* arena_cap
-) noexcept nogil:
-    # Locate the wanted documents of every job's block (hits[2 * k] holds a hit's
-    # position in its block), copying each one's bytes into the growing arena and
-    # replacing its bound by its [start, end) there. The arena bytes used, or -1
-    # when the arena cannot grow.
-    cdef Py_ssize_t j, i, k, s, e, used = 0, cap
-    cdef uint8_t* grown
-    cdef _Job* job
-    for j in range(njobs):
-        job = &jobs[j]
-        job.decoded = _locate(job.src, job.length, job.size, scratch, &hits[2 * job.hit0], job.m)
-        if job.decoded < 0:
-            continue
-        for i in range(job.m):
-            k = 2 * (job.hit0 + i)
-            s = hits[k]
-            e = hits[k + 1]
-            if used + (e - s) + SLACK > arena_cap[0]:
-                cap = 2 * arena_cap[0] + (e - s) + SLACK + 65536
-                grown = <uint8_t*>realloc(arena[0], cap)
-                if grown == NULL:
-                    return -1
-                arena[0] = grown
-                arena_cap[0] = cap
-            memcpy(arena[0] + used, scratch + s, e - s)
-            hits[k] = used
-            hits[k + 1] = used + (e - s)
-            used += e - s
-    return used
+cdef enum:
+    JOB_PARTIAL = 0  # decompressed only as far as its last wanted document, without the GIL
+    JOB_CACHED = 1   # a cached block's bytes, decoded without the GIL
+    JOB_WHOLE = 2    # decompressed whole with the GIL held (cache admission, partial path gave up)
+    # Why a run without the GIL stopped (ColumnBuilder._run).
+    STOP_DONE = 0
+    STOP_SLOW = 1    # a document the GIL path decodes (a rare value, or one to raise about)
+    STOP_WHOLE = 2   # a block the GIL path decompresses whole
+    STOP_MEMORY = 3
+    STOP_OVERFLOW = 4  # a column past 2 GiB
+    # _doc_c's answers besides 0.
+    DOC_SLOW = 1
+    DOC_MEMORY = -1
+    DOC_OVERFLOW = -2
 
 
-cdef class _Buf:
-    cdef uint8_t* ptr
-    cdef Py_ssize_t size
-    cdef Py_ssize_t cap
+cdef struct _CBuf:
+    # A growing C buffer (malloc'd: grown without the GIL).
+    uint8_t* ptr
+    Py_ssize_t size
+    Py_ssize_t cap
 
-    def __dealloc__(self):
-        PyMem_Free(self.ptr)
 
-    cdef inline int grow(self, Py_ssize_t extra) except -1:
-        cdef Py_ssize_t need = self.size + extra, cap
-        cdef uint8_t* p
-        if need <= self.cap:
-            return 0
-        cap = self.cap * 2
-        if cap < need:
-            cap = need
-        if cap < 256:
-            cap = 256
-        p = <uint8_t*>PyMem_Realloc(self.ptr, cap)
-        if p == NULL:
-            raise MemoryError()
-        self.ptr = p
-        self.cap = cap
+cdef inline int _cgrow(_CBuf* b, Py_ssize_t extra) noexcept nogil:
+    cdef Py_ssize_t need = b.size + extra, cap
+    cdef uint8_t* p
+    if need <= b.cap:
         return 0
-
-    cdef inline int put(self, const uint8_t* src, Py_ssize_t n) except -1:
-        self.grow(n)
-        memcpy(self.ptr + self.size, src, n)
-        self.size += n
-        return 0
-
-    cdef inline int zeros(self, Py_ssize_t n) except -1:
-        self.grow(n)
-        memset(self.ptr + self.size, 0, n)
-        self.size += n
-        return 0
-
-    cdef inline int put_i32(self, int32_t v) except -1:
-        self.grow(4)
-        memcpy(self.ptr + self.size, &v, 4)
-        self.size += 4
-        return 0
-
-    cdef inline int put_u64(self, uint64_t v) except -1:
-        self.grow(8)
-        memcpy(self.ptr + self.size, &v, 8)
-        self.size += 8
-        return 0
-
-    cdef bytes take(self):
-        return PyBytes_FromStringAndSize(<const char*>self.ptr, self.size)
+    cap = b.cap * 2
+    if cap < need:
+        cap = need
+    if cap < 256:
+        cap = 256
+    p = <uint8_t*>realloc(b.ptr, cap)
+    if p == NULL:
+        return -1
+    b.ptr = p
+    b.cap = cap
+    return 0
 
 
-cdef class _Bits:
-    cdef _Buf buf
-    cdef Py_ssize_t count
+cdef inline int _cput(_CBuf* b, const uint8_t* src, Py_ssize_t n) noexcept nogil:
+    if _cgrow(b, n):
+        return -1
+    memcpy(b.ptr + b.size, src, n)
+    b.size += n
+    return 0
 
-    def __cinit__(self):
-        self.buf = _Buf()
-        self.count = 0
 
-    cdef inline int append(self, bint bit) except -1:
-        if self.count & 7 == 0:
-            self.buf.zeros(1)
-        if bit:
-            self.buf.ptr[self.count >> 3] |= <uint8_t>(1 << (self.count & 7))
-        self.count += 1
-        return 0
+cdef inline int _czeros(_CBuf* b, Py_ssize_t n) noexcept nogil:
+    if _cgrow(b, n):
+        return -1
+    memset(b.ptr + b.size, 0, n)
+    b.size += n
+    return 0
+
+
+cdef inline int _cput_i32(_CBuf* b, int32_t v) noexcept nogil:
+    if _cgrow(b, 4):
+        return -1
+    memcpy(b.ptr + b.size, &v, 4)
+    b.size += 4
+    return 0
+
+
+cdef inline int _cput_u64(_CBuf* b, uint64_t v) noexcept nogil:
+    if _cgrow(b, 8):
+        return -1
+    memcpy(b.ptr + b.size, &v, 8)
+    b.size += 8
+    return 0
+
+
+cdef inline int _cbit(_CBuf* b, Py_ssize_t* count, bint bit) noexcept nogil:
+    if count[0] & 7 == 0:
+        if _czeros(b, 1):
+            return -1
+    if bit:
+        b.ptr[count[0] >> 3] |= <uint8_t>(1 << (count[0] & 7))
+    count[0] += 1
+    return 0
+
+
+cdef bytes _ctake(_CBuf* b):
+    if b.ptr == NULL:
+        return b""
+    return PyBytes_FromStringAndSize(<const char*>b.ptr, b.size)
+
+
+cdef struct _CCol:
+    # One output column's Arrow buffers and counts (readable and written without the GIL).
+    int kind
+    bint multi
+    bint var
+    _CBuf validity
+    Py_ssize_t nvalid  # validity bits written
+    _CBuf bits
+    Py_ssize_t nbits   # bool value bits written
+    _CBuf list_offsets
+    _CBuf offsets
+    _CBuf data
+    Py_ssize_t nulls, rows, values
+
+
+cdef inline int _cend_var(_CCol* c) noexcept nogil:
+    # 0, -1 (no memory) or -2 (past 2 GiB of values in one batch).
+    if c.data.size > MAX_OFFSET:
+        return -2
+    return _cput_i32(&c.offsets, <int32_t>c.data.size)
+
+
+cdef int _cend_row(_CCol* c, Py_ssize_t count) noexcept nogil:
+    c.rows += 1
+    if _cbit(&c.validity, &c.nvalid, count > 0):
+        return -1
+    if count == 0:
+        c.nulls += 1
+    if c.multi:
+        return _cput_i32(&c.list_offsets, <int32_t>c.values)
+    if count == 0:
+        c.values += 1
+        if c.var:
+            return _cput_i32(&c.offsets, <int32_t>c.data.size)
+        if c.kind == K_BOOL:
+            return _cbit(&c.bits, &c.nbits, False)
+        if c.kind == K_IP:
+            return _czeros(&c.data, 16)
+        return _czeros(&c.data, 8)
+    return 0
+
+
+cdef int _cappend(_CCol* c, const uint8_t* p, Py_ssize_t pos, int version) noexcept nogil:
+    # Append the value at p[pos:] (already checked to fit its document): 0, -1 or -2.
+    cdef uint64_t n = 0, v
+    cdef int kind = c.kind
+    c.values += 1
+    if kind == K_TEXT or kind == K_BYTES:
+        pos = _vint_at(p, pos, pos + 10, &n)
+        if _cput(&c.data, p + pos, <Py_ssize_t>n):
+            return -1
+        return _cend_var(c)
+    if kind == K_BOOL:
+        return _cbit(&c.bits, &c.nbits, p[pos] == 1)
+    if kind == K_IP:
+        return _cput(&c.data, p + pos, 16)
+    v = _u64(p + pos)
+    if kind == K_F64:
+        v = _f64_bits(v)
+    elif kind == K_DATE and version < 2:
+        v = v * 1000
+    return _cput_u64(&c.data, v)
 
 
 cdef class _Column:
-    cdef int kind
-    cdef bint multi
+    cdef _CCol c
     cdef object name
     cdef Py_ssize_t field_id
-    cdef _Bits validity
-    cdef _Bits bits
-    cdef _Buf list_offsets
-    cdef _Buf offsets
-    cdef _Buf data
-    cdef Py_ssize_t nulls, rows, values
-    cdef bint var
 
     def __cinit__(self, int kind, bint multi, object name, Py_ssize_t field_id):
-        self.kind = kind
-        self.multi = multi
+        memset(&self.c, 0, sizeof(_CCol))
+        self.c.kind = kind
+        self.c.multi = multi
+        self.c.var = kind == K_TEXT or kind == K_BYTES or kind == K_JSON
         self.name = name
         self.field_id = field_id
-        self.validity = _Bits()
-        self.bits = _Bits()
-        self.list_offsets = _Buf()
-        self.offsets = _Buf()
-        self.data = _Buf()
-        self.nulls = 0
-        self.rows = 0
-        self.values = 0
-        self.var = kind == K_TEXT or kind == K_BYTES or kind == K_JSON
-        if multi:
-            self.list_offsets.put_i32(0)
-        if self.var:
-            self.offsets.put_i32(0)
+        if multi and _cput_i32(&self.c.list_offsets, 0):
+            raise MemoryError()
+        if self.c.var and _cput_i32(&self.c.offsets, 0):
+            raise MemoryError()
 
-    cdef inline int _end_var(self) except -1:
-        if self.data.size > MAX_OFFSET:
-            raise DocStoreError(
-                f"fields: column {self.name!r} holds more than 2 GiB in one batch; "
-                "decode fewer documents at a time"
-            )
-        self.offsets.put_i32(<int32_t>self.data.size)
+    def __dealloc__(self):
+        free(self.c.validity.ptr)
+        free(self.c.bits.ptr)
+        free(self.c.list_offsets.ptr)
+        free(self.c.offsets.ptr)
+        free(self.c.data.ptr)
+
+    cdef int _end_var(self) except -1:
+        cdef int code = _cend_var(&self.c)
+        if code == -2:
+            raise self.overflow()
+        if code:
+            raise MemoryError()
         return 0
 
+    cdef object overflow(self):
+        return DocStoreError(
+            f"fields: column {self.name!r} holds more than 2 GiB in one batch; "
+            "decode fewer documents at a time"
+        )
+
     cdef Py_ssize_t append(self, bytes block, const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, int version) except -1:
+        # The GIL path's append: every check raised, JSON values read by the twin's reader.
         cdef uint64_t n, v
         cdef uint8_t b
-        cdef int kind = self.kind
+        cdef int kind = self.c.kind
         cdef bytes text
-        self.values += 1
+        cdef int failed = 0
+        self.c.values += 1
         if kind == K_TEXT or kind == K_BYTES:
             pos = _vint(p, pos, end, &n)
             if n > <uint64_t>(end - pos):
                 raise DocStoreError("doc store: value runs past the end of its document")
-            self.data.put(p + pos, <Py_ssize_t>n)
+            if _cput(&self.c.data, p + pos, <Py_ssize_t>n):
+                raise MemoryError()
             self._end_var()
             return pos + <Py_ssize_t>n
         if kind == K_JSON:
             _, value, pos = _py._read_value(block, pos - 1, end, version)
             text = _py.json_text(value)
-            self.data.put(<const uint8_t*>PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text))
+            if _cput(&self.c.data, <const uint8_t*>PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text)):
+                raise MemoryError()
             self._end_var()
             return pos
         if kind == K_BOOL:
@@ -575,50 +626,39 @@ cdef class _Column:
             b = p[pos]
             if b > 1:
                 raise DocStoreError(f"doc store: invalid bool byte {b}")
-            self.bits.append(b == 1)
-            return pos + 1
-        if kind == K_IP:
+            failed = _cbit(&self.c.bits, &self.c.nbits, b == 1)
+            pos += 1
+        elif kind == K_IP:
             _need(pos, 16, end)
-            self.data.put(p + pos, 16)
-            return pos + 16
-        _need(pos, 8, end)
-        v = _u64(p + pos)
-        if kind == K_F64:
-            v = _f64_bits(v)
-        elif kind == K_DATE and version < 2:
-            v = v * 1000
-        self.data.put_u64(v)
-        return pos + 8
+            failed = _cput(&self.c.data, p + pos, 16)
+            pos += 16
+        else:
+            _need(pos, 8, end)
+            v = _u64(p + pos)
+            if kind == K_F64:
+                v = _f64_bits(v)
+            elif kind == K_DATE and version < 2:
+                v = v * 1000
+            failed = _cput_u64(&self.c.data, v)
+            pos += 8
+        if failed:
+            raise MemoryError()
+        return pos
 
     cdef int end_row(self, Py_ssize_t count) except -1:
-        self.rows += 1
-        self.validity.append(count > 0)
-        if count == 0:
-            self.nulls += 1
-        if self.multi:
-            self.list_offsets.put_i32(<int32_t>self.values)
-            return 0
-        if count == 0:
-            self.values += 1
-            if self.var:
-                self.offsets.put_i32(<int32_t>self.data.size)
-            elif self.kind == K_BOOL:
-                self.bits.append(False)
-            elif self.kind == K_IP:
-                self.data.zeros(16)
-            else:
-                self.data.zeros(8)
+        if _cend_row(&self.c, count):
+            raise MemoryError()
         return 0
 
     cdef tuple finish(self):
         return (
-            self.rows,
-            self.nulls,
-            self.validity.buf.take() if self.nulls else None,
-            self.list_offsets.take() if self.multi else None,
-            self.offsets.take() if self.var else None,
-            self.bits.buf.take() if self.kind == K_BOOL else self.data.take(),
-            self.values,
+            self.c.rows,
+            self.c.nulls,
+            _ctake(&self.c.validity) if self.c.nulls else None,
+            _ctake(&self.c.list_offsets) if self.c.multi else None,
+            _ctake(&self.c.offsets) if self.c.var else None,
+            _ctake(&self.c.bits) if self.c.kind == K_BOOL else _ctake(&self.c.data),
+            self.c.values,
         )
 
 
@@ -742,6 +782,9 @@ cdef class ColumnBuilder:
     cdef Py_ssize_t _nmap
     cdef int* _slot_of
     cdef Py_ssize_t* _counts
+    cdef _CCol** _ccols
+    cdef Py_ssize_t* _vals  # a document's wanted values: (slot, position) pairs
+    cdef Py_ssize_t _vals_cap
     cdef bint _whole_only
     cdef uint8_t* _scratch
     cdef Py_ssize_t _scratch_cap
@@ -751,8 +794,10 @@ cdef class ColumnBuilder:
     cdef Py_ssize_t _groups_cap
     cdef _Job* _jobs
     cdef Py_ssize_t _jobs_cap
-    cdef uint8_t* _arena
-    cdef Py_ssize_t _arena_cap
+    # Where the last run without the GIL stopped: job, hit within it, why, the slot past 2 GiB.
+    cdef Py_ssize_t _stop_job
+    cdef Py_ssize_t _stop_hit
+    cdef int _stop_slot
     cdef readonly Py_ssize_t decompressed
     cdef readonly Py_ssize_t whole_blocks
 
@@ -772,24 +817,28 @@ cdef class ColumnBuilder:
         self._nmap = (max(field_ids) + 1) if field_ids else 0
         self._slot_of = <int*>PyMem_Malloc(sizeof(int) * (self._nmap + 1))
         self._counts = <Py_ssize_t*>PyMem_Malloc(sizeof(Py_ssize_t) * (self._nslots + 1))
-        if self._slot_of == NULL or self._counts == NULL:
+        self._ccols = <_CCol**>PyMem_Malloc(sizeof(_CCol*) * (self._nslots + 1))
+        if self._slot_of == NULL or self._counts == NULL or self._ccols == NULL:
             raise MemoryError()
         for i in range(self._nmap):
             self._slot_of[i] = -1
         for i in range(self._nslots):
             f = field_ids[i]
             self._slot_of[f] = <int>i
+            # The columns live as long as self._cols holds them: their structs stay put.
+            self._ccols[i] = &(<_Column>self._cols[i]).c
         # JSON values are read by the twin's reader, which wants the block's bytes object.
         self._whole_only = any(k == K_JSON for k in kinds)
 
     def __dealloc__(self):
         PyMem_Free(self._slot_of)
         PyMem_Free(self._counts)
+        PyMem_Free(self._ccols)
+        free(self._vals)
         PyMem_Free(self._scratch)
         PyMem_Free(self._bounds)
         PyMem_Free(self._groups)
         PyMem_Free(self._jobs)
-        free(self._arena)
 
     def add(self, bytes block, list doc_ids, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t first_doc):
         """Append one row per ``doc_ids[lo:hi]``: documents ``doc - first_doc`` of ``block``."""
@@ -799,13 +848,8 @@ cdef class ColumnBuilder:
         self, bytes block, list doc_ids, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t first_doc
     ) except -1:
         cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(block)
-        cdef Py_ssize_t size = PyBytes_GET_SIZE(block), index_start, start, end, pos, k, i, s
-        cdef uint32_t count, field
-        cdef uint64_t nvals, j
-        cdef uint8_t code
-        cdef int slot
-        cdef _Column col
-        cdef int version = self._version
+        cdef Py_ssize_t size = PyBytes_GET_SIZE(block), index_start, start, end, k, i
+        cdef uint32_t count
         if size < 4:
             raise DocStoreError("doc store: block shorter than its doc count")
         count = _u32(p + size - 4)
@@ -826,8 +870,90 @@ cdef class ColumnBuilder:
         return 0
 
     cdef int _doc(self, bytes block, const uint8_t* p, Py_ssize_t start, Py_ssize_t end) except -1:
-        # Append the document at p[start:end] as one row. ``block`` is the block's bytes
-        # object for the twin's reader of rare values (None when decoded into scratch).
+        # Append the document at p[start:end] as one row: by _doc_c when it can, else by
+        # _doc_slow. ``block`` is the block's bytes object for the twin's reader of rare
+        # values (None when decoded into scratch).
+        cdef int code
+        if not self._whole_only:
+            code = self._doc_c(p, start, end)
+            if code == 0:
+                return 0
+            if code != DOC_SLOW:
+                self._raise_stop(STOP_MEMORY if code == DOC_MEMORY else STOP_OVERFLOW)
+        return self._doc_slow(block, p, start, end)
+
+    cdef int _raise_stop(self, int why) except -1:
+        if why == STOP_OVERFLOW:
+            raise (<_Column>self._cols[self._stop_slot]).overflow()
+        raise MemoryError()
+
+    cdef int _doc_c(self, const uint8_t* p, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+        # The document at p[start:end] as one row, without the GIL: 0; DOC_SLOW, having
+        # written nothing, when it holds anything but well-formed values of the columns'
+        # kinds (a rare value, or one to raise about: _doc_slow then decodes it); or
+        # DOC_MEMORY / DOC_OVERFLOW (the column in _stop_slot) once writing.
+        # Two passes: the first checks every value and notes the wanted ones, the second
+        # writes them, so nothing is half-written when the slow path takes over.
+        cdef Py_ssize_t pos, s, e, nwanted = 0, need
+        cdef uint32_t field
+        cdef uint64_t nvals, j = 0
+        cdef uint8_t code
+        cdef int slot, kind, failed
+        cdef _CCol* c
+        cdef Py_ssize_t* grown
+        for s in range(self._nslots):
+            self._counts[s] = 0
+        pos = _vint_at(p, start, end, &nvals)
+        if pos < 0:
+            return DOC_SLOW
+        if nvals > <uint64_t>(end - pos):
+            return DOC_SLOW  # every value takes 5 bytes at least
+        need = 2 * <Py_ssize_t>nvals
+        if need > self._vals_cap:
+            grown = <Py_ssize_t*>realloc(self._vals, sizeof(Py_ssize_t) * (need + 16))
+            if grown == NULL:
+                return DOC_MEMORY
+            self._vals = grown
+            self._vals_cap = need + 16
+        while j < nvals:
+            j += 1
+            if pos + 5 > end:
+                return DOC_SLOW
+            field = _u32(p + pos)
+            code = p[pos + 4]
+            e = _value_end(p, pos + 4, end, 0)
+            if e < 0:
+                return DOC_SLOW
+            slot = self._slot_of[field] if field < self._nmap else -1
+            if slot >= 0 and code != 11:
+                c = self._ccols[slot]
+                kind = c.kind
+                if code != KIND_CODE[kind]:
+                    return DOC_SLOW
+                self._counts[slot] += 1
+                if not c.multi and self._counts[slot] > 1:
+                    return DOC_SLOW
+                if kind == K_BOOL and p[pos + 5] > 1:
+                    return DOC_SLOW
+                self._vals[2 * nwanted] = slot
+                self._vals[2 * nwanted + 1] = pos + 5
+                nwanted += 1
+            pos = e
+        if pos != end:
+            return DOC_SLOW
+        for s in range(nwanted):
+            slot = <int>self._vals[2 * s]
+            failed = _cappend(self._ccols[slot], p, self._vals[2 * s + 1], self._version)
+            if failed:
+                self._stop_slot = slot
+                return DOC_MEMORY if failed == -1 else DOC_OVERFLOW
+        for s in range(self._nslots):
+            if _cend_row(self._ccols[s], self._counts[s]):
+                return DOC_MEMORY
+        return 0
+
+    cdef int _doc_slow(self, bytes block, const uint8_t* p, Py_ssize_t start, Py_ssize_t end) except -1:
+        # The document at p[start:end] as one row, every check raised (see _doc).
         cdef Py_ssize_t pos, s
         cdef uint32_t field
         cdef uint64_t nvals, j
@@ -849,15 +975,15 @@ cdef class ColumnBuilder:
                 pos = _skip(block, p, pos + 4, end, version)
                 continue
             col = <_Column>self._cols[slot]
-            if code != KIND_CODE[col.kind] and not (col.kind == K_JSON and code == 8):
+            if code != KIND_CODE[col.c.kind] and not (col.c.kind == K_JSON and code == 8):
                 if code > 13:
                     raise DocStoreError(f"doc store: unknown value type code {code}")
                 raise DocStoreError(
                     f"fields: field {col.field_id} ({col.name!r}) holds a value of "
-                    f"type code {code}, not {_py.KIND_NAMES[col.kind]}"
+                    f"type code {code}, not {_py.KIND_NAMES[col.c.kind]}"
                 )
             self._counts[slot] += 1
-            if not col.multi and self._counts[slot] > 1:
+            if not col.c.multi and self._counts[slot] > 1:
                 pos = _skip(block, p, pos + 4, end, version)
             else:
                 pos = col.append(block, p, pos + 5, end, version)
@@ -865,7 +991,7 @@ cdef class ColumnBuilder:
             raise DocStoreError("doc store: document length does not match its values")
         for s in range(self._nslots):
             col = <_Column>self._cols[s]
-            if not col.multi and self._counts[s] > 1:
+            if not col.c.multi and self._counts[s] > 1:
                 raise DocStoreError(
                     f"fields: field {col.field_id} ({col.name!r}) has "
                     f"{self._counts[s]} values; declare it multi=True"
@@ -873,6 +999,74 @@ cdef class ColumnBuilder:
         for s in range(self._nslots):
             (<_Column>self._cols[s]).end_row(self._counts[s])
         return 0
+
+    cdef int _run(self, Py_ssize_t j, Py_ssize_t k, Py_ssize_t njobs, bint located) noexcept nogil:
+        # Rows of jobs j.. (from hit k of job j; ``located``: job j's block is in scratch
+        # already), without the GIL, until done or a job or document the GIL path takes:
+        # STOP_* (where in _stop_job and _stop_hit).
+        cdef _Job* job
+        cdef Py_ssize_t decoded, h, s, e, count, index_start, pos
+        cdef const uint8_t* p
+        cdef int code
+        while j < njobs:
+            job = &self._jobs[j]
+            if job.kind == JOB_WHOLE:
+                self._stop_job = j
+                self._stop_hit = 0
+                return STOP_WHOLE
+            if job.kind == JOB_PARTIAL:
+                if not located:
+                    decoded = _locate(
+                        job.src, job.length, job.size, self._scratch,
+                        &self._bounds[2 * job.hit0], job.m
+                    )
+                    if decoded < 0:
+                        job.kind = JOB_WHOLE
+                        self._stop_job = j
+                        self._stop_hit = 0
+                        return STOP_WHOLE
+                    self.decompressed += decoded
+                p = self._scratch
+                while k < job.m:
+                    h = 2 * (job.hit0 + k)
+                    code = self._doc_c(p, self._bounds[h], self._bounds[h + 1])
+                    if code:
+                        self._stop_job = j
+                        self._stop_hit = k
+                        if code == DOC_SLOW:
+                            return STOP_SLOW
+                        return STOP_MEMORY if code == DOC_MEMORY else STOP_OVERFLOW
+                    k += 1
+            else:  # JOB_CACHED: a block's bytes, its doc offsets at its end
+                p = job.src
+                index_start = -1
+                if job.length < 4:
+                    count = -1
+                else:
+                    count = _u32(p + job.length - 4)
+                    index_start = job.length - 4 * (count + 1)
+                while k < job.m:
+                    self._stop_job = j
+                    self._stop_hit = k
+                    if count < 0 or index_start < 0:
+                        return STOP_SLOW  # the GIL path raises
+                    pos = self._bounds[2 * (job.hit0 + k)]
+                    if pos < 0 or pos >= count:
+                        return STOP_SLOW
+                    s = _u32(p + index_start + 4 * pos)
+                    e = _u32(p + index_start + 4 * (pos + 1)) if pos + 1 < count else index_start
+                    if s > e or e > index_start:
+                        return STOP_SLOW
+                    code = self._doc_c(p, s, e)
+                    if code:
+                        if code == DOC_SLOW:
+                            return STOP_SLOW
+                        return STOP_MEMORY if code == DOC_MEMORY else STOP_OVERFLOW
+                    k += 1
+            j += 1
+            k = 0
+            located = False
+        return STOP_DONE
 
     def add_lz4(
         self, data, doc_starts, doc_ends, byte_starts, byte_ends,
@@ -893,23 +1087,27 @@ cdef class ColumnBuilder:
         once for every touched block of every part, not once per block or part.
         The blocks are found by binary search over the checkpoints' C arrays (a
         tuple of Python ints cost a cache miss per probe: ~80% of a warm read).
-        Every block decompressed partly is decompressed, and its wanted documents
-        copied out, in one stretch without the GIL; their rows are then built.
+        The blocks decompressed partly and the cached ones are decoded, rows and
+        all, in stretches without the GIL (chunks of one decode on threads run at
+        once); only a block decompressed whole for the cache (or given up by the
+        partial path) and a document holding a rare or malformed value take the
+        GIL, in their place in the row order.
         """
         cdef Py_ssize_t nparts = PyList_GET_SIZE(parts), total = 0, p, n, i, hi, block
         cdef Py_ssize_t d, last_doc, bs, be, first, g, ngroups = 0, start
-        cdef Py_ssize_t j, k, njobs, nhits, largest, used
+        cdef Py_ssize_t j, k, njobs, nhits, largest, h
         cdef Py_ssize_t* groups
         cdef Py_ssize_t* hits
         cdef _Job* jobs
         cdef _Job* job
-        cdef uint8_t* scratch
         cdef const int64_t* starts
         cdef Checkpoints cp
-        cdef list doc_ids, answers = None, asks, blocks
+        cdef list doc_ids, answers = None, asks
         cdef object found, part, cache_key
         cdef uint32_t size
         cdef bytes whole
+        cdef int why
+        cdef bint located
         for p in range(nparts):
             total += PyList_GET_SIZE((<tuple>PyList_GET_ITEM(parts, p))[1])
         self._groups = <Py_ssize_t*>_grown(
@@ -960,20 +1158,18 @@ cdef class ColumnBuilder:
                 answers = cache.lookup_many(asks[0][0], asks[0][1])
             else:
                 answers = cache.lookup_parts(asks)
-        # Pass 2 (GIL held): the blocks to decompress partly, as jobs, their hits' positions.
+        # Pass 2 (GIL held): one job per group, in row order, with its hits' positions in
+        # its block (``answers`` keeps the cached blocks' bytes alive meanwhile).
         self._jobs = <_Job*>_grown(self._jobs, &self._jobs_cap, <Py_ssize_t>sizeof(_Job) * ngroups)
         jobs = self._jobs
         self._bounds = <Py_ssize_t*>_grown(
             self._bounds, &self._bounds_cap, <Py_ssize_t>sizeof(Py_ssize_t) * 2 * total
         )
         hits = self._bounds
-        njobs = 0
         nhits = 0
         largest = 0
         for g in range(ngroups):
             found = answers[g] if answers is not None else False
-            if self._whole_only or type(found) is bytes or found:
-                continue
             part = <object>PyList_GET_ITEM(parts, groups[4 * g])
             cp = <Checkpoints>part[0]
             doc_ids = <list>part[1]
@@ -981,36 +1177,50 @@ cdef class ColumnBuilder:
             i = groups[4 * g + 2]
             hi = groups[4 * g + 3]
             first = cp.doc_starts[block]
-            bs = cp.byte_starts[block]
-            be = cp.byte_ends[block]
-            size = _u32(&cp.view[bs])
-            jobs[njobs].src = &cp.view[bs + 4]
-            jobs[njobs].length = be - bs - 4
-            jobs[njobs].size = size
-            jobs[njobs].hit0 = nhits
-            jobs[njobs].m = hi - i
-            jobs[njobs].decoded = -1
-            njobs += 1
+            job = &jobs[g]
+            job.group = g
+            job.hit0 = nhits
+            job.m = hi - i
+            if type(found) is bytes:
+                job.kind = JOB_WHOLE if self._whole_only else JOB_CACHED
+                job.src = <const uint8_t*>PyBytes_AS_STRING(<bytes>found)
+                job.length = PyBytes_GET_SIZE(<bytes>found)
+                job.size = job.length
+            elif self._whole_only or found:
+                job.kind = JOB_WHOLE
+            else:
+                bs = cp.byte_starts[block]
+                be = cp.byte_ends[block]
+                size = _u32(&cp.view[bs])
+                job.kind = JOB_PARTIAL
+                job.src = &cp.view[bs + 4]
+                job.length = be - bs - 4
+                job.size = size
+                if size > largest:
+                    largest = size
             while i < hi:
                 hits[2 * nhits] = <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, i)) - first
                 nhits += 1
                 i += 1
-            if size > largest:
-                largest = size
-        # Pass 3 (no GIL): every job's block decompressed only as far as its last wanted
-        # document, the documents copied out; one GIL hand-over per call, not per block
-        # (threads decoding splits at once ran one at a time, swapping the GIL per block).
-        if njobs:
+        njobs = ngroups
+        if largest:
             self._scratch = <uint8_t*>_grown(self._scratch, &self._scratch_cap, largest + SLACK)
-            scratch = self._scratch
-            with nogil:
-                used = _locate_jobs(jobs, njobs, scratch, hits, &self._arena, &self._arena_cap)
-            if used < 0:
-                raise MemoryError()
-        # Pass 4 (GIL held): the rows, in order: from the cache, the located documents,
-        # or whole blocks (a block admitted to the cache, or one the partial path gave up).
+        # Pass 3: the rows, job by job, in stretches without the GIL; the GIL path takes the
+        # jobs and documents those stretches stop at, then the next stretch goes on.
         j = 0
-        for g in range(ngroups):
+        k = 0
+        located = False
+        while j < njobs:
+            with nogil:
+                why = self._run(j, k, njobs, located)
+            if why == STOP_DONE:
+                break
+            if why == STOP_MEMORY or why == STOP_OVERFLOW:
+                self._raise_stop(why)
+            j = self._stop_job
+            k = self._stop_hit
+            job = &jobs[j]
+            g = job.group
             part = <object>PyList_GET_ITEM(parts, groups[4 * g])
             cp = <Checkpoints>part[0]
             doc_ids = <list>part[1]
@@ -1018,27 +1228,33 @@ cdef class ColumnBuilder:
             i = groups[4 * g + 2]
             hi = groups[4 * g + 3]
             first = cp.doc_starts[block]
+            if why == STOP_SLOW:
+                if job.kind == JOB_PARTIAL:
+                    h = 2 * (job.hit0 + k)
+                    self._doc_slow(None, self._scratch, hits[h], hits[h + 1])
+                    located = True
+                else:
+                    self._add_block(<bytes>answers[g], doc_ids, i + k, i + k + 1, first)
+                    located = False
+                k += 1
+                continue
+            # STOP_WHOLE: decompressed whole with the GIL (and kept when the cache admits it).
             found = answers[g] if answers is not None else False
             if type(found) is bytes:
                 self._add_block(<bytes>found, doc_ids, i, hi, first)
-                continue
-            if not (self._whole_only or found):
-                job = &jobs[j]
-                j += 1
-                if job.decoded >= 0:
-                    self.decompressed += job.decoded
-                    for k in range(job.hit0, job.hit0 + job.m):
-                        self._doc(None, self._arena, hits[2 * k], hits[2 * k + 1])
-                    continue
-            bs = cp.byte_starts[block]
-            be = cp.byte_ends[block]
-            size = _u32(&cp.view[bs])
-            whole = lz4_decompress(cp.view[bs + 4 : be], size)
-            if found:
-                cache.put((part[2], block), whole)
-            self._add_block(whole, doc_ids, i, hi, first)
-            self.decompressed += size
-            self.whole_blocks += 1
+            else:
+                bs = cp.byte_starts[block]
+                be = cp.byte_ends[block]
+                size = _u32(&cp.view[bs])
+                whole = lz4_decompress(cp.view[bs + 4 : be], size)
+                if found:
+                    cache.put((part[2], block), whole)
+                self._add_block(whole, doc_ids, i, hi, first)
+                self.decompressed += size
+                self.whole_blocks += 1
+            j += 1
+            k = 0
+            located = False
 
     def finish(self):
         """The buffers of every column, in slot order."""
