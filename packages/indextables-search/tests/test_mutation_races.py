@@ -61,9 +61,10 @@ def test_a_delete_racing_another_commit(tmp_path: Path, other: str) -> None:
     deleted = outcome["delete"] == "won"
     wrote = outcome[name] == "won"
     expected = set(before)
-    if other in ("replace", "overwrite", "merge"):
-        # they remove the splits the delete rewrites: both cannot commit
-        assert not (deleted and wrote), outcome
+    # Both may commit when one ran after the other had landed (each then read the other's
+    # result); had both read the same version, the second's removes would be gone and it
+    # would have failed. Either way the rows below are those of a serial order: a commit
+    # built on a stale snapshot shows up as duplicated or returning rows.
     if deleted:
         expected -= gone
     if wrote and other == "append":
