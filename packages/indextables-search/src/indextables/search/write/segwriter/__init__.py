@@ -16,9 +16,13 @@ Built in stages, each checked against tantivy-py before the next:
 * :mod:`.docstore`: the ``.store`` file of stored fields (LZ4 blocks as ``lz4_flex``
   makes them, :mod:`.lz4block`, or none; the skip index), byte for byte tantivy-py's.
 
-The rest (fast fields, ``meta.json``, non-text fields, a whole segment
-tantivy-py opens) is not written yet, and the postings are encoded in Python (no
-kernel yet): every write path still indexes through tantivy-py.
+* :mod:`.fastfields`: the ``.fast`` file (Tantivy's columnar format), byte for byte
+  tantivy-py's.
+* :mod:`.segment`, :mod:`.metajson`, :mod:`.numericterms`: a whole segment (non-text
+  postings included) and its ``meta.json`` entry, which tantivy-py opens and answers
+  like its own segment of the same rows.
+
+No write path uses it yet: every write still indexes through tantivy-py.
 """
 
 from __future__ import annotations
