@@ -465,19 +465,11 @@ cdef inline int _czeros(_CBuf* b, Py_ssize_t n) noexcept nogil:
 
 
 cdef inline int _cput_i32(_CBuf* b, int32_t v) noexcept nogil:
-    if _cgrow(b, 4):
-        return -1
-    memcpy(b.ptr + b.size, &v, 4)
-    b.size += 4
-    return 0
+    return _cput(b, <const uint8_t*>&v, 4)
 
 
 cdef inline int _cput_u64(_CBuf* b, uint64_t v) noexcept nogil:
-    if _cgrow(b, 8):
-        return -1
-    memcpy(b.ptr + b.size, &v, 8)
-    b.size += 8
-    return 0
+    return _cput(b, <const uint8_t*>&v, 8)
 
 
 cdef inline int _cbit(_CBuf* b, Py_ssize_t* count, bint bit) noexcept nogil:
