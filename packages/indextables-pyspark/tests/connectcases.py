@@ -22,7 +22,7 @@ import connectrun
 
 _RUNNER = Path(__file__).with_name("connectrun.py")
 _TYPEMAP = {"spark.indextables.indexing.typemap.message": "text"}
-_CHANGED = ("merge", "onwrite", "maintenance", "stream", "companion")
+_CHANGED = ("merge", "mutations", "onwrite", "maintenance", "stream", "companion")
 
 
 def model_rows() -> list[tuple[int, str, str, float]]:
@@ -44,9 +44,15 @@ def build_tables(spark: Any, root: Path) -> tuple[dict[str, str], dict[str, str]
     for start in range(0, 60, 10):
         part = spark.range(start, start + 10, numPartitions=1).selectExpr("id", "id * 2 as y")
         part.write.format("indextables").mode("append").save(str(source))
+    mutations = root / "mutations-source"
+    for start in range(0, 240, 60):
+        rows = model_rows()[start : start + 60]
+        part = spark.createDataFrame(rows, schema).repartition(2)
+        part.write.format("indextables").options(**_TYPEMAP).mode("append").save(str(mutations))
     kinds: list[dict[str, str]] = []
     for kind in ("classic", "connect"):
         shutil.copytree(source, root / f"merge-{kind}")
+        shutil.copytree(mutations, root / f"mutations-{kind}")
         paths = {"table": str(root / "t"), "missing": str(root / "no-table")}
         paths.update({name: str(root / f"{name}-{kind}") for name in _CHANGED})
         kinds.append(paths)
@@ -116,6 +122,35 @@ def _check_merge(classic: Any, connect: Any) -> None:
     assert classic["merge"]["splits"] < 6
     assert sorted(tuple(r) for r in classic["merge"]["rows"]) == [(i, i * 2) for i in range(60)]
     assert connect["merge"] == classic["merge"]
+
+
+def _mutations_model() -> dict[str, Any]:
+    """The rows and counts of the mutations step, from the model rows: DELETE FROM
+    with WHERE, with QUERY and WHERE, one matching nothing, then a replaceWhere."""
+    rows = model_rows()
+    kept = [r for r in rows if r[1] != "ERROR"]
+    left = [r for r in kept if not ("retried" in r[2].split() and r[3] > 50)]
+    new = [(i, "INFO", f"replaced {i}", float(i % 10)) for i in range(1000, 1010)]
+    replaced = [r for r in left if not r[3] < 20] + new
+    return {
+        "deleted": [len(rows) - len(kept), len(kept) - len(left), 0],
+        "rows": sorted([list(r) for r in replaced], key=repr),
+    }
+
+
+def _check_mutations(classic: Any, connect: Any) -> None:
+    found, model = classic["mutations"], _mutations_model()
+    assert [d[1] for d in found["deletes"]] == model["deleted"]
+    assert [d[0] for d in found["deletes"]] == ["SUCCESS", "SUCCESS", "NO_ACTION"]
+    assert found["deletes"][2][2] == 0
+    assert found["replaced"] == found["rows"] == model["rows"]
+    assert found["count"] == len(model["rows"])
+    assert found["mismatch"] == "ReplaceWhereMismatchError"
+    assert found["purge"] == "success"
+    before, after = found["with_deletes"]
+    assert before > 0
+    assert after == 0
+    assert connect["mutations"] == found
 
 
 def _check_onwrite(classic: Any, connect: Any) -> None:
@@ -189,6 +224,7 @@ _CHECKS = {
     "aggregate": _check_aggregate,
     "search": _check_search,
     "merge": _check_merge,
+    "mutations": _check_mutations,
     "onwrite": _check_onwrite,
     "environment": _check_environment,
     "maintenance": _check_maintenance,

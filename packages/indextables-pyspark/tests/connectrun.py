@@ -37,6 +37,13 @@ def _splits(path: str) -> int:
     return len(load_view(path, {}).splits)
 
 
+def _splits_with_deletes(path: str) -> int:
+    """Live splits that carry delete bitsets (a delete opstamp in the log)."""
+    from indextables.search.table.tableaccess import load_view
+
+    return sum(1 for s in load_view(path, {}).splits if s.delete_opstamp is not None)
+
+
 def _rows(spark: Any, path: str) -> list[list[Any]]:
     frame = spark.read.format("indextables").load(path)
     return sorted([list(r) for r in frame.collect()], key=repr)
@@ -111,6 +118,49 @@ def _steps(spark: Any, itp: Any, paths: dict[str, str]) -> dict[str, Callable[[]
             "error": outcome.error,
             "splits": _splits(paths["onwrite"]),
             "rows": _rows(spark, paths["onwrite"]),
+        }
+
+    def mutations() -> dict[str, Any]:
+        path = paths["mutations"]
+
+        def deleted(text: str) -> list[Any]:
+            row = itp.sql(spark, f"DELETE FROM '{path}' {text}").first().asDict()
+            return [row["status"], row["num_deleted_rows"], row["splits_changed"]]
+
+        where = deleted("WHERE level = 'ERROR'")
+        both = deleted("QUERY 'message:retried' WHERE latency > 50")
+        none = deleted("WHERE id < 0")
+        replace = "latency < 20"
+        rows = spark.range(1000, 1010, numPartitions=2).selectExpr(
+            "id",
+            "'INFO' AS level",
+            "concat('replaced ', id) AS message",
+            "cast(id % 10 AS double) AS latency",
+        )
+        writer = rows.write.format("indextables").option("replaceWhere", replace)
+        writer.mode("overwrite").save(path)
+        outside = spark.range(5000, 5001).selectExpr(
+            "id", "'INFO' AS level", "'outside' AS message", "cast(99.0 AS double) AS latency"
+        )
+        mismatch = _error(
+            lambda: (
+                outside.write.format("indextables")
+                .option("replaceWhere", replace)
+                .mode("overwrite")
+                .save(path)
+            )
+        )
+        replaced = _rows(spark, path)
+        before_purge = _splits_with_deletes(path)
+        merged = itp.sql(spark, f"MERGE SPLITS '{path}' PURGE DELETES").first()
+        return {
+            "deletes": [where, both, none],
+            "replaced": replaced,
+            "mismatch": mismatch["rebuilt"][0] if mismatch.get("rebuilt") else mismatch,
+            "purge": merged.asDict(recursive=True)["metrics"]["status"],
+            "with_deletes": [before_purge, _splits_with_deletes(path)],
+            "rows": _rows(spark, path),
+            "count": itp.count(spark, path, options=DISTRIBUTED),
         }
 
     def environment() -> list[dict[str, Any]]:
@@ -197,6 +247,7 @@ def _steps(spark: Any, itp: Any, paths: dict[str, str]) -> dict[str, Callable[[]
         "aggregate": aggregate,
         "search": search,
         "merge": merge,
+        "mutations": mutations,
         "onwrite": onwrite,
         "environment": environment,
         "maintenance": maintenance,

@@ -2,7 +2,8 @@
 
 The client (``connectrun.py``, in a subprocess) starts the local server with
 ``SparkSession.builder.remote("local[2]")`` and runs ``itp.count``/``itp.aggregate``
-forced distributed (``localMaxSplits=1``), MERGE SPLITS, ``itp.write`` with
+forced distributed (``localMaxSplits=1``), MERGE SPLITS, DELETE FROM (WHERE, QUERY),
+a ``replaceWhere`` overwrite (and one refused), MERGE SPLITS PURGE DELETES, ``itp.write`` with
 merge-on-write and DESCRIBE INDEXTABLES ENVIRONMENT; each answer must equal the
 classic session's on its own copy of the same table, and the classic one a Python
 model of the rows (``connectcases.py``). The same steps on a separate
@@ -22,7 +23,7 @@ import connectcases
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.slow]
 
-CHECKS = ["counts", "aggregate", "merge", "onwrite", "environment"]
+CHECKS = ["counts", "aggregate", "merge", "mutations", "onwrite", "environment"]
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 """The rest of the Connect suites over a separate Spark Connect server (slow lane).
 
-MERGE SPLITS, merge-on-write, CHECKPOINT, PURGE, DESCRIBE STATE and TRANSACTION LOG,
+MERGE SPLITS, DELETE FROM, replaceWhere, PURGE DELETES, merge-on-write, CHECKPOINT,
+PURGE, DESCRIBE STATE and TRANSACTION LOG,
 streaming from and into a table, companion builds; the fast subset is
 test_connect_server.py.
 Same arrangement: one server for the module, one client process, each answer
@@ -22,7 +23,7 @@ from connectserver import ConnectServer, connect_server
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.slow]
 
-CHECKS = ["merge", "onwrite", "maintenance", "stream", "companion"]
+CHECKS = ["merge", "mutations", "onwrite", "maintenance", "stream", "companion"]
 
 
 @pytest.fixture(scope="module")
