@@ -147,6 +147,27 @@ def test_a_failure_while_uploading_deletes_the_other_writers_splits(
     assert os.listdir(scratch) == []  # every writer's index directory removed
 
 
+def test_discarding_an_uncommitted_index_stops_its_tantivy_writer_first() -> None:
+    """A writer left running keeps an indexing thread that may create segment files while
+    (or after) the directory is removed: discard() stops it, then removes the directory."""
+    import tantivy
+
+    from indextables.search.options import parse_indexing
+    from indextables.search.schema.mapping import field_specs, tantivy_schema
+
+    table = random_table(18, 60)
+    specs = tuple(field_specs(table.schema, parse_indexing({})))
+    schema = tantivy_schema(specs, row_key=True)
+    part = PartitionIndex.create(specs, schema, heap_size=15_000_000)
+    for batch in table.to_batches(max_chunksize=20):
+        part.add(batch, specs, schema)
+    part.discard()
+    assert not os.path.exists(part.directory)
+    with pytest.raises(RuntimeError, match="consumed"):  # stopped: no thread writes any more
+        part.writer.add_document(tantivy.Document())
+    part.discard()  # twice is harmless
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
 def test_workers_must_be_a_positive_int(tmp_path: Path, bad: object) -> None:
     with pytest.raises(ArgumentError, match="workers="):

@@ -31,7 +31,7 @@ import threading
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["KINDS", "Owner", "owner_of", "scratch_directory", "sweep"]
+__all__ = ["KINDS", "Owner", "owner_of", "remove_directory", "scratch_directory", "sweep"]
 
 #: The kinds of scratch directory; a sweep looks at these names only.
 KINDS: Final = ("write", "validate", "merge", "companion")
@@ -78,6 +78,21 @@ def scratch_directory(kind: str) -> str:
     if first:
         sweep(root)
     return tempfile.mkdtemp(prefix=f"indextables-{kind}-{_this_process().token()}-", dir=root)
+
+
+def remove_directory(path: str, *, attempts: int = 3) -> bool:
+    """Remove the scratch directory ``path`` and all it holds; True once it is gone.
+
+    A file that appears while the tree is being removed (a native thread
+    finishing a write) leaves the directory non-empty: removal is tried again,
+    up to ``attempts`` times. Errors are not raised: a directory left behind is
+    reclaimed by a later :func:`sweep` once this process is gone.
+    """
+    for _ in range(attempts):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path):
+            return True
+    return False
 
 
 def sweep(root: str) -> list[str]:

@@ -12,9 +12,9 @@ as the reference's (DECISIONS.md footer layout), uploads it as
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
-import shutil
 import time
 import uuid
 from collections.abc import Iterable, Sequence
@@ -43,11 +43,12 @@ from indextables.search.schema.mapping import (
     tantivy_schema,
 )
 from indextables.search.schema.partitionvalues import partition_codes
-from indextables.search.scratchdirs import scratch_directory
+from indextables.search.scratchdirs import remove_directory, scratch_directory
 from indextables.search.splits.splitcache import write_checksums
 from indextables.search.splits.splitdir import files_of_kind, replace_by_rename
 from indextables.search.splits.termdict import dictionary_kind, to_sstable
 from indextables.search.write.jsonfeed import json_lines
+from indextables.search.write.segfeed import SegmentFeed
 from indextables.search.write.stats import StatsCollector
 
 PartitionKey = tuple[str | None, ...]
@@ -63,15 +64,24 @@ MAX_OPEN_INDEXES = 8
 
 @dataclass(slots=True)
 class PartitionIndex:
-    """A Tantivy index being built for one partition value in one task."""
+    """A Tantivy index being built for one partition value in one task.
+
+    Its rows go through a tantivy-py writer, or with the ``segments`` feed through a
+    :class:`~.segfeed.SegmentFeed` (segments written from the kept batches); the
+    tantivy-py writer is then opened only when the segment writer refuses the split's
+    schema or a value (those rows go through it instead, see :mod:`.segfeed`).
+    """
 
     directory: str
     index: tantivy.Index
-    writer: tantivy.IndexWriter
+    _writer: tantivy.IndexWriter | None
     stats: StatsCollector
     rows: pa.ipc.RecordBatchFileWriter | None = None
     batches: int = 0
     arrow_bytes: int = 0
+    writer_open: bool = True
+    heap_size: int = 0
+    segments: SegmentFeed | None = None
 
     @classmethod
     def create(
@@ -82,11 +92,15 @@ class PartitionIndex:
         heap_size: int,
         hidden_fast: Sequence[str] | None = None,
         docstore_block_size: int = DEFAULT_DOCSTORE_BLOCK_SIZE,
+        feed: str = DEFAULT_FEED,
     ) -> PartitionIndex:
         """Open a fresh index in a new temporary directory.
 
         Its documents carry the row key field, or with ``hidden_fast`` these u64
-        fast fields instead (a companion split's row coordinates).
+        fast fields instead (a companion split's row coordinates). With
+        ``feed="segments"`` (row key only) the schema is checked against the
+        segment writer here, before any row: the segment feed when it takes the
+        schema, else a tantivy-py writer as the ``json`` feed.
         """
         directory = scratch_directory("write")
         block = docstore_block_size
@@ -96,9 +110,32 @@ class PartitionIndex:
             index = create_index(
                 specs, directory, hidden_fast=hidden_fast, docstore_block_size=block
             )
+        segments = None
+        if feed == "segments" and hidden_fast is None:
+            segments = SegmentFeed.open(directory, heap_size=heap_size)
+        if segments is not None:
+            return cls(
+                directory, index, None, StatsCollector(specs), writer_open=False,
+                heap_size=heap_size, segments=segments,
+            )  # fmt: skip
         # One thread: two were slower on small machines and tasks already run in parallel.
         writer = index.writer(heap_size, 1)
-        return cls(directory, index, writer, StatsCollector(specs))
+        return cls(directory, index, writer, StatsCollector(specs), heap_size=heap_size)
+
+    @property
+    def writer(self) -> tantivy.IndexWriter:
+        """The tantivy-py writer (opened now when the segment feed did without one)."""
+        if self._writer is None:
+            self._writer = self._open_writer()
+        return self._writer
+
+    def _open_writer(self) -> tantivy.IndexWriter:
+        # The segments written so far are listed first: the writer keeps them.
+        if self.segments is not None:
+            self.segments.list_written()
+        writer = self.index.writer(self.heap_size, 1)
+        self.writer_open = True
+        return writer
 
     def add(
         self,
@@ -114,11 +151,48 @@ class PartitionIndex:
         With ``feed="json"`` the rows go in as JSON lines when JSON carries every
         column of the batch exactly (:mod:`.jsonfeed`; a row holding a float it
         cannot carry as a typed document in its place), else as typed documents.
+        With ``feed="segments"`` the segment feed keeps the batch (an index opened
+        without it takes the rows as ``json``); batches it refuses go in as ``json``.
         """
         number = self.batches
+        if feed == "segments" and self.segments is not None:
+            refused = self.segments.add(batch, specs, batch_number=number)
+            if refused is not None:
+                self._leave_segments(refused, specs, schema)
+        else:
+            self._index(batch, specs, schema, number, "json" if feed == "segments" else feed)
+        self.stats.add(batch)
+        self._copy(batch, specs, arrow_copy)
+        self.batches += 1
+        self.arrow_bytes += batch.nbytes
+
+    def _leave_segments(
+        self,
+        refused: Sequence[tuple[int, pa.RecordBatch]],
+        specs: Sequence[FieldSpec],
+        schema: tantivy.Schema,
+    ) -> None:
+        """Index the batches the segment feed refused, and the split's later rows,
+        through tantivy-py (the segments already written stay)."""
+        if self._writer is None:
+            self._writer = self._open_writer()  # lists the written segments first
+        self.segments = None
+        for number, batch in refused:
+            self._index(batch, specs, schema, number, "json")
+
+    def _index(
+        self,
+        batch: pa.RecordBatch,
+        specs: Sequence[FieldSpec],
+        schema: tantivy.Schema,
+        number: int,
+        feed: str,
+    ) -> None:
+        """One batch's rows (batch ``number`` of the split) through tantivy-py."""
+        writer = self.writer
         lines = json_lines(batch, specs, batch_number=number) if feed == "json" else None
         if lines is not None and lines.lines is not None:
-            add_json, add = self.writer.add_json, self.writer.add_document
+            add_json, add = writer.add_json, writer.add_document
             for row, line in enumerate(lines.lines):
                 if line is not None:
                     add_json(line)
@@ -126,13 +200,9 @@ class PartitionIndex:
                     one = batch.slice(row, 1)
                     add(next(documents(one, specs, schema, batch_number=number, first_row=row)))
         else:
-            add = self.writer.add_document
+            add = writer.add_document
             for doc in documents(batch, specs, schema, batch_number=number):
                 add(doc)
-        self.stats.add(batch)
-        self._copy(batch, specs, arrow_copy)
-        self.batches += 1
-        self.arrow_bytes += batch.nbytes
 
     def _copy(self, batch: pa.RecordBatch, specs: Sequence[FieldSpec], mode: str) -> None:
         # Index-only columns are not stored anywhere, the Arrow copy included.
@@ -149,18 +219,38 @@ class PartitionIndex:
 
     def commit(self) -> None:
         """Make every added document durable in the index directory."""
-        self.writer.commit()
-        self.writer.wait_merging_threads()
+        if self.segments is not None:
+            refused = self.segments.finish()
+            if refused:
+                self._leave_segments(refused, self.stats.specs, self.index.schema)
+            self.segments = None
+        if self._writer is not None and self.writer_open:
+            self._writer.commit()
+            self.writer_open = False
+            self._writer.wait_merging_threads()
         if self.rows is not None:
             self.rows.close()
             self.rows = None
 
     def discard(self) -> None:
-        """Remove the temporary index directory."""
+        """Stop the Tantivy writer and remove the temporary index directory.
+
+        A writer never committed still has an indexing thread that may flush a
+        segment into the directory: it is rolled back and joined first, so no
+        file appears once the directory is gone.
+        """
+        self.segments = None  # its kept batches go with it
+        if self._writer is not None and self.writer_open:
+            self.writer_open = False
+            with contextlib.suppress(Exception):  # already failed: nothing to keep
+                self._writer.rollback()
+            with contextlib.suppress(Exception):
+                self._writer.wait_merging_threads()
         if self.rows is not None:
-            self.rows.close()
+            with contextlib.suppress(Exception):
+                self.rows.close()
             self.rows = None
-        shutil.rmtree(self.directory, ignore_errors=True)
+        remove_directory(self.directory)
 
 
 @dataclass(slots=True)
@@ -232,6 +322,7 @@ class SplitWriter:
                 self.schema,
                 heap_size=self.heap_size,
                 docstore_block_size=self.docstore_block_size,
+                feed=self.feed,
             )
         return self.indexes[key]
 
