@@ -401,9 +401,11 @@ def write(
     partition_by: Sequence[str] | None = None,
     options: Mapping[str, Any] | None = None,
     replace_where: str | None = None,
+    merge_schema: bool = False,
 ) -> WriteResult:
     """Write ``df``; merge-on-write then runs as Spark tasks (see :mod:`.tablewrite`).
-    ``replace_where`` (with ``mode="overwrite"``): replace only the rows it matches."""
+    ``replace_where`` (with ``mode="overwrite"``): replace only the rows it matches;
+    ``merge_schema``: add the columns the table lacks (the ``mergeSchema`` option)."""
     from collections.abc import Mapping as _Mapping
 
     from indextables.pyspark.sessionconf import session_options
@@ -418,6 +420,7 @@ def write(
         partition_by=(partition_by, (list, tuple, type(None))),
         options=(options, (_Mapping, type(None))),
         replace_where=(replace_where, (str, type(None))),
+        merge_schema=(merge_schema, (bool,)),
     )
     _check_options(options)
     for column in partition_by or ():
@@ -431,6 +434,7 @@ def write(
         partition_by=partition_by,
         options=merged,
         replace_where=replace_where,
+        merge_schema=merge_schema,
     )
 
 

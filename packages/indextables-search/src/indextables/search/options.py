@@ -791,6 +791,7 @@ PLAIN_KEYS = (
     "partitionBy",
     "writerId",
     "replaceWhere",
+    "mergeSchema",
     "ignoreDeletes",
     "skipChangeCommits",
 )

@@ -16,7 +16,11 @@ from indextables.pyspark.errors import OptionError
 from indextables.pyspark.read.reader import IndexTablesReader
 from indextables.pyspark.read.sparktypes import arrow_schema
 from indextables.pyspark.tablepath import planning_table_path
-from indextables.pyspark.writing.writer import IndexTablesWriter, WritePlan
+from indextables.pyspark.writing.writer import (
+    IndexTablesWriter,
+    WritePlan,
+    merge_schema_option,
+)
 from indextables.search.options import (
     check_option_keys,
     lower_keys,
@@ -96,6 +100,11 @@ class IndexTablesDataSource(DataSource):
         """A streaming sink that appends each micro-batch exactly once."""
         from indextables.pyspark.streaming import IndexTablesStreamWriter
 
+        if merge_schema_option(self.options):
+            raise OptionError(
+                "option mergeSchema applies to batch writes (df.write); a streaming write "
+                "keeps the table's schema: add the columns with one batch write first"
+            )
         return IndexTablesStreamWriter(plan_write(self._path(), self.options, schema))
 
 
@@ -120,15 +129,21 @@ def plan_write(path: str, options: Mapping[str, str], schema: StructType) -> Wri
     """Validate a write against the DataFrame's schema and the existing table, if any.
 
     The checks are the engine's (:func:`indextables.search.write.writeplan.plan_table_write`,
-    shared with ``write_table``), made on the Arrow form of Spark's schema.
+    shared with ``write_table``), made on the Arrow form of Spark's schema. Without
+    the ``mergeSchema`` option the DataFrame's columns must be the table's, of the
+    same types; with it the schema is merged as ``write_table(schema_mode="merge")``
+    merges it.
 
     Raises:
         OptionError: bad option values, or partitioning that contradicts the table.
+        SchemaMismatchError: (an ``OptionError``) with ``mergeSchema``, a type that
+            is no safe upcast of the table column's, naming the column and both types.
         DuplicateColumnError: column (or struct field) names equal but for case.
         UnsupportedTypeError: a column type that cannot be indexed.
     """
     from indextables.search.write.writeplan import plan_table_write
 
+    merge = merge_schema_option(options)  # overwriteSchema: refused by name, not as unknown
     check_option_keys(options)  # an unknown key fails before any type problem
-    plan = plan_table_write(path, options, arrow_schema(schema))
-    return WritePlan(plan, schema)
+    plan = plan_table_write(path, options, arrow_schema(schema), upcast=merge, merge_schema=merge)
+    return WritePlan(plan, schema, merge_schema=merge)

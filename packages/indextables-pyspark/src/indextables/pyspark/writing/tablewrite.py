@@ -23,7 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from indextables.pyspark.errors import OptionError, planning_errors
+from indextables.pyspark.errors import ArgumentError, OptionError, planning_errors
 from indextables.pyspark.read.datasource import FORMAT
 from indextables.pyspark.writing.mergetasks import run_as_tasks
 from indextables.pyspark.writing.onwrite import OnWriteResult, after_write
@@ -75,6 +75,7 @@ def write(
     partition_by: Sequence[str] | None = None,
     options: Mapping[str, Any] | None = None,
     replace_where: str | None = None,
+    merge_schema: bool = False,
 ) -> WriteResult:
     """Write ``df`` to the table at ``path``, then run the enabled after-write maintenance.
 
@@ -92,6 +93,9 @@ def write(
         replace_where: with ``mode="overwrite"``, replace only the rows this SQL
             condition matches (the ``replaceWhere`` option: every row of ``df`` must
             match it).
+        merge_schema: the ``mergeSchema`` option: columns the table lacks are added
+            to its schema (nullable) in the write's commit, and safe upcasts of the
+            table's types are taken (as ``write_table(schema_mode="merge")``).
 
     Returns:
         The committed version and, when maintenance is enabled, its future.
@@ -102,6 +106,8 @@ def write(
     """
     if mode not in MODES:
         raise OptionError(f"mode={mode!r} must be one of {', '.join(MODES)}")
+    if not isinstance(merge_schema, bool):
+        raise ArgumentError(f"merge_schema={merge_schema!r} must be True or False")
     opts = {str(k): str(v) for k, v in (options or {}).items()}
     if mode in ("error", "ignore"):
         if table_exists(path, opts):
@@ -117,6 +123,8 @@ def write(
         opts["partitionBy"] = ",".join(partition_by)
     if replace_where is not None:
         opts["replaceWhere"] = str(replace_where)
+    if merge_schema:
+        opts["mergeSchema"] = "true"
     settings = parse_on_write(opts)
     optimize = parse_optimize_write(opts)
     save_options = {**opts, ON_WRITE_DEFERRED: "true"} if settings.enabled else opts

@@ -5,6 +5,12 @@
 message and commits all adds (and, for overwrite, the removes) in one
 version. A failed job commits nothing: its uploaded splits are orphans that
 ``PURGE INDEXTABLE`` removes later.
+
+With the ``mergeSchema`` option the write evolves the table's schema as
+``write_table(..., schema_mode="merge")`` does (the same planning,
+:func:`indextables.search.write.schemamerge.resolve_schema`): each task's batches
+are put in the table's (merged) schema and the commit carries the new schema
+with the adds, in one version.
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ import pyarrow as pa
 
 from indextables.protocol.actions import AddAction
 from indextables.search.errors import OptionError
-from indextables.search.options import lower_keys
+from indextables.search.options import lower_keys, parse_bool
+from indextables.search.schema.schemajson import spark_json
 from indextables.search.table.tableaccess import commit_write
+from indextables.search.write.arrowinput import align_batch
 from indextables.search.write.parallelwrite import write_parallel
 from indextables.search.write.replacewhere import RowGuard, commit_replace, row_guard
 from indextables.search.write.writeplan import TableWritePlan, split_writer
@@ -42,11 +50,21 @@ class WritePlan:
             writer options, configuration, read version, on-write settings),
             made by the same checks as ``write_table``'s.
         spark_schema: the DataFrame's Spark schema (its JSON is the table's
-            schema string; the engine plan holds its Arrow form).
+            schema string of a new table; the engine plan holds its Arrow form).
+        merge_schema: the ``mergeSchema`` option: the plan's schema is the table's,
+            with the columns the write adds (``table.added_columns``), and the rows
+            are cast to it (safe upcasts, nulls for the columns the data lacks).
     """
 
     table: TableWritePlan
     spark_schema: StructType
+    merge_schema: bool = False
+
+    def schema_json(self) -> str:
+        """The schema string the commit records (the merged one when columns are added)."""
+        if self.table.added_columns:
+            return spark_json(self.table.schema)
+        return self.spark_schema.json()
 
 
 class IndexTablesWriter(DataSourceArrowWriter):
@@ -68,6 +86,8 @@ class IndexTablesWriter(DataSourceArrowWriter):
         # ``indexWriter.threads`` writers per task (default 1: Spark runs a task per core).
         workers = plan.write_options.threads or 1
         make = functools.partial(split_writer, plan)
+        if self.plan.merge_schema:
+            iterator = (align_batch(batch, plan.schema) for batch in iterator)
         if self.replace_where is not None:
             iterator = _guarded(iterator, row_guard(self.replace_where, plan.schema))
         return SplitsMessage(tuple(write_parallel(iterator, make, workers=workers)))
@@ -83,6 +103,7 @@ class IndexTablesWriter(DataSourceArrowWriter):
                 where=self.replace_where,
                 adds=adds,
                 read_version=plan.read_version,
+                schema_json=self.plan.schema_json() if plan.added_columns else None,
             ).version
         else:
             version = self._commit(adds)
@@ -96,12 +117,13 @@ class IndexTablesWriter(DataSourceArrowWriter):
         return commit_write(
             plan.uri,
             plan.options,
-            schema_json=self.plan.spark_schema.json(),
+            schema_json=self.plan.schema_json(),
             partition_columns=plan.write_options.partition_columns,
             adds=adds,
             overwrite=self.overwrite,
             read_version=plan.read_version,
             configuration=plan.configuration,
+            evolve_schema=bool(plan.added_columns),
         )
 
     def abort(self, messages: Sequence[WriterCommitMessage | None]) -> None:
@@ -109,6 +131,29 @@ class IndexTablesWriter(DataSourceArrowWriter):
 
 
 REPLACE_WHERE_KEY = "replacewhere"
+MERGE_SCHEMA_KEY = "mergeschema"
+OVERWRITE_SCHEMA_KEY = "overwriteschema"
+
+
+def merge_schema_option(options: Mapping[str, str]) -> bool:
+    """The ``mergeSchema`` option (Delta's): ``true`` lets the write add columns to the
+    table's schema and take safe upcasts of its types; default ``false``.
+
+    Raises:
+        OptionError: a value other than true/false, or the ``overwriteSchema`` option
+            (not supported: an overwrite with ``mergeSchema`` adds columns, nothing
+            replaces or narrows the table's schema).
+    """
+    opts = lower_keys(options)
+    if OVERWRITE_SCHEMA_KEY in opts:
+        raise OptionError(
+            f"option overwriteSchema={opts[OVERWRITE_SCHEMA_KEY]!r} is not supported: a "
+            "table's columns and types cannot be replaced (mode overwrite with option "
+            "mergeSchema=true adds new columns and takes safe upcasts; for other changes "
+            "write a new table)"
+        )
+    value = opts.get(MERGE_SCHEMA_KEY)
+    return parse_bool("mergeSchema", value) if value is not None else False
 
 
 def replace_condition(options: Mapping[str, str], *, overwrite: bool) -> str | None:

@@ -217,6 +217,7 @@ def _check_against_table(write: WriteOptions, table: TableView, schema: pa.Schem
     if have != given:
         raise OptionError(
             f"the DataFrame's columns {sorted(given.items())} do not match the table's "
-            f"{sorted(have.items())} at {table.uri}"
+            f"{sorted(have.items())} at {table.uri} (option mergeSchema=true adds new "
+            "columns and takes safe upcasts)"
         )
     return write
