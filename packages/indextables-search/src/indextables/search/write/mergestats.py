@@ -11,7 +11,8 @@ beyond years 1-9999) gets none: a missing statistic only costs pruning, a
 wrong one would drop rows.
 
 A column is fully indexed in the merged split (its split tag) when it is in
-every source.
+every source; a text column kept every token (:mod:`~indextables.search.query.tokenskept`)
+when every source says so with the same tokenizer.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from indextables.search.query.tantivyquery import fully_indexed_columns, fully_indexed_tag
+from indextables.search.query.tokenskept import merged_tokens_kept, tokens_kept_tag
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 
 # A bound's sort key: (rank, value); NaN ranks above every number.
@@ -54,10 +56,15 @@ def merged_bounds(
 def merged_tags(
     specs: Sequence[FieldSpec], tags: Sequence[Sequence[str] | None]
 ) -> tuple[str, ...] | None:
-    """The merged split's tags: the columns fully indexed in every source."""
+    """The merged split's tags: the columns fully indexed in every source, and the text
+    columns every source kept every token of."""
     common = frozenset.intersection(*(fully_indexed_columns(t) for t in tags)) if tags else None
     columns = [s.name for s in specs if common and s.name.lower() in common]
-    return (fully_indexed_tag(columns),) if columns else None
+    whole = merged_tokens_kept(tags)
+    kept = {s.name: whole[s.name.lower()] for s in specs if s.name.lower() in whole}
+    found: tuple[str, ...] = (fully_indexed_tag(columns),) if columns else ()
+    found += (tokens_kept_tag(kept),) if kept else ()
+    return found or None
 
 
 def _sort_key(kind: FieldKind | None) -> Callable[[str], _Key] | None:

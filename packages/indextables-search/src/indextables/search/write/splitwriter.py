@@ -34,6 +34,7 @@ from indextables.search.options import (
     DEFAULT_FEED,
 )
 from indextables.search.query.tantivyquery import fully_indexed_tag
+from indextables.search.query.tokenskept import tokens_kept_tag
 from indextables.search.read.convert import documents
 from indextables.search.read.rowcopy import copy_metadata, in_copy
 from indextables.search.schema.mapping import (
@@ -410,9 +411,13 @@ def to_reference_form(directory: str) -> None:
 
 
 def _split_tags(stats: StatsCollector) -> tuple[str, ...] | None:
-    """The split's tags: which exact string columns are fully in the term dictionary."""
+    """The split's tags: which exact string columns are fully in the term dictionary, and
+    which text columns lost no token to their analyzer's length limit."""
     columns = stats.fully_indexed()
-    return (fully_indexed_tag(columns),) if columns else None
+    kept = stats.tokens_kept()
+    tags: tuple[str, ...] = (fully_indexed_tag(columns),) if columns else ()
+    tags += (tokens_kept_tag(kept),) if kept else ()
+    return tags or None
 
 
 def _mask(codes: pa.Table, key: dict[str, int]) -> pa.ChunkedArray:

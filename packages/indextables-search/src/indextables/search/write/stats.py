@@ -21,11 +21,17 @@ Spark handed over, not the clamped values Tantivy indexes.
 
 The collector also records the longest UTF-8 value of each exact string
 column, so the writer can tell which columns Tantivy indexed in full
-(:meth:`StatsCollector.fully_indexed`).
+(:meth:`StatsCollector.fully_indexed`), and which tokenized text columns lost
+no token to their analyzer's length limit (:meth:`StatsCollector.tokens_kept`):
+a token lies within a run of characters between ASCII whitespace, and
+lowercasing grows a character's UTF-8 form by at most the factor the analyzer's
+own lowercase table allows (1.5), so only values and runs long enough to reach
+the limit after that growth are tokenized to measure their tokens.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from datetime import date
@@ -37,6 +43,12 @@ import pyarrow.compute as pc
 from indextables.search.query.tantivyquery import MAX_TERM_BYTES
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 from indextables.search.schema.nans import quiet_nans
+from indextables.search.write.segwriter.tokenize import (
+    MAX_TOKEN_BYTES,
+    Analyzer,
+    analyzer_for,
+    tokenize,
+)
 
 STRING_STAT_LENGTH = 32
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
@@ -61,6 +73,7 @@ class StatsCollector:
     maximums: dict[str, Any] = field(default_factory=dict)
     longest: dict[str, int] = field(default_factory=dict)
     temporal: dict[str, str] = field(default_factory=dict)
+    dropped: dict[str, bool] = field(default_factory=dict)
     num_records: int = 0
 
     def add(self, batch: pa.RecordBatch) -> None:
@@ -72,6 +85,9 @@ class StatsCollector:
             column = batch.column(spec.name)
             if spec.is_exact and pa.types.is_string(column.type):
                 self._fold_length(spec.name, column)
+            analyzer = _token_analyzer(spec)
+            if analyzer is not None and not self.dropped.get(spec.name):
+                self.dropped[spec.name] = _may_drop_tokens(column, analyzer, spec.name)
             if column.null_count == len(column):
                 continue
             if spec.kind is FieldKind.DATE:
@@ -114,6 +130,16 @@ class StatsCollector:
         """The exact string columns whose every value Tantivy indexed (none over the limit)."""
         return sorted(n for n, size in self.longest.items() if size <= MAX_TERM_BYTES)
 
+    def tokens_kept(self) -> dict[str, str]:
+        """The tokenized text columns (name -> tokenizer name) whose analyzer dropped no
+        token of any value added (only columns some batch held)."""
+        names = {s.name: s.tokenizer_name for s in self.specs}
+        return {
+            name: str(names[name])
+            for name, dropped in sorted(self.dropped.items())
+            if not dropped and names.get(name)
+        }
+
     def min_values(self) -> dict[str, str]:
         """The ``minValues`` map of the AddAction."""
         return self._formatted(self.minimums)
@@ -132,6 +158,57 @@ class StatsCollector:
             else:
                 out[name] = _format(value)
         return out
+
+
+def _token_analyzer(spec: FieldSpec) -> Analyzer | None:
+    """The analyzer of an indexed text field whose tokens :meth:`StatsCollector.tokens_kept`
+    follows (the simple and whitespace ones), else None."""
+    if spec.kind is not FieldKind.TEXT or not spec.indexed or spec.tokenizer_name is None:
+        return None
+    found = analyzer_for(spec.tokenizer_name)
+    return found if found is not None and found.kind != "raw" else None
+
+
+@functools.cache
+def _lowercase_growth() -> float:
+    """The most a character's UTF-8 form grows when the analyzers lowercase it."""
+    from indextables.search.write.segwriter._unicodetables import LOWERCASE
+
+    grown = (len(low.encode("utf-8")) / len(chr(c).encode("utf-8")) for c, low in LOWERCASE.items())
+    return max(1.0, *grown)
+
+
+@functools.cache
+def _between_whitespace() -> str:
+    """An RE2 class of the characters the whitespace tokenizer splits at."""
+    from indextables.search.write.segwriter._unicodetables import WHITESPACE
+
+    return "[" + "".join(f"\\x{{{a:x}}}-\\x{{{b:x}}}" for a, b in WHITESPACE) + "]"
+
+
+def _may_drop_tokens(column: pa.Array, analyzer: Analyzer, name: str) -> bool:
+    """Whether ``analyzer`` may drop a token of ``column`` for its length (True also for a
+    column of a type it does not read)."""
+    if pa.types.is_string_view(column.type):
+        column = column.cast(pa.large_string())
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        return True
+    limit = min(MAX_TOKEN_BYTES + 1, analyzer.limit)
+    growth = _lowercase_growth()
+    reach = pc.multiply(pc.binary_length(column).cast(pa.float64()), growth)
+    longest = pc.max(reach).as_py()
+    if longest is None or longest < limit:
+        return False
+    values = column.filter(pc.greater_equal(reach, limit))
+    runs = pc.list_flatten(pc.split_pattern_regex(values, _between_whitespace()))
+    reach = pc.multiply(pc.binary_length(runs).cast(pa.float64()), growth)
+    if (pc.max(reach).as_py() or 0) >= MAX_TOKEN_BYTES + 1:
+        return True  # a token beyond what any analyzer keeps may be in it
+    long_runs = runs.filter(pc.greater_equal(reach, limit))
+    if not len(long_runs):
+        return False
+    tokens = tokenize(long_runs, Analyzer(analyzer.kind, MAX_TOKEN_BYTES + 1), name=name)
+    return (pc.max(pc.binary_length(tokens.terms)).as_py() or 0) >= limit
 
 
 def _iso_date(low: int, high: int, days: int) -> str | None:
