@@ -297,8 +297,9 @@ FEED_KEY = PREFIX + "indexwriter.feed"
 #: How rows go into Tantivy (``indexWriter.feed``): ``json`` one JSON line per row built
 #: column-wise (``IndexWriter.add_json``, see :mod:`.write.jsonfeed`), batches JSON cannot
 #: carry exactly as typed documents; ``documents`` typed documents only. Both write the
-#: same index bytes.
-FEEDS = ("json", "documents")
+#: same index bytes. ``segments``: whole segments written from the split's Arrow columns
+#: without tantivy-py (:mod:`.write.segfeed`), splits the segment writer refuses as ``json``.
+FEEDS = ("json", "documents", "segments")
 DEFAULT_FEED = "json"
 
 
