@@ -765,6 +765,19 @@ cdef class Checkpoints:
         return self.find(doc, lo) if self.n else lo
 
 
+cdef Py_ssize_t _block_index(bytes block, uint32_t* count) except -1:
+    # Where a decompressed block's doc offsets start (its doc count in ``count``), checked.
+    cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(block)
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(block), index_start
+    if size < 4:
+        raise DocStoreError("doc store: block shorter than its doc count")
+    count[0] = _u32(p + size - 4)
+    index_start = size - 4 * (<Py_ssize_t>count[0] + 1)
+    if index_start < 0:
+        raise DocStoreError("doc store: block doc count larger than the block")
+    return index_start
+
+
 cdef class ColumnBuilder:
     """Same contract as ``_kernels_py.ColumnBuilder``."""
 
@@ -786,6 +799,10 @@ cdef class ColumnBuilder:
     cdef Py_ssize_t _groups_cap
     cdef _Job* _jobs
     cdef Py_ssize_t _jobs_cap
+    cdef Py_ssize_t* _ids  # an add_lz4_parts call's doc ids, every part's one after the other
+    cdef Py_ssize_t _ids_cap
+    cdef Py_ssize_t* _part_base  # each part's first doc id in _ids (one past the last at the end)
+    cdef Py_ssize_t _part_base_cap
     # Where the last run without the GIL stopped: job, hit within it, why, the slot past 2 GiB.
     cdef Py_ssize_t _stop_job
     cdef Py_ssize_t _stop_hit
@@ -831,6 +848,8 @@ cdef class ColumnBuilder:
         PyMem_Free(self._bounds)
         PyMem_Free(self._groups)
         PyMem_Free(self._jobs)
+        PyMem_Free(self._ids)
+        PyMem_Free(self._part_base)
 
     def add(self, bytes block, list doc_ids, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t first_doc):
         """Append one row per ``doc_ids[lo:hi]``: documents ``doc - first_doc`` of ``block``."""
@@ -839,27 +858,40 @@ cdef class ColumnBuilder:
     cdef int _add_block(
         self, bytes block, list doc_ids, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t first_doc
     ) except -1:
-        cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(block)
-        cdef Py_ssize_t size = PyBytes_GET_SIZE(block), index_start, start, end, k, i
+        cdef Py_ssize_t index_start, i, k
         cdef uint32_t count
-        if size < 4:
-            raise DocStoreError("doc store: block shorter than its doc count")
-        count = _u32(p + size - 4)
-        index_start = size - 4 * (<Py_ssize_t>count + 1)
-        if index_start < 0:
-            raise DocStoreError("doc store: block doc count larger than the block")
+        index_start = _block_index(block, &count)
         if lo < 0 or hi > PyList_GET_SIZE(doc_ids):
             raise ValueError("lo/hi outside doc_ids")
         for i in range(lo, hi):
             k = <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, i)) - first_doc
-            if k < 0 or k >= count:
-                raise DocStoreError(f"doc store: doc position {k} outside its block of {count}")
-            start = _u32(p + index_start + 4 * k)
-            end = _u32(p + index_start + 4 * (k + 1)) if k + 1 < count else index_start
-            if start > end or end > index_start:
-                raise DocStoreError("doc store: document offsets out of order")
-            self._doc(block, p, start, end)
+            self._add_at(block, index_start, count, k)
         return 0
+
+    cdef int _add_ids(
+        self, bytes block, const Py_ssize_t* ids, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t first_doc
+    ) except -1:
+        # _add_block of doc ids held in a C array (add_lz4_parts' own, checked in range).
+        cdef Py_ssize_t index_start, i
+        cdef uint32_t count
+        index_start = _block_index(block, &count)
+        for i in range(lo, hi):
+            self._add_at(block, index_start, count, ids[i] - first_doc)
+        return 0
+
+    cdef int _add_at(
+        self, bytes block, Py_ssize_t index_start, uint32_t count, Py_ssize_t k
+    ) except -1:
+        # Append document ``k`` of ``block`` (its doc offsets at ``index_start``) as one row.
+        cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(block)
+        cdef Py_ssize_t start, end
+        if k < 0 or k >= count:
+            raise DocStoreError(f"doc store: doc position {k} outside its block of {count}")
+        start = _u32(p + index_start + 4 * k)
+        end = _u32(p + index_start + 4 * (k + 1)) if k + 1 < count else index_start
+        if start > end or end > index_start:
+            raise DocStoreError("doc store: document offsets out of order")
+        return self._doc(block, p, start, end)
 
     cdef int _doc(self, bytes block, const uint8_t* p, Py_ssize_t start, Py_ssize_t end) except -1:
         # Append the document at p[start:end] as one row: by _doc_c when it can, else by
@@ -1084,24 +1116,60 @@ cdef class ColumnBuilder:
         once); only a block decompressed whole for the cache (or given up by the
         partial path) and a document holding a rare or malformed value take the
         GIL, in their place in the row order.
+
+        A part's doc ids are a list or a ``range`` (a run of a whole-store read:
+        no Python int per document).
         """
         cdef Py_ssize_t nparts = PyList_GET_SIZE(parts), total = 0, p, n, i, hi, block
-        cdef Py_ssize_t d, last_doc, bs, be, first, g, ngroups = 0, start
-        cdef Py_ssize_t j, k, njobs, nhits, largest, h
+        cdef Py_ssize_t d, last_doc, bs, be, first, g, ngroups = 0, start, base
+        cdef Py_ssize_t j, k, njobs, nhits, largest, h, r0, rstep
         cdef Py_ssize_t* groups
         cdef Py_ssize_t* hits
+        cdef Py_ssize_t* ids
+        cdef Py_ssize_t* part_base
         cdef _Job* jobs
         cdef _Job* job
         cdef const int64_t* starts
         cdef Checkpoints cp
-        cdef list doc_ids, answers = None, asks
-        cdef object found, part, cache_key
+        cdef list listed, answers = None, asks
+        cdef object found, part, cache_key, doc_ids
         cdef uint32_t size
         cdef bytes whole
         cdef int why
         cdef bint located
+        # Pass 0: every part's doc ids into one C array (each list item read once).
         for p in range(nparts):
-            total += PyList_GET_SIZE((<tuple>PyList_GET_ITEM(parts, p))[1])
+            doc_ids = (<tuple>PyList_GET_ITEM(parts, p))[1]
+            if type(doc_ids) is range:
+                total += len(doc_ids)
+            else:
+                total += PyList_GET_SIZE(<list?>doc_ids)
+        self._ids = <Py_ssize_t*>_grown(
+            self._ids, &self._ids_cap, <Py_ssize_t>sizeof(Py_ssize_t) * total
+        )
+        self._part_base = <Py_ssize_t*>_grown(
+            self._part_base, &self._part_base_cap, <Py_ssize_t>sizeof(Py_ssize_t) * (nparts + 1)
+        )
+        ids = self._ids
+        part_base = self._part_base
+        base = 0
+        for p in range(nparts):
+            doc_ids = (<tuple>PyList_GET_ITEM(parts, p))[1]
+            part_base[p] = base
+            if type(doc_ids) is range:
+                n = len(doc_ids)
+                if n:
+                    r0 = doc_ids.start
+                    rstep = doc_ids.step
+                    for i in range(n):
+                        ids[base + i] = r0 + i * rstep
+            else:
+                listed = <list>doc_ids
+                n = PyList_GET_SIZE(listed)
+                for i in range(n):
+                    ids[base + i] = <Py_ssize_t>(<object>PyList_GET_ITEM(listed, i))
+            base += n
+        part_base[nparts] = base
         self._groups = <Py_ssize_t*>_grown(
             self._groups, &self._groups_cap, <Py_ssize_t>sizeof(Py_ssize_t) * 4 * total
         )
@@ -1111,15 +1179,15 @@ cdef class ColumnBuilder:
         for p in range(nparts):
             part = <object>PyList_GET_ITEM(parts, p)
             cp = <Checkpoints?>part[0]
-            doc_ids = <list?>part[1]
             cache_key = part[2]
-            n = PyList_GET_SIZE(doc_ids)
+            base = part_base[p]
+            n = part_base[p + 1] - base
             starts = cp.doc_starts
             start = ngroups
             i = 0
             block = 0
             while i < n:
-                d = <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, i))
+                d = ids[base + i]
                 if cp.n == 0:
                     raise DocStoreError(f"doc_ids: {d} outside the store's blocks")
                 block = cp.find(d, block)
@@ -1128,7 +1196,7 @@ cdef class ColumnBuilder:
                 if d < starts[block] or d >= last_doc:
                     raise DocStoreError(f"doc_ids: {d} outside the store's blocks")
                 hi = i + 1
-                while hi < n and <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, hi)) < last_doc:
+                while hi < n and ids[base + hi] < last_doc:
                     hi += 1
                 if not cp.blocks_ok:
                     bs = cp.byte_starts[block]
@@ -1164,7 +1232,7 @@ cdef class ColumnBuilder:
             found = answers[g] if answers is not None else False
             part = <object>PyList_GET_ITEM(parts, groups[4 * g])
             cp = <Checkpoints>part[0]
-            doc_ids = <list>part[1]
+            base = part_base[groups[4 * g]]
             block = groups[4 * g + 1]
             i = groups[4 * g + 2]
             hi = groups[4 * g + 3]
@@ -1191,7 +1259,7 @@ cdef class ColumnBuilder:
                 if size > largest:
                     largest = size
             while i < hi:
-                hits[2 * nhits] = <Py_ssize_t>(<object>PyList_GET_ITEM(doc_ids, i)) - first
+                hits[2 * nhits] = ids[base + i] - first
                 nhits += 1
                 i += 1
         njobs = ngroups
@@ -1215,7 +1283,7 @@ cdef class ColumnBuilder:
             g = job.group
             part = <object>PyList_GET_ITEM(parts, groups[4 * g])
             cp = <Checkpoints>part[0]
-            doc_ids = <list>part[1]
+            base = part_base[groups[4 * g]]
             block = groups[4 * g + 1]
             i = groups[4 * g + 2]
             hi = groups[4 * g + 3]
@@ -1226,14 +1294,14 @@ cdef class ColumnBuilder:
                     self._doc_slow(None, self._scratch, hits[h], hits[h + 1])
                     located = True
                 else:
-                    self._add_block(<bytes>answers[g], doc_ids, i + k, i + k + 1, first)
+                    self._add_ids(<bytes>answers[g], ids + base, i + k, i + k + 1, first)
                     located = False
                 k += 1
                 continue
             # STOP_WHOLE: decompressed whole with the GIL (and kept when the cache admits it).
             found = answers[g] if answers is not None else False
             if type(found) is bytes:
-                self._add_block(<bytes>found, doc_ids, i, hi, first)
+                self._add_ids(<bytes>found, ids + base, i, hi, first)
             else:
                 bs = cp.byte_starts[block]
                 be = cp.byte_ends[block]
@@ -1241,7 +1309,7 @@ cdef class ColumnBuilder:
                 whole = lz4_decompress(cp.view[bs + 4 : be], size)
                 if found:
                     cache.put((part[2], block), whole)
-                self._add_block(whole, doc_ids, i, hi, first)
+                self._add_ids(whole, ids + base, i, hi, first)
                 self.decompressed += size
                 self.whole_blocks += 1
             j += 1

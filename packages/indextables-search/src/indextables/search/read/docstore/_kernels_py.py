@@ -522,7 +522,8 @@ class ColumnBuilder:
         self, parts: Sequence[tuple[Checkpoints, Sequence[int], Any]], cache: Any = None
     ) -> None:
         """Append one row per doc id of each part ``(checkpoints, doc_ids (sorted),
-        cache_key)``, the parts one after the other.
+        cache_key)``, the parts one after the other. A part's doc ids are a list or a
+        ``range`` (a run of a whole-store read).
 
         ``cache`` (a ``BlockCache``) is asked once for every touched block of every part
         (after all of them are checked): ``lookup_many(cache_key, blocks)`` for one part,
