@@ -9,6 +9,10 @@ In one run over the same log rows (``logdata.py``, default 1,000,000 in
   with its own Tantivy writer, see ``write/parallelwrite.py``);
 - ``write_table`` with one writer and ``indexWriter.feed=documents`` (typed
   ``tantivy.Document`` objects instead of JSON lines, see ``write/jsonfeed.py``);
+- ``write_table`` with one writer and ``indexWriter.feed=segments`` (whole segments
+  written by the segment writer from the Arrow columns, no tantivy-py, see
+  ``write/segfeed.py``; the rows the segment feed sent through tantivy-py instead,
+  if any, are printed);
 - ``pyarrow.parquet.write_table`` (snappy, row groups of 1M rows);
 - the floor: a bare tantivy-py pipeline over the same Arrow batches with the
   same schema (``create_index``: fieldnorms off, row key), documents built the
@@ -115,6 +119,26 @@ def ours(
         write_table(target, table, options=options, workers=workers)
 
     return run
+
+
+def segment_feed_fallback(batches: Sequence[pa.RecordBatch], root: str) -> str:
+    """How many rows a ``feed=segments`` write of ``batches`` sent through tantivy-py."""
+    from indextables.search.write import splitwriter
+
+    through: list[int] = []
+    index = splitwriter.PartitionIndex._index
+
+    def counted(self: object, batch: pa.RecordBatch, *args: object) -> None:
+        through.append(batch.num_rows)
+        index(self, batch, *args)  # type: ignore[arg-type]
+
+    splitwriter.PartitionIndex._index = counted  # type: ignore[method-assign]
+    try:
+        ours(batches, 1, feed="segments")(os.path.join(root, "segments-check"))
+    finally:
+        splitwriter.PartitionIndex._index = index  # type: ignore[method-assign]
+        shutil.rmtree(os.path.join(root, "segments-check"), ignore_errors=True)
+    return f"{sum(through):,} row(s) of the segments feed went through tantivy-py"
 
 
 def parquet(batches: Sequence[pa.RecordBatch]) -> Callable[[str], None]:
@@ -435,6 +459,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "write_table": ours(batches, 1),
             f"write_table x{workers}": ours(batches, workers),
             "documents feed": ours(batches, 1, feed="documents"),
+            "segments feed": ours(batches, 1, feed="segments"),
             "parquet": parquet(batches),
             "tantivy floor": floor(batches),
         }
@@ -447,13 +472,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
         print(f"  load average {os.getloadavg()[0]:.1f} at the end")
-        json_cpu, documents_cpu, floor_cpu = (
-            rates[n][1] for n in ("write_table", "documents feed", "tantivy floor")
+        json_cpu, documents_cpu, segments_cpu, floor_cpu = (
+            rates[n][1] for n in ("write_table", "documents feed", "segments feed", "tantivy floor")
         )
         print(
             f"  CPU : JSON feed / documents feed = {json_cpu / documents_cpu:.2f}x, "
             f"JSON feed / floor = {json_cpu / floor_cpu:.2f}x, "
             f"documents feed / floor = {documents_cpu / floor_cpu:.2f}x"
+        )
+        print(
+            f"  CPU : segments feed / JSON feed = {segments_cpu / json_cpu:.2f}x, "
+            f"segments feed / floor = {segments_cpu / floor_cpu:.2f}x; "
+            f"{segment_feed_fallback(batches, root)}"
         )
         for k, basis in enumerate(("wall", "CPU")):
             one, many, pq_rate, floor_rate = (
