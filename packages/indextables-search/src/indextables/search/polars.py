@@ -15,6 +15,13 @@ and a row limit; they go into :meth:`SearchTable.scan`:
   ``str.starts_with``/``ends_with``/``contains`` of a literal, ``&``, ``|``
   and ``~``), which narrows the search through the index and prunes splits
   (a condition on partition columns, from the log alone);
+- a ``str.contains`` of a literal on a tokenized (``text``) column, which
+  ``where`` answers by reading every row, also becomes a ``textsearch=`` over
+  the column's term dictionary matching every row that contains the literal
+  (:func:`~indextables.search.polarswhere.predicate_text_search`), so only the
+  rows it finds are read and tested; offered when every split of the snapshot
+  records that its index dropped no token of the column for its length
+  (:mod:`indextables.search.query.tokenskept`), never on a companion index;
 - the row limit becomes ``limit=`` when the whole filter went into ``where``
   (else reading stops once Polars' filter has kept that many rows).
 
@@ -31,7 +38,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from indextables.search.errors import ArgumentError, QuerySyntaxError
-from indextables.search.polarswhere import predicate_where
+from indextables.search.polarswhere import predicate_text_search, predicate_where
+from indextables.search.query.tokenskept import merged_tokens_kept
 
 if TYPE_CHECKING:
     from indextables.search.searchtable import SearchTable
@@ -105,6 +113,52 @@ def _polars_schema(table: SearchTable) -> Any:
 _schemas: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
+def _kept_tokens(table: SearchTable) -> dict[str, str]:
+    """The text columns (lowercase -> tokenizer) every live split of the snapshot kept
+    every token of, read once per opened table from the splits' tags; none on a
+    companion index (its splits' text is searched another way) or a table without splits."""
+    found = _kept.get(table)
+    if found is None:
+        view = getattr(table, "_view", None)
+        splits = getattr(view, "splits", None)
+        if getattr(table, "_companion_root", None) is not None or not splits:
+            found = {}
+        else:
+            found = merged_tokens_kept([split.entry.split_tags for split in splits])
+        _kept[table] = found
+    return found
+
+
+_kept: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+class _TextSearched:
+    """A table whose scans also search ``textsearch`` (every row the predicate keeps
+    matches it); a scan the index refuses so runs as without it."""
+
+    __slots__ = ("_table", "_textsearch")
+
+    def __init__(self, table: Any, textsearch: dict[str, str]) -> None:
+        self._table = table
+        self._textsearch = textsearch
+
+    def scan(self, query: str | None = None, **options: Any) -> pa.RecordBatchReader:
+        try:
+            reader: pa.RecordBatchReader = self._table.scan(
+                query, textsearch=self._textsearch, **options
+            )
+            return reader
+        except QuerySyntaxError:
+            plain: pa.RecordBatchReader = self._table.scan(query, **options)
+            return plain
+
+
+def _text_searched(table: Any, predicate: Any) -> Any:
+    """``table``, or it searching the predicate's ``str.contains`` of text columns."""
+    searched = predicate_text_search(predicate, table.schema, _kept_tokens(table))
+    return _TextSearched(table, searched) if searched else table
+
+
 def _batches(
     table: Any,
     query: str | None,
@@ -123,6 +177,8 @@ def _batches(
     if not read:  # Polars counts rows: read the narrowest column
         read = [names[0]]
     exact = predicate is None or (where is not None and where[1])
+    if predicate is not None:
+        table = _text_searched(table, predicate)
     reader = _scan(table, query, where[0] if where else None, read, n_rows if exact else None)
     if predicate is None and read == wanted:
         # Nothing for Polars to do per batch: the scan projects and limits itself.

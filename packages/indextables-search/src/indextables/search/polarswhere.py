@@ -21,6 +21,23 @@ Anything else (casts, arithmetic, ``is_nan``, column against column, a literal
 Polars folded to NaN or infinity) stays with Polars. An ``&`` of which only some
 parts translate gives those parts: a condition keeping more rows than the
 predicate, flagged inexact, so Polars filters the rows the engine returns.
+
+The engine answers ``LIKE`` on a tokenized (``text``) column by reading every
+row. :func:`predicate_text_search` gives, for the ``str.contains`` of a literal
+on such a column, a search over the column's term dictionary that matches every
+row containing the literal (a superset: the exact test still runs on the rows it
+finds). The analyzers ``default``/``simple`` cut a value at every character that
+is not alphanumeric, ``whitespace`` at ASCII whitespace; both lowercase each
+character on its own (no final-sigma rule: ``Σ`` is always U+03C3, ``İ`` is
+``i`` and a combining dot), with Tantivy's tables
+(:mod:`~indextables.search.write.segwriter.tokenize`). So a literal made of
+token characters lies inside one token, and that token's lowercase form holds
+the literal's lowercase form: a regex ``.*x.*`` over the terms. A literal with
+other characters spans tokens: its first run of token characters ends a token
+(``.*x``), its last starts one (``x.*``), and the runs between are whole tokens;
+the search requires them all. This holds only where the analyzer dropped no
+token of the column for its length: the caller offers the columns every split
+records so (:mod:`~indextables.search.query.tokenskept`).
 """
 
 from __future__ import annotations
@@ -49,7 +66,7 @@ from indextables.search.schema.columntypes import (
     is_timestamp_ntz,
 )
 
-__all__ = ["predicate_where"]
+__all__ = ["predicate_text_search", "predicate_where"]
 
 _OPS: Final = {"Eq": "=", "NotEq": "!=", "Lt": "<", "LtEq": "<=", "Gt": ">", "GtEq": ">="}
 _FLIPPED: Final = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -64,6 +81,12 @@ _REGEX_SPECIAL: Final = re.compile(r"[\\.^$|?*+()\[\]{}#&~-]|\s")
 _EPOCH_DAY: Final = dt.date(1970, 1, 1)
 _EPOCH: Final = dt.datetime(1970, 1, 1)
 _MAX_DEPTH: Final = 200  # an expression nested deeper stays with Polars
+# A run of token characters searched by at most this many characters of it (a part of
+# a run is still in the token), and at most this many runs per literal: the regexes stay
+# small, the search still a superset.
+_MAX_RUN_CHARS: Final = 64
+_MAX_RUNS: Final = 16
+_ANY: Final = "[\\s\\S]*"
 
 
 class _NoValue:
@@ -86,6 +109,136 @@ def predicate_where(predicate: Any, schema: pa.Schema) -> Found:
     except Exception:
         return None
     return _node(tree, {f.name: f.type for f in schema}, 0)
+
+
+def predicate_text_search(
+    predicate: Any, schema: pa.Schema, kept: Mapping[str, str]
+) -> dict[str, str]:
+    """Column -> a Tantivy query (``textsearch``) every row ``predicate`` keeps matches.
+
+    Args:
+        predicate: the Polars expression.
+        schema: the table's columns.
+        kept: lowercase text column -> its tokenizer name, for the columns whose every
+            token is in the index of every split read.
+
+    Returns the ``str.contains`` of a literal among ``predicate``'s ``&``-joined parts
+    on those columns (``default``, ``simple`` and ``whitespace`` analyzers), as regexes
+    over the column's terms (the module doc); nothing for the rest.
+    """
+    try:
+        tree = json.loads(predicate.meta.serialize(format="json"))
+    except Exception:
+        return {}
+    types = {f.name: f.type for f in schema}
+    found: dict[str, list[str]] = {}
+    for part in _conjuncts(tree, 0):
+        searched = _contains_search(part, types, kept)
+        if searched is not None:
+            found.setdefault(searched[0], []).append(searched[1])
+    return {column: " AND ".join(parts) for column, parts in found.items()}
+
+
+def _conjuncts(node: Any, depth: int) -> list[Any]:
+    """The parts of an ``&`` chain (the node itself when it is none)."""
+    if depth > _MAX_DEPTH or not isinstance(node, dict):
+        return []
+    body = node.get("BinaryExpr")
+    if isinstance(body, dict) and body.get("op") in ("And", "LogicalAnd"):
+        return _conjuncts(body.get("left"), depth + 1) + _conjuncts(body.get("right"), depth + 1)
+    return [node]
+
+
+def _contains_search(
+    node: Any, types: Mapping[str, pa.DataType], kept: Mapping[str, str]
+) -> tuple[str, str] | None:
+    """(column, query) for ``str.contains`` of a literal on a column in ``kept``."""
+    body = node.get("Function") if isinstance(node, dict) else None
+    if not isinstance(body, dict):
+        return None
+    function, inputs = body.get("function"), body.get("input")
+    if not isinstance(function, dict) or not isinstance(inputs, list) or len(inputs) != 2:
+        return None
+    kind = function.get("StringExpr")
+    if not isinstance(kind, dict) or not isinstance(kind.get("Contains"), dict):
+        return None
+    column = _column(inputs[0], types)
+    needle = _literal(inputs[1])
+    if column is None or not isinstance(needle, str) or not is_string(types[column]):
+        return None
+    if kind["Contains"].get("literal") is not True and _REGEX_SPECIAL.search(needle):
+        return None
+    tokenizer = kept.get(column.lower())
+    if tokenizer is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", column):
+        return None  # a name query text could not spell plainly: no search
+    clauses = _needle_clauses(needle, tokenizer)
+    if not clauses:
+        return None
+    return column, " AND ".join(f"{column}:/{c}/" for c in clauses)
+
+
+def _needle_clauses(needle: str, tokenizer: str) -> list[str]:
+    """Regexes (Tantivy's dialect) over whole terms that a row containing ``needle`` has
+    a term matching each of (module doc); none when the analyzer is not one of these."""
+    from indextables.search.write.segwriter.tokenize import analyzer_for
+
+    analyzer = analyzer_for(tokenizer)
+    if analyzer is None or analyzer.kind == "raw":
+        return []
+    token_char = _alphanumeric if analyzer.kind == "simple" else _not_whitespace
+    runs: list[tuple[int, int]] = []  # [start, end) of each run of token characters
+    start = None
+    for at, char in enumerate(needle):
+        if token_char(char):
+            start = at if start is None else start
+        elif start is not None:
+            runs.append((start, at))
+            start = None
+    if start is not None:
+        runs.append((start, len(needle)))
+    clauses = []
+    for first, last in runs[:_MAX_RUNS]:
+        opens = first == 0  # the token may start before the needle does
+        closes = last == len(needle)  # ... and go on after it
+        run = needle[first:last]
+        if len(run) > _MAX_RUN_CHARS:
+            run = run[-_MAX_RUN_CHARS:] if opens and not closes else run[:_MAX_RUN_CHARS]
+            closes = closes or not opens  # only its first characters: the token goes on
+        text = _regex_text("".join(_lower(c) for c in run))
+        clauses.append(f"{_ANY if opens else ''}{text}{_ANY if closes else ''}")
+    return clauses
+
+
+def _regex_text(text: str) -> str:
+    """``text`` as a regex of itself: ASCII letters and digits as they are, every other
+    character as ``\\x{..}`` (nothing the query text would read as syntax)."""
+    return "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}" for c in text)
+
+
+def _lower(char: str) -> str:
+    from indextables.search.write.segwriter._unicodetables import LOWERCASE
+
+    return LOWERCASE.get(ord(char), char)
+
+
+def _in_ranges(char: str, ranges: tuple[tuple[int, int], ...]) -> bool:
+    import bisect
+
+    code = ord(char)
+    at = bisect.bisect_right(ranges, (code, 0x10FFFF + 1)) - 1
+    return at >= 0 and ranges[at][0] <= code <= ranges[at][1]
+
+
+def _alphanumeric(char: str) -> bool:
+    from indextables.search.write.segwriter._unicodetables import ALPHANUMERIC
+
+    return _in_ranges(char, ALPHANUMERIC)
+
+
+def _not_whitespace(char: str) -> bool:
+    from indextables.search.write.segwriter._unicodetables import WHITESPACE
+
+    return not _in_ranges(char, WHITESPACE)
 
 
 def _node(node: Any, types: Mapping[str, pa.DataType], depth: int) -> Found:
