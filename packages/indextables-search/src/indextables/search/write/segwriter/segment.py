@@ -40,7 +40,6 @@ from indextables.search.splits.termdict.composite import (
     with_footer,
 )
 from indextables.search.splits.termdict.fstform import encode_fst_dict
-from indextables.search.splits.termdict.model import FieldTerms
 from indextables.search.write.segwriter.docstore import (
     DEFAULT_BLOCK_SIZE,
     StoredColumn,
@@ -50,9 +49,13 @@ from indextables.search.write.segwriter.docstore import (
 from indextables.search.write.segwriter.errors import SegmentWriteError
 from indextables.search.write.segwriter.fieldnorm import FOOTER_JSON, fieldnorm_ids, token_counts
 from indextables.search.write.segwriter.invert import invert
-from indextables.search.write.segwriter.invertedfiles import TextField, inverted_files
+from indextables.search.write.segwriter.invertedfiles import (
+    TextField,
+    field_terms,
+    inverted_files,
+)
 from indextables.search.write.segwriter.numericterms import value_terms
-from indextables.search.write.segwriter.postings import field_header, term_postings
+from indextables.search.write.segwriter.postings import field_header, field_postings
 from indextables.search.write.segwriter.tokenize import Analyzer, analyzer_for
 
 __all__ = [
@@ -230,22 +233,10 @@ def _value_blobs(
     if not total:
         return None, None, codes
     inverted = invert(tokens)
-    starts = inverted.doc_starts.to_pylist()
-    docs = inverted.docs.to_pylist()
-    postings = bytearray()
-    count = len(inverted.terms)
-    offsets: list[int] = []
-    sizes: list[int] = []
-    for k in range(count):
-        encoded = term_postings(docs[starts[k] : starts[k + 1]], None)
-        offsets.append(len(postings))
-        sizes.append(len(encoded))
-        postings += encoded
-    zeros = [0] * count
-    terms = FieldTerms.from_keys(
-        inverted.terms.to_pylist(), [inverted.doc_freq.to_pylist(), offsets, sizes, zeros, zeros]
-    )
-    return field_header(total) + bytes(postings), encode_fst_dict(terms), codes
+    # Every term's postings in one kernel call (documents only, no block maxima).
+    encoded = field_postings(inverted, record="basic", norms=None)
+    terms = field_terms(inverted, encoded)
+    return field_header(total) + encoded.postings, encode_fst_dict(terms), codes
 
 
 def _stored_column(spec: SegmentField, column: pa.Array | pa.ChunkedArray) -> StoredColumn:
