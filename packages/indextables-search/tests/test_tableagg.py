@@ -771,7 +771,7 @@ def test_counts_the_index_cannot_answer_go_to_the_rows(
 
     monkeypatch.setattr(SearchTable, "_count_rows", rows)
     assert open_table(uri).count(where=where) == -1
-    assert asked == [(None, where, None, None)]
+    assert asked == [(None, where, None, None, None)]  # the last: max_term_expansions
     assert paths() == ["rows"]
 
 

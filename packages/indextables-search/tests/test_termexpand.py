@@ -120,8 +120,11 @@ def test_prefixes_inside_boolean_structure(table: tuple[str, list[str], list[str
 
 def test_forms_not_answered_yet_are_still_refused(table: tuple[str, list[str], list[str]]) -> None:
     uri = table[0]
-    for query in ["t:ab~3", "t:a-b~1", "a-b~2", 't:a"b*', "t:a~b*"]:
+    for query in ["t:ab~3", 't:a"b*', "t:a~b*"]:
         with pytest.raises(QuerySyntaxError, match="which the index does not support"):
+            open_table(uri).search(query)
+    for query in ["t:a-b~1", "a-b~2"]:
+        with pytest.raises(QuerySyntaxError, match="but a fuzzy term matches one token"):
             open_table(uri).search(query)
     with pytest.raises(QuerySyntaxError, match=r"'t:/h\(/' is not a valid .*Invalid regex"):
         open_table(uri).search("t:/h(/")

@@ -30,7 +30,6 @@ def table_path(tmp_path_factory: pytest.TempPathFactory) -> str:
     [
         ("msg:hello~3", r"fuzzy term \(~\)"),  # distances 1 and 2 only
         ("hello~3", r"fuzzy term \(~\)"),  # on the default fields too
-        ("msg:he-l~1", r"fuzzy term \(~\)"),  # a fuzzy term over two tokens
     ],
 )
 def test_wildcards_and_fuzzy_terms_are_refused(table_path: str, query: str, mark: str) -> None:

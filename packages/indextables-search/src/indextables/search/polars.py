@@ -53,6 +53,7 @@ def scan_indextables(
     version: int | None = None,
     options: Mapping[str, Any] | None = None,
     query: str | None = None,
+    max_term_expansions: int | None = None,
 ) -> Any:
     """A ``polars.LazyFrame`` over the table at ``uri`` (its current version or ``version``).
 
@@ -65,6 +66,9 @@ def scan_indextables(
         version: time travel to this version.
         options: read options, as for :func:`~indextables.search.open_table`.
         query: a Tantivy query narrowing the rows (``message:timeout``).
+        max_term_expansions: the most terms of one split a wildcard, fuzzy or
+            phrase-prefix term of ``query`` may stand for, over the option
+            (:meth:`~indextables.search.SearchTable.scan`).
 
     Raises:
         ArgumentError: polars is not installed, or a bad argument.
@@ -80,6 +84,9 @@ def scan_indextables(
 
     if query is not None and not isinstance(query, str):
         raise ArgumentError(f"query={query!r} must be a string")
+    from indextables.search.searchtable import _expansion_limit
+
+    limit = _expansion_limit(max_term_expansions)
     if isinstance(uri, SearchTable):
         if version is not None or options is not None:
             raise ArgumentError(
@@ -93,7 +100,7 @@ def scan_indextables(
     def source(
         with_columns: list[str] | None, predicate: Any, n_rows: int | None, batch_size: int | None
     ) -> Iterator[Any]:
-        return _batches(table, query, with_columns, predicate, n_rows)
+        return _batches(table, query, with_columns, predicate, n_rows, limit)
 
     return register_io_source(
         source, schema=_polars_schema(table), is_pure=True, explain_name=f"indextables {table.uri}"
@@ -165,6 +172,7 @@ def _batches(
     with_columns: list[str] | None,
     predicate: Any,
     n_rows: int | None,
+    expansions: int | None = None,
 ) -> Iterator[Any]:
     import polars as pl
 
@@ -179,7 +187,9 @@ def _batches(
     exact = predicate is None or (where is not None and where[1])
     if predicate is not None:
         table = _text_searched(table, predicate)
-    reader = _scan(table, query, where[0] if where else None, read, n_rows if exact else None)
+    reader = _scan(
+        table, query, where[0] if where else None, read, n_rows if exact else None, expansions
+    )
     if predicate is None and read == wanted:
         # Nothing for Polars to do per batch: the scan projects and limits itself.
         for batch in reader:
@@ -203,14 +213,24 @@ def _batches(
 
 
 def _scan(
-    table: Any, query: str | None, where: str | None, columns: list[str], limit: int | None
+    table: Any,
+    query: str | None,
+    where: str | None,
+    columns: list[str],
+    limit: int | None,
+    expansions: int | None = None,
 ) -> pa.RecordBatchReader:
     if where is not None:
         try:
             reader: pa.RecordBatchReader = table.scan(
-                query, where=where, columns=columns, limit=limit
+                query, where=where, columns=columns, limit=limit, max_term_expansions=expansions
             )
             return reader
         except QuerySyntaxError:
             pass  # a condition the evaluator cannot answer exactly: Polars filters alone
-    return table.scan(query, columns=columns, limit=None if where is not None else limit)
+    return table.scan(
+        query,
+        columns=columns,
+        limit=None if where is not None else limit,
+        max_term_expansions=expansions,
+    )

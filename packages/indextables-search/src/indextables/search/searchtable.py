@@ -225,6 +225,7 @@ class SearchTable:
         order_by: str | Sequence[str] | None = None,
         highlight: Sequence[str] | None = None,
         snippet_chars: int | None = None,
+        max_term_expansions: int | None = None,
     ) -> pa.Table:
         """The rows matching a search as one Arrow table (see :meth:`scan`)."""
         reader = self.scan(
@@ -237,6 +238,7 @@ class SearchTable:
             order_by=order_by,
             highlight=highlight,
             snippet_chars=snippet_chars,
+            max_term_expansions=max_term_expansions,
         )
         return reader.read_all()
 
@@ -252,6 +254,7 @@ class SearchTable:
         order_by: str | Sequence[str] | None = None,
         highlight: Sequence[str] | None = None,
         snippet_chars: int | None = None,
+        max_term_expansions: int | None = None,
     ) -> pa.RecordBatchReader:
         """The rows matching a search, streamed split by split.
 
@@ -277,6 +280,10 @@ class SearchTable:
                 ``<b>...</b>``, the rest HTML-escaped: tantivy-py's
                 ``SnippetGenerator``), null where the value is null.
             snippet_chars: a fragment's length in characters (default 150).
+            max_term_expansions: the most terms of one split a wildcard, fuzzy or
+                phrase-prefix term may stand for in this call (an int >= 1), in
+                place of the ``spark.indextables.query.maxTermExpansions`` option
+                (None: the option, else 100,000); a term standing for more is refused.
 
         Raises:
             ArgumentError: an argument of the wrong type or an unknown column; an
@@ -299,6 +306,7 @@ class SearchTable:
                     order_by,
                     highlight,
                     snippet_chars,
+                    max_term_expansions,
                 )
         except BaseException as error:
             self._remember(op.finish(error))
@@ -315,6 +323,7 @@ class SearchTable:
         where: str | None = None,
         textsearch: Mapping[str, str] | None = None,
         fieldmatch: Mapping[str, str] | None = None,
+        max_term_expansions: int | None = None,
     ) -> int:
         """How many rows match a search (arguments as :meth:`scan`).
 
@@ -323,10 +332,11 @@ class SearchTable:
         cannot answer exactly, from the rows the exact ``where`` filter keeps.
         """
         with self._operation("count") as op:
-            plan = self._count_plan(query, where, textsearch, fieldmatch)
+            plan = self._count_plan(query, where, textsearch, fieldmatch, max_term_expansions)
             op.planned(considered=len(self._view.splits), kept=len(plan.splits))
             found, source = count_table(
-                plan, lambda: self._count_rows(query, where, textsearch, fieldmatch)
+                plan,
+                lambda: self._count_rows(query, where, textsearch, fieldmatch, max_term_expansions),
             )
             op.add(rows=found)
             op.set(source=source)
@@ -342,6 +352,7 @@ class SearchTable:
         query: str | None = None,
         textsearch: Mapping[str, str] | None = None,
         fieldmatch: Mapping[str, str] | None = None,
+        max_term_expansions: int | None = None,
     ) -> pa.Table:
         """One row per group of the matching rows: group columns first, then the metrics.
 
@@ -351,7 +362,7 @@ class SearchTable:
                 one global row.
             metrics: output name -> ``"count"`` or ``(function, column)``, function one
                 of count/sum/min/max/avg.
-            where, query, textsearch, fieldmatch: as :meth:`scan`.
+            where, query, textsearch, fieldmatch, max_term_expansions: as :meth:`scan`.
 
         Returns:
             A table typed as Spark's ``groupBy().agg()`` types it, sorted by the
@@ -370,8 +381,9 @@ class SearchTable:
         groups = parse_group_by(group_by)
         wanted = parse_metrics(metrics)
         output_names(groups, wanted)
+        limit = _expansion_limit(max_term_expansions)
         with self._operation("aggregate") as op:
-            return self._aggregated(op, groups, wanted, where, query, textsearch, fieldmatch)
+            return self._aggregated(op, groups, wanted, where, query, textsearch, fieldmatch, limit)
 
     def _aggregated(
         self,
@@ -382,8 +394,9 @@ class SearchTable:
         query: Any,
         textsearch: Any,
         fieldmatch: Any,
+        max_term_expansions: int | None,
     ) -> pa.Table:
-        plan = self._count_plan(query, where, textsearch, fieldmatch)
+        plan = self._count_plan(query, where, textsearch, fieldmatch, max_term_expansions)
         op.planned(considered=len(self._view.splits), kept=len(plan.splits))
 
         def from_rows(schema: pa.Schema) -> pa.Table:
@@ -391,7 +404,16 @@ class SearchTable:
             needed |= {m.column.lower() for m in wanted if m.column}
             columns = [f.name for f in self._schema if f.name.lower() in needed]
             read = self._plan(
-                query, where, textsearch, fieldmatch, columns or self._schema.names[:1], None
+                query,
+                where,
+                textsearch,
+                fieldmatch,
+                columns or self._schema.names[:1],
+                None,
+                None,
+                None,
+                None,
+                max_term_expansions,
             )
             return aggregate_rows(self._rows(read), groups, wanted, schema, rows_schema=read.output)
 
@@ -431,38 +453,61 @@ class SearchTable:
 
     # -- planning and reading ------------------------------------------------------------
 
-    def _count_rows(self, query: Any, where: Any, textsearch: Any, fieldmatch: Any) -> int:
+    def _count_rows(
+        self, query: Any, where: Any, textsearch: Any, fieldmatch: Any, max_term_expansions: Any
+    ) -> int:
         """The matching rows counted by reading them (the exact fallback of :meth:`count`)."""
         # A batch without columns has no rows: read one column to count them.
         one = [self._schema.names[0]]
-        plan = self._plan(query, where, textsearch, fieldmatch, one, None)
+        plan = self._plan(
+            query, where, textsearch, fieldmatch, one, None, None, None, None, max_term_expansions
+        )
         return sum(batch.num_rows for batch in self._rows(plan))
 
-    def _count_plan(self, query: Any, where: Any, textsearch: Any, fieldmatch: Any) -> TablePlan:
+    def _count_plan(
+        self,
+        query: Any,
+        where: Any,
+        textsearch: Any,
+        fieldmatch: Any,
+        max_term_expansions: Any = None,
+    ) -> TablePlan:
         """The count/aggregation plan, kept per arguments: a snapshot's plans never change."""
         _check_text("query", query)
         _check_text("where", where)
+        limit = _expansion_limit(max_term_expansions)
         key = (
             query,
             where,
             tuple(sorted(_check_mapping("textsearch", textsearch).items())),
             tuple(sorted(_check_mapping("fieldmatch", fieldmatch).items())),
+            limit,
         )
         found = self._plans.get(key)
         if found is not None:
             return found
-        spec = self._search_spec(query, where, textsearch, fieldmatch)
+        spec = self._search_spec(query, where, textsearch, fieldmatch, limit)
         with oplog.timed("plan"):
             found = plan_table(self._view, self._options, self._read, search=spec, where=where)
         self._plans.put(key, found)
         return found
 
-    def _search_spec(self, query: Any, where: Any, textsearch: Any, fieldmatch: Any) -> SearchSpec:
+    def _search_spec(
+        self,
+        query: Any,
+        where: Any,
+        textsearch: Any,
+        fieldmatch: Any,
+        max_term_expansions: Any = None,
+    ) -> SearchSpec:
         _check_text("query", query)
         _check_text("where", where)
         text_search = _check_mapping("textsearch", textsearch)
         field_match = _check_mapping("fieldmatch", fieldmatch)
-        spec = SearchSpec(query or None, text_search, field_match, self._read.max_term_expansions)
+        limit = _expansion_limit(max_term_expansions)
+        if limit is None:
+            limit = self._read.max_term_expansions
+        spec = SearchSpec(query or None, text_search, field_match, limit)
         if not spec.is_empty:
             validate(
                 spec,
@@ -483,8 +528,9 @@ class SearchTable:
         order_by: Any = None,
         highlight: Any = None,
         snippet_chars: Any = None,
+        max_term_expansions: Any = None,
     ) -> _ReadPlan:
-        spec = self._search_spec(query, where, textsearch, fieldmatch)
+        spec = self._search_spec(query, where, textsearch, fieldmatch, max_term_expansions)
         if limit is not None and (
             isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= _MAX_LIMIT
         ):
@@ -769,6 +815,22 @@ def _select(batch: pa.RecordBatch, output: pa.Schema) -> pa.RecordBatch:
     if batch.schema.names == output.names:
         return batch
     return pa.RecordBatch.from_arrays([batch.column(f.name) for f in output], schema=output)
+
+
+def _expansion_limit(value: Any) -> int | None:
+    """A call's ``max_term_expansions=`` checked: None (the option's limit) or an int >= 1.
+
+    Raises:
+        ArgumentError: naming the argument and the value.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ArgumentError(
+            f"max_term_expansions={value!r} must be None or an int >= 1 (the most terms of "
+            "one split a wildcard, fuzzy or phrase-prefix term may stand for)"
+        )
+    return value
 
 
 def _check_text(name: str, value: Any) -> None:

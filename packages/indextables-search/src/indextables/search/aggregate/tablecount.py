@@ -98,8 +98,9 @@ def count_split(
 
 
 # A split's exact count query per (entry directory and its content identity, as
-# open_split keys its searchers; split tags, doc mapping, search, conditions): a repeated
-# count parses and checks nothing again. Queries hold no index (no split is kept open).
+# open_split keys its searchers; split tags, doc mapping, search and its expansion limit,
+# conditions): a repeated count parses and checks nothing again. Queries hold no index
+# (no split is kept open).
 _QUERIES = 256
 _queries: BoundedCache[tuple[Any, ...], Any] = BoundedCache(max_entries=_QUERIES)
 _NOT_EXACT: Any = object()
@@ -121,6 +122,7 @@ def _query_key(
         search.query,
         tuple(sorted(search.text_search.items())),
         tuple(sorted(search.field_match.items())),
+        search.max_term_expansions,  # a wildcard refused under one limit is not under another
         tuple(conditions),
     )
     try:

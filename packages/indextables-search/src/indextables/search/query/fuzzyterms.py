@@ -12,10 +12,20 @@ no space on ``whitespace`` ones; the whole value, case-sensitive, on exact
 fields); other forms are left to
 :func:`~indextables.search.query.termforms.check_term_forms`, which refuses them.
 
+A fuzzy term stands for terms of the index, each one token, so a term that the
+``default`` analyzer of a text field it searches cuts into several tokens
+(``msg:foo-bar~1``, ``msg:a.b~2``) is refused with a
+:class:`~indextables.search.errors.QuerySyntaxError` naming the term, the column
+and its tokens, and saying what to write instead: one token, a phrase (a quoted
+phrase with a slop, ``msg:"foo bar"~1``, is no fuzzy term and is left alone), or
+each token fuzzy.
+
 Finding the terms walks the field's whole term dictionary of the split; more
-than :data:`~indextables.search.query.termexpand.MAX_TERM_EXPANSIONS` of them is
-refused with a :class:`~indextables.search.errors.QuerySyntaxError` naming the
-term and the limit.
+than the expansion limit of them (``max_term_expansions``: the call's argument,
+else the option, else
+:data:`~indextables.search.query.termexpand.MAX_TERM_EXPANSIONS`) is refused
+with a :class:`~indextables.search.errors.QuerySyntaxError` naming the term and
+the limit.
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ from indextables.search.query import termexpand
 from indextables.search.query.querytext import either, splice_clauses
 from indextables.search.query.termexpand import atoms_regex
 from indextables.search.query.tokenless import NOTHING
-from indextables.search.schema.mapping import FieldSpec
+from indextables.search.schema.mapping import FieldKind, FieldSpec
 
 __all__ = ["edit_distance", "rewrite_fuzzy_terms"]
 
@@ -62,7 +72,7 @@ def rewrite_fuzzy_terms(
         return text, False
 
     def rewrite(_: str, clause: str) -> tuple[str, bool] | None:
-        found = _fuzzy_clause(clause, fields, defaults)
+        found = _fuzzy_clause(clause, fields, defaults, option)
         if found is None:
             return None
         names, term, distance, boost = found
@@ -88,19 +98,28 @@ def rewrite_fuzzy_terms(
 
 
 def _fuzzy_clause(
-    clause: str, fields: Mapping[str, FieldSpec], defaults: Sequence[str]
+    clause: str, fields: Mapping[str, FieldSpec], defaults: Sequence[str], option: str
 ) -> tuple[list[str], str, int, str] | None:
     """(the field names, the analyzed term, the distance, the boost text) of an
-    answerable fuzzy clause, else None."""
+    answerable fuzzy clause, else None.
+
+    Raises:
+        QuerySyntaxError: a term the analyzer of a field it searches cuts into several
+            tokens (:func:`_check_one_token`).
+    """
     found = _FUZZY.fullmatch(clause)
     if found is None:
         return None
     term = found.group(2)
-    if term[0] in "[{<>/(-+" or any(c in term for c in '*?~\\"^'):
+    if term[0] in "[{<>/(-+" or any(c in term for c in '*?~"^'):
         return None
     if ":" in term and not found.group(1):
         return None  # ``1:b~1``: no field name Tantivy reads
     names = [found.group(1)] if found.group(1) else list(defaults)
+    for name in names:
+        _check_one_token(fields.get(name.lower()), clause, term, found.group(3), option)
+    if "\\" in term:
+        return None
     analyzed = None
     kept = []
     for name in names:
@@ -113,6 +132,37 @@ def _fuzzy_clause(
     if analyzed is None:
         return None
     return kept, analyzed, int(found.group(3)), found.group(4) or ""
+
+
+def _check_one_token(
+    spec: FieldSpec | None, clause: str, term: str, distance: str, option: str
+) -> None:
+    """Refuse a fuzzy term that the ``default`` analyzer of ``spec``'s text field cuts into
+    several tokens (``msg:foo-bar~1``): a fuzzy term stands for terms of the index, each
+    one token, so no indexed term is near the whole of it.
+
+    Raises:
+        QuerySyntaxError: naming the term, the column, its tokens and what to write.
+    """
+    if spec is None or not spec.indexed or spec.kind is not FieldKind.TEXT:
+        return
+    if spec.tokenizer != "default":
+        return
+    tokens = ["".join(c.lower() for c in run) for run in _TOKEN_RUN.findall(term)]
+    if len(tokens) < 2:
+        return
+    name = spec.name
+    each = " AND ".join(f"{name}:{t}~{distance}" for t in tokens)
+    raise QuerySyntaxError(
+        f"option {option}: the fuzzy term {clause!r} is {len(tokens)} tokens to the analyzer "
+        f"of column {name!r} ({', '.join(tokens)}), but a fuzzy term matches one token: "
+        f'write one token ({name}:{tokens[0]}~{distance}), a phrase ({name}:"'
+        f'{" ".join(tokens)}"), or each token fuzzy ({each})'
+    )
+
+
+# A run of the ``default`` analyzer's token characters (letters and digits).
+_TOKEN_RUN: Final = re.compile(r"[^\W_]+")
 
 
 def _near_terms(terms: Iterable[str], term: str, distance: int, limit: int) -> list[str]:
