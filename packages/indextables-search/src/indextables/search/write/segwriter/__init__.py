@@ -1,4 +1,4 @@
-"""A bulk writer of Tantivy segments from Arrow columns (in progress, not used by any write path).
+"""A bulk writer of Tantivy segments from Arrow columns (the ``segments`` write feed).
 
 Built in stages, each checked against tantivy-py before the next:
 
@@ -22,7 +22,8 @@ Built in stages, each checked against tantivy-py before the next:
   postings included) and its ``meta.json`` entry, which tantivy-py opens and answers
   like its own segment of the same rows.
 
-No write path uses it yet: every write still indexes through tantivy-py.
+Writes use it with ``indexWriter.feed=segments`` (:mod:`indextables.search.write.segfeed`);
+the default feed still indexes through tantivy-py.
 """
 
 from __future__ import annotations
