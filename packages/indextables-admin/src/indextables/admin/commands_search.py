@@ -30,6 +30,15 @@ _WHERE = click.option(
     help="SQL condition on any column, e.g. \"level = 'ERROR' AND latency > 0.5\".",
 )
 _VERSION = click.option("--version", "version", type=int, default=None, help="Read this version.")
+_EXPANSIONS = click.option(
+    "--max-term-expansions",
+    "max_term_expansions",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="At most N terms of one split per wildcard, fuzzy or phrase-prefix term "
+    "(default: the spark.indextables.query.maxTermExpansions setting, else 100000).",
+)
 
 
 class SearchUnavailableError(AdminError):
@@ -75,6 +84,11 @@ def _columns(text: str | None) -> list[str] | None:
     return names
 
 
+def _expansions(limit: int | None) -> dict[str, int]:
+    """The engine call's ``max_term_expansions`` argument, when the flag is given."""
+    return {} if limit is None else {"max_term_expansions": limit}
+
+
 def _highlight(text: str | None) -> list[str] | None:
     if text is None:
         return None
@@ -109,6 +123,7 @@ def _highlight(text: str | None) -> list[str] | None:
     default=None,
     help="A snippet's length in characters (default 150).",
 )
+@_EXPANSIONS
 @_VERSION
 @rows_options
 @rows_command
@@ -122,6 +137,7 @@ def search_command(
     order_by: str | None,
     highlight: str | None,
     snippet_chars: int | None,
+    max_term_expansions: int | None,
     version: int | None,
 ) -> None:
     """Rows matching QUERY (Tantivy syntax, e.g. message:timeout) and --where."""
@@ -134,10 +150,13 @@ def search_command(
         order_by=order_by,
         highlight=_highlight(highlight),
         snippet_chars=snippet_chars,
+        **_expansions(max_term_expansions),
     )
     header = {"table": table, "version": found.version, "query": query, "where": where}
     if order_by is not None:
         header["order_by"] = order_by
+    if max_term_expansions is not None:
+        header["max_term_expansions"] = max_term_expansions
     write_rows(
         cmd.stdout,
         _format(cmd),
@@ -153,16 +172,29 @@ def search_command(
 @_TABLE
 @_QUERY
 @_WHERE
+@_EXPANSIONS
 @_VERSION
 @rows_options
 @rows_command
 def count_command(
-    cmd: CommandContext, table: str, query: str | None, where: str | None, version: int | None
+    cmd: CommandContext,
+    table: str,
+    query: str | None,
+    where: str | None,
+    max_term_expansions: int | None,
+    version: int | None,
 ) -> None:
     """How many rows match QUERY and --where (every row without them)."""
     found = _open(cmd, table, version)
-    count = found.count(query, where=where)
-    header = {"table": table, "version": found.version, "query": query, "where": where}
+    count = found.count(query, where=where, **_expansions(max_term_expansions))
+    header: dict[str, Any] = {
+        "table": table,
+        "version": found.version,
+        "query": query,
+        "where": where,
+    }
+    if max_term_expansions is not None:
+        header["max_term_expansions"] = max_term_expansions
     if _format(cmd) == "csv":
         answer = pa.record_batch({"count": pa.array([count], pa.int64())})
         write_rows(cmd.stdout, "csv", schema=answer.schema, batches=[answer], header={}, title="")
@@ -191,6 +223,7 @@ def count_command(
     "count/sum/min/max/avg; 'name=...' names it.",
 )
 @_WHERE
+@_EXPANSIONS
 @_VERSION
 @rows_options
 @rows_command
@@ -201,6 +234,7 @@ def aggregate_command(
     group_by: tuple[str, ...],
     metrics: tuple[str, ...],
     where: str | None,
+    max_term_expansions: int | None,
     version: int | None,
 ) -> None:
     """Groups and metrics over the rows matching QUERY and --where (from the index)."""
@@ -213,7 +247,13 @@ def aggregate_command(
             "does not have: upgrade indextables-search"
         )
     with cmd.progress.phase("aggregating"):
-        answer: pa.Table = aggregate(group_by=keys, metrics=wanted, where=where, query=query)
+        answer: pa.Table = aggregate(
+            group_by=keys,
+            metrics=wanted,
+            where=where,
+            query=query,
+            **_expansions(max_term_expansions),
+        )
     header = {
         "table": table,
         "version": found.version,
@@ -222,6 +262,8 @@ def aggregate_command(
         "group_by": list(group_by),
         "metrics": list(metrics),
     }
+    if max_term_expansions is not None:
+        header["max_term_expansions"] = max_term_expansions
     write_rows(
         cmd.stdout,
         _format(cmd),
