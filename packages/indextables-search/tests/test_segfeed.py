@@ -24,7 +24,7 @@ import pytest
 import tantivy
 from writedata import DOUBLES, canonical, column, row_multiset
 
-from indextables.search import merge_splits, open_table, write_table
+from indextables.search import delete_rows, merge_splits, open_table, write_table
 from indextables.search.errors import OptionError
 from indextables.search.options import parse_indexing, parse_write
 from indextables.search.schema.mapping import field_specs, tantivy_schema
@@ -355,6 +355,31 @@ def test_merge_splits_over_segments_and_json_splits(
             assert tied(before[key]) == tied(after[key]) == tied(want[key]), key
         else:
             assert before[key] == after[key] == want[key], key
+
+
+def test_purge_deletes_reindexes_through_the_segments_feed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _table(13, 400)
+    uri = str(tmp_path / "t")
+    _write(uri, data, "json")
+    gone = ", ".join(str(i) for i in range(0, 400, 3))
+    delete_rows(uri, where=f"id IN ({gone})")
+    calls = _Calls(monkeypatch)
+    result = merge_splits(uri, purge_deletes=True, options={FEED_KEY: "segments"})
+    assert result.splits_written > 0
+    assert calls.segments >= result.splits_written
+    assert calls.tantivy == 0
+    # pyarrow filters no string_view column: the model holds it as strings.
+    plain = data.drop_columns(["sv"]).append_column("sv", data.column("sv").cast(pa.string()))
+    live = plain.filter(pa.array([i % 3 != 0 for i in data.column("id").to_pylist()]))
+    queries = _queries(live)
+    got = _answers(uri, queries)
+    assert got["rows"] == row_multiset(_expected(live).to_pylist())
+    for query, model in queries.items():
+        if model is not None:
+            assert got[f"search {query}"] == model, query
+            assert got[f"count {query}"] == len(model), query
 
 
 def test_feed_option_takes_segments() -> None:
