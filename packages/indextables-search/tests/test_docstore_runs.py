@@ -303,3 +303,21 @@ def test_only_all_ascii_text_buffers_skip_the_full_check() -> None:
     assert not decode_module._ascii(text, (*buffers[:5], "é".encode(), 1))
     assert not decode_module._ascii(text, (*buffers[:5], b"\xff", 1))
     assert not decode_module._ascii(ints, buffers)
+
+
+@pytest.mark.parametrize("name", TWINS)
+def test_strings_of_every_short_length_come_back_whole(tmp_path: Path, name: str) -> None:
+    # The kernels copy short values in 8-byte words: every length 0..80, each ending a
+    # document (the last one of each block is followed only by the block's doc offsets).
+    texts = ["".join(chr(0x41 + (k + j) % 26) for j in range(k % 81)) for k in range(4000)]
+    texts = [t if k % 9 else t[:-1] + "é" if t else t for k, t in enumerate(texts)]
+    rows = [{"t": [t], "by": [t.encode()[::-1]]} for t in texts]
+    store = _store(_write(tmp_path, rows))
+    assert len(store.doc_starts) > 4
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(impl.IMPL_ENV, name)
+        cache = BlockCache(max_bytes=1 << 30)
+        for _ in range(3):  # partly decoded, then admitted whole, then served from the cache
+            batch = decode_parts([StorePart(store, range(store.num_docs), cache, "k")], _SPECS)
+            assert batch.column("t").to_pylist() == [[t] for t in texts]
+            assert batch.column("by").to_pylist() == [[t.encode()[::-1]] for t in texts]

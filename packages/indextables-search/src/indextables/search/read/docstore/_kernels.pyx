@@ -456,6 +456,27 @@ cdef inline int _cput(_CBuf* b, const uint8_t* src, Py_ssize_t n) noexcept nogil
     return 0
 
 
+cdef inline int _cput_value(_CBuf* b, const uint8_t* src, Py_ssize_t n) noexcept nogil:
+    # _cput of a string or bytes value of a document (_doc_c's): short ones in 8-byte
+    # words, not a memcpy call each (the calls were ~13% of a whole-store read). Reads up
+    # to 7 bytes past the value, which a document always has: a block's doc offsets
+    # (8 bytes at least) follow its documents, and the partial path's scratch has SLACK.
+    cdef uint8_t* dst
+    cdef Py_ssize_t i = 0
+    cdef uint64_t word
+    if n > 64:
+        return _cput(b, src, n)
+    if _cgrow(b, n + 8):
+        return -1
+    dst = b.ptr + b.size
+    while i < n:
+        memcpy(&word, src + i, 8)
+        memcpy(dst + i, &word, 8)
+        i += 8
+    b.size += n
+    return 0
+
+
 cdef inline int _czeros(_CBuf* b, Py_ssize_t n) noexcept nogil:
     if _cgrow(b, n):
         return -1
@@ -537,7 +558,7 @@ cdef int _cappend(_CCol* c, const uint8_t* p, Py_ssize_t pos, int version) noexc
     c.values += 1
     if kind == K_TEXT or kind == K_BYTES:
         pos = _vint_at(p, pos, pos + 10, &n)
-        if _cput(&c.data, p + pos, <Py_ssize_t>n):
+        if _cput_value(&c.data, p + pos, <Py_ssize_t>n):
             return -1
         return _cend_var(c)
     if kind == K_BOOL:
