@@ -102,6 +102,9 @@ def test_safe_upcast_and_a_missing_nullable_column(spark: Any, tmp_path: Path) -
 
 
 def test_refusals_name_the_column_and_the_option(spark: Any, tmp_path: Path) -> None:
+    import indextables.pyspark as itp
+    from indextables.pyspark.errors import ArgumentError
+
     path = str(tmp_path / "t")
     first = _first(spark, path)
     version = open_table(path).version
@@ -116,6 +119,8 @@ def test_refusals_name_the_column_and_the_option(spark: Any, tmp_path: Path) -> 
         _append(wrong, path, mergeSchema="true")
     with pytest.raises(Exception, match=r"mergeSchema='yes' is not a boolean"):
         _append(wider, path, mergeSchema="yes")
+    with pytest.raises(ArgumentError, match=r"merge_schema='true' must be bool"):
+        itp.write(wider, path, merge_schema="true")  # type: ignore[arg-type]
     with pytest.raises(Exception, match=r"overwriteSchema='true' is not supported"):
         wider.write.format(FMT).mode("overwrite").option("overwriteSchema", "true").save(path)
     assert open_table(path).version == version
