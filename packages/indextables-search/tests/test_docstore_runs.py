@@ -14,7 +14,7 @@ import json
 import struct
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 import pytest
@@ -34,7 +34,7 @@ from indextables.search.read.docstore import (
 )
 from indextables.search.read.docstore import decode as decode_module
 
-TWINS = ("python", "cython")
+TWINS: tuple[Literal["python"], Literal["cython"]] = ("python", "cython")
 # NaN bit patterns besides the quiet one: a payload, a signalling NaN, a negative NaN.
 _NAN_BITS = (0x7FF8000000000001, 0x7FF0000000000001, 0xFFF8000000000000)
 _NANS = [struct.unpack("<d", struct.pack("<Q", bits))[0] for bits in _NAN_BITS]
@@ -161,7 +161,7 @@ def _builder(mod: Any, store: Any) -> Any:
 
 @pytest.mark.parametrize("name", TWINS)
 def test_the_kernels_take_ranges_as_their_lists_in_cached_admitted_and_partial_blocks(
-    tmp_path: Path, name: str
+    tmp_path: Path, name: Literal["python", "cython"]
 ) -> None:
     rows = _long_rows(6000)
     directory = _write(tmp_path, rows)
@@ -194,7 +194,9 @@ def test_the_kernels_take_ranges_as_their_lists_in_cached_admitted_and_partial_b
 
 
 @pytest.mark.parametrize("name", TWINS)
-def test_a_run_outside_the_store_is_our_error(tmp_path: Path, name: str) -> None:
+def test_a_run_outside_the_store_is_our_error(
+    tmp_path: Path, name: Literal["python", "cython"]
+) -> None:
     store = _store(_write(tmp_path, _long_rows(50)))
     mod = impl.load(name)
     builder = _builder(mod, store)
@@ -311,7 +313,7 @@ def test_strings_of_every_short_length_come_back_whole(tmp_path: Path, name: str
     # document (the last one of each block is followed only by the block's doc offsets).
     texts = ["".join(chr(0x41 + (k + j) % 26) for j in range(k % 81)) for k in range(4000)]
     texts = [t if k % 9 else t[:-1] + "é" if t else t for k, t in enumerate(texts)]
-    rows = [{"t": [t], "by": [t.encode()[::-1]]} for t in texts]
+    rows: list[dict[str, list[Any]]] = [{"t": [t], "by": [t.encode()[::-1]]} for t in texts]
     store = _store(_write(tmp_path, rows))
     assert len(store.doc_starts) > 4
     with pytest.MonkeyPatch.context() as mp:
