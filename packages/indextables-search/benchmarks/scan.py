@@ -7,7 +7,8 @@ warm runs, ratio = baseline time / ours: above 1 means faster):
 
 - the whole table to Arrow: ``SearchTable.to_arrow()`` vs ``pl.read_delta`` and
   ``DeltaTable.to_pyarrow_table()``; ``to_polars()`` vs ``pl.read_delta``;
-- Polars ``filter(message.str.contains("needlezz"))`` over ``scan_indextables`` vs
+- Polars ``filter(message.str.contains("needlezz"))`` over ``scan_indextables`` (sent
+  to the index as a regex over the ``message`` terms, then filtered exactly) vs
   ``scan_indextables(query="message:needlezz")`` and vs ``pl.scan_delta`` with the
   same filter;
 - DuckDB ``count(*) where host = 'host-42'`` over ``SearchTable.to_duckdb()`` vs
