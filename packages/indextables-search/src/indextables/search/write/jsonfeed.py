@@ -179,10 +179,17 @@ def _needs_escapes(column: pa.Array) -> bool:
     return bool(_ESCAPED[values].any())
 
 
+_DAY_MICROS = 86_400_000_000
+
+
 def _date_text(column: pa.Array) -> pa.Array:
     """RFC 3339 text of each instant in microseconds, clamped into Tantivy's span."""
     if pa.types.is_date32(column.type):
-        micros = pc.multiply(column.cast(pa.int32()).cast(pa.int64()), 86_400_000_000)
+        # Days clamped first: a day count past Tantivy's span would overflow the multiply.
+        days = column.cast(pa.int32()).cast(pa.int64())
+        days = pc.max_element_wise(days, TANTIVY_MIN_MICROS // _DAY_MICROS, skip_nulls=False)
+        days = pc.min_element_wise(days, TANTIVY_MAX_MICROS // _DAY_MICROS + 1, skip_nulls=False)
+        micros = pc.multiply_checked(days, _DAY_MICROS)
     else:
         unit = pa.timestamp("us", tz=column.type.tz)
         micros = column.cast(unit).cast(pa.int64())
