@@ -131,10 +131,13 @@ def _search_args(
     options: Any,
     version: Any = None,
     timestamp: Any = None,
+    max_term_expansions: Any = None,
     check_more: Callable[[], None],
 ) -> SearchArgs:
     """The checked arguments of ``search``/``count``/``aggregate``, the session's settings
-    merged under ``options`` (``check_more`` checks the call's own arguments first)."""
+    merged under ``options`` (``check_more`` checks the call's own arguments first), and
+    ``max_term_expansions`` over both as the ``spark.indextables.query.maxTermExpansions``
+    read option."""
     from indextables.pyspark.read.searchargs import SearchArgs
     from indextables.pyspark.sessionconf import session_options
     from indextables.pyspark.tablepath import absolute_table_path
@@ -142,16 +145,33 @@ def _search_args(
     _check_spark(spark)
     _check_search_args(path, where, query, textsearch, fieldmatch, options)
     check_more()
+    _check_expansion_limit(max_term_expansions)
+    merged = session_options(spark, options)
+    if max_term_expansions is not None:
+        from indextables.search.options import MAX_TERM_EXPANSIONS_KEY, MAX_TERM_EXPANSIONS_NAME
+
+        merged = {k: v for k, v in merged.items() if k.lower() != MAX_TERM_EXPANSIONS_KEY}
+        merged[MAX_TERM_EXPANSIONS_NAME] = str(max_term_expansions)
     return SearchArgs(
         path=absolute_table_path(path, spark),
         where=where,
         query=query,
         textsearch=textsearch,
         fieldmatch=fieldmatch,
-        options=session_options(spark, options),
+        options=merged,
         version=version,
         timestamp=timestamp,
     )
+
+
+def _check_expansion_limit(value: Any) -> None:
+    """``max_term_expansions=`` is None or an int >= 1."""
+    _check_args(max_term_expansions=(value, (int, type(None))))
+    if value is not None and value < 1:
+        raise ArgumentError(
+            f"max_term_expansions={value!r} must be None or an int >= 1 (the most terms of "
+            "one split a wildcard, fuzzy or phrase-prefix term may stand for)"
+        )
 
 
 def session_options(
@@ -223,9 +243,14 @@ def search(
     order_by: str | Sequence[str] | None = None,
     highlight: Sequence[str] | None = None,
     snippet_chars: int | None = None,
+    max_term_expansions: int | None = None,
 ) -> DataFrame:
     """Interactive search: the matching rows, searched in the driver when small
     (see :mod:`.localsearch`), through Spark tasks otherwise.
+
+    ``max_term_expansions`` (here, in ``count`` and ``aggregate``): the most terms of
+    one split a wildcard, fuzzy or phrase-prefix term may stand for in this call,
+    over the ``spark.indextables.query.maxTermExpansions`` option and setting.
 
     ``order_by`` (with ``limit``: ``"_score"``, ``"ts DESC, host"``) returns the
     first ``limit`` rows in that order, ``_score`` adding a float ``_score`` column;
@@ -248,6 +273,7 @@ def search(
         textsearch=textsearch,
         fieldmatch=fieldmatch,
         options=options,
+        max_term_expansions=max_term_expansions,
         check_more=check_limit,
     )
     if order_by is not None or highlight is not None or snippet_chars is not None:
@@ -275,6 +301,7 @@ def count(
     options: Mapping[str, Any] | None = None,
     version: int | None = None,
     timestamp: int | str | datetime | None = None,
+    max_term_expansions: int | None = None,
 ) -> int:
     """How many rows a search returns, from the log or the index (see :mod:`.counting`)."""
     from indextables.pyspark.helpers.counting import count as _count
@@ -289,6 +316,7 @@ def count(
         options=options,
         version=version,
         timestamp=timestamp,
+        max_term_expansions=max_term_expansions,
         check_more=lambda: _check_args(version=(version, (int, type(None)))),
     )
     return _count(spark, args)
@@ -307,6 +335,7 @@ def aggregate(
     options: Mapping[str, Any] | None = None,
     version: int | None = None,
     timestamp: int | str | datetime | None = None,
+    max_term_expansions: int | None = None,
 ) -> DataFrame:
     """Grouped count/sum/min/max/avg from the index, merged exactly (see :mod:`.aggregation`).
 
@@ -328,6 +357,7 @@ def aggregate(
         options=options,
         version=version,
         timestamp=timestamp,
+        max_term_expansions=max_term_expansions,
         check_more=lambda: _check_args(
             metrics=(metrics, (_Mapping,)),
             group_by=(group_by, (str, list, tuple)),
