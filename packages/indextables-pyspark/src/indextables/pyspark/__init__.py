@@ -145,7 +145,9 @@ def _search_args(
     _check_spark(spark)
     _check_search_args(path, where, query, textsearch, fieldmatch, options)
     check_more()
-    _check_expansion_limit(max_term_expansions)
+    from indextables.search.query.termexpand import call_expansion_limit
+
+    call_expansion_limit(max_term_expansions)
     merged = session_options(spark, options)
     if max_term_expansions is not None:
         from indextables.search.options import MAX_TERM_EXPANSIONS_KEY, MAX_TERM_EXPANSIONS_NAME
@@ -162,16 +164,6 @@ def _search_args(
         version=version,
         timestamp=timestamp,
     )
-
-
-def _check_expansion_limit(value: Any) -> None:
-    """``max_term_expansions=`` is None or an int >= 1."""
-    _check_args(max_term_expansions=(value, (int, type(None))))
-    if value is not None and value < 1:
-        raise ArgumentError(
-            f"max_term_expansions={value!r} must be None or an int >= 1 (the most terms of "
-            "one split a wildcard, fuzzy or phrase-prefix term may stand for)"
-        )
 
 
 def session_options(

@@ -84,9 +84,9 @@ def scan_indextables(
 
     if query is not None and not isinstance(query, str):
         raise ArgumentError(f"query={query!r} must be a string")
-    from indextables.search.searchtable import _expansion_limit
+    from indextables.search.query.termexpand import call_expansion_limit
 
-    limit = _expansion_limit(max_term_expansions)
+    limit = call_expansion_limit(max_term_expansions)
     if isinstance(uri, SearchTable):
         if version is not None or options is not None:
             raise ArgumentError(

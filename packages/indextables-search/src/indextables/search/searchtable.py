@@ -41,6 +41,7 @@ from indextables.search.metrics import OperationMetrics
 from indextables.search.options import parse_read
 from indextables.search.query.conditions import translate_where
 from indextables.search.query.searchoptions import SearchSpec, validate, whole_second_dates
+from indextables.search.query.termexpand import call_expansion_limit
 from indextables.search.query.whereeval import WhereFilter, compile_where
 from indextables.search.query.wheregrammar import parse_where
 from indextables.search.read.fullscan import is_full_scan
@@ -381,7 +382,7 @@ class SearchTable:
         groups = parse_group_by(group_by)
         wanted = parse_metrics(metrics)
         output_names(groups, wanted)
-        limit = _expansion_limit(max_term_expansions)
+        limit = call_expansion_limit(max_term_expansions)
         with self._operation("aggregate") as op:
             return self._aggregated(op, groups, wanted, where, query, textsearch, fieldmatch, limit)
 
@@ -475,7 +476,7 @@ class SearchTable:
         """The count/aggregation plan, kept per arguments: a snapshot's plans never change."""
         _check_text("query", query)
         _check_text("where", where)
-        limit = _expansion_limit(max_term_expansions)
+        limit = call_expansion_limit(max_term_expansions)
         key = (
             query,
             where,
@@ -504,7 +505,7 @@ class SearchTable:
         _check_text("where", where)
         text_search = _check_mapping("textsearch", textsearch)
         field_match = _check_mapping("fieldmatch", fieldmatch)
-        limit = _expansion_limit(max_term_expansions)
+        limit = call_expansion_limit(max_term_expansions)
         if limit is None:
             limit = self._read.max_term_expansions
         spec = SearchSpec(query or None, text_search, field_match, limit)
@@ -815,22 +816,6 @@ def _select(batch: pa.RecordBatch, output: pa.Schema) -> pa.RecordBatch:
     if batch.schema.names == output.names:
         return batch
     return pa.RecordBatch.from_arrays([batch.column(f.name) for f in output], schema=output)
-
-
-def _expansion_limit(value: Any) -> int | None:
-    """A call's ``max_term_expansions=`` checked: None (the option's limit) or an int >= 1.
-
-    Raises:
-        ArgumentError: naming the argument and the value.
-    """
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ArgumentError(
-            f"max_term_expansions={value!r} must be None or an int >= 1 (the most terms of "
-            "one split a wildcard, fuzzy or phrase-prefix term may stand for)"
-        )
-    return value
 
 
 def _check_text(name: str, value: Any) -> None:

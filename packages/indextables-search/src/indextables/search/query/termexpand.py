@@ -43,11 +43,12 @@ from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from typing import Final
 
-from indextables.search.errors import QuerySyntaxError
+from indextables.search.errors import ArgumentError, QuerySyntaxError
 from indextables.search.query.querytext import clause_spans, regex_end, splice_clauses
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 
 __all__ = [
+    "call_expansion_limit",
     "MAX_TERM_EXPANSIONS",
     "check_expansion_limit",
     "has_regex_terms",
@@ -91,6 +92,22 @@ def check_expansion_limit(limit: object, option: str = "max_term_expansions") ->
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise QuerySyntaxError(f"option {option}={limit!r} must be an integer of at least 1")
     return limit
+
+
+def call_expansion_limit(value: object) -> int | None:
+    """A call's ``max_term_expansions=`` checked: None (the option's limit) or an int >= 1.
+
+    Raises:
+        ArgumentError: naming the argument and the value.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ArgumentError(
+            f"max_term_expansions={value!r} must be None or an int >= 1 (the most terms of "
+            "one split a wildcard, fuzzy or phrase-prefix term may stand for)"
+        )
+    return value
 
 
 def rewrite_prefix_terms(
