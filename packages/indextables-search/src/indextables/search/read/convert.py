@@ -43,6 +43,32 @@ def clamp_micros(micros: int) -> int:
     return min(max(micros, TANTIVY_MIN_MICROS), TANTIVY_MAX_MICROS)
 
 
+_DAY_MICROS = 86_400_000_000
+
+
+def clamped_instants(column: pa.Array) -> pa.Array:
+    """A ``date32`` or timestamp column as UTC microsecond timestamps clamped into
+    Tantivy's span (:func:`clamp_micros`, column-wise; nulls stay null).
+
+    A date is its midnight and a naive timestamp's wall clock is taken as UTC. Days
+    are clamped before they become microseconds, so no count of days overflows.
+    """
+    import pyarrow.compute as pc
+
+    if pa.types.is_date32(column.type):
+        days = column.cast(pa.int32()).cast(pa.int64())
+        low, high = TANTIVY_MIN_MICROS // _DAY_MICROS, TANTIVY_MAX_MICROS // _DAY_MICROS + 1
+        days = pc.max_element_wise(days, low, skip_nulls=False)
+        days = pc.min_element_wise(days, high, skip_nulls=False)
+        micros = pc.multiply_checked(days, _DAY_MICROS)
+    else:
+        micros = column.cast(pa.timestamp("us", tz=column.type.tz)).cast(pa.int64())
+    # skip_nulls=False: a null stays null (skipping it would give the bound).
+    micros = pc.max_element_wise(micros, TANTIVY_MIN_MICROS, skip_nulls=False)
+    micros = pc.min_element_wise(micros, TANTIVY_MAX_MICROS, skip_nulls=False)
+    return micros.cast(pa.timestamp("us", tz="UTC"))
+
+
 def is_clamped(value: datetime) -> bool:
     """True when a stored date may stand for a value outside Tantivy's span."""
     return value <= TANTIVY_MIN_DATE or value >= TANTIVY_MAX_DATE

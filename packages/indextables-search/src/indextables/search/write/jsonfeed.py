@@ -34,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from indextables.search.read.convert import TANTIVY_MAX_MICROS, TANTIVY_MIN_MICROS, row_key
+from indextables.search.read.convert import clamped_instants, row_key
 from indextables.search.schema.mapping import ROW_KEY_FIELD, FieldKind, FieldSpec
 
 __all__ = [
@@ -179,25 +179,9 @@ def _needs_escapes(column: pa.Array) -> bool:
     return bool(_ESCAPED[values].any())
 
 
-_DAY_MICROS = 86_400_000_000
-
-
 def _date_text(column: pa.Array) -> pa.Array:
     """RFC 3339 text of each instant in microseconds, clamped into Tantivy's span."""
-    if pa.types.is_date32(column.type):
-        # Days clamped first: a day count past Tantivy's span would overflow the multiply.
-        days = column.cast(pa.int32()).cast(pa.int64())
-        days = pc.max_element_wise(days, TANTIVY_MIN_MICROS // _DAY_MICROS, skip_nulls=False)
-        days = pc.min_element_wise(days, TANTIVY_MAX_MICROS // _DAY_MICROS + 1, skip_nulls=False)
-        micros = pc.multiply_checked(days, _DAY_MICROS)
-    else:
-        unit = pa.timestamp("us", tz=column.type.tz)
-        micros = column.cast(unit).cast(pa.int64())
-    # skip_nulls=False: a null stays null (skipping it would give the bound).
-    low = pc.max_element_wise(micros, TANTIVY_MIN_MICROS, skip_nulls=False)
-    clamped = pc.min_element_wise(low, TANTIVY_MAX_MICROS, skip_nulls=False)
-    instants = clamped.cast(pa.timestamp("us", tz="UTC"))
-    return pc.strftime(instants, format="%Y-%m-%dT%H:%M:%SZ")
+    return pc.strftime(clamped_instants(column), format="%Y-%m-%dT%H:%M:%SZ")
 
 
 _UNCARRIED = (

@@ -36,9 +36,8 @@ from typing import Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from indextables.search.read.convert import TANTIVY_MAX_MICROS, TANTIVY_MIN_MICROS, row_key
+from indextables.search.read.convert import clamped_instants, row_key
 from indextables.search.schema.mapping import ROW_KEY_FIELD, FieldKind, FieldSpec
 from indextables.search.write.segwriter.errors import SegmentWriteError
 from indextables.search.write.segwriter.metajson import SegmentEntry, list_segments, read_meta
@@ -51,37 +50,17 @@ from indextables.search.write.segwriter.segment import (
 
 __all__ = ["SegmentFeed", "segment_bytes", "segment_columns"]
 
-_DAY_MICROS = 86_400_000_000
-# Days outside these are clamped before they become microseconds (no int64 overflow).
-_MIN_DAYS = TANTIVY_MIN_MICROS // _DAY_MICROS - 1
-_MAX_DAYS = TANTIVY_MAX_MICROS // _DAY_MICROS + 1
-_UTC_MICROS = pa.timestamp("us", tz="UTC")
-
 
 def segment_bytes(heap_size: int) -> int:
     """The Arrow bytes of kept batches at which a segment is written: the heap setting."""
     return heap_size
 
 
-def _clamped_micros(micros: pa.Array) -> pa.Array:
-    # skip_nulls=False: a null stays null (skipping it would give the bound).
-    low = pc.max_element_wise(micros, TANTIVY_MIN_MICROS, skip_nulls=False)
-    return pc.min_element_wise(low, TANTIVY_MAX_MICROS, skip_nulls=False)
-
-
 def _date_column(column: pa.Array, name: str) -> pa.Array:
     t = column.type
-    if pa.types.is_timestamp(t):
-        micros = column.cast(pa.timestamp("us", tz=t.tz)).cast(pa.int64())
-    elif pa.types.is_date32(t):
-        days = column.cast(pa.int32()).cast(pa.int64())
-        days = pc.min_element_wise(
-            pc.max_element_wise(days, _MIN_DAYS, skip_nulls=False), _MAX_DAYS, skip_nulls=False
-        )
-        micros = pc.multiply(days, _DAY_MICROS)
-    else:
+    if not (pa.types.is_timestamp(t) or pa.types.is_date32(t)):
         raise SegmentWriteError(f"column {name!r}: {t} values are not dates or timestamps")
-    return _clamped_micros(micros).cast(_UTC_MICROS)
+    return clamped_instants(column)
 
 
 def _column(column: pa.Array, spec: FieldSpec) -> pa.Array:
