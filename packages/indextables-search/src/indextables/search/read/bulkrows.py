@@ -70,7 +70,10 @@ _KINDS: Final[dict[str, FieldKind]] = {
 # ~32,000 4K blocks, ~131 MB) decodes each block only up to its last hit, never
 # churning it.
 _BLOCKS = BlockCache(max_bytes=64 << 20)
-_OPEN_STORES = 16
+# Splits whose doc stores stay parsed per process (an entry is the stores' mmaps and
+# block checkpoints, ~24 bytes per block): a table's every split, up to this many, so
+# a repeated search never parses a skip index again.
+_OPEN_STORES = 256
 _MICROS_PER_DAY = 86_400_000_000
 
 

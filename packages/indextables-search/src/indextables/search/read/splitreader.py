@@ -345,7 +345,7 @@ def _copy_covers(
     )
 
 
-_OPEN_SPLITS = 16
+_OPEN_SPLITS = 128
 _open: BoundedCache[tuple[int, str, str], tuple[tantivy.Index, tantivy.Searcher]] = BoundedCache(
     max_entries=_OPEN_SPLITS
 )
@@ -369,9 +369,11 @@ def open_split(
     contents is opened afresh, whatever inode numbers and times its files
     have. Opening costs ~0.4 ms, a large share of a selective search. The most
     recently used ``_OPEN_SPLITS`` stay open per process (the key holds the pid:
-    a forked worker opens its own). Each open index keeps Tantivy's meta-file
-    watcher thread, and an evicted split's files keep their disk space until its
-    index is dropped from here, hence the small cap.
+    a forked worker opens its own): enough for a table's every split, so a
+    repeated search over a table of many splits reopens none. Each open index
+    keeps Tantivy's meta-file watcher thread (an idle thread), and an evicted
+    split's files keep their disk space until its index is dropped from here,
+    hence a cap at all.
     """
     key = (os.getpid(), directory, identity or content_identity(directory))
     found = _open.get(key)
