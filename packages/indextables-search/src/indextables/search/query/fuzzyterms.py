@@ -20,9 +20,13 @@ and its tokens, and saying what to write instead: one token, a phrase (a quoted
 phrase with a slop, ``msg:"foo bar"~1``, is no fuzzy term and is left alone), or
 each token fuzzy.
 
-Finding the terms walks the field's whole term dictionary of the split; more
-than the expansion limit of them (``max_term_expansions``: the call's argument,
-else the option, else
+Finding the terms walks the split's FST term dictionaries depth first, leaving
+every branch whose prefix is already past the distance
+(:mod:`~indextables.search.splits.nearterms`): the cost follows the prefixes
+near the term, not the dictionary's size. An index the walk cannot read (one not
+opened from a split directory, a dictionary not in the FST form) lists the
+field's every term instead. More than the expansion limit of them
+(``max_term_expansions``: the call's argument, else the option, else
 :data:`~indextables.search.query.termexpand.MAX_TERM_EXPANSIONS`) is refused
 with a :class:`~indextables.search.errors.QuerySyntaxError` naming the term and
 the limit.
@@ -43,6 +47,7 @@ from indextables.search.query.querytext import either, splice_clauses
 from indextables.search.query.termexpand import atoms_regex
 from indextables.search.query.tokenless import NOTHING
 from indextables.search.schema.mapping import FieldKind, FieldSpec
+from indextables.search.splits.nearterms import NearTerms
 
 __all__ = ["edit_distance", "rewrite_fuzzy_terms"]
 
@@ -59,11 +64,14 @@ def rewrite_fuzzy_terms(
     option: str,
     defaults: Sequence[str] = (),
     limit: int = termexpand.MAX_TERM_EXPANSIONS,
+    near_terms: NearTerms | None = None,
 ) -> tuple[str, bool]:
     """``text`` with each answerable fuzzy term as the set of terms it stands for, and
     whether that wrote regex clauses (the caller then parses with regexes allowed).
     ``defaults``: the fields a fuzzy term without a field searches (one group each,
-    joined by OR).
+    joined by OR). ``near_terms``: the split's own walk of its term dictionaries
+    (:mod:`~indextables.search.splits.nearterms`); where it does not answer, every
+    term of the field is listed (``list_terms``) and measured.
 
     Raises:
         QuerySyntaxError: a fuzzy term standing for more terms than ``limit``.
@@ -79,7 +87,10 @@ def rewrite_fuzzy_terms(
         groups = []
         regexes = False
         for name in names:
-            near = _near_terms(list_terms(name), term, distance, limit)
+            walked = None if near_terms is None else near_terms(name, term, distance, limit)
+            near = (
+                _near_terms(list_terms(name), term, distance, limit) if walked is None else walked
+            )
             if len(near) > limit:
                 raise QuerySyntaxError(
                     f"option {option}: the fuzzy term {clause!r} stands for more "

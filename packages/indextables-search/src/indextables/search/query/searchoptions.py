@@ -510,6 +510,7 @@ def _parse(
     from indextables.search.query.termexpand import has_regex_terms, rewrite_prefix_terms
     from indextables.search.query.termforms import check_term_forms
     from indextables.search.query.tokenless import nothing_for_tokenless
+    from indextables.search.splits.nearterms import near_terms_of
 
     shown = text if given is None else given
     regexes = False
@@ -522,7 +523,7 @@ def _parse(
         )
         text, wildcards = rewrite_prefix_terms(text, fields, counter, option, defaults, limit)
         text, fuzzy_regexes = rewrite_fuzzy_terms(
-            text, fields, _term_lister(index), option, defaults, limit
+            text, fields, _term_lister(index), option, defaults, limit, near_terms_of(index)
         )
         regexes = regexes or wildcards or fuzzy_regexes or has_regex_terms(written)
     check_term_forms(text, option, shown)

@@ -47,6 +47,7 @@ from indextables.search.schema.mapping import (
 from indextables.search.schema.partitionvalues import partition_column
 from indextables.search.schema.tokenizers import open_index
 from indextables.search.splits.entryid import content_identity, on_forget
+from indextables.search.splits.nearterms import remember_directory
 from indextables.search.splits.splitcache import SplitRef
 from indextables.search.write.splitwriter import ROWS_FILE
 
@@ -382,6 +383,7 @@ def open_split(
     index = open_index(directory)
     opened = (index, index.searcher())
     _open.put(key, opened)
+    remember_directory(index, directory)
     return opened
 
 
