@@ -317,12 +317,13 @@ FEED_KEY = "spark.indextables.indexWriter.feed"
 
 def test_feed_option() -> None:
     key = FEED_KEY
-    assert parse_write({}).feed == "json"
+    assert parse_write({}).feed == "segments"  # the default
+    assert parse_write({key: "json"}).feed == "json"
     assert parse_write({key: "documents"}).feed == "documents"
     assert parse_write({key.lower(): " JSON "}).feed == "json"
     check_option_keys({key: "documents"})
     assert merge_settings({key: "documents"}).feed == "documents"  # re-indexing merges
-    assert merge_settings({}).feed == "json"
+    assert merge_settings({}).feed == "segments"
     with pytest.raises(OptionError, match=r"indexWriter\.feed"):
         parse_write({key: "arrow"})
 
@@ -412,7 +413,9 @@ def test_slices_escape_what_their_own_values_hold() -> None:
             assert got == values[start : start + length]
 
 
-@pytest.mark.parametrize(("options", "fed"), [({}, True), ({FEED_KEY: "documents"}, False)])
+@pytest.mark.parametrize(
+    ("options", "fed"), [({FEED_KEY: "json"}, True), ({FEED_KEY: "documents"}, False), ({}, False)]
+)
 def test_write_table_takes_the_feed_option(
     tmp_path, monkeypatch: pytest.MonkeyPatch, options: dict[str, str], fed: bool
 ) -> None:

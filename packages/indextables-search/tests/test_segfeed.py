@@ -385,7 +385,7 @@ def test_purge_deletes_reindexes_through_the_segments_feed(
 def test_feed_option_takes_segments() -> None:
     assert parse_write({FEED_KEY: "segments"}).feed == "segments"
     assert parse_write({FEED_KEY.lower(): " Segments "}).feed == "segments"
-    assert parse_write({}).feed == "json"
+    assert parse_write({}).feed == "segments"  # the default
     with pytest.raises(OptionError, match=r"indexWriter\.feed"):
         parse_write({FEED_KEY: "segment"})
 

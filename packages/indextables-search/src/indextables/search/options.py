@@ -297,10 +297,11 @@ FEED_KEY = PREFIX + "indexwriter.feed"
 #: How rows go into Tantivy (``indexWriter.feed``): ``json`` one JSON line per row built
 #: column-wise (``IndexWriter.add_json``, see :mod:`.write.jsonfeed`), batches JSON cannot
 #: carry exactly as typed documents; ``documents`` typed documents only. Both write the
-#: same index bytes. ``segments``: whole segments written from the split's Arrow columns
-#: without tantivy-py (:mod:`.write.segfeed`), splits the segment writer refuses as ``json``.
+#: same index bytes. ``segments`` (the default): whole segments written from the split's
+#: Arrow columns without tantivy-py (:mod:`.write.segfeed`), splits the segment writer
+#: refuses as ``json``.
 FEEDS = ("json", "documents", "segments")
-DEFAULT_FEED = "json"
+DEFAULT_FEED = "segments"
 
 
 @dataclass(frozen=True, slots=True)
