@@ -5,7 +5,8 @@ timing, in ``--partitions`` partitions (default: the session's cores). Per
 round, interleaved so that the machine's load hits every line alike:
 
 - ``parquet``: ``df.write.parquet``;
-- ``indextables``: ``df.write.format("indextables")``;
+- ``indextables``: ``df.write.format("indextables")`` (the default feed, ``segments``);
+- ``indextables json feed``: the same with ``indexWriter.feed=json`` (tantivy-py);
 - ``itp.write optimized``: ``itp.write`` with ``write.optimizeWrite.enabled``
   (the rows repartitioned to the executors' cores first: a shuffle);
 - ``hand-over only``: a Python data source whose writer only walks the Arrow
@@ -102,10 +103,14 @@ def main(argv: list[str] | None = None) -> int:
     data = logs(spark, args.rows, partitions=partitions).cache()
     data.count()
     optimized = {**OPTIONS, "spark.indextables.write.optimizeWrite.enabled": "true"}
+    json_feed = {**OPTIONS, "spark.indextables.indexWriter.feed": "json"}
     actions: dict[str, Callable[[str], None]] = {
         "parquet": lambda target: data.write.mode("overwrite").parquet(target),
         "indextables": lambda target: (
             data.write.format("indextables").options(**OPTIONS).mode("overwrite").save(target)
+        ),
+        "indextables json feed": lambda target: (
+            data.write.format("indextables").options(**json_feed).mode("overwrite").save(target)
         ),
         "itp.write optimized": lambda target: itp.write(
             data, target, mode="overwrite", options=optimized
@@ -146,15 +151,20 @@ def main(argv: list[str] | None = None) -> int:
         wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
         rate[name] = (rows / wall, rows / cpu)
         print(
-            f"  {name:<20} {rows / wall:>10,.0f} rows/s wall ({wall:6.2f} s)  "
+            f"  {name:<21} {rows / wall:>10,.0f} rows/s wall ({wall:6.2f} s)  "
             f"{rows / cpu:>10,.0f} rows per CPU-second ({cpu:6.2f} s)  "
             f"{cpu / wall:4.2f} cores busy"
         )
-    for name in ("indextables", "itp.write optimized"):
+    for name in ("indextables", "indextables json feed", "itp.write optimized"):
         print(
             f"  {name} / parquet = {rate[name][0] / rate['parquet'][0]:.2f}x wall, "
             f"{rate[name][1] / rate['parquet'][1]:.2f}x per CPU-second"
         )
+    segments, json_feed_rate = rate["indextables"], rate["indextables json feed"]
+    print(
+        f"  segments feed / json feed = {segments[0] / json_feed_rate[0]:.2f}x wall, "
+        f"{segments[1] / json_feed_rate[1]:.2f}x per CPU-second"
+    )
     print(f"  an IndexTables write added {splits} split(s) (one per task)")
     return 0
 
