@@ -30,3 +30,15 @@ def positions(
     doc_starts: np.ndarray, term_freqs: np.ndarray, positions: np.ndarray
 ) -> tuple[bytes, bytes]: ...
 def lz4_block(src: bytes | memoryview) -> bytes: ...
+
+# The doc store's blocks, column-wise (see ``_kernels_py.store_blocks``).
+def store_blocks(
+    heads: bytes,
+    widths: bytes,
+    datas: list[bytes | memoryview],
+    offsets: list[bytes | memoryview],
+    valids: list[bytes | memoryview],
+    num_docs: int,
+    block_size: int,
+    lz4: bool,
+) -> tuple[bytes, bytes]: ...

@@ -861,3 +861,159 @@ def lz4_block(const uint8_t[::1] src not None) -> bytes:
         return PyBytes_FromStringAndSize(<char*>out, length)
     finally:
         free(out)
+
+
+cdef inline int _close_block(
+    Buf* block, Buf* starts, Buf* out, Buf* ends, Buf* scratch, bint lz4
+) noexcept nogil:
+    """Close the pending block into ``out`` (compressed or not) and record its
+    document count and end byte in ``ends``; 0, or -1 when memory runs out."""
+    cdef Py_ssize_t count = starts.size // 4
+    cdef Py_ssize_t cap, length
+    cdef int64_t pair[2]
+    if block.size == 0:
+        return 0
+    if _put(block, starts.data, starts.size) or _u32(block, <uint32_t>count):
+        return -1
+    if lz4:
+        cap = block.size + block.size // 255 + 32
+        if _reserve(scratch, cap):
+            return -1
+        length = _lz4_compress(<const uint8_t*>block.data, block.size, <uint8_t*>scratch.data)
+        if _u32(out, <uint32_t>block.size) or _put(out, scratch.data, length):
+            return -1
+    elif _put(out, block.data, block.size):
+        return -1
+    pair[0] = count
+    pair[1] = out.size
+    if _put(ends, pair, 16):
+        return -1
+    block.size = 0
+    starts.size = 0
+    return 0
+
+
+def store_blocks(
+    const uint8_t[::1] heads not None,
+    const uint8_t[::1] widths not None,
+    list datas not None,
+    list offsets not None,
+    list valids not None,
+    Py_ssize_t num_docs,
+    Py_ssize_t block_size,
+    bint lz4,
+):
+    """The doc store's blocks of ``num_docs`` documents (without the GIL).
+
+    Column ``c`` (in the documents' value order) has the 5-byte head
+    ``heads[5c:5c+5]`` (u32 LE field id, type code), one validity byte per row in
+    ``valids[c]`` and its values in ``datas[c]``: ``widths[c]`` bytes per row (8 or 1),
+    or, for a width of 0, the bytes between the ``int64`` ``offsets[c][row]`` and
+    ``offsets[c][row + 1]`` written after their ``VInt`` length. Returns the blocks
+    (each ``[documents][u32 starts][u32 count]``, LZ4 as ``[u32 size][block]`` when
+    ``lz4``) and, per block, its ``int64`` document count and end byte.
+    """
+    cdef Py_ssize_t ncols = widths.shape[0]
+    cdef Py_ssize_t c, row, present, n, begin, end
+    cdef const uint8_t** data_ptrs = NULL
+    cdef const uint8_t** offset_ptrs = NULL
+    cdef const uint8_t** valid_ptrs = NULL
+    cdef const uint8_t[::1] view
+    cdef Buf block, starts, out, ends, scratch
+    cdef int failed = 0
+    cdef uint8_t width
+    cdef const uint8_t* hd = &heads[0] if heads.shape[0] else NULL
+    cdef const uint8_t* wd = &widths[0] if ncols else NULL
+    if heads.shape[0] != 5 * ncols or len(datas) != ncols or len(offsets) != ncols \
+            or len(valids) != ncols:
+        raise SegmentWriteError("store_blocks: one head, width, data, offsets and validity per column")
+    keep = []
+    block.data = starts.data = out.data = ends.data = scratch.data = NULL
+    block.size = starts.size = out.size = ends.size = scratch.size = 0
+    block.capacity = starts.capacity = out.capacity = ends.capacity = scratch.capacity = 0
+    try:
+        data_ptrs = <const uint8_t**>malloc((ncols + 1) * sizeof(uint8_t*))
+        offset_ptrs = <const uint8_t**>malloc((ncols + 1) * sizeof(uint8_t*))
+        valid_ptrs = <const uint8_t**>malloc((ncols + 1) * sizeof(uint8_t*))
+        if data_ptrs == NULL or offset_ptrs == NULL or valid_ptrs == NULL:
+            raise MemoryError("store_blocks: no memory for the column pointers")
+        for c in range(ncols):
+            width = wd[c]
+            view = valids[c]
+            if view.shape[0] != num_docs:
+                raise SegmentWriteError(f"store_blocks: column {c}: {view.shape[0]} validity bytes")
+            keep.append(view)
+            valid_ptrs[c] = &view[0] if num_docs else NULL
+            view = datas[c]
+            keep.append(view)
+            data_ptrs[c] = &view[0] if view.shape[0] else <const uint8_t*>b""
+            if width == 0:
+                n = view.shape[0]
+                view = offsets[c]
+                if view.shape[0] != 8 * (num_docs + 1):
+                    raise SegmentWriteError(f"store_blocks: column {c}: {view.shape[0] // 8} offsets")
+                keep.append(view)
+                offset_ptrs[c] = &view[0]
+                for row in range(num_docs + 1):
+                    if not 0 <= _offset(offset_ptrs[c], row) <= n or (
+                        row and _offset(offset_ptrs[c], row) < _offset(offset_ptrs[c], row - 1)
+                    ):
+                        raise SegmentWriteError(f"store_blocks: column {c}: offsets out of order")
+            else:
+                offset_ptrs[c] = NULL
+                if view.shape[0] != width * num_docs:
+                    raise SegmentWriteError(f"store_blocks: column {c}: {view.shape[0]} data bytes")
+        with nogil:
+            for row in range(num_docs):
+                if _u32(&starts, <uint32_t>block.size):
+                    failed = 1
+                    break
+                present = 0
+                for c in range(ncols):
+                    present += valid_ptrs[c][row] != 0
+                if _vint(&block, <uint64_t>present):
+                    failed = 1
+                    break
+                for c in range(ncols):
+                    if not valid_ptrs[c][row]:
+                        continue
+                    if _put(&block, hd + 5 * c, 5):
+                        failed = 1
+                        break
+                    width = wd[c]
+                    if width == 0:
+                        begin = _offset(offset_ptrs[c], row)
+                        end = _offset(offset_ptrs[c], row + 1)
+                        if _vint(&block, <uint64_t>(end - begin)) or _put(
+                            &block, data_ptrs[c] + begin, end - begin
+                        ):
+                            failed = 1
+                            break
+                    elif _put(&block, data_ptrs[c] + width * row, width):
+                        failed = 1
+                        break
+                if failed:
+                    break
+                if block.size >= (<Py_ssize_t>1) << 32:
+                    failed = 2
+                    break
+                if block.size + 8 * (starts.size // 4) > block_size:
+                    if _close_block(&block, &starts, &out, &ends, &scratch, lz4):
+                        failed = 1
+                        break
+            if not failed and _close_block(&block, &starts, &out, &ends, &scratch, lz4):
+                failed = 1
+        if failed == 1:
+            raise MemoryError("store_blocks: no memory for the doc store")
+        if failed == 2:
+            raise SegmentWriteError("a document of 4 GiB or more does not fit a store block")
+        return _take(&out), _take(&ends)
+    finally:
+        free(data_ptrs)
+        free(offset_ptrs)
+        free(valid_ptrs)
+        free(block.data)
+        free(starts.data)
+        free(out.data)
+        free(ends.data)
+        free(scratch.data)

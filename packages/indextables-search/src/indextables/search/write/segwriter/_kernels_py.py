@@ -11,6 +11,7 @@ came from, all little-endian.
 
 from __future__ import annotations
 
+import itertools
 import re
 import struct
 import sys
@@ -32,6 +33,7 @@ __all__ = [
     "lz4_block",
     "positions",
     "postings",
+    "store_blocks",
     "tokenize",
 ]
 
@@ -469,3 +471,96 @@ def lz4_block(src: bytes) -> bytes:
         if duplicate >= 15:
             _length_bytes(out, duplicate - 15)
         literal_start = cur
+
+
+def _vint_bytes(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F)
+        value >>= 7
+    out.append(value | 0x80)
+    return bytes(out)
+
+
+def store_blocks(
+    heads: bytes,
+    widths: bytes,
+    datas: list[bytes],
+    offsets: list[bytes],
+    valids: list[bytes],
+    num_docs: int,
+    block_size: int,
+    lz4: bool,
+) -> tuple[bytes, bytes]:
+    """The doc store's blocks of ``num_docs`` documents (see ``_kernels.store_blocks``).
+
+    Column ``c`` has the 5-byte head ``heads[5c:5c+5]``, one validity byte per row in
+    ``valids[c]`` and its values in ``datas[c]``: ``widths[c]`` bytes per row, or for a
+    width of 0 the bytes between the ``int64`` offsets ``row`` and ``row + 1`` after
+    their ``VInt`` length. Returns the blocks and each block's ``int64`` document count
+    and end byte.
+    """
+    ncols = len(widths)
+    if len(heads) != 5 * ncols or not len(datas) == len(offsets) == len(valids) == ncols:
+        raise SegmentWriteError(
+            "store_blocks: one head, width, data, offsets and validity per column"
+        )
+    columns = []
+    for c in range(ncols):
+        width = widths[c]
+        valid = bytes(valids[c])
+        data = bytes(datas[c])
+        if len(valid) != num_docs:
+            raise SegmentWriteError(f"store_blocks: column {c}: {len(valid)} validity bytes")
+        ends: list[int] = []
+        if width == 0:
+            raw = bytes(offsets[c])
+            if len(raw) != 8 * (num_docs + 1):
+                raise SegmentWriteError(f"store_blocks: column {c}: {len(raw) // 8} offsets")
+            ends = list(struct.unpack(f"<{num_docs + 1}q", raw))
+            if any(not 0 <= e <= len(data) for e in ends) or any(
+                b < a for a, b in itertools.pairwise(ends)
+            ):
+                raise SegmentWriteError(f"store_blocks: column {c}: offsets out of order")
+        elif len(data) != width * num_docs:
+            raise SegmentWriteError(f"store_blocks: column {c}: {len(data)} data bytes")
+        columns.append((heads[5 * c : 5 * c + 5], width, data, ends, valid))
+    out = bytearray()
+    counts = bytearray()
+    block = bytearray()
+    starts: list[int] = []
+
+    def close_block() -> None:
+        if not block:
+            return
+        for start in starts:
+            block.extend(struct.pack("<I", start))
+        block.extend(struct.pack("<I", len(starts)))
+        if lz4:
+            out.extend(struct.pack("<I", len(block)))
+            out.extend(lz4_block(bytes(block)))
+        else:
+            out.extend(block)
+        counts.extend(struct.pack("<qq", len(starts), len(out)))
+        block.clear()
+        starts.clear()
+
+    for row in range(num_docs):
+        starts.append(len(block))
+        block.extend(_vint_bytes(sum(1 for column in columns if column[4][row])))
+        for head, width, data, ends, valid in columns:
+            if not valid[row]:
+                continue
+            block.extend(head)
+            if width == 0:
+                value = data[ends[row] : ends[row + 1]]
+                block.extend(_vint_bytes(len(value)))
+                block.extend(value)
+            else:
+                block.extend(data[width * row : width * (row + 1)])
+        if len(block) >= 1 << 32:
+            raise SegmentWriteError("a document of 4 GiB or more does not fit a store block")
+        if len(block) + 8 * len(starts) > block_size:
+            close_block()
+    close_block()
+    return bytes(out), bytes(counts)

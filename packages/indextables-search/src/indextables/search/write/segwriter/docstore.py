@@ -28,17 +28,19 @@ tantivy-py 0.27 defaults to LZ4 and 16,384-byte blocks; this project's splits us
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from indextables.search.splits.termdict.composite import with_footer
 from indextables.search.splits.vint import encode_vint
 from indextables.search.write.segwriter.errors import SegmentWriteError
 from indextables.search.write.segwriter.fieldnorm import FOOTER_JSON
-from indextables.search.write.segwriter.lz4block import lz4_block
+from indextables.search.write.segwriter.impl import kernels
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -64,11 +66,8 @@ _TYPE_CODE: Final[dict[str, int]] = {
 _CHECKPOINT_PERIOD: Final = 8
 _STORE_VERSION: Final = 2
 _HIGHEST_BIT: Final = 1 << 63
-_MASK64: Final = (1 << 64) - 1
+_I64_MAX: Final = (1 << 63) - 1
 _U32 = struct.Struct("<I")
-_U64 = struct.Struct("<Q")
-_I64 = struct.Struct("<q")
-_F64 = struct.Struct("<d")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,16 +81,110 @@ class StoredColumn:
     values: pa.Array | pa.ChunkedArray
 
 
-def _encoded(column: StoredColumn) -> list[bytes | None]:
-    # Each row's ``[field id][type code][value]``, or None for a null.
+def _first_row(values: pa.Array, mask: object = None) -> int:
+    # The first non-null row (or the first row ``mask`` marks): the row an error names.
+    flags = values.is_valid() if mask is None else mask
+    found = np.flatnonzero(np.asarray(flags, dtype=bool))
+    return int(found[0]) if found.size else 0
+
+
+def _bad_row(column: StoredColumn, values: pa.Array, reason: str, mask: object = None) -> None:
+    row = _first_row(values, mask)
+    raise SegmentWriteError(f"{column.name}: row {row}: not a {column.kind} value ({reason})")
+
+
+def _combined(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        return values.combine_chunks() if values.num_chunks else pa.array([], values.type)
+    return values
+
+
+def _fixed(column: StoredColumn, values: pa.Array) -> bytes:
+    # One 8-byte (or, for bools, 1-byte) little-endian value per row, nulls as zeros.
+    kind, t = column.kind, values.type
+    if pa.types.is_dictionary(t):
+        values, t = values.dictionary_decode(), t.value_type
+    if kind == "bool":
+        if not pa.types.is_boolean(t):
+            if values.null_count < len(values):
+                _bad_row(column, values, f"{t} is not a bool")
+            return bytes(len(values))
+        return np.asarray(pc.fill_null(values, False), dtype=np.uint8).tobytes()
+    if kind == "f64":
+        if not (pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_boolean(t)):
+            if values.null_count < len(values):
+                _bad_row(column, values, f"{t} is not a number")
+            return bytes(8 * len(values))
+        floats = np.asarray(pc.fill_null(values, 0), dtype=np.float64)
+        bits = floats.view(np.uint64)
+        negative = (bits & np.uint64(_HIGHEST_BIT)) != 0
+        ordered = np.where(negative, ~bits, bits ^ np.uint64(_HIGHEST_BIT))
+        return ordered.astype("<u8").tobytes()
+    if not (pa.types.is_integer(t) or pa.types.is_boolean(t)):
+        if values.null_count < len(values):
+            _bad_row(column, values, f"{t} is not an integer")
+        return bytes(8 * len(values))
+    if pa.types.is_boolean(t):
+        values, t = values.cast(pa.uint8()), pa.uint8()
+    if kind == "u64" and pa.types.is_signed_integer(t):
+        negative = pc.fill_null(pc.less(values, 0), False)
+        if pc.any(negative).as_py():
+            _bad_row(column, values, "a negative value", negative)
+    if kind != "u64" and t == pa.uint64():
+        big = pc.fill_null(pc.greater(values, _I64_MAX), False)
+        if pc.any(big).as_py():
+            _bad_row(column, values, "past the i64 range", big)
+    dtype = "<u8" if kind == "u64" else "<i8"
+    return np.asarray(pc.fill_null(values, 0)).astype(dtype).tobytes()
+
+
+def _variable(column: StoredColumn, values: pa.Array) -> tuple[bytes | memoryview, bytes]:
+    # The value bytes and the int64 offsets of each row (nulls: empty).
+    t = values.type
+    text = column.kind == "text"
+    if pa.types.is_dictionary(t):
+        values, t = values.dictionary_decode(), t.value_type
+    if text:
+        ok = pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+        target = pa.large_string()
+    else:
+        ok = (
+            pa.types.is_binary(t)
+            or pa.types.is_large_binary(t)
+            or pa.types.is_binary_view(t)
+            or pa.types.is_fixed_size_binary(t)
+        )
+        target = pa.large_binary()
+    if not ok:
+        if values.null_count < len(values):
+            _bad_row(column, values, f"{t} is not {'a string' if text else 'bytes'}")
+        return b"", bytes(8 * (len(values) + 1))
+    try:
+        if text:
+            values.validate(full=True)
+        values = values.cast(target)
+    except (pa.ArrowException, ValueError) as exc:
+        raise SegmentWriteError(f"{column.name}: values Arrow cannot read ({exc})") from exc
+    n = len(values)
+    buffers = values.buffers()
+    offsets = np.frombuffer(buffers[1], dtype="<i8", count=n + 1, offset=8 * values.offset)
+    data = memoryview(buffers[2]).cast("B") if buffers[2] is not None else b""
+    return data, offsets.tobytes()
+
+
+def _prepared(column: StoredColumn, num_docs: int) -> tuple[bytes, int, object, bytes, bytes]:
+    # A column as the kernel takes it: head, width, values, offsets, validity.
     if column.kind not in _TYPE_CODE:
         raise SegmentWriteError(f"{column.name}: no stored kind {column.kind!r}")
     if not 0 <= column.field_id < 1 << 32:
         raise SegmentWriteError(f"{column.name}: field id {column.field_id} is not a u32")
     head = _U32.pack(column.field_id) + bytes([_TYPE_CODE[column.kind]])
     values = column.values
-    kind = column.kind
-    if kind == "date":
+    if len(values) != num_docs:
+        raise SegmentWriteError(
+            f"{column.name}: {len(values)} values for a segment of {num_docs} documents"
+        )
+    if column.kind == "date":
         if not pa.types.is_timestamp(values.type):
             raise SegmentWriteError(
                 f"{column.name}: a date column must be timestamps, not {values.type}"
@@ -102,62 +195,13 @@ def _encoded(column: StoredColumn) -> list[bytes | None]:
             raise SegmentWriteError(
                 f"{column.name}: a date outside the i64 nanoseconds Tantivy stores ({exc})"
             ) from exc
-    try:
-        items = values.to_pylist()
-    except (UnicodeDecodeError, pa.ArrowException) as exc:
-        raise SegmentWriteError(f"{column.name}: values Arrow cannot read ({exc})") from exc
-    out: list[bytes | None] = []
-    for row, value in enumerate(items):
-        if value is None:
-            out.append(None)
-            continue
-        try:
-            out.append(head + _value_bytes(kind, value))
-        except (TypeError, ValueError, OverflowError, struct.error) as exc:
-            raise SegmentWriteError(
-                f"{column.name}: row {row}: not a {kind} value ({exc})"
-            ) from exc
-    return out
-
-
-def _value_bytes(kind: str, value: object) -> bytes:
-    if kind in ("text", "bytes"):
-        if kind == "text":
-            if not isinstance(value, str):
-                raise TypeError(f"{value!r} is not a string")
-            data = value.encode("utf-8")
-        else:
-            if not isinstance(value, bytes | bytearray):
-                raise TypeError(f"{value!r} is not bytes")
-            data = bytes(value)
-        prefix = bytearray()
-        encode_vint(len(data), prefix)
-        return bytes(prefix) + data
-    if kind == "u64":
-        return _U64.pack(value)
-    if kind in ("i64", "date"):
-        return _I64.pack(value)
-    if kind == "f64":
-        bits = _U64.unpack(_F64.pack(value))[0]
-        return _U64.pack(bits ^ _HIGHEST_BIT if not bits & _HIGHEST_BIT else ~bits & _MASK64)
-    if type(value) is not bool:
-        raise TypeError(f"{value!r} is not a bool")
-    return b"\x01" if value else b"\x00"
-
-
-def _documents(columns: Sequence[StoredColumn], num_docs: int) -> Iterator[bytes]:
-    columns = sorted(columns, key=lambda c: c.name.encode("utf-8", "surrogatepass"))
-    encoded = [_encoded(c) for c in columns]
-    for column, values in zip(columns, encoded, strict=True):
-        if len(values) != num_docs:
-            raise SegmentWriteError(
-                f"{column.name}: {len(values)} values for a segment of {num_docs} documents"
-            )
-    for row in range(num_docs):
-        present = [values[row] for values in encoded if values[row] is not None]
-        head = bytearray()
-        encode_vint(len(present), head)
-        yield bytes(head) + b"".join(present)  # type: ignore[arg-type]
+    array = _combined(values)
+    valid = np.asarray(array.is_valid(), dtype=np.uint8).tobytes()
+    if column.kind in ("text", "bytes"):
+        data, offsets = _variable(column, array)
+        return head, 0, data, offsets, valid
+    width = 1 if column.kind == "bool" else 8
+    return head, width, _fixed(column, array), b"", valid
 
 
 @dataclass(slots=True)
@@ -241,37 +285,26 @@ def store_file(
         raise SegmentWriteError(f"block_size: {block_size} is negative")
     if num_docs < 0 or num_docs >= 1 << 31:
         raise SegmentWriteError(f"num_docs: {num_docs} outside a segment's document range")
-    out = bytearray()
+    columns = sorted(columns, key=lambda c: c.name.encode("utf-8", "surrogatepass"))
+    prepared = [_prepared(c, num_docs) for c in columns]
+    blocks, ends = kernels().store_blocks(
+        b"".join(p[0] for p in prepared),
+        bytes(p[1] for p in prepared),
+        [p[2] for p in prepared],
+        [p[3] for p in prepared],
+        [p[4] for p in prepared],
+        num_docs,
+        block_size,
+        compressor == "lz4",
+    )
     skip = _SkipIndex()
-    block = bytearray()
-    starts: list[int] = []
-    first_doc = 0
-
-    def close_block() -> None:
-        nonlocal first_doc
-        if not block:
-            return
-        for start in starts:
-            block.extend(_U32.pack(start))
-        block.extend(_U32.pack(len(starts)))
-        data = bytes(block)
-        if compressor == "lz4":
-            data = _U32.pack(len(data)) + lz4_block(data)
-        begin = len(out)
-        out.extend(data)
-        skip.insert(_Checkpoint(first_doc, first_doc + len(starts), begin, len(out)))
-        first_doc += len(starts)
-        block.clear()
-        starts.clear()
-
-    for document in _documents(columns, num_docs):
-        starts.append(len(block))
-        block.extend(document)
-        if len(block) >= 1 << 32:
-            raise SegmentWriteError("a document of 4 GiB or more does not fit a store block")
-        if len(block) + 8 * len(starts) > block_size:
-            close_block()
-    close_block()
+    first_doc = begin = 0
+    pairs = np.frombuffer(ends, dtype="<i8").reshape(-1, 2)
+    for count, end in pairs.tolist():
+        skip.insert(_Checkpoint(first_doc, first_doc + count, begin, end))
+        first_doc += count
+        begin = end
+    out = bytearray(blocks)
     offset = len(out)
     out += skip.serialize()
     out += struct.pack("<IQB", _STORE_VERSION, offset, _COMPRESSORS[compressor]) + bytes(15)
