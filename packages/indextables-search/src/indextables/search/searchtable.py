@@ -431,10 +431,15 @@ class SearchTable:
 
     def to_polars(self, columns: Sequence[str] | None = None, where: str | None = None) -> Any:
         """The table's rows (those ``where`` keeps) as a Polars DataFrame (needs ``polars``),
-        its columns in the chunks they were read in (joining them costs a copy)."""
+        its columns in the chunks they were read in (joining them costs a copy), its string
+        and binary columns handed over as Arrow views (no copy of the values)."""
         import polars as pl
 
-        return pl.from_arrow(self.to_arrow(columns=columns, where=where), rechunk=False)
+        from indextables.search.read.stringviews import with_string_views
+
+        # Views are Polars' own string layout: imported without copying the values.
+        table = with_string_views(self.to_arrow(columns=columns, where=where))
+        return pl.from_arrow(table, rechunk=False)
 
     def to_pandas(self, columns: Sequence[str] | None = None, where: str | None = None) -> Any:
         """The table's rows (those ``where`` keeps) as a pandas DataFrame."""
