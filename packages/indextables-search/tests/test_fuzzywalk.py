@@ -37,6 +37,11 @@ def _expected(terms: list[str], term: str, distance: int) -> list[str]:
 @pytest.mark.parametrize("twin", ["python", "cython"])
 def test_walk_equals_every_key_measured(twin):
     kernels = impl.load(twin)
+    with impl.using(twin):
+        _check_random_dictionaries(kernels)
+
+
+def _check_random_dictionaries(kernels) -> None:
     rng = random.Random(20261203)
     for _ in range(150):
         terms = [_word(rng) for _ in range(rng.randint(0, 60))]
@@ -53,19 +58,48 @@ def test_walk_equals_every_key_measured(twin):
             ), (terms, term, distance)
 
 
-def test_walk_stops_one_past_the_limit():
-    kernels = impl.load("python")
-    terms = [f"ab{c}" for c in "cdefghij"]
-    fst = _fst(kernels, terms)
-    assert fst_near_terms(fst, "abz", 1, 3) == ["abc", "abd", "abe", "abf"]
-    assert len(fst_near_terms(fst, "abz", 1, 100)) == 8
+@pytest.mark.parametrize("twin", ["python", "cython"])
+def test_walk_stops_one_past_the_limit(twin):
+    with impl.using(twin) as kernels:
+        fst = _fst(kernels, [f"ab{c}" for c in "cdefghij"])
+        assert fst_near_terms(fst, "abz", 1, 3) == ["abc", "abd", "abe", "abf"]
+        assert len(fst_near_terms(fst, "abz", 1, 100)) == 8
 
 
-def test_transposition_counts_one_edit():
-    kernels = impl.load("python")
-    fst = _fst(kernels, ["needlezq", "eneedlzq", "ndeelezq"])
-    assert fst_near_terms(fst, "enedlezq", 1, 10) == ["needlezq"]
-    assert fst_near_terms(fst, "needlezq", 0, 10) == ["needlezq"]
+@pytest.mark.parametrize("twin", ["python", "cython"])
+def test_transposition_counts_one_edit(twin):
+    with impl.using(twin) as kernels:
+        fst = _fst(kernels, ["needlezq", "eneedlzq", "ndeelezq"])
+        assert fst_near_terms(fst, "enedlezq", 1, 10) == ["needlezq"]
+        assert fst_near_terms(fst, "needlezq", 0, 10) == ["needlezq"]
+
+
+@pytest.mark.parametrize("twin", ["python", "cython"])
+def test_keys_that_are_not_utf8_are_never_near(twin):
+    with impl.using(twin) as kernels:
+        keys = sorted(
+            [b"ab", b"a\xff", b"a\xc0\x80", b"a\xed\xa0\x80", b"a\xf4\x90\x80\x80", b"ac"]
+        )
+        key_data, key_ends = _kernels_py.pack_keys(keys)
+        fst = kernels.fst_build(key_data, key_ends)
+        assert kernels.fst_near(fst, "ab", 1, 10) == [b"ab", b"ac"]
+        assert kernels.fst_near(memoryview(fst), "a\u00e9", 1, 10) == [b"ab", b"ac"]
+
+
+@pytest.mark.parametrize("twin", ["python", "cython"])
+def test_a_damaged_fst_is_a_typed_error(twin):
+    from indextables.search.splits.termdict import TermDictError
+
+    with impl.using(twin) as kernels:
+        fst = bytearray(_fst(kernels, ["alpha", "beta", "gamma"]))
+        for at in range(8, len(fst) - 16):
+            damaged = bytearray(fst)
+            damaged[at] ^= 0xFF
+            try:
+                found = kernels.fst_near(bytes(damaged), "beta", 2, 10)
+            except TermDictError:
+                continue
+            assert all(isinstance(key, bytes) for key in found)
 
 
 def test_merged_parts_are_sorted_by_bytes_without_repeats():

@@ -238,7 +238,8 @@ def _term_set(name: str, terms: list[str], tokenized: bool, boost: str) -> tuple
     if not terms:
         return NOTHING, False
     plain = [t for t in terms if not tokenized or all(c.isalnum() for c in t)]
-    regexes = [f"{name}:/{atoms_regex(list(t))}/{boost}" for t in terms if t not in set(plain)]
+    kept = set(plain)
+    regexes = [f"{name}:/{atoms_regex(list(t))}/{boost}" for t in terms if t not in kept]
     quoted = ['"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in sorted(plain)]
     if any("]" in t or "}" in t for t in plain):
         # The text's scans read a bracket inside quotes as the set's end: a disjunction.

@@ -19,7 +19,7 @@ from indextables.search.splits.termdict._kernels_common import (
     KernelError,
 )
 
-__all__ = ["fst_build", "fst_entries", "sst_decode", "sst_encode", "tis_decode", "tis_encode"]
+__all__ = ["fst_build", "fst_entries", "fst_near", "sst_decode", "sst_encode", "tis_decode", "tis_encode"]
 
 DEF EMPTY_ADDRESS = 0
 DEF NONE_ADDRESS = 1
@@ -810,6 +810,171 @@ def fst_entries(bytes data):
         free(key_out.data)
         free(ends_out.data)
         free(values_out.data)
+
+
+cdef struct NearFrame:
+    Node node
+    Py_ssize_t next_trans
+    Py_ssize_t row          # the depth whose row slot holds this key's row
+    Py_ssize_t before       # the depth of the row before it, -1 for none
+    int64_t last            # the key's last character, -1 for none
+    int need                # bytes of the unfinished character (0: none)
+    int have
+    int64_t partial         # its code point so far
+
+
+cdef inline bint near_char(NearFrame* parent, uint8_t byte, NearFrame* child) noexcept:
+    """Extend the parent's key by ``byte`` into ``child``'s character state; False when
+    the bytes are no UTF-8. ``child.need == 0`` afterwards: a character completed."""
+    cdef int64_t cp
+    if parent.need == 0:
+        if byte < 0x80:
+            child.need, child.have, child.partial = 0, 0, byte
+            return True
+        if 0xC2 <= byte < 0xE0:
+            child.need, child.have, child.partial = 2, 1, byte & 0x1F
+        elif 0xE0 <= byte < 0xF0:
+            child.need, child.have, child.partial = 3, 1, byte & 0x0F
+        elif 0xF0 <= byte < 0xF5:
+            child.need, child.have, child.partial = 4, 1, byte & 0x07
+        else:
+            return False
+        return True
+    if not 0x80 <= byte < 0xC0:
+        return False
+    cp = (parent.partial << 6) | (byte & 0x3F)
+    child.have = parent.have + 1
+    child.partial = cp
+    child.need = parent.need
+    if child.have < child.need:
+        # reject overlong and out-of-range starts as soon as the second byte shows them
+        if child.have == 2 and child.need == 3 and (cp < 0x20 or 0x360 <= cp < 0x380):
+            return False
+        if child.have == 2 and child.need == 4 and (cp < 0x10 or cp >= 0x110):
+            return False
+        return True
+    if child.need == 3 and (cp < 0x800 or 0xD800 <= cp < 0xE000):
+        return False
+    if child.need == 4 and (cp < 0x10000 or cp > 0x10FFFF):
+        return False
+    child.need = 0
+    return True
+
+
+def fst_near(const uint8_t[::1] data, str term, int distance, Py_ssize_t most):
+    """The keys of a tantivy-fst map within ``distance`` edits of ``term`` (see the
+    pure twin), in key order, at most ``most + 1`` of them."""
+    cdef Py_ssize_t size = data.shape[0]
+    cdef const uint8_t* d
+    cdef uint64_t version, root
+    cdef Py_ssize_t n = len(term)
+    cdef Py_ssize_t width = n + 1
+    # Past n + distance characters every cell exceeds the distance: keys are shorter.
+    cdef Py_ssize_t cap = 4 * (n + distance) + 2
+    cdef int64_t* chars = NULL
+    cdef int* rows = NULL
+    cdef NearFrame* frames = NULL
+    cdef uint8_t* key = NULL
+    cdef Py_ssize_t depth, j
+    cdef NearFrame* top
+    cdef NearFrame* child
+    cdef uint8_t inp
+    cdef uint64_t out, target
+    cdef int* row
+    cdef int* prev
+    cdef int* before
+    cdef int best, low
+    found = []
+    if distance < 0:
+        raise ValueError(f"distance={distance!r} must be >= 0")
+    if size < 32:
+        raise KernelError(f"fst of {size} bytes is shorter than its 32-byte frame")
+    d = &data[0]
+    version = read_uint(d, 0, 8)
+    if version != FST_VERSION:
+        raise KernelError(f"fst format version {version} is not supported (only {FST_VERSION})")
+    root = read_uint(d, size - 8, 8)
+    if not (root == EMPTY_ADDRESS and size == 32) and root + 17 != <uint64_t>size:
+        raise KernelError(f"fst root address {root} does not end the node area")
+    chars = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    rows = <int*>malloc((cap + 1) * width * sizeof(int))
+    frames = <NearFrame*>malloc((cap + 1) * sizeof(NearFrame))
+    key = <uint8_t*>malloc(cap + 1)
+    if chars == NULL or rows == NULL or frames == NULL or key == NULL:
+        free(chars)
+        free(rows)
+        free(frames)
+        free(key)
+        raise MemoryError()
+    try:
+        for j in range(n):
+            chars[j] = ord(term[j])
+        for j in range(width):
+            rows[j] = j
+        parse_node(d, size, root, &frames[0].node)
+        frames[0].next_trans = -1
+        frames[0].row = 0
+        frames[0].before = -1
+        frames[0].last = -1
+        frames[0].need = 0
+        frames[0].have = 0
+        frames[0].partial = 0
+        depth = 1
+        while depth > 0:
+            top = &frames[depth - 1]
+            if top.next_trans < 0:
+                top.next_trans = 0
+                if top.node.final and top.need == 0 and rows[top.row * width + n] <= distance:
+                    found.append(PyBytes_FromStringAndSize(<char*>key, depth - 1))
+                    if len(found) > most:
+                        return found
+            if top.next_trans >= top.node.ntrans:
+                depth -= 1
+                continue
+            node_trans(d, &top.node, top.next_trans, &inp, &out, &target)
+            top.next_trans += 1
+            if target != EMPTY_ADDRESS and target >= <uint64_t>top.node.addr:
+                raise KernelError(f"fst transition at {top.node.addr} points forward to {target}")
+            if depth > cap:
+                continue
+            child = &frames[depth]
+            if not near_char(top, inp, child):
+                continue
+            if child.need != 0:
+                child.row, child.before, child.last = top.row, top.before, top.last
+            else:
+                prev = &rows[top.row * width]
+                row = &rows[depth * width]
+                before = &rows[top.before * width] if top.before >= 0 else NULL
+                row[0] = prev[0] + 1
+                low = row[0]
+                for j in range(1, width):
+                    best = prev[j] + 1
+                    if row[j - 1] + 1 < best:
+                        best = row[j - 1] + 1
+                    if prev[j - 1] + (child.partial != chars[j - 1]) < best:
+                        best = prev[j - 1] + (child.partial != chars[j - 1])
+                    if (
+                        before != NULL and j > 1 and child.partial == chars[j - 2]
+                        and top.last == chars[j - 1] and before[j - 2] + 1 < best
+                    ):
+                        best = before[j - 2] + 1
+                    row[j] = best
+                    if best < low:
+                        low = best
+                if low > distance:
+                    continue
+                child.row, child.before, child.last = depth, top.row, child.partial
+            key[depth - 1] = inp
+            parse_node(d, size, target, &child.node)
+            child.next_trans = -1
+            depth += 1
+        return found
+    finally:
+        free(chars)
+        free(rows)
+        free(frames)
+        free(key)
 
 
 cdef void* _grow(void* ptr, size_t size) except NULL:

@@ -46,6 +46,7 @@ __all__ = [
     "unpack_keys",
     "fst_build",
     "fst_entries",
+    "fst_near",
     "sst_decode",
     "sst_encode",
     "tis_decode",
@@ -454,6 +455,83 @@ def fst_entries(data: bytes) -> tuple[bytes, array[int], array[int]]:
         raise KernelError(f"fst holds {len(keys)} keys, its footer says {count}")
     key_data, key_ends = pack_keys(keys)
     return key_data, key_ends, array("Q", values)
+
+
+def fst_near(data: bytes, term: str, distance: int, most: int) -> list[bytes]:
+    """The keys of a tantivy-fst map within ``distance`` edits of ``term`` (optimal
+    string alignment over characters: insertion, deletion, substitution, transposition
+    of neighbours), in key order, at most ``most + 1`` of them; keys that are not UTF-8
+    are never near.
+
+    A depth-first walk carrying the prefix's row of distances to every prefix of
+    ``term``; a branch whose row is all past ``distance`` is left (no extension comes
+    back: a row's cells never drop below the row before's minimum, a transposition
+    included)."""
+    _, root = _fst_header(data)
+    size = len(term)
+    found: list[bytes] = []
+    # (node, key so far, bytes of an unfinished character, the key's row, the row
+    # before it, the key's last character)
+    todo: list[tuple[int, bytes, bytes, list[int], list[int] | None, str]] = [
+        (root, b"", b"", list(range(size + 1)), None, "")
+    ]
+    while todo:
+        addr, key, pending, row, before, last = todo.pop()
+        final, _, transitions = _parse_node(data, addr)
+        if final and not pending and row[size] <= distance:
+            found.append(key)
+            if len(found) > most:
+                return found
+        for byte, _, child in reversed(transitions):
+            if child != _EMPTY_ADDRESS and child >= addr:
+                raise KernelError(f"fst transition at {addr} points forward to {child}")
+            grown = pending + bytes((byte,))
+            char = _utf8_char(grown)
+            if char is None:
+                todo.append((child, key + bytes((byte,)), grown, row, before, last))
+            elif char:
+                step = _osa_row(row, before, last, char, term)
+                if min(step) <= distance:
+                    todo.append((child, key + bytes((byte,)), b"", step, row, char))
+    return found
+
+
+def _utf8_char(data: bytes) -> str | None:
+    """The character ``data`` encodes in UTF-8, None while it is a valid unfinished
+    start, "" when it is no UTF-8 (surrogates and overlong forms included)."""
+    lead = data[0]
+    if lead < 0x80:
+        need = 1
+    elif 0xC2 <= lead < 0xE0:
+        need = 2
+    elif 0xE0 <= lead < 0xF0:
+        need = 3
+    elif 0xF0 <= lead < 0xF5:
+        need = 4
+    else:
+        return ""
+    if len(data) > 1 and not 0x80 <= data[-1] < 0xC0:
+        return ""
+    if len(data) < need:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+
+
+def _osa_row(
+    row: list[int], before: list[int] | None, last: str, char: str, term: str
+) -> list[int]:
+    """The distances of the key extended by ``char`` to every prefix of ``term``
+    (``row``: the key's, ``before``: the row before it, ``last``: its last character)."""
+    step = [row[0] + 1]
+    for j, wanted in enumerate(term, 1):
+        best = min(row[j] + 1, step[j - 1] + 1, row[j - 1] + (char != wanted))
+        if before is not None and j > 1 and char == term[j - 2] and last == wanted:
+            best = min(best, before[j - 2] + 1)
+        step.append(best)
+    return step
 
 
 # --------------------------------------------------------------------------- TermInfoStore
