@@ -130,6 +130,12 @@ def run(root: str, rows: int, repeat: int, arrow_copy: str | None = None) -> dic
             "pl.read_delta",
         ),
         (
+            "to_polars() vs from_arrow of plain strings",
+            lambda: table.to_polars().height,
+            lambda: pl.from_arrow(table.to_arrow(), rechunk=False).height,
+            "pl.from_arrow(to_arrow())",
+        ),
+        (
             "polars str.contains vs query=",
             lambda: scan_indextables(table).filter(contains).collect().height,
             lambda: scan_indextables(table, query=needle).collect().height,
