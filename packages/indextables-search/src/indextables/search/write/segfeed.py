@@ -20,8 +20,8 @@ another; :meth:`SegmentFeed.finish` writes the last one and lists every segment 
 index's ``meta.json`` (:mod:`.segwriter.metajson`), where tantivy-py opens them.
 
 What the segment writer refuses (:class:`.segwriter.errors.SegmentWriteError`: JSON
-fields, analyzers it lacks, stored IP fields, a fast field's tokenizer, stored lists,
-a fast text value past 65,535 bytes, an integer past ``i64``...) is found before
+fields, analyzers it lacks, a fast field's tokenizer, an integer past ``i64``, an
+address that does not parse...) is found before
 anything is written: the schema when the feed opens (:meth:`SegmentFeed.open` returns
 None, the whole split goes through tantivy-py), a batch's values when they are
 converted or their segment is built in memory (the batches not yet written are handed

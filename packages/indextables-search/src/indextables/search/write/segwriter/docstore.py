@@ -6,7 +6,10 @@ Layout (Tantivy ``src/store``, read back by :mod:`...read.docstore`):
   [u8 type code][value]`` in the order of the field names' UTF-8 bytes (tantivy-py's
   documents keep their values by field name): text and bytes as ``VInt``
   length and bytes, u64/i64 8 bytes LE, f64 as its order-preserving u64, date as i64
-  nanoseconds, bool one byte; a null is no value;
+  nanoseconds, bool one byte, ip (code 10) its IPv6 address's u128 in 16 bytes LE
+  (IPv4 as ``::ffff:a.b.c.d``, :mod:`.ipvalues`); a null is no value; a list column's
+  values follow one another as repeated values of the field (a null or empty list, or
+  a null element, adds none), as Tantivy stores a multi-valued field;
 * documents are appended to a block, and the block is closed once its bytes plus
   8 bytes per document exceed the block size (Tantivy counts a ``usize`` per offset);
   a closed block is ``[documents][u32 LE start of each][u32 LE count]``, then
@@ -41,6 +44,7 @@ from indextables.search.splits.vint import encode_vint
 from indextables.search.write.segwriter.errors import SegmentWriteError
 from indextables.search.write.segwriter.fieldnorm import FOOTER_JSON
 from indextables.search.write.segwriter.impl import kernels
+from indextables.search.write.segwriter.ipvalues import ip_bytes
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -49,7 +53,7 @@ __all__ = [
     "store_file",
 ]
 
-StoredKind = Literal["text", "u64", "i64", "f64", "bool", "date", "bytes"]
+StoredKind = Literal["text", "u64", "i64", "f64", "bool", "date", "bytes", "ip"]
 
 #: tantivy-py's default doc-store block size (``IndexSettings::docstore_blocksize``).
 DEFAULT_BLOCK_SIZE: Final = 16384
@@ -62,6 +66,7 @@ _TYPE_CODE: Final[dict[str, int]] = {
     "date": 5,
     "f64": 6,
     "bool": 9,
+    "ip": 10,
 }
 _CHECKPOINT_PERIOD: Final = 8
 _STORE_VERSION: Final = 2
@@ -200,8 +205,59 @@ def _prepared(column: StoredColumn, num_docs: int) -> tuple[bytes, int, object, 
     if column.kind in ("text", "bytes"):
         data, offsets = _variable(column, array)
         return head, 0, data, offsets, valid
+    if column.kind == "ip":
+        return head, 16, _ip_values(column, array), b"", valid
     width = 1 if column.kind == "bool" else 8
     return head, width, _fixed(column, array), b"", valid
+
+
+def _ip_values(column: StoredColumn, values: pa.Array) -> bytes:
+    # 16 bytes per row: the address's u128 little-endian (its IPv6 bytes reversed), nulls zeros.
+    if values.null_count == len(values):
+        return bytes(16 * len(values))
+    packed = ip_bytes(values, column.name)
+    out = np.zeros((len(values), 16), dtype=np.uint8)
+    out[np.asarray(values.is_valid(), dtype=bool)] = packed[:, ::-1]
+    return out.tobytes()
+
+
+def _is_list(t: pa.DataType) -> bool:
+    return bool(pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t))
+
+
+def _list_elements(values: pa.Array) -> list[pa.Array]:
+    """A list column as one column per list position: element ``k`` of each row's list
+    (null where the list is null, shorter, or holds a null there)."""
+    if pa.types.is_fixed_size_list(values.type):
+        values = values.cast(pa.list_(values.type.value_field))
+    lengths = np.asarray(pc.fill_null(pc.list_value_length(values), 0), dtype=np.int64)
+    if not len(lengths) or not lengths.max():
+        return []
+    starts = np.asarray(values.offsets, dtype=np.int64)[:-1]
+    flat = values.values
+    out = []
+    for k in range(int(lengths.max())):
+        missing = lengths <= k
+        indices = pa.array(np.where(missing, 0, starts + k), mask=missing)
+        out.append(flat.take(indices))
+    return out
+
+
+def _prepared_values(
+    column: StoredColumn, num_docs: int
+) -> list[tuple[bytes, int, object, bytes, bytes]]:
+    # A plain column is one kernel column; a list column one per list position, in order.
+    if not _is_list(column.values.type):
+        return [_prepared(column, num_docs)]
+    if len(column.values) != num_docs:
+        raise SegmentWriteError(
+            f"{column.name}: {len(column.values)} values for a segment of {num_docs} documents"
+        )
+    elements = _list_elements(_combined(column.values))
+    return [
+        _prepared(StoredColumn(column.name, column.field_id, column.kind, e), num_docs)
+        for e in elements
+    ]
 
 
 @dataclass(slots=True)
@@ -286,7 +342,7 @@ def store_file(
     if num_docs < 0 or num_docs >= 1 << 31:
         raise SegmentWriteError(f"num_docs: {num_docs} outside a segment's document range")
     columns = sorted(columns, key=lambda c: c.name.encode("utf-8", "surrogatepass"))
-    prepared = [_prepared(c, num_docs) for c in columns]
+    prepared = [p for c in columns for p in _prepared_values(c, num_docs)]
     blocks, ends = kernels().store_blocks(
         b"".join(p[0] for p in prepared),
         bytes(p[1] for p in prepared),

@@ -24,7 +24,6 @@ Every fast field of the schema has its column, even without any value.
 
 from __future__ import annotations
 
-import ipaddress
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -46,8 +45,16 @@ from indextables.search.write.segwriter.columnar_sstable import range_sstable, v
 from indextables.search.write.segwriter.columnar_u128 import compact_space_values
 from indextables.search.write.segwriter.errors import SegmentWriteError
 from indextables.search.write.segwriter.fieldnorm import FOOTER_JSON
+from indextables.search.write.segwriter.ipvalues import ip_bytes
 
-__all__ = ["COLUMN_TYPE_CODES", "DatePrecision", "FastField", "FastKind", "fast_file"]
+__all__ = [
+    "COLUMN_TYPE_CODES",
+    "MAX_FAST_BYTES",
+    "DatePrecision",
+    "FastField",
+    "FastKind",
+    "fast_file",
+]
 
 FastKind = Literal["u64", "i64", "f64", "bool", "date", "ip", "str", "bytes"]
 DatePrecision = Literal["seconds", "milliseconds", "microseconds", "nanoseconds"]
@@ -80,6 +87,8 @@ _SCHEMA_KINDS: Final[dict[str, str]] = {
     "text": "str",
 }
 _SIGN: Final = np.uint64(1 << 63)
+#: The longest fast text or bytes value Tantivy keeps; a longer one is cut to this.
+MAX_FAST_BYTES: Final = 65535
 _COLUMNAR_FOOTER: Final = struct.pack("<I", 2) + bytes((2, 113, 119, 66))
 _U32 = struct.Struct("<I")
 
@@ -214,7 +223,12 @@ def _binary_values(field: FastField, values: pa.Array) -> pa.Array:
             or pa.types.is_large_binary(typ)
             or pa.types.is_fixed_size_binary(typ),
         )
-    return values.cast(pa.large_binary())
+    binary = values.cast(pa.large_binary())
+    if len(binary) and pc.max(pc.binary_length(binary)).as_py() > MAX_FAST_BYTES:
+        # Tantivy's columnar dictionary keeps a value's first 65,535 bytes (its arena
+        # hash map's keys have a u16 length): longer values are cut, equal prefixes merge.
+        binary = pc.binary_slice(binary, 0, MAX_FAST_BYTES)
+    return binary
 
 
 def _index(counts: npt.NDArray[np.uint32], max_doc: int) -> bytes:
@@ -240,24 +254,8 @@ def _dictionary_column(field: FastField, values: _Values, max_doc: int) -> bytes
 
 
 def _ip_u128(field: FastField, values: pa.Array) -> list[int]:
-    typ = values.type
-    if pa.types.is_string(typ) or pa.types.is_large_string(typ):
-        out = []
-        for text in values.to_pylist():
-            try:
-                address = ipaddress.ip_address(text)
-            except ValueError as exc:
-                raise SegmentWriteError(f"fast field {field.name!r}: {exc}") from exc
-            if isinstance(address, ipaddress.IPv4Address):
-                address = ipaddress.IPv6Address(b"\x00" * 10 + b"\xff\xff" + address.packed)
-            out.append(int(address))
-        return out
-    if pa.types.is_fixed_size_binary(typ) and typ.byte_width == 16:
-        return [int.from_bytes(v, "big") for v in values.to_pylist()]
-    raise SegmentWriteError(
-        f"fast field {field.name!r}: an Arrow {typ} column is not an ip column "
-        "(strings or 16-byte fixed-size binary)"
-    )
+    packed = ip_bytes(values, field.name)
+    return [int.from_bytes(row.tobytes(), "big") for row in packed]
 
 
 def _column(field: FastField, column: pa.Array | pa.ChunkedArray, max_doc: int) -> bytes:

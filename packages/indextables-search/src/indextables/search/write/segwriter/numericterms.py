@@ -11,7 +11,7 @@ value's bytes alone (no field id, no type byte):
 * ``date``: i64 nanoseconds truncated *toward zero* to whole seconds (Tantivy's
   ``DATE_TIME_PRECISION_INDEXED``, whatever the field's precision), then as ``i64``;
 * ``ip``: the IPv6 address (an IPv4 one as ``::ffff:a.b.c.d``), 16 bytes big-endian;
-* ``bytes``: the bytes themselves.
+* ``bytes``: the bytes themselves, cut to their first 65,531 bytes (:data:`MAX_BYTES_TERM`).
 
 Every value counts as one token at position 0 (the field's total-token header counts
 them, duplicates in a document included); the postings record documents only
@@ -22,7 +22,6 @@ list) gives no term.
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Final, Literal
 
 import numpy as np
@@ -30,12 +29,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indextables.search.write.segwriter.errors import SegmentWriteError
+from indextables.search.write.segwriter.ipvalues import ip_bytes
 from indextables.search.write.segwriter.tokenize import Tokens
 
 __all__ = ["ValueKind", "value_terms"]
 
 ValueKind = Literal["u64", "i64", "f64", "bool", "date", "ip", "bytes"]
 _KINDS: Final = ("u64", "i64", "f64", "bool", "date", "ip", "bytes")
+#: The longest bytes term Tantivy indexes: its indexing hash map keeps 65,535 bytes of a
+#: key (the 4-byte field id, then the value), so a longer value is cut to this.
+MAX_BYTES_TERM: Final = 65531
 _SIGN: Final = np.uint64(1 << 63)
 _SECOND_NS: Final = 1_000_000_000
 
@@ -105,20 +108,9 @@ def _date_words(values: pa.Array, name: str) -> np.ndarray:
 
 
 def _ip_terms(values: pa.Array, name: str) -> pa.LargeBinaryArray:
-    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
-        raise SegmentWriteError(f"column {name!r}: an ip field takes strings, not {values.type}")
-    out = []
-    for row, text in enumerate(values.to_pylist()):
-        try:
-            address = ipaddress.ip_address(text)
-        except ValueError as exc:
-            raise SegmentWriteError(f"column {name!r}: value {row}: {exc}") from None
-        if isinstance(address, ipaddress.IPv4Address):
-            address = ipaddress.IPv6Address(b"\x00" * 10 + b"\xff\xff" + address.packed)
-        elif address.scope_id is not None:
-            raise SegmentWriteError(f"column {name!r}: value {row}: a scoped address {text!r}")
-        out.append(address.packed)
-    return pa.array(out, pa.large_binary())
+    packed = ip_bytes(values, name)
+    fixed = pa.Array.from_buffers(pa.binary(16), len(packed), [None, pa.py_buffer(packed)])
+    return fixed.cast(pa.large_binary())
 
 
 def value_terms(column: pa.Array | pa.ChunkedArray, kind: ValueKind, *, name: str) -> Tokens:
@@ -149,6 +141,8 @@ def value_terms(column: pa.Array | pa.ChunkedArray, kind: ValueKind, *, name: st
                 f"column {name!r}: a bytes field takes binary, not {values.type}"
             )
         terms = values.cast(pa.large_binary())
+        if len(terms) and pc.max(pc.binary_length(terms)).as_py() > MAX_BYTES_TERM:
+            terms = pc.binary_slice(terms, 0, MAX_BYTES_TERM)
     elif kind == "ip":
         terms = _ip_terms(values, name)
     else:

@@ -7,15 +7,17 @@ segment is written for exactly the schema Tantivy will open it with. Per extensi
   :func:`.invertedfiles.inverted_files` (tokens, postings, positions), the other
   indexed fields from :func:`.numericterms.value_terms` (documents only, no positions),
   every field's blob in field-id order in one composite file each;
-* ``.store``: the stored fields (:mod:`.docstore`);
+* ``.store``: the stored fields (:mod:`.docstore`), a list column's values as repeated
+  values of its field, an ``ip`` value as its IPv6 u128;
 * ``.fast``: the fast fields (:func:`.fastfields.fast_file`); a segment without any
   holds an empty columnar file (its document count only). A fast text or bytes value
-  past 65,535 bytes is refused (Tantivy keeps its first 65,535 bytes there).
+  past 65,535 bytes keeps its first 65,535 bytes there, as Tantivy's does (the stored
+  value is whole; an indexed bytes term keeps its first 65,531 bytes and a text token
+  past 65,530 bytes is not indexed, as in Tantivy).
 
 Not written (refused with :class:`SegmentWriteError` naming the field): JSON and facet
 fields, text analyzers the writer does not implement (stemming and other custom ones),
-``ip`` fields stored (the doc store has no IP values yet), stored list columns (lists
-are indexed, several values per document, but not stored yet).
+list columns of indexed text fields (several texts per document are not tokenized).
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from indextables.search.splits.termdict.composite import (
     FieldBlob,
@@ -82,8 +83,6 @@ _EMPTY_COLUMNAR_HEAD: Final = bytes.fromhex(
     "00000000000000000000000004000000000000000000000000000000030000002000000000000000"
 )
 _EMPTY_COLUMNAR_TAIL: Final = bytes.fromhex("0200000002717742")
-#: The longest fast text or bytes value the writer takes (Tantivy cuts longer ones).
-MAX_FAST_BYTES: Final = 65535
 _FAST_MODULE: Final = "indextables.search.write.segwriter.fastfields"
 
 
@@ -184,8 +183,6 @@ def segment_fields(schema: Sequence[Mapping[str, Any]]) -> tuple[SegmentField, .
             raise SegmentWriteError(f"field {name!r}: the writer has no {kind!r} fields")
         indexed = bool(options.get("indexed", False))
         stored = bool(options.get("stored", False))
-        if kind == "ip" and stored:
-            raise SegmentWriteError(f"field {name!r}: stored ip values are not written yet")
         out.append(
             SegmentField(
                 name,
@@ -240,9 +237,7 @@ def _value_blobs(
 
 
 def _stored_column(spec: SegmentField, column: pa.Array | pa.ChunkedArray) -> StoredColumn:
-    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
-        raise SegmentWriteError(f"column {spec.name!r}: stored lists are not written yet")
-    kind: StoredKind = "text" if spec.type == "text" else spec.type  # type: ignore[assignment]
+    kind: StoredKind = "text" if spec.type == "text" else spec.type
     return StoredColumn(spec.name, spec.field_id, kind, column)
 
 
@@ -361,25 +356,7 @@ def _fast(
         names = ", ".join(repr(f.name) for f in fast)
         raise SegmentWriteError(f"fast fields are not written yet (fields {names})")
     columns = {f.name: values_of(f) for f in fast}
-    for spec in fast:
-        if spec.type in ("text", "bytes"):
-            _check_fast_lengths(spec.name, columns[spec.name])
     return writer(fast, columns, max_doc)
-
-
-def _check_fast_lengths(name: str, column: pa.Array | pa.ChunkedArray) -> None:
-    """Refuse a fast text or bytes value Tantivy would cut (its columnar keeps 65,535 bytes)."""
-    values = column
-    if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
-        values = pc.list_flatten(values)
-    if not len(values) or values.null_count == len(values):
-        return
-    longest = pc.max(pc.binary_length(values)).as_py()
-    if longest is not None and longest > MAX_FAST_BYTES:
-        raise SegmentWriteError(
-            f"column {name!r}: a fast value of {longest} bytes (Tantivy keeps the first "
-            f"{MAX_FAST_BYTES} in its fast column; not written yet)"
-        )
 
 
 def write_segment(
