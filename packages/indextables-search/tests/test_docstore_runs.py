@@ -223,8 +223,8 @@ def test_decode_parts_hands_a_run_to_the_kernels_as_a_range(
             seen.extend(type(ids) for _, ids, _ in parts)
             self._builder.add_lz4_parts(parts, cache)
 
-        def finish(self) -> Any:
-            return self._builder.finish()
+        def finish(self, **options: Any) -> Any:
+            return self._builder.finish(**options)
 
     proxy = SimpleNamespace(
         __name__=real.__name__,

@@ -230,7 +230,7 @@ def test_a_decode_failing_mid_split_reads_the_rest_hit_by_hit(
     real = bulkrows.whole_columns
     calls = {"n": 0}
 
-    def failing(*args: object, **kwargs: object) -> bulkrows.BulkColumns:
+    def failing(*args: object, **kwargs: object) -> list[bulkrows.BulkColumns]:
         calls["n"] += 1
         if calls["n"] == 3:
             raise DocStoreError("a damaged block")

@@ -35,6 +35,7 @@ from indextables.search.read.docstore import (
     StoreIndex,
     StorePart,
     decode_parts,
+    decode_runs,
     impl,
     read_store,
 )
@@ -265,9 +266,11 @@ def whole_columns(
     *,
     threads: DecoderThreads = "auto",
     session: DecodeSession | None = None,
-) -> BulkColumns:
+) -> list[BulkColumns]:
     """The ``columns`` :func:`bulk_columns` serves, for documents ``start .. stop - 1`` of
-    segment ``ordinal`` in doc id order (a run of a whole-split read: no addresses).
+    segment ``ordinal`` in doc id order (a run of a whole-split read: no addresses), as
+    the pieces the decoder's threads decoded, in row order (each its own arrays: not
+    concatenated, which would copy every buffer once more).
 
     Raises:
         DocStoreError: a store that cannot be decoded, or a run outside the segment.
@@ -276,10 +279,10 @@ def whole_columns(
         raise DocStoreError(f"segment ordinal {ordinal} outside the split's doc stores")
     specs, targets = _served(stores, columns)
     if not specs or stop <= start:
-        return BulkColumns({}, frozenset())
+        return [BulkColumns({}, frozenset())]
     part = StorePart(stores.stores[ordinal], range(start, stop), _BLOCKS, (stores.key, ordinal))
-    batch = decode_parts([part], specs, threads=threads, session=session)
-    return _typed(batch, specs, targets)
+    batches = decode_runs([part], specs, threads=threads, session=session)
+    return [_typed(batch, specs, targets) for batch in batches]
 
 
 def _served(

@@ -13,12 +13,13 @@ comes from:
   (:func:`~indextables.search.read.bulkrows.whole_columns`).
 
 Rows come out in (segment ordinal, doc id) order, the order of the per-hit
-path, ``WHOLE_ROWS`` at most per batch. A split this plan cannot serve exactly
-(deleted documents: fewer live documents than the stores hold; a column only
-the per-document path reads, such as a non-stored fast field or a JSON object;
-a clamped date whose exact value is in a copy out of doc order; doc stores that
-do not parse) gets None from :func:`whole_split_batches`: the caller reads it
-as before.
+path, ``WHOLE_ROWS`` at most per batch (a run the decoder cut between its threads
+comes out as one batch per thread's piece: no concatenation copies them). A split
+this plan cannot serve exactly (deleted documents: fewer live documents than the
+stores hold; a column only the per-document path reads, such as a non-stored fast
+field or a JSON object; a clamped date whose exact value is in a copy out of doc
+order; doc stores that do not parse) gets None from :func:`whole_split_batches`:
+the caller reads it as before.
 """
 
 from __future__ import annotations
@@ -134,24 +135,39 @@ def _batches(
         for ordinal, count in enumerate(counts):
             for start in range(0, count, WHOLE_ROWS):
                 stop = min(count, start + WHOLE_ROWS)
-                bulk = bulkrows.whole_columns(
+                pieces = bulkrows.whole_columns(
                     stores, ordinal, start, stop, sources.decoded, threads=threads, session=session
                 )
-                copied = cursor.take(stop - start) if cursor is not None else {}
-                arrays = []
-                for arrow_field in schema:
-                    key = arrow_field.name.lower()
-                    if key in sources.partitions:
-                        value = sources.partitions[key]
-                        arrays.append(partition_column(value, arrow_field.type, stop - start))
-                    elif key in copied:
-                        arrays.append(_typed(copied[key], arrow_field.type))
-                    else:
-                        arrays.append(bulk.arrays[key])
-                yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+                for bulk in pieces:
+                    # A piece of the decoder's threads, or the whole run when nothing is
+                    # decoded from the stores.
+                    rows = len(next(iter(bulk.arrays.values()))) if bulk.arrays else stop - start
+                    yield _batch(schema, sources, bulk, cursor, rows)
     finally:
         if cursor is not None:
             cursor.close()
+
+
+def _batch(
+    schema: pa.Schema,
+    sources: _Sources,
+    bulk: bulkrows.BulkColumns,
+    cursor: _CopyCursor | None,
+    rows: int,
+) -> pa.RecordBatch:
+    # The next ``rows`` rows: decoded columns from ``bulk``, copied ones from the cursor.
+    copied = cursor.take(rows) if cursor is not None else {}
+    arrays = []
+    for arrow_field in schema:
+        key = arrow_field.name.lower()
+        if key in sources.partitions:
+            value = sources.partitions[key]
+            arrays.append(partition_column(value, arrow_field.type, rows))
+        elif key in copied:
+            arrays.append(_typed(copied[key], arrow_field.type))
+        else:
+            arrays.append(bulk.arrays[key])
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _typed(array: pa.Array, data_type: pa.DataType) -> pa.Array:

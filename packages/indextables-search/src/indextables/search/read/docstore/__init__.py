@@ -16,6 +16,7 @@ from indextables.search.read.docstore.decode import (
     StorePart,
     decode_docs,
     decode_parts,
+    decode_runs,
 )
 from indextables.search.read.docstore.errors import DocStoreError
 from indextables.search.read.docstore.store import StoreIndex, read_store
@@ -30,5 +31,6 @@ __all__ = [
     "StorePart",
     "decode_docs",
     "decode_parts",
+    "decode_runs",
     "read_store",
 ]

@@ -6,6 +6,7 @@ the decompressed block straight into C buffers: no Python object per value,
 except for JSON objects (and legacy JSON text), which the twin's decoder reads.
 """
 
+from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
@@ -18,7 +19,15 @@ from array import array
 from indextables.search.read.docstore import _kernels_py as _py
 from indextables.search.read.docstore.errors import DocStoreError
 
-__all__ = ["KIND_CODES", "NOGIL", "Checkpoints", "ColumnBuilder", "lz4_decompress", "read_vint"]
+__all__ = [
+    "KIND_CODES",
+    "NOGIL",
+    "Checkpoints",
+    "ColumnBuilder",
+    "OwnedBuffer",
+    "lz4_decompress",
+    "read_vint",
+]
 
 #: The kernels decompress without the GIL (the decoder may run chunks on threads).
 NOGIL = True
@@ -172,6 +181,9 @@ cdef int _lz4_step(_Lz4* st, Py_ssize_t target) noexcept nogil:
             break
         if lit <= 16 and pos + 16 <= end:
             memcpy(dst + op, s + pos, 16)
+        elif lit <= 32 and pos + 32 <= end:
+            memcpy(dst + op, s + pos, 16)
+            memcpy(dst + op + 16, s + pos + 16, 16)
         else:
             memcpy(dst + op, s + pos, lit)
         op += lit
@@ -214,6 +226,8 @@ cdef int _lz4_step(_Lz4* st, Py_ssize_t target) noexcept nogil:
             while i < mlen:
                 memcpy(dst + op + i, dst + start + i, 8)
                 i += 8
+        elif offset == 1:
+            memset(dst + op, dst[start], mlen)
         else:
             for i in range(mlen):
                 dst[op + i] = dst[start + i]
@@ -396,6 +410,36 @@ cdef Py_ssize_t _locate(
     return st.op
 
 
+cdef Py_ssize_t _locate_whole(
+    const uint8_t* src, Py_ssize_t length, Py_ssize_t size, uint8_t* p,
+    Py_ssize_t* bounds, Py_ssize_t m
+) noexcept nogil:
+    # _locate of a block whose last document is wanted (every byte is needed): the block
+    # decompressed in one pass, each wanted document found by the doc offsets at its end
+    # (no walk over the documents before it), checked as the twin's ``add`` checks them.
+    # The bytes decompressed, or -1: the whole-block path with the GIL raises the twin's
+    # error then.
+    cdef Py_ssize_t written = 0, i, k, index_start, s, e
+    cdef uint32_t count
+    if size < 4 or _lz4(src, length, p, size, &written) != 0 or written != size:
+        return -1
+    count = _u32(p + size - 4)
+    index_start = size - 4 * (<Py_ssize_t>count + 1)
+    if index_start < 0:
+        return -1
+    for i in range(m):
+        k = bounds[2 * i]
+        if k < 0 or k >= <Py_ssize_t>count:
+            return -1
+        s = _u32(p + index_start + 4 * k)
+        e = _u32(p + index_start + 4 * (k + 1)) if k + 1 < <Py_ssize_t>count else index_start
+        if s > e or e > index_start:
+            return -1
+        bounds[2 * i] = s
+        bounds[2 * i + 1] = e
+    return size
+
+
 cdef struct _Job:
     # One touched block of an add_lz4_parts call, in the order its rows come out.
     const uint8_t* src  # JOB_PARTIAL: the LZ4 body (past its size header); JOB_CACHED: the block
@@ -404,6 +448,7 @@ cdef struct _Job:
     Py_ssize_t hit0     # its first hit's index in the hit bounds
     Py_ssize_t m        # its hits
     int kind            # JOB_PARTIAL, JOB_CACHED or JOB_WHOLE
+    bint last           # JOB_PARTIAL: its hits reach the block's last document
     Py_ssize_t group    # its group (part, block, hits) of pass 1
 
 
@@ -509,6 +554,65 @@ cdef bytes _ctake(_CBuf* b):
     return PyBytes_FromStringAndSize(<const char*>b.ptr, b.size)
 
 
+cdef uint8_t _EMPTY[1]
+
+
+cdef class OwnedBuffer:
+    """A column buffer the kernel built, handed over without a copy (``finish(owned=True)``):
+    read-only bytes through the buffer protocol (``pa.py_buffer`` wraps it in place), freed
+    with the object."""
+
+    cdef uint8_t* ptr
+    cdef Py_ssize_t size
+
+    def __dealloc__(self):
+        free(self.ptr)
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        PyBuffer_FillInfo(view, self, <void*>(self.ptr if self.ptr != NULL else _EMPTY), self.size, 1, flags)
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+    def __len__(self):
+        return self.size
+
+    def isascii(self):
+        """Whether every byte is below 0x80 (``bytes.isascii``), eight bytes a step."""
+        cdef Py_ssize_t i = 0, n = self.size
+        cdef uint64_t word, seen = 0
+        cdef uint8_t tail = 0
+        with nogil:
+            while i + 8 <= n:
+                memcpy(&word, self.ptr + i, 8)
+                seen |= word
+                i += 8
+            while i < n:
+                tail |= self.ptr[i]
+                i += 1
+        return (seen & <uint64_t>0x8080808080808080) == 0 and tail < 0x80
+
+
+cdef object _cown(_CBuf* b):
+    # The buffer's bytes as an OwnedBuffer (no copy; trimmed to its size): b is left empty.
+    cdef OwnedBuffer out = OwnedBuffer.__new__(OwnedBuffer)
+    cdef uint8_t* trimmed
+    if b.ptr != NULL and b.cap > b.size + (b.size >> 3) + 4096:
+        trimmed = <uint8_t*>realloc(b.ptr, b.size if b.size else 1)
+        if trimmed != NULL:
+            b.ptr = trimmed
+    out.ptr = b.ptr
+    out.size = b.size
+    b.ptr = NULL
+    b.size = 0
+    b.cap = 0
+    return out
+
+
+cdef object _cfinal(_CBuf* b, bint owned):
+    return _cown(b) if owned else _ctake(b)
+
+
 cdef struct _CCol:
     # One output column's Arrow buffers and counts (readable and written without the GIL).
     int kind
@@ -531,12 +635,32 @@ cdef inline int _cend_var(_CCol* c) noexcept nogil:
     return _cput_i32(&c.offsets, <int32_t>c.data.size)
 
 
+cdef int _cvalid_from_ones(_CCol* c) noexcept nogil:
+    # The validity bitmap of a column's first null: every row before it valid. Until then
+    # no bitmap is written (most columns never have a null; finish omits it then).
+    cdef Py_ssize_t n = c.nvalid, whole = n >> 3
+    if _cgrow(&c.validity, whole + 2):
+        return -1
+    memset(c.validity.ptr, 0xFF, whole)
+    if n & 7:
+        c.validity.ptr[whole] = <uint8_t>((1 << (n & 7)) - 1)
+        whole += 1
+    c.validity.size = whole
+    return 0
+
+
 cdef int _cend_row(_CCol* c, Py_ssize_t count) noexcept nogil:
     c.rows += 1
-    if _cbit(&c.validity, &c.nvalid, count > 0):
-        return -1
     if count == 0:
+        if c.nulls == 0 and _cvalid_from_ones(c):
+            return -1
+        if _cbit(&c.validity, &c.nvalid, False):
+            return -1
         c.nulls += 1
+    elif c.nulls == 0:
+        c.nvalid += 1
+    elif _cbit(&c.validity, &c.nvalid, True):
+        return -1
     if c.multi:
         return _cput_i32(&c.list_offsets, <int32_t>c.values)
     if count == 0:
@@ -551,14 +675,16 @@ cdef int _cend_row(_CCol* c, Py_ssize_t count) noexcept nogil:
     return 0
 
 
-cdef int _cappend(_CCol* c, const uint8_t* p, Py_ssize_t pos, int version) noexcept nogil:
-    # Append the value at p[pos:] (already checked to fit its document): 0, -1 or -2.
-    cdef uint64_t n = 0, v
+cdef int _cappend(
+    _CCol* c, const uint8_t* p, Py_ssize_t pos, Py_ssize_t end, int version
+) noexcept nogil:
+    # Append the value at p[pos:end] (already checked to fit its document; a string's or
+    # bytes' past its length VInt): 0, -1 or -2.
+    cdef uint64_t v
     cdef int kind = c.kind
     c.values += 1
     if kind == K_TEXT or kind == K_BYTES:
-        pos = _vint_at(p, pos, pos + 10, &n)
-        if _cput_value(&c.data, p + pos, <Py_ssize_t>n):
+        if _cput_value(&c.data, p + pos, end - pos):
             return -1
         return _cend_var(c)
     if kind == K_BOOL:
@@ -663,14 +789,14 @@ cdef class _Column:
             raise MemoryError()
         return 0
 
-    cdef tuple finish(self):
+    cdef tuple finish(self, bint owned):
         return (
             self.c.rows,
             self.c.nulls,
-            _ctake(&self.c.validity) if self.c.nulls else None,
-            _ctake(&self.c.list_offsets) if self.c.multi else None,
-            _ctake(&self.c.offsets) if self.c.var else None,
-            _ctake(&self.c.bits) if self.c.kind == K_BOOL else _ctake(&self.c.data),
+            _cfinal(&self.c.validity, owned) if self.c.nulls else None,
+            _cfinal(&self.c.list_offsets, owned) if self.c.multi else None,
+            _cfinal(&self.c.offsets, owned) if self.c.var else None,
+            _cfinal(&self.c.bits if self.c.kind == K_BOOL else &self.c.data, owned),
             self.c.values,
         )
 
@@ -809,7 +935,7 @@ cdef class ColumnBuilder:
     cdef int* _slot_of
     cdef Py_ssize_t* _counts
     cdef _CCol** _ccols
-    cdef Py_ssize_t* _vals  # a document's wanted values: (slot, position) pairs
+    cdef Py_ssize_t* _vals  # a document's wanted values: (slot, start, end) triples
     cdef Py_ssize_t _vals_cap
     cdef bint _whole_only
     cdef uint8_t* _scratch
@@ -939,9 +1065,9 @@ cdef class ColumnBuilder:
         # DOC_MEMORY / DOC_OVERFLOW (the column in _stop_slot) once writing.
         # Two passes: the first checks every value and notes the wanted ones, the second
         # writes them, so nothing is half-written when the slow path takes over.
-        cdef Py_ssize_t pos, s, e, nwanted = 0, need
+        cdef Py_ssize_t pos, s, e, v, nwanted = 0, need
         cdef uint32_t field
-        cdef uint64_t nvals, j = 0
+        cdef uint64_t nvals, n, j = 0
         cdef uint8_t code
         cdef int slot, kind, failed
         cdef _CCol* c
@@ -953,7 +1079,7 @@ cdef class ColumnBuilder:
             return DOC_SLOW
         if nvals > <uint64_t>(end - pos):
             return DOC_SLOW  # every value takes 5 bytes at least
-        need = 2 * <Py_ssize_t>nvals
+        need = 3 * <Py_ssize_t>nvals
         if need > self._vals_cap:
             grown = <Py_ssize_t*>realloc(self._vals, sizeof(Py_ssize_t) * (need + 16))
             if grown == NULL:
@@ -966,9 +1092,22 @@ cdef class ColumnBuilder:
                 return DOC_SLOW
             field = _u32(p + pos)
             code = p[pos + 4]
-            e = _value_end(p, pos + 4, end, 0)
-            if e < 0:
-                return DOC_SLOW
+            # The common codes inline (strings, bytes, 8-byte values); the rest by _value_end.
+            if code == 0 or code == 3 or code == 4:
+                v = _vint_at(p, pos + 5, end, &n)
+                if v < 0 or n > <uint64_t>(end - v):
+                    return DOC_SLOW
+                e = v + <Py_ssize_t>n
+            elif code == 1 or code == 2 or code == 5 or code == 6:
+                v = pos + 5
+                e = v + 8
+                if e > end:
+                    return DOC_SLOW
+            else:
+                v = pos + 5
+                e = _value_end(p, pos + 4, end, 0)
+                if e < 0:
+                    return DOC_SLOW
             slot = self._slot_of[field] if field < self._nmap else -1
             if slot >= 0 and code != 11:
                 c = self._ccols[slot]
@@ -980,20 +1119,27 @@ cdef class ColumnBuilder:
                     return DOC_SLOW
                 if kind == K_BOOL and p[pos + 5] > 1:
                     return DOC_SLOW
-                self._vals[2 * nwanted] = slot
-                self._vals[2 * nwanted + 1] = pos + 5
+                self._vals[3 * nwanted] = slot
+                self._vals[3 * nwanted + 1] = v
+                self._vals[3 * nwanted + 2] = e
                 nwanted += 1
             pos = e
         if pos != end:
             return DOC_SLOW
         for s in range(nwanted):
-            slot = <int>self._vals[2 * s]
-            failed = _cappend(self._ccols[slot], p, self._vals[2 * s + 1], self._version)
+            slot = <int>self._vals[3 * s]
+            failed = _cappend(
+                self._ccols[slot], p, self._vals[3 * s + 1], self._vals[3 * s + 2], self._version
+            )
             if failed:
                 self._stop_slot = slot
                 return DOC_MEMORY if failed == -1 else DOC_OVERFLOW
         for s in range(self._nslots):
-            if _cend_row(self._ccols[s], self._counts[s]):
+            c = self._ccols[s]
+            if self._counts[s] == 1 and c.nulls == 0 and not c.multi:
+                c.rows += 1  # _cend_row of a single value while the column has no null
+                c.nvalid += 1
+            elif _cend_row(c, self._counts[s]):
                 return DOC_MEMORY
         return 0
 
@@ -1061,10 +1207,16 @@ cdef class ColumnBuilder:
                 return STOP_WHOLE
             if job.kind == JOB_PARTIAL:
                 if not located:
-                    decoded = _locate(
-                        job.src, job.length, job.size, self._scratch,
-                        &self._bounds[2 * job.hit0], job.m
-                    )
+                    if job.last:
+                        decoded = _locate_whole(
+                            job.src, job.length, job.size, self._scratch,
+                            &self._bounds[2 * job.hit0], job.m
+                        )
+                    else:
+                        decoded = _locate(
+                            job.src, job.length, job.size, self._scratch,
+                            &self._bounds[2 * job.hit0], job.m
+                        )
                     if decoded < 0:
                         job.kind = JOB_WHOLE
                         self._stop_job = j
@@ -1283,6 +1435,9 @@ cdef class ColumnBuilder:
                 hits[2 * nhits] = ids[base + i] - first
                 nhits += 1
                 i += 1
+            job.last = job.kind == JOB_PARTIAL and (
+                hits[2 * (nhits - 1)] == cp.doc_ends[block] - first - 1
+            )
         njobs = ngroups
         if largest:
             self._scratch = <uint8_t*>_grown(self._scratch, &self._scratch_cap, largest + SLACK)
@@ -1337,6 +1492,10 @@ cdef class ColumnBuilder:
             k = 0
             located = False
 
-    def finish(self):
-        """The buffers of every column, in slot order."""
-        return [(<_Column>c).finish() for c in self._cols]
+    def finish(self, *, bint owned=False):
+        """The buffers of every column, in slot order.
+
+        ``owned``: the buffers are handed over as :class:`OwnedBuffer` objects instead of
+        copied into bytes (the builder is spent then: call it last).
+        """
+        return [(<_Column>c).finish(owned) for c in self._cols]

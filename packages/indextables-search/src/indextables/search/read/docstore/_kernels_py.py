@@ -569,8 +569,14 @@ class ColumnBuilder:
             self.decompressed += size
             self.whole_blocks += 1
 
-    def finish(self) -> list[SlotBuffers]:
-        """The buffers of every column, in slot order."""
+    def finish(self, *, owned: bool = False) -> list[SlotBuffers]:
+        """The buffers of every column, in slot order.
+
+        ``owned``: the Cython kernel then hands its C buffers over without a copy (as
+        ``OwnedBuffer`` objects: the buffer protocol and ``isascii``); here they are
+        bytes either way.
+        """
+        del owned
         return [col.finish() for col in self._cols]
 
 
