@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime
 import glob
 import ipaddress
+import itertools
 import json
 import random
 from collections.abc import Callable
@@ -336,3 +337,82 @@ def test_tables_with_ips_and_long_values_go_through_the_writer(
     assert got["segments"]["ip"] == [i for i, a in enumerate(addresses) if a in same]
     longs = data.column("s").to_pylist()
     assert got["segments"]["long"] == [i for i, s in enumerate(longs) if s == "z" * (_LONG + 1)]
+
+
+def test_ip_strings_parse_as_pythons_ipaddress() -> None:
+    # Dotted quads are parsed column-wise, the rest one by one: both as ipaddress does.
+    from indextables.search.write.segwriter import SegmentWriteError
+    from indextables.search.write.segwriter.ipvalues import ip_bytes
+
+    rng = random.Random(3)
+    good = [*_IPS, "0.0.0.1", "9.99.199.255", "100.0.0.0", "::ffff:255.255.255.255"]
+    good += [str(ipaddress.IPv4Address(rng.getrandbits(32))) for _ in range(200)]
+    good += [str(ipaddress.IPv6Address(rng.getrandbits(128))) for _ in range(50)]
+    values = pa.array([None, *good, None])
+    want = []
+    for text in good:
+        address = ipaddress.ip_address(text)
+        if isinstance(address, ipaddress.IPv4Address):
+            address = ipaddress.IPv6Address(b"\x00" * 10 + b"\xff\xff" + address.packed)
+        want.append(address.packed)
+    assert [row.tobytes() for row in ip_bytes(values, "a")] == want
+    for bad in ("256.1.1.1", "1.2.3", "01.2.3.4", "1.2.3.4.5", "1..2.3", " 1.2.3.4", "x"):
+        with pytest.raises(SegmentWriteError, match=r"column 'a': value 1: "):
+            ip_bytes(pa.array(["1.2.3.4", bad]), "a")
+
+
+def _heap_compact_space(unique: list[int], total: int) -> list[tuple[int, int]]:
+    """The covered ranges as Tantivy's loop finds them, every gap popped from the heap."""
+    from indextables.search.write.segwriter.columnar_u128 import _RustMaxHeap
+
+    top = (1 << 128) - 1
+    size = lambda b: b[1] - b[0] + 1  # noqa: E731
+    blanks: list[tuple[int, int]] = []
+    low, high = unique[0], unique[-1]
+    heap = _RustMaxHeap()
+    for first, second in itertools.pairwise(unique):
+        if (second - 1) - (first + 1) >= 2:
+            heap.push((first + 1, second - 1))
+    amplitude = min(high - low + 1, top)
+    if low != 0:
+        blanks.append((0, low - 1))
+    if high != top:
+        blanks.append((high + 1, top))
+    bits = amplitude.bit_length()
+    staged: list[tuple[int, int]] = []
+    staged_sum = 0
+    while heap:
+        blank = heap.pop()
+        staged.append(blank)
+        staged_sum += size(blank)
+        new_bits = (amplitude - staged_sum).bit_length()
+        if bits == new_bits:
+            continue
+        if bits <= 32 and len(staged) * 36 >= (bits - new_bits) * total:
+            continue
+        amplitude, bits = amplitude - staged_sum, new_bits
+        blanks += staged
+        staged, staged_sum = [], 0
+    if not blanks:
+        blanks += staged[:1]
+    blanks.sort()
+    covered = [(0, blanks[0][0] - 1)] if blanks and blanks[0][0] != 0 else []
+    covered += [(a[1] + 1, b[0] - 1) for a, b in itertools.pairwise(blanks)]
+    if blanks and blanks[-1][1] != top:
+        covered.append((blanks[-1][1] + 1, top))
+    return covered or [(0, 0)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_compact_space_equals_the_heap_replay_with_equal_gaps(seed: int) -> None:
+    # Values on a coarse grid give many gaps of one size (ties in the heap).
+    from indextables.search.write.segwriter.columnar_u128 import _compact_space
+
+    rng = random.Random(seed)
+    step = rng.choice([4, 5, 8, 1000, 2**40, 2**100])
+    count = rng.choice([2, 3, 5, 17, 200])
+    unique = sorted({rng.randrange(0, 64) * step + rng.choice([0, 0, 0, 1]) for _ in range(count)})
+    if rng.random() < 0.3:
+        unique = sorted({0, *unique, (1 << 128) - 1})
+    total = rng.choice([len(unique), 10 * len(unique), 10_000])
+    assert _compact_space(unique, total) == _heap_compact_space(unique, total)

@@ -86,39 +86,65 @@ class _RustMaxHeap:
         return len(self.data)
 
 
+def _kept(sizes: Sequence[int], amplitude: int, total: int) -> tuple[int, int]:
+    """How many gaps (popped largest first, of these sizes) are removed, and how many
+    were staged and left at the end (Tantivy's loop, which only sizes decide)."""
+    bits = amplitude.bit_length()
+    kept = staged = staged_sum = 0
+    for size in sizes:
+        staged += 1
+        staged_sum += size
+        new_amplitude = amplitude - staged_sum
+        new_bits = new_amplitude.bit_length()
+        if bits == new_bits:
+            continue
+        saved = (bits - new_bits) * total
+        if bits <= 32 and staged * _COST_PER_BLANK >= saved:
+            continue
+        amplitude, bits = new_amplitude, new_bits
+        kept += staged
+        staged = staged_sum = 0
+    return kept, staged
+
+
+def _removed_gaps(gaps: list[Blank], amplitude: int, total: int, edges: bool) -> list[Blank]:
+    """The gaps removed from the space: the first ones Rust's heap pops.
+
+    The heap pops gaps by decreasing size, so the removed ones are the largest, unless
+    the last one removed ties with one kept: only then does the heap's own order of
+    equal gaps decide, and it is replayed exactly.
+    """
+    sizes = sorted((_size(g) for g in gaps), reverse=True)
+    kept, staged = _kept(sizes, amplitude, total)
+    if not edges and not kept and staged:
+        kept = 1  # Tantivy keeps the first gap staged when nothing else is removed
+    if not kept:
+        return []
+    if kept == len(sizes) or sizes[kept - 1] != sizes[kept]:
+        least = sizes[kept - 1]
+        return [g for g in gaps if _size(g) >= least]
+    heap = _RustMaxHeap()
+    for gap in gaps:
+        heap.push(gap)
+    return [heap.pop() for _ in range(kept)]
+
+
 def _compact_space(unique: Sequence[int], total: int) -> list[Blank]:
     """The covered ranges (inclusive) of ``unique`` (sorted distinct values)."""
     blanks: list[Blank] = []
     if unique:
         low, high = unique[0], unique[-1]
-        heap = _RustMaxHeap()
-        for first, second in itertools.pairwise(unique):
-            if (second - 1) - (first + 1) >= 2:
-                heap.push((first + 1, second - 1))
+        gaps = [
+            (first + 1, second - 1)
+            for first, second in itertools.pairwise(unique)
+            if (second - 1) - (first + 1) >= 2
+        ]
         amplitude = min(high - low + 1, _U128_MAX)
         if low != 0:
             blanks.append((0, low - 1))
         if high != _U128_MAX:
             blanks.append((high + 1, _U128_MAX))
-        bits = amplitude.bit_length()
-        staged: list[Blank] = []
-        staged_sum = 0
-        while heap:
-            blank = heap.pop()
-            staged.append(blank)
-            staged_sum += _size(blank)
-            new_amplitude = amplitude - staged_sum
-            new_bits = new_amplitude.bit_length()
-            if bits == new_bits:
-                continue
-            saved = (bits - new_bits) * total
-            if bits <= 32 and len(staged) * _COST_PER_BLANK >= saved:
-                continue
-            amplitude, bits = new_amplitude, new_bits
-            blanks += staged
-            staged, staged_sum = [], 0
-        if not blanks:
-            blanks += staged[:1]
+        blanks += _removed_gaps(gaps, amplitude, total, bool(blanks))
     blanks.sort(key=lambda b: b[0])
     covered: list[Blank] = []
     if blanks and blanks[0][0] != 0:

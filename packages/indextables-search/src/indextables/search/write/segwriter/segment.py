@@ -55,6 +55,7 @@ from indextables.search.write.segwriter.invertedfiles import (
     field_terms,
     inverted_files,
 )
+from indextables.search.write.segwriter.ipvalues import ip_fixed
 from indextables.search.write.segwriter.numericterms import value_terms
 from indextables.search.write.segwriter.postings import field_header, field_postings
 from indextables.search.write.segwriter.tokenize import Analyzer, analyzer_for
@@ -292,6 +293,11 @@ def segment_files(
         if column is None:
             if spec.name not in empty:
                 empty[spec.name] = pa.nulls(max_doc, _null_type(spec))
+            return empty[spec.name]
+        if spec.type == "ip":
+            # Parsed once for its terms, fast column and stored values.
+            if spec.name not in empty:
+                empty[spec.name] = ip_fixed(column, spec.name)
             return empty[spec.name]
         return column
 
