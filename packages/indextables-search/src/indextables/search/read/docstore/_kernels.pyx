@@ -493,6 +493,19 @@ cdef inline int _cgrow(_CBuf* b, Py_ssize_t extra) noexcept nogil:
     return 0
 
 
+cdef inline void _creserve(_CBuf* b, Py_ssize_t extra) noexcept nogil:
+    # Room for ``extra`` more bytes, exactly (a reservation: growing by doubling later
+    # copied a large buffer several times). Out of memory: nothing reserved (_cgrow reports).
+    cdef Py_ssize_t need = b.size + extra
+    cdef uint8_t* p
+    if extra <= 0 or need <= b.cap:
+        return
+    p = <uint8_t*>realloc(b.ptr, need)
+    if p != NULL:
+        b.ptr = p
+        b.cap = need
+
+
 cdef inline int _cput(_CBuf* b, const uint8_t* src, Py_ssize_t n) noexcept nogil:
     if _cgrow(b, n):
         return -1
@@ -956,6 +969,10 @@ cdef class ColumnBuilder:
     cdef int _stop_slot
     cdef readonly Py_ssize_t decompressed
     cdef readonly Py_ssize_t whole_blocks
+    # Rows of the running add_lz4_parts call, and whether its strings' room is still to
+    # reserve (once its first job shows their bytes a row).
+    cdef Py_ssize_t _call_rows
+    cdef bint _reserve_pending
 
     def __cinit__(self, kinds, multi, field_ids, names, int version):
         cdef Py_ssize_t i, f
@@ -1260,10 +1277,41 @@ cdef class ColumnBuilder:
                             return STOP_SLOW
                         return STOP_MEMORY if code == DOC_MEMORY else STOP_OVERFLOW
                     k += 1
+            if self._reserve_pending:
+                self._reserve_pending = False
+                self._reserve_strings(self._call_rows - (job.hit0 + job.m))
             j += 1
             k = 0
             located = False
         return STOP_DONE
+
+    cdef void _reserve_fixed(self, Py_ssize_t rows) noexcept nogil:
+        # Room for ``rows`` more rows of every buffer whose bytes a row are known.
+        cdef Py_ssize_t s
+        cdef _CCol* c
+        for s in range(self._nslots):
+            c = self._ccols[s]
+            if c.nulls:
+                _creserve(&c.validity, (rows >> 3) + 2)
+            if c.multi:
+                _creserve(&c.list_offsets, 4 * rows)
+                continue
+            if c.var:
+                _creserve(&c.offsets, 4 * rows)
+            elif c.kind == K_BOOL:
+                _creserve(&c.bits, (rows >> 3) + 2)
+            else:
+                _creserve(&c.data, (16 if c.kind == K_IP else 8) * rows)
+
+    cdef void _reserve_strings(self, Py_ssize_t rows) noexcept nogil:
+        # Room for ``rows`` more rows of each string column at its bytes a row so far (+1/8).
+        cdef Py_ssize_t s, each
+        cdef _CCol* c
+        for s in range(self._nslots):
+            c = self._ccols[s]
+            if c.var and not c.multi and c.rows > 0 and rows > 0:
+                each = c.data.size // c.rows + 1
+                _creserve(&c.data, rows * each + ((rows * each) >> 3))
 
     def add_lz4(
         self, data, doc_starts, doc_ends, byte_starts, byte_ends,
@@ -1443,6 +1491,11 @@ cdef class ColumnBuilder:
             self._scratch = <uint8_t*>_grown(self._scratch, &self._scratch_cap, largest + SLACK)
         # Pass 3: the rows, job by job, in stretches without the GIL; the GIL path takes the
         # jobs and documents those stretches stop at, then the next stretch goes on.
+        self._call_rows = nhits
+        self._reserve_pending = nhits >= 4096
+        if self._reserve_pending:
+            with nogil:
+                self._reserve_fixed(nhits)
         j = 0
         k = 0
         located = False
