@@ -348,6 +348,8 @@ def test_ip_strings_parse_as_pythons_ipaddress() -> None:
     good = [*_IPS, "0.0.0.1", "9.99.199.255", "100.0.0.0", "::ffff:255.255.255.255"]
     good += [str(ipaddress.IPv4Address(rng.getrandbits(32))) for _ in range(200)]
     good += [str(ipaddress.IPv6Address(rng.getrandbits(128))) for _ in range(50)]
+    good += [ipaddress.IPv6Address(rng.getrandbits(128)).exploded for _ in range(20)]
+    good += ["::ffff:10.0.0.1", "0:0:0:0:0:ffff:1.2.3.4", "1::", "::2:3", "A:B::C", "1:0::0:2"]
     values = pa.array([None, *good, None])
     want = []
     for text in good:
@@ -356,7 +358,8 @@ def test_ip_strings_parse_as_pythons_ipaddress() -> None:
             address = ipaddress.IPv6Address(b"\x00" * 10 + b"\xff\xff" + address.packed)
         want.append(address.packed)
     assert [row.tobytes() for row in ip_bytes(values, "a")] == want
-    for bad in ("256.1.1.1", "1.2.3", "01.2.3.4", "1.2.3.4.5", "1..2.3", " 1.2.3.4", "x"):
+    bad_v6 = ("::ffff:01.2.3.4", "1::2::3", "12345::", "fe80::1%eth0", ":1:2", "1:2:3:4:5:6:7:8:9")
+    for bad in ("256.1.1.1", "1.2.3", "01.2.3.4", "1.2.3.4.5", "1..2.3", " 1.2.3.4", "x", *bad_v6):
         with pytest.raises(SegmentWriteError, match=r"column 'a': value 1: "):
             ip_bytes(pa.array(["1.2.3.4", bad]), "a")
 
