@@ -7,6 +7,9 @@ In one run over the same log rows (``logdata.py``, default 1,000,000 in
   the Arrow copy, the SSTable rewrite, the bundle and the commit), and with
   ``--workers`` writers (default: every core; threads of this process, each
   with its own Tantivy writer, see ``write/parallelwrite.py``);
+- ``write_table`` with one writer and ``indexWriter.feed=json`` (the "JSON feed" row:
+  Arrow -> JSON lines -> tantivy-py, explicitly; the ``write_table`` row is the default
+  feed, segments);
 - ``write_table`` with one writer and ``indexWriter.feed=documents`` (typed
   ``tantivy.Document`` objects instead of JSON lines, see ``write/jsonfeed.py``);
 - ``write_table`` with one writer and ``indexWriter.feed=segments`` (whole segments
@@ -42,6 +45,21 @@ kernel and by its pure twin, the inverted-index files of those columns (tokens,
 fieldnorms, postings, positions, term dictionary: ``invertedfiles.py``), against
 tantivy-py's own analyzers over the same values (``pre_tokenize`` per value) and the
 whole bare tantivy-py pipeline above, in rows per CPU-second.
+
+Then the mixed table (``--mixed-rows`` N, default a fifth of ``--rows``; 0 skips it;
+``--mixed-only``): 20 columns of mixed kinds (``mixeddata.py``: integers, floats, a
+bool, a date, timestamps, IPv4 and IPv6 addresses, binaries, exact strings, texts and a
+list of integers) written by the segments feed, the JSON feed and the bare tantivy-py
+pipeline (typed documents from ``convert.documents``, ``add_document``, ``commit``) in
+rows per CPU-second, with the rows the segments feed sent through tantivy-py (the list
+is a JSON field, which the segment writer does not write, so the whole table is); then
+the same table without its list (19 columns).
+
+Then peak memory (``--memory-rows`` N, default two fifths of ``--rows``; 0 skips it;
+``--memory-only``):
+one ``feed=segments`` write of the mixed table without its list at writer heaps of
+64 MB and 256 MB, for N and 2N rows, each in a fresh process, printing the peak RSS
+growth over the RSS once the table is built (``VmHWM`` reset through ``clear_refs``).
 
 ``--docstore-block-size N`` writes every split (ours, the floor's index, the merges'
 sources) with ``indexWriter.docStoreBlockSize=N``.
@@ -418,6 +436,146 @@ def tokenize_figures(batches: Sequence[pa.RecordBatch], repeat: int, root: str) 
     )
 
 
+def _mixed_floor(table: pa.Table, options: dict[str, str]) -> Callable[[str], None]:
+    """The bare tantivy-py pipeline over the mixed table: typed documents (the
+    project's column-wise converter), ``add_document`` in 10,000-row slices, ``commit``."""
+    from indextables.search.read.convert import documents
+
+    specs = field_specs(table.schema, parse_indexing(options))
+    slices = list(table.to_batches(max_chunksize=10_000))
+
+    def run(target: str) -> None:
+        os.makedirs(target)
+        block = parse_write(options).docstore_block_size
+        index = create_index(specs, target, row_key=True, docstore_block_size=block)
+        writer = index.writer(64 << 20, 1)
+        for number, batch in enumerate(slices):
+            for doc in documents(batch, specs, index.schema, batch_number=number):
+                writer.add_document(doc)
+        writer.commit()
+        writer.wait_merging_threads()
+
+    return run
+
+
+def _written_by_tantivy(table: pa.Table, options: dict[str, str], root: str) -> int:
+    """Rows a ``feed=segments`` write of ``table`` sent through tantivy-py."""
+    from indextables.search.write import splitwriter
+
+    through: list[int] = []
+    index = splitwriter.PartitionIndex._index
+
+    def counted(self: object, batch: pa.RecordBatch, *args: object) -> None:
+        through.append(batch.num_rows)
+        index(self, batch, *args)  # type: ignore[arg-type]
+
+    splitwriter.PartitionIndex._index = counted  # type: ignore[method-assign]
+    target = os.path.join(root, "mixed-check")
+    try:
+        write_table(target, table, options={**options, FEED: "segments"}, workers=1)
+    finally:
+        splitwriter.PartitionIndex._index = index  # type: ignore[method-assign]
+        shutil.rmtree(target, ignore_errors=True)
+    return sum(through)
+
+
+def mixed_figures(rows: int, repeat: int, root: str) -> None:
+    """The 20-column mixed-kinds table (``mixeddata.py``): the segments feed against the
+    JSON feed and the bare tantivy-py pipeline, in rows per CPU-second; then the same
+    without its list column (a JSON field, which the segment writer does not write)."""
+    from mixeddata import MIXED_OPTIONS, mixed_table
+
+    # The log rows' options less their typemap (the doc-store block size, if set).
+    common = {k: v for k, v in OPTIONS.items() if ".typemap." not in k}
+    options = {**common, **MIXED_OPTIONS}
+    for with_list in (True, False):
+        table = mixed_table(rows, with_list=with_list)
+        runs = {
+            "segments feed": _mixed_write(table, options, "segments"),
+            "JSON feed": _mixed_write(table, options, "json"),
+            "tantivy floor": _mixed_floor(table, options),
+        }
+        label = f"{table.num_columns} columns" + (" (a list)" if with_list else " (no list)")
+        print(
+            f"mixed kinds, {label}, {rows:,} rows, median of {repeat}, "
+            f"load average {os.getloadavg()[0]:.1f}:",
+            flush=True,
+        )
+        rates = {}
+        for name, (wall, cpu) in timed_rounds(runs, repeat, root).items():
+            rates[name] = rows / cpu
+            print(
+                f"  {name:<16} {rows / wall:>11,.0f} rows/s wall ({wall:6.2f} s)  "
+                f"{rows / cpu:>11,.0f} rows per CPU-second ({cpu:6.2f} s)",
+                flush=True,
+            )
+        through = _written_by_tantivy(table, options, root)
+        ours_, json_, floor_ = rates["segments feed"], rates["JSON feed"], rates["tantivy floor"]
+        print(
+            f"  CPU : segments feed / floor = {ours_ / floor_:.2f}x, "
+            f"segments feed / JSON feed = {ours_ / json_:.2f}x, "
+            f"JSON feed / floor = {json_ / floor_:.2f}x; "
+            f"{through:,} row(s) of the segments feed went through tantivy-py",
+            flush=True,
+        )
+
+
+def _mixed_write(table: pa.Table, options: dict[str, str], feed: str) -> Callable[[str], None]:
+    def run(target: str) -> None:
+        write_table(target, table, options={**options, FEED: feed}, workers=1)
+
+    return run
+
+
+_MEMORY_CHILD = """
+import os, sys, resource
+sys.path.insert(0, {bench!r})
+from mixeddata import MIXED_OPTIONS, mixed_table
+from indextables.search import write_table
+rows, heap, target = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+table = mixed_table(rows, with_list=False)
+def peak_kb():
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) for l in status if l.startswith("VmHWM"))
+def rss_kb():
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) for l in status if l.startswith("VmRSS"))
+with open("/proc/self/clear_refs", "w") as refs:
+    refs.write("5")  # reset the peak to the current RSS
+before = rss_kb()
+options = {{**MIXED_OPTIONS, "spark.indextables.indexWriter.feed": "segments",
+           "spark.indextables.indexWriter.heapSize": heap}}
+write_table(target, table, options=options, workers=1)
+print(before, peak_kb(), table.nbytes)
+"""
+
+
+def memory_figures(rows: int, root: str) -> None:
+    """Peak RSS growth of one ``feed=segments`` write (one writer) of the mixed table
+    without its list, at writer heaps of 64 MB and 256 MB, for ``rows`` and twice as
+    many rows: each in a fresh process (peak reset after the table is built)."""
+    import subprocess
+
+    script = _MEMORY_CHILD.format(bench=os.path.dirname(os.path.abspath(__file__)))
+    print("peak memory of the segments feed (mixed table, no list, one writer):", flush=True)
+    for count in (rows, 2 * rows):
+        for heap in ("64m", "256m"):
+            target = os.path.join(root, f"memory-{count}-{heap}")
+            out = subprocess.run(
+                [sys.executable, "-c", script, str(count), heap, target],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.split()
+            before, peak, arrow = (int(v) for v in out[-3:])
+            shutil.rmtree(target, ignore_errors=True)
+            print(
+                f"  {count:>9,} rows ({arrow / 1e6:6.1f} MB of Arrow), heap {heap:>4}: "
+                f"peak RSS growth {(peak - before) / 1024:7.1f} MB",
+                flush=True,
+            )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -434,8 +592,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--workers", type=int, default=0, help="write_table's workers line (0: every core)"
     )
+    parser.add_argument(
+        "--mixed-rows",
+        type=int,
+        default=None,
+        help="rows of the 20-column mixed-kinds table (default: --rows / 5; 0 skips it)",
+    )
+    parser.add_argument("--mixed-only", action="store_true", help="only the mixed table")
+    parser.add_argument(
+        "--memory-rows",
+        type=int,
+        default=None,
+        help="rows of the peak-memory runs against the writer heap (default: --rows * 2 / 5; "
+        "0 skips them)",
+    )
+    parser.add_argument("--memory-only", action="store_true", help="only the memory runs")
     args = parser.parse_args(argv)
+    if args.mixed_rows is None:
+        args.mixed_rows = args.rows // 5
+    if args.memory_rows is None:
+        args.memory_rows = args.rows * 2 // 5
     set_block_size(args.docstore_block_size)
+    if args.mixed_only or args.memory_only:
+        with tempfile.TemporaryDirectory(prefix="indextables-bench-mixed-") as root:
+            if args.mixed_only:
+                mixed_figures(args.mixed_rows, args.repeat, root)
+            if args.memory_only:
+                memory_figures(args.memory_rows, root)
+        return 0
     batches = list(chunks(0, args.rows))
     print(f"doc-store block size: {parse_write(OPTIONS).docstore_block_size:,} bytes")
     if args.tokenize_only:
@@ -457,6 +641,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rates: dict[str, tuple[float, float]] = {}
         runs = {
             "write_table": ours(batches, 1),
+            "JSON feed": ours(batches, 1, feed="json"),
             f"write_table x{workers}": ours(batches, workers),
             "documents feed": ours(batches, 1, feed="documents"),
             "segments feed": ours(batches, 1, feed="segments"),
@@ -473,7 +658,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         print(f"  load average {os.getloadavg()[0]:.1f} at the end")
         json_cpu, documents_cpu, segments_cpu, floor_cpu = (
-            rates[n][1] for n in ("write_table", "documents feed", "segments feed", "tantivy floor")
+            rates[n][1] for n in ("JSON feed", "documents feed", "segments feed", "tantivy floor")
         )
         print(
             f"  CPU : JSON feed / documents feed = {json_cpu / documents_cpu:.2f}x, "
@@ -501,6 +686,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes, segments, parquet_size = split_bytes(root, batches)
         if args.merge_splits:
             merge_figures(batches, args.merge_splits, root)
+        if args.mixed_rows:
+            mixed_figures(args.mixed_rows, args.repeat, root)
+        if args.memory_rows:
+            memory_figures(args.memory_rows, root)
     print(
         f"bytes per row ({segments} segment(s) in the split(s)), "
         f"arrowCopy=all (every column copied, as before the option) vs the default "
