@@ -22,8 +22,14 @@ Delta table of ``--files`` Parquet files (deltalake, its default compression):
 - a sync after one appended file (files indexed must be 1) and a sync of an
   unchanged source (``no_action``).
 
+With ``--build-only``: only the build, through the segment writer (the default
+``indexWriter.feed``) and through tantivy-py (``indexWriter.feed=json``), alternating
+``--repeat`` times over the same source: wall and CPU seconds, rows per CPU-second,
+the segments' sizes of each split, and the medians' ratios (segments / json).
+
 Usage: ``python benchmarks/companion.py [--rows 2000000] [--files 4] [--repeat 3]
-[--spark] [--search-only] [--layout default|small] [--path DIR] [--cache DIR]``, or
+[--spark] [--search-only] [--build-only] [--layout default|small] [--path DIR]
+[--cache DIR]``, or
 ``tox -e bench-search -- --companion``
 (``run.py --companion`` hands over here). Everything is written to a fresh temporary
 directory, or ``--path``. ``--spark`` (pyspark env) adds ``itp.search`` on the
@@ -364,6 +370,82 @@ def search_only(args: Any) -> int:
     return 0
 
 
+FEED_KEY = "spark.indextables.indexWriter.feed"
+
+
+def segment_sizes(uri: str) -> list[list[int]]:
+    """Each split's segment sizes (documents), from the ``meta.json`` in its bundle."""
+    import json
+
+    from indextables.protocol.splitbundle import parse_split_footer
+    from indextables.search.table.tableaccess import load_view
+
+    found = []
+    live = load_view(uri, {}).splits
+    for split in live.select(range(len(live.paths))):
+        with open(os.path.join(uri, split.path), "rb") as handle:
+            data = handle.read()
+        start = split.entry.ref.footer_start_offset or 0
+        files = parse_split_footer(data, footer_start_offset=start, path=split.path).files
+        begin, end = files["meta.json"]
+        meta = json.loads(data[begin:end])
+        found.append([int(s["max_doc"]) for s in meta["segments"]])
+    return found
+
+
+def build_only(args: Any) -> int:
+    """``--build-only``: the companion built through the segment writer and through
+    tantivy-py (``indexWriter.feed=json``), alternating, over one source."""
+    from indextables.search import build_companion
+
+    root = args.path or tempfile.mkdtemp(prefix="indextables-bench-companion-")
+    source = os.path.join(root, "delta")
+    shutil.rmtree(source, ignore_errors=True)
+    print(f"companion build, {args.rows:,} rows in {args.files} Delta files, "
+          f"load {os.getloadavg()}", flush=True)  # fmt: skip
+    write_source(source, args.rows, args.files)
+    runs: dict[str, list[tuple[float, float]]] = {"segments": [], "json": []}
+    for round_number in range(args.repeat):
+        for feed in ("segments", "json") if round_number % 2 == 0 else ("json", "segments"):
+            uri = os.path.join(root, f"companion-{feed}")
+            shutil.rmtree(uri, ignore_errors=True)
+            options = {"spark.indextables.companion.parquetTableRoot": source}
+            if feed == "json":
+                options[FEED_KEY] = "json"
+            wall, cpu, result = timed(
+                lambda uri=uri, options=options: build_companion(
+                    source, uri, source_format="delta", indexing_modes={"message": "text"},
+                    fast_field_mode="HYBRID", options=options,
+                )
+            )  # fmt: skip
+            runs[feed].append((wall, cpu))
+            print(
+                f"  {feed:<9} {wall:8.2f} s wall {cpu:8.2f} s cpu  "
+                f"{args.rows / cpu:10,.0f} rows/cpu-s  {args.rows / wall:10,.0f} rows/s  "
+                f"splits {result.splits_created}, {split_bytes(uri):,} bytes, "
+                f"segments {segment_sizes(uri)}",
+                flush=True,
+            )
+    medians = {
+        feed: (statistics.median(w for w, _ in found), statistics.median(c for _, c in found))
+        for feed, found in runs.items()
+    }
+    for feed, (wall, cpu) in medians.items():
+        print(
+            f"{'build ' + feed + ' (median)':<34} {wall:8.2f} s wall {cpu:8.2f} s cpu  "
+            f"{args.rows / cpu:10,.0f} rows/cpu-s  {args.rows / wall:10,.0f} rows/s"
+        )
+    (seg_wall, seg_cpu), (json_wall, json_cpu) = medians["segments"], medians["json"]
+    print(
+        f"{'segments / json':<34} {json_wall / seg_wall:.2f}x wall, "
+        f"{json_cpu / seg_cpu:.2f}x rows/cpu-s (target >= 2)"
+    )
+    print(f"load after: {os.getloadavg()}")
+    if args.path is None:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = parser(repeat=3, path=None, path_help="work directory (default: a fresh temp dir)")
     arguments.add_argument("--files", type=int, default=4, help="Parquet files in the Delta table")
@@ -384,7 +466,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="--search-only: the companion's layout (small: SMALL_LAYOUT, built beside "
         "the default one and searched the same way)",
     )  # fmt: skip
+    arguments.add_argument(
+        "--build-only", action="store_true",
+        help="only the build: the segment writer against tantivy-py (indexWriter.feed=json), "
+        "alternating --repeat times over one source",
+    )  # fmt: skip
     args = arguments.parse_args(argv)
+    if args.build_only:
+        return build_only(args)
     if args.search_only:
         return search_only(args)
 

@@ -43,13 +43,14 @@ from indextables.search.companion.manifest import (
 )
 from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD, path_hash
 from indextables.search.companion.readahead import read_ahead
+from indextables.search.companion.segmentbuild import SegmentIndex
 from indextables.search.companion.segments import CappedIndex, plan
 from indextables.search.companion.sourceio import source_filesystem
 from indextables.search.companion.sources import SourceFile
 from indextables.search.companion.stringmodes import StripMode, strip_column
 from indextables.search.companion.stubstore import write_stub_stores
 from indextables.search.errors import CompanionSourceError
-from indextables.search.read.convert import documents
+from indextables.search.options import parse_write
 from indextables.search.schema.mapping import (
     FieldKind,
     FieldSpec,
@@ -58,6 +59,7 @@ from indextables.search.schema.mapping import (
 )
 from indextables.search.splits.splitcache import write_checksums
 from indextables.search.write.arrowinput import conform_batch
+from indextables.search.write.segwriter.errors import SegmentWriteError
 from indextables.search.write.splitwriter import (
     PartitionIndex,
     _directory_size,
@@ -83,6 +85,16 @@ _TANTIVY_TYPES = {
     FieldKind.IP: "IpAddr",
     FieldKind.BYTES: "Bytes",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class _Indexed:
+    """A split's files indexed: their manifest entries (files with rows), their rows, and
+    the first file's Parquet column types (:func:`_physical_types`)."""
+
+    entries: tuple[ParquetFileEntry, ...]
+    rows: int
+    physical: dict[str, tuple[int, str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,23 +146,21 @@ def build_split(
     schema = companion_schema(specs)
     # Every footer first: the rows to come size the split's indexes (.segments).
     footers = [_footer(filesystem, f"{base}/{source.path}", source) for source in group.files]
-    segment_docs, commit_docs = plan(sum(footer.num_rows for footer in footers))
-    part = CappedIndex(
-        specs, schema, heap_size=heap_size, hidden_fast=(FILE_HASH_FIELD, ROW_IN_FILE_FIELD),
-        segment_docs=segment_docs, commit_docs=commit_docs,
-    )  # fmt: skip
-    # Only the indexed columns are read, conformed and turned into documents: a column
-    # the layout leaves out (EXCLUDE COLUMNS, INCLUDE COLUMNS) is never decoded.
+    rows = sum(footer.num_rows for footer in footers)
+    segment_docs, commit_docs = plan(rows)
+    # Only the indexed columns are read, conformed and indexed: a column the layout
+    # leaves out (EXCLUDE COLUMNS, INCLUDE COLUMNS) is never decoded.
     indexed = {s.name for s in specs}
     read_schema = pa.schema([f for f in data_schema if f.name in indexed])
-    try:
+
+    def index_files(part: CappedIndex | SegmentIndex) -> _Indexed:
         entries = []
         offset = 0
         physical: dict[str, tuple[int, str]] | None = None
         for source, footer in zip(group.files, footers, strict=True):
             entry, file_schema = _index_file(
-                part, schema, filesystem, f"{base}/{source.path}", source, footer, offset,
-                specs, read_schema, batch_size, modes,
+                part, filesystem, f"{base}/{source.path}", source, footer, offset,
+                read_schema, batch_size, modes,
             )  # fmt: skip
             if physical is None:  # the first file's, from the footer already read
                 physical = _physical_types(file_schema)
@@ -158,6 +168,34 @@ def build_split(
                 entries.append(entry)
             offset += entry.num_rows
         part.finish()
+        return _Indexed(tuple(entries), offset, physical or {})
+
+    def tantivy_index() -> CappedIndex:
+        return CappedIndex(
+            specs, schema, heap_size=heap_size, hidden_fast=(FILE_HASH_FIELD, ROW_IN_FILE_FIELD),
+            segment_docs=segment_docs, commit_docs=commit_docs,
+        )  # fmt: skip
+
+    # The segment writer unless the options ask for tantivy-py (indexWriter.feed) or the
+    # writer refuses the schema (checked before any row); a split without rows is an
+    # empty tantivy-py index.
+    part: CappedIndex | SegmentIndex | None = None
+    if rows and parse_write(options or {}).feed == "segments":
+        part = SegmentIndex.open(
+            specs, hidden_fast=(FILE_HASH_FIELD, ROW_IN_FILE_FIELD), segment_docs=segment_docs
+        )
+    try:
+        if part is None:
+            part = tantivy_index()
+            done = index_files(part)
+        else:
+            try:
+                done = index_files(part)
+            except SegmentWriteError:  # a value it refuses: the split through tantivy-py
+                part.discard()
+                part = tantivy_index()
+                done = index_files(part)
+        entries, offset, physical = done.entries, done.rows, done.physical
         manifest = ParquetManifest(
             fast_field_mode=fast_field_mode,
             # A split missing deleted rows maps hits through its hidden fields only: no
@@ -165,10 +203,12 @@ def build_split(
             segment_row_ranges=(
                 ()
                 if any(f.deleted is not None for f in group.files)
+                else _written_ranges(part.segment_sizes)
+                if isinstance(part, SegmentIndex)
                 else _segment_ranges(part, entries)
             ),
             parquet_files=tuple(entries),
-            column_mapping=_column_mapping(specs, data_schema, physical or {}),
+            column_mapping=_column_mapping(specs, data_schema, physical),
             total_rows=offset,
             table_root="",
             string_indexing_modes={
@@ -202,7 +242,8 @@ def build_split(
             companion_fast_field_mode=fast_field_mode.upper(),
         )
     finally:
-        part.discard()
+        if part is not None:
+            part.discard()
 
 
 def companion_schema(specs: Sequence[FieldSpec]) -> Any:
@@ -225,14 +266,12 @@ def identity_tag(files: Sequence[SourceFile]) -> str:
 
 
 def _index_file(
-    part: CappedIndex,
-    schema: Any,
+    part: CappedIndex | SegmentIndex,
     filesystem: object,
     location: str,
     source: SourceFile,
     footer: pq.FileMetaData,
     offset: int,
-    specs: tuple[FieldSpec, ...],
     data_schema: pa.Schema,
     batch_size: int,
     modes: Mapping[str, StripMode],
@@ -253,8 +292,8 @@ def _index_file(
         with closing(batches):
             for batch in _read(batches, source.path):
                 row = _index_batch(
-                    part, schema, _with_all_columns(batch, data_schema, source.path), source,
-                    row, file_hash, specs, modes,
+                    part, _with_all_columns(batch, data_schema, source.path), source, row,
+                    file_hash, modes,
                 )  # fmt: skip
         entry = ParquetFileEntry(
             relative_path=source.path,
@@ -284,13 +323,11 @@ def _read(batches: Iterator[pa.RecordBatch], path: str) -> Iterator[pa.RecordBat
 
 
 def _index_batch(
-    part: CappedIndex,
-    schema: Any,
+    part: CappedIndex | SegmentIndex,
     batch: pa.RecordBatch,
     source: SourceFile,
     row: int,
     file_hash: int,
-    specs: tuple[FieldSpec, ...],
     modes: Mapping[str, StripMode],
 ) -> int:
     """Index one batch of a file whose first row is ``row``; the next batch's first row."""
@@ -307,13 +344,8 @@ def _index_batch(
         while done < length:  # in pieces that end where the index commits (.segments)
             take = min(length - done, part.room())
             chunk = indexed if take == length else indexed.slice(done, take)
-            first = row + start + done
-            coordinates = (
-                (FILE_HASH_FIELD, [file_hash] * take),
-                (ROW_IN_FILE_FIELD, range(first, first + take)),
-            )
-            # Each document in one pass with its hidden coordinates.
-            part.add(documents(chunk, specs, schema, unsigned=coordinates), take)
+            # The rows with their hidden coordinates (file hash, row in the file).
+            part.add_rows(chunk, file_hash=file_hash, first_row=row + start + done)
             done += take
         part.stats.add(piece)
     return row + int(batch.num_rows)
@@ -445,6 +477,16 @@ def _one_run(
         if len(docs) > 1 and not pc.all(pc.equal(pc.pairwise_diff(global_rows), 1)).as_py():
             return None
     return first
+
+
+def _written_ranges(sizes: Sequence[int]) -> tuple[SegmentRowRange, ...]:
+    """The ranges of segments written in document order, each one run of global rows."""
+    ranges = []
+    offset = 0
+    for ordinal, size in enumerate(sizes):
+        ranges.append(SegmentRowRange(ordinal, offset, size))
+        offset += size
+    return tuple(ranges)
 
 
 def _segment_sizes(directory: str) -> list[int]:

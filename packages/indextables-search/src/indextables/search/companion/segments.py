@@ -28,8 +28,10 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import pyarrow as pa
 import tantivy
 
+from indextables.search.read import convert
 from indextables.search.schema.mapping import FieldSpec
 from indextables.search.scratchdirs import scratch_directory
 from indextables.search.write.segmentmerge import merge_segments
@@ -105,6 +107,18 @@ class CappedIndex:
     def room(self) -> int:
         """Documents that may be added before the next commit (always at least one)."""
         return self._commit_docs - self._docs % self._commit_docs
+
+    def add_rows(self, chunk: pa.RecordBatch, *, file_hash: int, first_row: int) -> None:
+        """Add ``chunk``'s rows (at most :meth:`room`) as documents: rows ``first_row ..``
+        of the file whose path hashes to ``file_hash``, in the two hidden fields."""
+        take = chunk.num_rows
+        file_field, row_field = self._hidden_fast
+        coordinates = (
+            (file_field, [file_hash] * take),
+            (row_field, range(first_row, first_row + take)),
+        )
+        # Each document in one pass with its hidden coordinates.
+        self.add(convert.documents(chunk, self._specs, self._schema, unsigned=coordinates), take)
 
     def add(self, documents: Iterable[Any], count: int) -> None:
         """Add ``count`` documents (at most :meth:`room`), committing where one is due."""
