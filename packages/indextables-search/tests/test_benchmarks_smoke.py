@@ -148,6 +148,21 @@ def test_companion(tmp_path: Path) -> None:
     )
 
 
+def test_companion_build_only(tmp_path: Path) -> None:
+    """``--build-only``: the segment writer's build against tantivy-py's, both splits' segments."""
+    out = _run(
+        "companion.py", "--build-only", "--rows", ROWS, "--repeat", "2", "--files", "2",
+        "--path", str(tmp_path / "work"), tmp_path=tmp_path,
+    )  # fmt: skip
+    _has(
+        out,
+        rf"^  segments +{_FIGURE} s wall +{_FIGURE} s cpu .* segments \[\[2000\]\]$",
+        rf"^  json +{_FIGURE} s wall +{_FIGURE} s cpu .* segments \[\[2000\]\]$",
+        rf"^build segments \(median\) +{_FIGURE} s wall",
+        rf"^segments / json +{_FIGURE}x wall, {_FIGURE}x rows/cpu-s",
+    )
+
+
 def test_companion_search_only_layouts(tmp_path: Path) -> None:
     """``--search-only`` writes the source once; ``--layout small`` builds its companion
     beside the default one from the same source, smaller, and a rerun reuses both."""
