@@ -50,7 +50,7 @@ from indextables.search.companion.sources import SourceFile
 from indextables.search.companion.stringmodes import StripMode, strip_column
 from indextables.search.companion.stubstore import write_stub_stores
 from indextables.search.errors import CompanionSourceError
-from indextables.search.options import parse_write
+from indextables.search.options import DEFAULT_FEED, FEED_KEY, lower_keys, parse_write
 from indextables.search.schema.mapping import (
     FieldKind,
     FieldSpec,
@@ -180,7 +180,7 @@ def build_split(
     # writer refuses the schema (checked before any row); a split without rows is an
     # empty tantivy-py index.
     part: CappedIndex | SegmentIndex | None = None
-    if rows and parse_write(options or {}).feed == "segments":
+    if rows and _feed(options or {}) == "segments":
         part = SegmentIndex.open(
             specs, hidden_fast=(FILE_HASH_FIELD, ROW_IN_FILE_FIELD), segment_docs=segment_docs
         )
@@ -244,6 +244,12 @@ def build_split(
     finally:
         if part is not None:
             part.discard()
+
+
+def _feed(options: Mapping[str, str]) -> str:
+    """The ``indexWriter.feed`` option (validated; the other write options are not read)."""
+    value = lower_keys(options).get(FEED_KEY)
+    return DEFAULT_FEED if value is None else parse_write({FEED_KEY: value}).feed
 
 
 def companion_schema(specs: Sequence[FieldSpec]) -> Any:
