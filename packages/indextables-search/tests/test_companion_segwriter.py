@@ -13,6 +13,7 @@ and manifest.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
@@ -33,6 +34,7 @@ from indextables.search import build_companion, open_table
 from indextables.search.companion import build, segmentbuild, segments
 from indextables.search.companion.manifest import MANIFEST_FILE
 from indextables.search.companion.pathhash import FILE_HASH_FIELD, ROW_IN_FILE_FIELD
+from indextables.search.options import DEFAULT_HEAP_SIZE
 from indextables.search.table.tableaccess import load_view
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -375,3 +377,42 @@ def test_what_the_writer_refuses_builds_through_tantivy(
     table = open_table(str(tmp_path / "idx"), options=cache)
     assert canonical(table.to_arrow()) == canonical(data)
     assert table.count() == data.num_rows
+
+
+def test_a_segment_is_written_once_its_columns_reach_the_heap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer keeps a planned segment's columns only up to the heap setting in Arrow
+    bytes (its memory follows the heap, not the plan): past it a segment is written and
+    the next one starts. The split still answers as tantivy-py's build of the source."""
+    held = []
+
+    def small(heap_size: int) -> int:
+        held.append(heap_size)
+        return 6_000
+
+    monkeypatch.setattr(segmentbuild, "segment_bytes", small)
+    data = _hostile(11, 300)
+    _source(tmp_path / "src", data)
+    for name, options in (("ours", {}), ("theirs", JSON)):
+        build_companion(
+            str(tmp_path / "src"), str(tmp_path / name),
+            source_format="parquet", indexing_modes=MODES, target_input_size=10**9,
+            options=options,
+        )  # fmt: skip
+    assert held
+    assert set(held) == {DEFAULT_HEAP_SIZE}  # the build's own heap setting
+    splits = _split_facts(str(tmp_path / "ours"), tmp_path / "facts").values()
+    assert any(len(split["sizes"]) > 1 for split in splits), [s["sizes"] for s in splits]
+    for split in splits:
+        sizes = split["sizes"]
+        assert sum(sizes) == split["manifest"]["total_rows"]
+        ranges = split["manifest"]["segment_row_ranges"]
+        starts = [0, *itertools.accumulate(sizes)][:-1]
+        assert [(r["row_offset"], r["num_rows"]) for r in ranges] == list(
+            zip(starts, sizes, strict=True)
+        )
+    cache = {"spark.indextables.cache.directoryPath": str(tmp_path / "cache")}
+    ours = open_table(str(tmp_path / "ours"), options=cache)
+    theirs = open_table(str(tmp_path / "theirs"), options=cache)
+    _same_answers(ours, theirs, data, _query_forms(data, random.Random(11)), 11, 20)

@@ -182,7 +182,10 @@ def build_split(
     part: CappedIndex | SegmentIndex | None = None
     if rows and _feed(options or {}) == "segments":
         part = SegmentIndex.open(
-            specs, hidden_fast=(FILE_HASH_FIELD, ROW_IN_FILE_FIELD), segment_docs=segment_docs
+            specs,
+            hidden_fast=(FILE_HASH_FIELD, ROW_IN_FILE_FIELD),
+            segment_docs=segment_docs,
+            heap_size=heap_size,
         )
     try:
         if part is None:

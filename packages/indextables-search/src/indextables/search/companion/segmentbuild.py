@@ -7,11 +7,14 @@ segment writer, with the two hidden u64 columns of tantivy4java's layout
 (``__pq_file_hash``: the file's path hash for every row, ``__pq_row_in_file``: the
 rows' numbers in their file; both fast, neither stored nor indexed, as
 :func:`.build.companion_schema` declares them) and no row key. Once a planned
-segment's ``segment_docs`` documents are kept they are written as one segment
-(:func:`..write.segwriter.segment.write_segment`); :meth:`SegmentIndex.finish` writes
-the last one and lists every segment, in document order, in ``meta.json``
+segment's ``segment_docs`` documents are kept, or the kept columns reach the writer
+heap setting in Arrow bytes (:func:`..write.segfeed.segment_bytes`, as the segments
+feed of ordinary writes and as tantivy-py flushes its heap), they are written as one
+segment (:func:`..write.segwriter.segment.write_segment`); :meth:`SegmentIndex.finish`
+writes the last one and lists every segment, in document order, in ``meta.json``
 (:mod:`..write.segwriter.metajson`). So each segment holds one run of the split's
-documents, as many as the tantivy-py build's index of the same plan holds.
+documents, at most as many as the tantivy-py build's index of the same plan holds,
+and a build's memory follows its heap setting, not the planned segment's size.
 
 What the segment writer refuses raises :class:`~..write.segwriter.errors.SegmentWriteError`:
 the schema when the index is opened (:meth:`SegmentIndex.open` returns None, nothing
@@ -30,7 +33,7 @@ import tantivy
 
 from indextables.search.schema.mapping import ROW_KEY_FIELD, FieldSpec, create_index
 from indextables.search.scratchdirs import scratch_directory
-from indextables.search.write.segfeed import segment_columns
+from indextables.search.write.segfeed import segment_bytes, segment_columns
 from indextables.search.write.segwriter.errors import SegmentWriteError
 from indextables.search.write.segwriter.metajson import SegmentEntry, list_segments, read_meta
 from indextables.search.write.segwriter.segment import (
@@ -60,6 +63,7 @@ class SegmentIndex:
         *,
         hidden_fast: tuple[str, str],
         segment_docs: int,
+        heap_size: int,
         block_size: int,
         compressor: Literal["lz4", "none"],
     ) -> None:
@@ -68,18 +72,25 @@ class SegmentIndex:
         self._fields = fields
         self._file_field, self._row_field = hidden_fast
         self._segment_docs = segment_docs
+        self._held_limit = segment_bytes(heap_size)
         self._block_size = block_size
         self._compressor = compressor
         self.stats = StatsCollector(specs)
         self._held: list[dict[str, pa.Array]] = []
         self._held_docs = 0
+        self._held_bytes = 0
         self._written: list[SegmentEntry] = []
         self.segment_sizes: list[int] = []
         self._index: tantivy.Index | None = None
 
     @classmethod
     def open(
-        cls, specs: tuple[FieldSpec, ...], *, hidden_fast: tuple[str, str], segment_docs: int
+        cls,
+        specs: tuple[FieldSpec, ...],
+        *,
+        hidden_fast: tuple[str, str],
+        segment_docs: int,
+        heap_size: int,
     ) -> SegmentIndex | None:
         """A fresh index for the split, or None when the segment writer refuses its schema.
 
@@ -105,7 +116,7 @@ class SegmentIndex:
             raise
         return cls(
             specs, directory, fields, hidden_fast=hidden_fast, segment_docs=segment_docs,
-            block_size=block_size, compressor=compressor,  # type: ignore[arg-type]
+            heap_size=heap_size, block_size=block_size, compressor=compressor,  # type: ignore[arg-type]
         )  # fmt: skip
 
     @property
@@ -121,7 +132,8 @@ class SegmentIndex:
 
     def add_rows(self, chunk: pa.RecordBatch, *, file_hash: int, first_row: int) -> None:
         """Keep ``chunk``'s rows (at most :meth:`room`): rows ``first_row ..`` of the file
-        whose path hashes to ``file_hash``; a full segment is written.
+        whose path hashes to ``file_hash``; a full segment (its documents, or its Arrow
+        bytes at the heap setting) is written.
 
         Raises:
             SegmentWriteError: a value the segment writer cannot take.
@@ -137,7 +149,8 @@ class SegmentIndex:
         )
         self._held.append(columns)
         self._held_docs += count
-        if self._held_docs >= self._segment_docs:
+        self._held_bytes += sum(column.nbytes for column in columns.values())
+        if self._held_docs >= self._segment_docs or self._held_bytes >= self._held_limit:
             self._flush()
 
     def _flush(self) -> None:
@@ -149,7 +162,7 @@ class SegmentIndex:
         )  # fmt: skip
         self._written.append(SegmentEntry(segment_id, self._held_docs))
         self.segment_sizes.append(self._held_docs)
-        self._held, self._held_docs = [], 0
+        self._held, self._held_docs, self._held_bytes = [], 0, 0
 
     def _columns(self) -> dict[str, pa.ChunkedArray]:
         """Every field's values over the kept pieces (nulls where a piece has none)."""
@@ -177,5 +190,5 @@ class SegmentIndex:
 
     def discard(self) -> None:
         """Remove the index directory."""
-        self._held, self._held_docs = [], 0
+        self._held, self._held_docs, self._held_bytes = [], 0, 0
         shutil.rmtree(self.directory, ignore_errors=True)
