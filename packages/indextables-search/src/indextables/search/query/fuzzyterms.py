@@ -99,7 +99,7 @@ def rewrite_fuzzy_terms(
                     "raise the limit"
                 )
             tokenized = fields[name.lower()].is_tokenized
-            clause_text, with_regex = _term_set(name, near, tokenized, boost)
+            clause_text, with_regex = term_set(name, near, tokenized, boost)
             groups.append(clause_text)
             regexes = regexes or with_regex
         return either(groups), regexes
@@ -230,7 +230,7 @@ def edit_distance(first: str, second: str, most: int) -> int:
     return previous[-1]
 
 
-def _term_set(name: str, terms: list[str], tokenized: bool, boost: str) -> tuple[str, bool]:
+def term_set(name: str, terms: list[str], tokenized: bool, boost: str) -> tuple[str, bool]:
     """The clause matching exactly ``terms`` of field ``name``, and whether it holds regex
     clauses: a term set, with each term an analyzer would split again (on a tokenized
     field, a term with a character other than a letter or digit, as ``İ`` lowercases to

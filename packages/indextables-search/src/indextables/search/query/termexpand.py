@@ -72,6 +72,12 @@ with ``prefix`` and fully match ``pattern`` (every one when None), counting at m
 ``most``."""
 
 
+InfixTerms = Callable[[str, str, bool, int], "list[str] | None"]
+"""``(field, literal, suffix, most)`` -> the split's terms of ``field`` holding ``literal``
+(ending with it when ``suffix``), at most ``most``; None when the split cannot say (the
+token is then written as a regex)."""
+
+
 class Wild(Enum):
     """A wildcard of a pattern token: ``*`` any characters, ``?`` one character."""
 
@@ -117,6 +123,7 @@ def rewrite_prefix_terms(
     option: str,
     defaults: Sequence[str] = (),
     limit: int = MAX_TERM_EXPANSIONS,
+    infix: InfixTerms | None = None,
 ) -> tuple[str, bool]:
     """``text`` with each answerable wildcard term (and each bare regex) as regex clauses
     (module doc), and whether any was rewritten (the caller then parses with regexes
@@ -133,7 +140,7 @@ def rewrite_prefix_terms(
             return None
         written = _bare_regex(clause, fields, defaults)
         if written is None:
-            written = _pattern_text(clause, fields, defaults, count_terms, option, limit)
+            written = _pattern_text(clause, fields, defaults, count_terms, option, limit, infix)
         return None if written is None else (written, True)
 
     written, replaced, _ = splice_clauses(text, rewrite)
@@ -175,6 +182,7 @@ def _pattern_text(
     count_terms: CountTerms | None,
     option: str,
     limit: int,
+    infix: InfixTerms | None = None,
 ) -> str | None:
     """The regex clauses of a wildcard clause (module doc), or None when it is none or
     not answerable."""
@@ -200,18 +208,61 @@ def _pattern_text(
             return None
         leaves = []
         for atoms in tokens:
+            held = _held_terms(spec, atoms, infix, limit)
+            if held is not None:
+                if len(held) > limit:
+                    raise _too_many(option, clause, limit, spec.name)
+                leaves.append(held_clause(spec, held, suffix))
+                continue
             if count_terms is not None:
                 prefix, python = _counting_form(atoms)
                 if count_terms(spec.name, prefix, python, limit + 1) > limit:
-                    raise QuerySyntaxError(
-                        f"option {option}: the wildcard term {clause!r} stands for more "
-                        f"than {limit:,} terms of column {spec.name!r} in one split "
-                        "(max_term_expansions): write a longer literal prefix, or raise "
-                        "the limit"
-                    )
+                    raise _too_many(option, clause, limit, spec.name)
             leaves.append(f"{spec.name}:/{atoms_regex(atoms)}/{suffix}")
         groups.append(leaves[0] if len(leaves) == 1 else "(" + " AND ".join(leaves) + ")")
     return _any_of(groups)
+
+
+def _too_many(option: str, clause: str, limit: int, name: str) -> QuerySyntaxError:
+    return QuerySyntaxError(
+        f"option {option}: the wildcard term {clause!r} stands for more "
+        f"than {limit:,} terms of column {name!r} in one split "
+        "(max_term_expansions): write a longer literal prefix, or raise "
+        "the limit"
+    )
+
+
+def infix_form(atoms: Sequence[Atom]) -> tuple[str, bool] | None:
+    """(literal, suffix) of a token ``*literal*`` (suffix False) or ``*literal`` (True):
+    a literal of at least one character after one or more leading ``*``; else None."""
+    at = 0
+    while at < len(atoms) and atoms[at] is Wild.ANY:
+        at += 1
+    end = len(atoms)
+    while end > at and atoms[end - 1] is Wild.ANY:
+        end -= 1
+    middle = atoms[at:end]
+    if at == 0 or not middle or any(isinstance(a, Wild) for a in middle):
+        return None
+    return "".join(middle), end == len(atoms)  # type: ignore[arg-type]
+
+
+def _held_terms(
+    spec: FieldSpec, atoms: Sequence[Atom], infix: InfixTerms | None, limit: int
+) -> list[str] | None:
+    if infix is None:
+        return None
+    form = infix_form(atoms)
+    if form is None:
+        return None
+    return infix(spec.name, form[0], form[1], limit + 1)
+
+
+def held_clause(spec: FieldSpec, terms: list[str], boost: str) -> str:
+    """The clause matching exactly ``terms`` of ``spec``'s field."""
+    from indextables.search.query.fuzzyterms import term_set
+
+    return term_set(spec.name, terms, spec.is_tokenized, boost)[0]
 
 
 def pattern_tokens(spec: FieldSpec, value: str) -> list[list[Atom]] | None:

@@ -25,7 +25,7 @@ from indextables.search.splits.termdict.composite import FOOTER_MAGIC, split_com
 from indextables.search.splits.termdict.errors import TermDictError
 from indextables.search.splits.termdict.fuzzywalk import fst_near_terms, merged_near_terms
 
-__all__ = ["NearTerms", "near_terms_of", "remember_directory", "split_near_terms"]
+__all__ = ["NearTerms", "directory_of", "near_terms_of", "remember_directory", "split_near_terms"]
 
 NearTerms = Callable[[str, str, int, int], "list[str] | None"]
 """``(field, term, distance, most)`` -> the field's terms within ``distance`` of ``term``
@@ -45,6 +45,12 @@ _directories: BoundedCache[int, tuple[Any, str]] = BoundedCache(max_entries=128)
 def remember_directory(index: Any, directory: str) -> None:
     """Tie the opened ``index`` to the split directory it was opened from."""
     _directories.put(id(index), (index, directory))
+
+
+def directory_of(index: Any) -> str | None:
+    """The split directory ``index`` was opened from (None: unknown)."""
+    found = _directories.get(id(index))
+    return None if found is None or found[0] is not index else found[1]
 
 
 def near_terms_of(index: Any) -> NearTerms | None:

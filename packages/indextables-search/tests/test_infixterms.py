@@ -1,0 +1,115 @@
+"""Infix and suffix wildcard tokens (``f:*mid*``, ``f:*suf``) answered from the split's
+term buffer as term sets, against a Python model of the terms."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from indextables.search.errors import QuerySyntaxError
+from indextables.search.query.termexpand import rewrite_prefix_terms
+from indextables.search.schema.mapping import FieldKind, FieldSpec
+from indextables.search.splits.termbuffer import TermBuffer
+
+HOSTILE = ["", "a", "İ", "i\u0307", "e\u0301", "\u00ff", "x" * 255, "日本語", "a\x00b", "zz"]
+HOSTILE += ["\u07ff\u0800", "\U0001f600", "ab\u00ffab", "é", "E\u0301"]
+
+
+def _terms(rng: random.Random) -> list[str]:
+    alphabet = ["a", "b", "İ", "\u0307", "é", "\x00", "\U0001f600", "日", "\u00ff"]
+    made = {"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6))) for _ in range(400)}
+    return sorted(made | set(HOSTILE), key=lambda t: t.encode())
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_buffer_matches_python_in(seed: int) -> None:
+    rng = random.Random(seed)
+    terms = _terms(rng)
+    buffer = TermBuffer.of(terms)
+    literals = HOSTILE[1:] + [t for t in rng.sample(terms, 20) if t]
+    for literal in literals:
+        assert buffer.holding(literal, suffix=False, most=10**6) == [
+            t for t in terms if literal in t
+        ], literal
+        assert buffer.holding(literal, suffix=True, most=10**6) == [
+            t for t in terms if t.endswith(literal)
+        ], literal
+        assert len(buffer.holding(literal, suffix=False, most=2)) == min(
+            2, sum(literal in t for t in terms)
+        )
+
+
+_FIELDS = {
+    "host": FieldSpec(
+        name="host", kind=FieldKind.STRING, tokenizer=None, stored=True, indexed=True, fast=False
+    )
+}
+
+
+def _rewrite(text: str, terms: list[str], limit: int = 100) -> str:
+    buffer = TermBuffer.of(terms)
+
+    def infix(field: str, literal: str, suffix: bool, most: int) -> list[str]:
+        assert field == "host"
+        return buffer.holding(literal, suffix=suffix, most=most)
+
+    return rewrite_prefix_terms(text, _FIELDS, None, "query", (), limit, infix)[0]
+
+
+def test_infix_token_becomes_term_set() -> None:
+    terms = ["web-1", "web-2", "db-1", "xweb-10"]
+    assert _rewrite("host:*b-1*", terms) == 'host: IN ["db-1" "web-1" "xweb-10"]'
+    assert _rewrite("host:*-1", terms) == 'host: IN ["db-1" "web-1"]'
+    assert _rewrite("host:*nothing*", terms) == "(* AND -*)"
+
+
+def test_infix_limit_refuses_naming_term_and_limit() -> None:
+    with pytest.raises(QuerySyntaxError, match=r"'host:\*e\*'.*more than 2 terms"):
+        _rewrite("host:*e*", ["web-1", "web-2", "web-3"], limit=2)
+
+
+def _value(rng: random.Random) -> str:
+    if rng.random() < 0.05:
+        return rng.choice(HOSTILE[1:])
+    alphabet = ["a", "b", "-", "1", "é", "\U0001f600", "日", "\u00ff", "x"]
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 7)))
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[int, str]]:
+    import pyarrow as pa
+
+    from indextables.search import delete_rows, write_table
+
+    rng = random.Random(5)
+    uri = str(tmp_path_factory.mktemp("infix") / "t")
+    rows: dict[int, str] = {}
+    for split in range(3):  # one split a commit
+        ids = list(range(split * 200, split * 200 + 200))
+        values = [_value(rng) for _ in ids]
+        rows.update(zip(ids, values, strict=True))
+        write_table(uri, pa.table({"id": ids, "host": values}))
+    gone = [i for i in rows if i % 7 == 3]
+    delete_rows(uri, where=f"id IN ({', '.join(map(str, gone))})")
+    return uri, {i: v for i, v in rows.items() if i % 7 != 3}
+
+
+@pytest.mark.parametrize(
+    "literal", ["b-1", "a", "1", "é", "\U0001f600", "日", "\u00ff", "zzz", "x" * 200]
+)
+def test_search_infix_and_suffix_against_python(
+    table: tuple[str, dict[int, str]], literal: str
+) -> None:
+    from indextables.search import open_table
+
+    uri, rows = table
+    opened = open_table(uri)
+    escaped = "".join(c if c.isalnum() else "\\" + c for c in literal)
+    for query, keep in (
+        (f"host:*{escaped}*", lambda v: literal in v),
+        (f"host:*{escaped}", lambda v: v.endswith(literal)),
+    ):
+        found = sorted(opened.search(query, columns=["id"]).column("id").to_pylist())
+        assert found == sorted(i for i, v in rows.items() if keep(v)), query
+        assert opened.count(query=query) == len(found), query
