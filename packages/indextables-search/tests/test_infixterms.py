@@ -113,3 +113,12 @@ def test_search_infix_and_suffix_against_python(
         found = sorted(opened.search(query, columns=["id"]).column("id").to_pylist())
         assert found == sorted(i for i, v in rows.items() if keep(v)), query
         assert opened.count(query=query) == len(found), query
+
+
+def test_contains_regex_clause_becomes_term_set() -> None:
+    terms = ["aé1", "xaé", "b"]
+    assert _rewrite("host:/[\\s\\S]*a\\x{e9}[\\s\\S]*/", terms) == 'host: IN ["aé1" "xaé"]'
+    assert _rewrite("host:/[\\s\\S]*a\\x{e9}/", terms) == 'host: IN ["xaé"]'
+    # past the limit the regex stays (a regex clause has no expansion limit)
+    kept = "host:/[\\s\\S]*a\\x{e9}[\\s\\S]*/"
+    assert _rewrite(kept, terms, limit=1) == kept

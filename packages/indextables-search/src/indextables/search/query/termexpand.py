@@ -140,6 +140,8 @@ def rewrite_prefix_terms(
             return None
         written = _bare_regex(clause, fields, defaults)
         if written is None:
+            written = _infix_regex(clause, fields, infix, limit)
+        if written is None:
             written = _pattern_text(clause, fields, defaults, count_terms, option, limit, infix)
         return None if written is None else (written, True)
 
@@ -169,6 +171,33 @@ def _bare_regex(
     if not names:
         return None
     return _any_of([f"{name}:{clause}" for name in names])
+
+
+_INFIX_REGEX: Final = re.compile(
+    r"([A-Za-z_][\w.\-]*):/\[\\s\\S\]\*((?:[A-Za-z0-9]|\\x\{[0-9a-f]{1,6}\})+)"
+    r"(\[\\s\\S\]\*)?/"
+)
+_HEX_ESCAPE: Final = re.compile(r"\\x\{([0-9a-f]{1,6})\}")
+
+
+def _infix_regex(
+    clause: str, fields: Mapping[str, FieldSpec], infix: InfixTerms | None, limit: int
+) -> str | None:
+    """A regex clause ``f:/[\\s\\S]*lit[\\s\\S]*/`` or ``f:/[\\s\\S]*lit/`` (as
+    ``str.contains`` writes them) as the term set of the split's terms holding (ending
+    with) the literal; None when not of that form, when the split cannot say, or past
+    ``limit`` terms (the regex then stays)."""
+    found = _INFIX_REGEX.fullmatch(clause) if infix is not None else None
+    spec = None if found is None else fields.get(found.group(1).lower())
+    if found is None or infix is None or spec is None or not spec.indexed:
+        return None
+    literal = _HEX_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), found.group(2))
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in literal):
+        return None
+    terms = infix(spec.name, literal, found.group(3) is None, limit + 1)
+    if terms is None or len(terms) > limit:
+        return None
+    return held_clause(spec, terms, "")
 
 
 def _any_of(clauses: Sequence[str]) -> str:
