@@ -122,3 +122,47 @@ def test_contains_regex_clause_becomes_term_set() -> None:
     # past the limit the regex stays (a regex clause has no expansion limit)
     kept = "host:/[\\s\\S]*a\\x{e9}[\\s\\S]*/"
     assert _rewrite(kept, terms, limit=1) == kept
+
+
+@pytest.mark.parametrize("literal", ["b-1", "a", "é", "\U0001f600", "\u00ff", "zzz", "_", "%"])
+def test_where_suffix_and_substring_against_python(
+    table: tuple[str, dict[int, str]], literal: str
+) -> None:
+    from indextables.search import open_table
+
+    uri, rows = table
+    opened = open_table(uri)
+    quoted = literal.replace("'", "''")
+    like = quoted.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    for where, keep in (
+        (f"host LIKE '%{like}%'", lambda v: literal in v),
+        (f"host LIKE '%{like}'", lambda v: v.endswith(literal)),
+    ):
+        found = sorted(opened.search(where=where, columns=["id"]).column("id").to_pylist())
+        assert found == sorted(i for i, v in rows.items() if keep(v)), where
+        assert opened.count(where=where) == len(found), where
+
+
+def test_held_terms_query_is_the_terms() -> None:
+    import tantivy
+
+    from indextables.search.query.conditions import Condition
+    from indextables.search.query.tantivyquery import to_query
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("host", stored=True, tokenizer_name="raw")
+    schema = builder.build()
+    spec = _FIELDS["host"]
+    buffer = TermBuffer.of(["db-1", "web-1", "web-2"])
+
+    def held(field: str, literal: str, suffix: bool, most: int) -> list[str]:
+        return buffer.holding(literal, suffix=suffix, most=most)
+
+    query = to_query(
+        Condition("like", "host", ("%b-1%",)), spec, schema, fully_indexed={"host"}, held_terms=held
+    )
+    shown = repr(query)
+    assert "Regex" not in shown
+    assert "db-1" in shown
+    assert "web-1" in shown
+    assert "web-2" not in shown

@@ -50,6 +50,7 @@ from indextables.search.query.tantivyquery import (
 )
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 from indextables.search.schema.partitionvalues import spark_value
+from indextables.search.splits.termbuffer import infix_terms_of
 
 __all__ = ["LIKE_OPS", "count", "exact_query", "nan_free", "partition_holds"]
 
@@ -196,7 +197,13 @@ def exact_query(
         spec = fields.get(condition.column.lower())
         if spec is None or not _exact_kind(condition, spec, fully_indexed):
             raise NotExact(f"condition {condition} is not exact on the index")
-        query = to_query(condition, spec, index.schema, fully_indexed=fully_indexed)
+        query = to_query(
+            condition,
+            spec,
+            index.schema,
+            fully_indexed=fully_indexed,
+            held_terms=infix_terms_of(index),
+        )
         if query is None:
             raise NotExact(f"condition {condition} has no index query")
         parts.append(query)

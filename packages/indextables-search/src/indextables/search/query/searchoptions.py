@@ -511,6 +511,7 @@ def _parse(
     from indextables.search.query.termforms import check_term_forms
     from indextables.search.query.tokenless import nothing_for_tokenless
     from indextables.search.splits.nearterms import near_terms_of
+    from indextables.search.splits.termbuffer import infix_terms_of
 
     shown = text if given is None else given
     regexes = False
@@ -522,7 +523,7 @@ def _parse(
             text, fields, _prefix_lister(index), option, defaults, limit
         )
         text, wildcards = rewrite_prefix_terms(
-            text, fields, counter, option, defaults, limit, _infix_lister(index)
+            text, fields, counter, option, defaults, limit, infix_terms_of(index)
         )
         text, fuzzy_regexes = rewrite_fuzzy_terms(
             text, fields, _term_lister(index), option, defaults, limit, near_terms_of(index)
@@ -582,29 +583,6 @@ def _term_counter(index: tantivy.Index) -> Callable[[str, str, re.Pattern[str] |
         return found
 
     return count
-
-
-def _infix_lister(index: tantivy.Index) -> Callable[[str, str, bool, int], list[str] | None]:
-    """The terms of a field of ``index`` holding a literal (``termexpand.InfixTerms``),
-    from the split's cached term buffer (:mod:`~indextables.search.splits.termbuffer`);
-    None for an index not opened from a split directory."""
-    from indextables.search.splits.nearterms import directory_of
-    from indextables.search.splits.termbuffer import cached_buffer
-
-    def terms(name: str, literal: str, suffix: bool, most: int) -> list[str] | None:
-        directory = directory_of(index)
-        if directory is None:
-            return None
-        try:
-            buffer = cached_buffer(directory, name)
-        except KeyError:
-            every = (term for term, _ in index.searcher().terms_with_prefix(name, ""))
-            buffer = cached_buffer(directory, name, every)
-        except OSError:
-            return None
-        return buffer.holding(literal, suffix=suffix, most=most)
-
-    return terms
 
 
 def _prefix_lister(index: tantivy.Index) -> Callable[[str, str, int], list[str]]:

@@ -126,6 +126,7 @@ def to_query(
     fully_indexed: Collection[str] = frozenset(),
     exact_dates: Collection[str] = frozenset(),
     readable_text_fast: bool = False,
+    held_terms: HeldTerms | None = None,
 ) -> tantivy.Query | None:
     """A Tantivy query matching a superset of the condition's rows, or None if not usable.
 
@@ -138,7 +139,10 @@ def to_query(
 
     An operand Tantivy refuses to build a query with (``ValueError``,
     ``OverflowError``) gives None as well: the condition is left to Spark,
-    never raised out of planning.
+    never raised out of planning. ``held_terms``: the split's terms of a field holding
+    (ending with) a literal (:mod:`~indextables.search.splits.termbuffer`), for the
+    suffix and substring conditions of exact fields, queried as those terms rather than
+    as a regex walked over the term dictionary.
     """
     try:
         return _to_query(
@@ -148,6 +152,7 @@ def to_query(
             fully_indexed=fully_indexed,
             exact_dates=exact_dates,
             readable_text_fast=readable_text_fast,
+            held_terms=held_terms,
         )
     except (ValueError, OverflowError):
         return None
@@ -161,6 +166,7 @@ def _to_query(
     fully_indexed: Collection[str],
     exact_dates: Collection[str],
     readable_text_fast: bool,
+    held_terms: HeldTerms | None = None,
 ) -> tantivy.Query | None:
     if not range_searchable(spec) and condition.op not in ("null", "notnull"):
         return None
@@ -187,7 +193,9 @@ def _to_query(
     if spec.kind is FieldKind.F64:
         return _double_query(condition, spec, schema)
     if spec.is_exact:
-        return _string_query(condition, spec, schema, spec.name.lower() in fully_indexed)
+        fully = spec.name.lower() in fully_indexed
+        held = _held_query(condition, spec, schema, held_terms) if fully else None
+        return held if held is not None else _string_query(condition, spec, schema, fully)
     if spec.kind is FieldKind.DATE:
         return _date_query(condition, spec, schema, spec.name.lower() in exact_dates)
     if spec.kind is FieldKind.IP:
@@ -493,6 +501,42 @@ def _utf8_length(text: str) -> int | None:
         return len(text.encode("utf-8"))
     except UnicodeEncodeError:
         return None  # a lone surrogate: no UTF-8 term holds it
+
+
+HeldTerms = Callable[[str, str, bool, int], "list[str] | None"]
+"""``(field, literal, suffix, most)`` -> the split's terms of ``field`` holding ``literal``
+(ending with it when ``suffix``), at most ``most``; None when the split cannot say."""
+
+# The most terms a suffix or substring condition is queried as (more: the regex).
+MAX_HELD_TERMS: Final = 4096
+
+
+def _held_query(
+    condition: Condition, spec: FieldSpec, schema: tantivy.Schema, held_terms: HeldTerms | None
+) -> tantivy.Query | None:
+    """The query of the exact terms a suffix or substring condition (``endswith``,
+    ``contains``, ``LIKE '%s'``, ``LIKE '%m%'``) keeps, or None (not such a condition,
+    no reader, more than :data:`MAX_HELD_TERMS` terms)."""
+    if held_terms is None or len(condition.values) != 1:
+        return None
+    value = condition.values[0]
+    if not isinstance(value, str) or not value or _utf8_length(value) is None:
+        return None
+    if condition.op in ("suffix", "contains"):
+        literal, suffix = value, condition.op == "suffix"
+    elif condition.op == "like":
+        pieces = like_pieces(value)
+        if pieces is None or len(pieces) not in (2, 3) or pieces[0].kind != ANY:
+            return None
+        if pieces[1].kind != "text" or (len(pieces) == 3 and pieces[2].kind != ANY):
+            return None
+        literal, suffix = pieces[1].text, len(pieces) == 2
+    else:
+        return None
+    terms = held_terms(spec.name, literal, suffix, MAX_HELD_TERMS + 1)
+    if terms is None or len(terms) > MAX_HELD_TERMS:
+        return None
+    return _any_of([tantivy.Query.term_query(schema, spec.name, t) for t in terms])
 
 
 def _string_query(

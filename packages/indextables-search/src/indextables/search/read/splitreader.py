@@ -49,6 +49,7 @@ from indextables.search.schema.tokenizers import open_index
 from indextables.search.splits.entryid import content_identity, on_forget
 from indextables.search.splits.nearterms import remember_directory
 from indextables.search.splits.splitcache import SplitRef
+from indextables.search.splits.termbuffer import infix_terms_of
 from indextables.search.write.splitwriter import ROWS_FILE
 
 BATCH_ROWS = 8192
@@ -542,6 +543,7 @@ def _query(
             fully_indexed=fully_indexed,
             exact_dates=traits.exact_dates,
             readable_text_fast=traits.own,
+            held_terms=infix_terms_of(index),
         )
         if query is not None:
             parts.append(query)

@@ -18,11 +18,17 @@ import bisect
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["BUFFER_BUDGET_BYTES", "TermBuffer", "cached_buffer", "clear_buffers"]
+__all__ = [
+    "BUFFER_BUDGET_BYTES",
+    "TermBuffer",
+    "cached_buffer",
+    "clear_buffers",
+    "infix_terms_of",
+]
 
 SEPARATOR: Final = b"\xff"
 BUFFER_BUDGET_BYTES: Final = 256 * 1024 * 1024
@@ -106,3 +112,25 @@ def clear_buffers() -> None:
     with _lock:
         _buffers.clear()
         _held[0] = 0
+
+
+def infix_terms_of(index: Any) -> Callable[[str, str, bool, int], list[str] | None]:
+    """The terms of a field of the opened split ``index`` holding a literal (ending with it
+    when ``suffix``), at most ``most``, from the cached buffer; None for an index not
+    opened from a split directory."""
+    from indextables.search.splits.nearterms import directory_of
+
+    def terms(name: str, literal: str, suffix: bool, most: int) -> list[str] | None:
+        directory = directory_of(index)
+        if directory is None:
+            return None
+        try:
+            buffer = cached_buffer(directory, name)
+        except KeyError:
+            every = (term for term, _ in index.searcher().terms_with_prefix(name, ""))
+            buffer = cached_buffer(directory, name, every)
+        except OSError:
+            return None
+        return buffer.holding(literal, suffix=suffix, most=most)
+
+    return terms
