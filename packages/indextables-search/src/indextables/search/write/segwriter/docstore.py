@@ -343,16 +343,14 @@ def store_file(
         raise SegmentWriteError(f"num_docs: {num_docs} outside a segment's document range")
     columns = sorted(columns, key=lambda c: c.name.encode("utf-8", "surrogatepass"))
     prepared = [p for c in columns for p in _prepared_values(c, num_docs)]
+    data = b"".join(p[0] for p in prepared)
+    kinds = bytes(p[1] for p in prepared)
+    parts = ([p[2] for p in prepared], [p[3] for p in prepared], [p[4] for p in prepared])
+    del prepared  # the values are in ``data`` now: hold them once
     blocks, ends = kernels().store_blocks(
-        b"".join(p[0] for p in prepared),
-        bytes(p[1] for p in prepared),
-        [p[2] for p in prepared],
-        [p[3] for p in prepared],
-        [p[4] for p in prepared],
-        num_docs,
-        block_size,
-        compressor == "lz4",
+        data, kinds, *parts, num_docs, block_size, compressor == "lz4"
     )
+    del data, parts
     skip = _SkipIndex()
     first_doc = begin = 0
     pairs = np.frombuffer(ends, dtype="<i8").reshape(-1, 2)
@@ -360,8 +358,8 @@ def store_file(
         skip.insert(_Checkpoint(first_doc, first_doc + count, begin, end))
         first_doc += count
         begin = end
-    out = bytearray(blocks)
-    offset = len(out)
-    out += skip.serialize()
-    out += struct.pack("<IQB", _STORE_VERSION, offset, _COMPRESSORS[compressor]) + bytes(15)
-    return with_footer(bytes(out), FOOTER_JSON)
+    tail = struct.pack("<IQB", _STORE_VERSION, len(blocks), _COMPRESSORS[compressor]) + bytes(15)
+    # One copy of the compressed blocks for the body, one for the footer.
+    body = b"".join((blocks, skip.serialize(), tail))
+    del blocks
+    return with_footer(body, FOOTER_JSON)
