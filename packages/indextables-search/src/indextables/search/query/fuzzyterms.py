@@ -44,8 +44,7 @@ from rapidfuzz.distance import OSA
 from indextables.search.errors import QuerySyntaxError
 from indextables.search.query import termexpand
 from indextables.search.query.querytext import either, splice_clauses
-from indextables.search.query.termexpand import atoms_regex
-from indextables.search.query.tokenless import NOTHING
+from indextables.search.query.termexpand import term_set
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 from indextables.search.splits.nearterms import NearTerms
 
@@ -228,24 +227,3 @@ def edit_distance(first: str, second: str, most: int) -> int:
             return most + 1
         before, previous = previous, current
     return previous[-1]
-
-
-def term_set(name: str, terms: list[str], tokenized: bool, boost: str) -> tuple[str, bool]:
-    """The clause matching exactly ``terms`` of field ``name``, and whether it holds regex
-    clauses: a term set, with each term an analyzer would split again (on a tokenized
-    field, a term with a character other than a letter or digit, as ``İ`` lowercases to
-    ``i`` and a combining dot) as a regex clause of its own."""
-    if not terms:
-        return NOTHING, False
-    plain = [t for t in terms if not tokenized or all(c.isalnum() for c in t)]
-    kept = set(plain)
-    regexes = [f"{name}:/{atoms_regex(list(t))}/{boost}" for t in terms if t not in kept]
-    quoted = ['"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in sorted(plain)]
-    if any("]" in t or "}" in t for t in plain):
-        # The text's scans read a bracket inside quotes as the set's end: a disjunction.
-        clauses = [f"{name}:{q}{boost}" for q in quoted]
-    else:
-        clauses = [f"{name}: IN [{' '.join(quoted)}]{boost}"] if quoted else []
-    clauses += regexes
-    text = clauses[0] if len(clauses) == 1 else "(" + " OR ".join(clauses) + ")"
-    return text, bool(regexes)

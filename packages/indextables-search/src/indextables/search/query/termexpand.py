@@ -45,6 +45,7 @@ from typing import Final
 
 from indextables.search.errors import ArgumentError, QuerySyntaxError
 from indextables.search.query.querytext import clause_spans, regex_end, splice_clauses
+from indextables.search.query.tokenless import NOTHING
 from indextables.search.schema.mapping import FieldKind, FieldSpec
 
 __all__ = [
@@ -289,8 +290,6 @@ def _held_terms(
 
 def held_clause(spec: FieldSpec, terms: list[str], boost: str) -> str:
     """The clause matching exactly ``terms`` of ``spec``'s field."""
-    from indextables.search.query.fuzzyterms import term_set
-
     return term_set(spec.name, terms, spec.is_tokenized, boost)[0]
 
 
@@ -390,3 +389,24 @@ def wildcard_regex(pattern: str) -> str:
     """The regex (Tantivy's dialect, in query text) of every term ``pattern`` matches
     (``*`` any characters, ``?`` one, every other character itself)."""
     return atoms_regex([Wild(c) if c in "*?" else c for c in pattern])
+
+
+def term_set(name: str, terms: list[str], tokenized: bool, boost: str) -> tuple[str, bool]:
+    """The clause matching exactly ``terms`` of field ``name``, and whether it holds regex
+    clauses: a term set, with each term an analyzer would split again (on a tokenized
+    field, a term with a character other than a letter or digit, as ``İ`` lowercases to
+    ``i`` and a combining dot) as a regex clause of its own."""
+    if not terms:
+        return NOTHING, False
+    plain = [t for t in terms if not tokenized or all(c.isalnum() for c in t)]
+    kept = set(plain)
+    regexes = [f"{name}:/{atoms_regex(list(t))}/{boost}" for t in terms if t not in kept]
+    quoted = ['"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in sorted(plain)]
+    if any("]" in t or "}" in t for t in plain):
+        # The text's scans read a bracket inside quotes as the set's end: a disjunction.
+        clauses = [f"{name}:{q}{boost}" for q in quoted]
+    else:
+        clauses = [f"{name}: IN [{' '.join(quoted)}]{boost}"] if quoted else []
+    clauses += regexes
+    text = clauses[0] if len(clauses) == 1 else "(" + " OR ".join(clauses) + ")"
+    return text, bool(regexes)
