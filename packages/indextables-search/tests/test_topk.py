@@ -182,6 +182,29 @@ def test_score_merge_across_splits_equals_a_full_sort(tmp_path: Path) -> None:
         assert got.column("id").to_pylist() == [h[4] for h in kept[:7]]
 
 
+@pytest.mark.parametrize(
+    "where", ["host = 'web-1'", "host LIKE '%-1'", "host IN ('db', 'é')", "i >= 0", "id < 150"]
+)
+def test_where_filters_without_changing_scores(tmp_path: Path, where: str) -> None:
+    """A row's ``_score`` is its score for the query whatever ``where=`` holds (exact
+    conditions the index answers are filters, not scored clauses): the scores of a
+    filtered search are those of the unfiltered one, row for row (DuckDB picks the rows)."""
+    table = build(tmp_path, 13)
+    for word in WORDS[:3]:
+        every = table.search(f"message:{word}", order_by="_score", limit=1000)
+        scores = dict(
+            zip(every.column("id").to_pylist(), every.column("_score").to_pylist(), strict=True)
+        )
+        kept = duckdb.sql(f"select id from every where {where}").fetchall()
+        got = table.search(f"message:{word}", where=where, order_by="_score", limit=1000)
+        assert kept
+        assert sorted(got.column("id").to_pylist()) == sorted(i for (i,) in kept)
+        for i, score in zip(
+            got.column("id").to_pylist(), got.column("_score").to_pylist(), strict=True
+        ):
+            assert score == scores[i], (word, i)
+
+
 def _f32(value: float) -> float:
     return float(pa.scalar(value, pa.float32()).as_py())
 

@@ -547,6 +547,10 @@ def _query(
         )
         if query is not None:
             parts.append(query)
+    if option_query is not None and len(parts) > 1:
+        # ``where=`` filters, never scores: a row's ``_score`` is its score for the query
+        # (a term query of an exact condition would add its own BM25, a regex its 1.0).
+        parts[1:] = [tantivy.Query.const_score_query(p, 0.0) for p in parts[1:]]
     return conjunction(parts) if parts else None
 
 
