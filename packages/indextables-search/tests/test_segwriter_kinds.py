@@ -14,7 +14,6 @@ through tantivy-py), reads back the input rows and answers as the JSON feed.
 from __future__ import annotations
 
 import datetime
-import glob
 import ipaddress
 import itertools
 import json
@@ -26,18 +25,14 @@ from typing import Any
 import pyarrow as pa
 import pytest
 import tantivy
+from segoracle import our_segment, segment_files, tantivy_segment
 from writedata import row_multiset
 
 from indextables.search import open_table, write_table
-from indextables.search.schema.tokenizers import open_index, register_tokenizers
+from indextables.search.schema.tokenizers import open_index
 from indextables.search.write import segfeed, splitwriter
 from indextables.search.write.segwriter import impl
-from indextables.search.write.segwriter.metajson import SegmentEntry, list_segments, read_meta
-from indextables.search.write.segwriter.segment import (
-    SEGMENT_EXTENSIONS,
-    segment_fields,
-    write_segment,
-)
+from indextables.search.write.segwriter.segment import SEGMENT_EXTENSIONS
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 FEED_KEY = "spark.indextables.indexWriter.feed"
@@ -153,43 +148,6 @@ def _empty_index(directory: Path) -> None:
     meta_path.write_text(json.dumps(meta))
 
 
-def _tantivy_index(directory: Path, rows: dict[str, list[Any]], count: int) -> tantivy.Index:
-    _empty_index(directory)
-    index = register_tokenizers(tantivy.Index.open(str(directory)))
-    writer = index.writer(200_000_000, 1)
-    for row in range(count):
-        doc = tantivy.Document()
-        for name, values in rows.items():
-            value = values[row]
-            if value is None:
-                continue
-            add = getattr(doc, _ADD[name])
-            for item in value if isinstance(value, list) else [value]:
-                if item is not None:
-                    add(name, item)
-        writer.add_document(doc)
-    writer.commit()
-    writer.wait_merging_threads()
-    index.reload()
-    return index
-
-
-def _our_index(directory: Path, rows: dict[str, list[Any]], count: int) -> None:
-    _empty_index(directory)
-    fields = segment_fields(read_meta(str(directory))["schema"])
-    columns = {name: pa.array(values, _ARROW[name]) for name, values in rows.items()}
-    segment_id = write_segment(str(directory), fields, columns, count, block_size=4096)
-    list_segments(str(directory), [SegmentEntry(segment_id, count)])
-
-
-def _files(directory: Path) -> dict[str, bytes]:
-    out = {}
-    for ext in SEGMENT_EXTENSIONS:
-        (path,) = glob.glob(str(directory / f"*.{ext}"))
-        out[ext] = Path(path).read_bytes()
-    return out
-
-
 def _answers(index: tantivy.Index, query: tantivy.Query) -> list[tuple[int, str]]:
     searcher = index.searcher()
     hits = searcher.search(query, 10_000).hits
@@ -223,9 +181,9 @@ def test_lists_ips_and_long_fast_values_are_tantivys_byte_for_byte(
     want_dir, got_dir = tmp_path / "tantivy", tmp_path / "ours"
     want_dir.mkdir()
     got_dir.mkdir()
-    want = _tantivy_index(want_dir, rows, count)
-    _our_index(got_dir, rows, count)
-    ours, theirs = _files(got_dir), _files(want_dir)
+    want = tantivy_segment(want_dir, _empty_index, rows, count, _ADD)
+    our_segment(got_dir, _empty_index, rows, count, _ARROW)
+    ours, theirs = segment_files(got_dir), segment_files(want_dir)
     for ext in SEGMENT_EXTENSIONS:
         assert ours[ext] == theirs[ext], ext
     got = open_index(str(got_dir))
@@ -240,7 +198,7 @@ def test_stored_values_read_back_as_the_rows(tmp_path: Path) -> None:
     rng = random.Random(9)
     count = 120
     rows = _rows(rng, count)
-    _our_index(tmp_path, rows, count)
+    our_segment(tmp_path, _empty_index, rows, count, _ARROW)
     searcher = open_index(str(tmp_path)).searcher()
 
     def mapped(text: str) -> str:
