@@ -893,6 +893,10 @@ cdef inline int _close_block(
     return 0
 
 
+# A doc-store column width: each row's bytes between its offsets, written without a length.
+cdef uint8_t _RAW = 255
+
+
 def store_blocks(
     const uint8_t[::1] heads not None,
     const uint8_t[::1] widths not None,
@@ -909,7 +913,8 @@ def store_blocks(
     ``heads[5c:5c+5]`` (u32 LE field id, type code), one validity byte per row in
     ``valids[c]`` and its values in ``datas[c]``: ``widths[c]`` bytes per row (8 or 1),
     or, for a width of 0, the bytes between the ``int64`` ``offsets[c][row]`` and
-    ``offsets[c][row + 1]`` written after their ``VInt`` length. Returns the blocks
+    ``offsets[c][row + 1]`` written after their ``VInt`` length (a width of 255: those
+    bytes as they are, a value that carries its own framing, such as a JSON object). Returns the blocks
     (each ``[documents][u32 starts][u32 count]``, LZ4 as ``[u32 size][block]`` when
     ``lz4``) and, per block, its ``int64`` document count and end byte.
     """
@@ -947,7 +952,7 @@ def store_blocks(
             view = datas[c]
             keep.append(view)
             data_ptrs[c] = &view[0] if view.shape[0] else <const uint8_t*>b""
-            if width == 0:
+            if width == 0 or width == _RAW:
                 n = view.shape[0]
                 view = offsets[c]
                 if view.shape[0] != 8 * (num_docs + 1):
@@ -987,6 +992,12 @@ def store_blocks(
                         if _vint(&block, <uint64_t>(end - begin)) or _put(
                             &block, data_ptrs[c] + begin, end - begin
                         ):
+                            failed = 1
+                            break
+                    elif width == _RAW:
+                        begin = _offset(offset_ptrs[c], row)
+                        end = _offset(offset_ptrs[c], row + 1)
+                        if _put(&block, data_ptrs[c] + begin, end - begin):
                             failed = 1
                             break
                     elif _put(&block, data_ptrs[c] + width * row, width):

@@ -482,6 +482,10 @@ def _vint_bytes(value: int) -> bytes:
     return bytes(out)
 
 
+#: A doc-store column width: each row's bytes between its offsets, without a length.
+RAW_WIDTH = 255
+
+
 def store_blocks(
     heads: bytes,
     widths: bytes,
@@ -497,8 +501,8 @@ def store_blocks(
     Column ``c`` has the 5-byte head ``heads[5c:5c+5]``, one validity byte per row in
     ``valids[c]`` and its values in ``datas[c]``: ``widths[c]`` bytes per row, or for a
     width of 0 the bytes between the ``int64`` offsets ``row`` and ``row + 1`` after
-    their ``VInt`` length. Returns the blocks and each block's ``int64`` document count
-    and end byte.
+    their ``VInt`` length (a width of ``RAW_WIDTH``, 255: those bytes as they are).
+    Returns the blocks and each block's ``int64`` document count and end byte.
     """
     ncols = len(widths)
     if len(heads) != 5 * ncols or not len(datas) == len(offsets) == len(valids) == ncols:
@@ -513,7 +517,7 @@ def store_blocks(
         if len(valid) != num_docs:
             raise SegmentWriteError(f"store_blocks: column {c}: {len(valid)} validity bytes")
         ends: list[int] = []
-        if width == 0:
+        if width in (0, RAW_WIDTH):
             raw = bytes(offsets[c])
             if len(raw) != 8 * (num_docs + 1):
                 raise SegmentWriteError(f"store_blocks: column {c}: {len(raw) // 8} offsets")
@@ -556,6 +560,8 @@ def store_blocks(
                 value = data[ends[row] : ends[row + 1]]
                 block.extend(_vint_bytes(len(value)))
                 block.extend(value)
+            elif width == RAW_WIDTH:
+                block.extend(data[ends[row] : ends[row + 1]])
             else:
                 block.extend(data[width * row : width * (row + 1)])
         if len(block) >= 1 << 32:

@@ -9,7 +9,8 @@ Layout (Tantivy ``src/store``, read back by :mod:`...read.docstore`):
   nanoseconds, bool one byte, ip (code 10) its IPv6 address's u128 in 16 bytes LE
   (IPv4 as ``::ffff:a.b.c.d``, :mod:`.ipvalues`); a null is no value; a list column's
   values follow one another as repeated values of the field (a null or empty list, or
-  a null element, adds none), as Tantivy stores a multi-valued field;
+  a null element, adds none), as Tantivy stores a multi-valued field; a JSON field's
+  value (code 13) is its object's binary value as :mod:`.jsonfields` encodes it;
 * documents are appended to a block, and the block is closed once its bytes plus
   8 bytes per document exceed the block size (Tantivy counts a ``usize`` per offset);
   a closed block is ``[documents][u32 LE start of each][u32 LE count]``, then
@@ -53,7 +54,7 @@ __all__ = [
     "store_file",
 ]
 
-StoredKind = Literal["text", "u64", "i64", "f64", "bool", "date", "bytes", "ip"]
+StoredKind = Literal["text", "u64", "i64", "f64", "bool", "date", "bytes", "ip", "json"]
 
 #: tantivy-py's default doc-store block size (``IndexSettings::docstore_blocksize``).
 DEFAULT_BLOCK_SIZE: Final = 16384
@@ -67,7 +68,10 @@ _TYPE_CODE: Final[dict[str, int]] = {
     "f64": 6,
     "bool": 9,
     "ip": 10,
+    "json": 13,
 }
+# The kernel's width of a column whose values carry their own framing (a JSON object).
+_RAW_WIDTH: Final = 255
 _CHECKPOINT_PERIOD: Final = 8
 _STORE_VERSION: Final = 2
 _HIGHEST_BIT: Final = 1 << 63
@@ -205,6 +209,9 @@ def _prepared(column: StoredColumn, num_docs: int) -> tuple[bytes, int, object, 
     if column.kind in ("text", "bytes"):
         data, offsets = _variable(column, array)
         return head, 0, data, offsets, valid
+    if column.kind == "json":  # each row's object after its code (:mod:`.jsonfields`)
+        data, offsets = _variable(column, array)
+        return head, _RAW_WIDTH, data, offsets, valid
     if column.kind == "ip":
         return head, 16, _ip_values(column, array), b"", valid
     width = 1 if column.kind == "bool" else 8
