@@ -21,8 +21,8 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from indextables.search.boundedcache import BoundedCache
 from indextables.search.read.convert import TANTIVY_MAX_MICROS, TANTIVY_MIN_MICROS
@@ -314,10 +314,10 @@ def _typed(
         target = targets[field_id]
         decoded = batch.column(spec.name)
         if spec.kind == "date":
-            micros = _floor_micros(decoded)
-            if _has_clamped(micros):
+            typed, at_end = _date_typed(decoded, target.type)
+            if at_end:
                 clamped.add(target.name.lower())
-            arrays[target.name.lower()] = _date_column(micros, target.type)
+            arrays[target.name.lower()] = typed
         elif decoded.type == target.type:
             arrays[target.name.lower()] = decoded  # a cast to its own type still costs ~10 us
         else:
@@ -350,26 +350,37 @@ _SEGMENT_ORD = operator.attrgetter("segment_ord")
 _DOC = operator.attrgetter("doc")
 
 
-def _floor_micros(decoded: pa.Array) -> pa.Array:
-    # tantivy-py builds its datetime from the UTC time of day: nanoseconds floored to micros.
-    ns = decoded.cast(pa.int64())
-    quotient = pc.divide(ns, 1000)  # truncates toward zero
-    remainder = pc.subtract(ns, pc.multiply(quotient, 1000))
-    return pc.subtract(quotient, pc.less(remainder, 0).cast(pa.int64()))
+def _date_typed(decoded: pa.Array, target: pa.DataType) -> tuple[pa.Array, bool]:
+    """A decoded date column (``timestamp[ns, UTC]``) as ``target`` (``timestamp[us, tz]``
+    or ``date32``), and whether a valid value lies at an end of Tantivy's date span.
 
-
-def _has_clamped(micros: pa.Array) -> bool:
-    if micros.null_count == len(micros):
-        return False
-    bounds = pc.min_max(micros)
-    low, high = bounds["min"].as_py(), bounds["max"].as_py()
-    return bool(low <= TANTIVY_MIN_MICROS or high >= TANTIVY_MAX_MICROS)
-
-
-def _date_column(micros: pa.Array, target: pa.DataType) -> pa.Array:
+    tantivy-py builds its datetime from the UTC time of day: nanoseconds floored to
+    microseconds (and a date32 is the micros floored to days). Computed with numpy over
+    the value buffer in a few passes (pyarrow compute took ~7 calls, ~0.3 ms a split
+    whatever its hits); null slots keep their validity bit and read as 0 underneath.
+    """
+    count, offset = len(decoded), decoded.offset
+    validity, data = decoded.buffers()[:2]
+    if data is None or count == 0:
+        return pa.array([], type=target), False
+    ns = np.frombuffer(data, dtype=np.int64, count=offset + count)
+    micros = ns // 1000  # numpy's integer // floors, as tantivy-py does
+    nulls = decoded.null_count
+    clamped = False
+    if nulls < count:
+        valid = micros[offset:]
+        if nulls:
+            bits = np.frombuffer(validity, dtype=np.uint8)
+            mask = np.unpackbits(bits, bitorder="little")[offset : offset + count]
+            valid = valid[mask.view(np.bool_)]
+        clamped = bool(valid.min() <= TANTIVY_MIN_MICROS or valid.max() >= TANTIVY_MAX_MICROS)
     if pa.types.is_date32(target):
-        days = pc.divide(micros, _MICROS_PER_DAY)
-        remainder = pc.subtract(micros, pc.multiply(days, _MICROS_PER_DAY))
-        days = pc.subtract(days, pc.less(remainder, 0).cast(pa.int64()))
-        return days.cast(pa.int32()).view(pa.date32())
-    return micros.view(pa.timestamp("us", tz=target.tz))
+        # |ns| < 2**63 -> |days| < 106,752: always an int32.
+        days = (micros // _MICROS_PER_DAY).astype(np.int32)
+        values, arrow_type = pa.py_buffer(days), pa.date32()
+    else:
+        values, arrow_type = pa.py_buffer(micros), pa.timestamp("us", tz=target.tz)
+    typed = pa.Array.from_buffers(
+        arrow_type, count, [validity, values], null_count=nulls, offset=offset
+    )
+    return typed, clamped
