@@ -620,7 +620,10 @@ def _decode(
             ordered_parts.append((part, part.doc_ids))
             total += len(part.doc_ids)
             continue
-        ids = list(map(int, part.doc_ids))
+        # A list is taken as it is (its items go to the kernels as integers: anything else
+        # raises TypeError there); another sequence is read into one. Re-making a list of
+        # ints item by item cost ~50 ns a hit (~1 ms a 20,000-hit search).
+        ids = part.doc_ids if type(part.doc_ids) is list else list(map(int, part.doc_ids))
         ordered = sorted(ids)
         if ordered != ids and inverse is None:
             inverse = list(range(total))
