@@ -3,6 +3,10 @@
 - Nothing but partition columns constrained (and no search): the sum of the
   log's ``num_records`` of the splits whose partition values satisfy the
   conditions; no split is opened.
+- A count whose only condition is on an exact string field sums the matching
+  terms' document frequencies on splits without deletes where the field is
+  single-valued (:mod:`~indextables.search.aggregate.termcount`): no posting
+  list is opened.
 - Otherwise each split counts its matching documents with Tantivy, without
   fetching any (:func:`~indextables.search.query.indexexact.count`).
 - When the index cannot answer exactly (a ``where`` conjunct that is not
@@ -22,6 +26,7 @@ from typing import Any
 
 from indextables.search.aggregate.aggmerge import NotExact
 from indextables.search.aggregate.tableplan import SplitRunner, TablePlan, run_splits
+from indextables.search.aggregate.termcount import summed_count
 from indextables.search.boundedcache import BoundedCache
 from indextables.search.query.casenotice import notice_case_mismatch
 from indextables.search.query.conditions import Condition
@@ -81,6 +86,19 @@ def count_split(
     if searcher.num_docs == 0:
         return 0
     fields = specs_from_doc_mapping(entry.doc_mapping_json) if entry.doc_mapping_json else {}
+    summed = summed_count(
+        directory,
+        identity,
+        index,
+        searcher,
+        fields,
+        entry,
+        search,
+        conditions,
+        lambda columns: split_fully_indexed(index, searcher, fields, entry.split_tags, columns),
+    )
+    if summed is not None:
+        return summed
     key = _query_key(directory, identity, entry, search, conditions)
     query = _queries.get(key) if key is not None else None
     if query is None:

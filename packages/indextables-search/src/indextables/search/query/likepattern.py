@@ -8,10 +8,11 @@ any run of characters, line breaks included. Runs of ``%`` are merged into one.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["ANY", "ONE", "Piece", "like_pieces", "like_shape"]
+__all__ = ["ANY", "ONE", "Piece", "like_pieces", "like_python_regex", "like_shape"]
 
 ANY: Final = "%"
 ONE: Final = "_"
@@ -64,3 +65,14 @@ def like_shape(pieces: tuple[Piece, ...]) -> tuple[str, str] | None:
     if kinds == (ANY, "text", ANY):
         return "contains", pieces[1].text
     return None
+
+
+def like_python_regex(pieces: tuple[Piece, ...]) -> re.Pattern[str]:
+    """A Python regex whose ``fullmatch`` keeps exactly the strings the pattern of
+    ``pieces`` keeps: ``%`` any run of code points (line breaks too), ``_`` one code
+    point, each literal run as itself."""
+    parts = [
+        "(?s:.*)" if p.kind == ANY else "(?s:.)" if p.kind == ONE else re.escape(p.text)
+        for p in pieces
+    ]
+    return re.compile("".join(parts))

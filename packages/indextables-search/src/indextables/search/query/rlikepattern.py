@@ -25,6 +25,7 @@ over the pattern (no recursion; nesting is bounded by :data:`MAX_DEPTH`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final
 
@@ -50,6 +51,8 @@ _FINAL_TERMINATOR: Final = r"(?:\r\n|[\n\r\x{85}\x{2028}\x{2029}])?"
 _CLASS_ITEMS: Final = {"d": "0-9", "w": "0-9A-Za-z_", "s": r"\t\n\x{b}\f\r "}
 _CONTROL: Final = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 _HEX: Final = frozenset("0123456789abcdefABCDEF")
+# ``\x{h..}`` as written by this module (a literal backslash is itself ``\x{5c}``).
+_HEX_BRACED: Final = re.compile(r"\\x\{([0-9a-f]{1,8})\}")
 
 
 class Invalid(ValueError):
@@ -85,6 +88,19 @@ class JavaRegex:
         head = "" if self.start else "(?s:.*)"
         tail = _FINAL_TERMINATOR if self.end else "(?s:.*)"
         return f"{head}(?:{self.body}){tail}"
+
+    def python_whole_regex(self) -> re.Pattern[str]:
+        """:meth:`whole_regex` in Python's ``re`` syntax (each ``\\x{h..}`` written
+        ``\\Uhhhhhhhh``; the rest reads alike), for ``fullmatch`` over whole terms.
+
+        Raises:
+            Unsupported: Python's ``re`` refuses the rewritten pattern.
+        """
+        written = _HEX_BRACED.sub(lambda m: f"\\U{int(m.group(1), 16):08x}", self.whole_regex())
+        try:
+            return re.compile(written)
+        except (re.error, OverflowError, RecursionError) as error:
+            raise Unsupported(f"Python's re refuses the rewritten pattern: {error}") from None
 
 
 def rlike_tantivy_regex(pattern: str) -> str | None:
