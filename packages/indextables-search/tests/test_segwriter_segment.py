@@ -311,8 +311,12 @@ def _schema_entries(add: Callable[[tantivy.SchemaBuilder], None]) -> list[dict[s
 
 
 def test_fields_the_writer_cannot_write_are_refused_by_name() -> None:
+    facet = _schema_entries(lambda b: b.add_facet_field("cat"))
+    with pytest.raises(SegmentWriteError, match=r"'cat'.*'facet'"):
+        segment_fields(facet)
     json_field = _schema_entries(lambda b: b.add_json_field("attrs"))
-    with pytest.raises(SegmentWriteError, match=r"'attrs'.*'json_object'"):
+    json_field[0]["options"]["expand_dots_enabled"] = True
+    with pytest.raises(SegmentWriteError, match=r"'attrs'.*expanded dots"):
         segment_fields(json_field)
     stem = _schema_entries(lambda b: b.add_text_field("t", tokenizer_name="en_stem"))
     with pytest.raises(SegmentWriteError, match=r"'t'.*'en_stem'"):

@@ -20,8 +20,9 @@ another; :meth:`SegmentFeed.finish` writes the last one and lists every segment 
 index's ``meta.json`` (:mod:`.segwriter.metajson`), where tantivy-py opens them.
 
 What the segment writer refuses (:class:`.segwriter.errors.SegmentWriteError`: JSON
-fields, analyzers it lacks, a fast field's tokenizer, an integer past ``i64``, an
-address that does not parse...) is found before
+fields other than lists of integers, floats or bools, analyzers it lacks, a fast
+field's tokenizer, an integer past ``i64``, an address that does not parse...) is
+found before
 anything is written: the schema when the feed opens (:meth:`SegmentFeed.open` returns
 None, the whole split goes through tantivy-py), a batch's values when they are
 converted or their segment is built in memory (the batches not yet written are handed
@@ -40,7 +41,12 @@ import pyarrow as pa
 from indextables.search.read.convert import clamped_instants, row_key
 from indextables.search.schema.mapping import ROW_KEY_FIELD, FieldKind, FieldSpec
 from indextables.search.write.segwriter.errors import SegmentWriteError
-from indextables.search.write.segwriter.metajson import SegmentEntry, list_segments, read_meta
+from indextables.search.write.segwriter.jsonfields import json_items
+from indextables.search.write.segwriter.metajson import (
+    SegmentEntry,
+    list_segments,
+    read_meta,
+)
 from indextables.search.write.segwriter.segment import (
     SegmentField,
     segment_fields,
@@ -75,6 +81,8 @@ def _column(column: pa.Array, spec: FieldSpec) -> pa.Array:
             return column if t == pa.float64() else column.cast(pa.float64())
         if kind is FieldKind.BOOL and pa.types.is_boolean(t):
             return column
+        if kind is FieldKind.JSON and pa.types.is_list(t) and json_items(t.value_type):
+            return column  # as the segment writer's JSON fields take it (segwriter.jsonfields)
         if kind in (FieldKind.STRING, FieldKind.TEXT, FieldKind.IP) and (
             pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
         ):

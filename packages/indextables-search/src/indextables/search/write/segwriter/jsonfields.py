@@ -72,7 +72,7 @@ class JsonColumn:
     """
 
     tokens: Tokens
-    stored: pa.BinaryArray
+    stored: pa.LargeBinaryArray
     fast_name: str
     fast_kind: str
     fast_values: pa.Array
@@ -139,7 +139,18 @@ def _element_bytes(flat: pa.Array, kind: str) -> tuple[np.ndarray, np.ndarray]:
     return cells[keep], np.cumsum(lengths)
 
 
-def _stored(column: pa.Array, kind: str) -> pa.BinaryArray:
+def _gather(source: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The ranges ``source[start : start + length]`` back to back."""
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, np.uint8)
+    ends = np.cumsum(lengths)
+    shift = np.repeat(starts - (ends - lengths), lengths)
+    out: np.ndarray = source[np.arange(total, dtype=np.int64) + shift]
+    return out
+
+
+def _stored(column: pa.Array, kind: str) -> pa.LargeBinaryArray:
     """Each row's ``{"_values": [...]}`` binary value (after its code 13)."""
     key = ARRAY_KEY.encode("utf-8")
     head = bytearray()
@@ -148,26 +159,41 @@ def _stored(column: pa.Array, kind: str) -> pa.BinaryArray:
     encode_vint(len(key), head)
     head += key
     head.append(_ARRAY)
-    prefix = bytes(head)
     data, ends = _element_bytes(column.flatten(), kind)
-    blob = data.tobytes()
     bounds = np.concatenate([[0], ends]).astype(np.int64)
-    offsets = np.asarray(column.offsets, dtype=np.int64) - int(column.offsets[0].as_py())
+    offsets = np.asarray(column.offsets, dtype=np.int64)
+    offsets = offsets - offsets[0]
     valid = np.asarray(column.is_valid(), dtype=bool)
-    counts: dict[int, bytes] = {}
-    out: list[bytes | None] = []
-    for row in range(len(column)):
-        if not valid[row]:
-            out.append(None)
-            continue
-        first, last = int(offsets[row]), int(offsets[row + 1])
-        count = counts.get(last - first)
-        if count is None:
-            buffer = bytearray()
-            encode_vint(last - first, buffer)
-            count = counts[last - first] = prefix + bytes(buffer)
-        out.append(count + blob[bounds[first] : bounds[last]])
-    return pa.array(out, pa.binary())
+    counts = np.diff(offsets)
+    # Each distinct element count's head (the object's key, then VInt(count)), once.
+    distinct, which = np.unique(counts, return_inverse=True)
+    heads = []
+    for count in distinct.tolist():
+        buffer = bytearray(head)
+        encode_vint(count, buffer)
+        heads.append(bytes(buffer))
+    head_lengths = np.array([len(h) for h in heads], np.int64)
+    head_starts = np.concatenate([[0], np.cumsum(head_lengths)[:-1]]).astype(np.int64)
+    source = np.frombuffer(b"".join(heads) + data.tobytes(), np.uint8)
+    base = int(head_lengths.sum())
+    # Per valid row: its head, then its elements' bytes.
+    rows = np.flatnonzero(valid)
+    starts = np.empty(2 * len(rows), np.int64)
+    lengths = np.empty(2 * len(rows), np.int64)
+    starts[0::2] = head_starts[which[rows]]
+    lengths[0::2] = head_lengths[which[rows]]
+    starts[1::2] = base + bounds[offsets[rows]]
+    lengths[1::2] = bounds[offsets[rows + 1]] - bounds[offsets[rows]]
+    body = _gather(source, starts, lengths)
+    row_lengths = np.zeros(len(column), np.int64)
+    row_lengths[rows] = lengths[0::2] + lengths[1::2]
+    value_offsets = np.concatenate([[0], np.cumsum(row_lengths)]).astype(np.int64)
+    validity = None if valid.all() else pa.array(valid).buffers()[1]
+    return pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(),
+        len(column),
+        [validity, pa.py_buffer(value_offsets.tobytes()), pa.py_buffer(body.tobytes())],
+    )
 
 
 def _term_words(flat: pa.Array, kind: str) -> tuple[np.ndarray, np.ndarray]:

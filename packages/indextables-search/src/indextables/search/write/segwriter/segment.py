@@ -8,20 +8,26 @@ segment is written for exactly the schema Tantivy will open it with. Per extensi
   indexed fields from :func:`.numericterms.value_terms` (documents only, no positions),
   every field's blob in field-id order in one composite file each;
 * ``.store``: the stored fields (:mod:`.docstore`), a list column's values as repeated
-  values of its field, an ``ip`` value as its IPv6 u128;
+  values of its field, an ``ip`` value as its IPv6 u128, a JSON field's object;
 * ``.fast``: the fast fields (:func:`.fastfields.fast_file`); a segment without any
   holds an empty columnar file (its document count only). A fast text or bytes value
   past 65,535 bytes keeps its first 65,535 bytes there, as Tantivy's does (the stored
   value is whole; an indexed bytes term keeps its first 65,531 bytes and a text token
   past 65,530 bytes is not indexed, as in Tantivy).
 
-Not written (refused with :class:`SegmentWriteError` naming the field): JSON and facet
-fields, text analyzers the writer does not implement (stemming and other custom ones),
-list columns of indexed text fields (several texts per document are not tokenized).
+JSON fields (``json_object``) are written for list columns of integers, floats or bools
+(their terms, objects and fast columns: :mod:`.jsonfields`).
+
+Not written (refused with :class:`SegmentWriteError` naming the field): other JSON
+values (strings, structs, maps: :mod:`.jsonfields`), JSON fast tokenizers and expanded
+dots, facet fields, text analyzers the writer does not implement (stemming and other
+custom ones), list columns of indexed text fields (several texts per document are not
+tokenized).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import struct
@@ -48,7 +54,12 @@ from indextables.search.write.segwriter.docstore import (
     store_file,
 )
 from indextables.search.write.segwriter.errors import SegmentWriteError
-from indextables.search.write.segwriter.fieldnorm import FOOTER_JSON, fieldnorm_ids, token_counts
+from indextables.search.write.segwriter.fastfields import FastField
+from indextables.search.write.segwriter.fieldnorm import (
+    FOOTER_JSON,
+    fieldnorm_ids,
+    token_counts,
+)
 from indextables.search.write.segwriter.invert import invert
 from indextables.search.write.segwriter.invertedfiles import (
     TextField,
@@ -56,6 +67,11 @@ from indextables.search.write.segwriter.invertedfiles import (
     inverted_files,
 )
 from indextables.search.write.segwriter.ipvalues import ip_fixed
+from indextables.search.write.segwriter.jsonfields import (
+    JsonColumn,
+    json_blobs,
+    json_column,
+)
 from indextables.search.write.segwriter.numericterms import value_terms
 from indextables.search.write.segwriter.postings import field_header, field_postings
 from indextables.search.write.segwriter.tokenize import Analyzer, analyzer_for
@@ -71,7 +87,7 @@ __all__ = [
 ]
 
 Record = Literal["basic", "freq", "position"]
-FieldType = Literal["text", "u64", "i64", "f64", "bool", "date", "ip", "bytes"]
+FieldType = Literal["text", "u64", "i64", "f64", "bool", "date", "ip", "bytes", "json"]
 _VALUE_TYPES: Final = ("u64", "i64", "f64", "bool", "date", "ip", "bytes")
 #: The files of one segment, as ``<segment id>.<extension>``.
 SEGMENT_EXTENSIONS: Final = ("idx", "pos", "term", "fieldnorm", "store", "fast")
@@ -165,6 +181,16 @@ def _text_field(field_id: int, name: str, options: Mapping[str, Any]) -> Segment
     )
 
 
+def _json_field(field_id: int, name: str, options: Mapping[str, Any]) -> SegmentField:
+    spec = _text_field(field_id, name, options)
+    fast = options.get("fast", False)
+    if fast not in (True, False) or options.get("expand_dots_enabled", False):
+        raise SegmentWriteError(
+            f"field {name!r}: JSON fast tokenizers and expanded dots are not written"
+        )
+    return dataclasses.replace(spec, type="json", fieldnorms=False)
+
+
 def segment_fields(schema: Sequence[Mapping[str, Any]]) -> tuple[SegmentField, ...]:
     """The fields of a ``meta.json`` schema (its ``"schema"`` list), in field-id order.
 
@@ -179,6 +205,9 @@ def segment_fields(schema: Sequence[Mapping[str, Any]]) -> tuple[SegmentField, .
         options = entry.get("options", {}) or {}
         if kind == "text":
             out.append(_text_field(field_id, name, options))
+            continue
+        if kind == "json_object":
+            out.append(_json_field(field_id, name, options))
             continue
         if kind not in _VALUE_TYPES:
             raise SegmentWriteError(f"field {name!r}: the writer has no {kind!r} fields")
@@ -237,8 +266,12 @@ def _value_blobs(
     return field_header(total) + encoded.postings, encode_fst_dict(terms), codes
 
 
-def _stored_column(spec: SegmentField, column: pa.Array | pa.ChunkedArray) -> StoredColumn:
+def _stored_column(
+    spec: SegmentField, column: pa.Array | pa.ChunkedArray | JsonColumn
+) -> StoredColumn:
     kind: StoredKind = "text" if spec.type == "text" else spec.type
+    if isinstance(column, JsonColumn):
+        return StoredColumn(spec.name, spec.field_id, kind, column.stored)
     return StoredColumn(spec.name, spec.field_id, kind, column)
 
 
@@ -288,7 +321,15 @@ def segment_files(
                 f"column {spec.name!r}: {len(column)} values for {max_doc} documents"
             )
 
-    def values_of(spec: SegmentField) -> pa.Array | pa.ChunkedArray:
+    parts: dict[str, JsonColumn] = {}
+
+    def values_of(spec: SegmentField) -> pa.Array | pa.ChunkedArray | JsonColumn:
+        if spec.type == "json":  # its terms, stored objects and fast columns, made once
+            if spec.name not in parts:
+                found = columns.get(spec.name)
+                found = pa.nulls(max_doc, pa.list_(pa.int64())) if found is None else found
+                parts[spec.name] = json_column(found, field=spec.name)
+            return parts[spec.name]
         column = columns.get(spec.name)
         if column is None:
             if spec.name not in empty:
@@ -303,7 +344,12 @@ def segment_files(
 
     started = clock()
     text = [f for f in fields if f.type == "text" and f.indexed and f.analyzer is not None]
-    blobs: dict[str, list[FieldBlob]] = {"idx": [], "pos": [], "term": [], "fieldnorm": []}
+    blobs: dict[str, list[FieldBlob]] = {
+        "idx": [],
+        "pos": [],
+        "term": [],
+        "fieldnorm": [],
+    }
     if text:
         made = inverted_files(
             [values_of(f) for f in text],
@@ -317,7 +363,15 @@ def segment_files(
     for spec in fields:
         if spec.type == "text" or not spec.indexed:
             continue
-        idx, term, codes = _value_blobs(values_of(spec), spec, max_doc)
+        values = values_of(spec)
+        if isinstance(values, JsonColumn):  # its terms, positions and token count
+            made_json = json_blobs(
+                values, positions=spec.record == "position", encode=encode_fst_dict
+            )
+            for ext, blob in zip(("idx", "pos", "term"), made_json or (), strict=False):
+                blobs[ext].append(FieldBlob(spec.field_id, 0, blob))
+            continue
+        idx, term, codes = _value_blobs(values, spec, max_doc)
         if idx is not None and term is not None:
             blobs["idx"].append(FieldBlob(spec.field_id, 0, idx))
             blobs["term"].append(FieldBlob(spec.field_id, 0, term))
@@ -351,7 +405,7 @@ def _null_type(spec: SegmentField) -> pa.DataType:
 
 def _fast(
     fields: Sequence[SegmentField],
-    values_of: Callable[[SegmentField], pa.Array | pa.ChunkedArray],
+    values_of: Callable[[SegmentField], Any],
     max_doc: int,
 ) -> bytes:
     fast = [f for f in fields if f.fast]
@@ -361,8 +415,20 @@ def _fast(
     if writer is None:
         names = ", ".join(repr(f.name) for f in fast)
         raise SegmentWriteError(f"fast fields are not written yet (fields {names})")
-    columns = {f.name: values_of(f) for f in fast}
-    return writer(fast, columns, max_doc)
+    columns: dict[str, Any] = {}
+    kept: list[Any] = []
+    for spec in fast:
+        values = values_of(spec)
+        if isinstance(values, JsonColumn):  # a column per path holding values (jsonfields)
+            if values.fast_values.flatten().null_count < len(values.fast_values.flatten()):
+                kept.append(FastField(values.fast_name, values.fast_kind))  # type: ignore[arg-type]
+                columns[values.fast_name] = values.fast_values
+            continue
+        kept.append(spec)
+        columns[spec.name] = values
+    if not kept:
+        return empty_fast_file(max_doc)
+    return writer(kept, columns, max_doc)
 
 
 def write_segment(
@@ -383,7 +449,12 @@ def write_segment(
     if max_doc < 1:
         raise SegmentWriteError("a segment holds at least one document")
     files = segment_files(
-        fields, columns, max_doc, block_size=block_size, compressor=compressor, times=times
+        fields,
+        columns,
+        max_doc,
+        block_size=block_size,
+        compressor=compressor,
+        times=times,
     )
     segment_id = uuid.uuid4().hex
     for ext, data in files.items():
