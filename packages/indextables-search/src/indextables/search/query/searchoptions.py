@@ -33,7 +33,7 @@ from indextables.search.errors import (
     OptionError,
     QuerySyntaxError,
 )
-from indextables.search.query import termexpand
+from indextables.search.query import parsecache, termexpand
 from indextables.search.query.datequery import (
     clauses,
     edge_date_literals,
@@ -41,6 +41,7 @@ from indextables.search.query.datequery import (
     inexact_date_literals,
 )
 from indextables.search.query.floatquery import spark_float_clauses
+from indextables.search.query.parsecache import parse_text
 from indextables.search.query.parsedform import exists_fields, string_terms
 from indextables.search.query.termexpand import check_expansion_limit
 from indextables.search.query.tokenless import nothing_for_missing_fields
@@ -140,12 +141,13 @@ def validate(
     if not spec.is_empty:
         specs = tuple(fields.values())
         with validation_index(specs) as index:
+            shapes: list[str] = []
             try:
-                built = build_query(index, spec, fields, whole_dates=whole_dates)
+                _build(index, spec, fields, whole_dates=whole_dates, shapes=shapes)
             except QuerySyntaxError as error:
                 raise _with_field_hint(error, fields, partition_columns) from None
             _check_query_terms(index, spec, specs)
-        _check_exists(repr(built), fields)
+        _check_exists("\n".join(shapes), fields)
 
 
 def _check_exists(shape: str, fields: Mapping[str, FieldSpec]) -> None:
@@ -237,8 +239,9 @@ def _check_query_terms(
         if len(text.encode("utf-8", "surrogatepass")) <= MAX_TERM_BYTES:
             continue
         names = [s.name for s in specs]
-        parsed = build_query(index, SearchSpec(query=text), {s.name.lower(): s for s in specs})
-        for ordinal, term in string_terms(repr(parsed)):
+        shapes: list[str] = []
+        _build(index, SearchSpec(query=text), {s.name.lower(): s for s in specs}, shapes=shapes)
+        for ordinal, term in string_terms("\n".join(shapes)):
             size = len(term.encode("utf-8", "surrogatepass"))
             if size > MAX_TERM_BYTES:
                 column = names[ordinal]
@@ -291,6 +294,29 @@ def build_query(
         InexactDateBoundError: a date bound the index cannot decide exactly
             (:func:`_date_safe`).
     """
+    return _build(
+        index,
+        spec,
+        fields,
+        exact_dates=exact_dates,
+        whole_dates=whole_dates,
+        missing_match_nothing=missing_match_nothing,
+    )
+
+
+def _build(
+    index: tantivy.Index,
+    spec: SearchSpec,
+    fields: Mapping[str, FieldSpec],
+    *,
+    exact_dates: Collection[str] | None = None,
+    whole_dates: Collection[str] = frozenset(),
+    missing_match_nothing: bool = False,
+    shapes: list[str] | None = None,
+) -> tantivy.Query | None:
+    """:func:`build_query`; ``shapes`` (when given) gets the Debug text of each parsed
+    part (the parts built without parsing, term queries and the match-nothing query, hold
+    no exists clause and no term longer than their option text)."""
     parts: list[tantivy.Query] = []
     searchable = [f for f in fields.values() if f.indexed]
     defaults = [f.name for f in searchable if f.is_tokenized] or [
@@ -325,6 +351,7 @@ def build_query(
                 token_limit=token_limit,
                 fields=fields,
                 limit=spec.max_term_expansions,
+                shapes=shapes,
             )
         )
     for column in (*spec.text_search, *spec.field_match):
@@ -347,12 +374,13 @@ def build_query(
                 token_limit=token_limit,
                 fields=fields,
                 limit=spec.max_term_expansions,
+                shapes=shapes,
             )
         )
     for column, value in spec.field_match.items():
         found = fields[column.lower()]
         if found.kind is FieldKind.IP:
-            parts.append(_ip_match(index, found.name, column, value))
+            parts.append(_ip_match(index, found.name, column, value, shapes))
         else:
             parts.append(tantivy.Query.term_query(index.schema, found.name, value))
     if not parts:
@@ -385,7 +413,8 @@ def _missing_fields(index: tantivy.Index, fields: Mapping[str, FieldSpec]) -> Ca
             return False
         if name not in known:
             try:
-                index.parse_query(f"{name}:x", [])  # ``name:*`` parses on any name
+                # ``name:*`` parses on any name
+                parsecache.tantivy_parse(index, f"{name}:x", [], False)
             except ValueError as error:
                 known[name] = _NO_SUCH_FIELD in str(error)
             else:
@@ -417,7 +446,9 @@ def _open_ranges(text: str, floats: Collection[str]) -> str:
     return "".join(out)
 
 
-def _ip_match(index: tantivy.Index, name: str, column: str, value: str) -> tantivy.Query:
+def _ip_match(
+    index: tantivy.Index, name: str, column: str, value: str, shapes: list[str] | None = None
+) -> tantivy.Query:
     """``fieldmatch`` on an ip field: one address, or every address of a CIDR
     (``10.0.0.0/8``) or trailing-wildcard (``10.1.*.*``) form, as ``query`` takes them."""
     from indextables.search.query.ipforms import range_query_text
@@ -428,7 +459,7 @@ def _ip_match(index: tantivy.Index, name: str, column: str, value: str) -> tanti
     except QuerySyntaxError as error:
         raise QuerySyntaxError(f"option {option}: {error}") from None
     if text is not None:
-        return _parse(index, text, [name], option)
+        return _parse(index, text, [name], option, shapes=shapes)
     try:
         return tantivy.Query.term_query(index.schema, name, value)
     except ValueError:
@@ -497,13 +528,16 @@ def _parse(
     token_limit: int = 1,
     fields: Mapping[str, FieldSpec] | None = None,
     limit: int | None = None,
+    shapes: list[str] | None = None,
 ) -> tantivy.Query:
     """Parse ``text`` (the option's text as rewritten); errors quote ``given``, the text
     the user wrote, when there is one. ``token_limit``: the shortest token length limit of
     the fields (``tokenless``; 1 parses every clause alone to check it); ``fields``: the
     fields by lowercase name, for wildcard, fuzzy and phrase-prefix terms (``termexpand``,
     ``fuzzyterms``, ``phraseprefix``; none without them), ``limit`` the most terms of the
-    split each may stand for (None: ``termexpand.MAX_TERM_EXPANSIONS``)."""
+    split each may stand for (None: ``termexpand.MAX_TERM_EXPANSIONS``); ``shapes`` gets
+    the parsed query's Debug text. Tantivy's parse is kept per schema and rewritten text
+    (``parsecache``)."""
     from indextables.search.query.fuzzyterms import rewrite_fuzzy_terms
     from indextables.search.query.negation import exclusion_only_groups, rewrite_negations
     from indextables.search.query.phraseprefix import rewrite_phrase_prefixes
@@ -537,12 +571,12 @@ def _parse(
     )
     try:
         try:
-            parsed = index.parse_query(rewritten, defaults, allow_regexes=regexes)
+            parsed = parse_text(index, rewritten, defaults, regexes=regexes)
         except ValueError as error:
             if _ONLY_EXCLUSIONS not in str(error):
                 raise
             # Only exclusions (NOT b, -b -c): every document without them.
-            parsed = index.parse_query(f"* AND {rewritten}", defaults, allow_regexes=regexes)
+            parsed = parse_text(index, f"* AND {rewritten}", defaults, regexes=regexes)
     except ValueError as error:
         layout = layout_error(str(error), option, shown)
         if layout is not None:
@@ -555,13 +589,15 @@ def _parse(
         raise QuerySyntaxError(
             f"option {option}={shown!r} is not a valid Tantivy query: {error}"
         ) from None
-    if exclusion_only_groups(repr(parsed)):
+    if exclusion_only_groups(parsed.shape):
         raise QuerySyntaxError(
             f"option {option}={shown!r}: an exclusion (NOT x, -x) stands alone in a group "
             "or after OR, where the index matches nothing for it; write it next to what it "
             "excludes from (a AND -b, a AND NOT (b OR c)) or use a where condition"
         )
-    return parsed
+    if shapes is not None:
+        shapes.append(parsed.shape)
+    return parsed.query
 
 
 def _term_counter(index: tantivy.Index) -> Callable[[str, str, re.Pattern[str] | None, int], int]:
@@ -609,7 +645,7 @@ def _parses_empty(index: tantivy.Index, defaults: list[str], clause: str) -> boo
     """Whether ``clause`` alone parses to Tantivy's empty query (its analyzer yields no
     token); a clause Tantivy refuses is left for the whole query's parse to report."""
     try:
-        return repr(index.parse_query(clause, defaults)) == "Query(EmptyQuery)"
+        return parse_text(index, clause, defaults).shape == "Query(EmptyQuery)"
     except ValueError:
         return False
 
