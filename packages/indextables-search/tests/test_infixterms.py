@@ -40,6 +40,36 @@ def test_buffer_matches_python_in(seed: int) -> None:
         )
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_remembered_answers_equal_fresh_ones(seed: int) -> None:
+    """A buffer answers a literal it remembers as when searching it: interleaved,
+    repeated, cut short (``most``) and counted queries in random order, against
+    Python's ``in``; it remembers a bounded number of literals, never one held by more
+    than MAX_REMEMBERED_HITS terms."""
+    from indextables.search.splits import termbuffer
+
+    rng = random.Random(seed)
+    terms = _terms(rng) + [f"common-{i}" for i in range(termbuffer.MAX_REMEMBERED_HITS + 5)]
+    terms = sorted(set(terms), key=lambda t: t.encode())
+    frequencies = {t: rng.randint(1, 9) for t in terms}
+    buffer = TermBuffer.with_frequencies(frequencies.items())
+    literals = HOSTILE[1:] + [t for t in rng.sample(terms, 40) if t] + ["common-", "mmon"]
+    for _ in range(600):
+        literal = rng.choice(literals)
+        suffix = rng.random() < 0.3
+        expected = [t for t in terms if (t.endswith(literal) if suffix else literal in t)]
+        most = rng.choice([1, 3, 10**6])
+        assert buffer.holding(literal, suffix=suffix, most=most) == expected[:most], literal
+        assert buffer.frequency_holding(literal, suffix=suffix) == sum(
+            frequencies[t] for t in expected
+        ), literal
+        assert len(buffer._remembered) <= termbuffer.MAX_REMEMBERED
+        for (held, _), positions in buffer._remembered.items():
+            assert len(positions) <= termbuffer.MAX_REMEMBERED_HITS, held
+    assert ("common-", False) not in buffer._remembered
+    assert buffer._remembered  # small answers were remembered
+
+
 _FIELDS = {
     "host": FieldSpec(
         name="host", kind=FieldKind.STRING, tokenizer=None, stored=True, indexed=True, fast=False

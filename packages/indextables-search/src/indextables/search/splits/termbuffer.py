@@ -6,7 +6,9 @@ regex by walking its automaton over every term of the field; here the field's te
 are joined once into one buffer, each followed by ``0xFF`` (a byte no UTF-8 text
 holds), searched with ``bytes.find`` and each hit mapped back to its term by
 bisecting the terms' start offsets. UTF-8 being self-synchronizing, a byte match of
-the literal is a match of its characters.
+the literal is a match of its characters. A buffer never changes: it remembers the
+term positions of its latest literals (:data:`MAX_REMEMBERED`, each held by at most
+:data:`MAX_REMEMBERED_HITS` terms), so a repeated question does not search again.
 
 The terms are kept in code point order (which is UTF-8 byte order, Tantivy's term
 order), each with its document frequency (summed over the split's segments, deleted
@@ -27,12 +29,13 @@ caches nothing.
 
 from __future__ import annotations
 
+import array
 import bisect
 import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from indextables.search.boundedcache import BoundedCache
@@ -54,6 +57,11 @@ BUFFER_BUDGET_BYTES: Final = 256 * 1024 * 1024
 built for its query and not kept)."""
 MAX_BUFFERS: Final = 256
 """The most term buffers cached at once."""
+MAX_REMEMBERED: Final = 16
+"""The most literals a buffer remembers the holding terms of (the oldest forgotten first)."""
+MAX_REMEMBERED_HITS: Final = 256
+"""A literal held by more terms than this is searched again each time, not remembered
+(a buffer's remembered positions take at most 16 x 256 x 8 bytes)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,9 @@ class TermBuffer:
     starts: tuple[int, ...]
     terms: tuple[str, ...]
     totals: tuple[int, ...] = ()
+    _remembered: dict[tuple[str, bool], array.array[int]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def of(cls, terms: Iterable[str]) -> TermBuffer:
@@ -134,17 +145,41 @@ class TermBuffer:
             found.append(self.terms[at])
         return found
 
-    def _holding_at(self, literal: str, *, suffix: bool) -> Iterator[int]:
+    def _holding_at(self, literal: str, *, suffix: bool) -> Iterable[int]:
+        """The positions of the terms holding ``literal``, in term order; a literal held
+        by at most :data:`MAX_REMEMBERED_HITS` terms is remembered (the buffer never
+        changes), the :data:`MAX_REMEMBERED` latest of them."""
         if not literal:
-            yield from range(len(self.terms))
-            return
+            return range(len(self.terms))
+        key = (literal, suffix)
+        remembered = self._remembered
+        found = remembered.get(key)
+        if found is not None:
+            return found
+        return self._search(key)
+
+    def _search(self, key: tuple[str, bool]) -> Iterator[int]:
+        literal, suffix = key
         needle = literal.encode("utf-8") + (SEPARATOR if suffix else b"")
         joined, starts = self.joined, self.starts
+        hits: list[int] | None = []
         position = joined.find(needle)
         while position >= 0:
             at = bisect.bisect_right(starts, position) - 1
+            if hits is not None:
+                hits.append(at)
+                if len(hits) > MAX_REMEMBERED_HITS:
+                    hits = None
             yield at
             position = joined.find(needle, starts[at + 1])
+        if hits is not None:
+            remembered = self._remembered
+            while len(remembered) >= MAX_REMEMBERED:
+                try:
+                    del remembered[next(iter(remembered))]
+                except (KeyError, RuntimeError, StopIteration):
+                    break  # another thread changed it: good enough
+            remembered[key] = array.array("q", hits)
 
     def frequency_holding(self, literal: str, *, suffix: bool) -> int:
         """The documents of the terms holding ``literal`` (ending with it when ``suffix``),
