@@ -25,6 +25,27 @@ def measure(action: Callable[[], Any], repeat: int, *, warm: int = 1) -> tuple[f
     return statistics.median(times), max(times) - min(times), result
 
 
+def measure_pair(
+    ours: Callable[[], Any], base: Callable[[], Any], repeat: int, *, warm: int = 1
+) -> tuple[tuple[float, float, Any], tuple[float, float, Any]]:
+    """:func:`measure` of two actions with their runs interleaved (ours, base, ours, ...),
+    so a change of load on a shared machine falls on both alike."""
+    for _ in range(warm):
+        ours()
+        base()
+    times: tuple[list[float], list[float]] = ([], [])
+    results: list[Any] = [None, None]
+    for _ in range(repeat):
+        for at, action in enumerate((ours, base)):
+            start = time.perf_counter()
+            results[at] = action()
+            times[at].append(time.perf_counter() - start)
+    return (
+        (statistics.median(times[0]), max(times[0]) - min(times[0]), results[0]),
+        (statistics.median(times[1]), max(times[1]) - min(times[1]), results[1]),
+    )
+
+
 def duck_rows(db: Any, sql: str) -> Callable[[], int]:
     """A run of ``sql`` on DuckDB connection ``db`` fetching its answer as Arrow; its rows."""
 

@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import measure, parser
+from common import measure_pair, parser
 from logdata import OPTIONS, chunks
 
 BIG = 20_000_000
@@ -97,7 +97,7 @@ def run(root: str, rows: int, repeat: int, arrow_copy: str | None = None) -> dic
     print(
         f"full scans, {rows:,} log rows ({len(table.files)} splits, read.splitThreads "
         f"{DEFAULT_SPLIT_THREADS}, indexWriter.arrowCopy {arrow_copy or 'default'}), "
-        f"median of {repeat} warm runs:",
+        f"median of {repeat} warm runs, each pair interleaved:",
         flush=True,
     )
     figures: list[dict[str, Any]] = []
@@ -149,7 +149,7 @@ def run(root: str, rows: int, repeat: int, arrow_copy: str | None = None) -> dic
         ),
     ]
     for label, ours, base, name in questions:
-        figures.append(_figure(label, measure(ours, repeat), measure(base, repeat), name))
+        figures.append(_figure(label, *measure_pair(ours, base, repeat), name))
     ours_db = table.to_duckdb(name="logs")
     base_db = duckdb.connect()
     dataset = delta.to_pyarrow_dataset()
@@ -158,8 +158,11 @@ def run(root: str, rows: int, repeat: int, arrow_copy: str | None = None) -> dic
     figures.append(
         _figure(
             f"duckdb count(*) where {EXACT_SQL}",
-            measure(lambda: ours_db.sql(sql).fetchall()[0][0], repeat),
-            measure(lambda: base_db.sql(sql).fetchall()[0][0], repeat),
+            *measure_pair(
+                lambda: ours_db.sql(sql).fetchall()[0][0],
+                lambda: base_db.sql(sql).fetchall()[0][0],
+                repeat,
+            ),
             "duckdb over to_pyarrow_dataset",
         )
     )
